@@ -1,0 +1,1 @@
+"""ireeabi.abi."""

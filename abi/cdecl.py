@@ -1,0 +1,72 @@
+"""C text for declarations: what the oracles compile and what the docs show.
+
+The output is self-contained: the fixed-width and pointer-sized types are typedef'd from the
+compiler's predefined macros (`__INT64_TYPE__`, `__UINTPTR_TYPE__`, ...), so it parses with
+`-ffreestanding -nostdinc` for any target triple and needs no C library headers.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from .layout import Array, CType, FunctionPointer, Pointer, Scalar, Struct
+
+PRELUDE = """\
+typedef __INT8_TYPE__ int8_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __INTPTR_TYPE__ intptr_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+#ifndef offsetof
+#define offsetof(t, m) __builtin_offsetof(t, m)
+#endif
+"""
+
+
+def declarator(t: CType, name: str) -> str:
+    """`T name` for any declaration type, arrays and function pointers included."""
+    if isinstance(t, Array):
+        return declarator(t.elem, f"{name}[{'' if t.count is None else t.count}]")
+    if isinstance(t, FunctionPointer):
+        return f"{t.ret} (*{name})({t.params})"
+    if isinstance(t, Pointer):
+        # Pointee text may name a type C doesn't know here; layout only needs "a pointer".
+        return f"void* {name}" if not _known(t.pointee) else f"{t.pointee}* {name}"
+    if isinstance(t, Scalar):
+        return f"{t.c_type} {name}"
+    if isinstance(t, Struct):
+        return f"{t.name} {name}"
+    raise TypeError(f"no C declarator for {t!r}")
+
+
+def _known(pointee: str) -> bool:
+    base = pointee.replace("const", "").replace("*", "").strip()
+    return base in {"void", "char", "uint8_t", "int8_t", "uint32_t", "int32_t", "uint64_t", "size_t",
+                    "uintptr_t"}
+
+
+def struct_definition(s: Struct) -> str:
+    lines = [f"typedef {s.keyword} {s.name} {{"]
+    for f in s.fields:
+        bits = f" : {f.bits}" if f.bits is not None else ""
+        lines.append(f"  {declarator(f.type, f.name)}{bits};")
+    lines.append(f"}} {s.name};")
+    return "\n".join(lines)
+
+
+def c_source(decls: Iterable[Struct], *, prelude: bool = True) -> str:
+    """Definitions of `decls` and everything they contain, each once, dependencies first."""
+    done: set[int] = set()
+    out: list[str] = [PRELUDE] if prelude else []
+    for d in decls:
+        for s in (*d.nested(), d):
+            if id(s) not in done:
+                done.add(id(s))
+                out.append(struct_definition(s))
+    return "\n".join(out) + "\n"

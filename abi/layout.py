@@ -1,0 +1,337 @@
+"""Struct layout engine: declare a C struct once, lay it out on any data model.
+
+A declaration is target-independent (`Struct`, `Union`, `Field`, `Scalar`, `Pointer`, ...); `layout(t)`
+computes offsets, holes and tail padding with the C rules of target `t` (SysV-style, which all seven
+targets follow). Padding is never implied: every byte of `size` is a field, a hole or tail padding.
+The ctypes and construct views of the same layout live in `views.py`; C text for the oracles in
+`cdecl.py`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator, Sequence
+
+from .errors import LayoutError
+from .targets import Target, get as _get_target
+
+
+def align_up(value: int, alignment: int) -> int:
+    """Round `value` up to a multiple of `alignment` (any positive integer, as C's layout does)."""
+    return -(-value // alignment) * alignment
+
+
+# --------------------------------------------------------------------------------------------------
+# Declarations
+
+
+class CType:
+    """A C type in a declaration. Subclasses are immutable and hashable."""
+
+    def c_spelling(self) -> str:
+        raise NotImplementedError
+
+    def display(self) -> str:
+        return self.c_spelling()
+
+
+@dataclass(frozen=True)
+class Scalar(CType):
+    """A C scalar (`int32_t`, `size_t`, `double`, ...). `alias` is the IREE name shown to people."""
+
+    c_type: str
+    alias: str | None = None
+
+    def c_spelling(self) -> str:
+        return self.c_type
+
+    def display(self) -> str:
+        return self.alias or self.c_type
+
+
+@dataclass(frozen=True)
+class Pointer(CType):
+    """A data pointer; `pointee` is C text used for C generation and display only."""
+
+    pointee: str = "void"
+
+    def c_spelling(self) -> str:
+        return f"{self.pointee}*"
+
+
+@dataclass(frozen=True)
+class FunctionPointer(CType):
+    """A function pointer: `ret (*)(params)`."""
+
+    ret: str = "void"
+    params: str = "void"
+    alias: str | None = None
+
+    def c_spelling(self) -> str:
+        return f"{self.ret} (*)({self.params})"
+
+    def display(self) -> str:
+        return self.alias or self.c_spelling()
+
+
+@dataclass(frozen=True)
+class Array(CType):
+    """`elem[count]`; `count=None` is a C99 flexible array member (last field only)."""
+
+    elem: CType
+    count: int | None
+
+    def c_spelling(self) -> str:
+        return f"{self.elem.c_spelling()}[{'' if self.count is None else self.count}]"
+
+    def display(self) -> str:
+        return f"{self.elem.display()}[{'' if self.count is None else self.count}]"
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: CType
+    bits: int | None = None  # bit-field width; storage type must be an integer Scalar
+    doc: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Struct(CType):
+    """A named C struct (or union with `is_union=True`). Identity-hashed: one object per declaration."""
+
+    name: str
+    fields: tuple[Field, ...]
+    is_union: bool = False
+    doc: str = ""
+
+    def __init__(self, name: str, fields: Sequence[Field | tuple], *, is_union: bool = False,
+                 doc: str = "") -> None:
+        fs = tuple(f if isinstance(f, Field) else Field(*f) for f in fields)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "fields", fs)
+        object.__setattr__(self, "is_union", is_union)
+        object.__setattr__(self, "doc", doc)
+        _validate_decl(self)
+
+    @property
+    def keyword(self) -> str:
+        return "union" if self.is_union else "struct"
+
+    def c_spelling(self) -> str:
+        return self.name
+
+    def display(self) -> str:
+        return self.name
+
+    def layout(self, target: "Target | str") -> "StructLayout":
+        return layout_of(self, _get_target(target))
+
+    def nested(self) -> Iterator["Struct"]:
+        """Every struct this one contains (depth first, dependencies before dependents)."""
+        seen: set[int] = set()
+
+        def walk(s: Struct) -> Iterator[Struct]:
+            for f in s.fields:
+                t = f.type
+                while isinstance(t, Array):
+                    t = t.elem
+                if isinstance(t, Struct) and id(t) not in seen:
+                    seen.add(id(t))
+                    yield from walk(t)
+                    yield t
+
+        return walk(self)
+
+
+def Union(name: str, fields: Sequence[Field | tuple], *, doc: str = "") -> Struct:  # noqa: N802
+    return Struct(name, fields, is_union=True, doc=doc)
+
+
+def _validate_decl(s: Struct) -> None:
+    names = set()
+    for i, f in enumerate(s.fields):
+        if not f.name or not f.name.isidentifier():
+            raise LayoutError(f"{s.name}: field {i} has no valid C name ({f.name!r})")
+        if f.name in names:
+            raise LayoutError(f"{s.name}: field {f.name!r} declared twice")
+        names.add(f.name)
+        if isinstance(f.type, Array) and f.type.count is None:
+            if i != len(s.fields) - 1 or s.is_union:
+                raise LayoutError(f"{s.name}.{f.name}: a flexible array must be the last struct field")
+        if isinstance(f.type, Array) and f.type.count is not None and f.type.count < 0:
+            raise LayoutError(f"{s.name}.{f.name}: negative array length")
+        if f.bits is not None:
+            if not isinstance(f.type, Scalar) or f.bits <= 0:
+                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar and width > 0")
+    if not s.fields:
+        raise LayoutError(f"{s.name}: an empty struct has no C layout")
+
+
+# --------------------------------------------------------------------------------------------------
+# Layouts
+
+
+@dataclass(frozen=True)
+class FieldLayout:
+    name: str
+    offset: int
+    size: int  # bytes; for a bit-field, its storage unit's size
+    align: int
+    type: CType
+    bit_offset: int | None = None  # within the storage unit at `offset`, LSB first
+    bits: int | None = None
+    flexible: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    @property
+    def byte_span(self) -> tuple[int, int]:
+        """[first, end) bytes holding this field's bits (for a bit-field, not its whole unit)."""
+        if self.bits is None:
+            return self.offset, self.end
+        first_bit = self.offset * 8 + self.bit_offset
+        return first_bit // 8, -(-(first_bit + self.bits) // 8)
+
+    @property
+    def type_name(self) -> str:
+        return self.type.display() + (f":{self.bits}" if self.bits is not None else "")
+
+
+@dataclass(frozen=True)
+class Padding:
+    offset: int
+    size: int
+    kind: str  # "hole" (between fields) or "tail"
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class StructLayout:
+    decl: Struct
+    target: Target
+    size: int
+    align: int
+    fields: tuple[FieldLayout, ...]
+    padding: tuple[Padding, ...]
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    def field(self, name: str) -> FieldLayout:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        from .errors import UnknownNameError
+        raise UnknownNameError(f"field of {self.name}", name, [f.name for f in self.fields])
+
+    def offsetof(self, path: str) -> int:
+        """Offset of a dotted field path (`mapping.contents.data`)."""
+        lay: StructLayout = self
+        total = 0
+        parts = path.split(".")
+        for i, part in enumerate(parts):
+            f = lay.field(part)
+            total += f.offset
+            if i < len(parts) - 1:
+                if not isinstance(f.type, Struct):
+                    raise LayoutError(f"{self.name}.{'.'.join(parts[:i + 1])} is not a struct")
+                lay = f.type.layout(self.target)
+        return total
+
+    def walk(self, prefix: str = "", base: int = 0) -> Iterator[tuple[str, FieldLayout, int, int]]:
+        """Depth-first (path, field, absolute offset, depth) over nested structs."""
+        depth = prefix.count(".") if prefix else 0
+        for f in self.fields:
+            path = f"{prefix}{f.name}"
+            yield path, f, base + f.offset, depth
+            if isinstance(f.type, Struct):
+                yield from f.type.layout(self.target).walk(path + ".", base + f.offset)
+
+    @property
+    def flexible(self) -> FieldLayout | None:
+        return self.fields[-1] if self.fields and self.fields[-1].flexible else None
+
+
+def size_align(t: CType, target: Target) -> tuple[int, int]:
+    """sizeof and in-struct alignment of a type (a flexible array has size 0)."""
+    if isinstance(t, Scalar):
+        info = target.scalar(t.c_type)
+        return info.size, info.align
+    if isinstance(t, (Pointer, FunctionPointer)):
+        return target.pointer_size, target.pointer_size
+    if isinstance(t, Array):
+        es, ea = size_align(t.elem, target)
+        return es * (t.count or 0), ea
+    if isinstance(t, Struct):
+        lay = layout_of(t, target)
+        return lay.size, lay.align
+    raise LayoutError(f"cannot lay out {t!r}")
+
+
+@lru_cache(maxsize=None)
+def layout_of(decl: Struct, target: Target) -> StructLayout:
+    """Lay out `decl` on `target` (cached per declaration and target)."""
+    fields: list[FieldLayout] = []
+    align = 1
+    if decl.is_union:
+        size = 0
+        for f in decl.fields:
+            fs, fa = size_align(f.type, target)
+            if f.bits is not None and f.bits > fs * 8:
+                raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
+            fields.append(FieldLayout(f.name, 0, fs, fa, f.type,
+                                      0 if f.bits is not None else None, f.bits))
+            size = max(size, fs)
+            align = max(align, fa)
+    else:
+        bit = 0  # current position in bits; bit-fields share storage units
+        for f in decl.fields:
+            fs, fa = size_align(f.type, target)
+            if f.bits is not None:
+                unit = fs * 8
+                if f.bits > unit:
+                    raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
+                # SysV: a bit-field may not straddle a naturally aligned unit of its type.
+                if bit // unit != (bit + f.bits - 1) // unit:
+                    bit = align_up(bit, fa * 8)
+                unit_offset = (bit // unit) * fs  # the naturally aligned unit holding the field
+                fields.append(FieldLayout(f.name, unit_offset, fs, fa, f.type, bit - unit_offset * 8, f.bits))
+                bit += f.bits
+            else:
+                offset = align_up(-(-bit // 8), fa)
+                flexible = isinstance(f.type, Array) and f.type.count is None
+                fields.append(FieldLayout(f.name, offset, fs, fa, f.type, flexible=flexible))
+                bit = (offset + fs) * 8
+            align = max(align, fa)
+        size = -(-bit // 8)
+    size = align_up(size, align)
+    return StructLayout(decl, target, size, align, tuple(fields), _padding(fields, size, decl.is_union))
+
+
+def _padding(fields: Sequence[FieldLayout], size: int, is_union: bool) -> tuple[Padding, ...]:
+    """Every byte that holds no bit of any field."""
+    covered = [False] * size
+    for f in fields:
+        lo, hi = f.byte_span
+        for i in range(lo, min(hi, size)):
+            covered[i] = True
+    last_end = max((f.byte_span[1] for f in fields), default=0)
+    out: list[Padding] = []
+    i = 0
+    while i < size:
+        if covered[i]:
+            i += 1
+            continue
+        j = i
+        while j < size and not covered[j]:
+            j += 1
+        out.append(Padding(i, j - i, "tail" if i >= last_end or is_union else "hole"))
+        i = j
+    return tuple(out)

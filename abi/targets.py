@@ -1,0 +1,144 @@
+"""C data models of the targets IREE runs on.
+
+One factory builds every target from the few parameters that distinguish data models (pointer
+width, in-struct alignment of 64-bit scalars, long double), the way pyelftools builds its structs
+from word size and endianness. Every number here is checked against clang and gcc in the tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .errors import IreeAbiError, UnknownNameError
+
+
+@dataclass(frozen=True)
+class ScalarInfo:
+    """One C scalar type on one target."""
+
+    size: int
+    align: int  # alignment as a struct member (C11 _Alignof)
+    preferred_align: int  # GNU __alignof__, which IREE's iree_alignof uses
+    kind: str  # "sint", "uint", "float", "bytes" (opaque, e.g. x87 long double)
+
+
+@dataclass(frozen=True, eq=False)  # one object per data model; identity hash
+class Target:
+    name: str
+    triple: str  # clang target triple used by the oracle
+    pointer_size: int
+    scalars: Mapping[str, ScalarInfo] = field(repr=False)
+    endian: str = "little"
+    description: str = ""
+
+    def scalar(self, c_type: str) -> ScalarInfo:
+        try:
+            return self.scalars[c_type]
+        except KeyError:
+            raise UnknownNameError("C scalar type", c_type, self.scalars) from None
+
+    @property
+    def max_align(self) -> int:
+        """IREE's iree_max_align_t: sizeof(long double) off Windows (base/alignment.h)."""
+        return self.scalars["long double"].size
+
+    @property
+    def max_align_is_pow2(self) -> bool:
+        n = self.max_align
+        return n & (n - 1) == 0
+
+    @property
+    def is_lp64(self) -> bool:
+        return self.pointer_size == 8
+
+
+# C spellings of every scalar the catalog uses; the fixed-width ones map to these.
+_FIXED_WIDTH = {
+    "int8_t": "signed char", "uint8_t": "unsigned char",
+    "int16_t": "short", "uint16_t": "unsigned short",
+    "int32_t": "int", "uint32_t": "unsigned int",
+    "int64_t": "long long", "uint64_t": "unsigned long long",
+}
+
+
+def _make_target(
+    name: str,
+    triple: str,
+    *,
+    pointer_size: int,
+    int64_member_align: int,
+    long_double: tuple[int, int],
+    description: str,
+) -> Target:
+    p = pointer_size
+    s: dict[str, ScalarInfo] = {}
+
+    def put(names: tuple[str, ...], size: int, align: int, kind: str, preferred: int | None = None) -> None:
+        for n in names:
+            s[n] = ScalarInfo(size, align, preferred or align, kind)
+
+    put(("_Bool",), 1, 1, "uint")
+    put(("char", "signed char"), 1, 1, "sint")
+    put(("unsigned char",), 1, 1, "uint")
+    put(("short",), 2, 2, "sint")
+    put(("unsigned short",), 2, 2, "uint")
+    put(("int",), 4, 4, "sint")
+    put(("unsigned int",), 4, 4, "uint")
+    put(("long",), p, p, "sint")
+    put(("unsigned long",), p, p, "uint")
+    # i386 SysV: 64-bit scalars are 4-aligned as members, 8 by GNU __alignof__.
+    put(("long long",), 8, int64_member_align, "sint", 8)
+    put(("unsigned long long",), 8, int64_member_align, "uint", 8)
+    put(("float",), 4, 4, "float")
+    put(("double",), 8, int64_member_align, "float", 8)
+    ld_size, ld_align = long_double
+    put(("long double",), ld_size, ld_align, "float" if ld_size == 8 else "bytes")
+    put(("intptr_t", "ptrdiff_t"), p, p, "sint")
+    put(("uintptr_t", "size_t"), p, p, "uint")
+    put(("void*",), p, p, "uint")
+    for alias, base in _FIXED_WIDTH.items():
+        s[alias] = s[base]
+    return Target(name, triple, p, MappingProxyType(s), description=description)
+
+
+_LP64 = dict(pointer_size=8, int64_member_align=8, long_double=(16, 16))
+_ILP32 = dict(pointer_size=4, int64_member_align=8, long_double=(16, 16))
+
+TARGETS: Mapping[str, Target] = MappingProxyType({
+    t.name: t
+    for t in (
+        _make_target("x86_64", "x86_64-linux-gnu", description="LP64, x87 long double", **_LP64),
+        _make_target("aarch64", "aarch64-linux-gnu", description="LP64, binary128 long double", **_LP64),
+        _make_target("riscv64", "riscv64-unknown-elf", description="LP64, binary128 long double", **_LP64),
+        _make_target("riscv32", "riscv32-unknown-elf", description="ILP32, 64-bit scalars 8-aligned",
+                     **_ILP32),
+        _make_target("armv7", "armv7-none-eabi", pointer_size=4, int64_member_align=8,
+                     long_double=(8, 8), description="ILP32 AAPCS, long double = double"),
+        _make_target("wasm32", "wasm32-unknown-unknown", description="ILP32, 64-bit scalars 8-aligned",
+                     **_ILP32),
+        _make_target("i386", "i386-linux-gnu", pointer_size=4, int64_member_align=4,
+                     long_double=(12, 4), description="ILP32 SysV, 64-bit scalars 4-aligned in structs"),
+    )
+})
+
+
+class UnknownTargetError(UnknownNameError):
+    def __init__(self, name: str) -> None:
+        super().__init__("target", name, TARGETS)
+
+
+def get(name: "str | Target") -> Target:
+    """The data model called `name` (a Target passes through)."""
+    if isinstance(name, Target):
+        return name
+    if not isinstance(name, str):
+        raise IreeAbiError(f"target must be a name, got {type(name).__name__}")
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise UnknownTargetError(name) from None
+
+
+def names() -> list[str]:
+    return list(TARGETS)
