@@ -1,1 +1,11 @@
-"""ireeabi.abi."""
+"""ireeabi.abi: data models, the struct layout engine and IREE calling conventions.
+
+- `targets`: the seven C data models (`targets.get("riscv32")`).
+- `layout`: declare a struct once (`Struct`, `Field`, `Scalar`, ...), lay it out on any target.
+- `views`: ctypes and construct views of a layout, checked to agree with it.
+- `cdecl`: self-contained C text of declarations; `oracles`: real compilers measuring that C.
+- `cconv`: parse cconv strings and lay out argument/result buffers by each IREE rule.
+- `codec`: precompiled `struct` and construct codecs of one cconv instance.
+
+Nothing here touches process memory: this layer only computes layouts and bytes.
+"""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Sequence
+from typing import Iterator, NamedTuple, Sequence
 
 from .errors import LayoutError
 from .targets import Target, get as _get_target
@@ -88,8 +88,7 @@ class Array(CType):
         return f"{self.elem.display()}[{'' if self.count is None else self.count}]"
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     name: str
     type: CType
     bits: int | None = None  # bit-field width; storage type must be an integer Scalar
@@ -172,8 +171,7 @@ def _validate_decl(s: Struct) -> None:
 # Layouts
 
 
-@dataclass(frozen=True)
-class FieldLayout:
+class FieldLayout(NamedTuple):  # NamedTuple: cheap to build on the cconv first-layout path
     name: str
     offset: int
     size: int  # bytes; for a bit-field, its storage unit's size
@@ -200,8 +198,7 @@ class FieldLayout:
         return self.type.display() + (f":{self.bits}" if self.bits is not None else "")
 
 
-@dataclass(frozen=True)
-class Padding:
+class Padding(NamedTuple):
     offset: int
     size: int
     kind: str  # "hole" (between fields) or "tail"
@@ -307,31 +304,23 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
             else:
                 offset = align_up(-(-bit // 8), fa)
                 flexible = isinstance(f.type, Array) and f.type.count is None
-                fields.append(FieldLayout(f.name, offset, fs, fa, f.type, flexible=flexible))
+                fields.append(FieldLayout(f.name, offset, fs, fa, f.type, None, None, flexible))
                 bit = (offset + fs) * 8
-            align = max(align, fa)
+            if fa > align:
+                align = fa
         size = -(-bit // 8)
     size = align_up(size, align)
     return StructLayout(decl, target, size, align, tuple(fields), _padding(fields, size, decl.is_union))
 
 
 def _padding(fields: Sequence[FieldLayout], size: int, is_union: bool) -> tuple[Padding, ...]:
-    """Every byte that holds no bit of any field."""
-    covered = [False] * size
-    for f in fields:
-        lo, hi = f.byte_span
-        for i in range(lo, min(hi, size)):
-            covered[i] = True
-    last_end = max((f.byte_span[1] for f in fields), default=0)
+    """Every byte range that holds no bit of any field."""
+    spans = sorted(f.byte_span for f in fields)
+    last_end = max((hi for _, hi in spans), default=0)
     out: list[Padding] = []
-    i = 0
-    while i < size:
-        if covered[i]:
-            i += 1
-            continue
-        j = i
-        while j < size and not covered[j]:
-            j += 1
-        out.append(Padding(i, j - i, "tail" if i >= last_end or is_union else "hole"))
-        i = j
+    pos = 0
+    for lo, hi in spans + [(size, size)]:
+        if lo > pos:
+            out.append(Padding(pos, lo - pos, "tail" if pos >= last_end or is_union else "hole"))
+        pos = max(pos, hi)
     return tuple(out)

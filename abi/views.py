@@ -300,7 +300,7 @@ def check_views(v: Views) -> None:
     if cbytes != kbytes:
         diff = next(i for i in range(len(cbytes)) if cbytes[i] != kbytes[i])
         raise LayoutError(f"{name}: ctypes and construct bytes differ first at offset {diff}")
-    if _first_union_member_only(_plain(v.construct.parse(kbytes)), values) != values:
+    if project(_plain(v.construct.parse(kbytes)), values) != values:
         raise LayoutError(f"{name}: construct parse does not round-trip")
 
 
@@ -353,10 +353,10 @@ def _fill_ctypes(inst: Any, values: dict) -> None:
             setattr(inst, k, v)
 
 
-def _first_union_member_only(parsed: Any, expected: Any) -> Any:
+def project(parsed: Any, expected: Any) -> Any:
     """Project a parse result onto the keys of the expected pattern (unions parse every member)."""
     if isinstance(expected, dict) and isinstance(parsed, dict):
-        return {k: _first_union_member_only(parsed.get(k), v) for k, v in expected.items()}
+        return {k: project(parsed.get(k), v) for k, v in expected.items()}
     if isinstance(expected, list) and isinstance(parsed, list):
-        return [_first_union_member_only(p, e) for p, e in zip(parsed, expected)]
+        return [project(p, e) for p, e in zip(parsed, expected)]
     return parsed

@@ -1,0 +1,716 @@
+"""Reader for IREE `.vmfb` bytecode module files, bounds-checked on every read.
+
+A `.vmfb` is an archive (runtime/src/iree/vm/bytecode/archive.c):
+
+- optionally a ZIP local file header first (the compiler's default "polyglot zip" output, so the
+  file can be opened as a zip for debugging); the module starts right after the header's name and
+  extra field,
+- a 4-byte little-endian size prefix, then that many bytes of FlatBuffer (schema
+  runtime/src/iree/schemas/bytecode_module_def.fbs, file identifier "IREE", root
+  `BytecodeModuleDef`),
+- the external rodata region, starting at the end of the FlatBuffer rounded up to 64 bytes
+  (IREE_VM_ARCHIVE_SEGMENT_ALIGNMENT) from the start of the archive; a rodata segment without
+  `embedded_data` lives at `region + external_data_offset` for `external_data_length` bytes,
+- optionally the zip central directory and further zip entries (ignored here).
+
+The tables used are declared in `TABLES` / `STRUCTS` (field name -> vtable slot and type) and read
+through `_Obj`, a checked wrapper around the `flatbuffers` package's `Table`: every offset, length,
+vtable and vector is checked against the FlatBuffer's extent before the runtime reads it, so
+malformed input raises `ModuleFileError` (with the file `offset` concerned) and nothing else.
+
+Besides structural checks the reader applies the runtime verifier's metadata rules that make the
+result meaningful (runtime/src/iree/vm/bytecode/verifier.c): non-empty module/type/import/export/
+dependency names, external rodata within the file, as many function signatures as descriptors,
+export ordinals and descriptor bytecode spans in range, and calling conventions `abi.cconv` can parse.
+It does not verify bytecode, alignment, or the debug database.
+"""
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass, field
+from typing import NamedTuple, Union
+
+from flatbuffers import number_types as N
+from flatbuffers import util as fb_util
+from flatbuffers.table import Table
+
+from ..abi.cconv import CconvError, Signature, parse as parse_cconv
+from ..abi.errors import IreeAbiError
+
+FILE_IDENTIFIER = b"IREE"
+SEGMENT_ALIGNMENT = 64  # IREE_VM_ARCHIVE_SEGMENT_ALIGNMENT
+ZIP_LOCAL_FILE_HEADER_SIGNATURE = b"PK\x03\x04"
+ZIP_LOCAL_FILE_HEADER_SIZE = 30
+MIN_MODULE_BYTES = 16  # the runtime refuses less before looking at the FlatBuffer
+
+
+class ModuleFileError(IreeAbiError):
+    """A malformed or truncated module file; `offset` is the file offset concerned."""
+
+    def __init__(self, reason: str, offset: int) -> None:
+        self.reason = reason
+        self.offset = offset
+        super().__init__(f"{reason} (file offset {offset})")
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.offset))
+
+
+class FeatureBits(enum.IntFlag):
+    """iree.vm.FeatureBits."""
+
+    EXT_F32 = 1 << 0
+    EXT_F64 = 1 << 1
+    YIELD = 1 << 2
+    UNWIND = 1 << 3
+
+
+class DependencyFlags(enum.IntFlag):
+    """iree.vm.ModuleDependencyFlagBits (default REQUIRED)."""
+
+    REQUIRED = 1 << 0
+    OPTIONAL = 1 << 1
+
+
+class ImportFlags(enum.IntFlag):
+    """iree.vm.ImportFlagBits (default REQUIRED)."""
+
+    REQUIRED = 1 << 0
+    OPTIONAL = 1 << 1
+
+
+def feature_names(bits: int) -> tuple[str, ...]:
+    """Names of the known bits set in `bits`, then any unknown bits as hex."""
+    names = [f.name for f in FeatureBits if bits & f.value]
+    rest = bits & ~sum(f.value for f in FeatureBits)
+    if rest:
+        names.append(f"0x{rest:08x}")
+    return tuple(names)
+
+
+# --------------------------------------------------------------------------------------------------
+# The schema, declaratively: table -> field -> (vtable slot, type[, default]).
+#
+# A type is a flatbuffers number type (scalar), STRING, UNION (the value half of a union; its type
+# half is a Uint8 field in the slot before), the name of a table, or Vector(element) where the
+# element is a number type, a table name or a struct name. Slot n lives at vtable offset 4 + 2 * n.
+
+STRING = "string"
+UNION = "union"
+
+
+class Vector(NamedTuple):
+    element: object
+
+
+class Decl(NamedTuple):
+    slot: int
+    type: object
+    default: object = None
+
+
+TABLES: dict[str, dict[str, Decl]] = {
+    "AttrDef": {
+        "key": Decl(0, STRING),
+        "value": Decl(1, STRING),
+    },
+    "TypeDef": {
+        "full_name": Decl(0, STRING),
+    },
+    "FunctionSignatureDef": {
+        "calling_convention": Decl(0, STRING),
+        "attrs": Decl(1, Vector("AttrDef")),
+    },
+    "ModuleDependencyDef": {
+        "name": Decl(0, STRING),
+        "minimum_version": Decl(1, N.Uint32Flags, 0),
+        "flags": Decl(2, N.Uint32Flags, int(DependencyFlags.REQUIRED)),
+    },
+    "ImportFunctionDef": {
+        "full_name": Decl(0, STRING),
+        "signature": Decl(1, "FunctionSignatureDef"),
+        "flags": Decl(2, N.Uint32Flags, int(ImportFlags.REQUIRED)),
+    },
+    "ExportFunctionDef": {
+        "local_name": Decl(0, STRING),
+        "internal_ordinal": Decl(1, N.Int32Flags, 0),
+    },
+    "UncompressedDataDef": {},
+    "RodataSegmentDef": {
+        "compression_type_type": Decl(0, N.Uint8Flags, 0),
+        "compression_type": Decl(1, UNION),
+        "embedded_data": Decl(2, Vector(N.Uint8Flags)),
+        "external_data_offset": Decl(3, N.Uint64Flags, 0),
+        "external_data_length": Decl(4, N.Uint64Flags, 0),
+    },
+    "RwdataSegmentDef": {
+        "byte_size": Decl(0, N.Int32Flags, 0),
+    },
+    "ModuleStateDef": {
+        "global_bytes_capacity": Decl(0, N.Int32Flags, 0),
+        "global_ref_count": Decl(1, N.Int32Flags, 0),
+    },
+    "BytecodeModuleDef": {
+        "name": Decl(0, STRING),  # (required)
+        "version": Decl(1, N.Uint32Flags, 0),
+        "requirements": Decl(2, N.Uint32Flags, 0),
+        "attrs": Decl(3, Vector("AttrDef")),
+        "types": Decl(4, Vector("TypeDef")),
+        "dependencies": Decl(5, Vector("ModuleDependencyDef")),
+        "imported_functions": Decl(6, Vector("ImportFunctionDef")),
+        "exported_functions": Decl(7, Vector("ExportFunctionDef")),
+        "function_signatures": Decl(8, Vector("FunctionSignatureDef")),
+        "rodata_segments": Decl(9, Vector("RodataSegmentDef")),
+        "rwdata_segments": Decl(10, Vector("RwdataSegmentDef")),
+        "module_state": Decl(11, "ModuleStateDef"),
+        "function_descriptors": Decl(12, Vector("FunctionDescriptor")),
+        "bytecode_version": Decl(13, N.Uint32Flags, 0),
+        "bytecode_data": Decl(14, Vector(N.Uint8Flags)),
+        # slot 15: debug_database (not read)
+    },
+}
+
+# Union member tables by type id (0 is NONE).
+UNIONS: dict[str, dict[int, str]] = {
+    "RodataSegmentDef.compression_type": {1: "UncompressedDataDef"},
+}
+
+# struct -> (size, {field: (offset, type)})
+STRUCTS: dict[str, tuple[int, dict[str, tuple[int, object]]]] = {
+    "FunctionDescriptor": (20, {
+        "bytecode_offset": (0, N.Int32Flags),
+        "bytecode_length": (4, N.Int32Flags),
+        "requirements": (8, N.Uint32Flags),
+        "reserved": (12, N.Int16Flags),
+        "block_count": (14, N.Int16Flags),
+        "i32_register_count": (16, N.Int16Flags),
+        "ref_register_count": (18, N.Int16Flags),
+    }),
+}
+
+_UOFFSET = N.UOffsetTFlags.bytewidth  # 4
+
+
+def _inline_size(t: object) -> int:
+    """Bytes a field occupies inside its table."""
+    if isinstance(t, type) and hasattr(t, "bytewidth"):
+        return t.bytewidth
+    return _UOFFSET  # strings, tables, unions, vectors: a uoffset
+
+
+def _element_size(t: object) -> int:
+    if isinstance(t, str):
+        return STRUCTS[t][0] if t in STRUCTS else _UOFFSET
+    return t.bytewidth
+
+
+# --------------------------------------------------------------------------------------------------
+# The checked accessor
+
+
+class _Buffer:
+    """The FlatBuffer's extent [lo, hi) within the file bytes; every read is checked against it."""
+
+    __slots__ = ("data", "lo", "hi")
+
+    def __init__(self, data: bytes, lo: int, hi: int) -> None:
+        self.data, self.lo, self.hi = data, lo, hi
+
+    def need(self, pos: int, size: int, what: str) -> None:
+        if size < 0:
+            raise ModuleFileError(f"negative size {size} reading {what}", max(pos, 0))
+        if pos < self.lo or pos + size > self.hi:
+            raise ModuleFileError(
+                f"{what}: {size} byte(s) at {pos} outside the FlatBuffer [{self.lo}, {self.hi})",
+                max(min(pos, len(self.data)), 0))
+
+
+class _Obj:
+    """One table of a declared type, its header checked; fields read by name."""
+
+    __slots__ = ("buf", "tab", "type", "path", "size")
+
+    def __init__(self, buf: _Buffer, pos: int, type_name: str, path: str) -> None:
+        self.buf, self.type, self.path = buf, type_name, path
+        buf.need(pos, 4, f"{path} ({type_name}) table")
+        tab = Table(buf.data, pos)
+        vtable = pos - tab.Get(N.SOffsetTFlags, pos)
+        buf.need(vtable, 4, f"{path} ({type_name}) vtable header")
+        vt_size = tab.Get(N.VOffsetTFlags, vtable)
+        obj_size = tab.Get(N.VOffsetTFlags, vtable + 2)
+        if vt_size < 4 or vt_size % 2:
+            raise ModuleFileError(f"{path} ({type_name}) vtable size {vt_size} is invalid", vtable)
+        buf.need(vtable, vt_size, f"{path} ({type_name}) vtable")
+        if obj_size < 4:
+            raise ModuleFileError(f"{path} ({type_name}) table size {obj_size} is invalid", vtable + 2)
+        buf.need(pos, obj_size, f"{path} ({type_name}) table body")
+        self.tab, self.size = tab, obj_size
+
+    @property
+    def pos(self) -> int:
+        return self.tab.Pos
+
+    def _decl(self, name: str) -> Decl:
+        return TABLES[self.type][name]
+
+    def _field(self, name: str) -> int | None:
+        """Offset of the field within the table, or None when absent."""
+        decl = self._decl(name)
+        vo = self.tab.Offset(4 + 2 * decl.slot)
+        if vo == 0:
+            return None
+        size = _inline_size(decl.type)
+        if vo < 4 or vo + size > self.size:
+            raise ModuleFileError(
+                f"{self.path}.{name}: field at table offset {vo} (+{size}) outside the "
+                f"{self.size}-byte {self.type} table", self.pos)
+        return vo
+
+    def has(self, name: str) -> bool:
+        return self._field(name) is not None
+
+    def field_offset(self, name: str) -> int:
+        """File offset of the field's slot in the table (the table itself when absent)."""
+        vo = self._field(name)
+        return self.pos + (vo or 0)
+
+    def _target(self, vo: int, name: str) -> int:
+        """Follow the uoffset in field `name` (at table offset `vo`)."""
+        at = self.pos + vo
+        target = self.tab.Indirect(at)
+        self.buf.need(target, 4, f"{self.path}.{name} (target of the offset at {at})")
+        return target
+
+    def scalar(self, name: str) -> int:
+        decl = self._decl(name)
+        vo = self._field(name)
+        if vo is None:
+            return decl.default
+        return self.tab.Get(decl.type, self.pos + vo)
+
+    def string(self, name: str) -> str | None:
+        vo = self._field(name)
+        if vo is None:
+            return None
+        where = f"{self.path}.{name}"
+        target = self._target(vo, name)
+        length = self.tab.Get(N.UOffsetTFlags, target)
+        self.buf.need(target + 4, length + 1, f"{where} string of {length} bytes + terminator")
+        if self.buf.data[target + 4 + length] != 0:
+            raise ModuleFileError(f"{where} string is not zero-terminated", target + 4 + length)
+        raw = self.tab.String(self.pos + vo)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ModuleFileError(f"{where} string is not UTF-8 ({e.reason})",
+                                  target + 4 + e.start) from None
+
+    def table(self, name: str) -> "_Obj | None":
+        vo = self._field(name)
+        if vo is None:
+            return None
+        return _Obj(self.buf, self._target(vo, name), self._decl(name).type, f"{self.path}.{name}")
+
+    def union(self, name: str) -> "tuple[int, _Obj | None]":
+        """(type id, member table or None) of a union field; unknown ids are not followed."""
+        type_id = self.scalar(name + "_type")
+        vo = self._field(name)
+        member = UNIONS[f"{self.type}.{name}"].get(type_id)
+        if type_id == 0 or vo is None or member is None:
+            return type_id, None
+        holder = Table(self.buf.data, 0)
+        holder_pos = self._target(vo, name)
+        self.tab.Union(holder, vo)
+        assert holder.Pos == holder_pos
+        return type_id, _Obj(self.buf, holder_pos, member, f"{self.path}.{name}")
+
+    def vector(self, name: str) -> tuple[int, int] | None:
+        """(file offset of the first element, element count), bounds-checked, or None."""
+        decl = self._decl(name)
+        vo = self._field(name)
+        if vo is None:
+            return None
+        target = self._target(vo, name)
+        count = self.tab.VectorLen(vo)
+        start = self.tab.Vector(vo)
+        assert start == target + 4
+        esize = _element_size(decl.type.element)
+        self.buf.need(start, count * esize,
+                      f"{self.path}.{name} vector of {count} x {esize}-byte elements")
+        return start, count
+
+    def tables(self, name: str) -> list["_Obj"]:
+        vec = self.vector(name)
+        if vec is None:
+            return []
+        start, count = vec
+        elem = self._decl(name).type.element
+        out = []
+        for i in range(count):
+            at = start + 4 * i
+            target = self.tab.Indirect(at)
+            self.buf.need(target, 4, f"{self.path}.{name}[{i}] (target of the offset at {at})")
+            out.append(_Obj(self.buf, target, elem, f"{self.path}.{name}[{i}]"))
+        return out
+
+    def structs(self, name: str) -> list[dict]:
+        vec = self.vector(name)
+        if vec is None:
+            return []
+        start, count = vec
+        size, fields = STRUCTS[self._decl(name).type.element]
+        out = []
+        for i in range(count):
+            base = start + i * size
+            row = {f: self.tab.Get(t, base + off) for f, (off, t) in fields.items()}
+            row["_offset"] = base
+            out.append(row)
+        return out
+
+    def bytes_(self, name: str) -> tuple[int, bytes] | None:
+        vec = self.vector(name)
+        if vec is None:
+            return None
+        start, count = vec
+        return start, bytes(self.buf.data[start:start + count])
+
+
+# --------------------------------------------------------------------------------------------------
+# The model
+
+
+class Attr(NamedTuple):
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Dependency:
+    name: str
+    minimum_version: int
+    flags: int
+
+    @property
+    def required(self) -> bool:
+        return bool(self.flags & DependencyFlags.REQUIRED)
+
+    @property
+    def optional(self) -> bool:
+        return bool(self.flags & DependencyFlags.OPTIONAL)
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    cconv: str | None  # calling_convention, None when absent
+    signature: Signature | None  # the cconv parsed by abi.cconv
+    attrs: tuple[Attr, ...]
+
+
+@dataclass(frozen=True)
+class ImportedFunction:
+    ordinal: int
+    full_name: str  # `module.function`
+    cconv: str | None  # from the import's signature; None when it has none
+    signature: Signature | None
+    flags: int
+    attrs: tuple[Attr, ...]
+
+    @property
+    def module(self) -> str:
+        return self.full_name.split(".", 1)[0]
+
+    @property
+    def optional(self) -> bool:
+        return bool(self.flags & ImportFlags.OPTIONAL)
+
+
+@dataclass(frozen=True)
+class ExportedFunction:
+    ordinal: int
+    name: str  # local name
+    internal_ordinal: int  # into function_descriptors / function_signatures
+    cconv: str | None  # from function_signatures[internal_ordinal]
+    signature: Signature | None
+    attrs: tuple[Attr, ...]
+
+
+@dataclass(frozen=True)
+class RodataSegment:
+    ordinal: int
+    embedded: bool
+    offset: int  # file offset of the segment's bytes
+    length: int
+    external_data_offset: int | None  # as stored, relative to the external rodata region
+    external_data_length: int | None
+    compression: int  # CompressionTypeDef type id: 0 none, 1 UncompressedDataDef
+    _data: bytes = field(default=b"", repr=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "embedded" if self.embedded else "external"
+
+
+@dataclass(frozen=True)
+class FunctionDescriptor:
+    ordinal: int
+    bytecode_offset: int  # within the bytecode blob
+    bytecode_length: int
+    requirements: int
+    reserved: int
+    block_count: int
+    i32_register_count: int
+    ref_register_count: int
+    file_offset: int  # of the function's first bytecode byte in the file
+
+
+@dataclass(frozen=True)
+class ModuleFile:
+    name: str
+    version: int
+    requirements: int  # FeatureBits
+    attrs: tuple[Attr, ...]
+    types: tuple[str, ...]
+    dependencies: tuple[Dependency, ...]
+    imported_functions: tuple[ImportedFunction, ...]
+    exported_functions: tuple[ExportedFunction, ...]
+    function_signatures: tuple[FunctionSignature, ...]
+    rodata_segments: tuple[RodataSegment, ...]
+    rwdata_segments: tuple[int, ...]  # byte sizes
+    global_bytes_capacity: int
+    global_ref_count: int
+    function_descriptors: tuple[FunctionDescriptor, ...]
+    bytecode_version: int  # major << 16 | minor
+    bytecode: bytes
+    bytecode_offset: int  # file offset of the bytecode blob
+    zip_header: bool  # the archive starts with a ZIP local file header
+    flatbuffer_offset: int  # file offset of the FlatBuffer (after its size prefix)
+    flatbuffer_length: int
+    external_rodata_offset: int  # file offset of the external rodata region
+    file_size: int
+
+    @property
+    def requirement_names(self) -> tuple[str, ...]:
+        return feature_names(self.requirements)
+
+    @property
+    def bytecode_version_major(self) -> int:
+        return self.bytecode_version >> 16
+
+    @property
+    def bytecode_version_minor(self) -> int:
+        return self.bytecode_version & 0xFFFF
+
+    def imported(self, full_name: str) -> ImportedFunction:
+        for f in self.imported_functions:
+            if f.full_name == full_name:
+                return f
+        raise KeyError(full_name)
+
+    def exported(self, name: str) -> ExportedFunction:
+        for f in self.exported_functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+def rodata_bytes(segment: RodataSegment) -> bytes:
+    """The segment's bytes (as stored; a compressed segment is not decompressed)."""
+    return segment._data
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading
+
+
+def _attrs(sig: _Obj | None, name: str = "attrs") -> tuple[Attr, ...]:
+    if sig is None:
+        return ()
+    out = []
+    for a in sig.tables(name):
+        key = a.string("key")
+        value = a.string("value")
+        out.append(Attr(key if key is not None else "", value if value is not None else ""))
+    return tuple(out)
+
+
+def _signature(sig: _Obj | None) -> tuple[str | None, Signature | None]:
+    if sig is None:
+        return None, None
+    text = sig.string("calling_convention")
+    if text is None:
+        return None, None
+    try:
+        return text, parse_cconv(text)
+    except CconvError as e:
+        raise ModuleFileError(f"{sig.path}.calling_convention {text!r}: {e}",
+                              sig.field_offset("calling_convention")) from None
+
+
+def _nonempty(obj: _Obj, name: str, what: str) -> str:
+    text = obj.string(name)
+    if not text:
+        raise ModuleFileError(f"{obj.path}.{name}: {what} is missing or empty",
+                              obj.field_offset(name))
+    return text
+
+
+def _locate(data: bytes) -> tuple[bool, int, int]:
+    """(zip header present, FlatBuffer file offset, FlatBuffer length) per the archive framing."""
+    start = 0
+    zipped = False
+    if len(data) >= ZIP_LOCAL_FILE_HEADER_SIZE and data[:4] == ZIP_LOCAL_FILE_HEADER_SIGNATURE:
+        zipped = True
+        header = Table(data, 0)
+        name_len = header.Get(N.Uint16Flags, 26)
+        extra_len = header.Get(N.Uint16Flags, 28)
+        start = ZIP_LOCAL_FILE_HEADER_SIZE + name_len + extra_len
+        if start > len(data):
+            raise ModuleFileError(
+                f"zip local file header: name ({name_len} B) and extra field ({extra_len} B) end at "
+                f"{start}, past the end of the {len(data)}-byte file", 26)
+    available = len(data) - start
+    if available < MIN_MODULE_BYTES:
+        raise ModuleFileError(
+            f"module header: {available} byte(s) after the archive header, at least "
+            f"{MIN_MODULE_BYTES} needed for the size prefix and FlatBuffer header", start)
+    length = fb_util.GetSizePrefix(data, start) & 0xFFFFFFFF
+    if length > available - 4:
+        raise ModuleFileError(
+            f"FlatBuffer size prefix {length} exceeds the {available - 4} byte(s) that follow it",
+            start)
+    fb = start + 4
+    if length < 8:
+        raise ModuleFileError(
+            f"FlatBuffer size prefix {length} leaves no room for the root offset and file identifier",
+            start)
+    if not fb_util.BufferHasIdentifier(data, fb, FILE_IDENTIFIER):
+        got = bytes(fb_util.GetBufferIdentifier(data, fb))
+        raise ModuleFileError(f"FlatBuffer file identifier is {got!r}, expected {FILE_IDENTIFIER!r}",
+                              fb + 4)
+    return zipped, fb, length
+
+
+def _read(data: bytes) -> ModuleFile:
+    zipped, fb, fb_len = _locate(data)
+    buf = _Buffer(data, fb, fb + fb_len)
+    root_at = fb + Table(data, fb).Get(N.UOffsetTFlags, fb)
+    root = _Obj(buf, root_at, "BytecodeModuleDef", "BytecodeModuleDef")
+    region = -(-(fb + fb_len) // SEGMENT_ALIGNMENT) * SEGMENT_ALIGNMENT
+
+    name = _nonempty(root, "name", "module name (required)")
+    types = tuple(_nonempty(t, "full_name", "type name") for t in root.tables("types"))
+    deps = tuple(Dependency(_nonempty(d, "name", "dependency module name"),
+                            d.scalar("minimum_version"), d.scalar("flags"))
+                 for d in root.tables("dependencies"))
+
+    imports = []
+    for i, imp in enumerate(root.tables("imported_functions")):
+        full_name = _nonempty(imp, "full_name", "import name")
+        sig = imp.table("signature")
+        cconv, parsed = _signature(sig)
+        imports.append(ImportedFunction(i, full_name, cconv, parsed, imp.scalar("flags"), _attrs(sig)))
+
+    signatures = []
+    for sig in root.tables("function_signatures"):
+        cconv, parsed = _signature(sig)
+        signatures.append(FunctionSignature(cconv, parsed, _attrs(sig)))
+
+    descriptor_rows = root.structs("function_descriptors")
+    if len(signatures) != len(descriptor_rows):
+        raise ModuleFileError(
+            f"BytecodeModuleDef: {len(signatures)} function signature(s) but {len(descriptor_rows)} "
+            f"function descriptor(s)", root.field_offset("function_descriptors"))
+
+    exports = []
+    for i, exp in enumerate(root.tables("exported_functions")):
+        local_name = _nonempty(exp, "local_name", "export name")
+        ordinal = exp.scalar("internal_ordinal")
+        if not 0 <= ordinal < len(descriptor_rows):
+            raise ModuleFileError(
+                f"{exp.path}.internal_ordinal {ordinal} out of range (module has "
+                f"{len(descriptor_rows)} internal function(s))", exp.field_offset("internal_ordinal"))
+        s = signatures[ordinal]
+        exports.append(ExportedFunction(i, local_name, ordinal, s.cconv, s.signature, s.attrs))
+
+    segments = []
+    for i, seg in enumerate(root.tables("rodata_segments")):
+        compression, _member = seg.union("compression_type")
+        embedded = seg.bytes_("embedded_data")
+        if embedded is not None:  # embedded wins when both are present, as in the runtime
+            at, blob = embedded
+            segments.append(RodataSegment(i, True, at, len(blob), None, None, compression, blob))
+            continue
+        ext_off = seg.scalar("external_data_offset")
+        ext_len = seg.scalar("external_data_length")
+        if region > len(data) or ext_off > len(data) - region or ext_len > len(data) - region - ext_off:
+            raise ModuleFileError(
+                f"{seg.path}: external data [{ext_off}, +{ext_len}) relative to the rodata region at "
+                f"{region} extends past the end of the {len(data)}-byte file",
+                seg.field_offset("external_data_offset"))
+        at = region + ext_off
+        segments.append(RodataSegment(i, False, at, ext_len, ext_off, ext_len, compression,
+                                      bytes(data[at:at + ext_len])))
+
+    rwdata = tuple(r.scalar("byte_size") for r in root.tables("rwdata_segments"))
+    state = root.table("module_state")
+    global_bytes = state.scalar("global_bytes_capacity") if state else 0
+    global_refs = state.scalar("global_ref_count") if state else 0
+
+    code = root.bytes_("bytecode_data")
+    code_at, code_bytes = code if code is not None else (root.field_offset("bytecode_data"), b"")
+    descriptors = []
+    for i, row in enumerate(descriptor_rows):
+        off, length = row["bytecode_offset"], row["bytecode_length"]
+        if off < 0 or length < 0 or off + length > len(code_bytes):
+            raise ModuleFileError(
+                f"BytecodeModuleDef.function_descriptors[{i}]: bytecode span [{off}, +{length}) outside "
+                f"the {len(code_bytes)}-byte bytecode blob", row["_offset"])
+        descriptors.append(FunctionDescriptor(
+            i, off, length, row["requirements"], row["reserved"], row["block_count"],
+            row["i32_register_count"], row["ref_register_count"], code_at + off))
+
+    return ModuleFile(
+        name=name,
+        version=root.scalar("version"),
+        requirements=root.scalar("requirements"),
+        attrs=_attrs(root),
+        types=types,
+        dependencies=deps,
+        imported_functions=tuple(imports),
+        exported_functions=tuple(exports),
+        function_signatures=tuple(signatures),
+        rodata_segments=tuple(segments),
+        rwdata_segments=rwdata,
+        global_bytes_capacity=global_bytes,
+        global_ref_count=global_refs,
+        function_descriptors=tuple(descriptors),
+        bytecode_version=root.scalar("bytecode_version"),
+        bytecode=code_bytes,
+        bytecode_offset=code_at,
+        zip_header=zipped,
+        flatbuffer_offset=fb,
+        flatbuffer_length=fb_len,
+        external_rodata_offset=region,
+        file_size=len(data),
+    )
+
+
+def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview]) -> ModuleFile:
+    """Read a `.vmfb` from a path or from its bytes. Malformed input raises ModuleFileError."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+    elif isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModuleFileError(f"cannot read module file {os.fspath(source)!r}: {e}", 0) from e
+    else:
+        raise TypeError(f"read_module takes a path or bytes, not {type(source).__name__}")
+    try:
+        return _read(data)
+    except ModuleFileError:
+        raise
+    except Exception as e:  # a read this module failed to guard: still report it as bad input
+        raise ModuleFileError(f"unreadable module ({type(e).__name__}: {e})", 0) from e
