@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .layout import Array, CType, FunctionPointer, Pointer, Scalar, Struct
+from .layout import REST_OF_UNIT, Array, CType, FunctionPointer, Pointer, Scalar, Struct
 
 PRELUDE = """\
 typedef __INT8_TYPE__ int8_t;
@@ -53,8 +53,14 @@ def _known(pointee: str) -> bool:
 
 def struct_definition(s: Struct) -> str:
     lines = [f"typedef {s.keyword} {s.name} {{"]
+    used = 0  # bits of the current run of bit-fields, for REST_OF_UNIT widths
     for f in s.fields:
-        bits = f" : {f.bits}" if f.bits is not None else ""
+        if f.bits is None:
+            bits, used = "", 0
+        elif f.bits == REST_OF_UNIT:
+            bits, used = f" : (sizeof({f.type.c_type}) * 8 - {used})", 0
+        else:
+            bits, used = f" : {f.bits}", used + f.bits
         lines.append(f"  {declarator(f.type, f.name)}{bits};")
     lines.append(f"}} {s.name};")
     return "\n".join(lines)

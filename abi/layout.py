@@ -88,10 +88,13 @@ class Array(CType):
         return f"{self.elem.display()}[{'' if self.count is None else self.count}]"
 
 
+REST_OF_UNIT = "rest"  # bit-field width: the rest of its storage unit (C: sizeof(T) * 8 - used)
+
+
 class Field(NamedTuple):
     name: str
     type: CType
-    bits: int | None = None  # bit-field width; storage type must be an integer Scalar
+    bits: "int | str | None" = None  # bit-field width (or REST_OF_UNIT); needs an integer Scalar
     doc: str = ""
 
 
@@ -161,8 +164,10 @@ def _validate_decl(s: Struct) -> None:
         if isinstance(f.type, Array) and f.type.count is not None and f.type.count < 0:
             raise LayoutError(f"{s.name}.{f.name}: negative array length")
         if f.bits is not None:
-            if not isinstance(f.type, Scalar) or f.bits <= 0:
-                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar and width > 0")
+            ok_width = f.bits == REST_OF_UNIT or (isinstance(f.bits, int) and f.bits > 0)
+            if not isinstance(f.type, Scalar) or not ok_width or s.is_union:
+                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar, a width > 0 "
+                                  "and a struct (not a union)")
     if not s.fields:
         raise LayoutError(f"{s.name}: an empty struct has no C layout")
 
@@ -293,14 +298,15 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
             fs, fa = size_align(f.type, target)
             if f.bits is not None:
                 unit = fs * 8
-                if f.bits > unit:
+                width = unit - bit % unit if f.bits == REST_OF_UNIT else f.bits
+                if width > unit:
                     raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
                 # SysV: a bit-field may not straddle a naturally aligned unit of its type.
-                if bit // unit != (bit + f.bits - 1) // unit:
+                if bit // unit != (bit + width - 1) // unit:
                     bit = align_up(bit, fa * 8)
                 unit_offset = (bit // unit) * fs  # the naturally aligned unit holding the field
-                fields.append(FieldLayout(f.name, unit_offset, fs, fa, f.type, bit - unit_offset * 8, f.bits))
-                bit += f.bits
+                fields.append(FieldLayout(f.name, unit_offset, fs, fa, f.type, bit - unit_offset * 8, width))
+                bit += width
             else:
                 offset = align_up(-(-bit // 8), fa)
                 flexible = isinstance(f.type, Array) and f.type.count is None

@@ -1,1 +1,51 @@
-"""ireeabi.layouts."""
+"""ireeabi.layouts: the catalog of IREE structs, one declaration each, grouped like IREE's headers.
+
+`get(name)` finds any catalog struct by its C name, and derives `iree_vm_abi_<types>_t` shim structs
+from their cconv fragment on demand; `names()` lists the catalog.
+"""
+from __future__ import annotations
+
+import importlib
+import re
+
+from ireeabi.abi import cconv
+from ireeabi.abi.errors import UnknownNameError  # noqa: F401  (re-exported)
+from ireeabi.abi.layout import Struct
+
+# Modules of the catalog, in dependency order; each has a STRUCTS list.
+MODULES = ["base", "ref", "buffer"]
+
+_ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
+
+
+def _catalog() -> dict[str, Struct]:
+    out: dict[str, Struct] = {}
+    for m in MODULES:
+        mod = importlib.import_module(f"{__name__}.{m}")
+        for s in mod.STRUCTS:
+            for n in (*s.nested(), s):
+                if n.name in out and out[n.name] is not n:
+                    raise AssertionError(f"two declarations named {n.name}")
+                out[n.name] = n
+    return out
+
+
+def names() -> list[str]:
+    return sorted(_catalog())
+
+
+def all_structs() -> list[Struct]:
+    return list(_catalog().values())
+
+
+def get(name: str) -> Struct:
+    """A catalog struct by C name, or a derived `iree_vm_abi_<fragment>_t` shim struct."""
+    cat = _catalog()
+    if name in cat:
+        return cat[name]
+    m = _ABI_STRUCT.match(name)
+    if m:
+        s = cconv.shim_struct(m.group(1))
+        if s is not None:
+            return s
+    raise UnknownNameError("struct", name, cat)

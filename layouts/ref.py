@@ -1,0 +1,39 @@
+"""runtime/src/iree/vm/ref.h: refs, ref objects and ref type descriptors."""
+from __future__ import annotations
+
+from ireeabi.abi.cconv import IREE_VM_REF_T
+from ireeabi.abi.layout import REST_OF_UNIT, Field, FunctionPointer, Scalar, Struct
+
+from .base import iree_string_view_t
+
+iree_vm_ref_t = IREE_VM_REF_T  # declared once in abi.cconv, which lays out ref arguments
+
+# The type word is a descriptor address OR'ed with the counter offset (in 4-byte units) in its
+# low bits; descriptors are 8-aligned, so 3 tag bits.
+REF_TYPE_TAG_BITS = 3
+REF_TYPE_TAG_MASK = (1 << REF_TYPE_TAG_BITS) - 1
+REF_COUNTER_ALIGNMENT = 4
+REF_TYPE_NULL = 0
+
+
+def ref_type_any(pointer_size: int) -> int:
+    """IREE_VM_REF_TYPE_ANY: all ones except the tag bits."""
+    return ((1 << (8 * pointer_size)) - 1) ^ REF_TYPE_TAG_MASK
+
+
+iree_atomic_ref_count_t = Scalar("int32_t", "iree_atomic_ref_count_t")
+iree_vm_ref_object_t = Struct("iree_vm_ref_object_t", [
+    Field("counter", iree_atomic_ref_count_t),
+])
+
+iree_vm_ref_destroy_t = FunctionPointer("void", "void* ptr", alias="iree_vm_ref_destroy_t")
+iree_vm_ref_type_descriptor_t = Struct("iree_vm_ref_type_descriptor_t", [
+    Field("destroy", iree_vm_ref_destroy_t, doc="called when the count reaches 0"),
+    Field("type_name", iree_string_view_t),
+    Field("offsetof_counter", Scalar("uintptr_t"), REF_TYPE_TAG_BITS,
+          doc="counter offset from ptr in units of 4 bytes"),
+    # IREE_VM_REF_TYPE_PTR_BITS = pointer bits - tag bits: the rest of the unit on every target.
+    Field("reserved", Scalar("uintptr_t"), REST_OF_UNIT),
+])
+
+STRUCTS = [iree_vm_ref_t, iree_vm_ref_object_t, iree_vm_ref_type_descriptor_t]
