@@ -34,7 +34,8 @@ def declarator(t: CType, name: str) -> str:
     if isinstance(t, Array):
         return declarator(t.elem, f"{name}[{'' if t.count is None else t.count}]")
     if isinstance(t, FunctionPointer):
-        return f"{t.ret} (*{name})({t.params})"
+        # Parameter types may name IREE types unknown here; any function pointer lays out the same.
+        return f"void (*{name})(void)"
     if isinstance(t, Pointer):
         # Pointee text may name a type C doesn't know here; layout only needs "a pointer".
         return f"void* {name}" if not _known(t.pointee) else f"{t.pointee}* {name}"

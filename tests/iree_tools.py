@@ -1,0 +1,118 @@
+"""Run the real IREE tools (iree-compile, iree-dump-module) for tests.
+
+The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
+error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
+
+Compiled modules are cached in a directory under a name keyed by a hash of the source text, the
+execution model, the flags and the compiler version, so each program compiles once per session
+(pass the same `out_dir`, e.g. a session-scoped `tmp_path_factory` directory).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+# Flags per execution model; both verified with iree-compile 3.13.0.
+MODEL_FLAGS: dict[str, tuple[str, ...]] = {
+    # hal_inline + hal_loader modules; kernels are an embedded ELF loaded by hal_loader.
+    "inline-dynamic": (
+        "--iree-execution-model=inline-dynamic",
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+        "--iree-llvmcpu-target-cpu=generic",
+    ),
+    # hal_inline only; vmvx-inline turns kernels into VM bytecode inside the module itself.
+    "inline-static": (
+        "--iree-execution-model=inline-static",
+        "--iree-hal-target-backends=vmvx-inline",
+    ),
+}
+
+_TIMEOUT_S = 600
+_session_dir: Path | None = None
+
+
+class IreeToolError(RuntimeError):
+    """An IREE tool is missing or failed."""
+
+
+def find_tool(name: str) -> str:
+    """Absolute path of an IREE command-line tool; IreeToolError when it is not installed."""
+    found = shutil.which(name)
+    if found is None:
+        candidate = Path(sys.executable).parent / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            found = str(candidate)
+    if found is None:
+        raise IreeToolError(
+            f"{name} not found on PATH (nor next to {sys.executable}); these tests need the real IREE "
+            f"tools: pip install iree-base-compiler==3.13.0 iree-base-runtime==3.13.0")
+    return found
+
+
+def _run(argv: Sequence[str]) -> subprocess.CompletedProcess:
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=_TIMEOUT_S)
+    except FileNotFoundError as e:
+        raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    except subprocess.TimeoutExpired as e:
+        raise IreeToolError(f"{' '.join(argv)} timed out after {_TIMEOUT_S} s") from e
+    if proc.returncode != 0:
+        raise IreeToolError(
+            f"{' '.join(argv)} exited with {proc.returncode}\n--- stderr ---\n{proc.stderr}"
+            f"\n--- stdout ---\n{proc.stdout[-4000:]}")
+    return proc
+
+
+@lru_cache(maxsize=None)
+def compiler_version() -> str:
+    return _run([find_tool("iree-compile"), "--version"]).stdout.strip()
+
+
+def session_dir() -> Path:
+    """A cache directory shared by every call in this process (one per test session)."""
+    global _session_dir
+    if _session_dir is None:
+        _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+    return _session_dir
+
+
+def compile_flags(model: str) -> tuple[str, ...]:
+    try:
+        return MODEL_FLAGS[model]
+    except KeyError:
+        raise ValueError(f"unknown execution model {model!r}; valid: {', '.join(MODEL_FLAGS)}") from None
+
+
+def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None,
+                 model: str = "inline-dynamic", extra_flags: Sequence[str] = ()) -> Path:
+    """Compile an MLIR file to a .vmfb with `model`'s flags; cached by source hash in `out_dir`."""
+    src = Path(src_path)
+    flags = compile_flags(model) + tuple(extra_flags)
+    compiler = find_tool("iree-compile")
+    key = hashlib.sha256()
+    for part in (src.read_bytes(), model.encode(), "\0".join(flags).encode(),
+                 compiler_version().encode()):
+        key.update(part)
+        key.update(b"\0")
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
+    if target.is_file():
+        return target
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    _run([compiler, str(src), *flags, "-o", str(tmp)])
+    os.replace(tmp, target)  # atomic: concurrent sessions never see half a file
+    return target
+
+
+def dump_module(path: "str | os.PathLike", *flags: str) -> str:
+    """iree-dump-module's stdout for `path` (default output: metadata + disassembly)."""
+    return _run([find_tool("iree-dump-module"), *flags, str(path)]).stdout
