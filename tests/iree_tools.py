@@ -116,3 +116,16 @@ def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | No
 def dump_module(path: "str | os.PathLike", *flags: str) -> str:
     """iree-dump-module's stdout for `path` (default output: metadata + disassembly)."""
     return _run([find_tool("iree-dump-module"), *flags, str(path)]).stdout
+
+
+# Inline modules need no HAL device of their own: iree-run-module adds the hal_inline/hal_loader
+# modules they import. `--device=local-sync` (or no --device) both work for them.
+RUN_DEVICE = "--device=local-sync"
+
+
+def run_module(path: "str | os.PathLike", function: str, inputs: Sequence[str] = (),
+               *flags: str) -> str:
+    """iree-run-module's stdout for one call (inputs as `--input=` values: `16xf32=1`, `2.5`)."""
+    argv = [find_tool("iree-run-module"), RUN_DEVICE, f"--module={path}", f"--function={function}",
+            *(f"--input={i}" for i in inputs), *flags]
+    return _run(argv).stdout
