@@ -129,3 +129,17 @@ def run_module(path: "str | os.PathLike", function: str, inputs: Sequence[str] =
     argv = [find_tool("iree-run-module"), RUN_DEVICE, f"--module={path}", f"--function={function}",
             *(f"--input={i}" for i in inputs), *flags]
     return _run(argv).stdout
+
+
+def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") -> str:
+    """The compiler's VM IR (`--compile-to=vm`) for an MLIR file; cached in the session folder."""
+    src = Path(src_path)
+    flags = compile_flags(model)
+    key = hashlib.sha256(src.read_bytes() + "\0".join(flags).encode() + compiler_version().encode())
+    target = session_dir() / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
+    if not target.is_file():
+        text = _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, target)
+    return target.read_text()

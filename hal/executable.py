@@ -1,0 +1,371 @@
+"""CPU executable libraries compiled by iree-compile, loaded and dispatched on the host.
+
+`load_library(format, data)` takes the bytes of an `embedded-elf-<arch>` or `system-elf-<arch>` kernel
+library (as iree-compile emits them into a module's rodata), writes them to a private temporary file,
+dlopens it, calls `iree_hal_executable_library_query` with an environment_v0 laid out by the catalog,
+and reads library v0 — header, imports, exports — checking every pointer it follows against the
+loaded image first. `Library.dispatch` builds dispatch_state_v0 and workgroup_state_v0 in packed
+memory and runs every workgroup through the C helper in `native.py`.
+"""
+from __future__ import annotations
+
+import ctypes
+import io
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ireeabi.abi import targets
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.oracles import host_target_name
+from ireeabi.abi.views import ctypes_class
+from ireeabi.layouts import executable_library as X
+
+from .native import native
+
+
+class ExecutableError(IreeAbiError):
+    """A kernel library that cannot be loaded or dispatched; `code` is the IREE status code name."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+# IREE's architecture spellings in executable format strings, by ireeabi host target.
+_FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64"}
+_ELF_MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "riscv64": "EM_RISCV"}
+FORMAT_KINDS = ("embedded-elf", "system-elf")
+
+_RTLD_NOW = 0x2
+_RTLD_DI_LINKMAP = 2
+
+
+def host_formats() -> tuple[str, ...]:
+    """The executable formats this host can load."""
+    arch = _FORMAT_ARCH.get(host_target_name())
+    return tuple(f"{k}-{arch}" for k in FORMAT_KINDS) if arch else ()
+
+
+def query_support(format: str) -> bool:
+    """True when `format` names a library kind and architecture this host can run."""
+    return format in host_formats()
+
+
+@dataclass(frozen=True)
+class ExportInfo:
+    ordinal: int
+    name: str
+    function: int  # address of the dispatch function
+    constant_count: int
+    binding_count: int
+    workgroup_size: tuple[int, int, int]
+    local_memory_pages: int
+    flags: int
+
+
+@dataclass
+class DispatchResult:
+    status: int  # the kernel's return value of the last call (0 = success)
+    calls: int  # workgroups called
+
+
+class _Image:
+    """The address range a loaded library occupies; every pointer read from it is checked here."""
+
+    def __init__(self, lo: int, hi: int) -> None:
+        self.lo, self.hi = lo, hi
+
+    def check(self, address: int, size: int, what: str) -> int:
+        if address == 0:
+            raise ExecutableError("INVALID_ARGUMENT", f"library {what} is NULL")
+        if not (self.lo <= address and address + size <= self.hi):
+            raise ExecutableError("INVALID_ARGUMENT",
+                                  f"library {what} at 0x{address:x} (+{size}) lies outside the loaded image "
+                                  f"[0x{self.lo:x}, 0x{self.hi:x})")
+        return address
+
+    def cstring(self, address: int, what: str) -> str:
+        self.check(address, 1, what)
+        raw = ctypes.string_at(address, self.hi - address)
+        end = raw.find(b"\0")
+        if end < 0:
+            raise ExecutableError("INVALID_ARGUMENT", f"library {what} at 0x{address:x} is not terminated")
+        return raw[:end].decode("utf-8", "replace")
+
+    def read(self, cls: type, address: int, what: str) -> Any:
+        self.check(address, ctypes.sizeof(cls), what)
+        return cls.from_address(address)
+
+    def words(self, address: int, count: int, what: str) -> list[int]:
+        word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
+        return list(self.read(word * count, address, what)) if count else []
+
+
+def _elf_image_span(data: bytes, host: str) -> tuple[int, int]:
+    """(lowest vaddr, highest vaddr end) over PT_LOAD, after checking class and machine."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        machine = elf["e_machine"]
+        bits = elf.elfclass
+        loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
+        dynsym = elf.get_section_by_name(".dynsym")
+        names = {s.name for s in dynsym.iter_symbols()} if dynsym is not None else set()
+    except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError) as e:
+        raise ExecutableError("INVALID_ARGUMENT", f"not a loadable ELF library: {e}") from None
+    want_bits = targets.get(host).pointer_size * 8
+    if machine != _ELF_MACHINE.get(host) or bits != want_bits:
+        raise ExecutableError("FAILED_PRECONDITION",
+                              f"ELF for {machine} ({bits}-bit) cannot run on this {host} host")
+    if not loads:
+        raise ExecutableError("INVALID_ARGUMENT", "ELF library has no PT_LOAD segment")
+    if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME not in names:
+        raise ExecutableError("NOT_FOUND",
+                              f"ELF library exports no {X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}")
+    return min(s["p_vaddr"] for s in loads), max(s["p_vaddr"] + s["p_memsz"] for s in loads)
+
+
+class _LinkMap(ctypes.Structure):
+    _fields_ = [("l_addr", ctypes.c_size_t), ("l_name", ctypes.c_char_p)]
+
+
+@dataclass(eq=False)
+class Library:
+    format: str
+    name: str
+    version: int
+    imports: tuple[str, ...]
+    exports: tuple[ExportInfo, ...]
+    constant_count: int
+    _dll: Any = field(repr=False)
+    _image: _Image = field(repr=False)
+    _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
+    _keep: list = field(default_factory=list, repr=False)
+
+    @property
+    def environment_address(self) -> int:
+        return ctypes.addressof(self._env)
+
+    def export(self, name: str) -> ExportInfo:
+        for e in self.exports:
+            if e.name == name:
+                return e
+        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+
+    def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
+              workgroup_count: tuple[int, int, int]) -> DispatchResult:
+        """Run every workgroup of export `ordinal` with a prepared dispatch_state (an address)."""
+        if self._dll is None:
+            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+        if not 0 <= ordinal < len(self.exports):
+            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+        lib = native()
+        calls = lib.ffi.new("uint64_t*")
+        x, y, z = workgroup_count
+        status = lib.lib.ireeabi_issue_workgroups(
+            self.exports[ordinal].function, self.environment_address, dispatch_state, workgroup_state,
+            _WG_OFFSETS[0], _WG_OFFSETS[1], _WG_OFFSETS[2], x, y, z, calls)
+        return DispatchResult(status, calls[0])
+
+    def dispatch(self, ordinal: int, workgroup_count: tuple[int, int, int], constants: Sequence[int] = (),
+                 bindings: Sequence[tuple[int, int]] = (), workgroup_size: tuple[int, int, int] = (1, 1, 1),
+                 processor_id: int = 0) -> DispatchResult:
+        """Dispatch with Python values: constants as uint32, bindings as (address, byte length)."""
+        state = DispatchState(len(constants), len(bindings))
+        state.set(workgroup_size=workgroup_size, workgroup_count=workgroup_count, constants=constants,
+                  bindings=bindings)
+        wg = new_workgroup_state(processor_id)
+        result = self.issue(ordinal, state.address, ctypes.addressof(wg), workgroup_count)
+        if result.status != 0:
+            raise ExecutableError("INTERNAL",
+                                  f"executable entry point returned catastrophic error {result.status}")
+        return result
+
+    def close(self) -> None:
+        """Unload (dlclose) the library; later dispatches fail clearly."""
+        if self._dll is not None:
+            handle = self._dll._handle
+            self._dll = None
+            ctypes.CDLL(None).dlclose(ctypes.c_void_p(handle))
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _host() -> targets.Target:
+    return targets.get(host_target_name())
+
+
+def _cls(decl: Any) -> type:
+    return ctypes_class(decl, _host())
+
+
+_WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host_target_name())
+_WG_OFFSETS = tuple(_WG_LAYOUT.field(f"workgroup_id_{a}").offset for a in "xyz")
+
+
+def new_workgroup_state(processor_id: int = 0) -> Any:
+    """A zeroed, 64-byte-aligned workgroup_state_v0 as IREE keeps on its stack (ids set per call)."""
+    cls = _cls(X.iree_hal_executable_workgroup_state_v0_t)
+    raw = ctypes.create_string_buffer(ctypes.sizeof(cls) + 64)
+    addr = -(-ctypes.addressof(raw) // 64) * 64
+    wg = cls.from_address(addr)
+    wg._raw = raw  # keep the backing memory alive with the view
+    wg.processor_id = processor_id
+    return wg
+
+
+class DispatchState:
+    """dispatch_state_v0 plus the constant and binding arrays it points at, all kept alive together."""
+
+    def __init__(self, constant_count: int, binding_count: int) -> None:
+        self.state = _cls(X.iree_hal_executable_dispatch_state_v0_t)()
+        self.constants = (ctypes.c_uint32 * max(constant_count, 1))()
+        self.binding_ptrs = (ctypes.c_size_t * max(binding_count, 1))()
+        self.binding_lengths = (ctypes.c_size_t * max(binding_count, 1))()
+        s = self.state
+        s.constant_count = constant_count
+        s.binding_count = binding_count
+        s.max_concurrency = 1
+        s.constants = ctypes.addressof(self.constants)
+        s.binding_ptrs = ctypes.addressof(self.binding_ptrs)
+        s.binding_lengths = ctypes.addressof(self.binding_lengths)
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self.state)
+
+    def set(self, *, workgroup_size: tuple[int, int, int], workgroup_count: tuple[int, int, int],
+            constants: Sequence[int], bindings: Sequence[tuple[int, int]]) -> None:
+        s = self.state
+        s.workgroup_size_x, s.workgroup_size_y, s.workgroup_size_z = workgroup_size
+        s.workgroup_count_x, s.workgroup_count_y, s.workgroup_count_z = workgroup_count
+        for i, c in enumerate(constants):
+            self.constants[i] = c & 0xFFFFFFFF
+        for i, (ptr, length) in enumerate(bindings):
+            self.binding_ptrs[i] = ptr
+            self.binding_lengths[i] = length
+
+
+def load_library(format: str, data: bytes, constants: Sequence[int] = ()) -> Library:
+    """Load a kernel library of `format` from its bytes (see module doc)."""
+    host = host_target_name()
+    if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
+        raise ExecutableError("NOT_FOUND",
+                              f"no executable loader registered for the given executable format '{format}'")
+    if not query_support(format):
+        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on this {host} host "
+                              f"(supported: {', '.join(host_formats()) or 'none'})")
+    lo, hi = _elf_image_span(bytes(data), host)
+    fd, path = tempfile.mkstemp(prefix="ireeabi-kernel-", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            dll = ctypes.CDLL(path, mode=_RTLD_NOW)
+        except OSError as e:
+            raise ExecutableError("INVALID_ARGUMENT", f"dlopen failed: {e}") from None
+    finally:
+        os.unlink(path)  # private: gone from the file system once mapped
+    try:
+        return _bind(format, dll, lo, hi, constants)
+    except BaseException:
+        ctypes.CDLL(None).dlclose(ctypes.c_void_p(dll._handle))
+        raise
+
+
+def _image_of(dll: Any, lo: int, hi: int) -> _Image:
+    libdl = ctypes.CDLL(None)
+    lm = ctypes.POINTER(_LinkMap)()
+    if libdl.dlinfo(ctypes.c_void_p(dll._handle), _RTLD_DI_LINKMAP, ctypes.byref(lm)) != 0:
+        raise ExecutableError("INTERNAL", "dlinfo could not locate the loaded library")
+    base = lm.contents.l_addr
+    return _Image(base + lo, base + hi)
+
+
+def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int]) -> Library:
+    image = _image_of(dll, lo, hi)
+    keep: list = []
+    env_cls = _cls(X.iree_hal_executable_environment_v0_t)
+    env = env_cls()
+    env.import_thunk = native().lib.ireeabi_import_thunk_address()
+    if constants:
+        arr = (ctypes.c_uint32 * len(constants))(*[c & 0xFFFFFFFF for c in constants])
+        keep.append(arr)
+        env.constants = ctypes.addressof(arr)
+
+    query_addr = ctypes.cast(getattr(dll, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), ctypes.c_void_p).value
+    query = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(query_addr)
+    lib_addr = query(X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, ctypes.addressof(env))
+    if not lib_addr:
+        raise ExecutableError("FAILED_PRECONDITION",
+                              "executable library query returned NULL: no version this runtime supports")
+    v0 = image.read(_cls(X.iree_hal_executable_library_v0_t), lib_addr, "library_v0")
+    header = image.read(_cls(X.iree_hal_executable_library_header_t), v0.header, "header")
+    if header.version > X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:
+        raise ExecutableError("FAILED_PRECONDITION", f"library version {header.version} is newer than "
+                              f"{X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST}")
+    if header.sanitizer != X.SanitizerKind.NONE:
+        raise ExecutableError("UNAVAILABLE",
+                              f"library built with sanitizer {X.SanitizerKind(header.sanitizer).name}")
+    name = image.cstring(header.name, "name") if header.name else ""
+
+    imports = tuple(image.cstring(p, f"import {i} name")
+                    for i, p in enumerate(image.words(v0.imports.symbols, v0.imports.count, "import symbols")))
+    required = [s for s in imports if not s.startswith("?")]
+    if required:
+        raise ExecutableError("UNIMPLEMENTED", f"library {name} imports {', '.join(required)}, which ireeabi "
+                              "does not provide (only optional '?' imports are left unresolved)")
+    if imports:  # every import optional: NULL function, NULL context
+        funcs = (ctypes.c_void_p * len(imports))()
+        ctxs = (ctypes.c_void_p * len(imports))()
+        keep += [funcs, ctxs]
+        env.import_funcs, env.import_contexts = ctypes.addressof(funcs), ctypes.addressof(ctxs)
+
+    if v0.constants.count != len(constants):
+        raise ExecutableError("FAILED_PRECONDITION", f"executable constant count mismatch: library expects "
+                              f"{v0.constants.count}, given {len(constants)}")
+    exports = _read_exports(image, v0.exports, name)
+    return Library(format, name, header.version, imports, exports, v0.constants.count, dll, image, env, keep)
+
+
+def _read_exports(image: _Image, table: Any, lib_name: str) -> tuple[ExportInfo, ...]:
+    count = table.count
+    if count == 0:
+        return ()
+    if not table.attrs:
+        raise ExecutableError("INVALID_ARGUMENT", f"library {lib_name} has no export attrs")
+    if not table.names:
+        raise ExecutableError("INVALID_ARGUMENT", f"library {lib_name} has exports but no names")
+    fns = image.words(table.ptrs, count, "export pointers")
+    names = image.words(table.names, count, "export names")
+    attrs_cls = _cls(X.iree_hal_executable_dispatch_attrs_v0_t)
+    attrs = image.read(attrs_cls * count, table.attrs, "export attrs")
+    out = []
+    for i in range(count):
+        a = attrs[i]
+        nm = image.cstring(names[i], f"export {i} name")
+        if not nm:
+            raise ExecutableError("INVALID_ARGUMENT", f"export {i} of {lib_name} has an empty name")
+        for what, n in (("constant", a.constant_count), ("binding", a.binding_count)):
+            limit = X.IREE_HAL_EXECUTABLE_MAX_CONSTANT_COUNT if what == "constant" \
+                else X.IREE_HAL_EXECUTABLE_MAX_BINDING_COUNT
+            if n > limit:
+                raise ExecutableError("OUT_OF_RANGE", f"export {nm}: {n} {what}s exceed the limit {limit}")
+        image.check(fns[i], 1, f"export {nm} function")
+        out.append(ExportInfo(i, nm, fns[i], a.constant_count, a.binding_count,
+                              (a.workgroup_size_x or 1, a.workgroup_size_y or 1, a.workgroup_size_z or 1),
+                              a.local_memory_pages, a.flags))
+    return tuple(out)
+
+
+__all__ = ["ExecutableError", "ExportInfo", "Library", "DispatchResult", "DispatchState", "load_library",
+           "query_support", "host_formats", "new_workgroup_state"]
