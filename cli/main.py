@@ -1,26 +1,171 @@
-"""The `ireeabi` command line."""
+"""The `ireeabi` command line.
+
+    ireeabi layout NAME_OR_CCONV [--target T | --all-targets] [--spans 4,3] [--json]
+    ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json]
+    ireeabi targets [--json]
+    ireeabi list [--json]
+
+Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
+Bad input is reported in one message naming the offending value; never with a traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any, Sequence, TextIO
+
+from ireeabi import layouts
+from ireeabi.abi import cconv
+from ireeabi.abi.errors import IreeAbiError, UnknownNameError
+from ireeabi.abi.layout import Struct
+
+from . import cmd_check, cmd_layout, cmd_targets, render
+from .errors import CliError
+from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
+
+EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _target_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--target", "-t", metavar="T",
+                   help=f"data model (default {DEFAULT_TARGET}; `ireeabi targets` lists them)")
+    g.add_argument("--all-targets", "-a", action="store_true", help="every data model side by side")
+    p.add_argument("--spans", metavar="N,N", help="element count of each span, e.g. 4,3")
+    p.add_argument("--json", action="store_true", help="machine-readable output (see README)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ireeabi",
-        description="Inspect IREE's runtime native ABI: struct layouts and calling conventions per data model.",
+        description="Inspect IREE's runtime native ABI: struct layouts and calling conventions "
+                    "per data model.",
     )
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("layout", help="struct table or cconv instance layout",
+                       description="A catalog struct (pahole-style table) or a calling convention "
+                                   "(`0...` signature or a bare fragment such as rIiiiCiDCrIID). "
+                                   "Without --spans every span has 1 element.")
+    p.add_argument("name", metavar="NAME_OR_CCONV")
+    _target_options(p)
+    p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
+                       description="Findings of the cconv rules and of the hand-written span readers, "
+                                   "with the bytes involved. Without --spans, counts 0..3 per span are "
+                                   "swept. Exit 0: no finding, 1: findings, 2: bad input.")
+    p.add_argument("cconv", metavar="CCONV")
+    _target_options(p)
+    p = sub.add_parser("targets", help="the data models and their ABI numbers")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("list", help="the catalog's struct names")
+    p.add_argument("--json", action="store_true")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _emit(lines: Sequence[str], out: TextIO) -> None:
+    for line in lines:
+        out.write(line + "\n")
+
+
+def _emit_json(obj: Any, out: TextIO) -> None:
+    out.write(json.dumps(obj, indent=2) + "\n")
+
+
+def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
+    tgts = select_targets(args.target, args.all_targets)
+    spans = parse_spans(args.spans)
+    what = resolve(args.name)
+    if isinstance(what, Struct):
+        if spans is not None:
+            raise CliError(f"--spans applies to calling conventions, not to struct {what.name}")
+        if args.json:
+            _emit_json(cmd_layout.struct_data(what, tgts, args.all_targets), out)
+        elif args.all_targets:
+            _emit(cmd_layout.struct_all_text(what, tgts), out)
+        else:
+            _emit(cmd_layout.struct_text(what, tgts[0]), out)
+        return EXIT_OK
+    cmd_layout.instances(what, tgts, spans)  # validates span counts before any output
+    if args.json:
+        _emit_json(cmd_layout.cconv_data(what, tgts, spans), out)
+    elif args.all_targets:
+        _emit(cmd_layout.cconv_all_text(what, tgts, spans), out)
+    else:
+        _emit(cmd_layout.cconv_text(what, tgts[0], spans), out)
+    return EXIT_OK
+
+
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    tgts = select_targets(args.target, args.all_targets)
+    spans = parse_spans(args.spans)
+    inp = require_cconv(args.cconv)
+    res = cmd_check.run(inp, tgts, spans)
+    if args.json:
+        _emit_json(cmd_check.data(res), out)
+    else:
+        _emit(cmd_check.text(res, inp), out)
+    return res.exit_code
+
+
+def _cmd_targets(args: argparse.Namespace, out: TextIO) -> int:
+    if args.json:
+        _emit_json(cmd_targets.data(), out)
+    else:
+        _emit(cmd_targets.text(), out)
+    return EXIT_OK
+
+
+def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
+    names = layouts.names()
+    if args.json:
+        _emit_json([{"name": n, "module": layouts.module_of(n)} for n in names], out)
+        return EXIT_OK
+    cols = [render.Column("struct"), render.Column("declared in")]
+    rows = [(n, layouts.module_of(n)) for n in names]
+    _emit(render.table(cols, rows) + ["plus iree_vm_abi_<fragment>_t for any fragment a generic "
+                                      "shim can express"], out)
+    return EXIT_OK
+
+
+COMMANDS = {"layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list}
+
+
+def error_lines(e: IreeAbiError) -> list[str]:
+    """One readable message (fitting the width) for bad input."""
+    if isinstance(e, UnknownNameError):
+        msg = f"unknown {e.what} {e.name!r}"
+        if e.closest:
+            msg += f"; closest: {', '.join(e.closest)}"
+        if len(e.valid) <= 10:
+            msg += f"; valid: {', '.join(e.valid)}"
+        elif e.what == "struct":
+            msg += f" (`ireeabi list` shows all {len(e.valid)})"
+        return render.wrap("ireeabi: error: " + msg, subsequent=4)
+    if isinstance(e, cconv.CconvError):
+        lines = render.wrap(f"ireeabi: error: malformed cconv: {e}", subsequent=4)
+        if len(e.text) < render.WIDTH - 4:
+            lines += ["    " + e.text, "    " + " " * e.index + "^"]
+        return lines
+    return render.wrap(f"ireeabi: error: {e}", subsequent=4)
+
+
+def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (exit 0)
+        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     if args.command is None:
-        parser.print_help()
-        return 0
-    return 0
+        parser.print_help(out)
+        return EXIT_OK
+    try:
+        return COMMANDS[args.command](args, out)
+    except IreeAbiError as e:
+        _emit(error_lines(e), err)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from ireeabi.abi.errors import UnknownNameError  # noqa: F401  (re-exported)
 from ireeabi.abi.layout import Struct
 
 # Modules of the catalog, in dependency order; each has a STRUCTS list.
-MODULES = ["base", "ref", "buffer"]
+MODULES = ["base", "ref", "buffer", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
 
 _ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
 
@@ -28,6 +28,19 @@ def _catalog() -> dict[str, Struct]:
                     raise AssertionError(f"two declarations named {n.name}")
                 out[n.name] = n
     return out
+
+
+def module_of(name: str) -> str:
+    """The catalog module declaring struct `name` (`"cconv"` for the derived shim structs)."""
+    if _ABI_STRUCT.match(name):
+        get(name)  # raises UnknownNameError for a fragment the shim macros cannot express
+        return "cconv"
+    for m in MODULES:
+        mod = importlib.import_module(f"{__name__}.{m}")
+        for s in mod.STRUCTS:
+            if any(n.name == name for n in (*s.nested(), s)):
+                return m
+    raise UnknownNameError("struct", name, _catalog())
 
 
 def names() -> list[str]:

@@ -1,0 +1,237 @@
+"""`ireeabi check CCONV`: every disagreement between IREE's layout rules, with the bytes involved.
+
+Each instance (target x side x span counts) is laid out by `cconv.layout`, whose findings compare
+the VM's size rule, its packer and the generic shim structs; fragments with spans are also read by
+the hand-written span readers (`cconv.span_reader`, each of `cconv.READER_FORMS`). Every finding
+comes with the byte ranges it is about, drawn under a hex dump of a sample buffer packed by
+`abi.codec` with recognisable values (every byte of value #k is k).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ireeabi.abi import cconv, codec
+from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
+from ireeabi.abi.targets import Target
+
+from . import describe, render
+from .render import Mark
+from .resolve import SWEEP_MAX, CconvInput, span_instances
+
+PACKED, READ, OTHER = "^", "r", "!"
+MAX_ALSO = 8  # instances listed by name after the first one of a repeated finding
+
+
+@dataclass(frozen=True)
+class Involved:
+    label: str
+    char: str
+    offset: int
+    size: int
+
+    def describe(self) -> str:
+        end = self.offset + self.size - 1
+        span = f"{self.offset}..{end}" if self.size > 1 else f"{self.offset}"
+        return f"{self.char} {self.label} {span}"
+
+
+@dataclass
+class Annotated:
+    finding: Finding
+    involved: list[Involved]
+
+
+@dataclass(eq=False)  # identity: grouped by object
+class Instance:
+    target: Target
+    side: str
+    layout: FragmentLayout
+    findings: list[Annotated] = field(default_factory=list)
+    readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
+
+    def sample(self) -> bytes:
+        c = codec.codec(self.layout)
+        buf = bytearray(max(c.struct.size, self.layout.size))
+        c.pack_into(buf, 0, describe.sample_values(self.layout))
+        return bytes(buf)
+
+
+def involved(f: Finding, lay: FragmentLayout, reader: ReaderView | None = None) -> list[Involved]:
+    """The byte ranges a finding is about: where the VM packs a value and where a reader looks."""
+    if f.rule.startswith("reader-") and reader is not None:
+        who = f"read by the {reader.name} reader"
+        if f.offset is None:
+            return [Involved(f"needed by the {reader.name} reader", OTHER, lay.size,
+                             reader.end - lay.size)]
+        for c, r in zip(lay.counts, reader.count_reads):
+            if c.offset == f.offset and c.offset != r:
+                return [Involved(f"span {c.span} count packed", PACKED, c.offset, c.size),
+                        Involved(who, READ, r, c.size)]
+        for v, r in zip(lay.values, reader.reads):
+            if v.offset == f.offset and v.offset != r:
+                return [Involved("value packed", PACKED, v.offset, v.size), Involved(who, READ, r, v.size)]
+    if f.rule == "fixed-struct-sizeof" and lay.fixed_struct is not None and lay.counts:
+        c = lay.counts[0]
+        size = lay.fixed_struct.layout(lay.target).size
+        return [Involved("span 0 count packed", PACKED, c.offset, c.size),
+                Involved(f"read at sizeof({lay.fixed_struct.name})", READ, size, c.size)]
+    if f.rule == "fixed-struct-offset" and lay.fixed_struct is not None:
+        flay = lay.fixed_struct.layout(lay.target)
+        for v, fl in zip(lay.values, flay.fields):
+            if v.offset == f.offset and v.offset != fl.offset:
+                return [Involved("value packed", PACKED, v.offset, v.size),
+                        Involved(f"{lay.fixed_struct.name}.{fl.name}", READ, fl.offset, fl.size)]
+    if f.rule == "shim-offset" and lay.shim is not None:
+        who = f"read by {lay.shim.struct.name}"
+        if lay.counts and lay.counts[0].offset == f.offset and lay.shim.count_offset is not None:
+            return [Involved("span 0 count packed", PACKED, f.offset, 4),
+                    Involved(who, READ, lay.shim.count_offset, 4)]
+        for v, r in zip(lay.values, lay.shim.reads):
+            if v.offset == f.offset and v.offset != r:
+                return [Involved("value packed", PACKED, v.offset, v.size), Involved(who, READ, r, v.size)]
+    if f.rule == "shim-length" and lay.shim is not None:
+        lo, hi = sorted((lay.size, lay.shim.required_length))
+        return [Involved(f"between the VM's {lay.size} B and the shim's {lay.shim.required_length} B",
+                         OTHER, lo, hi - lo)]
+    if f.rule == "pack-overflow":
+        return [Involved("written past the allocation", OTHER, lay.size, lay.packed_size - lay.size)]
+    return [Involved("offset", OTHER, f.offset, 1)] if f.offset is not None else []
+
+
+@dataclass
+class CheckResult:
+    text: str
+    targets: list[Target]
+    spans: tuple[int, ...] | None
+    instances: list[Instance]
+
+    @property
+    def n_findings(self) -> int:
+        return sum(len(i.findings) for i in self.instances)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.n_findings else 0
+
+
+def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) -> CheckResult:
+    out: list[Instance] = []
+    for t in tgts:
+        for side in inp.sides:
+            for counts in span_instances(side, spans, sweep=True):
+                lay = cconv.layout(side.fragment, t, counts)
+                inst = Instance(t, side.label, lay)
+                inst.findings = [Annotated(f, involved(f, lay)) for f in lay.findings]
+                if side.fragment.has_spans:
+                    for form in cconv.READER_FORMS:
+                        reader = cconv.span_reader(side.fragment, t, counts, form=form)
+                        found = cconv.compare_reader(lay, reader)
+                        inst.readers[form] = len(found)
+                        inst.findings += [Annotated(f, involved(f, lay, reader)) for f in found]
+                out.append(inst)
+    return CheckResult(inp.text, list(tgts), spans, out)
+
+
+# --------------------------------------------------------------------------------------------------
+# Text
+
+
+def _sides_line(inp: CconvInput) -> str:
+    parts = []
+    for s in inp.sides:
+        text = repr(s.fragment.text) if s.fragment.items else "void"
+        n = s.n_spans
+        parts.append(f"{s.label} {text}" + (f" ({n} span{'s' if n != 1 else ''})" if n else ""))
+    return ", ".join(parts)
+
+
+def text(res: CheckResult, inp: CconvInput) -> list[str]:
+    where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
+    out = render.wrap(f"check {res.text} on {where}: {_sides_line(inp)}", subsequent=2)
+    if any(s.n_spans for s in inp.sides if s.label != "results"):
+        out.append(f"span counts: {list(res.spans)}" if res.spans is not None
+                   else f"span counts: every combination of 0..{SWEEP_MAX} per span")
+    out.append("sample buffers: every byte of value #k is k; counts are the real counts; gaps are 00")
+    for t in res.targets:
+        insts = [i for i in res.instances if i.target is t]
+        n = sum(len(i.findings) for i in insts)
+        out.append("")
+        out.append(f"{t.name}: {len(insts)} instance{'s' if len(insts) != 1 else ''}, "
+                   f"{n} finding{'s' if n != 1 else ''}")
+        for side in inp.sides:
+            sinsts = [i for i in insts if i.side == side.label]
+            out += _side_text(side.label, sinsts)
+    out.append("")
+    rules = sorted({a.finding.rule for i in res.instances for a in i.findings})
+    if rules:
+        hit = sum(1 for i in res.instances if i.findings)
+        out += render.wrap(f"{res.n_findings} findings in {hit} of {len(res.instances)} instances "
+                           f"(rules: {', '.join(rules)}); exit 1")
+    else:
+        out.append(f"no finding in {len(res.instances)} instances: every rule agrees; exit 0")
+    return out
+
+
+def _side_text(label: str, insts: Sequence[Instance]) -> list[str]:
+    out: list[str] = []
+    groups: dict[str, list[tuple[Instance, Annotated]]] = {}
+    for inst in insts:
+        for a in inst.findings:
+            groups.setdefault(a.finding.rule, []).append((inst, a))
+    for rule, items in groups.items():
+        # Show an instance where every span has elements, when there is one: its dump shows them.
+        inst, a = next(((i, x) for i, x in items if all(i.layout.spans)), items[0])
+        n_inst = len({id(i) for i, _ in items})
+        out.append(f"  {label} {rule}: in {n_inst} of {len(insts)} instances, e.g.:")
+        out += render.wrap(a.finding.message, indent=4, subsequent=6)
+        if a.involved:
+            out += render.wrap("bytes: " + "; ".join(x.describe() for x in a.involved),
+                               indent=4, subsequent=6)
+            marks = [Mark(x.char, x.offset, x.size) for x in a.involved]
+            out += render.hexdump(inst.sample(), marks, indent=6)
+        others = []
+        for i in dict.fromkeys(i for i, _ in items if i is not inst):
+            others.append(str(list(i.layout.spans)))
+        if others:
+            shown = ", ".join(others[:MAX_ALSO]) + (f" and {len(others) - MAX_ALSO} more"
+                                                     if len(others) > MAX_ALSO else "")
+            out += render.wrap(f"also with spans {shown}", indent=4, subsequent=6)
+    with_readers = [i for i in insts if i.readers]
+    if with_readers:
+        parts = []
+        for form in cconv.READER_FORMS:
+            bad = sum(1 for i in with_readers if i.readers.get(form))
+            parts.append(f"{form} misreads {bad} of {len(with_readers)}" if bad
+                         else f"{form} agrees in all {len(with_readers)}")
+        out.append(f"  {label} span readers: " + "; ".join(parts))
+    if not groups:
+        out.append(f"  {label}: no finding")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON
+
+
+def data(res: CheckResult) -> dict[str, Any]:
+    findings = []
+    for inst in res.instances:
+        sample = None
+        for a in inst.findings:
+            sample = sample or inst.sample().hex()
+            d = describe.finding_json(a.finding)
+            d.update(target=inst.target.name, side=inst.side, cconv=inst.layout.cconv,
+                     spans=list(inst.layout.spans),
+                     bytes=[{"label": x.label, "offset": x.offset, "size": x.size} for x in a.involved],
+                     sample=sample)
+            findings.append(d)
+    return {
+        "cconv": res.text,
+        "targets": [t.name for t in res.targets],
+        "spans": list(res.spans) if res.spans is not None else None,
+        "sweep": None if res.spans is not None else {"min": 0, "max": SWEEP_MAX},
+        "instances": len(res.instances),
+        "findings": findings,
+        "exit_code": res.exit_code,
+    }

@@ -1,0 +1,299 @@
+"""runtime/src/iree/hal/buffer.h and buffer_view.h/.c: mappings, access bits, element types, views.
+
+The buffer view is private to buffer_view.c; its field list is declared here as IREE allocates it:
+one block of `sizeof(header) + rank * sizeof(iree_hal_dim_t)` bytes with the dims in a flexible
+`shape[]`.
+"""
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.layout import Array, Field, Pointer, Scalar, Struct
+from ireeabi.abi.targets import Target, get as _get_target
+
+from .base import iree_allocator_t, iree_byte_span_t, iree_device_size_t, iree_host_size_t
+from .ref import iree_atomic_ref_count_t
+
+
+class ElementTypeError(IreeAbiError):
+    """A numerical type or bit count that does not fit the element type encoding."""
+
+
+# --------------------------------------------------------------------------------------------------
+# buffer.h: bits
+
+
+def iree_hal_whole_buffer(target: "Target | str") -> int:
+    """IREE_HAL_WHOLE_BUFFER: (iree_device_size_t)-1, all ones at the target's device-size width."""
+    t = _get_target(target)
+    return (1 << (8 * t.scalar(iree_device_size_t.c_type).size)) - 1
+
+
+class MemoryType(enum.IntFlag):
+    """iree_hal_memory_type_bits_t (uint32)."""
+
+    NONE = 0
+    OPTIMAL = 1 << 0
+    HOST_VISIBLE = 1 << 1
+    HOST_COHERENT = 1 << 2
+    HOST_CACHED = 1 << 3
+    HOST_LOCAL = HOST_VISIBLE | HOST_COHERENT | (1 << 6)
+    OPTIMAL_FOR_HOST = OPTIMAL | HOST_LOCAL
+    DEVICE_VISIBLE = 1 << 4
+    DEVICE_LOCAL = DEVICE_VISIBLE | (1 << 5)
+    OPTIMAL_FOR_DEVICE = OPTIMAL | DEVICE_LOCAL
+
+
+class MemoryAccess(enum.IntFlag):
+    """iree_hal_memory_access_bits_t (stored as uint16: iree_hal_memory_access_t)."""
+
+    NONE = 0
+    READ = 1 << 0
+    WRITE = 1 << 1
+    DISCARD = 1 << 2
+    DISCARD_WRITE = WRITE | DISCARD
+    MAY_ALIAS = 1 << 3
+    UNALIGNED = 1 << 4
+    ANY = 1 << 5  # bypasses access validation
+    ALL = READ | WRITE | DISCARD
+
+
+class BufferUsage(enum.IntFlag):
+    """iree_hal_buffer_usage_bits_t (uint32): the bits the inline HAL allocates with, and their parts."""
+
+    NONE = 0
+    TRANSFER_SOURCE = 1 << 0
+    TRANSFER_TARGET = 1 << 1
+    TRANSFER = TRANSFER_SOURCE | TRANSFER_TARGET
+    DISPATCH_INDIRECT_PARAMETERS = 1 << 8
+    DISPATCH_UNIFORM_READ = 1 << 9
+    DISPATCH_STORAGE_READ = 1 << 10
+    DISPATCH_STORAGE_WRITE = 1 << 11
+    DISPATCH_STORAGE = DISPATCH_STORAGE_READ | DISPATCH_STORAGE_WRITE
+    DISPATCH_IMAGE_READ = 1 << 12
+    DISPATCH_IMAGE_WRITE = 1 << 13
+    DISPATCH_IMAGE = DISPATCH_IMAGE_READ | DISPATCH_IMAGE_WRITE
+    DISPATCH = DISPATCH_INDIRECT_PARAMETERS | DISPATCH_UNIFORM_READ | DISPATCH_STORAGE | DISPATCH_IMAGE
+    SHARING_EXPORT = 1 << 16
+    SHARING_REPLICATE = 1 << 17
+    SHARING_CONCURRENT = 1 << 18
+    SHARING_IMMUTABLE = 1 << 19
+    MAPPING_SCOPED = 1 << 24
+    MAPPING_PERSISTENT = 1 << 25
+    MAPPING_OPTIONAL = 1 << 26
+    MAPPING_ACCESS_RANDOM = 1 << 27
+    MAPPING_ACCESS_SEQUENTIAL_WRITE = 1 << 28
+    MAPPING = MAPPING_SCOPED | MAPPING_ACCESS_RANDOM
+    DEFAULT = TRANSFER | DISPATCH_STORAGE
+
+
+class MappingMode(enum.IntFlag):
+    """iree_hal_mapping_mode_bits_t (uint32)."""
+
+    SCOPED = 1 << 0  # map_range retains the buffer until unmap
+    PERSISTENT = 1 << 1  # the caller keeps the buffer alive
+
+
+iree_hal_memory_type_t = Scalar("uint32_t", "iree_hal_memory_type_t")
+iree_hal_memory_access_t = Scalar("uint16_t", "iree_hal_memory_access_t")
+iree_hal_buffer_usage_t = Scalar("uint32_t", "iree_hal_buffer_usage_t")
+iree_hal_mapping_mode_t = Scalar("uint32_t", "iree_hal_mapping_mode_t")
+
+# --------------------------------------------------------------------------------------------------
+# buffer.h: mappings
+
+iree_hal_buffer_mapping_impl_t = Struct("iree_hal_buffer_mapping_impl_t", [
+    Field("byte_offset", iree_device_size_t, doc="where the mapped range starts in the buffer"),
+    Field("allowed_access", iree_hal_memory_access_t, doc="validation only"),
+    # The uint32 unit of these bit-fields starts at the offset of allowed_access (a uint16), so
+    # is_persistent lands in its upper half: byte 34 on LP64, not the next 4-byte unit.
+    Field("is_persistent", Scalar("uint32_t"), 1, doc="mapped with MappingMode.PERSISTENT"),
+    Field("reserved_flags", Scalar("uint32_t"), 31, doc="31 bits cannot share the unit: next uint32"),
+    Field("reserved", Array(Scalar("uint64_t"), 1),
+          doc="implementation data; the heap buffer never writes it, others (e.g. Vulkan) do"),
+])
+
+iree_hal_buffer_mapping_t = Struct("iree_hal_buffer_mapping_t", [
+    Field("contents", iree_byte_span_t, doc="the mapped bytes (set by the buffer implementation)"),
+    Field("buffer", Pointer("struct iree_hal_buffer_t"), doc="retained while a SCOPED mapping lives"),
+    Field("impl", iree_hal_buffer_mapping_impl_t, doc="private to the HAL: do not modify"),
+])
+
+# --------------------------------------------------------------------------------------------------
+# buffer_view.h: element and encoding types
+
+
+class NumericalType(enum.IntEnum):
+    """iree_hal_numerical_type_bits_t (uint8): the high byte of an element type."""
+
+    UNKNOWN = 0x00  # opaque: bytes cannot be interpreted, only counted
+    INTEGER = 0x10  # signless
+    INTEGER_SIGNED = 0x11
+    INTEGER_UNSIGNED = 0x12
+    BOOLEAN = 0x13
+    FLOAT = 0x20
+    FLOAT_IEEE = 0x21
+    FLOAT_BRAIN = 0x22
+    FLOAT_COMPLEX = 0x23
+    FLOAT_8_E5M2 = 0x24
+    FLOAT_8_E4M3FN = 0x25
+    FLOAT_8_E5M2_FNUZ = 0x26
+    FLOAT_8_E4M3_FNUZ = 0x27
+    FLOAT_8_E8M0_FNU = 0x28
+
+
+def iree_hal_make_element_type(numerical_type: int, bit_count: int) -> int:
+    """IREE_HAL_ELEMENT_TYPE_VALUE: `(numerical_type << 24) | bit_count` as a uint32.
+
+    IREE's macro does not mask; a bit count above 255 would corrupt the numerical-type byte (and the
+    other bytes are not read back), so it is an error here.
+    """
+    if not 0 <= int(numerical_type) <= 0xFF:
+        raise ElementTypeError(f"numerical type {numerical_type!r} does not fit in 8 bits")
+    if not 0 <= int(bit_count) <= 0xFF:
+        raise ElementTypeError(f"bit count {bit_count!r} outside 0..255 (the element type's low byte)")
+    return (int(numerical_type) << 24) | int(bit_count)
+
+
+def _check_u32(element_type: int) -> int:
+    if not 0 <= int(element_type) <= 0xFFFFFFFF:
+        raise ElementTypeError(f"element type {element_type!r} is not a uint32")
+    return int(element_type)
+
+
+def iree_hal_element_numerical_type(element_type: int) -> int:
+    """The high byte (`element_type >> 24`)."""
+    return _check_u32(element_type) >> 24
+
+
+def iree_hal_element_bit_count(element_type: int) -> int:
+    """The low byte (`element_type & 0xFF`); bits 8..23 are ignored, as in IREE."""
+    return _check_u32(element_type) & 0xFF
+
+
+def iree_hal_element_dense_byte_count(element_type: int) -> int:
+    """Bytes per element rounded up: `(bits + 7) / 8`."""
+    return (iree_hal_element_bit_count(element_type) + 7) // 8
+
+
+def iree_hal_element_packed_byte_count(element_type: int, element_count: int) -> int:
+    """Bytes of `element_count` packed elements: `(count * bits + 7) / 8`."""
+    return (element_count * iree_hal_element_bit_count(element_type) + 7) // 8
+
+
+def _all_bits(value: int, bits: int) -> bool:
+    return value & bits == bits
+
+
+def iree_hal_element_numerical_type_is_opaque(element_type: int) -> bool:
+    return iree_hal_element_numerical_type(element_type) == NumericalType.UNKNOWN
+
+
+def iree_hal_element_numerical_type_is_integer(element_type: int) -> bool:
+    """All INTEGER bits set: signless, signed, unsigned and boolean all qualify."""
+    return _all_bits(iree_hal_element_numerical_type(element_type), NumericalType.INTEGER)
+
+
+def iree_hal_element_numerical_type_is_boolean(element_type: int) -> bool:
+    return _all_bits(iree_hal_element_numerical_type(element_type), NumericalType.BOOLEAN)
+
+
+def iree_hal_element_numerical_type_is_float(element_type: int) -> bool:
+    """All FLOAT bits set: IEEE, brain, complex and the f8 zoo all qualify."""
+    return _all_bits(iree_hal_element_numerical_type(element_type), NumericalType.FLOAT)
+
+
+class DecodedElementType(NamedTuple):
+    numerical_type: "NumericalType | int"  # an int when IREE defines no such type
+    bit_count: int
+
+
+def decode_element_type(element_type: int) -> DecodedElementType:
+    """Split an element type into its numerical type (as NumericalType when known) and bit count."""
+    n = iree_hal_element_numerical_type(element_type)
+    try:
+        numerical: "NumericalType | int" = NumericalType(n)
+    except ValueError:
+        numerical = n
+    return DecodedElementType(numerical, iree_hal_element_bit_count(element_type))
+
+
+_mk = iree_hal_make_element_type
+
+
+class ElementType(enum.IntEnum):
+    """iree_hal_element_types_t (uint32)."""
+
+    NONE = _mk(NumericalType.UNKNOWN, 0)
+    OPAQUE_8 = _mk(NumericalType.UNKNOWN, 8)
+    OPAQUE_16 = _mk(NumericalType.UNKNOWN, 16)
+    OPAQUE_32 = _mk(NumericalType.UNKNOWN, 32)
+    OPAQUE_64 = _mk(NumericalType.UNKNOWN, 64)
+    BOOL_8 = _mk(NumericalType.BOOLEAN, 8)
+    INT_4 = _mk(NumericalType.INTEGER, 4)
+    SINT_4 = _mk(NumericalType.INTEGER_SIGNED, 4)
+    UINT_4 = _mk(NumericalType.INTEGER_UNSIGNED, 4)
+    INT_8 = _mk(NumericalType.INTEGER, 8)
+    SINT_8 = _mk(NumericalType.INTEGER_SIGNED, 8)
+    UINT_8 = _mk(NumericalType.INTEGER_UNSIGNED, 8)
+    INT_16 = _mk(NumericalType.INTEGER, 16)
+    SINT_16 = _mk(NumericalType.INTEGER_SIGNED, 16)
+    UINT_16 = _mk(NumericalType.INTEGER_UNSIGNED, 16)
+    INT_32 = _mk(NumericalType.INTEGER, 32)
+    SINT_32 = _mk(NumericalType.INTEGER_SIGNED, 32)
+    UINT_32 = _mk(NumericalType.INTEGER_UNSIGNED, 32)
+    INT_64 = _mk(NumericalType.INTEGER, 64)
+    SINT_64 = _mk(NumericalType.INTEGER_SIGNED, 64)
+    UINT_64 = _mk(NumericalType.INTEGER_UNSIGNED, 64)
+    FLOAT_16 = _mk(NumericalType.FLOAT_IEEE, 16)
+    FLOAT_32 = _mk(NumericalType.FLOAT_IEEE, 32)
+    FLOAT_64 = _mk(NumericalType.FLOAT_IEEE, 64)
+    BFLOAT_16 = _mk(NumericalType.FLOAT_BRAIN, 16)
+    COMPLEX_FLOAT_64 = _mk(NumericalType.FLOAT_COMPLEX, 64)
+    COMPLEX_FLOAT_128 = _mk(NumericalType.FLOAT_COMPLEX, 128)
+    FLOAT_8_E5M2 = _mk(NumericalType.FLOAT_8_E5M2, 8)
+    FLOAT_8_E4M3_FN = _mk(NumericalType.FLOAT_8_E4M3FN, 8)
+    FLOAT_8_E5M2_FNUZ = _mk(NumericalType.FLOAT_8_E5M2_FNUZ, 8)
+    FLOAT_8_E4M3_FNUZ = _mk(NumericalType.FLOAT_8_E4M3_FNUZ, 8)
+    FLOAT_8_E8M0_FNU = _mk(NumericalType.FLOAT_8_E8M0_FNU, 8)
+
+
+class EncodingType(enum.IntEnum):
+    """iree_hal_encoding_types_t (uint32)."""
+
+    OPAQUE = 0  # unknown: a view assert accepts any expected encoding against it
+    DENSE_ROW_MAJOR = 1
+
+
+iree_hal_element_type_t = Scalar("uint32_t", "iree_hal_element_type_t")
+iree_hal_encoding_type_t = Scalar("uint32_t", "iree_hal_encoding_type_t")
+iree_hal_dim_t = Scalar("size_t", "iree_hal_dim_t")  # iree_device_size_t
+
+# --------------------------------------------------------------------------------------------------
+# buffer_view.c: the view object
+
+iree_hal_buffer_view_t = Struct("iree_hal_buffer_view_t", [
+    Field("ref_count", iree_atomic_ref_count_t, doc="1 after create; destroy at 0"),
+    Field("host_allocator", iree_allocator_t, doc="frees this single allocation"),
+    Field("buffer", Pointer("iree_hal_buffer_t"), doc="retained for the view's lifetime"),
+    Field("element_type", iree_hal_element_type_t),
+    Field("encoding_type", iree_hal_encoding_type_t),
+    Field("byte_length", iree_device_size_t,
+          doc="ceil(prod(shape) * bits / 8); not checked against the buffer's length"),
+    Field("shape_rank", iree_host_size_t),
+    Field("shape", Array(iree_hal_dim_t, None), doc="shape_rank dims, allocated with the header"),
+], doc="private to buffer_view.c; one allocation of sizeof + rank * sizeof(iree_hal_dim_t)")
+
+
+def buffer_view_allocation_size(target: "Target | str", rank: int) -> int:
+    """Bytes iree_hal_buffer_view_create requests for a view of `rank` dims."""
+    if rank < 0:
+        raise IreeAbiError(f"negative shape rank {rank}")
+    t = _get_target(target)
+    lay = iree_hal_buffer_view_t.layout(t)
+    return lay.size + rank * t.scalar(iree_hal_dim_t.c_type).size
+
+
+STRUCTS = [iree_hal_buffer_mapping_impl_t, iree_hal_buffer_mapping_t, iree_hal_buffer_view_t]
