@@ -4,6 +4,7 @@
     ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json]
     ireeabi targets [--json]
     ireeabi list [--json]
+    ireeabi fixtures build|verify DIR
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
 Bad input is reported in one message naming the offending value; never with a traceback.
@@ -20,7 +21,7 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 
-from . import cmd_check, cmd_layout, cmd_targets, render
+from . import cmd_check, cmd_fixtures, cmd_layout, cmd_targets, render
 from .errors import CliError
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
@@ -59,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("list", help="the catalog's struct names")
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("fixtures", help="build or verify golden packed-buffer fixtures",
+                       description="Packed argument/result buffers of every hal_inline, hal_loader and "
+                                   "variadic hal signature on every data model, with JSON sidecars. "
+                                   "verify exits 1 naming the first differing offset and field.")
+    p.add_argument("action", choices=["build", "verify"])
+    p.add_argument("directory", metavar="DIR")
     return parser
 
 
@@ -127,7 +134,17 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list}
+def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
+    if args.action == "build":
+        _emit(cmd_fixtures.build(args.directory), out)
+        return EXIT_OK
+    lines, ok = cmd_fixtures.verify(args.directory)
+    _emit(lines, out)
+    return EXIT_OK if ok else EXIT_FINDINGS
+
+
+COMMANDS = {"layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
+            "fixtures": _cmd_fixtures}
 
 
 def error_lines(e: IreeAbiError) -> list[str]:

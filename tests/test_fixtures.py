@@ -77,3 +77,19 @@ def test_missing_and_stale_files(tmp_path):
 def test_no_folder():
     with pytest.raises(fixtures.FixtureError):
         fixtures.verify("/nonexistent/ireeabi")
+
+
+def test_cli_build_then_verify(tmp_path, capsys):
+    from ireeabi.cli.main import main
+
+    assert main(["fixtures", "build", str(tmp_path / "out")]) == 0
+    assert main(["fixtures", "verify", str(tmp_path / "out")]) == 0
+    victim = tmp_path / "out" / "x86_64" / "hal_loader.executable.dispatch.arguments.spans-4-3.bin"
+    data = bytearray(victim.read_bytes())
+    data[36] ^= 1
+    victim.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["fixtures", "verify", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "offset 36" in out and "a5_count" in out
+    assert main(["fixtures", "verify", str(tmp_path / "missing")]) == 2
