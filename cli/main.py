@@ -5,6 +5,7 @@
     ireeabi targets [--json]
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
+    ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
 Bad input is reported in one message naming the offending value; never with a traceback.
@@ -21,7 +22,7 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 
-from . import cmd_check, cmd_fixtures, cmd_layout, cmd_targets, render
+from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_targets, render
 from .errors import CliError
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
@@ -66,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
                                    "verify exits 1 naming the first differing offset and field.")
     p.add_argument("action", choices=["build", "verify"])
     p.add_argument("directory", metavar="DIR")
+    p = sub.add_parser("inspect", help="a compiled .vmfb module's imports, exports and rodata",
+                       description="Reads a .vmfb. --check-imports resolves every import against the "
+                                   "emulated native modules (hal_inline, hal_loader, and any registered): "
+                                   "missing functions, cconv mismatches, versions and layout findings on "
+                                   "the target. Exit 1 when an import is incompatible.")
+    p.add_argument("module", metavar="MODULE.vmfb")
+    p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
+    p.add_argument("--check-imports", action="store_true")
+    p.add_argument("--json", action="store_true")
     return parser
 
 
@@ -143,7 +153,17 @@ def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if ok else EXIT_FINDINGS
 
 
-COMMANDS = {"layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
+def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
+    (target,) = select_targets(args.target, False)
+    d = cmd_inspect.data(cmd_inspect.load(args.module), target, args.check_imports)
+    if args.json:
+        _emit_json(d, out)
+    else:
+        _emit(cmd_inspect.text(d), out)
+    return EXIT_FINDINGS if args.check_imports and not d["compatible"] else EXIT_OK
+
+
+COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
             "fixtures": _cmd_fixtures}
 
 
