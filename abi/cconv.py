@@ -247,8 +247,9 @@ def _vm_fields(target: Target) -> dict[str, tuple[int, int]]:
     return {"i": (4, 4), "f": (4, 4), "I": (8, 8), "F": (8, 8), "r": (r.size, r.align)}
 
 
-def _vm_field(char: str, target: Target) -> tuple[int, int]:
-    return _vm_fields(target)[char]
+def vm_field(char: str, target: "Target | str") -> tuple[int, int]:
+    """(size, alignment) of one value character under the VM's size and packing rules."""
+    return _vm_fields(_get_target(target))[char]
 
 
 def _check_spans(frag: Fragment, spans: Sequence[int] | None) -> tuple[int, ...]:
@@ -491,17 +492,16 @@ def span_reader(fragment: "Fragment | str", target: "Target | str", spans: Seque
             fa = layout_of(shim_struct(item.char), t).align
             p = align_up(p, fa)
             reads.append(p - base)
-            p += _vm_field(item.char, t)[0]
+            p += vm_field(item.char, t)[0]
             continue
         count_reads.append(p - base)
         p += 4
         n = counts[span_no]
         elay = layout_of(shim_struct(item.text), t)
-        if form == "pre-fix":
-            ealign = elay.align
-        else:
-            ealign = max([4] + [_vm_field(v.char, t)[1] for v in item.values])
-        p = align_up(p, ealign)
+        if form == "pre-fix":  # aligned to the C element struct, even when empty
+            p = align_up(p, elay.align)
+        elif n:  # as the packer: empty spans are not aligned
+            p = align_up(p, max([4] + [vm_field(v.char, t)[1] for v in item.values]))
         for e in range(n):
             for f in elay.fields:
                 reads.append(p - base + e * elay.size + f.offset)

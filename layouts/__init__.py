@@ -13,7 +13,7 @@ from ireeabi.abi.errors import UnknownNameError  # noqa: F401  (re-exported)
 from ireeabi.abi.layout import Struct
 
 # Modules of the catalog, in dependency order; each has a STRUCTS list.
-MODULES = ["base", "ref", "buffer", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
+MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
 
 _ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
 

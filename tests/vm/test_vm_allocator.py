@@ -1,0 +1,204 @@
+"""iree_allocator_t on real memory: ctl called through pointers in memory, IREE's statuses, aligned scheme."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ireeabi.layouts import base as L
+from ireeabi.vm import allocator as A
+from ireeabi.vm import callbacks, host
+from ireeabi.vm import status as S
+from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.vm.callbacks import FunctionPointerError
+from ireeabi.vm.heap import Heap, HeapError, tracked_heap
+from ireeabi.vm.status import StatusCode, StatusError
+
+P = host.POINTER_SIZE
+MAX_ALIGN = host.HOST.max_align
+
+
+class Recorder:
+    """A custom ctl that logs every command and serves it from the heap (written into memory by tests)."""
+
+    def __init__(self, heap: Heap, fail_with: StatusError | None = None) -> None:
+        self.heap = heap
+        self.fail_with = fail_with
+        self.log: list[tuple[str, int]] = []
+        self.address = A.make_ctl(self.ctl, name="recorder")
+
+    def ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
+        if self.fail_with is not None:
+            raise self.fail_with
+        if command == Command.FREE:
+            ptr = self.heap.read_word(inout)
+            self.log.append(("FREE", ptr))
+            self.heap.free(ptr)
+            return
+        n = A.read_byte_length(self.heap, params)
+        self.log.append((Command(command).name, n))
+        self.heap.write_word(inout, self.heap.malloc(n))
+
+    def close(self) -> None:
+        callbacks.forget(self.address)
+
+
+def test_layout_of_the_struct_matches_the_catalog() -> None:
+    lay = L.iree_allocator_t.layout(host.HOST)
+    assert A.ALLOCATOR_SIZE == lay.size == 2 * P  # fact sheet §5: {self @0, ctl @P}
+
+
+def test_heap_ctl_status_rules(heap: Heap) -> None:
+    a = A.heap_allocator(heap)
+    with pytest.raises(StatusError) as e:
+        A.malloc(heap, a, 0)
+    assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+    with heap.scratch(16) as slot:  # an unknown command, issued through the C pointer directly
+        result = callbacks.call(a.ctl, callbacks.CTL_FN, a.self, 7, None, slot)
+        assert S.code_of(result) == StatusCode.UNIMPLEMENTED
+        st_ = S.take(result)
+        assert st_.code == StatusCode.UNIMPLEMENTED
+    with pytest.raises(StatusError) as e:
+        A.malloc(heap, A.allocator_null(), 8)
+    assert e.value.message == "allocator has no control routine"
+    with pytest.raises(StatusError) as e:
+        A.malloc(heap, a, heap.limit + 1)
+    assert e.value.code == StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_malloc_is_calloc_and_realloc_of_null_mallocs(heap: Heap) -> None:
+    rec = Recorder(heap)
+    a = AllocatorT(0, rec.address)
+    p = A.malloc(heap, a, 10)
+    q = A.malloc_uninitialized(heap, a, 10)
+    r = A.realloc(heap, a, 20, 0)
+    assert [c for c, _ in rec.log] == ["CALLOC", "MALLOC", "REALLOC"]
+    for x in (p, q, r):
+        A.free(heap, a, x)
+    A.free(heap, a, 0)  # FREE is not issued for NULL
+    A.free(heap, A.allocator_null(), p)  # nor without ctl
+    assert [c for c, _ in rec.log].count("FREE") == 3
+    rec.close()
+
+
+def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
+    a = A.heap_allocator(heap)
+    p = A.malloc(heap, a, 4)
+    heap.write(p, b"wxyz")
+    p2 = A.realloc(heap, a, 64, p)
+    assert heap.read(p2, 4) == b"wxyz"
+    with heap.scratch(P) as slot:
+        heap.write_word(slot, p2)
+        S.check(callbacks.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
+        assert heap.read_word(slot) == 0
+
+
+def test_a_ctl_written_into_memory_by_other_code_is_honoured(heap: Heap) -> None:
+    rec = Recorder(heap)
+    where = heap.malloc(A.ALLOCATOR_SIZE)
+    view = heap.struct_at(L.iree_allocator_t, where)  # "other code" fills the struct field by field
+    view.self = 0xABC0
+    view.ctl = rec.address
+    assert A.read(heap, where) == AllocatorT(0xABC0, rec.address)
+    p = A.malloc(heap, where, 33)  # by address: the struct is read at the call
+    A.free(heap, where, p)
+    assert rec.log == [("CALLOC", 33), ("FREE", p)]
+    view.ctl = 0
+    with pytest.raises(StatusError, match="no control routine"):
+        A.malloc(heap, where, 1)
+    heap.free(where)
+    rec.close()
+
+
+def test_forged_ctl_pointers_are_never_called(heap: Heap) -> None:
+    for ctl in (0x1000, heap.malloc(8)):
+        with pytest.raises(FunctionPointerError) as e:
+            A.malloc(heap, AllocatorT(0, ctl), 8)
+        assert e.value.address == ctl
+    heap.free(ctl)
+
+
+def test_failing_ctl_status_travels_and_is_consumed(heap: Heap) -> None:
+    rec = Recorder(heap, StatusError(StatusCode.DATA_LOSS, "disk on fire"))
+    with pytest.raises(StatusError) as e:
+        A.malloc(heap, AllocatorT(0, rec.address), 8)
+    assert (e.value.code, e.value.message) == (StatusCode.DATA_LOSS, "disk on fire")
+    A.free(heap, AllocatorT(0, rec.address), 0x10)  # iree_allocator_free ignores (and frees) the status
+    rec.close()  # the heap fixture fails the test if any failing status was left unconsumed
+
+
+def test_heap_errors_cross_an_ignored_free_status(heap: Heap) -> None:
+    """FREE's status is ignored by iree_allocator_free, but a memory error inside it is not lost."""
+    a = A.heap_allocator(heap)
+    p = A.malloc(heap, a, 8)
+    A.free(heap, a, p)
+    with pytest.raises(HeapError, match=f"double free of 0x{p:x}"):
+        A.free(heap, a, p)
+
+
+def test_unconsumed_failing_status_is_a_leak() -> None:
+    from ireeabi.vm.heap import LeakError
+    with pytest.raises(LeakError, match="never consumed"):
+        with tracked_heap():
+            S.to_pointer(S.Status(StatusCode.ABORTED, "dropped"))
+
+
+def test_aligned_request_sizes_and_slot(heap: Heap) -> None:
+    """Request = sizeof(uintptr_t) + n + max(min_alignment, iree_max_align_t) (fact sheet §5)."""
+    rec = Recorder(heap)
+    a = AllocatorT(0, rec.address)
+    measured = {}
+    for alignment in (0, 8, 16, 64, 4096):
+        rec.log.clear()
+        r = A.malloc_aligned(heap, a, 100, alignment, 48)
+        (_, requested), = rec.log
+        measured[alignment] = requested
+        assert requested == P + 100 + max(alignment, MAX_ALIGN)
+        assert (r + 48) % max(alignment, MAX_ALIGN) == 0
+        base = heap.read_word(A.base_slot(r))
+        assert heap.allocation(base) is not None and A.base_slot(r) == (r & ~(P - 1)) - P
+        assert base + P <= r and r + 100 <= base + requested
+        A.free_aligned(heap, a, r)
+        assert rec.log[-1] == ("FREE", base)
+    if host.HOST.name == "x86_64":  # measured with the real code (fact sheet §5)
+        assert measured == {0: 124, 8: 124, 16: 124, 64: 172, 4096: 4204}
+    rec.close()
+
+
+def test_aligned_argument_errors(heap: Heap) -> None:
+    a = A.heap_allocator(heap)
+    with pytest.raises(StatusError, match="allocations must be >0 bytes"):
+        A.malloc_aligned(heap, a, 0, 0, 0)
+    with pytest.raises(StatusError, match=r"alignments must be powers of two \(got 24\)"):
+        A.malloc_aligned(heap, a, 8, 24, 0)
+    r = A.malloc_aligned(heap, a, 64, 64, 0)
+    with pytest.raises(StatusError, match="same alignment"):
+        A.realloc_aligned(heap, a, 128, 4096, 0, r)
+    A.free_aligned(heap, a, r)
+
+
+def test_free_aligned_of_a_plain_pointer_is_a_heap_error(heap: Heap) -> None:
+    a = A.heap_allocator(heap)
+    p = A.malloc(heap, a, 64)
+    with pytest.raises(HeapError, match=f"free_aligned of 0x{p + 16:x}, which malloc_aligned did not return"):
+        A.free_aligned(heap, a, p + 16)
+    A.free(heap, a, p)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(n=st.integers(1, 5000), align_log=st.one_of(st.none(), st.integers(0, 12)),
+       offset=st.integers(0, 256), grow=st.integers(1, 5000))
+def test_aligned_scheme_properties(n: int, align_log: int | None, offset: int, grow: int) -> None:
+    alignment = 0 if align_log is None else 1 << align_log
+    A_ = max(alignment, MAX_ALIGN)
+    with tracked_heap() as heap:
+        a = A.heap_allocator(heap)
+        r = A.malloc_aligned(heap, a, n, alignment, offset)
+        assert (r + offset) % A_ == 0
+        heap.check_range(r, n)  # the whole payload lies inside the base block
+        heap.write(r, bytes(i & 0xFF for i in range(n)))
+        r2 = A.realloc_aligned(heap, a, grow, alignment, offset, r)
+        assert (r2 + offset) % A_ == 0
+        keep = min(n, grow)
+        assert heap.read(r2, keep) == bytes(i & 0xFF for i in range(keep))
+        A.free_aligned(heap, a, r2)

@@ -1,0 +1,209 @@
+"""Reliability fuzzing: random, truncated and mutated bytes, negative/huge span counts and forged ref
+pointers into every shim, forged refs and bad values into whole calls, hostile arguments into buffer ops.
+
+Every case must end in success or an ireeabi exception (never another exception, never a crash), with
+every real object's counter unchanged and nothing leaked (each case runs on its own tracked heap).
+Deterministic: derandomized hypothesis with bounded example counts (see FUZZ_CASES).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ireeabi.abi import cconv
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm import host
+from ireeabi.vm.buffer import BufferAccess
+from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.ref import Ref
+
+import vm_fuzz_common as F
+
+FUZZ_CASES = {"raw_bytes": 1000, "mutated_valid": 2000, "vm_calls": 800, "buffer_ops": 800}
+ATHERIS_RUNS = 3000
+SETTINGS = dict(derandomize=True, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+which_signature = st.integers(0, len(F.SIGNATURES) - 1)
+
+
+def run_case(world: F.World, fn, check=None) -> None:  # noqa: ANN001
+    """Run one case: ireeabi errors are fine; real counters must not move; nothing may leak."""
+    before = world.counters()
+    try:
+        try:
+            fn()
+        except IreeAbiError:
+            pass
+        assert world.counters()[:len(before)] == before
+        if check is not None:
+            check()
+    finally:
+        world.close()
+
+
+@settings(max_examples=FUZZ_CASES["raw_bytes"], **SETTINGS)
+@given(which=which_signature, data=st.one_of(st.none(), st.binary(max_size=256)),
+       rets=st.one_of(st.none(), st.integers(0, 64)))
+def test_fuzz_shims_with_random_bytes(which: int, data: bytes | None, rets: int | None) -> None:
+    sig, form = F.SIGNATURES[which]
+    world = F.World()
+    run_case(world, lambda: world.feed(sig, form, data, rets))
+
+
+# A mutation of a valid argument buffer, as data: (kind, position, value).
+HUGE_COUNTS = st.sampled_from([-1, -2, -(1 << 31), (1 << 31) - 1, 0xFFFF, 0x10000, 0xC000, 1 << 24])
+mutation = st.one_of(
+    st.tuples(st.just("truncate"), st.integers(0, 400), st.just(0)),
+    st.tuples(st.just("extend"), st.integers(1, 64), st.integers(0, 255)),
+    st.tuples(st.just("count"), st.integers(0, 3), st.one_of(HUGE_COUNTS, st.integers(-10, 10))),
+    st.tuples(st.just("ref"), st.integers(0, 40), st.integers(0, 1 << 20)),
+    st.tuples(st.just("flip"), st.integers(0, 400), st.integers(1, 255)),
+)
+
+
+def apply(world: F.World, data: bytes, lay, mutations: list[tuple[str, int, int]]) -> bytes:  # noqa: ANN001
+    out = bytearray(data)
+    words = world.forged_words()
+    ref_words = [(v.offset + w * host.POINTER_SIZE) for v in lay.values if v.kind == "ref" for w in (0, 1)]
+    for kind, pos, value in mutations:
+        if kind == "truncate":
+            del out[pos % (len(out) + 1):]
+        elif kind == "extend":
+            out += bytes([value]) * pos
+        elif kind == "count" and lay.counts:
+            F.put_i32(out, lay.counts[pos % len(lay.counts)].offset, value)
+        elif kind == "ref" and ref_words:
+            forged = words[value % len(words)] if value < 1 << 16 else value * 0x9E3779B97F4A7C15
+            F.put_word(out, ref_words[pos % len(ref_words)], forged)
+        elif kind == "flip" and out:
+            out[pos % len(out)] ^= value
+    return bytes(out)
+
+
+@settings(max_examples=FUZZ_CASES["mutated_valid"], **SETTINGS)
+@given(which=which_signature, counts=st.lists(st.integers(0, 5), min_size=2, max_size=2),
+       seed=st.integers(0, 1 << 20), mutations=st.lists(mutation, max_size=3))
+def test_fuzz_shims_with_mutated_valid_buffers(which: int, counts: list[int], seed: int,
+                                               mutations: list[tuple[str, int, int]]) -> None:
+    sig, form = F.SIGNATURES[which]
+    world = F.World()
+
+    def case() -> None:
+        data, lay = world.valid_arguments(sig, counts[:F.span_count(sig)], seed)
+        mutated = apply(world, data, lay, mutations)
+        must_pass = not mutations and form == "fixed" and not UNREADABLE & {f.rule for f in lay.findings}
+        try:
+            world.feed(sig, form, mutated)
+        except IreeAbiError as e:
+            if must_pass:
+                raise AssertionError(f"{sig}: the packer's own buffer was rejected: {e}") from e
+            raise
+
+    run_case(world, case)
+
+
+UNREADABLE = {"shim-length", "shim-offset", "pack-overflow"}  # findings that make a valid buffer unreadable
+
+
+@settings(max_examples=FUZZ_CASES["vm_calls"], **SETTINGS)
+@given(which=which_signature, picks=st.lists(st.integers(0, 1 << 16), min_size=40, max_size=40),
+       counts=st.lists(st.sampled_from([0, 1, 2, 3, 0x10000]), min_size=2, max_size=2),
+       wide=st.booleans())
+def test_fuzz_vm_calls_with_forged_refs(which: int, picks: list[int], counts: list[int], wide: bool) -> None:
+    """Whole calls through the VM packer: forged refs must be refused before anything is retained, or be
+    retained and released symmetrically; bad scalars and span counts are refused."""
+    sig, form = F.SIGNATURES[which]
+    world = F.World()
+    it = iter(picks * 200)
+    words = world.forged_words()
+
+    def value(char: str) -> object:
+        k = next(it)
+        if char == "r":
+            good = world.refs
+            if k % 3:
+                return good[k % len(good)]
+            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
+        if char in "fF":
+            return float(k)
+        return k * (1 << 40) if wide and k % 7 == 0 else k
+
+    def case() -> None:
+        frag = cconv.parse(sig).arguments
+        args: list = []
+        span_no = 0
+        for item in frag.items:
+            if isinstance(item, cconv.Value):
+                args.append(value(item.char))
+            else:
+                n = counts[span_no]
+                span_no += 1
+                elem = tuple(value(v.char) for v in item.values)
+                one = elem[0] if len(elem) == 1 else elem
+                args.append([one] * n)
+        mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
+                                                     form)])
+        try:
+            results = mod.call("f", *args)
+            assert all(not isinstance(r, Ref) or r.ptr == 0 for r in results)
+        finally:
+            mod.close()
+
+    run_case(world, case)
+
+
+BIG = st.one_of(st.integers(-4, 64), st.sampled_from([host.WORD_MASK, host.WORD_MASK - 7, 1 << 62, -(1 << 40)]))
+
+
+@settings(max_examples=FUZZ_CASES["buffer_ops"], **SETTINGS)
+@given(op=st.sampled_from(["map_ro", "map_rw", "copy", "compare", "fill", "read", "write", "clone"]),
+       offset=BIG, length=BIG, alignment=st.sampled_from([0, 1, 2, 3, 4, 8, 16, 1 << 62, host.WORD_MASK]),
+       elen=st.sampled_from([0, 1, 2, 3, 4, 8, 16]))
+def test_fuzz_buffer_ops(op: str, offset: int, length: int, alignment: int, elen: int) -> None:
+    """Hostile offsets/lengths/alignments: IREE's C arithmetic is modelled (wrapping included), and any
+    access it would let through out of bounds is stopped by the heap; other objects stay untouched."""
+    world = F.World()
+    bt, (a, b, c) = world.bt, world.objects
+    world.heap.write(bt.data(c), b"\x11" * bt.length(c))
+
+    def case() -> None:
+        if op in ("map_ro", "map_rw"):
+            addr, n = getattr(bt, op)(a, offset, length, alignment)
+            world.heap.read(addr, n)
+        elif op == "copy":
+            bt.copy_bytes(a, offset, b, length, alignment)
+        elif op == "compare":
+            bt.compare_bytes(a, offset, b, length, alignment)
+        elif op == "fill":
+            bt.fill_elements(b, offset, length, elen, 0x5A5A5A5A5A5A5A5A)
+        elif op == "read":
+            bt.read_elements(a, offset, length, elen)
+        elif op == "write":
+            bt.write_elements(b, offset, bytes(range(max(0, min(length, 64)))), elen)
+        else:
+            world.objects.append(bt.clone(BufferAccess.MUTABLE, a, offset, length, alignment))
+
+    def untouched() -> None:
+        assert world.heap.read(bt.data(c), bt.length(c)) == b"\x11" * bt.length(c)
+
+    run_case(world, case, untouched)
+
+
+def test_atheris_harness_runs_clean() -> None:
+    """libFuzzer (atheris) over the same shims for a bounded, seeded number of runs."""
+    assert importlib.util.find_spec("atheris") is not None, \
+        "atheris is a test dependency (pip install atheris; it belongs in the test extra)"
+    harness = Path(__file__).with_name("vm_fuzz_atheris.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(harness.parent), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, str(harness), f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=512",
+                        "-len_control=0", "-rss_limit_mb=2048"], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"Done {ATHERIS_RUNS} runs" in r.stderr

@@ -1,0 +1,152 @@
+"""The tracked heap: sanitizer errors name the address, leaks name size and stack, views stay valid."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm import heap as H
+from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.vm.status import StatusCode, StatusError
+
+
+def test_double_free_names_the_address_and_both_stacks(heap: Heap) -> None:
+    p = heap.malloc(24)
+    heap.free(p)
+    with pytest.raises(HeapError, match=f"double free of 0x{p:x}") as e:
+        heap.free(p)
+    assert e.value.address == p
+    assert isinstance(e.value, IreeAbiError)
+    assert "freed at" in str(e.value) and "test_double_free_names_the_address" in str(e.value)
+
+
+def test_free_of_unknown_and_interior_pointers(heap: Heap) -> None:
+    p = heap.malloc(32)
+    with pytest.raises(HeapError, match=f"free of 0x{p + 8:x}, which points 8 bytes into"):
+        heap.free(p + 8)
+    bogus = 0x1234
+    with pytest.raises(HeapError, match=f"free of 0x{bogus:x}, which no allocation"):
+        heap.free(bogus)
+    heap.free(0)  # free(NULL) is a no-op, as in C
+    heap.free(p)
+
+
+def test_check_range_bounds(heap: Heap) -> None:
+    p = heap.malloc(16)
+    assert heap.check_range(p, 16).address == p
+    assert heap.check_range(p + 16, 0).address == p  # one past the end, zero bytes
+    with pytest.raises(HeapError, match="runs 1 byte\\(s\\) past the end"):
+        heap.check_range(p + 8, 9)
+    with pytest.raises(HeapError, match="outside every live allocation"):
+        heap.read(16, 4)
+    with pytest.raises(HeapError):
+        heap.check_range(p, -1)
+    heap.free(p)
+    with pytest.raises(HeapError, match="inside freed memory"):
+        heap.read(p, 1)
+
+
+def test_malloc_is_uninitialized_calloc_zeroed(heap: Heap) -> None:
+    p = heap.malloc(8, zero=False)
+    q = heap.malloc(8)
+    assert heap.read(p, 8) == bytes([H.UNINITIALIZED_BYTE]) * 8
+    assert heap.read(q, 8) == bytes(8)
+    heap.free(p)
+    heap.free(q)
+
+
+def test_allocations_are_malloc_aligned_and_zero_sized_ones_unique(heap: Heap) -> None:
+    ps = [heap.malloc(n) for n in (0, 0, 1, 3, 100)]
+    assert len(set(ps)) == len(ps)
+    assert all(p % H.MALLOC_ALIGNMENT == 0 for p in ps)
+    for p in ps:
+        heap.free(p)
+
+
+def test_realloc_keeps_contents(heap: Heap) -> None:
+    p = heap.malloc(4)
+    heap.write(p, b"abcd")
+    q = heap.realloc(p, 64)
+    assert heap.read(q, 4) == b"abcd"
+    with pytest.raises(HeapError, match="double realloc"):
+        heap.realloc(p, 8)
+    heap.free(q)
+
+
+def test_limit_is_resource_exhausted() -> None:
+    with tracked_heap(limit=100) as heap:
+        with pytest.raises(StatusError) as e:
+            heap.malloc(101)
+        assert e.value.code == StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_views_survive_free_and_close() -> None:
+    """Memory handed out as a view stays valid memory: a stale view can show poison, never crash."""
+    heap = Heap()
+    p = heap.malloc(8)
+    heap.write(p, bytes(range(8)))
+    arr = np.frombuffer(heap.view(p, 8), np.uint8)
+    heap.free(p)
+    assert arr.tolist() == [H.FREED_BYTE] * 8
+    heap.close()
+    arr[:] = 7  # writes into memory the view keeps alive
+    assert arr.sum() == 56
+    with pytest.raises(HeapError, match="used after close"):
+        heap.malloc(1)
+
+
+def test_scratch_is_lifo_and_tracked(heap: Heap) -> None:
+    with heap.scratch(16) as a:
+        heap.write(a, b"x" * 16)
+        with heap.scratch(8) as b:
+            assert b >= a + 16
+        with heap.scratch(8) as c:
+            assert c == b and heap.read(c, 8) == bytes(8)  # reused and zeroed
+    assert heap.leaks() == []
+    with pytest.raises(HeapError, match="scratch stack overflow"):
+        with heap.scratch(1 << 30):
+            pass
+
+
+def test_leaks_list_size_tag_and_stack() -> None:
+    def make_leak(h: Heap) -> int:
+        return h.malloc(40, tag="the leak")
+
+    with pytest.raises(LeakError) as e:
+        with tracked_heap() as h:
+            kept = h.malloc(8)
+            p = make_leak(h)
+            h.free(kept)
+    err = e.value
+    assert [a.address for a in err.leaks] == [p]
+    assert err.leaks[0].size == 40
+    text = str(err)
+    assert "40-byte allocation" in text and "the leak" in text and "make_leak" in text
+
+
+def test_leak_check_does_not_mask_the_body_error() -> None:
+    with pytest.raises(ZeroDivisionError):
+        with tracked_heap() as h:
+            h.malloc(8)
+            1 / 0  # noqa: B018
+
+
+def test_pytest_fixture_fails_a_leaking_test(tmp_path) -> None:  # noqa: ANN001
+    """The `heap` fixture of ireeabi.vm.testing turns a leak into a test error naming the allocation."""
+    (tmp_path / "test_leaky.py").write_text(textwrap.dedent("""
+        def test_clean(heap):
+            heap.free(heap.malloc(4))
+
+        def test_leaky(heap):
+            heap.malloc(12, tag="forgotten")
+    """))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "ireeabi.vm.testing", "-p", "no:cacheprovider",
+                        str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ERROR test_leaky.py::test_leaky" in r.stdout and "1 error" in r.stdout
+    assert "test_clean" not in r.stdout  # the clean test neither failed nor errored
+    assert "LeakError" in r.stdout and "12-byte allocation" in r.stdout and "forgotten" in r.stdout

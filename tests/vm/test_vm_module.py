@@ -1,0 +1,127 @@
+"""Native modules: sorted export table, binary-search lookup, whole calls with IREE's ref discipline."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ireeabi.vm import module_ref
+from ireeabi.vm import ref as R
+from ireeabi.vm.buffer import BufferAccess, BufferType
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.module import Export, NativeModule, string_view_compare
+from ireeabi.vm.ref import Ref
+from ireeabi.vm.shims import CallContext, MarshalError
+from ireeabi.vm.status import StatusCode, StatusError
+
+
+def noop(ctx: CallContext, *args: object) -> None:
+    return None
+
+
+def test_string_view_compare_orders_bytes_then_length() -> None:
+    words = [b"", b"a", b"ab", b"b", b"B", b"\xff", b"abc", b"aa"]
+    for x in words:
+        for y in words:
+            expected = (x > y) - (x < y)  # bytewise with the shorter prefix first: Python's bytes order
+            assert string_view_compare(x, y) == expected
+
+
+def test_export_table_must_be_sorted(heap: Heap) -> None:
+    exports = [Export("b", "0_v", noop), Export("a", "0_v", noop)]
+    with pytest.raises(StatusError, match=r"not sorted by name \(export 0 \('b'\) >= 1 \('a'\)\)"):
+        NativeModule(heap, "m", exports)
+    with pytest.raises(StatusError, match="not sorted"):
+        NativeModule(heap, "m", [Export("a", "0_v", noop), Export("a", "0_v", noop)])
+    mod = NativeModule(heap, "m", exports, sort=True)
+    assert [e.name for e in mod.exports] == ["a", "b"]
+    mod.close()
+
+
+def test_binary_search_finds_every_export_and_only_those(heap: Heap) -> None:
+    rng = random.Random(7)
+    names = sorted({"".join(rng.choice("abcdefgh._") for _ in range(rng.randint(1, 8))) for _ in range(300)})
+    mod = NativeModule(heap, "big", [Export(n, "0_v", noop) for n in names])
+    for i, n in enumerate(names):
+        assert mod.lookup(n) == i
+    for missing in ("", "zzz", names[0] + "\x01", "a" * 20):
+        if missing not in names:
+            with pytest.raises(StatusError) as e:
+                mod.lookup(missing)
+            assert (e.value.code, e.value.message) == (
+                StatusCode.NOT_FOUND, f"no function `{missing}` exported by module `big`")
+    with pytest.raises(StatusError, match="ordinal out of bounds"):
+        mod.call_ordinal(len(names))
+    mod.close()
+
+
+def test_calls_with_scalars_spans_and_results(heap: Heap) -> None:
+    def addmul(ctx: CallContext, a: int, b: int, f: float) -> tuple[int, float]:
+        return a + b, f * 2
+
+    def total(ctx: CallContext, xs: list[int], pairs: list[tuple[float, int]]) -> int:
+        return sum(xs) + sum(i for _, i in pairs)
+
+    mod = NativeModule(heap, "math", [Export("addmul", "0iIF_IF", addmul), Export("total", "0CiDCfID_I", total)],
+                       sort=True)
+    assert mod.call("addmul", 2, 1 << 40, 1.25) == [2 + (1 << 40), 2.5]
+    assert mod.call("total", [1, 2, 3], [(0.5, 10), (1.5, 20)]) == [36]
+    bad = NativeModule(heap, "bad", [Export("f", "0_i", noop)])
+    with pytest.raises(MarshalError, match="1 result"):
+        bad.call("f")
+    bad.close()
+    mod.close()
+
+
+def test_failing_calls_still_release_their_arguments(heap: Heap, buffers: BufferType) -> None:
+    b = buffers.create(BufferAccess.MUTABLE, 8)
+    r = Ref(b, buffers.type)
+
+    def fails(ctx: CallContext, x: Ref) -> None:
+        assert buffers.counter(b) == 2  # retained into the argument buffer for the call
+        raise StatusError(StatusCode.FAILED_PRECONDITION, "nope")
+
+    def crashes(ctx: CallContext, x: Ref) -> None:
+        raise RuntimeError("a bug in a target")
+
+    mod = NativeModule(heap, "m", [Export("crashes", "0r_v", crashes), Export("fails", "0r_v", fails)])
+    with pytest.raises(StatusError) as e:
+        mod.call("fails", r)
+    assert (e.value.code, e.value.message) == (StatusCode.FAILED_PRECONDITION, "nope")
+    with pytest.raises(RuntimeError):
+        mod.call("crashes", r)
+    assert buffers.counter(b) == 1
+    buffers.release(b)
+    mod.close()
+
+
+def test_ref_results_move_to_the_caller(heap: Heap, buffers: BufferType) -> None:
+    def make(ctx: CallContext, n: int) -> Ref:
+        return buffers.move_ref(buffers.create(BufferAccess.MUTABLE, n))
+
+    def same(ctx: CallContext, x: Ref) -> Ref:
+        return ctx.retain(x)
+
+    mod = NativeModule(heap, "m", [Export("make", "0i_r", make), Export("same", "0r_r", same)])
+    (r,) = mod.call("make", 24)
+    b = buffers.check_deref(r)
+    assert buffers.length(b) == 24 and buffers.counter(b) == 1  # the caller holds the only reference
+    (r2,) = mod.call("same", r)
+    assert r2 == r and buffers.counter(b) == 2
+    R.release_value(heap, r2)
+    R.release_value(heap, r)  # destroyed: the heap fixture checks nothing is left
+    mod.close()
+
+
+def test_module_lifetime_through_module_storage(heap: Heap, buffers: BufferType) -> None:
+    mod = NativeModule(heap, "owner", [])
+    rodata = heap.malloc(4)
+    handle = heap.malloc(R.REF_SIZE * 8)
+    buffers.initialize_module_storage(rodata, 4, mod.handle, handle)
+    ref = buffers.move_ref(handle)
+    mod.close()  # the creator's reference goes; the buffer's keeps the module alive
+    assert not mod.destroyed and module_ref.ref_count(heap, mod.handle) == 1
+    R.release_value(heap, ref)
+    assert mod.destroyed and heap.allocation(mod.handle) is None
+    heap.free(handle)
+    heap.free(rodata)

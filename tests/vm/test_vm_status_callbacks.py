@@ -1,0 +1,70 @@
+"""Statuses across the C boundary, function-pointer calls, the host data model, shim kinds."""
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+
+from ireeabi.abi import targets
+from ireeabi.vm import callbacks, host, shims
+from ireeabi.vm import status as S
+from ireeabi.vm.callbacks import FunctionPointerError
+from ireeabi.vm.status import StatusCode, StatusError
+
+
+def test_status_pointers_carry_the_code_in_the_low_bits() -> None:
+    for code in StatusCode:
+        p = S.to_pointer(S.Status(code, f"m{code}"))
+        if code == StatusCode.OK:
+            assert p == 0 and S.take(p).ok
+            continue
+        assert p != 0 and S.code_of(p) == code == p & S.STATUS_CODE_MASK
+        assert S.take(p) == S.Status(code, f"m{code}")
+        with pytest.raises(S.StatusTokenError, match=f"0x{p:x}"):
+            S.take(p)  # consumed once, as IREE frees a status once
+
+
+def test_status_error_carries_code_and_message() -> None:
+    e = StatusError(StatusCode.OUT_OF_RANGE, "count 9 > 4")
+    assert (e.code, e.message, str(e)) == (StatusCode.OUT_OF_RANGE, "count 9 > 4", "OUT_OF_RANGE: count 9 > 4")
+    assert e.status == S.Status(StatusCode.OUT_OF_RANGE, "count 9 > 4")
+    with pytest.raises(StatusError) as raised:
+        S.check(S.to_pointer(e.status))
+    assert raised.value.code == StatusCode.OUT_OF_RANGE
+
+
+def test_callbacks_are_real_c_function_pointers_and_checked() -> None:
+    seen: list[int] = []
+    fn = callbacks.make(callbacks.DESTROY_FN, lambda p: seen.append(p), name="probe")
+    callbacks.DESTROY_FN(fn)(0x40)  # callable from C by address
+    callbacks.call(fn, callbacks.DESTROY_FN, 0x80)
+    assert seen == [0x40, 0x80]
+    with pytest.raises(FunctionPointerError, match="another signature"):
+        callbacks.call(fn, callbacks.CTL_FN, None, 0, None, None)
+    callbacks.forget(fn)
+    with pytest.raises(FunctionPointerError, match="not a registered C function"):
+        callbacks.call(fn, callbacks.DESTROY_FN, 0)
+    with pytest.raises(FunctionPointerError, match="NULL"):
+        callbacks.call(0, callbacks.DESTROY_FN, 0)
+
+
+def test_callback_exceptions_resurface_after_the_c_call() -> None:
+    def boom(p: int) -> None:
+        raise KeyError("from inside C")
+
+    fn = callbacks.make(callbacks.DESTROY_FN, boom)
+    with pytest.raises(KeyError, match="from inside C"):
+        callbacks.call(fn, callbacks.DESTROY_FN, 1)
+    callbacks.forget(fn)
+
+
+def test_host_target_is_the_running_data_model() -> None:
+    assert host.HOST is targets.get(host.HOST.name)
+    assert host.POINTER_SIZE == ctypes.sizeof(ctypes.c_void_p) == host.WORD.size
+    assert host.HOST.scalar("long long").size == ctypes.sizeof(ctypes.c_longlong)
+
+
+@pytest.mark.parametrize("fragment,kind", [("", "void"), ("rIiii", "fixed"), ("rCrD", "vla"),
+                                           ("rIiiiCiDCrIID", "spanwalker"), ("CiDi", "spanwalker")])
+def test_shim_kinds(fragment: str, kind: str) -> None:
+    assert shims.describe(fragment) == kind

@@ -1,0 +1,302 @@
+"""iree_allocator_t on real memory: control functions, the allocation API, the aligned scheme.
+
+An allocator is the two-word struct {self, ctl} (runtime/src/iree/base/allocator.h). Every operation
+here calls `ctl` through the function pointer it is given, usually read from memory, with an
+`iree_allocator_alloc_params_t` and an in/out pointer slot placed in tracked scratch memory, exactly as
+allocator.c does; so a control function written by anyone (see `make_ctl`) is honoured.
+
+`heap_allocator(heap)` is the libc allocator of allocator_libc.c over a tracked `Heap`: same commands,
+same statuses (byte_length 0 -> INVALID_ARGUMENT, failure -> RESOURCE_EXHAUSTED, unknown command ->
+UNIMPLEMENTED, REALLOC of NULL acts as MALLOC, FREE nulls the slot).
+
+Every function takes the allocator by value (`AllocatorT`, as IREE passes it) or as the address of an
+iree_allocator_t in memory, which is then read at the call.
+
+The aligned scheme (iree_allocator_malloc_aligned / realloc_aligned / free_aligned) over-allocates
+`sizeof(uintptr_t) + byte_length + A` with A = max(min_alignment, iree_max_align_t), returns R with
+R + offset A-aligned, and stores the base pointer in the pointer-sized slot just below R rounded down
+to pointer alignment. free_aligned trusts that slot; with a strict heap it first checks that R really
+came from malloc_aligned (HeapError otherwise).
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+import weakref
+from typing import Callable, NamedTuple
+
+from ..layouts import base as _base
+from . import callbacks, host, status
+from .heap import Heap, HeapError
+from .status import StatusCode, StatusError
+
+
+class Command(enum.IntEnum):
+    """iree_allocator_command_t."""
+
+    MALLOC = _base.ALLOCATOR_COMMAND_MALLOC
+    CALLOC = _base.ALLOCATOR_COMMAND_CALLOC
+    REALLOC = _base.ALLOCATOR_COMMAND_REALLOC
+    FREE = _base.ALLOCATOR_COMMAND_FREE
+
+
+_ALLOC = host.layout(_base.iree_allocator_t)
+_PARAMS = host.layout(_base.iree_allocator_alloc_params_t)
+ALLOCATOR_SIZE = _ALLOC.size
+_SELF_OFF = _ALLOC.field("self").offset
+_CTL_OFF = _ALLOC.field("ctl").offset
+_BYTE_LENGTH_OFF = _PARAMS.field("byte_length").offset
+P = host.POINTER_SIZE
+MAX_ALIGN = host.HOST.max_align  # iree_max_align_t
+
+
+class AllocatorT(NamedTuple):
+    """An iree_allocator_t value (IREE passes allocators by value)."""
+
+    self: int
+    ctl: int
+
+    @property
+    def is_null(self) -> bool:
+        """iree_allocator_is_null tests ctl only."""
+        return self.ctl == 0
+
+
+def allocator_null() -> AllocatorT:
+    return AllocatorT(0, 0)
+
+
+def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
+    """An allocator value; an int is the address of a struct, read now (its ctl is what gets called)."""
+    if isinstance(allocator, AllocatorT):
+        return allocator
+    if isinstance(allocator, int) and not isinstance(allocator, bool):
+        return read(heap, allocator)
+    raise HeapError(f"not an allocator or an allocator address: {allocator!r}")
+
+
+def read(heap: Heap, address: int) -> AllocatorT:
+    """The iree_allocator_t stored at `address`."""
+    heap.check_range(address, ALLOCATOR_SIZE)
+    return AllocatorT(heap.read_word(address + _SELF_OFF), heap.read_word(address + _CTL_OFF))
+
+
+def write(heap: Heap, address: int, allocator: AllocatorT) -> None:
+    heap.check_range(address, ALLOCATOR_SIZE)
+    heap.write_word(address + _SELF_OFF, allocator.self)
+    heap.write_word(address + _CTL_OFF, allocator.ctl)
+
+
+# -- control functions ----------------------------------------------------------------------------
+
+CtlBody = Callable[[int, int, int, int], None]  # (self, command, params, inout_ptr); raises StatusError
+
+
+def make_ctl(body: CtlBody, *, name: str = "") -> int:
+    """Register a Python control function as a C `iree_allocator_ctl_fn_t`; its address.
+
+    `body` gets raw ints (NULL as 0) and signals failure by raising StatusError, which becomes a
+    failing iree_status_t for the C caller. Any other exception (a HeapError from a bad pointer) is
+    re-raised in the Python code that called through the pointer.
+    """
+    def ctl(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
+        try:
+            body(self or 0, command, params or 0, inout or 0)
+        except StatusError as e:
+            return status.to_pointer(e.status)
+        return None
+
+    def on_error(exc: BaseException) -> int:
+        return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
+
+    return callbacks.make(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"),
+                          on_error=on_error)
+
+
+def read_byte_length(heap: Heap, params: int) -> int:
+    """params->byte_length, for control functions."""
+    return heap.read_word(params + _BYTE_LENGTH_OFF)
+
+
+_heaps: "weakref.WeakValueDictionary[int, Heap]" = weakref.WeakValueDictionary()
+_tokens: "weakref.WeakKeyDictionary[Heap, int]" = weakref.WeakKeyDictionary()
+_token_serial = itertools.count(1)
+
+
+def _heap_ctl(self: int, command: int, params: int, inout: int) -> None:
+    heap = _heaps.get(self)
+    if heap is None or heap.closed:
+        raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
+    if command in (Command.MALLOC, Command.CALLOC, Command.REALLOC):
+        byte_length = read_byte_length(heap, params)
+        if byte_length == 0:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+        existing = heap.read_word(inout)
+        if existing and command == Command.REALLOC:
+            new = heap.realloc(existing, byte_length)
+        else:
+            new = heap.malloc(byte_length, zero=command == Command.CALLOC)
+        heap.write_word(inout, new)
+    elif command == Command.FREE:
+        ptr = heap.read_word(inout)
+        if ptr:
+            heap.free(ptr)
+            heap.write_word(inout, 0)
+    else:
+        raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
+
+
+HEAP_CTL = make_ctl(_heap_ctl, name="heap_ctl")
+
+
+def heap_allocator(heap: Heap) -> AllocatorT:
+    """The libc-style allocator over `heap` (self is an opaque token naming the heap)."""
+    token = _tokens.get(heap)
+    if token is None:
+        token = next(_token_serial) << 4
+        _tokens[heap] = token
+        _heaps[token] = heap
+    return AllocatorT(token, HEAP_CTL)
+
+
+# -- the allocation API (allocator.c) -------------------------------------------------------------
+
+
+def _check_size(n: int, what: str) -> None:
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= host.WORD_MASK:
+        raise StatusError(StatusCode.OUT_OF_RANGE, f"{what} {n!r} does not fit iree_host_size_t")
+
+
+def _issue(heap: Heap, allocator: AllocatorT, command: int, params: int, inout_value: int) -> int:
+    """Call ctl(self, command, params, &slot) with slot = inout_value; the slot afterwards."""
+    with heap.scratch(P) as slot:
+        heap.write_word(slot, inout_value)
+        result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None, int(command),
+                                params or None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
+        status.check(result or 0)
+        return heap.read_word(slot)
+
+
+def _ignore(result: int | None) -> None:
+    status.ignore(result or 0)
+
+
+def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: int, inout_value: int) -> int:
+    if not allocator.ctl:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
+    _check_size(byte_length, "byte_length")
+    with heap.scratch(_PARAMS.size) as params:
+        heap.write_word(params + _BYTE_LENGTH_OFF, byte_length)
+        return _issue(heap, allocator, command, params, inout_value)
+
+
+def malloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
+    """iree_allocator_malloc: zeroed memory (it issues CALLOC)."""
+    return _issue_alloc(heap, _value(heap, allocator), Command.CALLOC, byte_length, 0)
+
+
+def malloc_uninitialized(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
+    return _issue_alloc(heap, _value(heap, allocator), Command.MALLOC, byte_length, 0)
+
+
+def realloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int, ptr: int) -> int:
+    """iree_allocator_realloc; on failure `ptr` is untouched (StatusError raised)."""
+    return _issue_alloc(heap, _value(heap, allocator), Command.REALLOC, byte_length, ptr)
+
+
+def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
+    """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
+    allocator = _value(heap, allocator)
+    if ptr and allocator.ctl:
+        with heap.scratch(P) as slot:
+            heap.write_word(slot, ptr)
+            result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None,
+                                    int(Command.FREE), None, slot, what="iree_allocator_t.ctl",
+                                    cleanup=_ignore)
+            status.ignore(result or 0)
+
+
+# -- aligned allocation ---------------------------------------------------------------------------
+
+
+def _valid_alignment(a: int) -> bool:
+    return isinstance(a, int) and not isinstance(a, bool) and (a == 0 or (a > 0 and a & (a - 1) == 0))
+
+
+def aligned_pointer(base: int, alignment: int, offset: int) -> int:
+    """iree_aligned_ptr: the R in [base, ...) with R + offset aligned to `alignment`."""
+    return ((base + alignment + P + offset) & ~(alignment - 1)) - offset
+
+
+def base_slot(aligned: int) -> int:
+    """Where free_aligned looks for the base pointer: the word below R rounded down to P."""
+    return (aligned & ~(P - 1)) - P
+
+
+def _check_aligned_args(byte_length: int, min_alignment: int, offset: int) -> int:
+    _check_size(byte_length, "byte_length")
+    _check_size(offset, "offset")
+    if byte_length == 0:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+    if not _valid_alignment(min_alignment):
+        raise StatusError(StatusCode.INVALID_ARGUMENT,
+                          f"alignments must be powers of two (got {min_alignment})")
+    alignment = max(min_alignment, MAX_ALIGN)
+    if P + byte_length + alignment > host.WORD_MASK:
+        raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+    return alignment
+
+
+def malloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int, min_alignment: int = 0,
+                   offset: int = 0) -> int:
+    """iree_allocator_malloc_aligned: R such that R + offset is aligned to max(min_alignment, max_align)."""
+    allocator = _value(heap, allocator)
+    alignment = _check_aligned_args(byte_length, min_alignment, offset)
+    base = malloc(heap, allocator, P + byte_length + alignment)
+    aligned = aligned_pointer(base, alignment, offset)
+    heap.write_word(base_slot(aligned), base)
+    heap.note_aligned(aligned, base)
+    return aligned
+
+
+def realloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int, min_alignment: int,
+                    offset: int, ptr: int) -> int:
+    """iree_allocator_realloc_aligned (NULL `ptr` allocates)."""
+    allocator = _value(heap, allocator)
+    if not ptr:
+        return malloc_aligned(heap, allocator, byte_length, min_alignment, offset)
+    alignment = _check_aligned_args(byte_length, min_alignment, offset)
+    if heap.strict_aligned and not heap.is_aligned(ptr):
+        raise HeapError(f"realloc_aligned of 0x{ptr:x}, which malloc_aligned did not return", ptr)
+    unaligned = heap.read_word(base_slot(ptr))
+    if ptr != aligned_pointer(unaligned, alignment, offset):
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "reallocation must have the same alignment as "
+                          f"the original allocation (got {min_alignment})")
+    old_offset = ptr - unaligned
+    new_base = realloc(heap, allocator, P + byte_length + alignment, unaligned)
+    heap.forget_aligned(ptr)
+    aligned = aligned_pointer(new_base, alignment, offset)
+    old_data = new_base + old_offset
+    if old_data != aligned:
+        heap.memmove(aligned, old_data, byte_length)
+    heap.write_word(base_slot(aligned), new_base)
+    heap.note_aligned(aligned, new_base)
+    return aligned
+
+
+def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
+    """iree_allocator_free_aligned: FREE the base pointer stored below `ptr`."""
+    allocator = _value(heap, allocator)
+    if not ptr:
+        return
+    slot = base_slot(ptr)
+    if heap.strict_aligned and not heap.is_aligned(ptr):
+        try:
+            would = f"the word there holds 0x{heap.read_word(slot):x}"
+        except HeapError:
+            would = "that word is not readable memory"
+        raise HeapError(f"free_aligned of 0x{ptr:x}, which malloc_aligned did not return: IREE would "
+                        f"FREE the base pointer read from 0x{slot:x} ({would})", ptr)
+    base = heap.read_word(slot)
+    heap.forget_aligned(ptr)
+    free(heap, allocator, base)

@@ -1,0 +1,351 @@
+"""iree_vm_buffer_t on real memory: runtime/src/iree/vm/buffer.c, with IREE #24827's destroy fix.
+
+A `BufferType` registers the `vm.buffer` ref type (counter tag 0) on a heap and provides the buffer
+API over handles in tracked memory:
+
+- create / clone make one aligned co-allocation [handle | pad | data] with
+  prefix = iree_sizeof_struct(iree_vm_buffer_t) and tag the handle COALLOCATED (internally);
+- initialize puts a handle wherever the caller wants it (counter 1); initialize_module_storage makes a
+  module-owned handle (counter 0, ORIGIN_MODULE, null allocator, retains its module on first retain);
+- destroy (when a release reaches 0): module storage releases its module; otherwise, with the fix,
+  only COALLOCATED handles take the aligned-free path and any other handle is handed to its own
+  allocator's FREE. In legacy mode (`legacy=True`, or the module switch `LEGACY_DESTROY` when the
+  type leaves it None) the pre-fix rule applies: every non-module handle goes to free_aligned.
+
+Mapping follows buffer.c exactly, including its C arithmetic on iree_host_size_t: offset and length
+are rounded down with `x & ~(alignment - 1)` and the bounds check `offset + length > data_length`
+wraps. Where that wrap lets IREE's check pass for a range outside the data, the access IREE would make
+is reported as BufferOverflowError (a HeapError) instead of being made; memory is only ever touched
+through the heap.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..abi.errors import IreeAbiError
+from ..layouts import base as _base
+from ..layouts import buffer as _buffer
+from . import allocator as _alloc
+from . import host, module_ref
+from . import ref as _ref
+from .allocator import AllocatorT
+from .heap import Heap, HeapError
+from .ref import Ref, TypeRegistry
+from .status import StatusCode, StatusError
+
+BufferAccess = _buffer.BufferAccess
+LEGACY_DESTROY = False  # pre-#24827 destroy rule for types registered with legacy=None
+
+_BUF = host.layout(_buffer.iree_vm_buffer_t)
+BUFFER_SIZE = _BUF.size
+_COUNTER_OFF = _BUF.offsetof("ref_object.counter")
+_ACCESS_OFF = _BUF.field("access").offset
+_DATA_OFF = _BUF.offsetof("data.data")
+_LENGTH_OFF = _BUF.offsetof("data.data_length")
+_ALLOCATOR_OFF = _BUF.field("allocator").offset
+_MODULE_OFF = _BUF.field("storage_module").offset
+PREFIX_SIZE = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, host.HOST)
+_MASK = host.WORD_MASK
+_ELEMENT_LENGTHS = (1, 2, 4, 8)
+
+
+class AbortError(IreeAbiError):
+    """What iree_abort() would do: a broken invariant the runtime cannot continue after."""
+
+
+class BufferOverflowError(HeapError):
+    """An access buffer.c would make outside the buffer's data although its bounds check passed (the
+    unchecked `offset + length` wrapped, or an element loop ran past a wrapped length). Reported before
+    any byte is touched: inside a co-allocation the heap alone could not see it (the handle sits right
+    before the data)."""
+
+
+class BufferViewError(IreeAbiError):
+    """A numpy view whose dtype does not tile the buffer."""
+
+
+def _hsize(x: int, what: str) -> int:
+    """An iree_host_size_t argument: any int, reduced modulo 2**bits as C converts it."""
+    if not isinstance(x, int) or isinstance(x, bool):
+        raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} must be an integer, got {x!r}")
+    return x & _MASK
+
+
+class BufferType:
+    """The vm.buffer ref type on one heap, and the buffer API."""
+
+    def __init__(self, registry: TypeRegistry, *, legacy: bool | None = None) -> None:
+        self.registry = registry
+        self.heap: Heap = registry.heap
+        self._legacy = legacy
+        self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
+        self.type = self.ref_type.type
+
+    @property
+    def legacy(self) -> bool:
+        return LEGACY_DESTROY if self._legacy is None else self._legacy
+
+    def close(self) -> None:
+        self.ref_type.close()
+
+    # -- fields -----------------------------------------------------------------------------------
+
+    def _check(self, buf: int) -> None:
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        self.heap.check_range(buf, BUFFER_SIZE)
+
+    def counter(self, buf: int) -> int:
+        return self.heap.read_i32(buf + _COUNTER_OFF)
+
+    def raw_access(self, buf: int) -> int:
+        """The access word as stored (including the internal COALLOCATED bit)."""
+        return self.heap.read_i32(buf + _ACCESS_OFF) & 0xFFFFFFFF
+
+    def access(self, buf: int) -> BufferAccess:
+        return BufferAccess(self.raw_access(buf) & _buffer.PUBLIC_ACCESS_MASK)
+
+    def is_coallocated(self, buf: int) -> bool:
+        return bool(self.raw_access(buf) & BufferAccess.COALLOCATED)
+
+    def data(self, buf: int) -> int:
+        return self.heap.read_word(buf + _DATA_OFF)
+
+    def length(self, buf: int) -> int:
+        return self.heap.read_word(buf + _LENGTH_OFF)
+
+    def allocator(self, buf: int) -> AllocatorT:
+        return _alloc.read(self.heap, buf + _ALLOCATOR_OFF)
+
+    def storage_module(self, buf: int) -> int:
+        return self.heap.read_word(buf + _MODULE_OFF)
+
+    # -- construction -----------------------------------------------------------------------------
+
+    def initialize(self, access: int, data: int, data_length: int, allocator: AllocatorT, out: int) -> None:
+        """iree_vm_buffer_initialize: a handle at `out` (counter 1) over caller-provided data."""
+        self._check(out)
+        self._write(out, 1, int(access) & ~BufferAccess.COALLOCATED, data, data_length, allocator, 0)
+
+    def _write(self, buf: int, counter: int, access: int, data: int, data_length: int,
+               allocator: AllocatorT, module: int) -> None:
+        heap = self.heap
+        heap.write_i32(buf + _COUNTER_OFF, counter)
+        heap.write_i32(buf + _ACCESS_OFF, access & 0xFFFFFFFF)
+        heap.write_word(buf + _DATA_OFF, data)
+        heap.write_word(buf + _LENGTH_OFF, _hsize(data_length, "data_length"))
+        _alloc.write(heap, buf + _ALLOCATOR_OFF, allocator)
+        heap.write_word(buf + _MODULE_OFF, module)
+
+    def initialize_module_storage(self, data: int, data_length: int, module: int, out: int) -> None:
+        """A module-owned handle: counter 0, ORIGIN_MODULE, null allocator, `module` retained later."""
+        if not module:
+            raise AbortError("initialize_module_storage needs a storage module")
+        self._check(out)
+        self._write(out, 0, BufferAccess.ORIGIN_MODULE, data, data_length, _alloc.allocator_null(), module)
+
+    def create(self, access: int, length: int, alignment: int = 0,
+               allocator: AllocatorT | None = None) -> int:
+        """iree_vm_buffer_create: one aligned [handle | data] allocation; the handle's address."""
+        a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
+        length = _hsize(length, "length")
+        if length > _MASK - PREFIX_SIZE:
+            raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+        buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + length, alignment, PREFIX_SIZE)
+        self._init_coallocated(buf, access, length, a)
+        return buf
+
+    def _init_coallocated(self, buf: int, access: int, length: int, a: AllocatorT) -> None:
+        self.heap.memset(buf, 0, PREFIX_SIZE - BUFFER_SIZE)  # as buffer.c: the block's first bytes
+        self.initialize(access, buf + PREFIX_SIZE, length, a, buf)
+        if not self.legacy:  # the fix tags co-allocations; the pre-fix code has no such bit
+            self.heap.write_i32(buf + _ACCESS_OFF, self.raw_access(buf) | BufferAccess.COALLOCATED)
+
+    def clone(self, access: int, source: int, source_offset: int, length: int, alignment: int = 0,
+              allocator: AllocatorT | None = None) -> int:
+        """iree_vm_buffer_clone: map the source range (OUT_OF_RANGE first), then create and copy."""
+        src_data, src_length = self.map_ro(source, source_offset, length, 1)
+        a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
+        buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + src_length, alignment, PREFIX_SIZE)
+        self._init_coallocated(buf, access, src_length, a)
+        self.heap.memmove(buf + PREFIX_SIZE, src_data, src_length)
+        return buf
+
+    def deinitialize(self, buf: int) -> None:
+        """iree_vm_buffer_deinitialize: frees the *data* of an in-place handle with its allocator."""
+        self._check(buf)
+        count = self.counter(buf)
+        if self.storage_module(buf):
+            if count != 0:
+                raise AbortError(f"deinitialize of module-storage buffer 0x{buf:x} with {count} live refs")
+            return
+        if count != 1:
+            raise AbortError(f"deinitialize of buffer 0x{buf:x} whose counter is {count}, not 1")
+        _alloc.free(self.heap, self.allocator(buf), self.data(buf))
+
+    def _destroy(self, buf: int) -> None:
+        """The descriptor's destroy: runs once when a release takes the counter to 0."""
+        heap = self.heap
+        self._check(buf)
+        module = self.storage_module(buf)
+        if module:
+            module_ref.release(heap, module)
+        elif self.legacy or self.is_coallocated(buf):
+            _alloc.free_aligned(heap, self.allocator(buf), buf)
+        else:
+            _alloc.free(heap, self.allocator(buf), buf)
+
+    # -- references -------------------------------------------------------------------------------
+
+    def retain(self, buf: int) -> None:
+        """iree_vm_buffer_retain: module storage retains its module on the 0 -> 1 step."""
+        if not buf:
+            return
+        self._check(buf)
+        module = self.storage_module(buf)
+        if not module:
+            _ref.object_retain(self.heap, buf, self.type)
+            return
+        if self.heap.fetch_add_i32(buf + _COUNTER_OFF, 1) == 0:
+            module_ref.retain(self.heap, module)
+
+    def release(self, buf: int) -> None:
+        if buf:
+            self._check(buf)
+        _ref.object_release(self.heap, buf, self.type)
+
+    def retain_ref(self, buf: int) -> Ref:
+        if not buf:
+            return _ref.NULL_REF
+        self.retain(buf)
+        return Ref(buf, self.type)
+
+    def move_ref(self, buf: int) -> Ref:
+        """iree_vm_buffer_move_ref: no count change, except module storage is retained."""
+        if not buf:
+            return _ref.NULL_REF
+        self._check(buf)
+        if self.storage_module(buf):
+            self.retain(buf)
+        return Ref(buf, self.type)
+
+    def wrap_retain(self, buf: int, out_ref: int) -> None:
+        old = _ref.read_ref(self.heap, out_ref)
+        if old.ptr == buf:
+            return
+        self.retain(buf)
+        _ref.write_ref(self.heap, out_ref, Ref(buf, self.type))
+        if old.ptr:
+            _ref.release_value(self.heap, old)
+
+    def check_deref(self, ref: Ref) -> int:
+        """The handle address of a vm.buffer ref (INVALID_ARGUMENT "ref is null"/"ref type mismatch")."""
+        buf = self.ref_type.check_deref(ref)
+        self._check(buf)
+        return buf
+
+    def check_deref_or_null(self, ref: Ref) -> int:
+        return 0 if ref.type == _ref.TYPE_NULL else self.check_deref(ref)
+
+    # -- mapping and byte operations ----------------------------------------------------------------
+
+    def _map(self, buf: int, offset: int, length: int, alignment: int) -> tuple[int, int]:
+        self._check(buf)
+        offset, length, alignment = (_hsize(offset, "offset"), _hsize(length, "length"),
+                                     _hsize(alignment, "alignment"))
+        mask = ~((alignment - 1) & _MASK) & _MASK
+        offset &= mask
+        length &= mask
+        end = (offset + length) & _MASK  # unchecked addition, as buffer.c
+        data_length = self.length(buf)
+        if end > data_length:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"out-of-bounds access detected (offset={offset}, length={length}, "
+                              f"alignment={alignment}, buffer length={data_length})")
+        if offset + length > data_length:  # IREE's check passed only because the sum wrapped
+            raise BufferOverflowError(
+                f"buffer 0x{buf:x}: offset {offset} + length {length} wraps to {end}, passing buffer.c's "
+                f"bounds check, but the mapping lies outside the {data_length}-byte data", buf)
+        return (self.data(buf) + offset) & _MASK, length
+
+    def map_ro(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
+        """(address, length) of a read-only mapping; access bits are not consulted."""
+        return self._map(buf, offset, length, alignment)
+
+    def map_rw(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
+        self._check(buf)
+        if not self.raw_access(buf) & BufferAccess.MUTABLE:
+            raise StatusError(StatusCode.PERMISSION_DENIED,
+                              "buffer is read-only and cannot be mapped for mutation")
+        return self._map(buf, offset, length, alignment)
+
+    def contents(self, buf: int) -> tuple[int, int]:
+        """iree_vm_buffer_contents: empty unless MUTABLE."""
+        if not buf or not self.raw_access(buf) & BufferAccess.MUTABLE:
+            return 0, 0
+        return self.data(buf), self.length(buf)
+
+    def const_contents(self, buf: int) -> tuple[int, int]:
+        return (self.data(buf), self.length(buf)) if buf else (0, 0)
+
+    def copy_bytes(self, source: int, source_offset: int, target: int, target_offset: int, length: int) -> None:
+        src, _ = self.map_ro(source, source_offset, length, 1)
+        dst, _ = self.map_rw(target, target_offset, length, 1)
+        self.heap.memmove(dst, src, _hsize(length, "length"))
+
+    def compare_bytes(self, lhs: int, lhs_offset: int, rhs: int, rhs_offset: int, length: int) -> bool:
+        a, _ = self.map_ro(lhs, lhs_offset, length, 1)
+        b, _ = self.map_ro(rhs, rhs_offset, length, 1)
+        n = _hsize(length, "length")
+        return self.heap.read(a, n) == self.heap.read(b, n)
+
+    def fill_bytes(self, buf: int, offset: int, length: int, value: int) -> None:
+        self.fill_elements(buf, offset, length, 1, value)
+
+    def fill_elements(self, buf: int, target_offset: int, element_count: int, element_length: int,
+                      value: int) -> None:
+        """iree_vm_buffer_fill_elements: `target_offset` counts elements, not bytes."""
+        count, elen = _hsize(element_count, "element_count"), _hsize(element_length, "element_length")
+        data, span_length = self.map_rw(buf, (_hsize(target_offset, "target_offset") * elen) & _MASK,
+                                        (count * elen) & _MASK, elen)
+        if elen not in _ELEMENT_LENGTHS:
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"invalid element length {elen}; expected one of [1, 2, 4, 8]")
+        pattern = (int(value) & ((1 << (8 * elen)) - 1)).to_bytes(elen, "little")
+        # buffer.c memsets the span length for bytes but loops element_count times for wider
+        # elements; the two differ when count * length wrapped, and the loop then runs off the buffer.
+        n = span_length if elen == 1 else count * elen
+        if n > span_length:
+            raise BufferOverflowError(
+                f"buffer 0x{buf:x}: {count} elements of {elen} bytes wrap to a {span_length}-byte mapping; "
+                f"buffer.c's fill loop would write {n} bytes", buf)
+        self.heap.write(data, pattern * (n // elen))
+
+    def read_elements(self, buf: int, source_offset: int, element_count: int, element_length: int) -> bytes:
+        count, elen = _hsize(element_count, "element_count"), _hsize(element_length, "element_length")
+        data, n = self.map_ro(buf, (_hsize(source_offset, "source_offset") * elen) & _MASK,
+                              (count * elen) & _MASK, elen)
+        return self.heap.read(data, n)
+
+    def write_elements(self, buf: int, target_offset: int, source: bytes, element_length: int) -> None:
+        elen = _hsize(element_length, "element_length")
+        count = len(source) // elen if elen else 0
+        data, n = self.map_rw(buf, (_hsize(target_offset, "target_offset") * elen) & _MASK,
+                              (count * elen) & _MASK, elen)
+        self.heap.write(data, bytes(source[:n]))
+
+    def as_numpy(self, buf: int, dtype: Any, *, writable: bool | None = None) -> np.ndarray:
+        """A zero-copy numpy view of the contents (read-only unless the buffer is MUTABLE)."""
+        self._check(buf)
+        dt = np.dtype(dtype)
+        data, n = self.data(buf), self.length(buf)
+        if n % dt.itemsize:
+            raise BufferViewError(f"buffer 0x{buf:x} of {n} bytes is not a whole number of {dt} elements")
+        if n == 0:
+            return np.empty(0, dt)
+        arr = np.frombuffer(self.heap.view(data, n), dtype=dt)
+        mutable = bool(self.raw_access(buf) & BufferAccess.MUTABLE)
+        arr.flags.writeable = mutable if writable is None else (writable and mutable)
+        return arr

@@ -1,0 +1,119 @@
+"""C function pointers backed by Python, and calls through pointers read from memory.
+
+IREE calls allocators and ref destructors through function pointers stored in structs. Here those
+pointers are real: `make()` turns a Python function into a ctypes callback (kept alive in a registry)
+and returns its address, which is written into memory; `call()` reads nothing itself but calls the
+address it is given through a ctypes function pointer, so a pointer written by any code is honoured.
+
+Two guarantees keep that safe and honest:
+- only addresses in the registry are ever called: a forged or stale pointer raises
+  `FunctionPointerError` instead of jumping into the void;
+- an exception raised in a Python callback cannot cross C (ctypes would print and drop it), so it is
+  parked and re-raised by `call()` as soon as the C call returns. Memory errors (HeapError) therefore
+  surface in the Python caller even when IREE ignores the status they travelled through.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..abi.errors import IreeAbiError
+
+# iree_status_t (*)(void* self, iree_allocator_command_t command, const void* params, void** inout_ptr)
+CTL_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+# void (*)(void* ptr): iree_vm_ref_destroy_t, iree_vm_module_t.destroy
+DESTROY_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class FunctionPointerError(IreeAbiError):
+    """A call through a function pointer that is NULL, unknown, or of another signature."""
+
+    def __init__(self, message: str, address: int) -> None:
+        self.address = address
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Registered:
+    address: int
+    prototype: Any  # the CFUNCTYPE class
+    name: str
+    thunk: Any  # the ctypes callback object (keeps the C trampoline alive)
+
+
+_registry: dict[int, Registered] = {}
+_parked = threading.local()
+
+
+def _park(exc: BaseException) -> None:
+    stack = getattr(_parked, "errors", None)
+    if stack is None:
+        stack = _parked.errors = []
+    stack.append(exc)
+
+
+def _take_parked() -> BaseException | None:
+    stack = getattr(_parked, "errors", None)
+    if not stack:
+        return None
+    first = stack[0]
+    stack.clear()
+    return first
+
+
+def make(prototype: Any, fn: Callable[..., Any], *, name: str = "", on_error: Any = None) -> int:
+    """Register `fn` as a C function of `prototype`; its address.
+
+    If `fn` raises, the exception is parked for `call()` and the C caller gets `on_error(exc)` (or
+    `on_error` itself if it is not callable) as the return value.
+    """
+    def thunk(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+            _park(e)
+            return on_error(e) if callable(on_error) else on_error
+
+    cfunc = prototype(thunk)
+    address = ctypes.cast(cfunc, ctypes.c_void_p).value
+    _registry[address] = Registered(address, prototype, name or getattr(fn, "__name__", "?"), cfunc)
+    return address
+
+
+def forget(address: int) -> None:
+    """Unregister a function (its address then fails `call()` like any unknown pointer)."""
+    _registry.pop(address, None)
+
+
+def lookup(address: int, prototype: Any, what: str) -> Registered:
+    if not address:
+        raise FunctionPointerError(f"{what}: call through a NULL function pointer", 0)
+    r = _registry.get(address)
+    if r is None:
+        raise FunctionPointerError(f"{what}: 0x{address:x} is not a registered C function", address)
+    if r.prototype is not prototype:
+        raise FunctionPointerError(f"{what}: 0x{address:x} ({r.name}) has another signature", address)
+    return r
+
+
+def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: Callable[[Any], None]
+         | None = None) -> Any:
+    """Call the C function at `address` (which must be registered with `prototype`).
+
+    An exception parked by a callback during the call is re-raised here, after `cleanup(result)`
+    disposes of what the C function returned.
+    """
+    lookup(address, prototype, what)
+    result = prototype(address)(*args)
+    parked = _take_parked()
+    if parked is not None:
+        if cleanup is not None:
+            cleanup(result)
+        raise parked
+    return result
+
+
+def is_registered(address: int) -> bool:
+    return address in _registry

@@ -1,0 +1,409 @@
+"""A tracked heap of real host memory, with the checks of a memory sanitizer.
+
+Every byte the VM model touches lives in a `Heap` allocation: a ctypes array owned by Python, so a
+pointer into it is a real address that C function pointers and ctypes structs can use, and a view of
+it (memoryview, numpy) keeps the memory alive even after the heap frees it: no view can make Python
+crash. Each allocation records its address, size and the Python stack that made it.
+
+Bytes produced by anyone (packed argument buffers, refs in memory, fuzz input) may hold forged
+pointers, so nothing reads or writes through a pointer without `check_range` first: a range outside
+every live allocation raises `HeapError` naming the address, as do a double free, a free of an unknown
+or interior pointer, and an aligned free of a pointer the aligned allocator did not return.
+
+Freed blocks sit in a quarantine (poisoned, never reused) so that a double free is recognised as such
+and a stale pointer is reported as pointing into freed memory.
+"""
+from __future__ import annotations
+
+import bisect
+import collections
+import ctypes
+import struct
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..abi.errors import IreeAbiError
+from ..abi.layout import Struct
+from . import host, status as _status
+from .status import StatusCode, StatusError
+
+# glibc's MALLOC_ALIGNMENT rule: 2 * sizeof(size_t), at least alignof(long double).
+MALLOC_ALIGNMENT = max(2 * host.POINTER_SIZE, host.HOST.scalar("long double").align)
+UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
+FREED_BYTE = 0xDD  # poison written over freed blocks
+DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
+STACK_DEPTH = 16
+REDZONE = 32  # unaddressable bytes around every block
+
+
+class HeapError(IreeAbiError):
+    """A memory error: bad free, out-of-bounds or freed-memory access. `address` is the offender."""
+
+    def __init__(self, message: str, address: int | None = None) -> None:
+        self.address = address
+        super().__init__(message)
+
+
+class LeakError(HeapError):
+    """Allocations (or failing statuses) still live when a tracked heap closed."""
+
+    def __init__(self, message: str, leaks: "list[Allocation]", statuses: list[str]) -> None:
+        self.leaks = leaks
+        self.statuses = statuses
+        super().__init__(message, leaks[0].address if leaks else None)
+
+
+Frame = tuple[str, int, str]
+
+
+def _capture_stack(skip: int) -> tuple[Frame, ...]:
+    frames: list[Frame] = []
+    f = sys._getframe(skip + 1)
+    while f is not None and len(frames) < STACK_DEPTH:
+        frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return tuple(reversed(frames))
+
+
+def format_stack(stack: tuple[Frame, ...], indent: str = "    ") -> str:
+    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in stack)
+
+
+@dataclass(eq=False)
+class Allocation:
+    address: int
+    size: int
+    serial: int  # allocation order in its heap
+    tag: str
+    stack: tuple[Frame, ...]
+    raw: Any = field(repr=False)  # the ctypes array holding the bytes
+    internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
+    freed_stack: tuple[Frame, ...] | None = field(default=None, repr=False)
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+    @property
+    def raw_offset(self) -> int:
+        return self.address - ctypes.addressof(self.raw)
+
+    def describe(self) -> str:
+        tag = f" [{self.tag}]" if self.tag else ""
+        return f"{self.size}-byte allocation #{self.serial} at 0x{self.address:x}{tag}"
+
+    def report(self) -> str:
+        text = f"{self.describe()}, allocated at:\n{format_stack(self.stack)}"
+        if self.freed_stack:
+            text += f"\n  freed at:\n{format_stack(self.freed_stack)}"
+        return text
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+class Heap:
+    """Tracked host memory. Addresses are plain ints; see the module docstring for the checks."""
+
+    def __init__(self, *, limit: int = DEFAULT_LIMIT, capture_stacks: bool = True,
+                 strict_aligned: bool = True, quarantine: int = 1024, scratch_size: int = 64 << 10,
+                 name: str = "heap") -> None:
+        self.name = name
+        self.limit = limit
+        self.capture_stacks = capture_stacks
+        # strict: free_aligned of a pointer malloc_aligned did not return is a HeapError (what a
+        # sanitizer reports); lenient: IREE's arithmetic runs on it, so its effects can be observed.
+        self.strict_aligned = strict_aligned
+        self.live_bytes = 0
+        self.closed = False
+        self._live: dict[int, Allocation] = {}
+        self._starts: list[int] = []
+        self._freed: dict[int, Allocation] = {}
+        self._quarantine: collections.deque[Allocation] = collections.deque()
+        self._quarantine_max = quarantine
+        self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
+        self._last: Allocation | None = None  # the block check_range found last (never a freed one)
+        self._serial = 0
+        self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
+                                           internal=True, skip=1)
+        self._stack_top = self._stack_block.address
+
+    # -- allocation ------------------------------------------------------------------------------
+
+    def malloc(self, size: int, *, zero: bool = True, align: int = MALLOC_ALIGNMENT, tag: str = "") -> int:
+        """A new block of `size` bytes (zeroed, or filled with UNINITIALIZED_BYTE); its address.
+
+        Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit this raises
+        StatusError(RESOURCE_EXHAUSTED), which allocator control functions pass on as a status.
+        """
+        return self._allocate(size, zero, align, tag, skip=1).address
+
+    def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
+                  skip: int = 0) -> Allocation:
+        self._check_open()
+        if not _is_int(size) or size < 0:
+            raise HeapError(f"{self.name}: allocation size must be a non-negative int, got {size!r}")
+        if not _is_int(align) or align <= 0 or align & (align - 1):
+            raise HeapError(f"{self.name}: alignment must be a power of two, got {align!r}")
+        if not internal and self.live_bytes + size > self.limit:
+            raise StatusError(StatusCode.RESOURCE_EXHAUSTED,
+                              f"{self.name}: {size} bytes requested with {self.live_bytes} of "
+                              f"{self.limit} in use")
+        # Red zones on both sides belong to no allocation, so an access just outside a block is
+        # always reported, whatever Python's allocator put next to it.
+        raw = (ctypes.c_char * (REDZONE + max(size, 1) + align - 1 + REDZONE))()  # zero-filled
+        address = host.align_up(ctypes.addressof(raw) + REDZONE, align)
+        if not zero and size:
+            ctypes.memset(address, UNINITIALIZED_BYTE, size)
+        self._serial += 1
+        stack = _capture_stack(skip + 1) if self.capture_stacks else ()
+        a = Allocation(address, size, self._serial, tag, stack, raw, internal)
+        self._live[address] = a
+        bisect.insort(self._starts, address)
+        if not internal:
+            self.live_bytes += size
+        return a
+
+    def free(self, address: int) -> None:
+        """Free a block malloc returned; NULL is a no-op as in C."""
+        self._check_open()
+        if not _is_int(address):
+            raise HeapError(f"{self.name}: free of a non-integer pointer {address!r}")
+        if address == 0:
+            return
+        a = self._live.get(address)
+        if a is None or a.internal:
+            raise HeapError(self._bad_free_message(address), address)
+        self._release(a, _capture_stack(1) if self.capture_stacks else ())
+
+    def realloc(self, address: int, size: int, *, tag: str = "") -> int:
+        """realloc: a new block with the old contents (NULL acts as malloc); the old block is freed."""
+        if address == 0:
+            return self._allocate(size, False, MALLOC_ALIGNMENT, tag, skip=1).address
+        old = self._live.get(address)
+        if old is None or old.internal:
+            raise HeapError(self._bad_free_message(address, "realloc"), address)
+        new = self._allocate(size, False, MALLOC_ALIGNMENT, tag or old.tag, skip=1)
+        ctypes.memmove(new.address, old.address, min(size, old.size))
+        self._release(old, new.stack)
+        return new.address
+
+    def _release(self, a: Allocation, stack: tuple[Frame, ...]) -> None:
+        if self._last is a:
+            self._last = None
+        del self._live[a.address]
+        del self._starts[bisect.bisect_left(self._starts, a.address)]
+        self.live_bytes -= a.size
+        if a.size:
+            ctypes.memset(a.address, FREED_BYTE, a.size)
+        a.freed_stack = stack
+        self._freed[a.address] = a
+        self._quarantine.append(a)
+        while len(self._quarantine) > self._quarantine_max:
+            old = self._quarantine.popleft()
+            if self._freed.get(old.address) is old:
+                del self._freed[old.address]
+
+    def _bad_free_message(self, address: int, what: str = "free") -> str:
+        if address in self._freed:
+            return f"{self.name}: double {what} of 0x{address:x}: {self._freed[address].report()}"
+        inside = self._find_live(address)
+        if inside is not None and not inside.internal:
+            hint = (" (a pointer malloc_aligned returned: release it with free_aligned)"
+                    if address in self._aligned else "")
+            return (f"{self.name}: {what} of 0x{address:x}, which points {address - inside.address} bytes "
+                    f"into the {inside.describe()}{hint}")
+        if inside is not None:
+            return f"{self.name}: {what} of 0x{address:x}, which is inside the heap's own {inside.tag}"
+        return f"{self.name}: {what} of 0x{address:x}, which no allocation of this heap returned"
+
+    # -- the aligned scheme's bookkeeping (allocator.malloc_aligned / free_aligned) --------------
+
+    def note_aligned(self, pointer: int, base: int) -> None:
+        self._aligned[pointer] = base
+
+    def is_aligned(self, pointer: int) -> bool:
+        return pointer in self._aligned
+
+    def forget_aligned(self, pointer: int) -> int | None:
+        return self._aligned.pop(pointer, None)
+
+    # -- checked access --------------------------------------------------------------------------
+
+    def _find_live(self, address: int) -> Allocation | None:
+        i = bisect.bisect_right(self._starts, address) - 1
+        if i < 0:
+            return None
+        a = self._live[self._starts[i]]
+        return a if address < a.end or (address == a.address) else None
+
+    def check_range(self, address: int, n: int) -> Allocation:
+        """The live allocation holding all of [address, address + n); HeapError otherwise."""
+        # Hot path (every access): exact-int test, then the last block hit, then a bisection.
+        if type(address) is int and type(n) is int and n >= 0:
+            a = self._last
+            if a is not None and a.address <= address and address + n <= a.address + a.size:
+                return a
+            i = bisect.bisect_right(self._starts, address) - 1
+            if i >= 0:
+                a = self._live[self._starts[i]]
+                if address + n <= a.address + a.size:
+                    self._last = a
+                    return a
+        self._check_open()
+        if not _is_int(address) or not _is_int(n) or n < 0:
+            raise HeapError(f"{self.name}: bad range {address!r} + {n!r}",
+                            address if _is_int(address) else None)
+        raise HeapError(self._range_message(address, n), address)
+
+    def unpack(self, fmt: struct.Struct, address: int) -> tuple:
+        """`fmt.unpack` of the bytes at `address` (checked)."""
+        self.check_range(address, fmt.size)
+        return fmt.unpack(ctypes.string_at(address, fmt.size))
+
+    def pack(self, fmt: struct.Struct, address: int, *values: Any) -> None:
+        """Write `fmt.pack(*values)` at `address` (checked)."""
+        self.check_range(address, fmt.size)
+        ctypes.memmove(address, fmt.pack(*values), fmt.size)
+
+    def _range_message(self, address: int, n: int) -> str:
+        what = f"{self.name}: access of {n} byte(s) at 0x{address:x}"
+        inside = self._find_live(address)
+        if inside is not None:
+            return (f"{what} runs {address + n - inside.end} byte(s) past the end of the "
+                    f"{inside.describe()}")
+        for a in reversed(self._quarantine):
+            if a.address <= address < a.address + max(a.size, 1):
+                return f"{what} is inside freed memory: {a.report()}"
+        return f"{what} is outside every live allocation"
+
+    def read(self, address: int, n: int) -> bytes:
+        self.check_range(address, n)
+        return ctypes.string_at(address, n) if n else b""
+
+    def write(self, address: int, data: bytes) -> None:
+        n = len(data)
+        self.check_range(address, n)
+        if n:
+            ctypes.memmove(address, bytes(data), n)
+
+    def memset(self, address: int, value: int, n: int) -> None:
+        self.check_range(address, n)
+        if n:
+            ctypes.memset(address, value & 0xFF, n)
+
+    def memmove(self, dst: int, src: int, n: int) -> None:
+        self.check_range(src, n)
+        self.check_range(dst, n)
+        if n:
+            ctypes.memmove(dst, src, n)
+
+    def view(self, address: int, n: int) -> memoryview:
+        """A writable byte view of [address, address + n); it keeps the memory alive."""
+        a = self.check_range(address, n)
+        off = a.raw_offset + (address - a.address)
+        return memoryview(a.raw).cast("B")[off:off + n]
+
+    def struct_at(self, decl: Struct, address: int) -> Any:
+        """The host ctypes view of `decl` at `address` (sharing, and keeping alive, the memory)."""
+        ct = host.ctype(decl)
+        a = self.check_range(address, ctypes.sizeof(ct))
+        return ct.from_buffer(a.raw, a.raw_offset + (address - a.address))
+
+    def read_word(self, address: int) -> int:
+        self.check_range(address, host.POINTER_SIZE)
+        return host.WORD.unpack(ctypes.string_at(address, host.POINTER_SIZE))[0]
+
+    def write_word(self, address: int, value: int) -> None:
+        self.check_range(address, host.POINTER_SIZE)
+        ctypes.memmove(address, host.WORD.pack(value & host.WORD_MASK), host.POINTER_SIZE)
+
+    def read_i32(self, address: int) -> int:
+        self.check_range(address, 4)
+        return host.I32.unpack(ctypes.string_at(address, 4))[0]
+
+    def write_i32(self, address: int, value: int) -> None:
+        self.check_range(address, 4)
+        ctypes.memmove(address, host.I32.pack(((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)), 4)
+
+    def fetch_add_i32(self, address: int, delta: int) -> int:
+        """Add to an int32 in memory (wrapping like C's atomics); the value before."""
+        old = self.read_i32(address)
+        self.write_i32(address, old + delta)
+        return old
+
+    @contextmanager
+    def scratch(self, n: int) -> Iterator[int]:
+        """`n` zeroed bytes of tracked stack memory for the duration of a call (LIFO)."""
+        self._check_open()
+        start = host.align_up(self._stack_top, MALLOC_ALIGNMENT)
+        if start + n > self._stack_block.end:
+            raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
+        saved = self._stack_top
+        self._stack_top = start + n
+        ctypes.memset(start, 0, n)
+        try:
+            yield start
+        finally:
+            self._stack_top = saved
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def allocation(self, address: int) -> Allocation | None:
+        """The live allocation starting at `address`, if any."""
+        return self._live.get(address)
+
+    def live(self) -> list[Allocation]:
+        return [a for a in self._live.values() if not a.internal]
+
+    def leaks(self, since: int = 0) -> list[Allocation]:
+        """Live allocations (made after serial `since`), oldest first, with size and stack."""
+        return sorted((a for a in self.live() if a.serial > since), key=lambda a: a.serial)
+
+    def mark(self) -> int:
+        """A serial to pass to `leaks(since=...)`."""
+        return self._serial
+
+    def close(self) -> None:
+        """Forget every block; later use raises HeapError. Views handed out stay valid memory."""
+        self.closed = True
+        self._last = None
+        self._live.clear()
+        self._starts.clear()
+        self._freed.clear()
+        self._quarantine.clear()
+        self._aligned.clear()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise HeapError(f"{self.name}: used after close")
+
+
+def leak_report(leaks: list[Allocation], statuses: list[str]) -> str:
+    lines = [f"{len(leaks)} leaked allocation(s), {sum(a.size for a in leaks)} bytes"]
+    lines += [a.report() for a in leaks]
+    if statuses:
+        lines.append(f"{len(statuses)} failing status(es) never consumed: " + "; ".join(statuses))
+    return "\n".join(lines)
+
+
+@contextmanager
+def tracked_heap(**kwargs: Any) -> Iterator[Heap]:
+    """A fresh Heap; on a normal exit, LeakError if any allocation or failing status outlived it."""
+    heap = Heap(**kwargs)
+    statuses_before = _status.live_tokens()
+    try:
+        yield heap
+    except BaseException:
+        heap.close()
+        raise
+    leaks = heap.leaks()
+    new_statuses = _status.live_tokens() - statuses_before
+    described = _status.describe_live(new_statuses)
+    _status.discard(new_statuses)
+    heap.close()
+    if leaks or new_statuses:
+        raise LeakError(leak_report(leaks, described), leaks, described)

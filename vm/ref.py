@@ -1,0 +1,438 @@
+"""iree_vm_ref_t on real memory: type descriptors, counting, and the ref API of runtime/src/iree/vm/ref.c.
+
+A ref is two words {ptr, type}. `type` is the address of an 8-aligned iree_vm_ref_type_descriptor_t
+OR'ed with a 3-bit tag: the object's int32 counter is at ptr + 4 * tag. When a release takes the
+counter from 1 to 0 the descriptor's `destroy` function pointer is called, once, through C.
+
+Descriptors live in tracked memory and their `destroy` is a registered C callback. Every ref read from
+memory may be forged, so each pointer is checked against the heap before it is read or written, a type
+word is only used to count if a registration produced it (a forged tag could otherwise make a release
+decrement any word of a live object), and a descriptor's destroy pointer is only called if it is a
+registered function. IREE's asserted
+preconditions raise `RefError`; counter underflow (a release with the counter already at 0) raises
+`RefCountError` instead of going negative silently.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Callable, NamedTuple
+
+from ..abi.errors import IreeAbiError
+from ..layouts import ref as _ref
+from . import callbacks, host
+from .heap import Heap
+from .status import StatusCode, StatusError
+
+_REF = host.layout(_ref.iree_vm_ref_t)
+_DESC = host.layout(_ref.iree_vm_ref_type_descriptor_t)
+REF_SIZE = _REF.size
+_PTR_OFF = _REF.field("ptr").offset
+_TYPE_OFF = _REF.field("type").offset
+DESCRIPTOR_SIZE = _DESC.size
+_DESTROY_OFF = _DESC.field("destroy").offset
+_NAME_DATA_OFF = _DESC.offsetof("type_name.data")
+_NAME_SIZE_OFF = _DESC.offsetof("type_name.size")
+TAG_MASK = _ref.REF_TYPE_TAG_MASK
+DESCRIPTOR_ALIGNMENT = 1 << _ref.REF_TYPE_TAG_BITS
+COUNTER_UNIT = _ref.REF_COUNTER_ALIGNMENT
+TYPE_NULL = _ref.REF_TYPE_NULL
+TYPE_ANY = _ref.ref_type_any(host.POINTER_SIZE)
+
+
+class RefError(IreeAbiError):
+    """A precondition IREE only asserts (NULL ptr or type where one is required)."""
+
+
+class RefCountError(IreeAbiError):
+    """A release of an object whose counter is already 0 or negative."""
+
+    def __init__(self, message: str, address: int) -> None:
+        self.address = address
+        super().__init__(message)
+
+
+class Ref(NamedTuple):
+    """An iree_vm_ref_t value."""
+
+    ptr: int
+    type: int
+
+    @property
+    def is_null(self) -> bool:
+        """iree_vm_ref_is_null tests the type word only."""
+        return self.type == TYPE_NULL
+
+    @property
+    def tag(self) -> int:
+        return self.type & TAG_MASK
+
+    @property
+    def descriptor(self) -> int:
+        return self.type & ~TAG_MASK & host.WORD_MASK
+
+    def __repr__(self) -> str:
+        return f"Ref(ptr=0x{self.ptr:x}, type=0x{self.type:x})"
+
+
+NULL_REF = Ref(0, 0)
+
+
+# -- refs in memory ---------------------------------------------------------------------------------
+
+
+# {ptr, type} as one struct: two pointer words at their host offsets, padding as 'x'.
+_W, _P = host.WORD.format[-1], host.POINTER_SIZE
+_REF_FMT = struct.Struct(f"<{_PTR_OFF}x{_W}{_TYPE_OFF - _PTR_OFF - _P}x{_W}{REF_SIZE - _TYPE_OFF - _P}x")
+assert _REF_FMT.size == REF_SIZE
+
+
+def read_ref(heap: Heap, address: int) -> Ref:
+    return Ref(*heap.unpack(_REF_FMT, address))
+
+
+def write_ref(heap: Heap, address: int, ref: Ref) -> None:
+    heap.pack(_REF_FMT, address, ref.ptr & host.WORD_MASK, ref.type & host.WORD_MASK)
+
+
+def _zero(heap: Heap, address: int) -> None:
+    heap.memset(address, 0, REF_SIZE)
+
+
+# -- counters and destroy ---------------------------------------------------------------------------
+
+
+def counter_address(ptr: int, type_word: int) -> int:
+    return ptr + COUNTER_UNIT * (type_word & TAG_MASK)
+
+
+def _destroy_fn(heap: Heap, type_word: int) -> int:
+    """The descriptor's destroy pointer, validated (memory and, if non-NULL, registration)."""
+    descriptor = type_word & ~TAG_MASK & host.WORD_MASK
+    heap.check_range(descriptor, DESCRIPTOR_SIZE)
+    fn = heap.read_word(descriptor + _DESTROY_OFF)
+    if fn:
+        callbacks.lookup(fn, callbacks.DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
+    return fn
+
+
+# Every iree_vm_ref_type_t a TypeRegistry handed out (descriptor | its counter tag) -> registrations.
+# IREE trusts type words; here a word that no registration produced is refused before the counter it
+# designates is touched, so a forged ref cannot count (and corrupt) an arbitrary word of a live object.
+_known_types: dict[int, int] = {}
+
+
+def is_registered_type(type_word: int) -> bool:
+    return type_word in _known_types
+
+
+def _check_type(ptr: int, type_word: int) -> None:
+    if type_word not in _known_types:
+        raise RefError(f"ref to 0x{ptr:x} has type 0x{type_word:x}, which is not a registered ref type")
+
+
+INT32_MAX = (1 << 31) - 1
+
+
+def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> int:
+    """The counter address of a ref (ptr, type), ptr != 0, if it can take `retains` more references:
+    registered type, counter in memory, value not negative and not overflowing. (A release refuses a
+    counter <= 0, so retaining such a word would leave it changed for good.)"""
+    _check_type(ptr, type_word)
+    counter = counter_address(ptr, type_word)
+    value = heap.read_i32(counter)
+    if value < 0 or value > INT32_MAX - retains:
+        raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
+                            "not a live object", ptr)
+    return counter
+
+
+def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
+    """iree_vm_ref_object_retain: counter += 1 (NULL ptr: nothing)."""
+    if not ptr:
+        return
+    heap.fetch_add_i32(check_countable(heap, ptr, type_word), 1)
+
+
+def object_release(heap: Heap, ptr: int, type_word: int) -> None:
+    """iree_vm_ref_object_release: counter -= 1; at 1 -> 0 the descriptor's destroy runs once."""
+    if not ptr:
+        return
+    _check_type(ptr, type_word)
+    counter = counter_address(ptr, type_word)
+    old = heap.read_i32(counter)
+    if old <= 0:
+        raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
+                            f"0x{counter:x} is {old}: over-release", ptr)
+    fn = _destroy_fn(heap, type_word) if old == 1 else 0  # validated before anything changes
+    heap.write_i32(counter, old - 1)
+    if fn:
+        callbacks.call(fn, callbacks.DESTROY_FN, ptr, what=f"destroy of 0x{ptr:x}")
+
+
+def release_value(heap: Heap, ref: Ref) -> None:
+    """iree_vm_ref_release on a local copy: no-op for a NULL type or ptr."""
+    if ref.type == TYPE_NULL or not ref.ptr:
+        return
+    object_release(heap, ref.ptr, ref.type)
+
+
+def retain_value(heap: Heap, ref: Ref) -> None:
+    """iree_vm_ref_retain_inplace on a local copy."""
+    if ref.ptr:
+        object_retain(heap, ref.ptr, ref.type)
+
+
+# -- the ref API (ref.c), on refs in memory ---------------------------------------------------------
+
+
+def retain_inplace(heap: Heap, ref: int) -> None:
+    retain_value(heap, read_ref(heap, ref))
+
+
+def retain(heap: Heap, ref: int, out_ref: int) -> None:
+    """iree_vm_ref_retain: retain src first (they may alias), release the old dst, copy."""
+    src = read_ref(heap, ref)
+    dst = read_ref(heap, out_ref)
+    retain_value(heap, src)
+    if dst.ptr:
+        release_value(heap, dst)
+    write_ref(heap, out_ref, src)
+
+
+def _type_matches(src: Ref, type_word: int) -> bool:
+    return src.type == TYPE_NULL or src.type == type_word or type_word == TYPE_ANY
+
+
+def retain_checked(heap: Heap, ref: int, type_word: int, out_ref: int) -> None:
+    """iree_vm_ref_retain_checked: INVALID_ARGUMENT "source ref type mismatch" changes nothing."""
+    if not _type_matches(read_ref(heap, ref), type_word):
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
+    retain(heap, ref, out_ref)
+
+
+def retain_or_move(heap: Heap, is_move: bool, ref: int, out_ref: int) -> None:
+    if is_move:
+        move(heap, ref, out_ref)
+    else:
+        retain(heap, ref, out_ref)
+
+
+def retain_or_move_checked(heap: Heap, is_move: bool, ref: int, type_word: int, out_ref: int) -> None:
+    if not _type_matches(read_ref(heap, ref), type_word):
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
+    retain_or_move(heap, is_move, ref, out_ref)
+
+
+def release(heap: Heap, ref: int) -> None:
+    """iree_vm_ref_release: decrement (maybe destroy), then zero the ref."""
+    value = read_ref(heap, ref)
+    if value.type == TYPE_NULL or not value.ptr:
+        return
+    object_release(heap, value.ptr, value.type)
+    _zero(heap, ref)
+
+
+def assign(heap: Heap, ref: int, out_ref: int) -> None:
+    """iree_vm_ref_assign: copy without counting, releasing the old dst."""
+    if ref == out_ref:
+        return
+    src = read_ref(heap, ref)
+    dst = read_ref(heap, out_ref)
+    if dst.ptr:
+        release_value(heap, dst)
+    write_ref(heap, out_ref, src)
+
+
+def move(heap: Heap, ref: int, out_ref: int) -> None:
+    """iree_vm_ref_move: zero src, release the old dst, copy."""
+    if ref == out_ref:
+        return
+    src = read_ref(heap, ref)
+    dst = read_ref(heap, out_ref)
+    _zero(heap, ref)
+    if dst.ptr:
+        release_value(heap, dst)
+    write_ref(heap, out_ref, src)
+
+
+def _require(ptr: int, type_word: int, what: str) -> None:
+    if not ptr or not type_word:
+        raise RefError(f"{what}: ptr and type must be non-NULL (ptr=0x{ptr:x}, type=0x{type_word:x})")
+
+
+def wrap_assign(heap: Heap, ptr: int, type_word: int, out_ref: int) -> None:
+    """iree_vm_ref_wrap_assign: take over a reference the caller already holds."""
+    _require(ptr, type_word, "wrap_assign")
+    check_countable(heap, ptr, type_word)
+    out = read_ref(heap, out_ref)
+    if out.ptr and out.ptr != ptr:
+        release(heap, out_ref)
+    write_ref(heap, out_ref, Ref(ptr, type_word))
+
+
+def wrap_retain(heap: Heap, ptr: int, type_word: int, out_ref: int) -> None:
+    """iree_vm_ref_wrap_retain: same ptr -> nothing; else release old, store, retain."""
+    _require(ptr, type_word, "wrap_retain")
+    check_countable(heap, ptr, type_word)
+    out = read_ref(heap, out_ref)
+    if out.ptr == ptr:
+        return
+    if out.ptr:
+        release(heap, out_ref)
+    write_ref(heap, out_ref, Ref(ptr, type_word))
+    object_retain(heap, ptr, type_word)
+
+
+def is_null(heap: Heap, ref: int) -> bool:
+    return read_ref(heap, ref).is_null
+
+
+def equal(heap: Heap, lhs: int, rhs: int) -> bool:
+    return lhs == rhs or heap.read(lhs, REF_SIZE) == heap.read(rhs, REF_SIZE)
+
+
+def check(ref: Ref, type_word: int) -> None:
+    """iree_vm_ref_check: INVALID_ARGUMENT "ref is null" / "ref type mismatch"."""
+    if ref.type != type_word:
+        raise StatusError(StatusCode.INVALID_ARGUMENT,
+                          "ref is null" if ref.type == TYPE_NULL else "ref type mismatch")
+
+
+# -- type descriptors -------------------------------------------------------------------------------
+
+
+class RefType:
+    """A ref type registered in tracked memory: descriptor, name bytes, destroy callback."""
+
+    def __init__(self, registry: "TypeRegistry", descriptor: int, name: str, offsetof_counter: int,
+                 destroy_fn: int, name_data: int) -> None:
+        self.registry = registry
+        self.heap = registry.heap
+        self.descriptor = descriptor
+        self.name = name
+        self.offsetof_counter = offsetof_counter
+        self.destroy_fn = destroy_fn
+        self._name_data = name_data
+        self.type = descriptor | offsetof_counter  # iree_vm_ref_type_t
+        self.closed = False
+
+    def isa(self, ref: Ref) -> bool:
+        return ref.type == self.type
+
+    def deref(self, ref: Ref) -> int:
+        return ref.ptr if self.isa(ref) else 0
+
+    def check_deref(self, ref: Ref) -> int:
+        check(ref, self.type)
+        return ref.ptr
+
+    def check_deref_or_null(self, ref: Ref) -> int:
+        if ref.type == TYPE_NULL:
+            return 0
+        return self.check_deref(ref)
+
+    def retain_ref(self, ptr: int) -> Ref:
+        """X_retain_ref: a new ref holding one more reference (NULL stays NULL)."""
+        if not ptr:
+            return NULL_REF
+        object_retain(self.heap, ptr, self.type)
+        return Ref(ptr, self.type)
+
+    def move_ref(self, ptr: int) -> Ref:
+        """X_move_ref: a ref taking over a reference the caller holds."""
+        return Ref(ptr, self.type) if ptr else NULL_REF
+
+    def close(self) -> None:
+        """Unregister and free the descriptor (objects of this type must be gone). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.destroy_fn:
+            callbacks.forget(self.destroy_fn)
+        self.registry.unregister(self.descriptor)
+        self.registry._types.remove(self)
+        self.heap.free(self._name_data)
+        self.heap.free(self.descriptor)
+
+    def __repr__(self) -> str:
+        return f"RefType({self.name!r}, type=0x{self.type:x})"
+
+
+class TypeRegistry:
+    """The instance's type table (iree_vm_instance_register_type / unregister_type)."""
+
+    def __init__(self, heap: Heap) -> None:
+        self.heap = heap
+        self._counts: dict[int, int] = {}
+        self._words: dict[int, int] = {}
+        self._types: list[RefType] = []
+
+    def register(self, descriptor: int) -> int:
+        """Validate a descriptor in memory and register it; its iree_vm_ref_type_t."""
+        if descriptor & TAG_MASK:
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"type descriptors must be aligned to {DESCRIPTOR_ALIGNMENT} bytes")
+        view = self.heap.struct_at(_ref.iree_vm_ref_type_descriptor_t, descriptor)
+        word = descriptor | view.offsetof_counter
+        self._counts[descriptor] = self._counts.get(descriptor, 0) + 1
+        self._words[descriptor] = word
+        _known_types[word] = _known_types.get(word, 0) + 1
+        return word
+
+    def unregister(self, descriptor: int) -> None:
+        word = self._words.get(descriptor)
+        if word is None:
+            return
+        n = self._counts[descriptor] - 1
+        if n <= 0:
+            del self._counts[descriptor], self._words[descriptor]
+        else:
+            self._counts[descriptor] = n
+        left = _known_types.get(word, 0) - 1
+        if left <= 0:
+            _known_types.pop(word, None)
+        else:
+            _known_types[word] = left
+
+    def is_registered(self, type_word: int) -> bool:
+        return self._words.get(type_word & ~TAG_MASK & host.WORD_MASK) == type_word
+
+    def define(self, name: str, destroy: Callable[[int], None] | None, *,
+               offsetof_counter: int = 0) -> RefType:
+        """Allocate a descriptor for `name` whose destroy calls `destroy(ptr)`, and register it."""
+        if not isinstance(offsetof_counter, int) or not 0 <= offsetof_counter <= TAG_MASK:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "types must have offsets within the first few "
+                              f"words of their structures (offsetof_counter {offsetof_counter!r})")
+        encoded = name.encode()
+        heap = self.heap
+        descriptor = heap.malloc(DESCRIPTOR_SIZE, align=max(DESCRIPTOR_ALIGNMENT, _DESC.align),
+                                 tag=f"ref type descriptor {name}")
+        name_data = heap.malloc(len(encoded), tag=f"ref type name {name}")
+        heap.write(name_data, encoded)
+        destroy_fn = 0
+        if destroy is not None:
+            def destroy_thunk(ptr: int | None) -> None:
+                destroy(ptr or 0)
+            destroy_fn = callbacks.make(callbacks.DESTROY_FN, destroy_thunk, name=f"destroy {name}")
+        heap.write_word(descriptor + _DESTROY_OFF, destroy_fn)
+        heap.write_word(descriptor + _NAME_DATA_OFF, name_data)
+        heap.write_word(descriptor + _NAME_SIZE_OFF, len(encoded))
+        heap.struct_at(_ref.iree_vm_ref_type_descriptor_t, descriptor).offsetof_counter = offsetof_counter
+        self.register(descriptor)
+        t = RefType(self, descriptor, name, offsetof_counter, destroy_fn, name_data)
+        self._types.append(t)
+        return t
+
+    def close(self) -> None:
+        """Unregister and free every type `define` made."""
+        for t in reversed(list(self._types)):
+            t.close()
+
+
+def type_name(heap: Heap, type_word: int) -> str:
+    """iree_vm_ref_type_name, read from the descriptor in memory."""
+    descriptor = type_word & ~TAG_MASK & host.WORD_MASK
+    heap.check_range(descriptor, DESCRIPTOR_SIZE)
+    data = heap.read_word(descriptor + _NAME_DATA_OFF)
+    size = heap.read_word(descriptor + _NAME_SIZE_OFF)
+    return heap.read(data, size).decode("utf-8", "replace")

@@ -1,0 +1,395 @@
+"""Native function shims: how a native module reads the packed argument buffer the VM hands it.
+
+IREE's generic shims (runtime/src/iree/vm/shims.h) cast the argument and result byte spans to the
+plain C struct `iree_vm_abi_<types>_t` of each fragment after a size check, and fail with
+INVALID_ARGUMENT "argument/result signature mismatch" otherwise:
+
+- fixed struct: the span length must equal sizeof(struct) exactly;
+- VLA struct (one trailing span): length >= sizeof(struct) and length == sizeof(struct) +
+  count * sizeof(element), computed in iree_host_size_t arithmetic with the int32 count read from the
+  buffer (so a negative count wraps and fails);
+- `v`: no size check, but a NULL span still fails unless the call is a RESUME;
+- results are zeroed (sizeof(struct)) before the target runs.
+
+Fragments those macros cannot express (several spans, or values after a span) are read like
+hal_loader's hand-written dispatch shim: the fixed part as its C struct, then each span's int32 count
+where the cursor stands and the elements at the stride of their C struct. `form="fixed"` starts the
+first span at the packed size of the fixed part (IREE #24827); `form="pre-fix"` at sizeof(C struct),
+with elements aligned to the C element alignment, as the code before the fix did. Unlike the C code,
+every read is bounds-checked first: where IREE would read past the buffer this raises the signature
+mismatch instead.
+
+The Python target receives typed values: ints and floats, refs as `Ref`, spans as lists (of tuples when
+an element has several fields). The span it reads is first checked against the heap.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, NamedTuple, Sequence
+
+from ..abi import cconv
+from ..abi.cconv import Fragment, Value
+from ..abi.errors import IreeAbiError
+from ..abi.layout import StructLayout, layout_of
+from . import host
+from . import ref as _ref
+from .heap import Heap
+from .ref import Ref
+from .status import StatusCode, StatusError
+
+CALL_BEGIN = 1 << 0  # IREE_VM_NATIVE_FUNCTION_CALL_BEGIN (native_module.h)
+CALL_RESUME = 1 << 1  # IREE_VM_NATIVE_FUNCTION_CALL_RESUME
+READER_FORMS = cconv.READER_FORMS
+SIGNATURE_MISMATCH = "argument/result signature mismatch"
+_MASK = host.WORD_MASK
+_CODE = {"i": "i", "I": "q", "f": "f", "F": "d"}
+_WORD = host.WORD.format[-1]
+
+
+class MarshalError(IreeAbiError):
+    """Python values that do not match a calling convention."""
+
+
+class ByteSpan(NamedTuple):
+    """iree_byte_span_t."""
+
+    data: int
+    length: int
+
+
+@dataclass
+class CallContext:
+    """What a native target gets besides its arguments (IREE: stack, module, module state)."""
+
+    heap: Heap
+    module: Any = None
+    state: Any = None
+
+    def retain(self, ref: Ref) -> Ref:
+        """Retain a borrowed ref (e.g. an argument) so it can be returned as a result."""
+        _ref.retain_value(self.heap, ref)
+        return ref
+
+
+Target = Callable[..., Any]  # (ctx, *args) -> result value, tuple of results, or None
+
+
+def _mismatch() -> StatusError:
+    return StatusError(StatusCode.INVALID_ARGUMENT, SIGNATURE_MISMATCH)
+
+
+# -- C struct readers ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """Reads the values of some fragment characters at fixed C offsets with one struct.Struct."""
+
+    struct: struct.Struct
+    kinds: tuple[str, ...]  # per value: "ref" or a scalar kind
+    size: int
+
+    def read(self, buf: Any, offset: int) -> list[Any]:
+        return _assemble(self.kinds, self.struct.unpack_from(buf, offset))
+
+
+def _assemble(kinds: Sequence[str], items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    i = 0
+    for k in kinds:
+        if k == "ref":
+            out.append(Ref(items[i], items[i + 1]))
+            i += 2
+        else:
+            out.append(items[i])
+            i += 1
+    return out
+
+
+def _reader(slots: Sequence[tuple[int, str]], size: int) -> _Reader:
+    """slots: (offset, cconv char) sorted by offset; `size` pads the format to the struct size."""
+    fmt, pos, kinds = ["<"], 0, []
+    for off, char in slots:
+        if off > pos:
+            fmt.append(f"{off - pos}x")
+        if char == "r":
+            fmt.append(_WORD * 2)
+            pos = off + 2 * host.POINTER_SIZE
+            kinds.append("ref")
+        else:
+            fmt.append(_CODE[char])
+            pos = off + struct.calcsize("<" + _CODE[char])
+            kinds.append(cconv.KINDS[char])
+    if size > pos:
+        fmt.append(f"{size - pos}x")
+    return _Reader(struct.Struct("".join(fmt)), tuple(kinds), size)
+
+
+def _c_layout(text: str) -> StructLayout:
+    s = cconv.shim_struct(text)
+    assert s is not None, text
+    return layout_of(s, host.HOST)
+
+
+@lru_cache(maxsize=None)
+def _struct_reader(text: str) -> _Reader:
+    """The values of a span-free fragment as its C struct lays them out."""
+    lay = _c_layout(text)
+    return _reader([(f.offset, v.char) for f, v in zip(lay.fields, cconv.parse_fragment(text).items)],
+                   lay.size)
+
+
+def _element_value(values: list[Any]) -> Any:
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+# -- argument decoders ----------------------------------------------------------------------------------
+
+
+class _Decoder:
+    def decode(self, view: memoryview, base: int) -> list[Any]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _Void(_Decoder):
+    def decode(self, view: memoryview, base: int) -> list[Any]:
+        return []
+
+
+@dataclass(frozen=True)
+class _Fixed(_Decoder):
+    reader: _Reader
+
+    def decode(self, view: memoryview, base: int) -> list[Any]:
+        if len(view) != self.reader.size:
+            raise _mismatch()
+        return self.reader.read(view, 0)
+
+
+@dataclass(frozen=True)
+class _Vla(_Decoder):
+    fixed: _Reader  # the values before the span, at C offsets
+    sizeof: int
+    count_offset: int
+    array_offset: int
+    element: _Reader  # one element, stride = its C sizeof
+
+    def decode(self, view: memoryview, base: int) -> list[Any]:
+        n = len(view)
+        if n < self.sizeof:
+            raise _mismatch()
+        count = struct.unpack_from("<i", view, self.count_offset)[0]
+        if n != (self.sizeof + count * self.element.size) & _MASK:
+            raise _mismatch()
+        values = self.fixed.read(view, 0)
+        es = self.element
+        items = es.struct.iter_unpack(view[self.array_offset:self.array_offset + count * es.size]) \
+            if count else ()
+        values.append([_element_value(_assemble(es.kinds, t)) for t in items])
+        return values
+
+
+@dataclass(frozen=True)
+class _SpanWalker(_Decoder):
+    """hal_loader-style reader of several spans (see the module docstring)."""
+
+    form: str
+    prefix: _Reader | None
+    start: int  # where the cursor stands after the fixed prefix
+    rest: tuple  # ("value", char, reader, vm_size) | ("span", element reader, element alignment)
+
+    def decode(self, view: memoryview, base: int) -> list[Any]:
+        n = len(view)
+        values: list[Any] = []
+        if self.prefix is not None:
+            if n < self.prefix.size:
+                raise _mismatch()
+            values = self.prefix.read(view, 0)
+        p = self.start
+        for item in self.rest:
+            if item[0] == "value":
+                _, reader, align, vm_size = item
+                p = host.align_up(base + p, align) - base
+                if p + reader.size > n:
+                    raise _mismatch()
+                values.extend(reader.read(view, p))
+                p += vm_size
+                continue
+            _, es, ealign = item
+            if p + 4 > n:
+                raise _mismatch()
+            count = struct.unpack_from("<i", view, p)[0]
+            # The pre-fix loader aligns the element array even when empty; the packer (and so the
+            # fixed reader) does not (cconv.span_reader).
+            p = host.align_up(base + p + 4, ealign) - base if count or self.form == "pre-fix" else p + 4
+            if count < 0 or p + count * es.size > n:
+                raise _mismatch()
+            values.append([_element_value(_assemble(es.kinds, es.struct.unpack_from(view, p + e * es.size)))
+                           for e in range(count)])
+            p += count * es.size
+        return values
+
+
+# The VM's per-character (size, alignment) rule on the host (i/f int32, I/F aligned to
+# sizeof(int64_t), refs to alignof(iree_vm_ref_t)).
+_VM_FIELD = {c: cconv.vm_field(c, host.HOST) for c in "iIfFr"}
+
+
+def _vm_align(chars: str) -> int:
+    """The packer's span element alignment: max(4, field alignments)."""
+    return max([_VM_FIELD["i"][1]] + [_VM_FIELD[c][1] for c in chars])
+
+
+@lru_cache(maxsize=None)
+def _decoder(text: str, form: str) -> _Decoder:
+    frag = cconv.parse_fragment(text)
+    if not frag.items:
+        return _Void()
+    if not frag.has_spans:
+        return _Fixed(_struct_reader(text))
+    if cconv.shim_struct(text) is not None:
+        lay = _c_layout(text)
+        count_field, array_field = lay.fields[-2], lay.fields[-1]
+        fixed = _reader([(f.offset, v.char) for f, v in zip(lay.fields, frag.items[:-1])], lay.size)
+        span = frag.items[-1]
+        return _Vla(fixed, lay.size, count_field.offset, array_field.offset, _struct_reader(span.text))
+    if form not in READER_FORMS:
+        raise IreeAbiError(f"unknown reader form {form!r}; valid: {', '.join(READER_FORMS)}")
+    prefix_text = frag.fixed_prefix
+    prefix = _struct_reader(prefix_text) if prefix_text else None
+    if prefix is None:
+        start = 0
+    elif form == "pre-fix":
+        start = prefix.size
+    else:
+        start = cconv.vm_pack(prefix_text, host.HOST)[2]
+    rest: list[tuple] = []
+    for item in frag.items[len(prefix_text):]:
+        if isinstance(item, Value):
+            r = _struct_reader(item.char)
+            rest.append(("value", r, _c_layout(item.char).align, _VM_FIELD[item.char][0]))
+        else:
+            es = _struct_reader(item.text)
+            ealign = _c_layout(item.text).align if form == "pre-fix" else _vm_align(item.text)
+            rest.append(("span", es, ealign))
+    return _SpanWalker(form, prefix, start, tuple(rest))
+
+
+# -- results ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ResultWriter:
+    reader: _Reader | None  # None for void results
+
+    @property
+    def size(self) -> int:
+        return self.reader.size if self.reader else 0
+
+    def write(self, view: memoryview, values: Sequence[Any]) -> None:
+        if self.reader is None:
+            return
+        items: list[Any] = []
+        for k, v in zip(self.reader.kinds, values):
+            if k == "ref":
+                items.extend((v[0], v[1]))
+            else:
+                items.append(v)
+        self.reader.struct.pack_into(view, 0, *items)
+
+
+@lru_cache(maxsize=None)
+def _result_writer(text: str) -> _ResultWriter:
+    frag = cconv.parse_fragment(text)
+    if frag.has_spans:
+        raise MarshalError(f"results fragment {text!r} has a span; results cannot")
+    return _ResultWriter(_struct_reader(text) if frag.items else None)
+
+
+def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
+    """A target's return value as a list of `n` results (a Ref is one value, not a pair)."""
+    if isinstance(result, Ref):
+        values = [result]
+    elif result is None:
+        values = []
+    elif isinstance(result, (tuple, list)):
+        values = list(result)
+    else:
+        values = [result]
+    if len(values) != n:
+        raise MarshalError(f"{where}: {n} result(s) expected, the target returned {result!r}")
+    return values
+
+
+# -- the shim ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shim:
+    """A native shim for one signature: `__call__` is iree_vm_native_function_shim_t in Python."""
+
+    signature: cconv.Signature
+    form: str = "fixed"
+    _args: _Decoder = field(init=False, repr=False, compare=False)
+    _rets: _ResultWriter = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_args", _decoder(self.signature.arguments.text, self.form))
+        object.__setattr__(self, "_rets", _result_writer(self.signature.results.text))
+
+    @property
+    def kind(self) -> str:
+        return type(self._args).__name__.strip("_").lower()
+
+    def decode_arguments(self, heap: Heap, flags: int, args: ByteSpan) -> list[Any] | None:
+        """The typed arguments, or StatusError(INVALID_ARGUMENT, signature mismatch). None on RESUME
+        without arguments."""
+        if not args.data:
+            if flags & CALL_RESUME:
+                return None
+            raise _mismatch()
+        view = heap.view(args.data, args.length)
+        return self._args.decode(view, args.data)
+
+    def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
+        """The results span as the target may write it (zeroed), after IREE's results check."""
+        if not rets.data:
+            raise _mismatch()
+        view = heap.view(rets.data, rets.length)
+        if self._rets.reader is not None and rets.length != self._rets.size:
+            raise _mismatch()
+        view[:self._rets.size] = bytes(self._rets.size)
+        return view
+
+    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan, target: Target) -> None:
+        """Check and decode the spans, run `target`, write its results. Failures raise StatusError."""
+        values = self.decode_arguments(ctx.heap, flags, args)
+        view = self.check_results(ctx.heap, rets)
+        result = target(ctx, *(values or ()))
+        where = f"native function {self.signature.text!r}"
+        out = _normalize_results(result, len(self.signature.results.items), where)
+        try:
+            self._rets.write(view, out)
+        except (struct.error, TypeError, IndexError) as e:
+            for v in out:  # results never reach the caller: drop the references they carried
+                if isinstance(v, Ref):
+                    _ref.release_value(ctx.heap, v)
+            raise MarshalError(f"{where}: cannot write results {out!r}: {e}") from None
+
+
+@lru_cache(maxsize=1024)
+def shim_for(signature_text: str, form: str = "fixed") -> Shim:
+    """The (cached) shim of a whole cconv signature such as `0rIiiiCiDCrIID_v`."""
+    return Shim(cconv.parse(signature_text), form)
+
+
+def describe(fragment: "Fragment | str") -> str:
+    """Which shim reads `fragment`: void, fixed, vla, or spanwalker."""
+    return type(_decoder(cconv.as_fragment(fragment).text, "fixed")).__name__.strip("_").lower()
+
+
+__all__ = ["ByteSpan", "CallContext", "MarshalError", "Shim", "shim_for", "CALL_BEGIN", "CALL_RESUME",
+           "SIGNATURE_MISMATCH", "describe"]

@@ -1,0 +1,38 @@
+"""pytest fixtures for code that uses `ireeabi.vm` (load with `-p ireeabi.vm.testing`, or import them
+into a conftest.py).
+
+- `heap`: a fresh tracked Heap per test; the test errors at teardown with LeakError (listing every
+  live allocation with its size and the stack that made it, and any failing status nobody consumed)
+  if anything outlives it.
+- `types`: the heap's ref type registry, closed (descriptors freed) before the leak check.
+- `buffers`: the vm.buffer type (IREE #24827's destroy rule) on that registry.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from .buffer import BufferType
+from .heap import Heap, tracked_heap
+from .ref import TypeRegistry
+
+
+@pytest.fixture
+def heap() -> Iterator[Heap]:
+    with tracked_heap() as h:
+        yield h
+
+
+@pytest.fixture
+def types(heap: Heap) -> Iterator[TypeRegistry]:
+    registry = TypeRegistry(heap)
+    yield registry
+    registry.close()
+
+
+@pytest.fixture
+def buffers(types: TypeRegistry) -> Iterator[BufferType]:
+    bt = BufferType(types)
+    yield bt
+    bt.close()
