@@ -127,7 +127,7 @@ def dispatches(ir: str, function: str, args: list, shapes: dict[int, list[int]] 
         if m:
             fid = val(m.group(2))
             wg = tuple(val(m.group(i)) for i in (3, 4, 5))
-            consts = [val(c.strip()) & _M32 for c in m.group(6).split(",") if c.strip()]
+            consts = [_s32(val(c.strip())) for c in m.group(6).split(",") if c.strip()]
             binds = [(b, val(o), val(n)) for b, o, n in re.findall(r"\((%[\w#]+), (%\w+), (%\w+)\)", m.group(7))]
             out.append(Dispatch(fid[1], wg, consts, binds))
             continue

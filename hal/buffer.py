@@ -1,0 +1,122 @@
+"""HAL buffers over the tracked heap, and iree_hal_buffer_mapping_t in memory.
+
+A HAL buffer here is a heap-backed buffer (as IREE's buffer_heap.c): an aligned block of host memory
+plus its memory type, allowed access and usage. Subspans retain the buffer they view. Mappings are
+written into an `iree_hal_buffer_mapping_t` laid out by the catalog, as iree_hal_buffer_map_range does:
+the whole mapping zeroed, buffer/offset/access/flags filled, SCOPED mappings retaining the buffer until
+`unmap_range`, which releases and zeroes it (and is a no-op on an unmapped, i.e. NULL-buffer, mapping).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ireeabi.layouts import hal_buffer as HB
+from ireeabi.vm import host
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.ref import Ref, TypeRegistry
+from ireeabi.vm.status import StatusCode, StatusError
+
+from .resource import ResourceType
+
+WHOLE_BUFFER = HB.iree_hal_whole_buffer(host.HOST)
+HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
+
+
+@dataclass
+class HalBuffer:
+    storage: int  # address of byte 0 of this buffer's range
+    byte_length: int
+    allocation_size: int
+    memory_type: int
+    allowed_access: int
+    allowed_usage: int
+    parent: int = 0  # retained buffer a subspan views (0 for an allocation)
+    byte_offset: int = 0  # within the parent
+
+
+class BufferTypes:
+    """The hal.buffer type and operations on one heap."""
+
+    def __init__(self, registry: TypeRegistry) -> None:
+        self.heap: Heap = registry.heap
+        self.resources: ResourceType[HalBuffer] = ResourceType(registry, "hal.buffer", self._destroy)
+        self.type = self.resources.type
+
+    def close(self) -> None:
+        self.resources.close()
+
+    def _destroy(self, ptr: int, b: HalBuffer) -> None:
+        if b.parent:
+            self.resources.release(b.parent)
+        else:
+            self.heap.free(b.storage)
+
+    def allocate(self, size: int, *, min_alignment: int = 0,
+                 memory_type: int = HB.MemoryType.OPTIMAL_FOR_HOST,
+                 allowed_access: int = HB.MemoryAccess.ALL,
+                 allowed_usage: int = HB.BufferUsage.DEFAULT) -> int:
+        """A new heap buffer (ref count 1) of `size` bytes, zero-filled; its address."""
+        if not isinstance(size, int) or size < 0:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size!r} must be >= 0")
+        if min_alignment < 0 or min_alignment & (min_alignment - 1):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"minimum alignment {min_alignment} must be 0 or a power of two")
+        align = max(min_alignment, HEAP_BUFFER_ALIGNMENT)
+        storage = self.heap.malloc(max(size, 1), align=align, tag=f"hal.buffer storage ({size} B)")
+        return self.resources.create(HalBuffer(storage, size, size, int(memory_type), int(allowed_access),
+                                               int(allowed_usage)), tag="hal.buffer")
+
+    def get(self, ptr: int) -> HalBuffer:
+        return self.resources.payload(ptr)
+
+    def deref(self, ref: Ref) -> tuple[int, HalBuffer]:
+        return self.resources.deref(ref)
+
+    def subspan(self, ptr: int, offset: int, length: int) -> int:
+        """iree_hal_buffer_subspan: a new buffer viewing [offset, offset + length) of `ptr`."""
+        b = self.get(ptr)
+        if length == WHOLE_BUFFER:
+            length = b.byte_length - offset
+        if offset < 0 or length < 0 or offset + length > b.byte_length:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"subspan [{offset}, {offset + length}) outside the buffer's {b.byte_length} "
+                              "bytes; invalid subspan of an existing buffer")
+        if offset == 0 and length == b.byte_length:
+            self.resources.retain(ptr)
+            return ptr
+        root = b.parent or ptr
+        self.resources.retain(root)
+        return self.resources.create(HalBuffer(b.storage + offset, length, b.allocation_size, b.memory_type,
+                                               b.allowed_access, b.allowed_usage, root, b.byte_offset + offset),
+                                     tag="hal.buffer subspan")
+
+    # -- mappings ------------------------------------------------------------------------------------
+
+    def map_range(self, ptr: int, mode: int, access: int, offset: int, length: int, mapping: int) -> None:
+        """Fill the iree_hal_buffer_mapping_t at `mapping` for [offset, offset + length) of `ptr`."""
+        b = self.get(ptr)
+        m = self.heap.struct_at(HB.iree_hal_buffer_mapping_t, mapping)
+        self.heap.memset(mapping, 0, host.layout(HB.iree_hal_buffer_mapping_t).size)
+        if length == WHOLE_BUFFER:
+            length = b.byte_length - offset
+        if offset < 0 or length < 0 or offset + length > b.byte_length:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"mapping [{offset}, {offset + length}) outside the buffer's {b.byte_length} bytes")
+        m.buffer = ptr
+        m.impl.byte_offset = offset
+        m.impl.allowed_access = access & 0xFFFF
+        m.impl.is_persistent = 1 if mode & HB.MappingMode.PERSISTENT else 0
+        if mode & HB.MappingMode.SCOPED:
+            self.resources.retain(ptr)
+        m.contents.data = b.storage + offset
+        m.contents.data_length = length
+
+    def unmap_range(self, mapping: int) -> None:
+        m = self.heap.struct_at(HB.iree_hal_buffer_mapping_t, mapping)
+        ptr = m.buffer
+        if not ptr:
+            return
+        scoped = not m.impl.is_persistent
+        self.heap.memset(mapping, 0, host.layout(HB.iree_hal_buffer_mapping_t).size)
+        if scoped:
+            self.resources.release(ptr)

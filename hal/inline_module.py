@@ -1,0 +1,255 @@
+"""The `hal_inline` native module (version 0) on the emulated VM ABI.
+
+Every export is registered with IREE's exact cconv (layouts.hal_inline.EXPORTS) and called through
+ireeabi.vm's generic shims on packed memory. Storage for a HAL buffer is exposed to the VM as an
+`iree_hal_inline_storage_buffer_t` wrapper in tracked memory: the HAL buffer mapped (SCOPED) and a
+VM buffer initialized in place over the mapping, whose allocator is {wrapper, custom ctl}. When the
+VM buffer's last reference goes, its destroy hands the handle to that allocator's FREE, which tears the
+wrapper down.
+
+- fixed (IREE #24827): the wrapper records its host allocator and retains the HAL buffer, and FREE
+  unmaps, releases the buffer and frees the wrapper.
+- `legacy=True` (the snapshot before the fix): `host_allocator` and `hal_buffer` are never assigned,
+  so FREE cannot free the wrapper; combined with the pre-fix VM buffer destroy (free_aligned of the
+  handle) the wrapper and its mapping leak, and the tracked heap reports it.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ireeabi.layouts import hal_buffer as HB
+from ireeabi.layouts import hal_inline as HI
+from ireeabi.layouts.buffer import BufferAccess
+from ireeabi.vm import allocator as _alloc
+from ireeabi.vm import callbacks, host
+from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.ref import TYPE_NULL, Ref
+from ireeabi.vm.shims import CallContext
+from ireeabi.vm.status import StatusCode, StatusError
+
+if TYPE_CHECKING:
+    from .runtime import HalRuntime
+
+_WRAPPER = host.layout(HI.iree_hal_inline_storage_buffer_t)
+_MAPPING_OFF = _WRAPPER.field("mapping").offset
+_VM_BUFFER_OFF = _WRAPPER.field("vm_buffer").offset
+STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
+ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
+
+
+class HalInlineModule:
+    def __init__(self, rt: "HalRuntime", *, legacy: bool = False) -> None:
+        self.rt = rt
+        self.heap = rt.heap
+        self.legacy = legacy
+        self.host_allocator = _alloc.heap_allocator(self.heap)
+        self._ctl = _alloc.make_ctl(self._storage_ctl, name="hal_inline storage buffer ctl")
+        targets = {
+            "buffer.allocate": self._allocate,
+            "buffer.allocate.initialized": self._allocate_initialized,
+            "buffer.length": self._length,
+            "buffer.storage": self._storage,
+            "buffer.subspan": self._subspan,
+            "buffer.wrap": self._wrap,
+            "buffer_view.assert": self._view_assert,
+            "buffer_view.buffer": self._view_buffer,
+            "buffer_view.create": self._view_create,
+            "buffer_view.dim": self._view_dim,
+            "buffer_view.element_type": self._view_element_type,
+            "buffer_view.encoding_type": self._view_encoding_type,
+            "buffer_view.rank": self._view_rank,
+            "buffer_view.trace": self._view_trace,
+            "device.query.i64": self._query_i64,
+        }
+        exports = [Export(e.name, e.cconv, targets[e.name]) for e in HI.EXPORTS]
+        self.module = NativeModule(self.heap, HI.IREE_HAL_INLINE_MODULE_NAME, exports,
+                                   version=HI.IREE_HAL_INLINE_MODULE_VERSION_LATEST)
+
+    def close(self) -> None:
+        self.module.close()
+        callbacks.forget(self._ctl)
+
+    # -- storage wrappers ---------------------------------------------------------------------------
+
+    def wrap_storage(self, buffer: int) -> Ref:
+        """A new storage wrapper for HAL buffer `buffer`: a vm.buffer ref the caller owns."""
+        heap, rt = self.heap, self.rt
+        wrapper = _alloc.malloc(heap, self.host_allocator, _WRAPPER.size)
+        w = heap.struct_at(HI.iree_hal_inline_storage_buffer_t, wrapper)
+        if not self.legacy:
+            w.host_allocator.self, w.host_allocator.ctl = self.host_allocator.self, self.host_allocator.ctl
+            rt.hal_buffers.resources.retain(buffer)
+            w.hal_buffer = buffer
+        mapping = wrapper + _MAPPING_OFF
+        try:
+            rt.hal_buffers.map_range(buffer, HB.MappingMode.SCOPED, HB.MemoryAccess.ANY, 0,
+                                     rt.hal_buffers.get(buffer).byte_length, mapping)
+        except StatusError:
+            self._destroy_wrapper(wrapper)
+            raise
+        handle = wrapper + _VM_BUFFER_OFF
+        rt.vm_buffers.initialize(STORAGE_ACCESS, w.mapping.contents.data, w.mapping.contents.data_length,
+                                 AllocatorT(wrapper, self._ctl), handle)
+        return rt.vm_buffers.move_ref(handle)
+
+    def _storage_ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
+        if command != Command.FREE:
+            raise StatusError(StatusCode.FAILED_PRECONDITION, "storage buffers cannot be (re)allocated")
+        self._destroy_wrapper(self_ptr)  # *inout_ptr (the handle) is not needed: self is the wrapper
+
+    def _destroy_wrapper(self, wrapper: int) -> None:
+        heap, rt = self.heap, self.rt
+        w = heap.struct_at(HI.iree_hal_inline_storage_buffer_t, wrapper)
+        rt.hal_buffers.unmap_range(wrapper + _MAPPING_OFF)
+        rt.hal_buffers.resources.release(w.hal_buffer)
+        allocator = AllocatorT(w.host_allocator.self, w.host_allocator.ctl)
+        _alloc.free(heap, allocator, wrapper)  # a null allocator (pre-fix) frees nothing
+
+    # -- buffers ------------------------------------------------------------------------------------
+
+    def _new_buffer(self, min_alignment: int, size: int) -> int:
+        if size < 0:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size} is negative")
+        return self.rt.hal_buffers.allocate(size, min_alignment=min_alignment,
+                                            memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
+                                            allowed_access=HB.MemoryAccess.ALL, allowed_usage=ALLOCATE_USAGE)
+
+    def _allocate(self, ctx: CallContext, min_alignment: int, size: int) -> tuple[Ref, Ref]:
+        buffer = self._new_buffer(min_alignment, size)
+        try:
+            storage = self.wrap_storage(buffer)
+        except BaseException:
+            self.rt.hal_buffers.resources.release(buffer)
+            raise
+        return self.rt.hal_buffers.resources.move_ref(buffer), storage
+
+    def _allocate_initialized(self, ctx: CallContext, min_alignment: int, source: Ref, offset: int,
+                              length: int) -> tuple[Ref, Ref]:
+        vmb = self.rt.vm_buffers
+        data, n = vmb.map_ro(vmb.check_deref(source), offset, length, 1)
+        buffer_ref, storage = self._allocate(ctx, min_alignment, n)
+        self.heap.memmove(self.rt.hal_buffers.get(buffer_ref.ptr).storage, data, n)
+        return buffer_ref, storage
+
+    def _length(self, ctx: CallContext, buffer: Ref) -> int:
+        return self.rt.hal_buffers.deref(buffer)[1].byte_length
+
+    def _storage(self, ctx: CallContext, buffer: Ref) -> Ref:
+        ptr, _ = self.rt.hal_buffers.deref(buffer)
+        return self.wrap_storage(ptr)
+
+    def _subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
+        ptr, _ = self.rt.hal_buffers.deref(buffer)
+        try:
+            return self.rt.hal_buffers.resources.move_ref(self.rt.hal_buffers.subspan(ptr, offset, length))
+        except StatusError as e:
+            raise StatusError(e.status.code, f"{e.status.message}; invalid subspan of an existing buffer") \
+                from None
+
+    def _wrap(self, ctx: CallContext, source: Ref, offset: int, length: int) -> Ref:
+        self.rt.vm_buffers.check_deref(source)
+        raise StatusError(StatusCode.UNIMPLEMENTED, "vm->hal buffer wrapping not yet implemented")
+
+    # -- buffer views -------------------------------------------------------------------------------
+
+    def _view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
+                     encoding_type: int, shape: list[int]) -> Ref:
+        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
+        rt = self.rt
+        ptr, b = rt.hal_buffers.deref(buffer)
+        if offset == 0 and length == b.byte_length:
+            source = ptr
+            rt.hal_buffers.resources.retain(source)
+        else:
+            source = rt.hal_buffers.subspan(ptr, offset, length)
+        try:
+            view = rt.views.create(source, shape, element_type, encoding_type, self.host_allocator)
+        finally:
+            rt.hal_buffers.resources.release(source)
+        return rt.views.resources.move_ref(view)
+
+    def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
+                     shape: list[int]) -> None:
+        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
+        vptr = self.rt.views.deref(view)
+        what = self._string(message) or "buffer view"
+        views = self.rt.views
+        actual_encoding = views.encoding_type(vptr)
+        if actual_encoding != 0 and actual_encoding != encoding_type & 0xFFFFFFFF:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} encoding mismatch; expected "
+                              f"{encoding_type:08X} but have {actual_encoding:08X}")
+        actual = views.element_type(vptr)
+        if not _element_types_compatible(actual, element_type & 0xFFFFFFFF):
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} element type mismatch; expected "
+                              f"{element_type & 0xFFFFFFFF:08X} but have {actual:08X}")
+        have = views.shape(vptr)
+        if len(have) != len(shape):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"{what} shape rank mismatch; expected {len(shape)} but have {len(have)}")
+        for i, (want, got) in enumerate(zip(shape, have)):
+            if want & host.WORD_MASK != got:
+                raise StatusError(StatusCode.INVALID_ARGUMENT,
+                                  f"{what} shape dimension {i} mismatch; expected {want} but have {got}")
+
+    def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
+        return self.rt.hal_buffers.resources.retain_ref(self.rt.views.buffer(self.rt.views.deref(view)))
+
+    def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
+        vptr = self.rt.views.deref(view)
+        if index > self.rt.views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
+            return 0
+        return self.rt.views.dim(vptr, index)
+
+    def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
+        return _i32(self.rt.views.element_type(self.rt.views.deref(view)))
+
+    def _view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
+        return _i32(self.rt.views.encoding_type(self.rt.views.deref(view)))
+
+    def _view_rank(self, ctx: CallContext, view: Ref) -> int:
+        return self.rt.views.rank(self.rt.views.deref(view))
+
+    def _view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
+        return None  # no debug sink is configured: IREE does nothing either
+
+    # -- device queries -----------------------------------------------------------------------------
+
+    def _query_i64(self, ctx: CallContext, category: Ref, key: Ref) -> tuple[int, int]:
+        cat, k = self._string(category), self._string(key)
+        if cat == "hal.cpu":
+            value = self.rt.cpu_data.get(k)
+            if value is not None:
+                return 1, value
+        return 0, 0
+
+    def _string(self, ref: Ref) -> str:
+        if ref.type == TYPE_NULL:
+            return ""
+        vmb = self.rt.vm_buffers
+        data, n = vmb.map_ro(vmb.check_deref(ref), 0, vmb.length(vmb.check_deref(ref)), 1)
+        return self.heap.read(data, n).decode("utf-8", "replace")
+
+
+def _i32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _element_types_compatible(actual: int, expected: int) -> bool:
+    """buffer_view.assert's rule: opaque actual, same-width integers, or an exact match."""
+    if actual == expected:
+        return True
+    if HB.iree_hal_element_numerical_type(actual) == HB.NumericalType.UNKNOWN:
+        return True
+    if (HB.iree_hal_element_numerical_type_is_integer(actual)
+            and HB.iree_hal_element_numerical_type_is_integer(expected)):
+        return HB.iree_hal_element_bit_count(actual) == HB.iree_hal_element_bit_count(expected)
+    return False
+
+
+__all__ = ["HalInlineModule"]

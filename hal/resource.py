@@ -1,0 +1,87 @@
+"""Ref-counted HAL objects in tracked memory (hal.buffer, hal.buffer_view, hal.executable).
+
+Each object is a heap block whose first word is its atomic ref count (counter tag 0, as every HAL
+resource), registered under a ref type whose destroy callback runs the Python teardown exactly once.
+What the VM ABI never reads (vtables, internal fields) stays on the Python side, keyed by address.
+"""
+from __future__ import annotations
+
+from typing import Callable, Generic, TypeVar
+
+from ireeabi.vm import ref as _ref
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.ref import Ref, TypeRegistry
+from ireeabi.vm.status import StatusCode, StatusError
+
+P = TypeVar("P")
+
+_HEADER = 16  # ref count word + padding; the HAL objects' other fields live in Python
+
+
+class ResourceType(Generic[P]):
+    """One HAL ref type: create objects, find their payload from a ref, destroy at zero."""
+
+    def __init__(self, registry: TypeRegistry, name: str, destroy: Callable[[int, P], None]) -> None:
+        self.heap: Heap = registry.heap
+        self.name = name
+        self._on_destroy = destroy
+        self._objects: dict[int, P] = {}
+        self._owned: set[int] = set()  # blocks create() allocated (adopted ones free themselves)
+        self.ref_type = registry.define(name, self._destroy, offsetof_counter=0)
+        self.type = self.ref_type.type
+
+    def create(self, payload: P, *, size: int = _HEADER, tag: str = "") -> int:
+        """A new object with ref count 1; its address."""
+        ptr = self.heap.malloc(max(size, _HEADER), tag=tag or self.name)
+        self._owned.add(ptr)
+        return self.adopt(ptr, payload)
+
+    def adopt(self, ptr: int, payload: P) -> int:
+        """Make the block at `ptr` (allocated by the caller) an object with ref count 1; the destroy
+        callback must free it."""
+        self.heap.write_i32(ptr, 1)
+        self._objects[ptr] = payload
+        return ptr
+
+    def payload(self, ptr: int) -> P:
+        try:
+            return self._objects[ptr]
+        except KeyError:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"0x{ptr:x} is not a live {self.name}") from None
+
+    def deref(self, ref: Ref) -> tuple[int, P]:
+        """(address, payload) of a ref of this type; INVALID_ARGUMENT as iree_vm_ref_check otherwise."""
+        ptr = self.ref_type.check_deref(ref)
+        return ptr, self.payload(ptr)
+
+    def retain(self, ptr: int) -> None:
+        _ref.object_retain(self.heap, ptr, self.type)
+
+    def release(self, ptr: int) -> None:
+        if ptr:
+            _ref.object_release(self.heap, ptr, self.type)
+
+    def move_ref(self, ptr: int) -> Ref:
+        return Ref(ptr, self.type)
+
+    def retain_ref(self, ptr: int) -> Ref:
+        self.retain(ptr)
+        return Ref(ptr, self.type)
+
+    def counter(self, ptr: int) -> int:
+        return self.heap.read_i32(ptr)
+
+    def live(self) -> list[int]:
+        return list(self._objects)
+
+    def _destroy(self, ptr: int) -> None:
+        payload = self._objects.pop(ptr)
+        try:
+            self._on_destroy(ptr, payload)
+        finally:
+            if ptr in self._owned:
+                self._owned.discard(ptr)
+                self.heap.free(ptr)
+
+    def close(self) -> None:
+        self.ref_type.close()

@@ -1,0 +1,69 @@
+"""One emulated inline runtime: a tracked heap, the ref types and the hal_inline / hal_loader modules.
+
+Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
+- `legacy_vm_buffer`: VM buffer destroy assumes every handle is a create/clone co-allocation;
+- `legacy_inline`: the storage wrapper never records its allocator and HAL buffer (it leaks);
+- `legacy_loader`: the dispatch shim reads the spans at sizeof(iree_vm_abi_rIiii_t).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ireeabi.vm.buffer import BufferType
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.ref import TypeRegistry
+
+from .buffer import BufferTypes
+from .buffer_view import BufferViewTypes
+from .inline_module import HalInlineModule
+from .loader_module import HalLoaderModule, LoadedExecutable
+from .resource import ResourceType
+
+
+class HalRuntime:
+    def __init__(self, heap: Heap | None = None, *, legacy_vm_buffer: bool = False,
+                 legacy_inline: bool = False, legacy_loader: bool = False,
+                 cpu_data: dict[str, int] | None = None) -> None:
+        self._own_heap = heap is None
+        self.heap = heap if heap is not None else Heap(name="hal runtime")
+        self.types = TypeRegistry(self.heap)
+        self.vm_buffers = BufferType(self.types, legacy=legacy_vm_buffer)
+        self.hal_buffers = BufferTypes(self.types)
+        self.views = BufferViewTypes(self.types, self.hal_buffers)
+        self.executables: ResourceType[LoadedExecutable] = ResourceType(
+            self.types, "hal.executable", lambda ptr, exe: exe.library.close())
+        # device.query.i64 answers category "hal.cpu" from this table (empty: every key unknown).
+        self.cpu_data: dict[str, int] = dict(cpu_data or {})
+        self.inline = HalInlineModule(self, legacy=legacy_inline)
+        self.loader = HalLoaderModule(self, legacy=legacy_loader)
+        self.modules = {m.module.name: m.module for m in (self.inline, self.loader)}
+        self.closed = False
+
+    def call(self, full_name: str, *args: Any) -> list[Any]:
+        """Call `module.function` as the VM calls an import: packed arguments, shim, results."""
+        module, _, fn = full_name.partition(".")
+        try:
+            target = self.modules[module]
+        except KeyError:
+            from ireeabi.abi.errors import UnknownNameError
+            raise UnknownNameError("native module", module, self.modules) from None
+        return target.call(fn, *args)
+
+    def close(self) -> None:
+        """Drop the modules and types (every object must already be released)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.loader.close()
+        self.inline.close()
+        for t in (self.executables, self.views, self.hal_buffers, self.vm_buffers):
+            t.close()
+        self.types.close()
+        if self._own_heap:
+            self.heap.close()
+
+    def __enter__(self) -> "HalRuntime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
