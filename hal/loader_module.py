@@ -54,6 +54,7 @@ class HalLoaderModule:
         self.module = NativeModule(self.heap, HL.IREE_HAL_LOADER_MODULE_NAME, exports,
                                    version=HL.IREE_HAL_LOADER_MODULE_VERSION_LATEST)
         self._workgroup_state = X.new_workgroup_state(0)
+        self._states: dict[tuple[int, int], X.DispatchState] = {}  # reused per (constants, bindings)
 
     def close(self) -> None:
         self.module.close()
@@ -114,7 +115,10 @@ class HalLoaderModule:
         mapped = []
         for ref, offset, length in bindings:
             mapped.append(vmb.map_ro(vmb.check_deref(ref), offset, length, 1))
-        state = X.DispatchState(len(constants), len(mapped))
+        key = (len(constants), len(mapped))
+        state = self._states.get(key)
+        if state is None:
+            state = self._states[key] = X.DispatchState(*key)
         counts = (workgroup_x & _U32, workgroup_y & _U32, workgroup_z & 0xFFFF)
         state.set(workgroup_size=(1, 1, 1), workgroup_count=counts, constants=constants, bindings=mapped)
         result = library.issue(fid, state.address, ctypes.addressof(self._workgroup_state), counts)

@@ -20,6 +20,8 @@ through the heap.
 """
 from __future__ import annotations
 
+import struct
+
 from typing import Any
 
 import numpy as np
@@ -44,6 +46,9 @@ _COUNTER_OFF = _BUF.offsetof("ref_object.counter")
 _ACCESS_OFF = _BUF.field("access").offset
 _DATA_OFF = _BUF.offsetof("data.data")
 _LENGTH_OFF = _BUF.offsetof("data.data_length")
+# data pointer and length read together (iree_byte_span_t: adjacent words) on the mapping hot path.
+_SPAN_FMT = struct.Struct("<" + host.WORD.format[-1] * 2)
+assert _LENGTH_OFF == _DATA_OFF + host.POINTER_SIZE
 _ALLOCATOR_OFF = _BUF.field("allocator").offset
 _MODULE_OFF = _BUF.field("storage_module").offset
 PREFIX_SIZE = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, host.HOST)
@@ -252,14 +257,15 @@ class BufferType:
     # -- mapping and byte operations ----------------------------------------------------------------
 
     def _map(self, buf: int, offset: int, length: int, alignment: int) -> tuple[int, int]:
-        self._check(buf)
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        data, data_length = self.heap.unpack(_SPAN_FMT, buf + _DATA_OFF)
         offset, length, alignment = (_hsize(offset, "offset"), _hsize(length, "length"),
                                      _hsize(alignment, "alignment"))
         mask = ~((alignment - 1) & _MASK) & _MASK
         offset &= mask
         length &= mask
         end = (offset + length) & _MASK  # unchecked addition, as buffer.c
-        data_length = self.length(buf)
         if end > data_length:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"out-of-bounds access detected (offset={offset}, length={length}, "
@@ -268,7 +274,7 @@ class BufferType:
             raise BufferOverflowError(
                 f"buffer 0x{buf:x}: offset {offset} + length {length} wraps to {end}, passing buffer.c's "
                 f"bounds check, but the mapping lies outside the {data_length}-byte data", buf)
-        return (self.data(buf) + offset) & _MASK, length
+        return (data + offset) & _MASK, length
 
     def map_ro(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
         """(address, length) of a read-only mapping; access bits are not consulted."""

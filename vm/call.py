@@ -15,6 +15,8 @@ generated `struct` call (`fastcodec`), compiled once per fragment, target and sp
 """
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -40,6 +42,7 @@ class CallBuffer:
     heap: Heap
     layout: FragmentLayout
     address: int
+    scratch: bool = False  # on the heap's scratch stack (the VM's alloca) rather than malloc'd
 
     @property
     def span(self) -> ByteSpan:
@@ -72,23 +75,34 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any],
         raise MarshalError(f"{frag.text!r} takes {len(frag.items)} argument(s), got {len(args)}")
     flat: list[Any] = []
     counts: list[int] = []
+    append = flat.append
     for item, arg in zip(frag.items, args):
-        if not isinstance(item, Span):
-            flat.append(_as_ref(arg, f"{frag.text!r} index {item.index}") if item.char == "r" else arg)
+        if type(item) is not Span:
+            if item.char != "r":
+                append(arg)
+            elif type(arg) is Ref:  # the common case, without the general checks
+                append(arg)
+            else:
+                append(_as_ref(arg, f"{frag.text!r} index {item.index}"))
             continue
         if not isinstance(arg, (list, tuple)):
             raise MarshalError(f"{frag.text!r} index {item.index}: a span needs a list, got {arg!r}")
         counts.append(len(arg))
-        width = len(item.values)
+        chars = item.text
+        width = len(chars)
         for e, element in enumerate(arg):
-            fields = element if isinstance(element, (list, tuple)) and not isinstance(element, Ref) else (element,)
-            if width == 1 and isinstance(element, Ref):
-                fields = (element,)
+            if width == 1:
+                fields = (element,) if type(element) is Ref or not isinstance(element, (list, tuple)) \
+                    else element
+            else:
+                fields = element if isinstance(element, (list, tuple)) and type(element) is not Ref else (element,)
             if len(fields) != width:
                 raise MarshalError(f"{frag.text!r} span at index {item.index} element {e}: {width} value(s) "
                                    f"expected, got {element!r}")
-            for v, x in zip(item.values, fields):
-                flat.append(_as_ref(x, f"{frag.text!r} span element {e}") if v.char == "r" else x)
+            for c, x in zip(chars, fields):
+                if c == "r" and type(x) is not Ref:
+                    x = _as_ref(x, f"{frag.text!r} span element {e}")
+                append(x)
     return flat, tuple(counts)
 
 
@@ -100,33 +114,46 @@ def _layout(frag: Fragment, counts: tuple[int, ...]) -> FragmentLayout:
     return lay
 
 
-def _check_all_countable(heap: Heap, refs: list[Ref]) -> None:
-    """Every ref can take all the retains about to happen (several slots may hold one object), so no
-    retain fails halfway."""
+def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, int]:
+    """counter address -> retains about to happen, after checking every object can take them all
+    (several slots may hold one object), so no retain fails halfway."""
     per_counter: dict[int, int] = {}
+    first: dict[int, Ref] = {}
     for r in refs:
         c = _ref.counter_address(r.ptr, r.type)
         per_counter[c] = per_counter.get(c, 0) + 1
-    for r in refs:
-        _ref.check_countable(heap, r.ptr, r.type, per_counter[_ref.counter_address(r.ptr, r.type)])
+        first.setdefault(c, r)
+    for c, n in per_counter.items():
+        r = first[c]
+        _ref.check_countable(heap, r.ptr, r.type, n)
+    return per_counter
 
 
-def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any]) -> CallBuffer:
-    """A new argument buffer holding `args`, refs retained into it."""
+def _check_all_countable(heap: Heap, refs: list[Ref]) -> None:
+    _counts_per_object(heap, refs)
+
+
+def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], *,
+                   scratch: bool = False) -> CallBuffer:
+    """A new argument buffer holding `args`, refs retained into it; with `scratch`, on the heap's
+    scratch stack as the VM allocas it (release it before any later scratch frame is popped)."""
     frag = cconv.as_fragment(fragment)
     flat, counts = flatten(frag, args)
     lay = _layout(frag, counts)
     refs = [x for x, v in zip(flat, lay.values) if v.kind == "ref" and x.ptr]
-    _check_all_countable(heap, refs)
-    address = heap.malloc(lay.size, tag=f"arguments {frag.text!r}")
+    retains = _counts_per_object(heap, refs)
+    if scratch:
+        buf = CallBuffer(heap, lay, heap.scratch_push(lay.size), True)
+    else:
+        buf = CallBuffer(heap, lay, heap.malloc(lay.size, tag=f"arguments {frag.text!r}"))
     try:
-        fast_codec(lay).pack_into(heap.view(address, lay.size), 0, flat)
+        fast_codec(lay).pack_into(heap.view(buf.address, lay.size), 0, flat)
     except BaseException:
-        heap.free(address)
+        _free(buf)
         raise
-    for r in refs:
-        _ref.object_retain(heap, r.ptr, r.type)
-    return CallBuffer(heap, lay, address)
+    for counter, n in retains.items():  # checked above: each object takes all its retains
+        heap.fetch_add_i32(counter, n)
+    return buf
 
 
 def release_arguments(buf: CallBuffer) -> None:
@@ -135,23 +162,56 @@ def release_arguments(buf: CallBuffer) -> None:
     Every ref slot is released even if one fails (a forged ref); the first error is raised after.
     """
     first: BaseException | None = None
+    heap, lay = buf.heap, buf.layout
     try:
-        for slot in buf.ref_slots:
+        # One read of the whole buffer as it is after the call, then each ref slot released and
+        # zeroed as iree_vm_ref_release does.
+        values = fast_codec(lay).unpack(heap.view(buf.address, lay.size)) if lay.values else ()
+        for v, x in zip(lay.values, values):
+            if v.kind != "ref":
+                continue
+            ptr, typ = x
+            if typ == _ref.TYPE_NULL or not ptr:
+                continue
             try:
-                _ref.release(buf.heap, slot)
+                _ref.object_release(heap, ptr, typ)
             except IreeAbiError as e:
                 first = first or e
+                continue
+            heap.memset(buf.address + v.offset, 0, v.size)
     finally:
-        buf.heap.free(buf.address)
+        _free(buf)
     if first is not None:
         raise first
+
+
+_EMPTY: "weakref.WeakKeyDictionary[Heap, int]" = weakref.WeakKeyDictionary()
+
+
+def _empty_block(heap: Heap) -> int:
+    """One zero-byte block per heap, shared by every void result buffer (the VM's empty alloca):
+    a valid non-NULL pointer that nothing may read or write."""
+    block = _EMPTY.get(heap)
+    if block is None or heap.allocation(block) is None:
+        block = heap.malloc_internal(0, tag="empty result buffer (shared)")
+        _EMPTY[heap] = block
+    return block
 
 
 def allocate_results(heap: Heap, fragment: "Fragment | str") -> CallBuffer:
     """A zero-filled result buffer of the size rule's size."""
     frag = cconv.as_fragment(fragment)
     lay = _layout(frag, ())
+    if lay.size == 0:
+        return CallBuffer(heap, lay, _empty_block(heap))
     return CallBuffer(heap, lay, heap.malloc(lay.size, tag=f"results {frag.text!r}"))
+
+
+def _free(buf: CallBuffer) -> None:
+    if buf.scratch:
+        buf.heap.scratch_pop(buf.address)
+    elif buf.layout.size or buf.address != _EMPTY.get(buf.heap):
+        buf.heap.free(buf.address)
 
 
 def unpack_results(buf: CallBuffer) -> list[Any]:
@@ -165,7 +225,7 @@ def unpack_results(buf: CallBuffer) -> list[Any]:
                 heap.memset(buf.address + v.offset, 0, v.size)
         return values
     finally:
-        heap.free(buf.address)
+        _free(buf)
 
 
 def discard_results(buf: CallBuffer) -> None:

@@ -81,14 +81,15 @@ class Allocation:
     raw: Any = field(repr=False)  # the ctypes array holding the bytes
     internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
     freed_stack: tuple[Frame, ...] | None = field(default=None, repr=False)
+    raw_offset: int = field(default=-1, repr=False)  # address - addressof(raw), fixed at creation
+
+    def __post_init__(self) -> None:
+        if self.raw_offset < 0:
+            self.raw_offset = self.address - ctypes.addressof(self.raw)
 
     @property
     def end(self) -> int:
         return self.address + self.size
-
-    @property
-    def raw_offset(self) -> int:
-        return self.address - ctypes.addressof(self.raw)
 
     def describe(self) -> str:
         tag = f" [{self.tag}]" if self.tag else ""
@@ -130,6 +131,7 @@ class Heap:
         self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
                                            internal=True, skip=1)
         self._stack_top = self._stack_block.address
+        self._scratch_frames: list[int] = []
 
     # -- allocation ------------------------------------------------------------------------------
 
@@ -140,6 +142,10 @@ class Heap:
         StatusError(RESOURCE_EXHAUSTED), which allocator control functions pass on as a status.
         """
         return self._allocate(size, zero, align, tag, skip=1).address
+
+    def malloc_internal(self, size: int, *, tag: str = "") -> int:
+        """A zeroed block owned by the heap itself: never a leak, never freed by callers."""
+        return self._allocate(size, True, MALLOC_ALIGNMENT, tag, internal=True, skip=1).address
 
     def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
                   skip: int = 0) -> Allocation:
@@ -261,13 +267,13 @@ class Heap:
 
     def unpack(self, fmt: struct.Struct, address: int) -> tuple:
         """`fmt.unpack` of the bytes at `address` (checked)."""
-        self.check_range(address, fmt.size)
-        return fmt.unpack(ctypes.string_at(address, fmt.size))
+        a = self.check_range(address, fmt.size)
+        return fmt.unpack_from(a.raw, a.raw_offset + address - a.address)
 
     def pack(self, fmt: struct.Struct, address: int, *values: Any) -> None:
         """Write `fmt.pack(*values)` at `address` (checked)."""
-        self.check_range(address, fmt.size)
-        ctypes.memmove(address, fmt.pack(*values), fmt.size)
+        a = self.check_range(address, fmt.size)
+        fmt.pack_into(a.raw, a.raw_offset + address - a.address, *values)
 
     def _range_message(self, address: int, n: int) -> str:
         what = f"{self.name}: access of {n} byte(s) at 0x{address:x}"
@@ -313,21 +319,24 @@ class Heap:
         a = self.check_range(address, ctypes.sizeof(ct))
         return ct.from_buffer(a.raw, a.raw_offset + (address - a.address))
 
+    # Scalar accesses go through the allocation's own ctypes array (struct.*_from / *_into): no
+    # temporary bytes objects on the hot path.
     def read_word(self, address: int) -> int:
-        self.check_range(address, host.POINTER_SIZE)
-        return host.WORD.unpack(ctypes.string_at(address, host.POINTER_SIZE))[0]
+        a = self.check_range(address, host.POINTER_SIZE)
+        return host.WORD.unpack_from(a.raw, a.raw_offset + address - a.address)[0]
 
     def write_word(self, address: int, value: int) -> None:
-        self.check_range(address, host.POINTER_SIZE)
-        ctypes.memmove(address, host.WORD.pack(value & host.WORD_MASK), host.POINTER_SIZE)
+        a = self.check_range(address, host.POINTER_SIZE)
+        host.WORD.pack_into(a.raw, a.raw_offset + address - a.address, value & host.WORD_MASK)
 
     def read_i32(self, address: int) -> int:
-        self.check_range(address, 4)
-        return host.I32.unpack(ctypes.string_at(address, 4))[0]
+        a = self.check_range(address, 4)
+        return host.I32.unpack_from(a.raw, a.raw_offset + address - a.address)[0]
 
     def write_i32(self, address: int, value: int) -> None:
-        self.check_range(address, 4)
-        ctypes.memmove(address, host.I32.pack(((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)), 4)
+        a = self.check_range(address, 4)
+        host.I32.pack_into(a.raw, a.raw_offset + address - a.address,
+                           ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
 
     def fetch_add_i32(self, address: int, delta: int) -> int:
         """Add to an int32 in memory (wrapping like C's atomics); the value before."""
@@ -338,17 +347,28 @@ class Heap:
     @contextmanager
     def scratch(self, n: int) -> Iterator[int]:
         """`n` zeroed bytes of tracked stack memory for the duration of a call (LIFO)."""
+        start = self.scratch_push(n)
+        try:
+            yield start
+        finally:
+            self.scratch_pop(start)
+
+    def scratch_push(self, n: int) -> int:
+        """Like `scratch`, for callers that pop explicitly (`scratch_pop`), as an alloca'd frame."""
         self._check_open()
         start = host.align_up(self._stack_top, MALLOC_ALIGNMENT)
         if start + n > self._stack_block.end:
             raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
-        saved = self._stack_top
+        self._scratch_frames.append(self._stack_top)
         self._stack_top = start + n
-        ctypes.memset(start, 0, n)
-        try:
-            yield start
-        finally:
-            self._stack_top = saved
+        if n:
+            ctypes.memset(start, 0, n)
+        return start
+
+    def scratch_pop(self, start: int) -> None:
+        if not self._scratch_frames or start + 0 < self._scratch_frames[-1]:
+            raise HeapError(f"{self.name}: scratch frame 0x{start:x} popped out of order", start)
+        self._stack_top = self._scratch_frames.pop()
 
     # -- reporting -------------------------------------------------------------------------------
 

@@ -107,7 +107,7 @@ class NativeModule:
         export = self.exports[ordinal]
         sig = export.signature
         heap = self.heap
-        arguments = _call.pack_arguments(heap, sig.arguments, args)
+        arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True)  # the VM's alloca
         try:
             results = _call.allocate_results(heap, sig.results)
         except BaseException:

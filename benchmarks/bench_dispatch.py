@@ -1,0 +1,84 @@
+"""The 1M-element add through the emulated hal_loader vs iree-benchmark-module on the same module.
+
+    python benchmarks/bench_dispatch.py
+
+ireeabi side: one `hal_loader.executable.dispatch` import call as the VM makes it — arguments packed
+into a fresh buffer (refs retained), the dispatch shim reading them, three bindings mapped, 256
+workgroups run by the kernel, arguments released — with workgroup counts and sizes taken from the
+compiler's VM IR. iree-benchmark-module runs the module's whole `add` function (allocation, buffer
+views and the same dispatch) on local-sync. Both in this one run, on this machine.
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "hal"))
+
+import iree_tools  # noqa: E402
+from conftest import Session, program  # noqa: E402
+from ireeabi.hal.runtime import HalRuntime  # noqa: E402
+
+
+def ireeabi_ms(rounds: int = 400) -> tuple[float, float]:
+    prog = program("add1m")
+    (d,) = prog.dispatches("add", [None, None])
+    rt = HalRuntime()
+    s = Session(rt)
+    exe = s.load(prog)
+    fid = s.function(exe, d.export_name)
+    storages = [s.allocate(length)[1] for (_, _, length) in d.bindings]
+    for st in storages[:2]:
+        rt.vm_buffers.as_numpy(st.ptr, np.float32)[:] = 1.5
+    bindings = [(st, off, length) for st, (_, off, length) in zip(storages, d.bindings)]
+    args = (exe, fid, *d.workgroups, d.constants, bindings)
+    call = rt.loader.module.call
+    for _ in range(50):
+        call("executable.dispatch", *args)
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        call("executable.dispatch", *args)
+        samples.append(time.perf_counter() - t0)
+    assert (rt.vm_buffers.as_numpy(storages[2].ptr, np.float32) == 3.0).all()
+    s.release_all()
+    rt.close()
+    return statistics.median(samples) * 1e3, statistics.mean(samples) * 1e3
+
+
+def iree_benchmark_ms() -> tuple[float, float]:
+    vmfb = iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add1m.mlir")
+    out = subprocess.run(
+        [iree_tools.find_tool("iree-benchmark-module"), "--device=local-sync", f"--module={vmfb}",
+         "--function=add", "--input=1048576xf32=1.5", "--input=1048576xf32=1.5",
+         "--benchmark_repetitions=10", "--benchmark_min_time=0.2s"],
+        capture_output=True, text=True, check=True).stdout
+
+    def stat(name: str) -> float:
+        m = re.search(rf"_{name}\s+([\d.]+) ms", out)
+        if not m:
+            raise RuntimeError(f"no {name} in iree-benchmark-module output:\n{out}")
+        return float(m.group(1))
+
+    return stat("median"), stat("mean")
+
+
+def main() -> None:
+    ours_median, ours_mean = ireeabi_ms()
+    theirs_median, theirs_mean = iree_benchmark_ms()
+    print("1M-element add (256 workgroups), ms per call")
+    print(f"  ireeabi hal_loader.executable.dispatch  median {ours_median:7.3f}  mean {ours_mean:7.3f}")
+    print(f"  iree-benchmark-module (local-sync)      median {theirs_median:7.3f}  mean {theirs_mean:7.3f}")
+    print(f"  ratio (median)                          {ours_median / theirs_median:7.2f}x  (target <= 1.2x)")
+
+
+if __name__ == "__main__":
+    main()
