@@ -7,9 +7,9 @@ ints (the two words of iree_vm_ref_t). Span counts are not values: they come fro
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import construct as cs
 
@@ -25,11 +25,18 @@ class CodecError(IreeAbiError):
 
 @dataclass(frozen=True, eq=False)
 class Codec:
+    """The `struct` codec of one instance. `pack_into(buf, offset, values)` and `unpack(buf, offset=0)`
+    are generated straight-line functions: the values unpacked into locals, refs split into their two
+    words, span counts as constants, one `Struct.pack_into` / `unpack_from` call, as a hand-written
+    codec would be."""
+
     layout: FragmentLayout
     struct: struct.Struct  # every value and count; padding as 'x' (zero on pack)
     count_positions: tuple[int, ...]  # where in the struct's item tuple each span count sits
     value_positions: tuple[int, ...]  # item index of each value (refs take two items)
     n_items: int
+    pack_into: Callable[[Any, int, Sequence[Any]], None] = field(repr=False)
+    unpack: Callable[..., list] = field(repr=False)
 
     @property
     def size(self) -> int:
@@ -41,47 +48,52 @@ class Codec:
         self.pack_into(buf, 0, values)
         return bytes(buf)
 
-    def pack_into(self, buf: Any, offset: int, values: Sequence[Any]) -> None:
-        items = self._items(values)
-        try:
-            self.struct.pack_into(buf, offset, *items)
-        except struct.error as e:
-            raise CodecError(f"{self.layout.cconv!r} on {self.layout.target.name}: {e}") from None
-
-    def unpack(self, buf: Any, offset: int = 0) -> list[Any]:
-        """Values back out of packed bytes (refs as (ptr, type) tuples)."""
-        if len(buf) - offset < self.struct.size:
-            raise CodecError(f"{self.layout.cconv!r} on {self.layout.target.name}: need "
-                             f"{self.struct.size} B, got {len(buf) - offset}")
-        items = self.struct.unpack_from(buf, offset)
-        out: list[Any] = []
-        for v, pos in zip(self.layout.values, self.value_positions):
-            out.append((items[pos], items[pos + 1]) if v.kind == "ref" else items[pos])
-        return out
-
     def counts(self, buf: Any, offset: int = 0) -> list[int]:
         items = self.struct.unpack_from(buf, offset)
         return [items[p] for p in self.count_positions]
 
-    def _items(self, values: Sequence[Any]) -> list[Any]:
-        lay = self.layout
-        if len(values) != len(lay.values):
-            raise CodecError(f"{lay.cconv!r} on {lay.target.name}: {len(lay.values)} values expected, "
-                             f"got {len(values)}")
-        items: list[Any] = [0] * self.n_items
-        for v, pos, x in zip(lay.values, self.value_positions, values):
-            if v.kind == "ref":
-                try:
-                    ptr, typ = x
-                except (TypeError, ValueError):
-                    raise CodecError(f"value {v.char!r} at offset {v.offset} needs a (ptr, type) pair, "
-                                     f"got {x!r}") from None
-                items[pos], items[pos + 1] = ptr, typ
-            else:
-                items[pos] = x
-        for c, pos in zip(lay.counts, self.count_positions):
-            items[pos] = c.count
-        return items
+
+def _fail(lay: FragmentLayout, exc: Exception, values: Any) -> CodecError:
+    where = f"{lay.cconv!r} on {lay.target.name}"
+    n = len(values) if hasattr(values, "__len__") else None
+    if n is not None and n != len(lay.values):
+        return CodecError(f"{where}: {len(lay.values)} values expected, got {n}")
+    return CodecError(f"{where}: {exc}")
+
+
+def _generate(lay: FragmentLayout, st: struct.Struct, value_pos: Sequence[int], count_pos: Sequence[int],
+              n_items: int) -> tuple[Callable, Callable]:
+    item_expr = ["0"] * n_items
+    out_expr: list[str] = []
+    for i, (v, pos) in enumerate(zip(lay.values, value_pos)):
+        if v.kind == "ref":
+            item_expr[pos], item_expr[pos + 1] = f"v{i}[0]", f"v{i}[1]"
+            out_expr.append(f"(t[{pos}], t[{pos + 1}])")
+        else:
+            item_expr[pos] = f"v{i}"
+            out_expr.append(f"t[{pos}]")
+    for c, pos in zip(lay.counts, count_pos):
+        item_expr[pos] = str(c.count)
+    names = [f"v{i}" for i in range(len(lay.values))]
+    target = (", ".join(names) + ("," if len(names) == 1 else "")) if names else "()"
+    src = (
+        "def pack_into(buf, offset, values):\n"
+        "    try:\n"
+        f"        {target} = values\n"
+        f"        _pack_into(buf, offset, {', '.join(item_expr)})\n"
+        "    except (ValueError, TypeError, IndexError, _error) as e:\n"
+        "        raise _fail(_lay, e, values) from None\n"
+        "def unpack(buf, offset=0):\n"
+        "    try:\n"
+        "        t = _unpack_from(buf, offset)\n"
+        "    except _error as e:\n"
+        "        raise _fail(_lay, e, None) from None\n"
+        f"    return [{', '.join(out_expr)}]\n"
+    )
+    ns: dict[str, Any] = {"_pack_into": st.pack_into, "_unpack_from": st.unpack_from, "_error": struct.error,
+                          "_fail": _fail, "_lay": lay}
+    exec(compile(src, f"<codec {lay.cconv!r} {lay.target.name} {list(lay.spans)}>", "exec"), ns)
+    return ns["pack_into"], ns["unpack"]
 
 
 @lru_cache(maxsize=4096)
@@ -113,7 +125,9 @@ def codec(lay: FragmentLayout) -> Codec:
         pos = offset + slot.size
     if lay.size > pos:
         fmt.append(f"{lay.size - pos}x")
-    return Codec(lay, struct.Struct("".join(fmt)), tuple(count_pos), tuple(value_pos), item)
+    st = struct.Struct("".join(fmt))
+    pack_into, unpack = _generate(lay, st, value_pos, count_pos, item)
+    return Codec(lay, st, tuple(count_pos), tuple(value_pos), item, pack_into, unpack)
 
 
 @lru_cache(maxsize=1024)

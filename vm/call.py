@@ -11,7 +11,7 @@ retained or moved in.
 
 Python values: ints and floats; refs as `Ref` (or (ptr, type) pairs); a span as a list of elements,
 each a tuple of the element's values (or a bare value when the element has one). The hot path is one
-generated `struct` call (`fastcodec`), compiled once per fragment, target and span counts.
+generated `struct` call (`abi.codec`), compiled once per fragment, target and span counts.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from ..abi.cconv import Fragment, FragmentLayout, Span
 from ..abi.errors import IreeAbiError
 from . import host
 from . import ref as _ref
-from .fastcodec import fast_codec
+from ..abi.codec import codec as _codec
 from .heap import Heap
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
@@ -147,7 +147,7 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     else:
         buf = CallBuffer(heap, lay, heap.malloc(lay.size, tag=f"arguments {frag.text!r}"))
     try:
-        fast_codec(lay).pack_into(heap.view(buf.address, lay.size), 0, flat)
+        _codec(lay).pack_into(heap.view(buf.address, lay.size), 0, flat)
     except BaseException:
         _free(buf)
         raise
@@ -166,7 +166,7 @@ def release_arguments(buf: CallBuffer) -> None:
     try:
         # One read of the whole buffer as it is after the call, then each ref slot released and
         # zeroed as iree_vm_ref_release does.
-        values = fast_codec(lay).unpack(heap.view(buf.address, lay.size)) if lay.values else ()
+        values = _codec(lay).unpack(heap.view(buf.address, lay.size)) if lay.values else ()
         for v, x in zip(lay.values, values):
             if v.kind != "ref":
                 continue
@@ -218,7 +218,7 @@ def unpack_results(buf: CallBuffer) -> list[Any]:
     """The results, refs moved out (their slots zeroed: the caller owns them); frees the buffer."""
     heap = buf.heap
     try:
-        values = fast_codec(buf.layout).unpack(heap.view(buf.address, buf.layout.size))
+        values = _codec(buf.layout).unpack(heap.view(buf.address, buf.layout.size))
         for i, v in enumerate(buf.layout.values):
             if v.kind == "ref":
                 values[i] = Ref(*values[i])
@@ -243,6 +243,6 @@ def write_results(buf: CallBuffer, values: Sequence[Any], *, move: "bool | Seque
         raise MarshalError(f"{len(ref_values)} ref result(s) but {len(moves)} move flag(s)")
     retained = [r for r, is_move in zip(ref_values, moves) if not is_move and r.ptr]
     _check_all_countable(buf.heap, retained)
-    fast_codec(lay).pack_into(buf.heap.view(buf.address, lay.size), 0, flat)
+    _codec(lay).pack_into(buf.heap.view(buf.address, lay.size), 0, flat)
     for r in retained:
         _ref.object_retain(buf.heap, r.ptr, r.type)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ireeabi.abi import cconv, codec
-from ireeabi.vm.fastcodec import fast_codec
+from ireeabi.abi.codec import codec as fast_codec
 
 import vm_fixture_gen as G
 
