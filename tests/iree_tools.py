@@ -143,3 +143,74 @@ def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") 
         tmp.write_text(text)
         os.replace(tmp, target)
     return target.read_text()
+
+
+# --------------------------------------------------------------------------------------------------
+# Host-only programs (no HAL) and exact results, for the bytecode interpreter tests.
+
+# Host programs need no execution model: with no tensors there is no HAL and no kernels. f64 stays
+# f64 (the default demotes it to f32). VM-dialect sources (`*.vm.mlir`) start at the VM phase.
+HOST_FLAGS: tuple[str, ...] = (
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=generic",
+    "--iree-input-demote-f64-to-f32=false",
+)
+VM_INPUT_FLAGS: tuple[str, ...] = ("--compile-from=vm",)
+
+
+def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
+                       out_dir: "str | os.PathLike | None" = None) -> Path:
+    """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
+    src = Path(src_path)
+    key = hashlib.sha256()
+    for part in (src.read_bytes(), "\0".join(flags).encode(), compiler_version().encode()):
+        key.update(part)
+        key.update(b"\0")
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
+    if not target.is_file():
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        _run([find_tool("iree-compile"), str(src), *flags, "-o", str(tmp)])
+        os.replace(tmp, target)
+    return target
+
+
+def _run_argv(modules: Sequence["str | os.PathLike"], function: str,
+              inputs: Sequence[str]) -> list[str]:
+    return [find_tool("iree-run-module"), RUN_DEVICE, *(f"--module={m}" for m in modules),
+            f"--function={function}", *(f"--input={i}" for i in inputs)]
+
+
+def run_module_results(modules: Sequence["str | os.PathLike"], function: str,
+                       inputs: Sequence[str], result_count: int) -> list:
+    """Exact results of one iree-run-module call (modules in dependency order) as 0-d numpy arrays:
+    the tool writes each result to a .npy stream (`--output=@f`, then `--output=+f`)."""
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="ireeabi-run-") as tmp:
+        npy = Path(tmp) / "results.npy"
+        outputs = [f"--output=@{npy}"] + [f"--output=+{npy}"] * (result_count - 1)
+        _run(_run_argv(modules, function, inputs) + (outputs if result_count else []))
+        results = []
+        if result_count:
+            with open(npy, "rb") as f:
+                for _ in range(result_count):
+                    results.append(np.load(f))
+                if f.read(1):
+                    raise IreeToolError(f"{function}: more than {result_count} result(s) written")
+        return results
+
+
+def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
+                       inputs: Sequence[str]) -> subprocess.CompletedProcess:
+    """An iree-run-module call expected to fail (status error or crash); IreeToolError if it works."""
+    argv = _run_argv(modules, function, inputs)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
+    except FileNotFoundError as e:
+        raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    if proc.returncode == 0:
+        raise IreeToolError(f"{' '.join(argv)} succeeded but was expected to fail:\n{proc.stdout}")
+    return proc
