@@ -114,19 +114,21 @@ def _layout(frag: Fragment, counts: tuple[int, ...]) -> FragmentLayout:
     return lay
 
 
-def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, int]:
-    """counter address -> retains about to happen, after checking every object can take them all
-    (several slots may hold one object), so no retain fails halfway."""
+def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]]:
+    """counter address -> (its value, retains about to happen), after checking every object can take
+    them all (several slots may hold one object), so no retain fails halfway."""
     per_counter: dict[int, int] = {}
     first: dict[int, Ref] = {}
     for r in refs:
         c = _ref.counter_address(r.ptr, r.type)
         per_counter[c] = per_counter.get(c, 0) + 1
         first.setdefault(c, r)
+    out: dict[int, tuple[int, int]] = {}
     for c, n in per_counter.items():
         r = first[c]
         _ref.check_countable(heap, r.ptr, r.type, n)
-    return per_counter
+        out[c] = (heap.read_i32(c), n)
+    return out
 
 
 def _check_all_countable(heap: Heap, refs: list[Ref]) -> None:
@@ -151,8 +153,8 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     except BaseException:
         _free(buf)
         raise
-    for counter, n in retains.items():  # checked above: each object takes all its retains
-        heap.fetch_add_i32(counter, n)
+    for counter, (value, n) in retains.items():  # checked above: each object takes all its retains
+        heap.write_i32(counter, value + n)
     return buf
 
 

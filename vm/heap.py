@@ -35,6 +35,7 @@ UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
 DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
 STACK_DEPTH = 16
+_RECENT = 6  # allocations check_range remembers
 REDZONE = 32  # unaddressable bytes around every block
 
 
@@ -126,7 +127,7 @@ class Heap:
         self._quarantine: collections.deque[Allocation] = collections.deque()
         self._quarantine_max = quarantine
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
-        self._last: Allocation | None = None  # the block check_range found last (never a freed one)
+        self._recent: tuple[Allocation, ...] = ()  # blocks check_range found lately (never freed ones)
         self._serial = 0
         self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
                                            internal=True, skip=1)
@@ -198,8 +199,8 @@ class Heap:
         return new.address
 
     def _release(self, a: Allocation, stack: tuple[Frame, ...]) -> None:
-        if self._last is a:
-            self._last = None
+        if a in self._recent:
+            self._recent = tuple(r for r in self._recent if r is not a)
         del self._live[a.address]
         del self._starts[bisect.bisect_left(self._starts, a.address)]
         self.live_bytes -= a.size
@@ -248,16 +249,18 @@ class Heap:
 
     def check_range(self, address: int, n: int) -> Allocation:
         """The live allocation holding all of [address, address + n); HeapError otherwise."""
-        # Hot path (every access): exact-int test, then the last block hit, then a bisection.
+        # Hot path (every access): exact-int test, then the blocks hit most recently (a call touches
+        # a handful: its argument frame and the objects its refs point at), then a bisection.
         if type(address) is int and type(n) is int and n >= 0:
-            a = self._last
-            if a is not None and a.address <= address and address + n <= a.address + a.size:
-                return a
+            end = address + n
+            for a in self._recent:
+                if a.address <= address and end <= a.address + a.size:
+                    return a
             i = bisect.bisect_right(self._starts, address) - 1
             if i >= 0:
                 a = self._live[self._starts[i]]
-                if address + n <= a.address + a.size:
-                    self._last = a
+                if end <= a.address + a.size:
+                    self._recent = (a,) + self._recent[:_RECENT - 1]
                     return a
         self._check_open()
         if not _is_int(address) or not _is_int(n) or n < 0:
@@ -390,7 +393,7 @@ class Heap:
     def close(self) -> None:
         """Forget every block; later use raises HeapError. Views handed out stay valid memory."""
         self.closed = True
-        self._last = None
+        self._recent = ()
         self._live.clear()
         self._starts.clear()
         self._freed.clear()
