@@ -255,8 +255,10 @@ class DispatchState:
             self.binding_lengths[i] = length
 
 
-def load_library(format: str, data: bytes, constants: Sequence[int] = ()) -> Library:
-    """Load a kernel library of `format` from its bytes (see module doc)."""
+def load_library(format: str, data: bytes, constants: Sequence[int] = (),
+                 processor_data: Sequence[int] | None = None) -> Library:
+    """Load a kernel library of `format` from its bytes (see module doc). `processor_data` fills
+    environment_v0.processor (default: this host's, as iree_cpu_read_data gives them)."""
     host = host_target_name()
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
         raise ExecutableError("NOT_FOUND",
@@ -276,7 +278,10 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = ()) -> Lib
     finally:
         os.unlink(path)  # private: gone from the file system once mapped
     try:
-        return _bind(format, dll, lo, hi, constants)
+        if processor_data is None:
+            from .cpu import read_data
+            processor_data = read_data()
+        return _bind(format, dll, lo, hi, constants, processor_data)
     except BaseException:
         ctypes.CDLL(None).dlclose(ctypes.c_void_p(dll._handle))
         raise
@@ -291,12 +296,15 @@ def _image_of(dll: Any, lo: int, hi: int) -> _Image:
     return _Image(base + lo, base + hi)
 
 
-def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int]) -> Library:
+def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int],
+          processor_data: Sequence[int]) -> Library:
     image = _image_of(dll, lo, hi)
     keep: list = []
     env_cls = _cls(X.iree_hal_executable_environment_v0_t)
     env = env_cls()
     env.import_thunk = native().lib.ireeabi_import_thunk_address()
+    for i, word in enumerate(processor_data[:X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0]):
+        env.processor.data[i] = word
     if constants:
         arr = (ctypes.c_uint32 * len(constants))(*[c & 0xFFFFFFFF for c in constants])
         keep.append(arr)

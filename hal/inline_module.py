@@ -28,6 +28,8 @@ from ireeabi.vm.ref import TYPE_NULL, Ref
 from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
+from . import cpu
+
 if TYPE_CHECKING:
     from .runtime import HalRuntime
 
@@ -222,10 +224,10 @@ class HalInlineModule:
     def _query_i64(self, ctx: CallContext, category: Ref, key: Ref) -> tuple[int, int]:
         cat, k = self._string(category), self._string(key)
         if cat == "hal.cpu":
-            value = self.rt.cpu_data.get(k)
+            value = cpu.lookup(self.rt.cpu_data, k)
             if value is not None:
                 return 1, value
-        return 0, 0
+        return 0, 0  # unknown category, or NOT_FOUND for the key: ok = 0
 
     def _string(self, ref: Ref) -> str:
         if ref.type == TYPE_NULL:

@@ -84,7 +84,7 @@ class HalLoaderModule:
             raw = self.heap.read(cptr, clen)
             consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
         try:
-            library = X.load_library(fmt, self.heap.read(ptr, n), consts)
+            library = X.load_library(fmt, self.heap.read(ptr, n), consts, self.rt.cpu_data)
         except X.ExecutableError as e:
             raise StatusError(StatusCode[e.code], e.message) from None
         return self.rt.executables.move_ref(self.rt.executables.create(LoadedExecutable(library),

@@ -13,6 +13,7 @@ from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.ref import TypeRegistry
 
+from . import cpu
 from .buffer import BufferTypes
 from .buffer_view import BufferViewTypes
 from .inline_module import HalInlineModule
@@ -23,7 +24,7 @@ from .resource import ResourceType
 class HalRuntime:
     def __init__(self, heap: Heap | None = None, *, legacy_vm_buffer: bool = False,
                  legacy_inline: bool = False, legacy_loader: bool = False,
-                 cpu_data: dict[str, int] | None = None) -> None:
+                 cpu_data: list[int] | None = None) -> None:
         self._own_heap = heap is None
         self.heap = heap if heap is not None else Heap(name="hal runtime")
         self.types = TypeRegistry(self.heap)
@@ -32,8 +33,9 @@ class HalRuntime:
         self.views = BufferViewTypes(self.types, self.hal_buffers)
         self.executables: ResourceType[LoadedExecutable] = ResourceType(
             self.types, "hal.executable", lambda ptr, exe: exe.library.close())
-        # device.query.i64 answers category "hal.cpu" from this table (empty: every key unknown).
-        self.cpu_data: dict[str, int] = dict(cpu_data or {})
+        # Processor data words (iree_cpu_read_data): device.query.i64("hal.cpu", key) looks keys up
+        # in them, and kernels get them in environment_v0.processor.
+        self.cpu_data: list[int] = list(cpu_data) if cpu_data is not None else cpu.read_data()
         self.inline = HalInlineModule(self, legacy=legacy_inline)
         self.loader = HalLoaderModule(self, legacy=legacy_loader)
         self.modules = {m.module.name: m.module for m in (self.inline, self.loader)}

@@ -100,11 +100,19 @@ def test_view_subspan_when_not_whole(session):
 
 
 def test_device_query(session):
-    cat, key = session.bytes_buffer(b"hal.cpu"), session.bytes_buffer(b"avx2")
-    assert session.call("hal_inline.device.query.i64", cat, key) == [0, 0]
-    session.rt.cpu_data["avx2"] = 1
-    assert session.call("hal_inline.device.query.i64", cat, key) == [1, 1]
-    assert session.call("hal_inline.device.query.i64", session.bytes_buffer(b"hal.other"), key) == [0, 0]
+    # Keys are the LLVM feature names of IREE's cpu_feature_bits.inl; the host's answer is its
+    # /proc/cpuinfo flag, read independently here.
+    flags = set(next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split(":")[1].split())
+    cat = session.bytes_buffer(b"hal.cpu")
+    for key, flag in [("avx2", "avx2"), ("sse3", "pni"), ("sse4.1", "sse4_1"), ("avx512f", "avx512f")]:
+        got = session.call("hal_inline.device.query.i64", cat, session.bytes_buffer(key.encode()))
+        assert got == [1, int(flag in flags)], key
+    unknown = session.bytes_buffer(b"no-such-feature")
+    assert session.call("hal_inline.device.query.i64", cat, unknown) == [0, 0]  # NOT_FOUND -> ok 0
+    avx2 = session.bytes_buffer(b"avx2")
+    assert session.call("hal_inline.device.query.i64", session.bytes_buffer(b"hal.other"), avx2) == [0, 0]
+    session.rt.cpu_data[0] ^= 1 << 15  # the answer comes from the processor data words
+    assert session.call("hal_inline.device.query.i64", cat, avx2) == [1, int("avx2" not in flags)]
 
 
 def test_storage_wrapper_fixed_is_clean():
