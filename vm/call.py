@@ -126,8 +126,8 @@ def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]
     out: dict[int, tuple[int, int]] = {}
     for c, n in per_counter.items():
         r = first[c]
-        _ref.check_countable(heap, r.ptr, r.type, n)
-        out[c] = (heap.read_i32(c), n)
+        _, value = _ref.countable_value(heap, r.ptr, r.type, n)
+        out[c] = (value, n)
     return out
 
 
@@ -180,7 +180,8 @@ def release_arguments(buf: CallBuffer) -> None:
             except IreeAbiError as e:
                 first = first or e
                 continue
-            heap.memset(buf.address + v.offset, 0, v.size)
+            if not buf.scratch:  # a scratch frame is popped right after: zeroing it is unobservable
+                heap.memset(buf.address + v.offset, 0, v.size)
     finally:
         _free(buf)
     if first is not None:

@@ -35,7 +35,7 @@ UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
 DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
 STACK_DEPTH = 16
-_RECENT = 6  # allocations check_range remembers
+_RECENT = 8  # allocations check_range remembers
 REDZONE = 32  # unaddressable bytes around every block
 
 

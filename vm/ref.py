@@ -133,17 +133,22 @@ def _check_type(ptr: int, type_word: int) -> None:
 INT32_MAX = (1 << 31) - 1
 
 
-def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> int:
-    """The counter address of a ref (ptr, type), ptr != 0, if it can take `retains` more references:
-    registered type, counter in memory, value not negative and not overflowing. (A release refuses a
-    counter <= 0, so retaining such a word would leave it changed for good.)"""
+def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
+    """(counter address, value) of a ref that can take `retains` more references (see check_countable)."""
     _check_type(ptr, type_word)
     counter = counter_address(ptr, type_word)
     value = heap.read_i32(counter)
     if value < 0 or value > INT32_MAX - retains:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
-    return counter
+    return counter, value
+
+
+def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> int:
+    """The counter address of a ref (ptr, type), ptr != 0, if it can take `retains` more references:
+    registered type, counter in memory, value not negative and not overflowing. (A release refuses a
+    counter <= 0, so retaining such a word would leave it changed for good.)"""
+    return countable_value(heap, ptr, type_word, retains)[0]
 
 
 def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
