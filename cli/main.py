@@ -6,6 +6,7 @@
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
     ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json]
+    ireeabi run MODULE.vmfb --function F [--input V ...] [--legacy-loader] [--legacy-inline]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
 Bad input is reported in one message naming the offending value; never with a traceback.
@@ -22,7 +23,7 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 
-from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_targets, render
+from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, render
 from .errors import CliError
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
     p.add_argument("--check-imports", action="store_true")
     p.add_argument("--json", action="store_true")
+    cmd_run.add_parser(sub)
     return parser
 
 
@@ -164,7 +166,7 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
-            "fixtures": _cmd_fixtures}
+            "fixtures": _cmd_fixtures, "run": cmd_run.command}
 
 
 def error_lines(e: IreeAbiError) -> list[str]:

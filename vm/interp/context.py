@@ -1,0 +1,456 @@
+"""`Context`: one instance of a bytecode module — its state, its prepared functions, the run loop.
+
+Creating a Context reads the module (path, bytes or `vm.module_file.ModuleFile`), makes its rodata
+buffers (through the buffer factory), resolves its imports, decodes, verifies and compiles every
+function, allocates the module state (a zeroed globals blob of `global_bytes_capacity` bytes plus
+`global_ref_count` ref slots) and runs the `__init` export. `invoke(name, *args) -> list` then calls
+exports, keeping the state across calls; `close()` releases the state's references and what the
+factory allocated.
+
+Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
+
+- internal calls place arguments as the callee's calling convention lays them out (i32/f32 one
+  register each, i64/f64 on the next even register, refs in order, each ref retained or moved per
+  its MOVE bit) and copy results back by the same widths; leaving a frame releases every ref
+  register it still holds (also when an error unwinds the stack);
+- import calls gather the operand registers in cconv order (spans as lists of per-element tuples,
+  sized by the segment sizes) and hand them to the ImportResolver; ref arguments are borrowed for
+  the call, MOVE-marked ones are taken out of their registers first and released after the call
+  (whatever its status), as the VM releases its argument buffer; ref results are owned by the
+  registers they land in;
+- `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
+  results.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Sequence
+
+from ...abi.errors import UnknownNameError
+from ..decoder import Register, UnsupportedOpError, decode_function, function_bytecode, \
+    function_names
+from ..heap import HeapError
+from ..module_file import ExportedFunction, ModuleFile, read_module
+from ..status import StatusCode, StatusError
+from .buffers import BufferFactory
+from .compile import compile_instruction
+from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
+                     VmError, VmStatusError, VmTrapError)
+from .handlers import RETURN
+from .imports import ImportResolver
+from .numerics import _F32, _F64, _I32, _I64
+from .registers import (Frame, Function, cconv_fragments, cconv_register_counts, release_frame,
+                        retain_or_move, store_ref, store_value, value_chars)
+from .verify import verify_instruction
+
+DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
+_SCALAR = {"i": _I32, "I": _I64, "f": _F32, "F": _F64}
+
+
+class Context:
+    """One module instance: its state (globals) lives across `invoke` calls."""
+
+    def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
+                 imports: ImportResolver | None = None, *, buffers: BufferFactory | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH, run_init: bool = True) -> None:
+        self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        self.imports = imports
+        self.buffers = buffers if buffers is not None else BufferFactory()
+        self.retain: Callable[[Any], None] = self.buffers.retain
+        self.release: Callable[[Any], None] = self.buffers.release
+        self.counted = self.buffers.counted
+        self.max_depth = max_depth
+        self.closed = False
+        m = self.module
+        self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
+        self.global_refs: list = [None] * max(m.global_ref_count, 0)
+        self.rodata: list = []
+        try:
+            self.rodata = self.buffers.rodata_buffers(m)
+            self.resolved = self._resolve_imports()
+            names = function_names(m)
+            self.functions: list[Function] = []
+            for i in range(len(m.function_descriptors)):
+                self.functions.append(self._prepare(i, names[i]))
+            if run_init and any(e.name == "__init" for e in m.exported_functions):
+                self.invoke("__init")
+        except BaseException:
+            self.close()
+            raise
+
+    # ---------------------------------------------------------------------------------- public API
+
+    def exported(self, name: str) -> ExportedFunction:
+        for e in self.module.exported_functions:
+            if e.name == name:
+                return e
+        raise UnknownNameError("exported function", name,
+                               [e.name for e in self.module.exported_functions])
+
+    def invoke(self, function_name: str, *args: Any) -> list:
+        """Call an export with Python values (ints, floats, ref values) per its cconv; return its
+        results (ref results owned by the caller)."""
+        if self.closed:
+            raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
+                                     f"(module {self.module.name})")
+        export = self.exported(function_name)
+        fn = self.functions[export.internal_ordinal]
+        if fn.cconv_args is None:
+            raise ArgumentError(f"export {function_name!r} has no calling convention")
+        if any(c in fn.cconv_args for c in "CD"):
+            raise ArgumentError(f"export {function_name!r} takes spans ({export.cconv}); "
+                                f"bytecode functions cannot")
+        chars = value_chars(fn.cconv_args)
+        if len(args) != len(chars):
+            raise ArgumentError(f"{function_name} takes {len(chars)} argument(s) "
+                                f"({export.cconv}), got {len(args)}")
+        frame = Frame(fn)
+        i32_reg = ref_reg = 0
+        try:
+            for index, (char, value) in enumerate(zip(chars, args)):
+                if char == "r":
+                    if value is not None:
+                        self.retain(value)
+                    frame.refs[ref_reg] = value
+                    ref_reg += 1
+                    continue
+                if char in "IF":
+                    i32_reg += i32_reg & 1
+                store_value(frame.regs, 4 * i32_reg, char, value,
+                            f"{function_name} argument {index}")
+                i32_reg += 2 if char in "IF" else 1
+        except BaseException:
+            release_frame(self, frame)
+            raise
+        return self._execute(frame)
+
+    def close(self) -> None:
+        """Release the module state's references (ref globals) and the factory's rodata; later
+        invokes raise ContextClosedError. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        first: BaseException | None = None
+        refs = self.global_refs
+        for i, value in enumerate(refs):
+            if value is not None:
+                refs[i] = None
+                try:
+                    self.release(value)
+                except BaseException as e:  # noqa: BLE001 - release everything, then report
+                    first = first or e
+        try:
+            self.buffers.close()
+        except BaseException as e:  # noqa: BLE001
+            first = first or e
+        if first is not None:
+            raise first
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --------------------------------------------------------------------------------- preparation
+
+    def _resolve_imports(self) -> list[bool]:
+        resolved = []
+        for imp in self.module.imported_functions:
+            ok = self.imports is not None and self.imports.resolves(imp.full_name, imp.cconv)
+            if not ok and not imp.optional:
+                why = ("no import resolver given" if self.imports is None
+                       else "the resolver does not provide it")
+                raise ImportResolutionError(imp.full_name, f"required import not resolved ({why})")
+            resolved.append(ok)
+        return resolved
+
+    def _prepare(self, ordinal: int, name: str) -> Function:
+        m = self.module
+        d = m.function_descriptors[ordinal]
+        args, results = cconv_fragments(m.function_signatures[ordinal].cconv)
+        insts = decode_function(function_bytecode(m, ordinal), name)
+        fn = Function(ordinal, name, d.i32_register_count, d.ref_register_count, d.requirements,
+                      args, results, insts)
+        for i, inst in enumerate(insts):
+            if inst.is_block:
+                fn.block_index[inst.pc] = i + 1
+        if args is not None:
+            need_i32, need_refs = cconv_register_counts(args)
+            if need_i32 > fn.i32_count or need_refs > fn.ref_count:
+                cconv = m.function_signatures[ordinal].cconv
+                raise BytecodeVerifyError(
+                    f"insufficient register storage for the arguments ({cconv}: {need_i32} i32 / "
+                    f"{need_refs} ref registers needed, {fn.i32_count} / {fn.ref_count} declared)",
+                    0, name)
+        for inst in insts:
+            try:
+                verify_instruction(self, fn, inst)
+                handler, payload = compile_instruction(self, fn, inst)
+            except BytecodeVerifyError as e:
+                raise e.in_function(name) from None
+            fn.code.append((handler, payload, inst))
+        return fn
+
+    # ----------------------------------------------------------------------------------- execution
+
+    def _execute(self, frame: Frame) -> list:
+        stack = [frame]
+        try:
+            while True:
+                code = frame.fn.code
+                ip = frame.ip
+                if ip >= len(code):
+                    err = VmTrapError("execution ran past the end of the function")
+                    raise err.locate(frame.fn.name, _end_pc(frame.fn), _callers(stack))
+                handler, payload, inst = code[ip]
+                frame.ip = ip + 1
+                try:
+                    out = handler(self, frame, payload)
+                except VmError as e:
+                    raise e.locate(frame.fn.name, inst.pc, _callers(stack)) from None
+                except StatusError as e:  # a failing status of the memory model (allocation...)
+                    raise VmStatusError(e.code, e.message).locate(
+                        frame.fn.name, inst.pc, _callers(stack)) from e
+                except HeapError as e:  # what would corrupt memory in the native runtime
+                    raise VmTrapError(f"memory error: {e}").locate(
+                        frame.fn.name, inst.pc, _callers(stack)) from e
+                except UnsupportedOpError as e:
+                    raise e.in_function(frame.fn.name) from None
+                if out is None:
+                    continue
+                if out is RETURN:
+                    stack.pop()
+                    if not stack:
+                        return self._leave_external(frame, payload)
+                    caller = stack[-1]
+                    self._leave_internal(frame, payload, caller)
+                    frame = caller
+                    continue
+                if len(stack) >= self.max_depth:
+                    release_frame(self, out)
+                    err = VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                                        f"call depth exceeds {self.max_depth} frames")
+                    raise err.locate(frame.fn.name, inst.pc, _callers(stack))
+                stack.append(out)
+                frame = out
+        except BaseException:
+            if self.counted:  # unwinding: every frame still on the stack releases its refs
+                for f in reversed(stack):
+                    try:
+                        release_frame(self, f)
+                    except BaseException:  # noqa: BLE001 - the original error matters more
+                        pass
+            raise
+
+    def enter_internal(self, caller: Frame, ordinal: int, operands: Sequence[Register],
+                       results: Sequence[Register]) -> Frame:
+        """The callee's frame with its arguments in place (refs retained or moved)."""
+        callee = self.functions[ordinal]
+        frame = Frame(callee)
+        caller.return_regs = results
+        i32_reg = ref_reg = 0
+        cregs, fregs = caller.regs, frame.regs
+        for char, reg in zip(value_chars(callee.cconv_args), operands):
+            if char == "r":
+                retain_or_move(self, caller.refs, reg, frame.refs, ref_reg)
+                ref_reg += 1
+                continue
+            width = 8 if char in "IF" else 4
+            if width == 8:
+                i32_reg += i32_reg & 1
+            src = 4 * reg.ordinal
+            fregs[4 * i32_reg:4 * i32_reg + width] = cregs[src:src + width]
+            i32_reg += width // 4
+        return frame
+
+    def _leave_internal(self, callee: Frame, operands: Sequence[Register], caller: Frame) -> None:
+        try:
+            for char, src, dst in zip(value_chars(callee.fn.cconv_results), operands,
+                                      caller.return_regs):
+                if char == "r":
+                    retain_or_move(self, callee.refs, src, caller.refs, dst.ordinal)
+                else:
+                    width = 8 if char in "IF" else 4
+                    caller.regs[4 * dst.ordinal:4 * dst.ordinal + width] = \
+                        callee.regs[4 * src.ordinal:4 * src.ordinal + width]
+            caller.return_regs = ()
+        finally:
+            if self.counted:
+                release_frame(self, callee)
+
+    def _leave_external(self, frame: Frame, operands: Sequence[Register]) -> list:
+        out: list = []
+        try:
+            for char, reg in zip(value_chars(frame.fn.cconv_results), operands):
+                if char == "r":
+                    value = frame.refs[reg.ordinal]
+                    if reg.move:
+                        frame.refs[reg.ordinal] = None
+                    elif value is not None:
+                        self.retain(value)
+                    out.append(value)
+                else:
+                    out.append(_SCALAR[char].unpack_from(frame.regs, 4 * reg.ordinal)[0])
+        except BaseException:
+            for value in out:
+                if value is not None and not isinstance(value, (int, float)):
+                    self.release(value)
+            raise
+        finally:
+            if self.counted:
+                release_frame(self, frame)
+        return out
+
+    def import_call(self, ordinal: int, segment_sizes: Sequence[int] | None,
+                    operands: Sequence[Register], results: Sequence[Register]
+                    ) -> Callable[[Frame], None]:
+        """A function calling import `ordinal` from a frame: operand registers gathered per the
+        import's cconv (planned here, once per call site), results stored in `results`."""
+        imp = self.module.imported_functions[ordinal]
+        full_name, cconv = imp.full_name, imp.cconv
+        resolved = self.resolved[ordinal]
+        args_cc, results_cc = cconv_fragments(cconv)
+        plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
+        gather = _gatherer(plan)
+        result_plan = tuple((char, reg, _SCALAR.get(char)) for char, reg in
+                            zip(value_chars(results_cc or ""), results))
+        n_results = len(result_plan)
+        imports = self.imports
+
+        def call(frame: Frame) -> None:
+            if not resolved:
+                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{full_name}` "
+                                    f"(ordinal {ordinal}) not resolved")
+            args, moved = gather(frame)
+            try:
+                out = imports.call(full_name, cconv, args)
+            except VmError:
+                raise
+            except StatusError as e:  # a native module's failing status
+                raise VmStatusError(e.code, f"{e.message}; while calling import "
+                                    f"{full_name}") from e
+            finally:
+                for value in moved:  # the VM releases its argument buffer whatever the status
+                    self.release(value)
+            out = list(out) if out is not None else []
+            if len(out) != n_results:
+                for value in out:
+                    if value is not None and not isinstance(value, (int, float)):
+                        self.release(value)
+                raise VmStatusError(StatusCode.INTERNAL,
+                                    f"import {full_name} ({cconv}) returned {len(out)} "
+                                    f"result(s), expected {n_results}")
+            regs, refs = frame.regs, frame.refs
+            for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
+                if char == "r":
+                    store_ref(self, refs, reg.ordinal, value)
+                else:
+                    try:
+                        store_value(regs, 4 * reg.ordinal, char, value,
+                                    f"{full_name} result {i}", import_result=True)
+                    except BaseException:
+                        for later in out[i + 1:]:
+                            if later is not None and not isinstance(later, (int, float)):
+                                self.release(later)
+                        raise
+        return call
+
+
+# --------------------------------------------------------------------------------------------------
+# Import argument gathering
+
+# A plan entry: (0, struct, byte offset) a scalar; (1, ref ordinal, move) a ref; (2, elements, _) a
+# span, elements being a tuple of per-element plans.
+
+
+def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
+                 operands: Sequence[Register], name: str) -> tuple:
+    if cconv is None:
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                            f"import {name} has no calling convention")
+    regs = iter(operands)
+
+    def one(char: str) -> tuple:
+        reg = next(regs)
+        if char == "r":
+            return (1, reg.ordinal, reg.move)
+        return (0, _SCALAR[char], 4 * reg.ordinal)
+
+    plan: list = []
+    i = seg = 0
+    try:
+        while i < len(cconv):
+            char = cconv[i]
+            if char == "C":
+                end = cconv.index("D", i)
+                if segment_sizes is None:
+                    raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                                        f"import {name} is variadic but was called without "
+                                        f"segment sizes")
+                body = [c for c in cconv[i + 1:end] if c in "iIfFr"]
+                elements = tuple(tuple([one(c) for c in body])
+                                 for _ in range(segment_sizes[seg]))
+                plan.append((2, elements, None))
+                i = end
+            elif char in "iIfFr":
+                plan.append(one(char))
+            i += 1
+            seg += 1
+    except (StopIteration, IndexError):
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                            f"operands of the call to {name} do not match its cconv {cconv!r} "
+                            f"(segment sizes {segment_sizes})") from None
+    return tuple(plan)
+
+
+def _gatherer(plan: tuple) -> Callable[[Frame], tuple[list, Sequence]]:
+    """The gathering function of a plan: a single comprehension when no operand is a span or a
+    MOVE-marked ref (the common case), `_gather` otherwise."""
+    if any(kind == 2 or (kind == 1 and b) for kind, _, b in plan):
+        return lambda frame: _gather(plan, frame)
+    no_moves: tuple = ()
+
+    def simple(frame: Frame) -> tuple[list, Sequence]:
+        regs, refs = frame.regs, frame.refs
+        return [a.unpack_from(regs, b)[0] if kind == 0 else refs[a] for kind, a, b in plan], \
+            no_moves
+    return simple
+
+
+def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:
+    """(arguments, moved refs): MOVE-marked refs are taken out of their registers (in order, as the
+    VM's retain_or_move into the argument buffer does) and must be released after the call."""
+    regs, refs = frame.regs, frame.refs
+    moved: list = []
+
+    def value(entry: tuple) -> Any:
+        kind, a, b = entry
+        if kind == 0:
+            return a.unpack_from(regs, b)[0]
+        v = refs[a]
+        if b:
+            refs[a] = None
+            if v is not None:
+                moved.append(v)
+        return v
+
+    out: list = []
+    for entry in plan:
+        if entry[0] == 2:
+            out.append([tuple([value(e) for e in element]) for element in entry[1]])
+        else:
+            out.append(value(entry))
+    return out, moved
+
+
+def _callers(stack: list) -> list[tuple[str, int]]:
+    return [(f.fn.name, f.fn.code[f.ip - 1][2].pc) for f in reversed(stack[:-1])]
+
+
+def _end_pc(fn: Function) -> int:
+    last = fn.instructions[-1] if fn.instructions else None
+    return last.pc + last.length if last else 0
+
+
+__all__ = ["Context", "DEFAULT_MAX_DEPTH"]

@@ -1,0 +1,96 @@
+"""The interpreter's exceptions: traps, failing statuses, verification and argument errors.
+
+Every class derives from `ireeabi.abi.errors.IreeAbiError` and carries the offending detail: the
+function and pc of the instruction that failed (and its callers), the status code, the import name.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...abi.errors import IreeAbiError
+from ..decoder import DecodeError
+from ..status import STATUS_CODE_MASK, Status, StatusCode
+
+
+class VmError(IreeAbiError):
+    """A failure while running bytecode; names the function and pc when known, and the callers."""
+
+    def __init__(self, message: str, function: str | None = None, pc: int | None = None) -> None:
+        self.message = message
+        self.function = function
+        self.pc = pc
+        self.stack: tuple[tuple[str, int], ...] = ()  # callers, innermost first
+        super().__init__(message)
+
+    def locate(self, function: str, pc: int, stack: Sequence[tuple[str, int]] = ()) -> "VmError":
+        """Record where the error happened (the first location recorded wins)."""
+        if self.function is None:
+            self.function, self.pc, self.stack = function, pc, tuple(stack)
+        return self
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.function is not None:
+            text += f" (in {self.function} at pc 0x{self.pc:X}"
+            for name, pc in self.stack:
+                text += f", called from {name} at pc 0x{pc:X}"
+            text += ")"
+        return text
+
+
+class VmTrapError(VmError):
+    """What would crash or abort the native runtime: integer division by zero, signed division
+    overflow, running off the end of a function, an access outside a buffer that IREE's wrapping
+    bounds check lets through."""
+
+
+class VmStatusError(VmError):
+    """A failing iree_status_t the runtime would return (bounds, null refs, import failures...)."""
+
+    def __init__(self, code: "StatusCode | int", message: str, function: str | None = None,
+                 pc: int | None = None) -> None:
+        self.code = status_code(code)
+        super().__init__(f"{self.code.name}; {message}", function, pc)
+        self.detail = message
+
+    @property
+    def status(self) -> Status:
+        return Status(self.code, self.detail)
+
+
+class VmFailError(VmStatusError):
+    """vm.fail with a nonzero status: the program's own failure (`code`, `detail` = its message)."""
+
+
+class BytecodeVerifyError(DecodeError):
+    """A function that decodes but that IREE's bytecode verifier would reject."""
+
+
+class ImportResolutionError(IreeAbiError):
+    """A required import no resolver provides."""
+
+    def __init__(self, full_name: str, reason: str) -> None:
+        self.full_name = full_name
+        super().__init__(f"import {full_name}: {reason}")
+
+
+class ArgumentError(IreeAbiError):
+    """Arguments to `Context.invoke` (or import results) that do not match the cconv."""
+
+
+class ContextClosedError(IreeAbiError):
+    """A call on a Context or Program after `close()`."""
+
+
+def status_code(code: "StatusCode | int") -> StatusCode:
+    """The StatusCode of a raw code (masked as IREE masks it); codes IREE does not name are
+    UNKNOWN."""
+    code = int(code) & STATUS_CODE_MASK
+    try:
+        return StatusCode(code)
+    except ValueError:
+        return StatusCode.UNKNOWN
+
+
+__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
+           "ImportResolutionError", "ArgumentError", "ContextClosedError", "status_code"]

@@ -1,0 +1,214 @@
+"""Handlers of the vm.buffer ops: element loads/stores/fills, alloc/clone/length/copy/compare/hash.
+
+Bounds checks use IREE's host-size arithmetic (64-bit, wrapping) and report its OUT_OF_RANGE /
+PERMISSION_DENIED / INVALID_ARGUMENT statuses; an access IREE's check lets through (wrapped offsets)
+that would fall outside the buffer is a `VmTrapError`. Bytes are read and written through the
+memoryview the buffer factory's `deref` gives (real tracked memory for VM buffers).
+"""
+from __future__ import annotations
+
+import struct
+from typing import TYPE_CHECKING, Any
+
+from ..decoder import Register
+from ..status import StatusCode
+from .errors import VmStatusError, VmTrapError
+from .handlers import op
+from .numerics import _I32, _U64, siphash24
+from .registers import Frame, store_ref, write_i32, write_i64
+
+if TYPE_CHECKING:
+    from .context import Context
+
+HOST_SIZE_BITS = 64  # iree_host_size_t on the x86-64/aarch64 hosts IREE runs on here
+_HOST_MASK = (1 << HOST_SIZE_BITS) - 1
+
+_BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)
+    "I8U": (1, struct.Struct("<B"), None), "I8S": (1, struct.Struct("<b"), None),
+    "I16U": (2, struct.Struct("<H"), None), "I16S": (2, struct.Struct("<h"), None),
+    "I8": (1, struct.Struct("<B"), None), "I16": (2, struct.Struct("<H"), None),
+    "I32": (4, None, None), "I64": (8, None, None), "F32": (4, None, None), "F64": (8, None, None),
+}
+
+
+def _buffer(ctx: "Context", frame: Frame, reg: Register, what: str) -> Any:
+    buffer = ctx.buffers.deref(frame.refs[reg.ordinal])
+    if buffer is None:
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT, f"{what} is null")
+    return buffer
+
+
+def _host(frame: Frame, reg: Register) -> int:
+    """An i64 operand converted to iree_host_size_t (wrapping)."""
+    return _U64.unpack_from(frame.regs, 4 * reg.ordinal)[0] & _HOST_MASK
+
+
+def _check_elements(buf: Any, offset: int, count: int, size: int, write: bool) -> int:
+    """iree_vm_buffer_check_ro/rw: returns the byte offset of the first element."""
+    if write and not buf.mutable:
+        raise VmStatusError(StatusCode.PERMISSION_DENIED,
+                            "buffer is read-only and cannot be mapped for mutation")
+    end = ((offset + count) * size) & _HOST_MASK
+    if end > len(buf):
+        byte_offset, byte_length = (offset * size) & _HOST_MASK, (count * size) & _HOST_MASK
+        raise VmStatusError(StatusCode.OUT_OF_RANGE,
+                            f"out-of-bounds access detected (offset={byte_offset}, "
+                            f"length={byte_length}, alignment={size}, buffer length={len(buf)})")
+    start = offset * size
+    if start + count * size > len(buf):
+        raise VmTrapError(f"buffer access at byte {start} (+{count * size}) passes IREE's wrapping "
+                          f"bounds check but lies outside the {len(buf)}-byte buffer")
+    return start
+
+
+def _map_bytes(buf: Any, offset: int, length: int, write: bool) -> int:
+    """iree_vm_buffer_map_ro/rw with alignment 1: returns the byte offset."""
+    if write and not buf.mutable:
+        raise VmStatusError(StatusCode.PERMISSION_DENIED,
+                            "buffer is read-only and cannot be mapped for mutation")
+    if ((offset + length) & _HOST_MASK) > len(buf):
+        raise VmStatusError(StatusCode.OUT_OF_RANGE,
+                            f"out-of-bounds access detected (offset={offset}, length={length}, "
+                            f"alignment=1, buffer length={len(buf)})")
+    if offset + length > len(buf):
+        raise VmTrapError(f"buffer range at byte {offset} (+{length}) passes IREE's wrapping "
+                          f"bounds check but lies outside the {len(buf)}-byte buffer")
+    return offset
+
+
+def _stem(symbol: str, prefix: str) -> str:
+    return symbol[len(prefix):]
+
+
+@op(*(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64")))
+def _make_buffer_load(ctx, fn, inst):
+    size, elem, _ = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferLoad")]
+    o = inst.operands
+    breg, oreg, dst = o["buffer"], o["offset"], 4 * o["result"].ordinal
+
+    def run(ctx, frame, _):
+        buf = _buffer(ctx, frame, breg, "source_buffer")
+        start = _check_elements(buf, _host(frame, oreg), 1, size, False)
+        if elem is None:
+            frame.regs[dst:dst + size] = buf.data[start:start + size]
+        else:
+            write_i32(frame.regs, dst, elem.unpack_from(buf.data, start)[0])
+    return run, None
+
+
+@op(*(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
+def _make_buffer_store(ctx, fn, inst):
+    size = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferStore")][0]
+    o = inst.operands
+    breg, oreg, src = o["buffer"], o["offset"], 4 * o["value"].ordinal
+
+    def run(ctx, frame, _):
+        buf = _buffer(ctx, frame, breg, "target_buffer")
+        start = _check_elements(buf, _host(frame, oreg), 1, size, True)
+        buf.data[start:start + size] = frame.regs[src:src + size]  # low bytes, little endian
+    return run, None
+
+
+@op(*(f"BufferFill{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
+def _make_buffer_fill(ctx, fn, inst):
+    size = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferFill")][0]
+    o = inst.operands
+    breg, oreg, lreg, src = o["buffer"], o["offset"], o["length"], 4 * o["value"].ordinal
+
+    def run(ctx, frame, _):
+        buf = _buffer(ctx, frame, breg, "buffer")
+        count = _host(frame, lreg)
+        start = _check_elements(buf, _host(frame, oreg), count, size, True)
+        buf.data[start:start + count * size] = bytes(frame.regs[src:src + size]) * count
+    return run, None
+
+
+@op("BufferAlloc")
+def _make_buffer_alloc(ctx, fn, inst):
+    o = inst.operands
+    lreg, areg, dst = o["length"], 4 * o["alignment"].ordinal, o["result"].ordinal
+
+    def run(ctx, frame, _):
+        length = _host(frame, lreg)
+        alignment = _I32.unpack_from(frame.regs, areg)[0] & _HOST_MASK
+        store_ref(ctx, frame.refs, dst, _allocate(ctx, length, alignment))
+    return run, None
+
+
+def _check_alignment(alignment: int) -> None:
+    if alignment != 0 and alignment & (alignment - 1):
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                            f"alignments must be powers of two (got {alignment})")
+
+
+def _allocate(ctx: "Context", length: int, alignment: int) -> Any:
+    _check_alignment(alignment)
+    return ctx.buffers.allocate(length, alignment)
+
+
+@op("BufferClone")
+def _make_buffer_clone(ctx, fn, inst):
+    o = inst.operands
+
+    def run(ctx, frame, _):
+        value = frame.refs[o["source"].ordinal]
+        source = _buffer(ctx, frame, o["source"], "source")
+        offset, length = _host(frame, o["offset"]), _host(frame, o["length"])
+        alignment = _I32.unpack_from(frame.regs, 4 * o["alignment"].ordinal)[0] & _HOST_MASK
+        start = _map_bytes(source, offset, length, False)
+        _check_alignment(alignment)
+        store_ref(ctx, frame.refs, o["result"].ordinal,
+                  ctx.buffers.clone(value, start, length, alignment))
+    return run, None
+
+
+@op("BufferLength")
+def _make_buffer_length(ctx, fn, inst):
+    breg, dst = inst.operands["buffer"], 4 * inst.operands["result"].ordinal
+
+    def run(ctx, frame, _):
+        write_i64(frame.regs, dst, len(_buffer(ctx, frame, breg, "buffer")))
+    return run, None
+
+
+@op("BufferCopy")
+def _make_buffer_copy(ctx, fn, inst):
+    o = inst.operands
+
+    def run(ctx, frame, _):
+        source = _buffer(ctx, frame, o["source"], "source_buffer")
+        target = _buffer(ctx, frame, o["target"], "target_buffer")
+        length = _host(frame, o["length"])
+        s = _map_bytes(source, _host(frame, o["source_offset"]), length, False)
+        t = _map_bytes(target, _host(frame, o["target_offset"]), length, True)
+        target.data[t:t + length] = source.data[s:s + length]
+    return run, None
+
+
+@op("BufferCompare")
+def _make_buffer_compare(ctx, fn, inst):
+    o = inst.operands
+
+    def run(ctx, frame, _):
+        lhs = _buffer(ctx, frame, o["lhs"], "lhs_buffer")
+        rhs = _buffer(ctx, frame, o["rhs"], "rhs_buffer")
+        length = _host(frame, o["length"])
+        a = _map_bytes(lhs, _host(frame, o["lhs_offset"]), length, False)
+        b = _map_bytes(rhs, _host(frame, o["rhs_offset"]), length, False)
+        same = lhs.data[a:a + length] == rhs.data[b:b + length]
+        write_i32(frame.regs, 4 * o["result"].ordinal, int(same))
+    return run, None
+
+
+@op("BufferHash")
+def _make_buffer_hash(ctx, fn, inst):
+    o = inst.operands
+
+    def run(ctx, frame, _):
+        source = _buffer(ctx, frame, o["source"], "source_buffer")
+        length = _host(frame, o["length"])
+        start = _map_bytes(source, _host(frame, o["offset"]), length, False)
+        write_i64(frame.regs, 4 * o["result"].ordinal,
+                  siphash24(bytes(source.data[start:start + length])))
+    return run, None
+

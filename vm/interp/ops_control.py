@@ -1,0 +1,149 @@
+"""Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
+calls (internal and import, variadic), return, vm.import.resolved and vm.fail."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from .. import isa
+from ..decoder import Remap
+from .errors import BytecodeVerifyError, VmFailError
+from .handlers import RETURN, op
+from .numerics import _I32, _U32
+from .registers import Frame, retain_or_move, value_chars, write_i32
+from .verify import check_call_lists, check_cconv_regs
+
+if TYPE_CHECKING:
+    from .context import Context
+
+
+@op("Block")
+def _make_block(ctx, fn, inst):
+    return (lambda ctx, frame, _: None), None
+
+
+def remap(ctx: "Context", frame: Frame, pairs: Sequence[Remap]) -> None:
+    """Branch operands: (src, dst) register copies in order, refs retained or moved."""
+    regs, refs = frame.regs, frame.refs
+    for src, dst in pairs:
+        if src.is_ref:
+            retain_or_move(ctx, refs, src, refs, dst.ordinal)
+        else:
+            s, d = 4 * src.ordinal, 4 * dst.ordinal
+            regs[d:d + 4] = regs[s:s + 4]
+
+
+@op("Branch", "Break")
+def _make_branch(ctx, fn, inst):
+    target = fn.block_index[inst.operands["dest"]]
+    pairs = inst.operands["operands"]
+
+    def run(ctx, frame, _):
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+    return run, None
+
+
+@op("CondBranch")
+def _make_cond_branch(ctx, fn, inst):
+    o = inst.operands
+    cond = 4 * o["condition"].ordinal
+    t, tp = fn.block_index[o["true_dest"]], o["true_operands"]
+    f, fp = fn.block_index[o["false_dest"]], o["false_operands"]
+
+    def run(ctx, frame, _):
+        if _I32.unpack_from(frame.regs, cond)[0]:
+            if tp:
+                remap(ctx, frame, tp)
+            frame.ip = t
+        else:
+            if fp:
+                remap(ctx, frame, fp)
+            frame.ip = f
+    return run, None
+
+
+@op("CondBreak")
+def _make_cond_break(ctx, fn, inst):
+    target, pairs = fn.block_index[inst.operands["dest"]], inst.operands["operands"]
+
+    def run(ctx, frame, _):  # a debugger hook in IREE; otherwise an unconditional branch
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+    return run, None
+
+
+@op("BranchTable")
+def _make_branch_table(ctx, fn, inst):
+    o = inst.operands
+    index = 4 * o["index"].ordinal
+    default = (fn.block_index[o["default_dest"]], o["default_operands"])
+    cases = tuple((fn.block_index[c.dest], c.operands) for c in o["cases"])
+
+    def run(ctx, frame, _):
+        i = _I32.unpack_from(frame.regs, index)[0]
+        target, pairs = cases[i] if 0 <= i < len(cases) else default
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+    return run, None
+
+
+@op("Return")
+def _make_return(ctx, fn, inst):
+    operands = inst.operands["operands"]
+    if fn.cconv_results is None:
+        raise BytecodeVerifyError(f"vm.return in {fn.name}, which has no calling convention",
+                                  inst.pc)
+    check_cconv_regs(fn, value_chars(fn.cconv_results), operands, "vm.return operands", inst)
+
+    def run(ctx, frame, _):
+        return RETURN
+    return run, operands
+
+
+@op("Call", "CallVariadic")
+def _make_call(ctx, fn, inst):
+    o = inst.operands
+    callee, operands, results = o["callee"], o["operands"], o["results"]
+    segments = o.get("segment_sizes")
+    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+        imp = ctx.module.imported_functions[ordinal]
+        check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
+        call = ctx.import_call(ordinal, segments, operands, results)
+
+        def call_import(ctx, frame, _):
+            call(frame)
+        return call_import, None
+    if segments is not None:
+        raise BytecodeVerifyError("vm.call.variadic of an internal function (IREE supports "
+                                  "variadic calls to imports only)", inst.pc)
+    target = ctx.module.function_signatures[callee]
+    check_call_lists(fn, target.cconv, None, operands, results, inst, f"function#{callee}")
+
+    def call_internal(ctx, frame, _):
+        return ctx.enter_internal(frame, callee, operands, results)
+    return call_internal, None
+
+
+@op("ImportResolved")
+def _make_import_resolved(ctx, fn, inst):
+    ordinal = inst.operands["import"] & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+    dst = 4 * inst.operands["result"].ordinal
+
+    def run(ctx, frame, _):
+        write_i32(frame.regs, dst, int(ctx.resolved[ordinal]))
+    return run, None
+
+
+@op("Fail")
+def _make_fail(ctx, fn, inst):
+    status, message = 4 * inst.operands["status"].ordinal, inst.operands["message"]
+
+    def run(ctx, frame, _):
+        code = _U32.unpack_from(frame.regs, status)[0]
+        if code != 0:
+            raise VmFailError(code, message)
+    return run, None

@@ -1,0 +1,165 @@
+"""Handlers of the scalar ops: arithmetic/compare/convert (`PURE_OPS`), sign-bit float ops,
+constants, selects, switches and value globals (`vm.global.load/store.i32...`)."""
+from __future__ import annotations
+
+from .. import isa
+from ..decoder import Instruction
+from ..status import StatusCode
+from .errors import VmStatusError
+from .handlers import Handler, op
+from .numerics import _I32, _RAW_BANKS, _SIGN_BIT_OPS, _U32, _U64, PURE_OPS, _s32
+from .registers import READ, SIZES, WRITE, write_i64
+from .verify import global_size
+
+
+def make_pure(inst: Instruction) -> tuple[Handler, None]:
+    """A handler reading the operand registers (per their banks), applying PURE_OPS[symbol] and
+    writing the result register (wrapped / rounded by its bank's writer)."""
+    banks = _RAW_BANKS.get(inst.op.symbol)
+    reads, write = [], None
+    for f in inst.op.fields:
+        reg = inst.operands[f.name]
+        bank = f.kind if banks is None else banks[0 if f.access == isa.READ else 1]
+        if f.access == isa.READ:
+            reads.append((READ[bank].unpack_from, 4 * reg.ordinal))
+        else:
+            write = (WRITE[bank], 4 * reg.ordinal)
+    fn = PURE_OPS[inst.op.symbol]
+    writer, woff = write
+    if len(reads) == 1:
+        (r0, o0), = reads
+
+        def unary(ctx, frame, _):
+            regs = frame.regs
+            writer(regs, woff, fn(r0(regs, o0)[0]))
+        return unary, None
+    if len(reads) == 2:
+        (r0, o0), (r1, o1) = reads
+
+        def binary(ctx, frame, _):
+            regs = frame.regs
+            writer(regs, woff, fn(r0(regs, o0)[0], r1(regs, o1)[0]))
+        return binary, None
+
+    def nary(ctx, frame, _):
+        regs = frame.regs
+        writer(regs, woff, fn(*(r(regs, o)[0] for r, o in reads)))
+    return nary, None
+
+
+def make_sign_bit(inst: Instruction) -> tuple[Handler, None]:
+    """abs/neg of floats: the sign bit cleared or flipped on the raw bits (NaN payloads kept)."""
+    bits, and_mask, xor_mask = _SIGN_BIT_OPS[inst.op.symbol]
+    s = _U32 if bits == 32 else _U64
+    src = 4 * inst.operands["operand"].ordinal
+    dst = 4 * inst.operands["result"].ordinal
+
+    def run(ctx, frame, _):
+        s.pack_into(frame.regs, dst, (s.unpack_from(frame.regs, src)[0] & and_mask) ^ xor_mask)
+    return run, None
+
+
+def _copy(regs: bytearray, dst: int, src: int, width: int) -> None:
+    regs[dst:dst + width] = regs[src:src + width]
+
+
+@op("ConstI32Zero", "ConstI64Zero", "ConstF32Zero", "ConstF64Zero")
+def _make_const_zero(ctx, fn, inst):
+    off = 4 * inst.operands["result"].ordinal
+    width = 8 if inst.op.symbol in ("ConstI64Zero", "ConstF64Zero") else 4
+    zeros = bytes(width)
+
+    def run(ctx, frame, _):
+        frame.regs[off:off + width] = zeros
+    return run, None
+
+
+@op("ConstI32", "ConstI64", "ConstF32", "ConstF64")
+def _make_const(ctx, fn, inst):
+    bank = inst.op.fields[1].kind
+    data = bytearray(SIZES[bank])
+    WRITE[bank](data, 0, inst.operands["value"])
+    data = bytes(data)
+    off = 4 * inst.operands["result"].ordinal
+    end = off + len(data)
+
+    def run(ctx, frame, _):
+        frame.regs[off:end] = data
+    return run, None
+
+
+@op("SelectI32", "SelectI64", "SelectF32", "SelectF64")
+def _make_select(ctx, fn, inst):
+    o = inst.operands
+    width = SIZES[inst.op.fields[1].kind]
+    cond = 4 * o["condition"].ordinal
+    t, f, dst = 4 * o["true_value"].ordinal, 4 * o["false_value"].ordinal, 4 * o["result"].ordinal
+
+    def run(ctx, frame, _):
+        regs = frame.regs
+        _copy(regs, dst, t if _I32.unpack_from(regs, cond)[0] else f, width)
+    return run, None
+
+
+@op("SwitchI32", "SwitchI64", "SwitchF32", "SwitchF64")
+def _make_switch(ctx, fn, inst):
+    o = inst.operands
+    symbol = inst.op.symbol
+    width = 8 if symbol in ("SwitchI64", "SwitchF64") else 4
+    index, default, dst = (4 * o["index"].ordinal, 4 * o["default_value"].ordinal,
+                           4 * o["result"].ordinal)
+    values = tuple(4 * r.ordinal for r in o["values"])
+
+    def run(ctx, frame, _):
+        regs = frame.regs
+        i = _I32.unpack_from(regs, index)[0]
+        if 0 <= i < len(values):
+            if symbol == "SwitchI64":
+                # dispatch.c reads the selected value as one i32 register and sign-extends it.
+                write_i64(regs, dst, _I32.unpack_from(regs, values[i])[0])
+            else:
+                _copy(regs, dst, values[i], width)
+        else:
+            _copy(regs, dst, default, width)
+    return run, None
+
+
+@op("GlobalLoadI32", "GlobalLoadI64", "GlobalLoadF32", "GlobalLoadF64",
+    "GlobalStoreI32", "GlobalStoreI64", "GlobalStoreF32", "GlobalStoreF64")
+def _make_global(ctx, fn, inst):
+    width = global_size(inst.op)
+    at = inst.operands["byte_offset"]
+    load = "Load" in inst.op.symbol
+    reg = 4 * inst.operands["result" if load else "value"].ordinal
+
+    def run(ctx, frame, _):
+        if load:
+            frame.regs[reg:reg + width] = ctx.rwdata[at:at + width]
+        else:
+            ctx.rwdata[at:at + width] = frame.regs[reg:reg + width]
+    return run, None
+
+
+@op("GlobalLoadIndirectI32", "GlobalLoadIndirectI64", "GlobalLoadIndirectF32",
+    "GlobalLoadIndirectF64", "GlobalStoreIndirectI32", "GlobalStoreIndirectI64",
+    "GlobalStoreIndirectF32", "GlobalStoreIndirectF64")
+def _make_global_indirect(ctx, fn, inst):
+    width = global_size(inst.op)
+    load = "Load" in inst.op.symbol
+    at_reg = 4 * inst.operands["byte_offset"].ordinal
+    reg = 4 * inst.operands["result" if load else "value"].ordinal
+
+    def run(ctx, frame, _):
+        at = _U32.unpack_from(frame.regs, at_reg)[0]
+        if at + width > len(ctx.rwdata):
+            raise VmStatusError(StatusCode.OUT_OF_RANGE,
+                                f"global byte_offset out of range: {_s32(at)} "
+                                f"(rwdata={len(ctx.rwdata)})")
+        if load:
+            frame.regs[reg:reg + width] = ctx.rwdata[at:at + width]
+        else:
+            ctx.rwdata[at:at + width] = frame.regs[reg:reg + width]
+    return run, None
+
+
+__all__ = ["make_pure", "make_sign_bit"]

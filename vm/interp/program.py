@@ -1,0 +1,231 @@
+"""`Program`: a compiled module running on the emulated inline HAL, called with numpy values.
+
+    prog = load_program("model.vmfb")            # or Program(path, heap=..., legacy_loader=...)
+    out = prog.call("add", np.ones(16, np.float32), np.arange(16, dtype=np.float32))
+    print(format_results(out))                    # exactly what iree-run-module prints
+    prog.close()                                  # everything released; no leak on the heap
+
+One `HalRuntime` (hal_inline and hal_loader as native modules on a tracked heap), one bytecode
+`Context` on it with the real backend (`VmBufferFactory`: vm.buffer refs counted in memory, rodata
+as module-storage buffers) and `NativeImports` (every import call packed into an argument buffer and
+run through the export's shim). The context, and so the module's globals, live across calls.
+
+Inputs are converted as iree-run-module feeds them: a numpy array (or anything np.asarray takes) for
+a ref argument becomes a hal.buffer_view — `hal_inline.buffer.allocate(64, nbytes)`, the bytes
+copied into the returned storage vm.buffer (the storage is released),
+`hal_inline.buffer_view.create(buffer, 0, nbytes, element_type, DENSE_ROW_MAJOR, shape)` — and None
+is a null ref; a Python or numpy scalar for an `i`/`I`/`f`/`F` argument is range-checked and
+converted (f32 rounds to nearest). Results come back as numpy arrays copied out of the result buffer
+views (shape, element type -> dtype), numpy scalars for primitive results (np.int32 / np.int64 /
+np.float32 / np.float64, so `format_results` prints their width), None for null refs and
+`OpaqueResult(type name)` for other refs; every reference a call produced is released before `call`
+returns.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ...abi.errors import IreeAbiError
+from ...hal.runtime import HalRuntime
+from ...layouts.hal_buffer import EncodingType
+from .. import ref as _ref
+from ..heap import Heap, LeakError, leak_report
+from ..module_file import ModuleFile, read_module
+from ..ref import Ref
+from .context import DEFAULT_MAX_DEPTH, Context
+from .errors import ArgumentError, ContextClosedError
+from .imports import NativeImports
+from .lists import VmList
+from .registers import cconv_fragments, value_chars
+from .values import OpaqueResult, Value, dtype_of, element_type_of
+from .vmbuffers import VmBufferFactory
+
+INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment
+_SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
+
+
+class Program:
+    """A module loaded into a HalRuntime-backed interpreter context (see the module docstring).
+
+    `heap`: the tracked heap to run on (e.g. from `vm.heap.tracked_heap()`); without one the
+    program makes its own and `close()` raises LeakError if anything outlived it.
+    `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
+    """
+
+    def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
+                 heap: Heap | None = None, legacy_loader: bool = False,
+                 legacy_inline: bool = False, legacy_vm_buffer: bool = False,
+                 cpu_data: dict[str, int] | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+        self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        self._own_heap = heap is None
+        self.heap = heap if heap is not None else Heap(name=f"program {self.module.name}")
+        self._mark = self.heap.mark()
+        self.closed = False
+        self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
+                                  legacy_inline=legacy_inline, legacy_loader=legacy_loader,
+                                  cpu_data=cpu_data)
+        self.buffers = VmBufferFactory(self.runtime.vm_buffers)
+        self.imports = NativeImports(self.runtime.modules)
+        try:
+            self.context = Context(self.module, self.imports, buffers=self.buffers,
+                                   max_depth=max_depth)
+        except BaseException:
+            self.runtime.close()
+            if self._own_heap:
+                self.heap.close()
+            self.closed = True
+            raise
+
+    # ---------------------------------------------------------------------------------- calling
+
+    def signature(self, function: str) -> tuple[str, str]:
+        """(argument chars, result chars) of an export's cconv, e.g. ("rrf", "r")."""
+        args, results = cconv_fragments(self.context.exported(function).cconv)
+        if args is None:
+            raise ArgumentError(f"export {function!r} has no calling convention")
+        return "".join(value_chars(args)), "".join(value_chars(results))
+
+    def call(self, function: str, *inputs: Any) -> list[Value]:
+        """Run an export on numpy arrays / scalars; its results as numpy values (see the module
+        docstring). The module state persists across calls."""
+        if self.closed:
+            raise ContextClosedError(f"call of {function!r} on a closed program")
+        arg_chars, result_chars = self.signature(function)
+        if len(inputs) != len(arg_chars):
+            raise ArgumentError(f"{function} takes {len(arg_chars)} input(s) "
+                                f"({self.context.exported(function).cconv}), got {len(inputs)}")
+        owned: list[Ref] = []
+        args: list[Any] = []
+        try:
+            for i, (char, value) in enumerate(zip(arg_chars, inputs)):
+                if char == "r":
+                    if value is None or isinstance(value, Ref):
+                        args.append(value)
+                    else:
+                        view = self.buffer_view(value)
+                        owned.append(view)
+                        args.append(view)
+                else:
+                    args.append(_scalar(char, value, f"{function} input {i}"))
+            results = self.context.invoke(function, *args)
+        finally:
+            for view in owned:
+                _ref.release_value(self.heap, view)
+        return self._convert_results(results, result_chars)
+
+    def buffer_view(self, array: Any) -> Ref:
+        """A new hal.buffer_view ref (owned by the caller) holding a copy of `array`, made through
+        hal_inline as iree-run-module feeds tensors."""
+        arr = np.asarray(array)  # (np.ascontiguousarray would turn a 0-d array into 1-d)
+        if not arr.flags.c_contiguous:
+            arr = arr.copy(order="C")
+        element_type = element_type_of(arr.dtype)
+        data = arr.tobytes()
+        rt = self.runtime
+        buffer, storage = rt.call("hal_inline.buffer.allocate", INPUT_ALIGNMENT, len(data))
+        try:
+            try:
+                if data:
+                    rt.vm_buffers.as_numpy(storage.ptr, np.uint8)[:] = np.frombuffer(data,
+                                                                                     np.uint8)
+            finally:
+                _ref.release_value(self.heap, storage)
+            (view,) = rt.call("hal_inline.buffer_view.create", buffer, 0, len(data), element_type,
+                              int(EncodingType.DENSE_ROW_MAJOR), list(arr.shape))
+        finally:
+            _ref.release_value(self.heap, buffer)
+        return view
+
+    def to_numpy(self, view: Ref) -> np.ndarray:
+        """A copy of a hal.buffer_view's contents as a numpy array of its shape and element type."""
+        views = self.runtime.views
+        ptr = views.deref(view)
+        shape = views.shape(ptr)
+        dtype = dtype_of(views.element_type(ptr))
+        count = int(np.prod(shape)) if shape else 1
+        nbytes = count * dtype.itemsize
+        buffer = self.runtime.hal_buffers.get(views.buffer(ptr))
+        if nbytes > buffer.byte_length:
+            raise IreeAbiError(f"buffer view 0x{ptr:x} of shape {shape} needs {nbytes} bytes, its "
+                               f"buffer has {buffer.byte_length}")
+        raw = self.heap.read(buffer.storage, nbytes)
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+    def _convert_results(self, results: list, chars: str) -> list[Value]:
+        out: list[Value] = []
+        for i, (char, value) in enumerate(zip(chars, results)):
+            if char != "r":
+                out.append(_SCALARS[char](value))
+                continue
+            try:
+                out.append(self._convert_ref(value))
+            except BaseException:
+                for later in results[i:]:
+                    if isinstance(later, (Ref, VmList)):
+                        self._release(later)
+                raise
+            self._release(value)
+        return out
+
+    def _convert_ref(self, value: Any) -> Value:
+        if value is None:
+            return None
+        if isinstance(value, VmList):
+            return OpaqueResult("vm.list")
+        if value.type == self.runtime.views.type:
+            return self.to_numpy(value)
+        return OpaqueResult(_ref.type_name(self.heap, value.type))
+
+    def _release(self, value: Any) -> None:
+        if value is not None:
+            self.buffers.release(value)
+
+    # ---------------------------------------------------------------------------------- teardown
+
+    def close(self) -> None:
+        """Release the module state, the runtime's modules and types; with a heap of its own,
+        LeakError if any allocation outlived the program. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self.context.close()
+        finally:
+            self.runtime.close()
+        if self._own_heap:
+            leaks = self.heap.leaks(self._mark)
+            self.heap.close()
+            if leaks:
+                raise LeakError(leak_report(leaks, []), leaks, [])
+
+    def __enter__(self) -> "Program":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _scalar(char: str, value: Any, what: str) -> Any:
+    """A Python value for a primitive argument (numpy scalars unwrapped; the context checks the
+    type and range against the cconv character)."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        value = value.item()
+    if char in "iI" and isinstance(value, float):
+        raise ArgumentError(f"{what}: expected an integer for {char!r}, got {value!r}")
+    return value
+
+
+def load_program(path: "str | os.PathLike | bytes", *, legacy: bool = False,
+                 heap: Heap | None = None, **modes: bool) -> Program:
+    """A Program for a .vmfb; `legacy=True` turns on every pre-fix mode of the runtime
+    (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one."""
+    if legacy:
+        modes = {"legacy_loader": True, "legacy_inline": True, "legacy_vm_buffer": True, **modes}
+    return Program(path, heap=heap, **modes)
+
+
+__all__ = ["Program", "load_program", "INPUT_ALIGNMENT"]
