@@ -50,8 +50,9 @@ def host_formats() -> tuple[str, ...]:
 
 
 def query_support(format: str) -> bool:
-    """True when `format` names a library kind and architecture this host can run."""
-    return format in host_formats()
+    """True when `format` names a library kind and architecture this host can run, or Python kernels."""
+    from .python_executable import FORMAT as PYTHON_FORMAT
+    return format in host_formats() or format == PYTHON_FORMAT
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,9 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
     """Load a kernel library of `format` from its bytes (see module doc). `processor_data` fills
     environment_v0.processor (default: this host's, as iree_cpu_read_data gives them)."""
     host = host_target_name()
+    from . import python_executable
+    if format == python_executable.FORMAT:
+        return python_executable.load(data, tuple(constants))
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
         raise ExecutableError("NOT_FOUND",
                               f"no executable loader registered for the given executable format '{format}'")

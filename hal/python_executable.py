@@ -1,0 +1,110 @@
+"""A Python executable format, for tests and teaching: kernels written with numpy, dispatched through
+exactly the same hal_loader path and dispatch_state_v0 / workgroup_state_v0 memory as real kernels.
+
+Register kernels under a library name, then load format `ireeabi-python` with the name's UTF-8 bytes as
+the executable data:
+
+    register("scale", {"scale_f32": scale})   # def scale(d: Dispatch, wg: tuple) -> int (0 = ok)
+
+Each call receives a `Dispatch` read from the dispatch_state_v0 the loader built in memory (push
+constants as uint32, each binding as a zero-copy uint8 numpy view of the mapped VM buffer range) and
+the workgroup id; it runs once per workgroup, z outer to x inner, as the native loop does.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ireeabi.abi.views import ctypes_class
+from ireeabi.abi.oracles import host_target_name
+from ireeabi.layouts import executable_library as X
+
+from .executable import DispatchResult, ExecutableError, ExportInfo
+
+FORMAT = "ireeabi-python"
+
+Kernel = Callable[["Dispatch", tuple[int, int, int]], int]
+_LIBRARIES: dict[str, dict[str, Kernel]] = {}
+
+
+def register(name: str, exports: Mapping[str, Kernel]) -> None:
+    """Make a library of Python kernels loadable as `ireeabi-python` with data `name.encode()`."""
+    if not exports:
+        raise ExecutableError("INVALID_ARGUMENT", f"python library {name!r} has no exports")
+    _LIBRARIES[name] = dict(exports)
+
+
+def unregister(name: str) -> None:
+    _LIBRARIES.pop(name, None)
+
+
+@dataclass
+class Dispatch:
+    workgroup_size: tuple[int, int, int]
+    workgroup_count: tuple[int, int, int]
+    constants: np.ndarray  # uint32
+    bindings: list[np.ndarray]  # uint8 views of each binding's mapped bytes
+
+
+def _read_dispatch(state_address: int) -> Dispatch:
+    st = ctypes_class(X.iree_hal_executable_dispatch_state_v0_t, host_target_name()).from_address(state_address)
+    n_c, n_b = st.constant_count, st.binding_count
+    constants = np.ctypeslib.as_array((ctypes.c_uint32 * n_c).from_address(st.constants)).copy() if n_c \
+        else np.zeros(0, np.uint32)
+    word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
+    ptrs = list((word * n_b).from_address(st.binding_ptrs)) if n_b else []
+    lengths = list((word * n_b).from_address(st.binding_lengths)) if n_b else []
+    bindings = [np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(p)) if n else np.zeros(0, np.uint8)
+                for p, n in zip(ptrs, lengths)]
+    return Dispatch((st.workgroup_size_x, st.workgroup_size_y, st.workgroup_size_z),
+                    (st.workgroup_count_x, st.workgroup_count_y, st.workgroup_count_z), constants, bindings)
+
+
+@dataclass(eq=False)
+class PythonLibrary:
+    format: str
+    name: str
+    exports: tuple[ExportInfo, ...]
+    kernels: tuple[Kernel, ...]
+    closed: bool = False
+
+    def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
+              workgroup_count: tuple[int, int, int]) -> DispatchResult:
+        if self.closed:
+            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+        if not 0 <= ordinal < len(self.exports):
+            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+        d = _read_dispatch(dispatch_state)
+        fn = self.kernels[ordinal]
+        status, calls = 0, 0
+        for z in range(workgroup_count[2]):
+            for y in range(workgroup_count[1]):
+                for x in range(workgroup_count[0]):
+                    status = int(fn(d, (x, y, z)) or 0)
+                    calls += 1
+                    if status:
+                        break  # as the native loop: only x is left, the status is the last call's
+        return DispatchResult(status, calls)
+
+    def export(self, name: str) -> ExportInfo:
+        for e in self.exports:
+            if e.name == name:
+                return e
+        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def load(data: bytes, constants: tuple = ()) -> PythonLibrary:
+    name = bytes(data).decode("utf-8", "replace")
+    if name not in _LIBRARIES:
+        raise ExecutableError("NOT_FOUND", f"no python executable library registered as {name!r}")
+    if constants:
+        raise ExecutableError("FAILED_PRECONDITION", "python executables take no executable constants")
+    table = _LIBRARIES[name]
+    exports = tuple(ExportInfo(i, n, 0, 0, 0, (1, 1, 1), 0, 0) for i, n in enumerate(table))
+    return PythonLibrary(FORMAT, name, exports, tuple(table.values()))
