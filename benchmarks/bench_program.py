@@ -43,8 +43,9 @@ PROGRAMS = {  # name -> (source, elements, target ratio)
 
 def ireeabi_ms(vmfb: Path, n: int, rounds: int, checked: bool) -> tuple[float, float]:
     """(median, mean) ms of one whole `add` call in the interpreter. `checked`: the default tracked
-    heap (every allocation's Python stack recorded, freed blocks quarantined and poisoned, never
-    reused); otherwise no stacks and no quarantine (freed memory goes back to the C allocator)."""
+    heap (every allocation's Python stack recorded, freed blocks poisoned and quarantined: the last
+    1024 remembered, up to 16 MiB of blocks of <= 1 MiB kept unreused); otherwise no stacks and no
+    quarantine (freed memory goes back to the C allocator)."""
     heap = Heap(name="bench") if checked else Heap(capture_stacks=False, quarantine=0,
                                                     name="bench")
     program = Program(vmfb, heap=heap)

@@ -19,6 +19,9 @@ from ireeabi.vm.status import StatusCode, StatusError
 from .resource import ResourceType
 
 WHOLE_BUFFER = HB.iree_hal_whole_buffer(host.HOST)
+_PERSISTENT = int(HB.MappingMode.PERSISTENT)
+_SCOPED = int(HB.MappingMode.SCOPED)
+_MAPPING_SIZE = host.layout(HB.iree_hal_buffer_mapping_t).size
 HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
 
 
@@ -96,7 +99,7 @@ class BufferTypes:
         """Fill the iree_hal_buffer_mapping_t at `mapping` for [offset, offset + length) of `ptr`."""
         b = self.get(ptr)
         m = self.heap.struct_at(HB.iree_hal_buffer_mapping_t, mapping)
-        self.heap.memset(mapping, 0, host.layout(HB.iree_hal_buffer_mapping_t).size)
+        self.heap.memset(mapping, 0, _MAPPING_SIZE)
         if length == WHOLE_BUFFER:
             length = b.byte_length - offset
         if offset < 0 or length < 0 or offset + length > b.byte_length:
@@ -105,8 +108,9 @@ class BufferTypes:
         m.buffer = ptr
         m.impl.byte_offset = offset
         m.impl.allowed_access = access & 0xFFFF
-        m.impl.is_persistent = 1 if mode & HB.MappingMode.PERSISTENT else 0
-        if mode & HB.MappingMode.SCOPED:
+        mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
+        m.impl.is_persistent = 1 if mode & _PERSISTENT else 0
+        if mode & _SCOPED:
             self.resources.retain(ptr)
         m.contents.data = b.storage + offset
         m.contents.data_length = length
@@ -117,6 +121,6 @@ class BufferTypes:
         if not ptr:
             return
         scoped = not m.impl.is_persistent
-        self.heap.memset(mapping, 0, host.layout(HB.iree_hal_buffer_mapping_t).size)
+        self.heap.memset(mapping, 0, _MAPPING_SIZE)
         if scoped:
             self.resources.release(ptr)

@@ -113,8 +113,9 @@ class HalLoaderModule:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED, "too many bindings")
         vmb = self.rt.vm_buffers
         mapped = []
+        map_ro_ref = vmb.map_ro_ref
         for ref, offset, length in bindings:
-            mapped.append(vmb.map_ro(vmb.check_deref(ref), offset, length, 1))
+            mapped.append(map_ro_ref(ref, offset, length, 1))  # = map_ro(check_deref(ref), ...)
         key = (len(constants), len(mapped))
         state = self._states.get(key)
         if state is None:

@@ -77,14 +77,16 @@ def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
 
 def read(heap: Heap, address: int) -> AllocatorT:
     """The iree_allocator_t stored at `address`."""
-    heap.check_range(address, ALLOCATOR_SIZE)
-    return AllocatorT(heap.read_word(address + _SELF_OFF), heap.read_word(address + _CTL_OFF))
+    raw, off = heap.cell(address, ALLOCATOR_SIZE)  # the whole struct, one check
+    unpack = host.WORD.unpack_from
+    return AllocatorT(unpack(raw, off + _SELF_OFF)[0], unpack(raw, off + _CTL_OFF)[0])
 
 
 def write(heap: Heap, address: int, allocator: AllocatorT) -> None:
-    heap.check_range(address, ALLOCATOR_SIZE)
-    heap.write_word(address + _SELF_OFF, allocator.self)
-    heap.write_word(address + _CTL_OFF, allocator.ctl)
+    raw, off = heap.cell(address, ALLOCATOR_SIZE)
+    pack, mask = host.WORD.pack_into, host.WORD_MASK
+    pack(raw, off + _SELF_OFF, allocator.self & mask)
+    pack(raw, off + _CTL_OFF, allocator.ctl & mask)
 
 
 # -- control functions ----------------------------------------------------------------------------
@@ -127,7 +129,7 @@ def _heap_ctl(self: int, command: int, params: int, inout: int) -> None:
     heap = _heaps.get(self)
     if heap is None or heap.closed:
         raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
-    if command in (Command.MALLOC, Command.CALLOC, Command.REALLOC):
+    if command in _ALLOCATING:
         byte_length = read_byte_length(heap, params)
         if byte_length == 0:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
@@ -147,6 +149,8 @@ def _heap_ctl(self: int, command: int, params: int, inout: int) -> None:
 
 
 HEAP_CTL = make_ctl(_heap_ctl, name="heap_ctl")
+_ALLOCATING = frozenset({int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC)})
+_FREE = int(Command.FREE)
 
 
 def heap_allocator(heap: Heap) -> AllocatorT:
@@ -169,12 +173,15 @@ def _check_size(n: int, what: str) -> None:
 
 def _issue(heap: Heap, allocator: AllocatorT, command: int, params: int, inout_value: int) -> int:
     """Call ctl(self, command, params, &slot) with slot = inout_value; the slot afterwards."""
-    with heap.scratch(P) as slot:
+    slot = heap.scratch_push(P)  # heap.scratch(P), without the context manager (hot path)
+    try:
         heap.write_word(slot, inout_value)
         result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None, int(command),
                                 params or None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
         status.check(result or 0)
         return heap.read_word(slot)
+    finally:
+        heap.scratch_pop(slot)
 
 
 def _ignore(result: int | None) -> None:
@@ -185,9 +192,12 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
     if not allocator.ctl:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
     _check_size(byte_length, "byte_length")
-    with heap.scratch(_PARAMS.size) as params:
+    params = heap.scratch_push(_PARAMS.size)
+    try:
         heap.write_word(params + _BYTE_LENGTH_OFF, byte_length)
         return _issue(heap, allocator, command, params, inout_value)
+    finally:
+        heap.scratch_pop(params)
 
 
 def malloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
@@ -208,12 +218,14 @@ def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
     allocator = _value(heap, allocator)
     if ptr and allocator.ctl:
-        with heap.scratch(P) as slot:
+        slot = heap.scratch_push(P)
+        try:
             heap.write_word(slot, ptr)
             result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None,
-                                    int(Command.FREE), None, slot, what="iree_allocator_t.ctl",
-                                    cleanup=_ignore)
+                                    _FREE, None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
             status.ignore(result or 0)
+        finally:
+            heap.scratch_pop(slot)
 
 
 # -- aligned allocation ---------------------------------------------------------------------------

@@ -53,6 +53,7 @@ _ALLOCATOR_OFF = _BUF.field("allocator").offset
 _MODULE_OFF = _BUF.field("storage_module").offset
 PREFIX_SIZE = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, host.HOST)
 _MASK = host.WORD_MASK
+_COALLOCATED = int(BufferAccess.COALLOCATED)
 _ELEMENT_LENGTHS = (1, 2, 4, 8)
 
 
@@ -73,6 +74,8 @@ class BufferViewError(IreeAbiError):
 
 def _hsize(x: int, what: str) -> int:
     """An iree_host_size_t argument: any int, reduced modulo 2**bits as C converts it."""
+    if type(x) is int:  # hot path
+        return x & _MASK
     if not isinstance(x, int) or isinstance(x, bool):
         raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} must be an integer, got {x!r}")
     return x & _MASK
@@ -113,7 +116,7 @@ class BufferType:
         return BufferAccess(self.raw_access(buf) & _buffer.PUBLIC_ACCESS_MASK)
 
     def is_coallocated(self, buf: int) -> bool:
-        return bool(self.raw_access(buf) & BufferAccess.COALLOCATED)
+        return bool(self.raw_access(buf) & _COALLOCATED)
 
     def data(self, buf: int) -> int:
         return self.heap.read_word(buf + _DATA_OFF)
@@ -132,17 +135,21 @@ class BufferType:
     def initialize(self, access: int, data: int, data_length: int, allocator: AllocatorT, out: int) -> None:
         """iree_vm_buffer_initialize: a handle at `out` (counter 1) over caller-provided data."""
         self._check(out)
-        self._write(out, 1, int(access) & ~BufferAccess.COALLOCATED, data, data_length, allocator, 0)
+        self._write(out, 1, int(access) & ~_COALLOCATED, data, data_length, allocator, 0)
 
     def _write(self, buf: int, counter: int, access: int, data: int, data_length: int,
                allocator: AllocatorT, module: int) -> None:
-        heap = self.heap
-        heap.write_i32(buf + _COUNTER_OFF, counter)
-        heap.write_i32(buf + _ACCESS_OFF, access & 0xFFFFFFFF)
-        heap.write_word(buf + _DATA_OFF, data)
-        heap.write_word(buf + _LENGTH_OFF, _hsize(data_length, "data_length"))
-        _alloc.write(heap, buf + _ALLOCATOR_OFF, allocator)
-        heap.write_word(buf + _MODULE_OFF, module)
+        # Every caller checked the whole handle (_check): one checked cell for the field writes, in
+        # the order (and with the wrapping) of write_i32 / write_word / allocator.write.
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        i32, word = host.I32.pack_into, host.WORD.pack_into
+        i32(raw, off + _COUNTER_OFF, ((counter + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+        i32(raw, off + _ACCESS_OFF, (((access & 0xFFFFFFFF) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+        word(raw, off + _DATA_OFF, data & _MASK)
+        word(raw, off + _LENGTH_OFF, _hsize(data_length, "data_length"))
+        word(raw, off + _ALLOCATOR_OFF + _alloc._SELF_OFF, allocator.self & _MASK)
+        word(raw, off + _ALLOCATOR_OFF + _alloc._CTL_OFF, allocator.ctl & _MASK)
+        word(raw, off + _MODULE_OFF, module & _MASK)
 
     def initialize_module_storage(self, data: int, data_length: int, module: int, out: int) -> None:
         """A module-owned handle: counter 0, ORIGIN_MODULE, null allocator, `module` retained later."""
@@ -260,8 +267,25 @@ class BufferType:
         if not buf:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
         data, data_length = self.heap.unpack(_SPAN_FMT, buf + _DATA_OFF)
-        offset, length, alignment = (_hsize(offset, "offset"), _hsize(length, "length"),
-                                     _hsize(alignment, "alignment"))
+        return self._map_span(buf, data, data_length, offset, length, alignment)
+
+    def map_ro_ref(self, ref: Ref, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
+        """`map_ro(check_deref(ref), ...)` with one heap check: check_deref checks the whole handle,
+        which holds the data span `_map` reads."""
+        buf = self.ref_type.check_deref(ref)
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        data, data_length = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
+        return self._map_span(buf, data, data_length, offset, length, alignment)
+
+    def _map_span(self, buf: int, data: int, data_length: int, offset: int, length: int,
+                  alignment: int) -> tuple[int, int]:
+        if type(offset) is int and type(length) is int and type(alignment) is int:  # hot path
+            offset, length, alignment = offset & _MASK, length & _MASK, alignment & _MASK
+        else:
+            offset, length, alignment = (_hsize(offset, "offset"), _hsize(length, "length"),
+                                         _hsize(alignment, "alignment"))
         mask = ~((alignment - 1) & _MASK) & _MASK
         offset &= mask
         length &= mask

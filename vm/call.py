@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import weakref
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..abi import cconv
@@ -29,6 +29,8 @@ from ..abi.codec import codec as _codec
 from .heap import Heap
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
+
+_I32 = host.I32
 
 
 class PackOverflowError(IreeAbiError):
@@ -43,6 +45,7 @@ class CallBuffer:
     layout: FragmentLayout
     address: int
     scratch: bool = False  # on the heap's scratch stack (the VM's alloca) rather than malloc'd
+    plan: "Any" = field(default=None, repr=False, compare=False)  # the _Plan of `layout`, if known
 
     @property
     def span(self) -> ByteSpan:
@@ -90,6 +93,7 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any],
         counts.append(len(arg))
         chars = item.text
         width = len(chars)
+        refs_at = _ref_positions(chars)
         for e, element in enumerate(arg):
             if width == 1:
                 fields = (element,) if type(element) is Ref or not isinstance(element, (list, tuple)) \
@@ -99,35 +103,96 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any],
             if len(fields) != width:
                 raise MarshalError(f"{frag.text!r} span at index {item.index} element {e}: {width} value(s) "
                                    f"expected, got {element!r}")
-            for c, x in zip(chars, fields):
-                if c == "r" and type(x) is not Ref:
-                    x = _as_ref(x, f"{frag.text!r} span element {e}")
-                append(x)
+            for j in refs_at:
+                if type(fields[j]) is not Ref:
+                    fields = list(fields)
+                    for k in refs_at:
+                        if type(fields[k]) is not Ref:
+                            fields[k] = _as_ref(fields[k], f"{frag.text!r} span element {e}")
+                    break
+            flat.extend(fields)
     return flat, tuple(counts)
 
 
+_REF_POSITIONS: dict[str, tuple[int, ...]] = {}
+
+
+def _ref_positions(chars: str) -> tuple[int, ...]:
+    pos = _REF_POSITIONS.get(chars)
+    if pos is None:
+        pos = _REF_POSITIONS[chars] = tuple(i for i, c in enumerate(chars) if c == "r")
+    return pos
+
+
 def _layout(frag: Fragment, counts: tuple[int, ...]) -> FragmentLayout:
-    lay = cconv.layout(frag, host.HOST, counts)
-    if lay.packed_size > lay.size:
-        overflow = next(f for f in lay.findings if f.rule == "pack-overflow")
-        raise PackOverflowError(overflow.message)
-    return lay
+    return _plan(frag, counts).layout
+
+
+class _Plan:
+    """What is fixed per (fragment, span counts) on the host: the layout (checked for pack
+    overflow), its codec, where the refs are (flat value indices and byte offsets), the tags."""
+
+    __slots__ = ("layout", "codec", "size", "ref_index", "ref_slots", "arg_tag", "res_tag")
+
+    def __init__(self, frag: Fragment, counts: tuple[int, ...]) -> None:
+        lay = cconv.layout(frag, host.HOST, counts)
+        if lay.packed_size > lay.size:
+            overflow = next(f for f in lay.findings if f.rule == "pack-overflow")
+            raise PackOverflowError(overflow.message)
+        self.layout = lay
+        self.codec = _codec(lay)
+        self.size = lay.size
+        self.ref_index = tuple(i for i, v in enumerate(lay.values) if v.kind == "ref")
+        self.ref_slots = tuple((i, v.offset, v.size) for i, v in enumerate(lay.values) if v.kind == "ref")
+        self.arg_tag = f"arguments {frag.text!r}"
+        self.res_tag = f"results {frag.text!r}"
+
+
+# (fragment text, span counts) -> plan; keyed by the text (its hash is cached, a Fragment's is not).
+_PLANS: dict[tuple[str, tuple[int, ...]], _Plan] = {}
+
+
+def _plan(frag: Fragment, counts: tuple[int, ...]) -> _Plan:
+    key = (frag.text, counts)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _Plan(frag, counts)  # raises PackOverflowError: not cached
+        if len(_PLANS) > 16384:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
+
+
+def _plan_of(lay: FragmentLayout, known: "_Plan | None" = None) -> _Plan:
+    if known is not None and known.layout is lay:
+        return known
+    plan = _PLANS.get((lay.fragment.text, lay.spans))
+    return plan if plan is not None and plan.layout is lay else _Plan(lay.fragment, lay.spans)
 
 
 def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]]:
     """counter address -> (its value, retains about to happen), after checking every object can take
     them all (several slots may hold one object), so no retain fails halfway."""
-    per_counter: dict[int, int] = {}
-    first: dict[int, Ref] = {}
+    return {c: (value, n) for c, (value, n, _, _) in _retain_plan(heap, refs).items()}
+
+
+def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, Any, int]]:
+    """counter address -> (value, retains, buffer, offset): `_counts_per_object` plus where each
+    checked counter is, so the retains write it without a second check (nothing is freed between)."""
+    per_counter: dict[int, list] = {}  # counter -> [first ref, retains]
+    unit, tag_mask = _ref.COUNTER_UNIT, _ref.TAG_MASK
     for r in refs:
-        c = _ref.counter_address(r.ptr, r.type)
-        per_counter[c] = per_counter.get(c, 0) + 1
-        first.setdefault(c, r)
-    out: dict[int, tuple[int, int]] = {}
-    for c, n in per_counter.items():
-        r = first[c]
-        _, value = _ref.countable_value(heap, r.ptr, r.type, n)
-        out[c] = (value, n)
+        c = r.ptr + unit * (r.type & tag_mask)
+        e = per_counter.get(c)
+        if e is None:
+            per_counter[c] = [r, 1]
+        else:
+            e[1] += 1
+    out: dict[int, tuple[int, int, Any, int]] = {}
+    countable_cell = _ref.countable_cell
+    for c, (r, n) in per_counter.items():
+        _, value, raw, off = countable_cell(heap, r.ptr, r.type, n)  # every check of a retain
+        out[c] = (value, n, raw, off)
     return out
 
 
@@ -141,20 +206,22 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     scratch stack as the VM allocas it (release it before any later scratch frame is popped)."""
     frag = cconv.as_fragment(fragment)
     flat, counts = flatten(frag, args)
-    lay = _layout(frag, counts)
-    refs = [x for x, v in zip(flat, lay.values) if v.kind == "ref" and x.ptr]
-    retains = _counts_per_object(heap, refs)
+    plan = _plan(frag, counts)
+    lay = plan.layout
+    refs = [r for r in (flat[i] for i in plan.ref_index) if r.ptr]
+    retains = _retain_plan(heap, refs) if refs else {}
     if scratch:
-        buf = CallBuffer(heap, lay, heap.scratch_push(lay.size), True)
+        buf = CallBuffer(heap, lay, heap.scratch_push(plan.size), True, plan)
     else:
-        buf = CallBuffer(heap, lay, heap.malloc(lay.size, tag=f"arguments {frag.text!r}"))
+        buf = CallBuffer(heap, lay, heap.malloc(plan.size, tag=plan.arg_tag), False, plan)
     try:
-        _codec(lay).pack_into(heap.view(buf.address, lay.size), 0, flat)
+        plan.codec.pack_into(heap.view(buf.address, plan.size), 0, flat)
     except BaseException:
         _free(buf)
         raise
-    for counter, (value, n) in retains.items():  # checked above: each object takes all its retains
-        heap.write_i32(counter, value + n)
+    # Checked above: each object takes all its retains; the buffers are the checked counters' own.
+    for value, n, raw, off in retains.values():
+        _I32.pack_into(raw, off, value + n)
     return buf
 
 
@@ -166,22 +233,24 @@ def release_arguments(buf: CallBuffer) -> None:
     first: BaseException | None = None
     heap, lay = buf.heap, buf.layout
     try:
+        plan = _plan_of(lay, buf.plan)
         # One read of the whole buffer as it is after the call, then each ref slot released and
         # zeroed as iree_vm_ref_release does.
-        values = _codec(lay).unpack(heap.view(buf.address, lay.size)) if lay.values else ()
-        for v, x in zip(lay.values, values):
-            if v.kind != "ref":
-                continue
-            ptr, typ = x
-            if typ == _ref.TYPE_NULL or not ptr:
-                continue
-            try:
-                _ref.object_release(heap, ptr, typ)
-            except IreeAbiError as e:
-                first = first or e
-                continue
-            if not buf.scratch:  # a scratch frame is popped right after: zeroing it is unobservable
-                heap.memset(buf.address + v.offset, 0, v.size)
+        if plan.ref_slots:
+            values = plan.codec.unpack(heap.view(buf.address, lay.size))
+            for i, offset, size in plan.ref_slots:
+                ptr, typ = values[i]
+                if typ == _ref.TYPE_NULL or not ptr:
+                    continue
+                try:
+                    _ref.object_release(heap, ptr, typ)
+                except IreeAbiError as e:
+                    first = first or e
+                    continue
+                if not buf.scratch:  # a scratch frame is popped right after: zeroing it is unobservable
+                    heap.memset(buf.address + offset, 0, size)
+        elif lay.values:  # no refs: the buffer is still read (and checked) as the VM's walk does
+            heap.view(buf.address, lay.size)
     finally:
         _free(buf)
     if first is not None:
@@ -204,10 +273,11 @@ def _empty_block(heap: Heap) -> int:
 def allocate_results(heap: Heap, fragment: "Fragment | str") -> CallBuffer:
     """A zero-filled result buffer of the size rule's size."""
     frag = cconv.as_fragment(fragment)
-    lay = _layout(frag, ())
-    if lay.size == 0:
-        return CallBuffer(heap, lay, _empty_block(heap))
-    return CallBuffer(heap, lay, heap.malloc(lay.size, tag=f"results {frag.text!r}"))
+    plan = _plan(frag, ())
+    lay = plan.layout
+    if plan.size == 0:
+        return CallBuffer(heap, lay, _empty_block(heap), False, plan)
+    return CallBuffer(heap, lay, heap.malloc(plan.size, tag=plan.res_tag), False, plan)
 
 
 def _free(buf: CallBuffer) -> None:
@@ -221,11 +291,11 @@ def unpack_results(buf: CallBuffer) -> list[Any]:
     """The results, refs moved out (their slots zeroed: the caller owns them); frees the buffer."""
     heap = buf.heap
     try:
-        values = _codec(buf.layout).unpack(heap.view(buf.address, buf.layout.size))
-        for i, v in enumerate(buf.layout.values):
-            if v.kind == "ref":
-                values[i] = Ref(*values[i])
-                heap.memset(buf.address + v.offset, 0, v.size)
+        plan = _plan_of(buf.layout, buf.plan)
+        values = plan.codec.unpack(heap.view(buf.address, plan.size))
+        for i, offset, size in plan.ref_slots:
+            values[i] = Ref(*values[i])
+            heap.memset(buf.address + offset, 0, size)
         return values
     finally:
         _free(buf)

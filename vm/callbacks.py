@@ -41,6 +41,7 @@ class Registered:
     prototype: Any  # the CFUNCTYPE class
     name: str
     thunk: Any  # the ctypes callback object (keeps the C trampoline alive)
+    pointer: Any = None  # prototype(address): the function pointer `call()` calls through
 
 
 _registry: dict[int, Registered] = {}
@@ -78,7 +79,8 @@ def make(prototype: Any, fn: Callable[..., Any], *, name: str = "", on_error: An
 
     cfunc = prototype(thunk)
     address = ctypes.cast(cfunc, ctypes.c_void_p).value
-    _registry[address] = Registered(address, prototype, name or getattr(fn, "__name__", "?"), cfunc)
+    _registry[address] = Registered(address, prototype, name or getattr(fn, "__name__", "?"), cfunc,
+                                    prototype(address))
     return address
 
 
@@ -105,9 +107,14 @@ def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: 
     An exception parked by a callback during the call is re-raised here, after `cleanup(result)`
     disposes of what the C function returned.
     """
-    lookup(address, prototype, what)
-    result = prototype(address)(*args)
-    parked = _take_parked()
+    r = _registry.get(address)
+    if r is None or r.prototype is not prototype:
+        r = lookup(address, prototype, what)  # raises
+    # The pointer object made at registration for this very address (a call through the address,
+    # not the Python function: what C does with it is what happens).
+    result = r.pointer(*args)
+    stack = getattr(_parked, "errors", None)
+    parked = _take_parked() if stack else None
     if parked is not None:
         if cleanup is not None:
             cleanup(result)

@@ -10,8 +10,12 @@ pointers, so nothing reads or writes through a pointer without `check_range` fir
 every live allocation raises `HeapError` naming the address, as do a double free, a free of an unknown
 or interior pointer, and an aligned free of a pointer the aligned allocator did not return.
 
-Freed blocks sit in a quarantine (poisoned, never reused) so that a double free is recognised as such
-and a stale pointer is reported as pointing into freed memory.
+Freed blocks are poisoned and sit in a quarantine so that a double free is recognised as such and a
+stale pointer is reported as pointing into freed memory. The quarantine remembers the last
+`quarantine` freed blocks (enough to name a double free); of those, the memory itself is kept (never
+reused) only for blocks of at most `quarantine_large` bytes, up to `quarantine_bytes` in all: larger
+or older blocks go back to the C allocator right after poisoning, so a stale pointer into them may
+later land in a new block (a double free of them is still reported while they are remembered).
 """
 from __future__ import annotations
 
@@ -37,6 +41,16 @@ DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EX
 STACK_DEPTH = 16
 _RECENT = 8  # allocations check_range remembers
 REDZONE = 32  # unaddressable bytes around every block
+QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
+QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
+
+
+_c_char = ctypes.c_char
+_SMALL_ZERO = 1024
+_ZEROS = memoryview(bytes(_SMALL_ZERO))
+_POISON = memoryview(bytes([FREED_BYTE]) * _SMALL_ZERO)
+_addressof = ctypes.addressof
+_CTYPES: dict = {}  # Struct decl -> (host ctypes class, its sizeof), for struct_at
 
 
 class HeapError(IreeAbiError):
@@ -59,38 +73,48 @@ class LeakError(HeapError):
 Frame = tuple[str, int, str]
 
 
-def _capture_stack(skip: int) -> tuple[Frame, ...]:
-    frames: list[Frame] = []
+def _capture_stack(skip: int) -> tuple:
+    """The caller's stack, outermost first, as (code object, line) pairs: cheap to take on every
+    malloc and free; `frames()` / `format_stack` turn them into (file, line, function)."""
+    frames = []
+    append = frames.append
     f = sys._getframe(skip + 1)
-    while f is not None and len(frames) < STACK_DEPTH:
-        frames.append((f.f_code.co_filename, f.f_lineno, f.f_code.co_name))
+    for _ in range(STACK_DEPTH):
+        if f is None:
+            break
+        append((f.f_code, f.f_lineno))
         f = f.f_back
-    return tuple(reversed(frames))
+    frames.reverse()
+    return tuple(frames)
 
 
-def format_stack(stack: tuple[Frame, ...], indent: str = "    ") -> str:
-    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in stack)
+def frames(stack: tuple) -> tuple[Frame, ...]:
+    """A captured stack as (file, line, function) frames (already-converted frames pass through)."""
+    return tuple(e if len(e) == 3 else (e[0].co_filename, e[1], e[0].co_name) for e in stack)
 
 
-@dataclass(eq=False)
+def format_stack(stack: tuple, indent: str = "    ") -> str:
+    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
+
+
+@dataclass(eq=False, slots=True)
 class Allocation:
     address: int
     size: int
     serial: int  # allocation order in its heap
     tag: str
-    stack: tuple[Frame, ...]
+    stack: tuple  # as _capture_stack took it: (code, line) pairs; frames() gives (file, line, function)
     raw: Any = field(repr=False)  # the ctypes array holding the bytes
     internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
-    freed_stack: tuple[Frame, ...] | None = field(default=None, repr=False)
+    freed_stack: tuple | None = field(default=None, repr=False)  # likewise
     raw_offset: int = field(default=-1, repr=False)  # address - addressof(raw), fixed at creation
+    end: int = field(default=-1, repr=False)  # address + size, fixed at creation (hot path)
+    bytes_view: Any = field(default=None, repr=False)  # memoryview(raw).cast("B"), made on first view
 
     def __post_init__(self) -> None:
         if self.raw_offset < 0:
             self.raw_offset = self.address - ctypes.addressof(self.raw)
-
-    @property
-    def end(self) -> int:
-        return self.address + self.size
+        self.end = self.address + self.size
 
     def describe(self) -> str:
         tag = f" [{self.tag}]" if self.tag else ""
@@ -112,6 +136,7 @@ class Heap:
 
     def __init__(self, *, limit: int = DEFAULT_LIMIT, capture_stacks: bool = True,
                  strict_aligned: bool = True, quarantine: int = 1024, scratch_size: int = 64 << 10,
+                 quarantine_bytes: int = QUARANTINE_BYTES, quarantine_large: int = QUARANTINE_LARGE,
                  name: str = "heap") -> None:
         self.name = name
         self.limit = limit
@@ -126,12 +151,18 @@ class Heap:
         self._freed: dict[int, Allocation] = {}
         self._quarantine: collections.deque[Allocation] = collections.deque()
         self._quarantine_max = quarantine
+        self._held: collections.deque[Allocation] = collections.deque()  # quarantined, memory kept
+        self._held_bytes = 0
+        self._held_max = quarantine_bytes
+        self._held_large = quarantine_large
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
-        self._recent: tuple[Allocation, ...] = ()  # blocks check_range found lately (never freed ones)
+        # (start, end, block) of the blocks check_range found lately (never freed ones)
+        self._recent: tuple[tuple[int, int, Allocation], ...] = ()
         self._serial = 0
         self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
                                            internal=True, skip=1)
         self._stack_top = self._stack_block.address
+        self._stack_view = memoryview(self._stack_block.raw).cast("B")
         self._scratch_frames: list[int] = []
 
     # -- allocation ------------------------------------------------------------------------------
@@ -151,9 +182,9 @@ class Heap:
     def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
                   skip: int = 0) -> Allocation:
         self._check_open()
-        if not _is_int(size) or size < 0:
+        if (type(size) is not int and not _is_int(size)) or size < 0:
             raise HeapError(f"{self.name}: allocation size must be a non-negative int, got {size!r}")
-        if not _is_int(align) or align <= 0 or align & (align - 1):
+        if (type(align) is not int and not _is_int(align)) or align <= 0 or align & (align - 1):
             raise HeapError(f"{self.name}: alignment must be a power of two, got {align!r}")
         if not internal and self.live_bytes + size > self.limit:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED,
@@ -161,15 +192,20 @@ class Heap:
                               f"{self.limit} in use")
         # Red zones on both sides belong to no allocation, so an access just outside a block is
         # always reported, whatever Python's allocator put next to it.
-        raw = (ctypes.c_char * (REDZONE + max(size, 1) + align - 1 + REDZONE))()  # zero-filled
-        address = host.align_up(ctypes.addressof(raw) + REDZONE, align)
+        raw = (_c_char * (REDZONE + (size or 1) + align - 1 + REDZONE))()  # zero-filled
+        base = _addressof(raw)
+        address = (base + REDZONE + align - 1) & -align  # align_up (align is a power of two)
         if not zero and size:
             ctypes.memset(address, UNINITIALIZED_BYTE, size)
         self._serial += 1
         stack = _capture_stack(skip + 1) if self.capture_stacks else ()
-        a = Allocation(address, size, self._serial, tag, stack, raw, internal)
+        a = Allocation(address, size, self._serial, tag, stack, raw, internal, None, address - base)
         self._live[address] = a
-        bisect.insort(self._starts, address)
+        starts = self._starts
+        if not starts or address > starts[-1]:
+            starts.append(address)
+        else:
+            bisect.insort(starts, address)
         if not internal:
             self.live_bytes += size
         return a
@@ -177,7 +213,7 @@ class Heap:
     def free(self, address: int) -> None:
         """Free a block malloc returned; NULL is a no-op as in C."""
         self._check_open()
-        if not _is_int(address):
+        if type(address) is not int and not _is_int(address):
             raise HeapError(f"{self.name}: free of a non-integer pointer {address!r}")
         if address == 0:
             return
@@ -199,20 +235,52 @@ class Heap:
         return new.address
 
     def _release(self, a: Allocation, stack: tuple[Frame, ...]) -> None:
-        if a in self._recent:
-            self._recent = tuple(r for r in self._recent if r is not a)
+        for r in self._recent:
+            if r[2] is a:
+                self._recent = tuple(r for r in self._recent if r[2] is not a)
+                break
         del self._live[a.address]
-        del self._starts[bisect.bisect_left(self._starts, a.address)]
+        starts = self._starts
+        if starts[-1] == a.address:
+            starts.pop()
+        else:
+            del starts[bisect.bisect_left(starts, a.address)]
         self.live_bytes -= a.size
-        if a.size:
-            ctypes.memset(a.address, FREED_BYTE, a.size)
+        size = a.size
+        if size:
+            if size <= _SMALL_ZERO:  # poison a small block by a slice copy
+                mv = a.bytes_view
+                if mv is None:
+                    mv = memoryview(a.raw).cast("B")
+                mv[a.raw_offset:a.raw_offset + size] = _POISON[:size]
+            else:
+                ctypes.memset(a.address, FREED_BYTE, size)
         a.freed_stack = stack
         self._freed[a.address] = a
         self._quarantine.append(a)
+        # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
+        # goes back to the C allocator now (the record stays, to name a double free).
+        if a.size <= self._held_large and self._quarantine_max > 0:
+            self._held.append(a)
+            self._held_bytes += a.size
+            while self._held_bytes > self._held_max:
+                self._drop_memory(self._held.popleft())
+        else:
+            a.raw = a.bytes_view = None
         while len(self._quarantine) > self._quarantine_max:
             old = self._quarantine.popleft()
+            self._drop_memory(old)
             if self._freed.get(old.address) is old:
                 del self._freed[old.address]
+        held = self._held
+        while held and held[0].raw is None:  # dropped by the count limit above
+            held.popleft()
+
+    def _drop_memory(self, a: Allocation) -> None:
+        """Let a freed block's memory go back to the C allocator (views of it keep it alive)."""
+        if a.raw is not None:
+            a.raw = a.bytes_view = None
+            self._held_bytes -= a.size
 
     def _bad_free_message(self, address: int, what: str = "free") -> str:
         if address in self._freed:
@@ -253,14 +321,14 @@ class Heap:
         # a handful: its argument frame and the objects its refs point at), then a bisection.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
-            for a in self._recent:
-                if a.address <= address and end <= a.address + a.size:
+            for start, stop, a in self._recent:
+                if start <= address and end <= stop:
                     return a
             i = bisect.bisect_right(self._starts, address) - 1
             if i >= 0:
                 a = self._live[self._starts[i]]
-                if end <= a.address + a.size:
-                    self._recent = (a,) + self._recent[:_RECENT - 1]
+                if end <= a.end:
+                    self._recent = ((a.address, a.end, a),) + self._recent[:_RECENT - 1]
                     return a
         self._check_open()
         if not _is_int(address) or not _is_int(n) or n < 0:
@@ -300,9 +368,16 @@ class Heap:
             ctypes.memmove(address, bytes(data), n)
 
     def memset(self, address: int, value: int, n: int) -> None:
-        self.check_range(address, n)
+        a = self.check_range(address, n)
         if n:
-            ctypes.memset(address, value & 0xFF, n)
+            if n <= _SMALL_ZERO and not value & 0xFF:  # zeroing a few bytes: a slice copy
+                mv = a.bytes_view
+                if mv is None:
+                    mv = a.bytes_view = memoryview(a.raw).cast("B")
+                off = a.raw_offset + address - a.address
+                mv[off:off + n] = _ZEROS[:n]
+            else:
+                ctypes.memset(address, value & 0xFF, n)
 
     def memmove(self, dst: int, src: int, n: int) -> None:
         self.check_range(src, n)
@@ -314,12 +389,19 @@ class Heap:
         """A writable byte view of [address, address + n); it keeps the memory alive."""
         a = self.check_range(address, n)
         off = a.raw_offset + (address - a.address)
-        return memoryview(a.raw).cast("B")[off:off + n]
+        mv = a.bytes_view
+        if mv is None:
+            mv = a.bytes_view = memoryview(a.raw).cast("B")
+        return mv[off:off + n]
 
     def struct_at(self, decl: Struct, address: int) -> Any:
         """The host ctypes view of `decl` at `address` (sharing, and keeping alive, the memory)."""
-        ct = host.ctype(decl)
-        a = self.check_range(address, ctypes.sizeof(ct))
+        sized = _CTYPES.get(decl)
+        if sized is None:
+            ct = host.ctype(decl)
+            sized = _CTYPES[decl] = (ct, ctypes.sizeof(ct))
+        ct, size = sized
+        a = self.check_range(address, size)
         return ct.from_buffer(a.raw, a.raw_offset + (address - a.address))
 
     # Scalar accesses go through the allocation's own ctypes array (struct.*_from / *_into): no
@@ -342,10 +424,20 @@ class Heap:
                            ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
 
     def fetch_add_i32(self, address: int, delta: int) -> int:
-        """Add to an int32 in memory (wrapping like C's atomics); the value before."""
-        old = self.read_i32(address)
-        self.write_i32(address, old + delta)
+        """Add to an int32 in memory (wrapping like C's atomics); the value before. One check for
+        the read-modify-write."""
+        a = self.check_range(address, 4)
+        off = a.raw_offset + address - a.address
+        old = host.I32.unpack_from(a.raw, off)[0]
+        host.I32.pack_into(a.raw, off, ((old + delta + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
         return old
+
+    def cell(self, address: int, n: int) -> tuple[Any, int]:
+        """(buffer, offset) of the checked range [address, address + n), for a read-modify-write of
+        that range with one check (`struct.*_from` / `*_into` on the buffer). Only valid until the
+        block is freed: use it at once."""
+        a = self.check_range(address, n)
+        return a.raw, a.raw_offset + address - a.address
 
     @contextmanager
     def scratch(self, n: int) -> Iterator[int]:
@@ -358,14 +450,21 @@ class Heap:
 
     def scratch_push(self, n: int) -> int:
         """Like `scratch`, for callers that pop explicitly (`scratch_pop`), as an alloca'd frame."""
-        self._check_open()
-        start = host.align_up(self._stack_top, MALLOC_ALIGNMENT)
-        if start + n > self._stack_block.end:
+        if self.closed:
+            self._check_open()
+        top = self._stack_top
+        start = (top + MALLOC_ALIGNMENT - 1) & -MALLOC_ALIGNMENT  # align_up (a power of two)
+        block = self._stack_block
+        if start + n > block.end:
             raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
-        self._scratch_frames.append(self._stack_top)
+        self._scratch_frames.append(top)
         self._stack_top = start + n
         if n:
-            ctypes.memset(start, 0, n)
+            if n <= _SMALL_ZERO:  # a slice copy through the block's own view: no foreign call
+                off = block.raw_offset + start - block.address
+                self._stack_view[off:off + n] = _ZEROS[:n]
+            else:
+                ctypes.memset(start, 0, n)
         return start
 
     def scratch_pop(self, start: int) -> None:
@@ -398,6 +497,8 @@ class Heap:
         self._starts.clear()
         self._freed.clear()
         self._quarantine.clear()
+        self._held.clear()
+        self._held_bytes = 0
         self._aligned.clear()
 
     def _check_open(self) -> None:

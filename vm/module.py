@@ -70,6 +70,7 @@ class NativeModule:
         self.name = name
         self.version = version
         self.exports: tuple[Export, ...] = tuple(table)
+        self._ordinals: dict[str, int] = {}  # lookup's memo
         self.state = state
         self.destroyed = False
         self.handle = module_ref.create(heap, self._on_destroy, name=name)
@@ -81,12 +82,17 @@ class NativeModule:
 
     def lookup(self, name: str) -> int:
         """The export ordinal of `name` (binary search); NOT_FOUND as IREE reports it."""
+        found = self._ordinals.get(name) if type(name) is str else None
+        if found is not None:  # a name this (immutable) table already resolved
+            return found
         key = name.encode()
         lo, hi = 0, len(self.exports) - 1
         while lo <= hi:
             mid = (lo + hi) // 2
             cmp = string_view_compare(self.exports[mid].key, key)
             if cmp == 0:
+                if type(name) is str:
+                    self._ordinals[name] = mid
                 return mid
             if cmp < 0:
                 lo = mid + 1

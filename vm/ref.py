@@ -108,8 +108,8 @@ def counter_address(ptr: int, type_word: int) -> int:
 def _destroy_fn(heap: Heap, type_word: int) -> int:
     """The descriptor's destroy pointer, validated (memory and, if non-NULL, registration)."""
     descriptor = type_word & ~TAG_MASK & host.WORD_MASK
-    heap.check_range(descriptor, DESCRIPTOR_SIZE)
-    fn = heap.read_word(descriptor + _DESTROY_OFF)
+    raw, off = heap.cell(descriptor, DESCRIPTOR_SIZE)  # the whole descriptor, one check
+    fn = _WORD.unpack_from(raw, off + _DESTROY_OFF)[0]
     if fn:
         callbacks.lookup(fn, callbacks.DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
     return fn
@@ -131,17 +131,28 @@ def _check_type(ptr: int, type_word: int) -> None:
 
 
 INT32_MAX = (1 << 31) - 1
+_I32 = host.I32
+_WORD = host.WORD
 
 
 def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
     """(counter address, value) of a ref that can take `retains` more references (see check_countable)."""
-    _check_type(ptr, type_word)
-    counter = counter_address(ptr, type_word)
-    value = heap.read_i32(counter)
+    counter, value, _, _ = countable_cell(heap, ptr, type_word, retains)
+    return counter, value
+
+
+def countable_cell(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int, object, int]:
+    """`countable_value` plus (buffer, offset) of the checked counter (Heap.cell), for a retain that
+    writes it without a second check (nothing may be freed in between)."""
+    if type_word not in _known_types:
+        _check_type(ptr, type_word)
+    counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
+    raw, off = heap.cell(counter, 4)
+    value = _I32.unpack_from(raw, off)[0]
     if value < 0 or value > INT32_MAX - retains:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
-    return counter, value
+    return counter, value, raw, off
 
 
 def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> int:
@@ -152,24 +163,35 @@ def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> i
 
 
 def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
-    """iree_vm_ref_object_retain: counter += 1 (NULL ptr: nothing)."""
+    """iree_vm_ref_object_retain: counter += 1 (NULL ptr: nothing). The checks of check_countable,
+    on one checked access of the counter."""
     if not ptr:
         return
-    heap.fetch_add_i32(check_countable(heap, ptr, type_word), 1)
+    if type_word not in _known_types:
+        _check_type(ptr, type_word)
+    counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
+    raw, off = heap.cell(counter, 4)
+    value = _I32.unpack_from(raw, off)[0]
+    if value < 0 or value > INT32_MAX - 1:
+        raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
+                            "not a live object", ptr)
+    _I32.pack_into(raw, off, value + 1)
 
 
 def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     """iree_vm_ref_object_release: counter -= 1; at 1 -> 0 the descriptor's destroy runs once."""
     if not ptr:
         return
-    _check_type(ptr, type_word)
-    counter = counter_address(ptr, type_word)
-    old = heap.read_i32(counter)
+    if type_word not in _known_types:
+        _check_type(ptr, type_word)
+    counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
+    raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
+    old = _I32.unpack_from(raw, off)[0]
     if old <= 0:
         raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
                             f"0x{counter:x} is {old}: over-release", ptr)
     fn = _destroy_fn(heap, type_word) if old == 1 else 0  # validated before anything changes
-    heap.write_i32(counter, old - 1)
+    _I32.pack_into(raw, off, old - 1)  # nothing was freed in between: still the checked counter
     if fn:
         callbacks.call(fn, callbacks.DESTROY_FN, ptr, what=f"destroy of 0x{ptr:x}")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
@@ -92,7 +92,36 @@ class _Reader:
     size: int
 
     def read(self, buf: Any, offset: int) -> list[Any]:
-        return _assemble(self.kinds, self.struct.unpack_from(buf, offset))
+        return self.assemble(self.struct.unpack_from(buf, offset))
+
+    @cached_property
+    def assemble(self) -> Callable[[tuple], list]:
+        """`_assemble(kinds, items)` compiled for these kinds."""
+        ns: dict[str, Any] = {"_Ref": Ref}
+        exec(f"def assemble(t):\n    return [{', '.join(self._exprs)}]\n", ns)
+        return ns["assemble"]
+
+    @cached_property
+    def _exprs(self) -> tuple[str, ...]:
+        exprs, i = [], 0
+        for k in self.kinds:
+            if k == "ref":
+                exprs.append(f"_Ref(t[{i}], t[{i + 1}])")
+                i += 2
+            else:
+                exprs.append(f"t[{i}]")
+                i += 1
+        return tuple(exprs)
+
+    @cached_property
+    def element(self) -> Callable[[tuple], Any]:
+        """items -> `_element_value(_assemble(kinds, items))`: one span element's Python value, by a
+        function compiled for these kinds."""
+        exprs = self._exprs
+        body = exprs[0] if len(exprs) == 1 else "(" + "".join(e + ", " for e in exprs) + ")"
+        ns: dict[str, Any] = {"_Ref": Ref}
+        exec(f"def element(t):\n    return {body}\n", ns)
+        return ns["element"]
 
 
 def _assemble(kinds: Sequence[str], items: Sequence[Any]) -> list[Any]:
@@ -227,8 +256,8 @@ class _SpanWalker(_Decoder):
             p = host.align_up(base + p + 4, ealign) - base if count or self.form == "pre-fix" else p + 4
             if count < 0 or p + count * es.size > n:
                 raise _mismatch()
-            values.append([_element_value(_assemble(es.kinds, es.struct.unpack_from(view, p + e * es.size)))
-                           for e in range(count)])
+            element, unpack_from, size = es.element, es.struct.unpack_from, es.size
+            values.append([element(unpack_from(view, p + e * size)) for e in range(count)])
             p += count * es.size
         return values
 
@@ -292,13 +321,17 @@ class _ResultWriter:
     def write(self, view: memoryview, values: Sequence[Any]) -> None:
         if self.reader is None:
             return
-        items: list[Any] = []
-        for k, v in zip(self.reader.kinds, values):
-            if k == "ref":
-                items.extend((v[0], v[1]))
-            else:
-                items.append(v)
-        self.reader.struct.pack_into(view, 0, *items)
+        self._pack(view, values)
+
+    @cached_property
+    def _pack(self) -> Callable[[memoryview, Sequence[Any]], None]:
+        """pack_into of the values (a ref as its two words), compiled for the result kinds."""
+        items = []
+        for i, k in enumerate(self.reader.kinds):
+            items += [f"v[{i}][0]", f"v[{i}][1]"] if k == "ref" else [f"v[{i}]"]
+        ns: dict[str, Any] = {"_pack_into": self.reader.struct.pack_into}
+        exec(f"def pack(view, v):\n    _pack_into(view, 0, {', '.join(items)})\n", ns)
+        return ns["pack"]
 
 
 @lru_cache(maxsize=None)
@@ -335,10 +368,14 @@ class Shim:
     form: str = "fixed"
     _args: _Decoder = field(init=False, repr=False, compare=False)
     _rets: _ResultWriter = field(init=False, repr=False, compare=False)
+    _n_results: int = field(init=False, repr=False, compare=False)
+    _where: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_args", _decoder(self.signature.arguments.text, self.form))
         object.__setattr__(self, "_rets", _result_writer(self.signature.results.text))
+        object.__setattr__(self, "_n_results", len(self.signature.results.items))
+        object.__setattr__(self, "_where", f"native function {self.signature.text!r}")
 
     @property
     def kind(self) -> str:
@@ -369,8 +406,12 @@ class Shim:
         values = self.decode_arguments(ctx.heap, flags, args)
         view = self.check_results(ctx.heap, rets)
         result = target(ctx, *(values or ()))
-        where = f"native function {self.signature.text!r}"
-        out = _normalize_results(result, len(self.signature.results.items), where)
+        n = self._n_results
+        if n == 0 and result is None:  # the common void case, as _normalize_results takes it
+            out: list[Any] = []
+        else:
+            out = _normalize_results(result, n, self._where)
+        where = self._where
         try:
             self._rets.write(view, out)
         except (struct.error, TypeError, IndexError) as e:

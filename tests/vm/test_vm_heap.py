@@ -150,3 +150,35 @@ def test_pytest_fixture_fails_a_leaking_test(tmp_path) -> None:  # noqa: ANN001
     assert "ERROR test_leaky.py::test_leaky" in r.stdout and "1 error" in r.stdout
     assert "test_clean" not in r.stdout  # the clean test neither failed nor errored
     assert "LeakError" in r.stdout and "12-byte allocation" in r.stdout and "forgotten" in r.stdout
+
+
+def test_quarantine_caps_the_memory_it_keeps_but_still_names_double_frees() -> None:
+    h = Heap(capture_stacks=False, quarantine=16, quarantine_bytes=256, quarantine_large=128)
+    big = h.malloc(1024)
+    h.free(big)  # larger than quarantine_large: poisoned, then its memory goes back at once
+    assert h._freed[big].raw is None
+    with pytest.raises(HeapError, match=f"double free of 0x{big:x}"):
+        h.free(big)
+    small = [h.malloc(64) for _ in range(6)]
+    for p in small:
+        h.free(p)
+    # 256 bytes kept: the last four 64-byte blocks; the older ones' memory is released...
+    assert [h._freed[p].raw is not None for p in small] == [False, False, True, True, True, True]
+    assert h._held_bytes == 256
+    # ...yet every remembered block is still a double free, and a kept one is poisoned freed memory.
+    for p in small:
+        with pytest.raises(HeapError, match=f"double free of 0x{p:x}"):
+            h.free(p)
+    with pytest.raises(HeapError, match="inside freed memory"):
+        h.check_range(small[-1], 4)
+    h.close()
+
+
+def test_quarantine_count_limit_releases_memory_and_records() -> None:
+    h = Heap(capture_stacks=False, quarantine=2)
+    ps = [h.malloc(32) for _ in range(4)]
+    for p in ps:
+        h.free(p)
+    assert len(h._quarantine) == 2 and len(h._held) == 2 and h._held_bytes == 64
+    assert ps[0] not in h._freed and ps[3] in h._freed
+    h.close()
