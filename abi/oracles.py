@@ -59,6 +59,18 @@ def diff(engine: Measured, oracle: Measured) -> list[str]:
     return out
 
 
+def disagreements(structs: Sequence[Struct], measured: dict[str, Measured],
+                  target: Target) -> dict[str, list[str]]:
+    """{struct name: differences} between the engine and an oracle, nested structs included."""
+    problems: dict[str, list[str]] = {}
+    for s in structs:
+        for n in (*s.nested(), s):
+            d = diff(engine_view(n.layout(target)), measured[n.name])
+            if d:
+                problems[n.name] = d
+    return problems
+
+
 def _field_paths(s: Struct, prefix: str = "") -> Iterable[tuple[str, bool]]:
     """(dotted path, is bit-field) for every field, nested structs included."""
     for f in s.fields:
@@ -257,5 +269,5 @@ def host_target_name() -> str:
         raise OracleError(f"no ireeabi target for host {machine}/{bits}-bit ({sys.platform})") from None
 
 
-__all__ = ["Measured", "OracleError", "diff", "engine_view", "measure_libclang", "measure_host_cc",
+__all__ = ["Measured", "OracleError", "diff", "disagreements", "engine_view", "measure_libclang", "measure_host_cc",
            "measure_gcc_m32", "measure_scalars_libclang", "host_target_name"]

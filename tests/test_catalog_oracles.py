@@ -6,12 +6,7 @@ from ireeabi.abi import oracles, targets
 
 
 def _check(measured, target):
-    problems = {}
-    for s in layouts.all_structs():
-        d = oracles.diff(oracles.engine_view(s.layout(target)), measured[s.name])
-        if d:
-            problems[s.name] = d
-    assert not problems
+    assert oracles.disagreements(layouts.all_structs(), measured, target) == {}
 
 
 @pytest.mark.parametrize("name", targets.names())
