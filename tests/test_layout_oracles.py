@@ -65,3 +65,22 @@ def test_packer_equals_c_struct_where_int64_is_8_aligned(name):
         top = [m.bit_offsets[fl.name] // 8 for fl in cconv.shim_struct(f).fields]
         assert [v.offset for v in values] == top, f
         assert cconv.vm_size(f, t) == m.size, f
+
+
+def test_oracle_catches_a_wrong_data_model():
+    # A data model that 8-aligns int64 on i386 (as the VM's packer does, but not the C ABI) must be
+    # caught by libclang: the oracle comparison is not vacuous.
+    import dataclasses
+    from types import MappingProxyType
+
+    from ireeabi.abi.targets import ScalarInfo
+
+    t = targets.get("i386")
+    scalars = dict(t.scalars)
+    for name in ("long long", "int64_t", "unsigned long long", "uint64_t"):
+        info = scalars[name]
+        scalars[name] = ScalarInfo(info.size, 8, info.preferred_align, info.kind)
+    wrong = dataclasses.replace(t, scalars=MappingProxyType(scalars))
+    problems = oracles.disagreements([catalog_sample.i64_after_i32], oracles.measure_libclang(
+        [catalog_sample.i64_after_i32], t), wrong)
+    assert "t_i64_after_i32" in problems and any("b:" in p for p in problems["t_i64_after_i32"])
