@@ -1,0 +1,93 @@
+"""Kernel libraries built here with gcc from the catalog's own C declarations (abi.cdecl), for the
+paths iree-compile's small kernels never take: imports through the environment's import thunk and a
+kernel that fails."""
+import ctypes
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ireeabi.abi.cdecl import c_source
+from ireeabi.hal import executable as X
+from ireeabi.layouts import executable_library as L
+
+_BODY = r"""
+static const char* names[] = {"store42", "fail", "call_import"};
+static const char* imports[] = {IMPORTS};
+static int store42(const iree_hal_executable_environment_v0_t* env,
+                   const iree_hal_executable_dispatch_state_v0_t* st,
+                   const iree_hal_executable_workgroup_state_v0_t* wg) {
+  void** ptrs = (void**)st->binding_ptrs;
+  ((uint32_t*)ptrs[0])[wg->workgroup_id_x] = 42u + st->constant_count;
+  return 0;
+}
+static int fail(const void* env, const void* st, const void* wg) { return 5; }
+typedef int (*thunk_t)(void* fn, void* params, void* context, void* reserved);
+static int call_import(const iree_hal_executable_environment_v0_t* env,
+                       const iree_hal_executable_dispatch_state_v0_t* st,
+                       const iree_hal_executable_workgroup_state_v0_t* wg) {
+  void** funcs = (void**)env->import_funcs;
+  if (!funcs || !funcs[0]) return 7;  /* optional import left unresolved */
+  return ((thunk_t)env->import_thunk)(funcs[0], 0, 0, 0);
+}
+static void* fns[] = {(void*)store42, (void*)fail, (void*)call_import};
+static iree_hal_executable_dispatch_attrs_v0_t attrs[3];
+static iree_hal_executable_library_header_t header;
+static iree_hal_executable_library_v0_t library;
+const void* iree_hal_executable_library_query(uint32_t max_version, const void* env) {
+  header.version = 6; header.name = (void*)"synthetic";
+  library.header = (void*)&header;
+  library.imports.count = sizeof(imports) / sizeof(imports[0]) - 1;
+  library.imports.symbols = (void*)imports;
+  library.exports.count = 3; library.exports.ptrs = (void*)fns;
+  library.exports.attrs = (void*)attrs; library.exports.names = (void*)names;
+  return max_version >= 6 ? &library : 0;
+}
+"""
+
+
+def _build(tmp_path: Path, imports: str) -> bytes:
+    src = c_source([L.iree_hal_executable_library_header_t, L.iree_hal_executable_library_v0_t,
+                    L.iree_hal_executable_environment_v0_t,
+                    L.iree_hal_executable_dispatch_state_v0_t, L.iree_hal_executable_workgroup_state_v0_t,
+                    L.iree_hal_executable_dispatch_attrs_v0_t])
+    c = tmp_path / "lib.c"
+    c.write_text(src + _BODY.replace("IMPORTS", imports + ("," if imports else "") + " 0"))
+    so = tmp_path / "lib.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(so), str(c)], check=True, capture_output=True)
+    return so.read_bytes()
+
+
+def test_required_import_is_refused(tmp_path):
+    with pytest.raises(X.ExecutableError, match="UNIMPLEMENTED.*needed_fn"):
+        X.load_library("system-elf-x86_64", _build(tmp_path, '"needed_fn"'))
+
+
+def test_optional_import_is_null_and_kernels_run(tmp_path):
+    with X.load_library("system-elf-x86_64", _build(tmp_path, '"?maybe_fn"')) as lib:
+        assert lib.imports == ("?maybe_fn",)
+        out = np.zeros(4, np.uint32)
+        lib.dispatch(lib.export("store42").ordinal, (4, 1, 1), [9, 9], [(out.ctypes.data, out.nbytes)])
+        np.testing.assert_array_equal(out, 44)  # 42 + constant_count read from dispatch_state_v0
+        with pytest.raises(X.ExecutableError, match="INTERNAL.*catastrophic error 5"):
+            lib.dispatch(lib.export("fail").ordinal, (1, 1, 1))
+        # The unresolved optional import reaches the kernel as NULL in import_funcs.
+        with pytest.raises(X.ExecutableError, match="catastrophic error 7"):
+            lib.dispatch(lib.export("call_import").ordinal, (1, 1, 1))
+
+
+def test_import_thunk_calls_through(tmp_path):
+    # The environment's thunk (the C helper) forwards (params, context, reserved) to the import.
+    seen = []
+    proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+
+    @proto
+    def import_fn(params, context, reserved):
+        seen.append((params, context))
+        return 3
+
+    thunk = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+        X.native().lib.ireeabi_import_thunk_address())
+    assert thunk(ctypes.cast(import_fn, ctypes.c_void_p).value, 11, 22, None) == 3
+    assert seen == [(11, 22)]
