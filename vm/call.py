@@ -270,13 +270,16 @@ def _empty_block(heap: Heap) -> int:
     return block
 
 
-def allocate_results(heap: Heap, fragment: "Fragment | str") -> CallBuffer:
-    """A zero-filled result buffer of the size rule's size."""
+def allocate_results(heap: Heap, fragment: "Fragment | str", *, scratch: bool = False) -> CallBuffer:
+    """A zero-filled result buffer of the size rule's size; with `scratch`, on the heap's scratch
+    stack as the VM allocas it (pushed before the arguments, so they pop in order)."""
     frag = cconv.as_fragment(fragment)
     plan = _plan(frag, ())
     lay = plan.layout
     if plan.size == 0:
         return CallBuffer(heap, lay, _empty_block(heap), False, plan)
+    if scratch:
+        return CallBuffer(heap, lay, heap.scratch_push(plan.size), True, plan)
     return CallBuffer(heap, lay, heap.malloc(plan.size, tag=plan.res_tag), False, plan)
 
 

@@ -113,11 +113,13 @@ class NativeModule:
         export = self.exports[ordinal]
         sig = export.signature
         heap = self.heap
-        arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True)  # the VM's alloca
+        # Both buffers on the scratch stack, as the VM allocas them: results first, so the argument
+        # frame (released first) is on top.
+        results = _call.allocate_results(heap, sig.results, scratch=True)
         try:
-            results = _call.allocate_results(heap, sig.results)
+            arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True)
         except BaseException:
-            _call.release_arguments(arguments)
+            _call.discard_results(results)
             raise
         error: BaseException | None = None
         try:
