@@ -255,18 +255,12 @@ def measure_gcc_m32(structs: Sequence[Struct], cc: str = "gcc") -> dict[str, Mea
 
 def host_target_name() -> str:
     """The ireeabi target matching this Python's host (for the cffi oracle)."""
-    import platform
-    import struct as _struct
+    from .targets import HostError, host
 
-    machine = platform.machine().lower()
-    bits = _struct.calcsize("P") * 8
-    table = {("x86_64", 64): "x86_64", ("amd64", 64): "x86_64", ("aarch64", 64): "aarch64",
-             ("arm64", 64): "aarch64", ("riscv64", 64): "riscv64", ("i686", 32): "i386",
-             ("i386", 32): "i386", ("armv7l", 32): "armv7"}
     try:
-        return table[(machine, bits)]
-    except KeyError:
-        raise OracleError(f"no ireeabi target for host {machine}/{bits}-bit ({sys.platform})") from None
+        return host().name
+    except HostError as e:
+        raise OracleError(str(e)) from None
 
 
 __all__ = ["Measured", "OracleError", "diff", "disagreements", "engine_view", "measure_libclang", "measure_host_cc",

@@ -142,3 +142,39 @@ def get(name: "str | Target") -> Target:
 
 def names() -> list[str]:
     return list(TARGETS)
+
+
+# platform.machine() spellings of the modelled data models.
+_MACHINES = {
+    "x86_64": "x86_64", "amd64": "x86_64",
+    "aarch64": "aarch64", "arm64": "aarch64",
+    "riscv64": "riscv64", "riscv32": "riscv32",
+    "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "x86": "i386",
+    "armv7l": "armv7", "armv7": "armv7",
+    "wasm32": "wasm32",
+}
+
+
+class HostError(IreeAbiError):
+    """This Python runs on a data model ireeabi does not model."""
+
+
+def host() -> Target:
+    """The data model of the machine this Python runs on (checked against ctypes' pointer size)."""
+    import ctypes
+    import platform
+    import sys
+
+    machine = platform.machine().lower()
+    name = _MACHINES.get(machine)
+    pointer = ctypes.sizeof(ctypes.c_void_p)
+    if name in ("x86_64", "i386") and pointer == 4:
+        name = "i386"  # a 32-bit Python on a 64-bit kernel
+    if name is None:
+        raise HostError(f"host machine {machine!r} is not one of the modelled data models")
+    t = TARGETS[name]
+    if t.pointer_size != pointer or sys.byteorder != t.endian:
+        raise HostError(f"host {machine!r}: ctypes pointer size {pointer} / {sys.byteorder} endian does "
+                        f"not match target {t.name}")
+    return t
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ireeabi.abi.oracles import host_target_name
+from ireeabi.vm import host
 from ireeabi.layouts import executable_library as X
 
 
@@ -48,7 +48,7 @@ def _linux_flags(cpuinfo: str) -> set[str]:
 def read_data(cpuinfo: str | None = None) -> list[int]:
     """The processor data words (IREE_HAL_PROCESSOR_DATA_CAPACITY_V0 of them) for this host."""
     words = [0] * X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0
-    table = FEATURES.get(host_target_name(), ())
+    table = FEATURES.get(host.HOST.name, ())
     if cpuinfo is None:
         path = Path("/proc/cpuinfo")
         cpuinfo = path.read_text() if path.is_file() else ""
@@ -61,7 +61,7 @@ def read_data(cpuinfo: str | None = None) -> list[int]:
 
 def lookup(words: list[int], key: str) -> int | None:
     """iree_cpu_lookup_data_by_key: the feature bit's value, or None (NOT_FOUND) for unknown keys."""
-    for f in FEATURES.get(host_target_name(), ()):
+    for f in FEATURES.get(host.HOST.name, ()):
         if f.key == key:
             return (words[f.word] >> f.bit) & 1
     return None

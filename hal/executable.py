@@ -18,8 +18,7 @@ from typing import Any, Sequence
 
 from ireeabi.abi import targets
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.oracles import host_target_name
-from ireeabi.abi.views import ctypes_class
+from ireeabi.vm import host
 from ireeabi.layouts import executable_library as X
 
 from .native import native
@@ -45,7 +44,7 @@ _RTLD_DI_LINKMAP = 2
 
 def host_formats() -> tuple[str, ...]:
     """The executable formats this host can load."""
-    arch = _FORMAT_ARCH.get(host_target_name())
+    arch = _FORMAT_ARCH.get(host.HOST.name)
     return tuple(f"{k}-{arch}" for k in FORMAT_KINDS) if arch else ()
 
 
@@ -105,7 +104,7 @@ class _Image:
         return list(self.read(word * count, address, what)) if count else []
 
 
-def _elf_image_span(data: bytes, host: str) -> tuple[int, int]:
+def _elf_image_span(data: bytes, host_name: str) -> tuple[int, int]:
     """(lowest vaddr, highest vaddr end) over PT_LOAD, after checking class and machine."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
@@ -119,10 +118,10 @@ def _elf_image_span(data: bytes, host: str) -> tuple[int, int]:
         names = {s.name for s in dynsym.iter_symbols()} if dynsym is not None else set()
     except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError) as e:
         raise ExecutableError("INVALID_ARGUMENT", f"not a loadable ELF library: {e}") from None
-    want_bits = targets.get(host).pointer_size * 8
-    if machine != _ELF_MACHINE.get(host) or bits != want_bits:
+    want_bits = targets.get(host_name).pointer_size * 8
+    if machine != _ELF_MACHINE.get(host_name) or bits != want_bits:
         raise ExecutableError("FAILED_PRECONDITION",
-                              f"ELF for {machine} ({bits}-bit) cannot run on this {host} host")
+                              f"ELF for {machine} ({bits}-bit) cannot run on this {host_name} host")
     if not loads:
         raise ExecutableError("INVALID_ARGUMENT", "ELF library has no PT_LOAD segment")
     if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME not in names:
@@ -201,15 +200,11 @@ class Library:
         self.close()
 
 
-def _host() -> targets.Target:
-    return targets.get(host_target_name())
-
-
 def _cls(decl: Any) -> type:
-    return ctypes_class(decl, _host())
+    return host.ctype(decl)
 
 
-_WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host_target_name())
+_WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host.HOST.name)
 _WG_OFFSETS = tuple(_WG_LAYOUT.field(f"workgroup_id_{a}").offset for a in "xyz")
 
 
@@ -260,7 +255,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
                  processor_data: Sequence[int] | None = None) -> Library:
     """Load a kernel library of `format` from its bytes (see module doc). `processor_data` fills
     environment_v0.processor (default: this host's, as iree_cpu_read_data gives them)."""
-    host = host_target_name()
+    host_name = host.HOST.name
     from . import python_executable
     if format == python_executable.FORMAT:
         return python_executable.load(data, tuple(constants))
@@ -268,9 +263,9 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
         raise ExecutableError("NOT_FOUND",
                               f"no executable loader registered for the given executable format '{format}'")
     if not query_support(format):
-        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on this {host} host "
+        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on this {host_name} host "
                               f"(supported: {', '.join(host_formats()) or 'none'})")
-    lo, hi = _elf_image_span(bytes(data), host)
+    lo, hi = _elf_image_span(bytes(data), host_name)
     fd, path = tempfile.mkstemp(prefix="ireeabi-kernel-", suffix=".so")
     try:
         with os.fdopen(fd, "wb") as fh:

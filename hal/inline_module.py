@@ -24,7 +24,7 @@ from ireeabi.vm import allocator as _alloc
 from ireeabi.vm import callbacks, host
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.module import Export, NativeModule
-from ireeabi.vm.ref import TYPE_NULL, Ref
+from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -179,7 +179,7 @@ class HalInlineModule:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
         vptr = self.rt.views.deref(view)
-        what = self._string(message) or "buffer view"
+        what = self.rt.vm_buffers.text(message, allow_null=True) or "buffer view"
         views = self.rt.views
         actual_encoding = views.encoding_type(vptr)
         if actual_encoding != 0 and actual_encoding != encoding_type & 0xFFFFFFFF:
@@ -222,19 +222,13 @@ class HalInlineModule:
     # -- device queries -----------------------------------------------------------------------------
 
     def _query_i64(self, ctx: CallContext, category: Ref, key: Ref) -> tuple[int, int]:
-        cat, k = self._string(category), self._string(key)
+        cat = self.rt.vm_buffers.text(category, allow_null=True)
+        k = self.rt.vm_buffers.text(key, allow_null=True)
         if cat == "hal.cpu":
             value = cpu.lookup(self.rt.cpu_data, k)
             if value is not None:
                 return 1, value
         return 0, 0  # unknown category, or NOT_FOUND for the key: ok = 0
-
-    def _string(self, ref: Ref) -> str:
-        if ref.type == TYPE_NULL:
-            return ""
-        vmb = self.rt.vm_buffers
-        data, n = vmb.map_ro(vmb.check_deref(ref), 0, vmb.length(vmb.check_deref(ref)), 1)
-        return self.heap.read(data, n).decode("utf-8", "replace")
 
 
 def _i32(v: int) -> int:

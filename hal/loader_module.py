@@ -59,18 +59,12 @@ class HalLoaderModule:
     def close(self) -> None:
         self.module.close()
 
-    def _string(self, ref: Ref) -> str:
-        vmb = self.rt.vm_buffers
-        buf = vmb.check_deref(ref)
-        data, n = vmb.map_ro(buf, 0, vmb.length(buf), 1)
-        return self.heap.read(data, n).decode("utf-8", "replace")
-
     def _query_support(self, ctx: CallContext, format: Ref) -> int:
-        return 1 if X.query_support(self._string(format)) else 0
+        return 1 if X.query_support(self.rt.vm_buffers.text(format)) else 0
 
     def _load(self, ctx: CallContext, format: Ref, data: Ref, constants: Ref) -> Ref:
         vmb = self.rt.vm_buffers
-        fmt = self._string(format)
+        fmt = self.rt.vm_buffers.text(format)
         dbuf = vmb.check_deref(data)
         ptr, n = vmb.map_ro(dbuf, 0, vmb.length(dbuf), 1)
         consts: list[int] = []
@@ -92,7 +86,7 @@ class HalLoaderModule:
 
     def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
         _, exe = self.rt.executables.deref(executable)
-        wanted = self._string(name)
+        wanted = self.rt.vm_buffers.text(name)
         if not exe.library.exports:
             raise StatusError(StatusCode.UNAVAILABLE, "executable has no export names")
         for e in exe.library.exports:

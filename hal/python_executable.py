@@ -18,8 +18,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ireeabi.abi.views import ctypes_class
-from ireeabi.abi.oracles import host_target_name
+from ireeabi.vm import host
 from ireeabi.layouts import executable_library as X
 
 from .executable import DispatchResult, ExecutableError, ExportInfo
@@ -50,7 +49,7 @@ class Dispatch:
 
 
 def _read_dispatch(state_address: int) -> Dispatch:
-    st = ctypes_class(X.iree_hal_executable_dispatch_state_v0_t, host_target_name()).from_address(state_address)
+    st = host.ctype(X.iree_hal_executable_dispatch_state_v0_t).from_address(state_address)
     n_c, n_b = st.constant_count, st.binding_count
     constants = np.ctypeslib.as_array((ctypes.c_uint32 * n_c).from_address(st.constants)).copy() if n_c \
         else np.zeros(0, np.uint32)

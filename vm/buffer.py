@@ -366,6 +366,15 @@ class BufferType:
                               (count * elen) & _MASK, elen)
         self.heap.write(data, bytes(source[:n]))
 
+    def text(self, ref: Ref, *, allow_null: bool = False) -> str:
+        """The whole contents of a vm.buffer ref as UTF-8 (formats, names, messages). A null ref is
+        INVALID_ARGUMENT as check_deref reports it, or the empty string with `allow_null`."""
+        if allow_null and ref.type == _ref.TYPE_NULL:
+            return ""
+        buf = self.check_deref(ref)
+        data, n = self.map_ro(buf, 0, self.length(buf), 1)
+        return self.heap.read(data, n).decode("utf-8", "replace")
+
     def as_numpy(self, buf: int, dtype: Any, *, writable: bool | None = None) -> np.ndarray:
         """A zero-copy numpy view of the contents (read-only unless the buffer is MUTABLE)."""
         self._check(buf)

@@ -6,48 +6,16 @@ LP64 and an ILP32 host.
 """
 from __future__ import annotations
 
-import ctypes
-import platform
 import struct
-import sys
 from functools import lru_cache
 
 from ..abi import targets, views
-from ..abi.errors import IreeAbiError
 from ..abi.layout import Struct, StructLayout
 from ..abi.targets import Target
 
-# platform.machine() spellings of the modelled data models.
-_MACHINES = {
-    "x86_64": "x86_64", "amd64": "x86_64",
-    "aarch64": "aarch64", "arm64": "aarch64",
-    "riscv64": "riscv64", "riscv32": "riscv32",
-    "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "x86": "i386",
-    "armv7l": "armv7", "armv7": "armv7",
-    "wasm32": "wasm32",
-}
+HostError = targets.HostError
 
-
-class HostError(IreeAbiError):
-    """This Python runs on a data model ireeabi does not model."""
-
-
-def _host_target() -> Target:
-    machine = platform.machine().lower()
-    name = _MACHINES.get(machine)
-    pointer = ctypes.sizeof(ctypes.c_void_p)
-    if name in ("x86_64", "i386") and pointer == 4:
-        name = "i386"  # a 32-bit Python on a 64-bit kernel
-    if name is None:
-        raise HostError(f"host machine {machine!r} is not one of the modelled data models")
-    t = targets.get(name)
-    if t.pointer_size != pointer or sys.byteorder != t.endian:
-        raise HostError(f"host {machine!r}: ctypes pointer size {pointer} / {sys.byteorder} endian does "
-                        f"not match target {t.name}")
-    return t
-
-
-HOST: Target = _host_target()
+HOST: Target = targets.host()
 POINTER_SIZE: int = HOST.pointer_size
 WORD = struct.Struct("<Q" if POINTER_SIZE == 8 else "<I")  # one unsigned pointer-sized word
 I32 = struct.Struct("<i")

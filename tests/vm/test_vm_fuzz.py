@@ -137,17 +137,7 @@ def test_fuzz_vm_calls_with_forged_refs(which: int, picks: list[int], counts: li
 
     def case() -> None:
         frag = cconv.parse(sig).arguments
-        args: list = []
-        span_no = 0
-        for item in frag.items:
-            if isinstance(item, cconv.Value):
-                args.append(value(item.char))
-            else:
-                n = counts[span_no]
-                span_no += 1
-                elem = tuple(value(v.char) for v in item.values)
-                one = elem[0] if len(elem) == 1 else elem
-                args.append([one] * n)
+        args = F.arguments_for(frag, counts, value, repeat=True)
         mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
                                                      form)])
         try:

@@ -120,17 +120,7 @@ class World:
             if char == "r":
                 return refs[k[0] % len(refs)]
             return float(k[0] % 97) if char in "fF" else k[0] % 1000
-        args: list[Any] = []
-        span_no = 0
-        for item in frag.items:
-            if isinstance(item, cconv.Value):
-                args.append(value(item.char))
-            else:
-                n = counts[span_no]
-                span_no += 1
-                elems = [tuple(value(v.char) for v in item.values) for _ in range(n)]
-                args.append([e[0] if len(e) == 1 else e for e in elems])
-        buf = C.pack_arguments(self.heap, frag, args)
+        buf = C.pack_arguments(self.heap, frag, arguments_for(frag, counts, value))
         try:
             return buf.bytes(), buf.layout
         finally:
@@ -163,3 +153,24 @@ def put_word(data: bytearray, offset: int, value: int) -> None:
 def put_i32(data: bytearray, offset: int, value: int) -> None:
     if 0 <= offset <= len(data) - 4:
         struct.pack_into("<i", data, offset, ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+
+
+def arguments_for(frag: cconv.Fragment, counts: list[int], value: Any, *, repeat: bool = False) -> list[Any]:
+    """Python arguments for `frag`: `value(char)` per scalar/ref, `counts[k]` elements per span (one
+    element repeated with `repeat`, fresh values per element otherwise)."""
+    args: list[Any] = []
+    span_no = 0
+    for item in frag.items:
+        if isinstance(item, cconv.Value):
+            args.append(value(item.char))
+            continue
+        n = counts[span_no]
+        span_no += 1
+        if repeat:
+            elem = tuple(value(v.char) for v in item.values)
+            elems = [elem] * n
+        else:
+            elems = [tuple(value(v.char) for v in item.values) for _ in range(n)]
+        args.append([e[0] if len(e) == 1 else e for e in elems])
+    return args
+
