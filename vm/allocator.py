@@ -120,37 +120,53 @@ def read_byte_length(heap: Heap, params: int) -> int:
     return heap.read_word(params + _BYTE_LENGTH_OFF)
 
 
-_heaps: "weakref.WeakValueDictionary[int, Heap]" = weakref.WeakValueDictionary()
+# token -> weak reference to its heap (a plain dict of weakrefs: cheaper to query than a
+# WeakValueDictionary on every ctl call; the weakref's callback drops the entry, as that would).
+_heaps: "dict[int, weakref.ref[Heap]]" = {}
 _tokens: "weakref.WeakKeyDictionary[Heap, int]" = weakref.WeakKeyDictionary()
 _token_serial = itertools.count(1)
+_MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC),
+                                     int(Command.FREE))
+_ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
 
 
-def _heap_ctl(self: int, command: int, params: int, inout: int) -> None:
-    heap = _heaps.get(self)
-    if heap is None or heap.closed:
-        raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
-    if command in _ALLOCATING:
-        byte_length = read_byte_length(heap, params)
-        if byte_length == 0:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
-        existing = heap.read_word(inout)
-        if existing and command == Command.REALLOC:
-            new = heap.realloc(existing, byte_length)
+def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
+    """The C-callable heap ctl: what `make_ctl(body)` would build, with the body inlined (it runs
+    on every allocation and free)."""
+    try:
+        self = self or 0
+        ref = _heaps.get(self)
+        heap = ref() if ref is not None else None
+        if heap is None or heap.closed:
+            raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
+        inout = inout or 0
+        if command == _FREE:
+            ptr = heap.read_word(inout)
+            if ptr:
+                heap.free(ptr)
+                heap.write_word(inout, 0)
+        elif command in _ALLOCATING:
+            byte_length = heap.read_word((params or 0) + _BYTE_LENGTH_OFF)
+            if byte_length == 0:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+            existing = heap.read_word(inout)
+            if existing and command == _REALLOC:
+                new = heap.realloc(existing, byte_length)
+            else:
+                new = heap.malloc(byte_length, zero=command == _CALLOC)
+            heap.write_word(inout, new)
         else:
-            new = heap.malloc(byte_length, zero=command == Command.CALLOC)
-        heap.write_word(inout, new)
-    elif command == Command.FREE:
-        ptr = heap.read_word(inout)
-        if ptr:
-            heap.free(ptr)
-            heap.write_word(inout, 0)
-    else:
-        raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
+            raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
+    except StatusError as e:
+        return status.to_pointer(e.status)
+    return None
 
 
-HEAP_CTL = make_ctl(_heap_ctl, name="heap_ctl")
-_ALLOCATING = frozenset({int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC)})
-_FREE = int(Command.FREE)
+def _ctl_error(exc: BaseException) -> int:
+    return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
+
+
+HEAP_CTL = callbacks.make(callbacks.CTL_FN, _heap_ctl_entry, name="heap_ctl", on_error=_ctl_error)
 
 
 def heap_allocator(heap: Heap) -> AllocatorT:
@@ -159,7 +175,7 @@ def heap_allocator(heap: Heap) -> AllocatorT:
     if token is None:
         token = next(_token_serial) << 4
         _tokens[heap] = token
-        _heaps[token] = heap
+        _heaps[token] = weakref.ref(heap, lambda _, token=token, pop=_heaps.pop: pop(token, None))
     return AllocatorT(token, HEAP_CTL)
 
 
@@ -167,8 +183,15 @@ def heap_allocator(heap: Heap) -> AllocatorT:
 
 
 def _check_size(n: int, what: str) -> None:
+    if type(n) is int and 0 <= n <= _WORD_MASK:  # the common case, without isinstance calls
+        return
     if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= host.WORD_MASK:
         raise StatusError(StatusCode.OUT_OF_RANGE, f"{what} {n!r} does not fit iree_host_size_t")
+
+
+_WORD_MASK = host.WORD_MASK
+_PARAMS_SIZE = _PARAMS.size
+_CTL_FN = callbacks.CTL_FN
 
 
 def _issue(heap: Heap, allocator: AllocatorT, command: int, params: int, inout_value: int) -> int:
@@ -176,23 +199,25 @@ def _issue(heap: Heap, allocator: AllocatorT, command: int, params: int, inout_v
     slot = heap.scratch_push(P)  # heap.scratch(P), without the context manager (hot path)
     try:
         heap.write_word(slot, inout_value)
-        result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None, int(command),
+        result = callbacks.call(allocator.ctl, _CTL_FN, allocator.self or None, int(command),
                                 params or None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
-        status.check(result or 0)
+        if result:
+            status.check(result)
         return heap.read_word(slot)
     finally:
         heap.scratch_pop(slot)
 
 
 def _ignore(result: int | None) -> None:
-    status.ignore(result or 0)
+    if result:
+        status.ignore(result)
 
 
 def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: int, inout_value: int) -> int:
     if not allocator.ctl:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
     _check_size(byte_length, "byte_length")
-    params = heap.scratch_push(_PARAMS.size)
+    params = heap.scratch_push(_PARAMS_SIZE)
     try:
         heap.write_word(params + _BYTE_LENGTH_OFF, byte_length)
         return _issue(heap, allocator, command, params, inout_value)
@@ -202,28 +227,30 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
 
 def malloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
     """iree_allocator_malloc: zeroed memory (it issues CALLOC)."""
-    return _issue_alloc(heap, _value(heap, allocator), Command.CALLOC, byte_length, 0)
+    return _issue_alloc(heap, _value(heap, allocator), _CALLOC, byte_length, 0)
 
 
 def malloc_uninitialized(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
-    return _issue_alloc(heap, _value(heap, allocator), Command.MALLOC, byte_length, 0)
+    return _issue_alloc(heap, _value(heap, allocator), _MALLOC, byte_length, 0)
 
 
 def realloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int, ptr: int) -> int:
     """iree_allocator_realloc; on failure `ptr` is untouched (StatusError raised)."""
-    return _issue_alloc(heap, _value(heap, allocator), Command.REALLOC, byte_length, ptr)
+    return _issue_alloc(heap, _value(heap, allocator), _REALLOC, byte_length, ptr)
 
 
 def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
-    allocator = _value(heap, allocator)
+    if type(allocator) is not AllocatorT:
+        allocator = _value(heap, allocator)
     if ptr and allocator.ctl:
         slot = heap.scratch_push(P)
         try:
             heap.write_word(slot, ptr)
-            result = callbacks.call(allocator.ctl, callbacks.CTL_FN, allocator.self or None,
+            result = callbacks.call(allocator.ctl, _CTL_FN, allocator.self or None,
                                     _FREE, None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
-            status.ignore(result or 0)
+            if result:
+                status.ignore(result)
         finally:
             heap.scratch_pop(slot)
 

@@ -45,18 +45,24 @@ class Registered:
 
 
 _registry: dict[int, Registered] = {}
-_parked = threading.local()
+
+
+class _Parked(threading.local):
+    """Per thread: exceptions raised by callbacks, waiting for `call()` to re-raise the first."""
+
+    def __init__(self) -> None:
+        self.errors: list[BaseException] = []  # always present: no failing getattr per call
+
+
+_parked = _Parked()
 
 
 def _park(exc: BaseException) -> None:
-    stack = getattr(_parked, "errors", None)
-    if stack is None:
-        stack = _parked.errors = []
-    stack.append(exc)
+    _parked.errors.append(exc)
 
 
 def _take_parked() -> BaseException | None:
-    stack = getattr(_parked, "errors", None)
+    stack = _parked.errors
     if not stack:
         return None
     first = stack[0]
@@ -113,12 +119,22 @@ def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: 
     # The pointer object made at registration for this very address (a call through the address,
     # not the Python function: what C does with it is what happens).
     result = r.pointer(*args)
-    stack = getattr(_parked, "errors", None)
-    parked = _take_parked() if stack else None
-    if parked is not None:
+    if _parked.errors:
+        parked = _take_parked()
         if cleanup is not None:
             cleanup(result)
-        raise parked
+        raise parked  # type: ignore[misc]
+    return result
+
+
+def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | None = None) -> Any:
+    """`call()` through a function `lookup` just returned (no second registry lookup)."""
+    result = r.pointer(*args)
+    if _parked.errors:
+        parked = _take_parked()
+        if cleanup is not None:
+            cleanup(result)
+        raise parked  # type: ignore[misc]
     return result
 
 

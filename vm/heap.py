@@ -16,6 +16,13 @@ stale pointer is reported as pointing into freed memory. The quarantine remember
 reused) only for blocks of at most `quarantine_large` bytes, up to `quarantine_bytes` in all: larger
 or older blocks go back to the C allocator right after poisoning, so a stale pointer into them may
 later land in a new block (a double free of them is still reported while they are remembered).
+
+Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
+(uninitialized) block shows UNINITIALIZED_BYTE in its first `MAX_FILL` bytes only, the rest reads as
+zero; and a freed block larger than `quarantine_large`, whose memory goes straight back to the C
+allocator, is poisoned in its first `MAX_FILL` bytes only. Blocks that stay quarantined (and every
+block of at most `quarantine_large` bytes) are poisoned whole; CALLOC (zero=True) memory is all zero.
+Filling megabytes that nobody may read again would cost more than the rest of a call.
 """
 from __future__ import annotations
 
@@ -39,17 +46,34 @@ UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
 DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
 STACK_DEPTH = 16
-_RECENT = 8  # allocations check_range remembers
+MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fills write
 REDZONE = 32  # unaddressable bytes around every block
 QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
 
 
 _c_char = ctypes.c_char
-_SMALL_ZERO = 1024
-_ZEROS = memoryview(bytes(_SMALL_ZERO))
-_POISON = memoryview(bytes([FREED_BYTE]) * _SMALL_ZERO)
+_SMALL_ZERO = 1024  # fills up to this size are a struct pack into the block, not a foreign memset
+_ZEROS = bytes(_SMALL_ZERO)
+_POISON = bytes([FREED_BYTE]) * _SMALL_ZERO
+_UNINIT = bytes([UNINITIALIZED_BYTE]) * _SMALL_ZERO
+_SPANS: dict[int, struct.Struct] = {}  # n -> Struct("{n}s"): packs the first n bytes of a pattern
+
+
+def _span(n: int) -> struct.Struct:
+    s = _SPANS.get(n)
+    if s is None:
+        s = _SPANS[n] = struct.Struct(f"{n}s")
+    return s
+
 _addressof = ctypes.addressof
+_memset = ctypes.memset
+_bisect_left = bisect.bisect_left
+_bisect_right = bisect.bisect_right
+_P = host.POINTER_SIZE
+_WORD_MASK = host.WORD_MASK
+_word_unpack, _word_pack = host.WORD.unpack_from, host.WORD.pack_into
+_i32_unpack, _i32_pack = host.I32.unpack_from, host.I32.pack_into
 _CTYPES: dict = {}  # Struct decl -> (host ctypes class, its sizeof), for struct_at
 
 
@@ -97,7 +121,7 @@ def format_stack(stack: tuple, indent: str = "    ") -> str:
     return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, init=False)
 class Allocation:
     address: int
     size: int
@@ -110,11 +134,26 @@ class Allocation:
     raw_offset: int = field(default=-1, repr=False)  # address - addressof(raw), fixed at creation
     end: int = field(default=-1, repr=False)  # address + size, fixed at creation (hot path)
     bytes_view: Any = field(default=None, repr=False)  # memoryview(raw).cast("B"), made on first view
+    base: int = field(default=0, repr=False)  # addressof(raw): address p is raw[p - base] (hot path)
 
-    def __post_init__(self) -> None:
-        if self.raw_offset < 0:
-            self.raw_offset = self.address - ctypes.addressof(self.raw)
-        self.end = self.address + self.size
+    # Written by hand rather than generated: one Allocation per malloc, so its construction is hot.
+    def __init__(self, address: int, size: int, serial: int, tag: str, stack: tuple, raw: Any,
+                 internal: bool = False, freed_stack: tuple | None = None, raw_offset: int = -1,
+                 end: int = -1, bytes_view: Any = None) -> None:
+        self.address = address
+        self.size = size
+        self.serial = serial
+        self.tag = tag
+        self.stack = stack
+        self.raw = raw
+        self.internal = internal
+        self.freed_stack = freed_stack
+        if raw_offset < 0:
+            raw_offset = address - ctypes.addressof(raw)
+        self.raw_offset = raw_offset
+        self.base = address - raw_offset
+        self.end = address + size
+        self.bytes_view = bytes_view
 
     def describe(self) -> str:
         tag = f" [{self.tag}]" if self.tag else ""
@@ -125,6 +164,11 @@ class Allocation:
         if self.freed_stack:
             text += f"\n  freed at:\n{format_stack(self.freed_stack)}"
         return text
+
+
+# Stands for "no block" in Heap._last: its range [1, 0) holds no address.
+_NOWHERE = Allocation(1, 0, 0, "", (), None, True, None, 0)
+_NOWHERE.end = 0
 
 
 def _is_int(x: object) -> bool:
@@ -147,7 +191,8 @@ class Heap:
         self.live_bytes = 0
         self.closed = False
         self._live: dict[int, Allocation] = {}
-        self._starts: list[int] = []
+        self._starts: list[int] = []  # live block addresses, sorted
+        self._blocks: list[Allocation] = []  # the block at each of _starts (bisection, no dict lookup)
         self._freed: dict[int, Allocation] = {}
         self._quarantine: collections.deque[Allocation] = collections.deque()
         self._quarantine_max = quarantine
@@ -156,13 +201,17 @@ class Heap:
         self._held_max = quarantine_bytes
         self._held_large = quarantine_large
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
-        # (start, end, block) of the blocks check_range found lately (never freed ones)
-        self._recent: tuple[tuple[int, int, Allocation], ...] = ()
+        # The live block check_range found last (never a freed one: _release resets it).
+        self._last: Allocation = _NOWHERE
         self._serial = 0
+        self._stack_lo, self._stack_hi = 1, 0  # empty until the scratch block exists
         self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
                                            internal=True, skip=1)
         self._stack_top = self._stack_block.address
-        self._stack_view = memoryview(self._stack_block.raw).cast("B")
+        self._stack_raw = self._stack_block.raw
+        self._stack_base = self._stack_block.base
+        # The scratch block's bounds, tested before any bisection (most accesses are argument frames).
+        self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
 
     # -- allocation ------------------------------------------------------------------------------
@@ -181,7 +230,8 @@ class Heap:
 
     def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
                   skip: int = 0) -> Allocation:
-        self._check_open()
+        if self.closed:
+            self._check_open()
         if (type(size) is not int and not _is_int(size)) or size < 0:
             raise HeapError(f"{self.name}: allocation size must be a non-negative int, got {size!r}")
         if (type(align) is not int and not _is_int(align)) or align <= 0 or align & (align - 1):
@@ -196,7 +246,10 @@ class Heap:
         base = _addressof(raw)
         address = (base + REDZONE + align - 1) & -align  # align_up (align is a power of two)
         if not zero and size:
-            ctypes.memset(address, UNINITIALIZED_BYTE, size)
+            if size <= _SMALL_ZERO:
+                (_SPANS.get(size) or _span(size)).pack_into(raw, address - base, _UNINIT)
+            else:  # ASan's max_malloc_fill_size: only the first MAX_FILL bytes show the pattern
+                _memset(address, UNINITIALIZED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         self._serial += 1
         stack = _capture_stack(skip + 1) if self.capture_stacks else ()
         a = Allocation(address, size, self._serial, tag, stack, raw, internal, None, address - base)
@@ -204,15 +257,19 @@ class Heap:
         starts = self._starts
         if not starts or address > starts[-1]:
             starts.append(address)
+            self._blocks.append(a)
         else:
-            bisect.insort(starts, address)
+            i = _bisect_left(starts, address)
+            starts.insert(i, address)
+            self._blocks.insert(i, a)
         if not internal:
             self.live_bytes += size
         return a
 
     def free(self, address: int) -> None:
         """Free a block malloc returned; NULL is a no-op as in C."""
-        self._check_open()
+        if self.closed:
+            self._check_open()
         if type(address) is not int and not _is_int(address):
             raise HeapError(f"{self.name}: free of a non-integer pointer {address!r}")
         if address == 0:
@@ -235,46 +292,50 @@ class Heap:
         return new.address
 
     def _release(self, a: Allocation, stack: tuple[Frame, ...]) -> None:
-        for r in self._recent:
-            if r[2] is a:
-                self._recent = tuple(r for r in self._recent if r[2] is not a)
-                break
-        del self._live[a.address]
+        if a is self._last:
+            self._last = _NOWHERE
+        address = a.address
+        del self._live[address]
         starts = self._starts
-        if starts[-1] == a.address:
+        if starts[-1] == address:
             starts.pop()
+            self._blocks.pop()
         else:
-            del starts[bisect.bisect_left(starts, a.address)]
-        self.live_bytes -= a.size
+            i = _bisect_left(starts, address)
+            del starts[i]
+            del self._blocks[i]
         size = a.size
-        if size:
-            if size <= _SMALL_ZERO:  # poison a small block by a slice copy
-                mv = a.bytes_view
-                if mv is None:
-                    mv = memoryview(a.raw).cast("B")
-                mv[a.raw_offset:a.raw_offset + size] = _POISON[:size]
-            else:
-                ctypes.memset(a.address, FREED_BYTE, size)
-        a.freed_stack = stack
-        self._freed[a.address] = a
-        self._quarantine.append(a)
+        self.live_bytes -= size
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
         # goes back to the C allocator now (the record stays, to name a double free).
-        if a.size <= self._held_large and self._quarantine_max > 0:
+        held = size <= self._held_large and self._quarantine_max > 0
+        if size:
+            if size <= _SMALL_ZERO:
+                (_SPANS.get(size) or _span(size)).pack_into(a.raw, a.raw_offset, _POISON)
+            elif size <= self._held_large:  # kept (or small enough): poisoned whole
+                _memset(address, FREED_BYTE, size)
+            else:  # about to go back to the C allocator: a bounded fill, as ASan's
+                _memset(address, FREED_BYTE, size if size <= MAX_FILL else MAX_FILL)
+        a.freed_stack = stack
+        self._freed[address] = a
+        quarantine = self._quarantine
+        quarantine.append(a)
+        if held:
             self._held.append(a)
-            self._held_bytes += a.size
+            self._held_bytes += size
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
         else:
             a.raw = a.bytes_view = None
-        while len(self._quarantine) > self._quarantine_max:
-            old = self._quarantine.popleft()
-            self._drop_memory(old)
-            if self._freed.get(old.address) is old:
-                del self._freed[old.address]
-        held = self._held
-        while held and held[0].raw is None:  # dropped by the count limit above
-            held.popleft()
+        if len(quarantine) > self._quarantine_max:
+            while len(quarantine) > self._quarantine_max:
+                old = quarantine.popleft()
+                self._drop_memory(old)
+                if self._freed.get(old.address) is old:
+                    del self._freed[old.address]
+            held_q = self._held
+            while held_q and held_q[0].raw is None:  # dropped by the count limit above
+                held_q.popleft()
 
     def _drop_memory(self, a: Allocation) -> None:
         """Let a freed block's memory go back to the C allocator (views of it keep it alive)."""
@@ -309,26 +370,28 @@ class Heap:
     # -- checked access --------------------------------------------------------------------------
 
     def _find_live(self, address: int) -> Allocation | None:
-        i = bisect.bisect_right(self._starts, address) - 1
+        i = _bisect_right(self._starts, address) - 1
         if i < 0:
             return None
-        a = self._live[self._starts[i]]
+        a = self._blocks[i]
         return a if address < a.end or (address == a.address) else None
 
     def check_range(self, address: int, n: int) -> Allocation:
         """The live allocation holding all of [address, address + n); HeapError otherwise."""
-        # Hot path (every access): exact-int test, then the blocks hit most recently (a call touches
-        # a handful: its argument frame and the objects its refs point at), then a bisection.
+        # Hot path (every access): exact-int test, the block found last, the scratch stack (argument
+        # frames), then a bisection. The accessors below inline the first step.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
-            for start, stop, a in self._recent:
-                if start <= address and end <= stop:
-                    return a
-            i = bisect.bisect_right(self._starts, address) - 1
+            a = self._last
+            if a.address <= address and end <= a.end:
+                return a
+            if self._stack_lo <= address and end <= self._stack_hi:
+                return self._stack_block
+            i = _bisect_right(self._starts, address) - 1
             if i >= 0:
-                a = self._live[self._starts[i]]
+                a = self._blocks[i]
                 if end <= a.end:
-                    self._recent = ((a.address, a.end, a),) + self._recent[:_RECENT - 1]
+                    self._last = a
                     return a
         self._check_open()
         if not _is_int(address) or not _is_int(n) or n < 0:
@@ -336,15 +399,24 @@ class Heap:
                             address if _is_int(address) else None)
         raise HeapError(self._range_message(address, n), address)
 
+    # The accessors below test the last-found block inline and fall back to check_range (which
+    # raises for anything but a live range): the same check, one Python call fewer on a hit.
+
     def unpack(self, fmt: struct.Struct, address: int) -> tuple:
         """`fmt.unpack` of the bytes at `address` (checked)."""
-        a = self.check_range(address, fmt.size)
-        return fmt.unpack_from(a.raw, a.raw_offset + address - a.address)
+        n = fmt.size
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + n <= a.end):
+            a = self.check_range(address, n)
+        return fmt.unpack_from(a.raw, address - a.base)
 
     def pack(self, fmt: struct.Struct, address: int, *values: Any) -> None:
         """Write `fmt.pack(*values)` at `address` (checked)."""
-        a = self.check_range(address, fmt.size)
-        fmt.pack_into(a.raw, a.raw_offset + address - a.address, *values)
+        n = fmt.size
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + n <= a.end):
+            a = self.check_range(address, n)
+        fmt.pack_into(a.raw, address - a.base, *values)
 
     def _range_message(self, address: int, n: int) -> str:
         what = f"{self.name}: access of {n} byte(s) at 0x{address:x}"
@@ -358,26 +430,35 @@ class Heap:
         return f"{what} is outside every live allocation"
 
     def read(self, address: int, n: int) -> bytes:
-        self.check_range(address, n)
-        return ctypes.string_at(address, n) if n else b""
+        a = self.check_range(address, n)
+        if not n:
+            return b""
+        off = address - a.base
+        return a.raw[off:off + n]  # a c_char array's slice is bytes
 
     def write(self, address: int, data: bytes) -> None:
         n = len(data)
-        self.check_range(address, n)
-        if n:
-            ctypes.memmove(address, bytes(data), n)
-
-    def memset(self, address: int, value: int, n: int) -> None:
         a = self.check_range(address, n)
         if n:
-            if n <= _SMALL_ZERO and not value & 0xFF:  # zeroing a few bytes: a slice copy
+            if type(data) is bytes:  # straight into the block through its byte view
                 mv = a.bytes_view
                 if mv is None:
                     mv = a.bytes_view = memoryview(a.raw).cast("B")
-                off = a.raw_offset + address - a.address
-                mv[off:off + n] = _ZEROS[:n]
+                off = address - a.base
+                mv[off:off + n] = data
             else:
-                ctypes.memset(address, value & 0xFF, n)
+                ctypes.memmove(address, bytes(data), n)
+
+    def memset(self, address: int, value: int, n: int) -> None:
+        a = self._last
+        if type(address) is not int or type(n) is not int or n < 0 or not (
+                a.address <= address and address + n <= a.end):
+            a = self.check_range(address, n)
+        if n:
+            if n <= _SMALL_ZERO and not value & 0xFF:  # zeroing a few bytes
+                (_SPANS.get(n) or _span(n)).pack_into(a.raw, address - a.base, _ZEROS)
+            else:
+                _memset(address, value & 0xFF, n)
 
     def memmove(self, dst: int, src: int, n: int) -> None:
         self.check_range(src, n)
@@ -387,8 +468,17 @@ class Heap:
 
     def view(self, address: int, n: int) -> memoryview:
         """A writable byte view of [address, address + n); it keeps the memory alive."""
-        a = self.check_range(address, n)
-        off = a.raw_offset + (address - a.address)
+        if type(address) is int and type(n) is int and n >= 0:
+            end = address + n
+            if self._stack_lo <= address and end <= self._stack_hi:  # mostly argument frames
+                a = self._stack_block
+            else:
+                a = self._last
+                if not (a.address <= address and end <= a.end):
+                    a = self.check_range(address, n)
+        else:
+            a = self.check_range(address, n)
+        off = address - a.base
         mv = a.bytes_view
         if mv is None:
             mv = a.bytes_view = memoryview(a.raw).cast("B")
@@ -401,43 +491,73 @@ class Heap:
             ct = host.ctype(decl)
             sized = _CTYPES[decl] = (ct, ctypes.sizeof(ct))
         ct, size = sized
-        a = self.check_range(address, size)
-        return ct.from_buffer(a.raw, a.raw_offset + (address - a.address))
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + size <= a.end):
+            a = self.check_range(address, size)
+        return ct.from_buffer(a.raw, address - a.base)
 
     # Scalar accesses go through the allocation's own ctypes array (struct.*_from / *_into): no
     # temporary bytes objects on the hot path.
     def read_word(self, address: int) -> int:
-        a = self.check_range(address, host.POINTER_SIZE)
-        return host.WORD.unpack_from(a.raw, a.raw_offset + address - a.address)[0]
+        if type(address) is int and self._stack_lo <= address and address + _P <= self._stack_hi:
+            a = self._stack_block  # a slot in a scratch frame
+        else:
+            a = self._last
+            if type(address) is not int or not (a.address <= address and address + _P <= a.end):
+                a = self.check_range(address, _P)
+        return _word_unpack(a.raw, address - a.base)[0]
 
     def write_word(self, address: int, value: int) -> None:
-        a = self.check_range(address, host.POINTER_SIZE)
-        host.WORD.pack_into(a.raw, a.raw_offset + address - a.address, value & host.WORD_MASK)
+        if type(address) is int and self._stack_lo <= address and address + _P <= self._stack_hi:
+            a = self._stack_block  # a slot in a scratch frame
+        else:
+            a = self._last
+            if type(address) is not int or not (a.address <= address and address + _P <= a.end):
+                a = self.check_range(address, _P)
+        _word_pack(a.raw, address - a.base, value & _WORD_MASK)
 
     def read_i32(self, address: int) -> int:
-        a = self.check_range(address, 4)
-        return host.I32.unpack_from(a.raw, a.raw_offset + address - a.address)[0]
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
+            a = self.check_range(address, 4)
+        return _i32_unpack(a.raw, address - a.base)[0]
 
     def write_i32(self, address: int, value: int) -> None:
-        a = self.check_range(address, 4)
-        host.I32.pack_into(a.raw, a.raw_offset + address - a.address,
-                           ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
+            a = self.check_range(address, 4)
+        _i32_pack(a.raw, address - a.base, ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
 
     def fetch_add_i32(self, address: int, delta: int) -> int:
         """Add to an int32 in memory (wrapping like C's atomics); the value before. One check for
         the read-modify-write."""
-        a = self.check_range(address, 4)
-        off = a.raw_offset + address - a.address
-        old = host.I32.unpack_from(a.raw, off)[0]
-        host.I32.pack_into(a.raw, off, ((old + delta + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
+            a = self.check_range(address, 4)
+        off = address - a.base
+        old = _i32_unpack(a.raw, off)[0]
+        _i32_pack(a.raw, off, ((old + delta + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
         return old
 
     def cell(self, address: int, n: int) -> tuple[Any, int]:
         """(buffer, offset) of the checked range [address, address + n), for a read-modify-write of
         that range with one check (`struct.*_from` / `*_into` on the buffer). Only valid until the
         block is freed: use it at once."""
-        a = self.check_range(address, n)
-        return a.raw, a.raw_offset + address - a.address
+        # check_range's hot path, inlined: cells are mostly ref counters and descriptors of
+        # different objects, so the bisection is common here.
+        if type(address) is int and type(n) is int and n >= 0:
+            end = address + n
+            a = self._last
+            if a.address <= address and end <= a.end:
+                return a.raw, address - a.base
+            i = _bisect_right(self._starts, address) - 1
+            if i >= 0:
+                a = self._blocks[i]
+                if end <= a.end:
+                    self._last = a
+                    return a.raw, address - a.base
+        a = self.check_range(address, n)  # raises
+        return a.raw, address - a.base
 
     @contextmanager
     def scratch(self, n: int) -> Iterator[int]:
@@ -454,23 +574,22 @@ class Heap:
             self._check_open()
         top = self._stack_top
         start = (top + MALLOC_ALIGNMENT - 1) & -MALLOC_ALIGNMENT  # align_up (a power of two)
-        block = self._stack_block
-        if start + n > block.end:
+        if start + n > self._stack_hi:
             raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
         self._scratch_frames.append(top)
         self._stack_top = start + n
         if n:
-            if n <= _SMALL_ZERO:  # a slice copy through the block's own view: no foreign call
-                off = block.raw_offset + start - block.address
-                self._stack_view[off:off + n] = _ZEROS[:n]
+            if n <= _SMALL_ZERO:  # a struct pack into the block: no foreign call
+                (_SPANS.get(n) or _span(n)).pack_into(self._stack_raw, start - self._stack_base, _ZEROS)
             else:
-                ctypes.memset(start, 0, n)
+                _memset(start, 0, n)
         return start
 
     def scratch_pop(self, start: int) -> None:
-        if not self._scratch_frames or start + 0 < self._scratch_frames[-1]:
+        frames_ = self._scratch_frames
+        if not frames_ or start + 0 < frames_[-1]:
             raise HeapError(f"{self.name}: scratch frame 0x{start:x} popped out of order", start)
-        self._stack_top = self._scratch_frames.pop()
+        self._stack_top = frames_.pop()
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -492,9 +611,11 @@ class Heap:
     def close(self) -> None:
         """Forget every block; later use raises HeapError. Views handed out stay valid memory."""
         self.closed = True
-        self._recent = ()
+        self._last = _NOWHERE
+        self._stack_lo, self._stack_hi = 1, 0  # the fast paths must not find the scratch block
         self._live.clear()
         self._starts.clear()
+        self._blocks.clear()
         self._freed.clear()
         self._quarantine.clear()
         self._held.clear()

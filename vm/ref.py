@@ -107,12 +107,21 @@ def counter_address(ptr: int, type_word: int) -> int:
 
 def _destroy_fn(heap: Heap, type_word: int) -> int:
     """The descriptor's destroy pointer, validated (memory and, if non-NULL, registration)."""
-    descriptor = type_word & ~TAG_MASK & host.WORD_MASK
-    raw, off = heap.cell(descriptor, DESCRIPTOR_SIZE)  # the whole descriptor, one check
+    r = _destroy_target(heap, type_word)
+    return r.address if r is not None else 0
+
+
+def _destroy_target(heap: Heap, type_word: int) -> "callbacks.Registered | None":
+    """`_destroy_fn` as the registered function itself (None for a NULL destroy pointer)."""
+    raw, off = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
     fn = _WORD.unpack_from(raw, off + _DESTROY_OFF)[0]
     if fn:
-        callbacks.lookup(fn, callbacks.DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
-    return fn
+        return callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
+    return None
+
+
+_DESCRIPTOR_MASK = ~TAG_MASK & host.WORD_MASK
+_DESTROY_FN = callbacks.DESTROY_FN
 
 
 # Every iree_vm_ref_type_t a TypeRegistry handed out (descriptor | its counter tag) -> registrations.
@@ -133,6 +142,7 @@ def _check_type(ptr: int, type_word: int) -> None:
 INT32_MAX = (1 << 31) - 1
 _I32 = host.I32
 _WORD = host.WORD
+_i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
 
 
 def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
@@ -171,11 +181,11 @@ def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
         _check_type(ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)
-    value = _I32.unpack_from(raw, off)[0]
-    if value < 0 or value > INT32_MAX - 1:
+    value = _i32_unpack(raw, off)[0]
+    if value < 0 or value >= INT32_MAX:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
-    _I32.pack_into(raw, off, value + 1)
+    _i32_pack(raw, off, value + 1)
 
 
 def object_release(heap: Heap, ptr: int, type_word: int) -> None:
@@ -186,14 +196,17 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
         _check_type(ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
-    old = _I32.unpack_from(raw, off)[0]
+    old = _i32_unpack(raw, off)[0]
+    if old > 1:
+        _i32_pack(raw, off, old - 1)
+        return
     if old <= 0:
         raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
                             f"0x{counter:x} is {old}: over-release", ptr)
-    fn = _destroy_fn(heap, type_word) if old == 1 else 0  # validated before anything changes
-    _I32.pack_into(raw, off, old - 1)  # nothing was freed in between: still the checked counter
-    if fn:
-        callbacks.call(fn, callbacks.DESTROY_FN, ptr, what=f"destroy of 0x{ptr:x}")
+    target = _destroy_target(heap, type_word)  # validated before anything changes
+    _i32_pack(raw, off, 0)  # nothing was freed in between: still the checked counter
+    if target is not None:
+        callbacks.call_registered(target, ptr)
 
 
 def release_value(heap: Heap, ref: Ref) -> None:

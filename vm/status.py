@@ -118,7 +118,8 @@ def ignore(pointer: int) -> None:
 
 def check(pointer: int) -> None:
     """Consume a status pointer and raise StatusError if it is a failure."""
-    take(pointer).raise_if_error()
+    if pointer:
+        take(pointer).raise_if_error()
 
 
 def live_tokens() -> set[int]:

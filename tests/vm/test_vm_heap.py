@@ -59,6 +59,47 @@ def test_malloc_is_uninitialized_calloc_zeroed(heap: Heap) -> None:
     heap.free(q)
 
 
+def test_large_malloc_fill_is_bounded_like_asan(heap: Heap) -> None:
+    """The documented rule: MALLOC shows UNINITIALIZED_BYTE in its first MAX_FILL (4096) bytes only
+    (ASan's max_malloc_fill_size), the rest reads as zero; CALLOC stays zero throughout."""
+    exact = heap.malloc(H.MAX_FILL, zero=False)
+    assert heap.read(exact, H.MAX_FILL) == bytes([H.UNINITIALIZED_BYTE]) * H.MAX_FILL
+    n = 3 * H.MAX_FILL + 5
+    p = heap.malloc(n, zero=False)
+    assert heap.read(p, H.MAX_FILL) == bytes([H.UNINITIALIZED_BYTE]) * H.MAX_FILL
+    assert heap.read(p + H.MAX_FILL, n - H.MAX_FILL) == bytes(n - H.MAX_FILL)
+    q = heap.malloc(n)
+    assert heap.read(q, n) == bytes(n)
+    for x in (exact, p, q):
+        heap.free(x)
+
+
+def test_released_large_blocks_poison_is_bounded_but_kept_blocks_are_poisoned_whole() -> None:
+    """A block larger than quarantine_large goes straight back to the C allocator: only its first
+    MAX_FILL bytes are poisoned (a stale view shows the rest as it was). Kept blocks, and any block
+    of at most quarantine_large bytes, are poisoned whole."""
+    h = Heap(capture_stacks=False, quarantine=16, quarantine_large=2 * H.MAX_FILL)
+    big_n, kept_n = 4 * H.MAX_FILL, 2 * H.MAX_FILL
+    big, kept = h.malloc(big_n), h.malloc(kept_n)
+    big_view = np.frombuffer(h.view(big, big_n), np.uint8)
+    kept_view = np.frombuffer(h.view(kept, kept_n), np.uint8)
+    big_view[:] = 0x11
+    kept_view[:] = 0x22
+    h.free(big)
+    h.free(kept)
+    assert h._freed[big].raw is None and h._freed[kept].raw is not None
+    assert (big_view[:H.MAX_FILL] == H.FREED_BYTE).all() and (big_view[H.MAX_FILL:] == 0x11).all()
+    assert (kept_view == H.FREED_BYTE).all()
+    h.close()
+    # No quarantine at all: a block within quarantine_large is still poisoned whole.
+    h = Heap(capture_stacks=False, quarantine=0, quarantine_large=2 * H.MAX_FILL)
+    p = h.malloc(kept_n)
+    view = np.frombuffer(h.view(p, kept_n), np.uint8)
+    h.free(p)
+    assert (view == H.FREED_BYTE).all()
+    h.close()
+
+
 def test_allocations_are_malloc_aligned_and_zero_sized_ones_unique(heap: Heap) -> None:
     ps = [heap.malloc(n) for n in (0, 0, 1, 3, 100)]
     assert len(set(ps)) == len(ps)
