@@ -9,9 +9,11 @@ the whole mapping zeroed, buffer/offset/access/flags filled, SCOPED mappings ret
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm import host
+from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
@@ -21,7 +23,28 @@ from .resource import ResourceType
 WHOLE_BUFFER = HB.iree_hal_whole_buffer(host.HOST)
 _PERSISTENT = int(HB.MappingMode.PERSISTENT)
 _SCOPED = int(HB.MappingMode.SCOPED)
-_MAPPING_SIZE = host.layout(HB.iree_hal_buffer_mapping_t).size
+_MAPPING = host.layout(HB.iree_hal_buffer_mapping_t)
+_MAPPING_SIZE = _MAPPING.size
+# allowed_access (uint16) and the is_persistent bit share one 32-bit bitfield unit: the mapping is
+# written and read with that unit as one uint32 (little-endian, as every ireeabi host).
+_UNIT_OFF = _MAPPING.offsetof("impl.is_persistent")
+_ACCESS_OFF = _MAPPING.offsetof("impl.allowed_access")
+_PERSISTENT_FIELD = HB.iree_hal_buffer_mapping_impl_t.layout(host.HOST).field("is_persistent")
+assert _PERSISTENT_FIELD.size == 4 and _PERSISTENT_FIELD.bits == 1
+assert _UNIT_OFF <= _ACCESS_OFF and _ACCESS_OFF + 2 <= _UNIT_OFF + 4
+_ACCESS_SHIFT = 8 * (_ACCESS_OFF - _UNIT_OFF)
+_PERSISTENT_SHIFT = _PERSISTENT_FIELD.bit_offset
+assert _PERSISTENT_SHIFT is not None and not (0xFFFF << _ACCESS_SHIFT) & (1 << _PERSISTENT_SHIFT)
+# map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
+_MAP_FMT = field_struct([(_MAPPING.offsetof("contents.data"), "W"),
+                         (_MAPPING.offsetof("contents.data_length"), "W"),
+                         (_MAPPING.offsetof("buffer"), "W"),
+                         (_MAPPING.offsetof("impl.byte_offset"), "W"),
+                         (_UNIT_OFF, "I")], _MAPPING_SIZE)
+_ZERO_MAPPING = bytes(_MAPPING_SIZE)
+# unmap_range reads the buffer and the unit holding is_persistent.
+_UNMAP_FMT = field_struct([(_MAPPING.offsetof("buffer"), "W"), (_UNIT_OFF, "I")])
+_MASK = host.WORD_MASK
 HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
 
 
@@ -98,29 +121,36 @@ class BufferTypes:
     def map_range(self, ptr: int, mode: int, access: int, offset: int, length: int, mapping: int) -> None:
         """Fill the iree_hal_buffer_mapping_t at `mapping` for [offset, offset + length) of `ptr`."""
         b = self.get(ptr)
-        m = self.heap.struct_at(HB.iree_hal_buffer_mapping_t, mapping)
-        self.heap.memset(mapping, 0, _MAPPING_SIZE)
+        raw, off = self.heap.cell(mapping, _MAPPING_SIZE)  # the whole mapping, one check
+        self.map_into(raw, off, ptr, b, mode, access, offset, length)
+
+    def map_into(self, raw: Any, off: int, ptr: int, b: HalBuffer, mode: int, access: int, offset: int,
+                 length: int) -> tuple[int, int]:
+        """map_range into a `Heap.cell` the caller took over the whole mapping (`b` is ptr's
+        payload); the mapped (data, length)."""
         if length == WHOLE_BUFFER:
             length = b.byte_length - offset
         if offset < 0 or length < 0 or offset + length > b.byte_length:
+            raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING  # zeroed before the check, as ever
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"mapping [{offset}, {offset + length}) outside the buffer's {b.byte_length} bytes")
-        m.buffer = ptr
-        m.impl.byte_offset = offset
-        m.impl.allowed_access = access & 0xFFFF
         mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
-        m.impl.is_persistent = 1 if mode & _PERSISTENT else 0
+        unit = ((access & 0xFFFF) << _ACCESS_SHIFT) | ((1 if mode & _PERSISTENT else 0) << _PERSISTENT_SHIFT)
+        data = b.storage + offset
         if mode & _SCOPED:
-            self.resources.retain(ptr)
-        m.contents.data = b.storage + offset
-        m.contents.data_length = length
+            try:
+                self.resources.retain(ptr)
+            except BaseException:  # the mapping as it stood when the retain failed: no contents yet
+                _MAP_FMT.pack_into(raw, off, 0, 0, ptr & _MASK, offset & _MASK, unit)
+                raise
+        _MAP_FMT.pack_into(raw, off, data & _MASK, length & _MASK, ptr & _MASK, offset & _MASK, unit)
+        return data, length
 
     def unmap_range(self, mapping: int) -> None:
-        m = self.heap.struct_at(HB.iree_hal_buffer_mapping_t, mapping)
-        ptr = m.buffer
+        raw, off = self.heap.cell(mapping, _MAPPING_SIZE)
+        ptr, unit = _UNMAP_FMT.unpack_from(raw, off)
         if not ptr:
             return
-        scoped = not m.impl.is_persistent
-        self.heap.memset(mapping, 0, _MAPPING_SIZE)
-        if scoped:
+        raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING
+        if not (unit >> _PERSISTENT_SHIFT) & 1:  # SCOPED: the mapping holds a retain
             self.resources.release(ptr)

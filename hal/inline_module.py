@@ -23,6 +23,7 @@ from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import allocator as _alloc
 from ireeabi.vm import callbacks, host
 from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
@@ -34,10 +35,28 @@ if TYPE_CHECKING:
     from .runtime import HalRuntime
 
 _WRAPPER = host.layout(HI.iree_hal_inline_storage_buffer_t)
+_WRAPPER_SIZE = _WRAPPER.size
 _MAPPING_OFF = _WRAPPER.field("mapping").offset
 _VM_BUFFER_OFF = _WRAPPER.field("vm_buffer").offset
-STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
+_HAL_BUFFER_OFF = _WRAPPER.offsetof("hal_buffer")
+# The fixed wrapper records its host allocator (written in one pack at the allocator).
+_ALLOCATOR_OFF = _WRAPPER.offsetof("host_allocator")
+_ALLOCATOR_FMT = field_struct([(_WRAPPER.offsetof("host_allocator.self") - _ALLOCATOR_OFF, "W"),
+                               (_WRAPPER.offsetof("host_allocator.ctl") - _ALLOCATOR_OFF, "W")])
+assert "x" not in _ALLOCATOR_FMT.format  # so the pack writes nothing else
+_WORD = host.WORD
+# host_allocator {self, ctl} and hal_buffer, read together when the wrapper is torn down.
+_TEARDOWN_FMT = field_struct([(_WRAPPER.offsetof("host_allocator.self"), "W"),
+                              (_WRAPPER.offsetof("host_allocator.ctl"), "W"), (_HAL_BUFFER_OFF, "W")])
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
+_FREE = int(Command.FREE)
+_OPTIMAL_FOR_HOST = int(HB.MemoryType.OPTIMAL_FOR_HOST)
+_ACCESS_ALL = int(HB.MemoryAccess.ALL)
+_ALLOCATE_USAGE = int(ALLOCATE_USAGE)
+_SCOPED = int(HB.MappingMode.SCOPED)
+_ACCESS_ANY = int(HB.MemoryAccess.ANY)
+STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
+_STORAGE_ACCESS = int(STORAGE_ACCESS) & ~int(BufferAccess.COALLOCATED)  # as initialize stores it
 
 
 class HalInlineModule:
@@ -77,45 +96,49 @@ class HalInlineModule:
     def wrap_storage(self, buffer: int) -> Ref:
         """A new storage wrapper for HAL buffer `buffer`: a vm.buffer ref the caller owns."""
         heap, rt = self.heap, self.rt
-        wrapper = _alloc.malloc(heap, self.host_allocator, _WRAPPER.size)
-        w = heap.struct_at(HI.iree_hal_inline_storage_buffer_t, wrapper)
+        hal_buffers = rt.hal_buffers
+        wrapper = _alloc.malloc(heap, self.host_allocator, _WRAPPER_SIZE)
+        # One check of the whole wrapper (mapping and VM buffer handle included); nothing below frees
+        # it before the last write.
+        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)
         if not self.legacy:
-            w.host_allocator.self, w.host_allocator.ctl = self.host_allocator.self, self.host_allocator.ctl
-            rt.hal_buffers.resources.retain(buffer)
-            w.hal_buffer = buffer
-        mapping = wrapper + _MAPPING_OFF
+            a = self.host_allocator
+            _ALLOCATOR_FMT.pack_into(raw, off + _ALLOCATOR_OFF, a.self, a.ctl)
+            hal_buffers.resources.retain(buffer)
+            _WORD.pack_into(raw, off + _HAL_BUFFER_OFF, buffer)
         try:
-            rt.hal_buffers.map_range(buffer, HB.MappingMode.SCOPED, HB.MemoryAccess.ANY, 0,
-                                     rt.hal_buffers.get(buffer).byte_length, mapping)
+            b = hal_buffers.get(buffer)
+            data, length = hal_buffers.map_into(raw, off + _MAPPING_OFF, buffer, b, _SCOPED, _ACCESS_ANY, 0,
+                                                b.byte_length)
         except StatusError:
             self._destroy_wrapper(wrapper)
             raise
-        handle = wrapper + _VM_BUFFER_OFF
-        rt.vm_buffers.initialize(STORAGE_ACCESS, w.mapping.contents.data, w.mapping.contents.data_length,
-                                 AllocatorT(wrapper, self._ctl), handle)
-        return rt.vm_buffers.move_ref(handle)
+        # iree_vm_buffer_initialize over the mapping: a handle with counter 1, moved into the ref.
+        rt.vm_buffers.write_handle(raw, off + _VM_BUFFER_OFF, 1, _STORAGE_ACCESS, data, length,
+                                   AllocatorT(wrapper, self._ctl), 0)
+        return Ref(wrapper + _VM_BUFFER_OFF, rt.vm_buffers.type)
 
     def _storage_ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
-        if command != Command.FREE:
+        if command != _FREE:
             raise StatusError(StatusCode.FAILED_PRECONDITION, "storage buffers cannot be (re)allocated")
         self._destroy_wrapper(self_ptr)  # *inout_ptr (the handle) is not needed: self is the wrapper
 
     def _destroy_wrapper(self, wrapper: int) -> None:
         heap, rt = self.heap, self.rt
-        w = heap.struct_at(HI.iree_hal_inline_storage_buffer_t, wrapper)
+        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)
         rt.hal_buffers.unmap_range(wrapper + _MAPPING_OFF)
-        rt.hal_buffers.resources.release(w.hal_buffer)
-        allocator = AllocatorT(w.host_allocator.self, w.host_allocator.ctl)
-        _alloc.free(heap, allocator, wrapper)  # a null allocator (pre-fix) frees nothing
+        # Read after the unmap, as the fields stand then (the wrapper itself is not freed by it).
+        a_self, a_ctl, hal_buffer = _TEARDOWN_FMT.unpack_from(raw, off)
+        rt.hal_buffers.resources.release(hal_buffer)
+        _alloc.free(heap, AllocatorT(a_self, a_ctl), wrapper)  # a null allocator (pre-fix) frees nothing
 
     # -- buffers ------------------------------------------------------------------------------------
 
     def _new_buffer(self, min_alignment: int, size: int) -> int:
         if size < 0:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size} is negative")
-        return self.rt.hal_buffers.allocate(size, min_alignment=min_alignment,
-                                            memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
-                                            allowed_access=HB.MemoryAccess.ALL, allowed_usage=ALLOCATE_USAGE)
+        return self.rt.hal_buffers.allocate(size, min_alignment=min_alignment, memory_type=_OPTIMAL_FOR_HOST,
+                                            allowed_access=_ACCESS_ALL, allowed_usage=_ALLOCATE_USAGE)
 
     def _allocate(self, ctx: CallContext, min_alignment: int, size: int) -> tuple[Ref, Ref]:
         buffer = self._new_buffer(min_alignment, size)
@@ -178,18 +201,18 @@ class HalInlineModule:
         if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
-        vptr = self.rt.views.deref(view)
-        what = self.rt.vm_buffers.text(message, allow_null=True) or "buffer view"
         views = self.rt.views
-        actual_encoding = views.encoding_type(vptr)
+        vptr = views.deref(view)
+        what = self.rt.vm_buffers.text(message, allow_null=True) or "buffer view"
+        actual, actual_encoding, rank = views.assert_fields(vptr)  # one read of the header
         if actual_encoding != 0 and actual_encoding != encoding_type & 0xFFFFFFFF:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} encoding mismatch; expected "
                               f"{encoding_type:08X} but have {actual_encoding:08X}")
-        actual = views.element_type(vptr)
-        if not _element_types_compatible(actual, element_type & 0xFFFFFFFF):
+        if actual != element_type & 0xFFFFFFFF and not _element_types_compatible(actual,
+                                                                                 element_type & 0xFFFFFFFF):
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} element type mismatch; expected "
                               f"{element_type & 0xFFFFFFFF:08X} but have {actual:08X}")
-        have = views.shape(vptr)
+        have = views.dims(vptr, rank)
         if len(have) != len(shape):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"{what} shape rank mismatch; expected {len(shape)} but have {len(have)}")

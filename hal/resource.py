@@ -15,6 +15,9 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 P = TypeVar("P")
 
+_MISSING = object()
+_object_retain = _ref.object_retain  # per retain / release: no module attribute lookups
+_object_release = _ref.object_release
 _HEADER = 16  # ref count word + padding; the HAL objects' other fields live in Python
 
 
@@ -51,21 +54,26 @@ class ResourceType(Generic[P]):
 
     def deref(self, ref: Ref) -> tuple[int, P]:
         """(address, payload) of a ref of this type; INVALID_ARGUMENT as iree_vm_ref_check otherwise."""
-        ptr = self.ref_type.check_deref(ref)
-        return ptr, self.payload(ptr)
+        if ref.type != self.type:
+            _ref.check(ref, self.type)  # raises "ref is null" / "ref type mismatch"
+        ptr = ref.ptr
+        payload = self._objects.get(ptr, _MISSING)
+        if payload is _MISSING:
+            return ptr, self.payload(ptr)  # raises
+        return ptr, payload
 
     def retain(self, ptr: int) -> None:
-        _ref.object_retain(self.heap, ptr, self.type)
+        _object_retain(self.heap, ptr, self.type)
 
     def release(self, ptr: int) -> None:
         if ptr:
-            _ref.object_release(self.heap, ptr, self.type)
+            _object_release(self.heap, ptr, self.type)
 
     def move_ref(self, ptr: int) -> Ref:
         return Ref(ptr, self.type)
 
     def retain_ref(self, ptr: int) -> Ref:
-        self.retain(ptr)
+        _object_retain(self.heap, ptr, self.type)
         return Ref(ptr, self.type)
 
     def counter(self, ptr: int) -> int:

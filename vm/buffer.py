@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -38,6 +38,28 @@ from .ref import Ref, TypeRegistry
 from .status import StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
+
+
+def field_struct(items: Iterable[tuple[int, str]], size: int | None = None) -> struct.Struct:
+    """A little-endian `struct.Struct` over fields at the given byte offsets ((offset, code) pairs, in
+    any order; code "W" is one host word), the gaps as 'x' padding, padded to `size` if given: one
+    unpack_from / pack_into for several fields of a struct laid out by the catalog. Offsets count
+    from where it is applied, and a pack zeroes every gap byte (from offset 0): to write some fields
+    only, give offsets relative to the first one and pack there."""
+    fmt, at = "<", 0
+    for offset, code in sorted(items):
+        code = host.WORD.format[-1] if code == "W" else code
+        if offset < at:
+            raise ValueError(f"field at {offset} overlaps the previous one (ends at {at})")
+        fmt += f"{offset - at}x{code}" if offset > at else code
+        at = offset + struct.calcsize("<" + code)
+    if size is not None:
+        if size < at:
+            raise ValueError(f"fields end at {at}, past the struct's {size} bytes")
+        fmt += f"{size - at}x" if size > at else ""
+    return struct.Struct(fmt)
+
+
 LEGACY_DESTROY = False  # pre-#24827 destroy rule for types registered with legacy=None
 
 _BUF = host.layout(_buffer.iree_vm_buffer_t)
@@ -54,6 +76,20 @@ _MODULE_OFF = _BUF.field("storage_module").offset
 PREFIX_SIZE = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, host.HOST)
 _MASK = host.WORD_MASK
 _COALLOCATED = int(BufferAccess.COALLOCATED)
+_MUTABLE = int(BufferAccess.MUTABLE)
+_ALLOC_SELF_OFF = _ALLOCATOR_OFF + _alloc._SELF_OFF
+_ALLOC_CTL_OFF = _ALLOCATOR_OFF + _alloc._CTL_OFF
+# The whole handle in one pack (initialize writes every field; the layout has no gaps to preserve).
+_HANDLE_FMT = field_struct([(_COUNTER_OFF, "i"), (_ACCESS_OFF, "I"), (_DATA_OFF, "W"), (_LENGTH_OFF, "W"),
+                            (_ALLOC_SELF_OFF, "W"), (_ALLOC_CTL_OFF, "W"), (_MODULE_OFF, "W")])
+assert _HANDLE_FMT.size == BUFFER_SIZE and "x" not in _HANDLE_FMT.format
+# What destroy reads: access, allocator {self, ctl}, storage module.
+_DESTROY_FMT = field_struct([(_ACCESS_OFF, "I"), (_ALLOC_SELF_OFF, "W"), (_ALLOC_CTL_OFF, "W"),
+                             (_MODULE_OFF, "W")])
+_WORD_FROM = host.WORD.unpack_from
+_I32_FROM = host.I32.unpack_from
+_I32_INTO = host.I32.pack_into
+_I32_MIN = 1 << 31
 _ELEMENT_LENGTHS = (1, 2, 4, 8)
 
 
@@ -134,21 +170,34 @@ class BufferType:
 
     def initialize(self, access: int, data: int, data_length: int, allocator: AllocatorT, out: int) -> None:
         """iree_vm_buffer_initialize: a handle at `out` (counter 1) over caller-provided data."""
-        self._check(out)
-        self._write(out, 1, int(access) & ~_COALLOCATED, data, data_length, allocator, 0)
+        if not out:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        raw, off = self.heap.cell(out, BUFFER_SIZE)  # _check's range, kept for the writes
+        self.write_handle(raw, off, 1, int(access) & ~_COALLOCATED, data, data_length, allocator, 0)
 
     def _write(self, buf: int, counter: int, access: int, data: int, data_length: int,
                allocator: AllocatorT, module: int) -> None:
-        # Every caller checked the whole handle (_check): one checked cell for the field writes, in
-        # the order (and with the wrapping) of write_i32 / write_word / allocator.write.
         raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        self.write_handle(raw, off, counter, access, data, data_length, allocator, module)
+
+    @staticmethod
+    def write_handle(raw: Any, off: int, counter: int, access: int, data: int, data_length: int,
+                     allocator: AllocatorT, module: int) -> None:
+        """Every field of a handle, into a `Heap.cell` the caller took over the whole handle (the
+        bytes of write_i32 / write_word / allocator.write, with their wrapping)."""
+        if type(data_length) is int and type(data) is int:  # hot path: one pack of the whole handle
+            _HANDLE_FMT.pack_into(raw, off, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN,
+                                  access & 0xFFFFFFFF, data & _MASK, data_length & _MASK,
+                                  allocator.self & _MASK, allocator.ctl & _MASK, module & _MASK)
+            return
+        # Field by field, so a bad value fails after the fields before it are written.
         i32, word = host.I32.pack_into, host.WORD.pack_into
-        i32(raw, off + _COUNTER_OFF, ((counter + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
-        i32(raw, off + _ACCESS_OFF, (((access & 0xFFFFFFFF) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
+        i32(raw, off + _COUNTER_OFF, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        i32(raw, off + _ACCESS_OFF, (((access & 0xFFFFFFFF) + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
         word(raw, off + _DATA_OFF, data & _MASK)
         word(raw, off + _LENGTH_OFF, _hsize(data_length, "data_length"))
-        word(raw, off + _ALLOCATOR_OFF + _alloc._SELF_OFF, allocator.self & _MASK)
-        word(raw, off + _ALLOCATOR_OFF + _alloc._CTL_OFF, allocator.ctl & _MASK)
+        word(raw, off + _ALLOC_SELF_OFF, allocator.self & _MASK)
+        word(raw, off + _ALLOC_CTL_OFF, allocator.ctl & _MASK)
         word(raw, off + _MODULE_OFF, module & _MASK)
 
     def initialize_module_storage(self, data: int, data_length: int, module: int, out: int) -> None:
@@ -171,9 +220,13 @@ class BufferType:
 
     def _init_coallocated(self, buf: int, access: int, length: int, a: AllocatorT) -> None:
         self.heap.memset(buf, 0, PREFIX_SIZE - BUFFER_SIZE)  # as buffer.c: the block's first bytes
-        self.initialize(access, buf + PREFIX_SIZE, length, a, buf)
+        access = int(access) & ~_COALLOCATED
         if not self.legacy:  # the fix tags co-allocations; the pre-fix code has no such bit
-            self.heap.write_i32(buf + _ACCESS_OFF, self.raw_access(buf) | BufferAccess.COALLOCATED)
+            access |= _COALLOCATED
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        self.write_handle(raw, off, 1, access, buf + PREFIX_SIZE, length, a, 0)
 
     def clone(self, access: int, source: int, source_offset: int, length: int, alignment: int = 0,
               allocator: AllocatorT | None = None) -> int:
@@ -200,14 +253,17 @@ class BufferType:
     def _destroy(self, buf: int) -> None:
         """The descriptor's destroy: runs once when a release takes the counter to 0."""
         heap = self.heap
-        self._check(buf)
-        module = self.storage_module(buf)
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        # One check of the whole handle (_check's), then every field destroy needs from it.
+        raw, off = heap.cell(buf, BUFFER_SIZE)
+        access, a_self, a_ctl, module = _DESTROY_FMT.unpack_from(raw, off)
         if module:
             module_ref.release(heap, module)
-        elif self.legacy or self.is_coallocated(buf):
-            _alloc.free_aligned(heap, self.allocator(buf), buf)
+        elif self.legacy or access & _COALLOCATED:
+            _alloc.free_aligned(heap, AllocatorT(a_self, a_ctl), buf)
         else:
-            _alloc.free(heap, self.allocator(buf), buf)
+            _alloc.free(heap, AllocatorT(a_self, a_ctl), buf)
 
     # -- references -------------------------------------------------------------------------------
 
@@ -215,12 +271,15 @@ class BufferType:
         """iree_vm_buffer_retain: module storage retains its module on the 0 -> 1 step."""
         if not buf:
             return
-        self._check(buf)
-        module = self.storage_module(buf)
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range
+        module = _WORD_FROM(raw, off + _MODULE_OFF)[0]
         if not module:
             _ref.object_retain(self.heap, buf, self.type)
             return
-        if self.heap.fetch_add_i32(buf + _COUNTER_OFF, 1) == 0:
+        # fetch_add on the counter inside the handle just checked (nothing freed in between).
+        old = _I32_FROM(raw, off + _COUNTER_OFF)[0]
+        _I32_INTO(raw, off + _COUNTER_OFF, ((old + 1 + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        if old == 0:
             module_ref.retain(self.heap, module)
 
     def release(self, buf: int) -> None:
@@ -238,8 +297,8 @@ class BufferType:
         """iree_vm_buffer_move_ref: no count change, except module storage is retained."""
         if not buf:
             return _ref.NULL_REF
-        self._check(buf)
-        if self.storage_module(buf):
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range
+        if _WORD_FROM(raw, off + _MODULE_OFF)[0]:
             self.retain(buf)
         return Ref(buf, self.type)
 
@@ -305,11 +364,14 @@ class BufferType:
         return self._map(buf, offset, length, alignment)
 
     def map_rw(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
-        self._check(buf)
-        if not self.raw_access(buf) & BufferAccess.MUTABLE:
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range: access and span read from it
+        if not host.U32.unpack_from(raw, off + _ACCESS_OFF)[0] & _MUTABLE:
             raise StatusError(StatusCode.PERMISSION_DENIED,
                               "buffer is read-only and cannot be mapped for mutation")
-        return self._map(buf, offset, length, alignment)
+        data, data_length = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
+        return self._map_span(buf, data, data_length, offset, length, alignment)
 
     def contents(self, buf: int) -> tuple[int, int]:
         """iree_vm_buffer_contents: empty unless MUTABLE."""
@@ -371,8 +433,13 @@ class BufferType:
         INVALID_ARGUMENT as check_deref reports it, or the empty string with `allow_null`."""
         if allow_null and ref.type == _ref.TYPE_NULL:
             return ""
-        buf = self.check_deref(ref)
-        data, n = self.map_ro(buf, 0, self.length(buf), 1)
+        buf = self.ref_type.check_deref(ref)
+        if not buf:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+        # check_deref's check of the handle covers the data span; mapping all of it at offset 0
+        # cannot fail, so the data bytes are read (and checked) straight from the span.
+        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        data, n = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
         return self.heap.read(data, n).decode("utf-8", "replace")
 
     def as_numpy(self, buf: int, dtype: Any, *, writable: bool | None = None) -> np.ndarray:
