@@ -2,7 +2,10 @@
 inspection and fixtures. Both are generated from a `FragmentLayout`, so they cannot disagree with it.
 
 Values are flat, in packer order: i32/i64 as ints, f32/f64 as floats, a ref as a (ptr, type) pair of
-ints (the two words of iree_vm_ref_t). Span counts are not values: they come from the layout.
+ints (the two words of iree_vm_ref_t). Span counts are not values: they come from the layout. With
+`float_bits`, f32/f64 travel as their bit patterns (signed int32/int64), as VM registers hold them, so
+no NaN payload is changed on the way (a float32 signalling NaN does not survive a trip through a
+Python float).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from .cconv import FragmentLayout
 from .errors import IreeAbiError
 
 _FMT = {"i32": "i", "i64": "q", "f32": "f", "f64": "d"}
+_BITS_FMT = {"i32": "i", "i64": "q", "f32": "i", "f64": "q"}
 
 
 class CodecError(IreeAbiError):
@@ -97,8 +101,10 @@ def _generate(lay: FragmentLayout, st: struct.Struct, value_pos: Sequence[int], 
 
 
 @lru_cache(maxsize=4096)
-def codec(lay: FragmentLayout) -> Codec:
-    """The `struct` codec of an instance (compiled once per fragment, target and span counts)."""
+def codec(lay: FragmentLayout, float_bits: bool = False) -> Codec:
+    """The `struct` codec of an instance (compiled once per fragment, target and span counts);
+    `float_bits`: floats as their bit patterns (see the module docstring)."""
+    formats = _BITS_FMT if float_bits else _FMT
     word = "Q" if lay.target.pointer_size == 8 else "I"
     slots = sorted([(v.offset, "v", i, v) for i, v in enumerate(lay.values)]
                    + [(c.offset, "c", i, c) for i, c in enumerate(lay.counts)], key=lambda s: s[0])
@@ -119,7 +125,7 @@ def codec(lay: FragmentLayout) -> Codec:
             value_pos[i] = item
             item += 2
         else:
-            fmt.append(_FMT[slot.kind])
+            fmt.append(formats[slot.kind])
             value_pos[i] = item
             item += 1
         pos = offset + slot.size

@@ -12,11 +12,14 @@ through a packed argument buffer and its shim — and the release of the result 
 iree-benchmark-module runs the same function with `--device=local-sync`. Both in this one run, on
 this machine; medians.
 
-`--profile` prints the interpreter's cProfile top entries for the small program instead.
+`--profile` prints the interpreter's cProfile top entries for the small program instead;
+`--breakdown` the mean time of each import call site (each planned native call timed on its own,
+so the sum includes the timer's overhead) and of the rest, for both programs.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import pstats
 import json
@@ -34,6 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import iree_tools  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
 from ireeabi.vm.interp.program import Program  # noqa: E402
+from ireeabi.vm.module import PlannedCall  # noqa: E402
 
 PROGRAMS = {  # name -> (source, elements, target ratio)
     "add16": (ROOT / "tests" / "programs" / "add16.mlir", 16, 25.0),
@@ -98,12 +102,60 @@ def profile(vmfb: Path, n: int, rounds: int) -> None:
     program.close()
 
 
+def breakdown(vmfb: Path, n: int, rounds: int) -> None:
+    """Mean µs per call of each import (by export name) and of the whole call, no stacks/quarantine."""
+    spent: collections.Counter = collections.Counter()
+    calls: collections.Counter = collections.Counter()
+    real = PlannedCall.__call__
+
+    def timed(self: PlannedCall, flat: list) -> list:
+        t0 = time.perf_counter()
+        try:
+            return real(self, flat)
+        finally:
+            name = f"{self.module.name}.{self.export.name}"
+            spent[name] += time.perf_counter() - t0
+            calls[name] += 1
+
+    program = Program(vmfb, heap=Heap(capture_stacks=False, quarantine=0, name="bench"))
+    a = program.buffer_view(np.full(n, 1.5, np.float32))
+    b = program.buffer_view(np.full(n, 2.0, np.float32))
+    invoke, release = program.context.invoke, program.buffers.release
+    PlannedCall.__call__ = timed  # type: ignore[method-assign]
+    try:
+        for _ in range(min(20, rounds)):
+            release(invoke("add", a, b)[0])
+        spent.clear()
+        calls.clear()
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            release(invoke("add", a, b)[0])
+        whole = (time.perf_counter() - t0) / rounds * 1e6
+    finally:
+        PlannedCall.__call__ = real  # type: ignore[method-assign]
+    for name, t in spent.most_common():
+        print(f"    {name:42s} {t / calls[name] * 1e6:8.1f} us  x{calls[name] // rounds}")
+    imports = sum(spent.values()) / rounds * 1e6
+    print(f"    {'imports, in all':42s} {imports:8.1f} us")
+    print(f"    {'the rest (interpreter, result release)':42s} {whole - imports:8.1f} us")
+    release(a)
+    release(b)
+    program.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=400)
     ap.add_argument("--model", default="inline-dynamic", choices=sorted(iree_tools.MODEL_FLAGS))
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--breakdown", action="store_true")
     args = ap.parse_args()
+    if args.breakdown:
+        for name, (src, n, _) in PROGRAMS.items():
+            print(f"  {name}, {args.model}: mean us per call")
+            breakdown(iree_tools.compile_mlir(src, model=args.model), n,
+                      args.rounds if n < 4096 else max(20, args.rounds // 8))
+        return
     if args.profile:
         src, n, _ = PROGRAMS["add16"]
         profile(iree_tools.compile_mlir(src, model=args.model), n, args.rounds)

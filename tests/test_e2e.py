@@ -28,7 +28,7 @@ from ireeabi.vm.interp import Context, NativeImports, VmStatusError, VmTrapError
 from ireeabi.vm.interp.program import Program, load_program
 from ireeabi.vm.interp.values import (InputParseError, OpaqueResult, format_results, parse_input)
 from ireeabi.vm.interp.vmbuffers import RodataLeakError, VmBufferFactory
-from ireeabi.vm.module import NativeModule
+from ireeabi.vm.module import NativeModule, PlannedCall
 from ireeabi.vm.module_file import read_module
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.buffer import BufferType
@@ -290,13 +290,18 @@ def test_every_import_goes_through_the_native_modules(compiled, monkeypatch):
     made by hal_inline (allocate, then buffer_view.create), and every import of the call is a
     NativeModule call (packed argument buffer, shim) — one dispatch, on the real kernel."""
     calls = []
-    real = NativeModule.call_ordinal
+    real, real_planned = NativeModule.call_ordinal, PlannedCall.__call__
 
     def record(self, ordinal, *args):
         calls.append(f"{self.name}.{self.exports[ordinal].name}")
         return real(self, ordinal, *args)
 
+    def record_planned(self, flat):  # the interpreter's call sites
+        calls.append(f"{self.module.name}.{self.export.name}")
+        return real_planned(self, flat)
+
     monkeypatch.setattr(NativeModule, "call_ordinal", record)
+    monkeypatch.setattr(PlannedCall, "__call__", record_planned)
     with tracked_heap() as heap, Program(compiled["elementwise", "inline-dynamic"],
                                          heap=heap) as p:
         assert calls == ["hal_loader.executable.query_support", "hal_loader.executable.load"]

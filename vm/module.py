@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..abi import cconv
+from ..abi.codec import codec
 from ..abi.errors import IreeAbiError
 from . import call as _call
 from . import module_ref
 from .heap import Heap
-from .shims import CALL_BEGIN, CallContext, Shim, Target, shim_for
+from .ref import Ref, object_release
+from .shims import CALL_BEGIN, ByteSpan, CallContext, Shim, Target, shim_for
 from .status import StatusCode, StatusError
 
 
@@ -136,6 +138,16 @@ class NativeModule:
             raise error
         return _call.unpack_results(results)
 
+    def planned(self, ordinal: int, span_counts: tuple[int, ...] = (),
+                moved: tuple[int, ...] = ()) -> "PlannedCall":
+        """`call_ordinal` planned once for a call site (fixed span counts), taking its arguments
+        flattened in packer order; `moved` lists the flat indices of refs whose references the
+        caller hands over (MOVE-marked registers) instead of having them retained."""
+        if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
+        return PlannedCall(self, self.exports[ordinal], tuple(span_counts), tuple(moved))
+
     # -- lifetime -----------------------------------------------------------------------------------
 
     def retain(self) -> None:
@@ -148,3 +160,127 @@ class NativeModule:
         """Drop the creator's reference (the head is freed when the last one goes)."""
         if not self.destroyed:
             self.release()
+
+
+class PlannedCall:
+    """One import call site of the bytecode VM, planned once: what `NativeModule.call_ordinal` does,
+    with the argument layout, codecs and ref slots fixed for the call site's span counts.
+
+    `plan(flat)` takes the argument values already flattened in packer order (refs as `Ref`, NULL
+    as NULL_REF, floats as their bit patterns as registers hold them, span counts implied by the
+    plan) and returns the flattened results the same way (refs owned by the caller). As iree_vm_bytecode_populate_import_cconv_arguments does, each ref is retained
+    into the buffer, except the `moved` ones, whose references the buffer takes over; the release
+    walk after the call drops every reference the buffer holds, whatever the status.
+    """
+
+    __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",
+                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx")
+
+    def __init__(self, module: NativeModule, export: Export, span_counts: tuple[int, ...],
+                 moved: tuple[int, ...]) -> None:
+        sig = export.signature
+        self.module, self.export, self.heap = module, export, module.heap
+        self.args = _call._plan(sig.arguments, span_counts)
+        self.results = _call._plan(sig.results, ())
+        self.asize, self.rsize = self.args.size, self.results.size
+        self.acodec = codec(self.args.layout, True)
+        self.rcodec = codec(self.results.layout, True)
+        ref_index = self.args.ref_index
+        bad = [i for i in moved if i not in ref_index]
+        if bad:
+            raise IreeAbiError(f"{module.name}.{export.name}: moved value(s) {bad} are not refs")
+        self.moved = moved
+        self.retained = tuple(i for i in ref_index if i not in moved)
+        self.arg_refs = tuple(i for i, _, _ in self.args.ref_slots)
+        self.res_refs = tuple(i for i, _, _ in self.results.ref_slots)
+        self.empty = _call._empty_block(self.heap) if not self.rsize else 0
+        self._ctx = CallContext(self.heap, module, module.state)
+
+    def __call__(self, flat: list) -> list:
+        heap, module = self.heap, self.module
+        moved = [flat[i] for i in self.moved]
+        # Both buffers on the scratch stack as the VM allocas them: results first.
+        try:
+            raddr = heap.scratch_push(self.rsize) if self.rsize else self.empty
+        except BaseException:
+            _release_all(heap, moved)
+            raise
+        try:
+            aaddr = heap.scratch_push(self.asize)
+        except BaseException:
+            if self.rsize:
+                heap.scratch_pop(raddr)
+            _release_all(heap, moved)
+            raise
+        try:
+            refs = [r for r in (flat[i] for i in self.retained) if r[0]]
+            retains = _call._retain_plan(heap, refs) if refs else None
+            self.acodec.pack_into(heap.view(aaddr, self.asize), 0, flat)
+        except BaseException:
+            heap.scratch_pop(aaddr)
+            if self.rsize:
+                heap.scratch_pop(raddr)
+            _release_all(heap, moved)
+            raise
+        if retains:  # every counter checked above; nothing was freed since
+            pack_into = _call._I32.pack_into
+            for value, n, raw, off in retains.values():
+                pack_into(raw, off, value + n)
+        export = self.export
+        error: BaseException | None = None
+        ctx = self._ctx
+        if ctx.state is not module.state:  # the module's state was replaced since planning
+            ctx = self._ctx = CallContext(heap, module, module.state)
+        try:
+            export.shim(ctx, CALL_BEGIN,
+                        ByteSpan(aaddr, self.asize), ByteSpan(raddr, self.rsize), export.target)
+        except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
+            error = e
+        # The VM's release walk over the argument buffer as the callee left it.
+        try:
+            if self.arg_refs:
+                values = self.acodec.unpack(heap.view(aaddr, self.asize))
+                first: BaseException | None = None
+                for i in self.arg_refs:
+                    ptr, typ = values[i]
+                    if ptr and typ:
+                        try:
+                            object_release(heap, ptr, typ)
+                        except IreeAbiError as e:
+                            first = first or e
+                if first is not None:
+                    raise first
+            else:
+                heap.view(aaddr, self.asize)
+        except BaseException as e:  # noqa: BLE001
+            error = error or e
+        finally:
+            heap.scratch_pop(aaddr)
+        if not self.rsize:
+            if error is not None:
+                raise error
+            return []
+        try:
+            values = self.rcodec.unpack(heap.view(raddr, self.rsize))
+        except BaseException as e:  # noqa: BLE001
+            heap.scratch_pop(raddr)
+            raise error or e
+        heap.scratch_pop(raddr)
+        if error is not None:  # a failed call: whatever references the results hold are dropped
+            for i in self.res_refs:
+                ptr, typ = values[i]
+                if ptr and typ:
+                    try:
+                        object_release(heap, ptr, typ)
+                    except IreeAbiError:
+                        pass
+            raise error
+        for i in self.res_refs:
+            values[i] = Ref(*values[i])
+        return values
+
+
+def _release_all(heap: Heap, refs: list) -> None:
+    for r in refs:
+        if r[0] and r[1]:
+            object_release(heap, r[0], r[1])

@@ -370,12 +370,25 @@ class Shim:
     _rets: _ResultWriter = field(init=False, repr=False, compare=False)
     _n_results: int = field(init=False, repr=False, compare=False)
     _where: str = field(init=False, repr=False, compare=False)
+    # The hot path's pieces, bound once: the decoder's decode, the results' size, zero bytes and
+    # writer (None for void results).
+    _decode: Callable[[memoryview, int], list[Any]] = field(init=False, repr=False, compare=False)
+    _rsize: int = field(init=False, repr=False, compare=False)
+    _rzeros: bytes = field(init=False, repr=False, compare=False)
+    _write: Any = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_args", _decoder(self.signature.arguments.text, self.form))
-        object.__setattr__(self, "_rets", _result_writer(self.signature.results.text))
-        object.__setattr__(self, "_n_results", len(self.signature.results.items))
-        object.__setattr__(self, "_where", f"native function {self.signature.text!r}")
+        rets = _result_writer(self.signature.results.text)
+        args = _decoder(self.signature.arguments.text, self.form)
+        set_ = object.__setattr__
+        set_(self, "_args", args)
+        set_(self, "_rets", rets)
+        set_(self, "_n_results", len(self.signature.results.items))
+        set_(self, "_where", f"native function {self.signature.text!r}")
+        set_(self, "_decode", args.decode)
+        set_(self, "_rsize", rets.size)
+        set_(self, "_rzeros", bytes(rets.size))
+        set_(self, "_write", rets._pack if rets.reader is not None else None)
 
     @property
     def kind(self) -> str:
@@ -396,29 +409,43 @@ class Shim:
         if not rets.data:
             raise _mismatch()
         view = heap.view(rets.data, rets.length)
-        if self._rets.reader is not None and rets.length != self._rets.size:
+        if self._write is not None and rets.length != self._rsize:
             raise _mismatch()
-        view[:self._rets.size] = bytes(self._rets.size)
+        view[:self._rsize] = self._rzeros
         return view
 
     def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan, target: Target) -> None:
-        """Check and decode the spans, run `target`, write its results. Failures raise StatusError."""
-        values = self.decode_arguments(ctx.heap, flags, args)
-        view = self.check_results(ctx.heap, rets)
-        result = target(ctx, *(values or ()))
-        n = self._n_results
-        if n == 0 and result is None:  # the common void case, as _normalize_results takes it
-            out: list[Any] = []
+        """Check and decode the spans, run `target`, write its results. Failures raise StatusError.
+        (decode_arguments and check_results, inlined: this runs on every call.)"""
+        heap = ctx.heap
+        data, length = args
+        if data:
+            values = self._decode(heap.view(data, length), data)
+        elif flags & CALL_RESUME:
+            values = None
         else:
-            out = _normalize_results(result, n, self._where)
-        where = self._where
+            raise _mismatch()
+        data, length = rets
+        if not data:
+            raise _mismatch()
+        view = heap.view(data, length)
+        write = self._write
+        if write is not None and length != self._rsize:
+            raise _mismatch()
+        view[:self._rsize] = self._rzeros
+        result = target(ctx, *values) if values else target(ctx)
+        if write is None and result is None:  # the common void case, as _normalize_results takes it
+            return
+        out = _normalize_results(result, self._n_results, self._where)
+        if write is None:
+            return
         try:
-            self._rets.write(view, out)
+            write(view, out)
         except (struct.error, TypeError, IndexError) as e:
             for v in out:  # results never reach the caller: drop the references they carried
                 if isinstance(v, Ref):
-                    _ref.release_value(ctx.heap, v)
-            raise MarshalError(f"{where}: cannot write results {out!r}: {e}") from None
+                    _ref.release_value(heap, v)
+            raise MarshalError(f"{self._where}: cannot write results {out!r}: {e}") from None
 
 
 @lru_cache(maxsize=1024)

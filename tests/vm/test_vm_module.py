@@ -5,13 +5,14 @@ import random
 
 import pytest
 
+from ireeabi.abi.codec import CodecError
 from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.module import Export, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import CallContext, MarshalError
+from ireeabi.vm.shims import CallContext, MarshalError, Shim
 from ireeabi.vm.status import StatusCode, StatusError
 
 
@@ -125,3 +126,91 @@ def test_module_lifetime_through_module_storage(heap: Heap, buffers: BufferType)
     assert mod.destroyed and heap.allocation(mod.handle) is None
     heap.free(handle)
     heap.free(rodata)
+
+
+# -- planned calls: the interpreter's call sites -------------------------------------------------------
+
+
+def test_planned_call_agrees_with_call_ordinal(heap: Heap) -> None:
+    """Scalars, a span of pairs and results: the planned path returns what the generic one does
+    (floats travel as their bit patterns, as registers hold them)."""
+    import struct
+
+    def total(ctx: CallContext, n: int, xs: list[tuple[float, int]], f: float) -> tuple[int, float]:
+        return n + sum(i for _, i in xs), f + sum(x for x, _ in xs)
+
+    mod = NativeModule(heap, "m", [Export("total", "0iCfIDF_IF", total)])
+    f32 = lambda x: struct.unpack("<i", struct.pack("<f", x))[0]  # noqa: E731
+    f64 = lambda x: struct.unpack("<q", struct.pack("<d", x))[0]  # noqa: E731
+    planned = mod.planned(0, (2,))
+    n, bits = planned([5, f32(0.5), 10, f32(1.5), 20, f64(0.25)])
+    assert [n, struct.unpack("<d", struct.pack("<q", bits))[0]] == \
+        mod.call_ordinal(0, 5, [(0.5, 10), (1.5, 20)], 0.25) == [35, 2.25]
+    mod.close()
+
+
+def test_planned_call_keeps_float_bit_patterns(heap: Heap, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A float32 signalling NaN reaches the callee's argument buffer bit for bit (a Python float
+    would quiet it), and a float result comes back as its bits."""
+    seen = []
+    real = Shim.__call__
+
+    def spy(self, ctx, flags, args, rets, target):  # the argument buffer as the shim receives it
+        seen.append(heap.read(args.data, args.length))
+        return real(self, ctx, flags, args, rets, target)
+
+    monkeypatch.setattr(Shim, "__call__", spy)
+    mod = NativeModule(heap, "m", [Export("echo", "0f_f", lambda ctx, x: x)])
+    assert mod.planned(0)([0x7F800001]) == [0x7FC00001]  # the float target quiets it, as C would
+    assert seen == [(0x7F800001).to_bytes(4, "little")]
+    mod.close()
+
+
+def test_planned_call_moves_marked_refs_and_retains_the_rest(heap: Heap, buffers: BufferType) -> None:
+    """retain_or_move into the argument buffer: a moved ref is handed over (no retain) and the
+    release walk drops it; a borrowed one is retained for the call and released after."""
+    b = buffers.create(BufferAccess.MUTABLE, 8)
+    r = Ref(b, buffers.type)
+    buffers.retain(b)  # two references: one to move, one to lend
+    counts = []
+
+    def look(ctx: CallContext, x: Ref, y: Ref) -> None:
+        counts.append(buffers.counter(b))
+
+    mod = NativeModule(heap, "m", [Export("look", "0rr_v", look)])
+    mod.planned(0, (), moved=(0,))([r, r])
+    assert counts == [3]  # the 2 held (one now the buffer's, moved) + 1 retained for the lent slot
+    assert buffers.counter(b) == 1  # the moved reference is gone, the lent one is back
+    mod.planned(0)([r, Ref(0, 0)])
+    assert counts[-1] == 2 and buffers.counter(b) == 1
+    other = NativeModule(heap, "n", [Export("f", "0ir_v", look)])
+    with pytest.raises(Exception, match="not refs"):
+        other.planned(0, (), moved=(0,))
+    other.close()
+    buffers.release(b)
+    mod.close()
+
+
+def test_planned_call_failure_paths_drop_every_reference(heap: Heap, buffers: BufferType) -> None:
+    """A failing target: the arguments (moved or borrowed) are released, ref results the target
+    wrote are dropped; a pack failure releases the moved references too."""
+    b = buffers.create(BufferAccess.MUTABLE, 8)
+    r = Ref(b, buffers.type)
+
+    def fails(ctx: CallContext, x: Ref) -> Ref:
+        raise StatusError(StatusCode.ABORTED, "no")
+
+    mod = NativeModule(heap, "m", [Export("fails", "0r_r", fails), Export("two", "0ri_v", noop)])
+    buffers.retain(b)
+    with pytest.raises(StatusError, match="no"):
+        mod.planned(0, (), moved=(0,))([r])
+    assert buffers.counter(b) == 1
+    with pytest.raises(StatusError, match="no"):
+        mod.planned(0)([r])
+    assert buffers.counter(b) == 1
+    buffers.retain(b)
+    with pytest.raises(CodecError, match="'ri'.*not an integer"):  # "x" is no int
+        mod.planned(1, (), moved=(0,))([r, "x"])
+    assert buffers.counter(b) == 1
+    buffers.release(b)
+    mod.close()

@@ -37,7 +37,9 @@ from .compile import compile_instruction
 from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
                      VmError, VmStatusError, VmTrapError)
 from .handlers import RETURN
-from .imports import ImportResolver
+from .imports import ImportResolver, NativeImports
+from ..call import _as_ref
+from ..ref import NULL_REF, Ref
 from .numerics import _F32, _F64, _I32, _I64
 from .registers import (Frame, Function, cconv_fragments, cconv_register_counts, release_frame,
                         retain_or_move, store_ref, store_value, value_chars)
@@ -312,6 +314,10 @@ class Context:
         resolved = self.resolved[ordinal]
         args_cc, results_cc = cconv_fragments(cconv)
         plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
+        if resolved and isinstance(self.imports, NativeImports):
+            direct = self._native_call(full_name, cconv, plan, segment_sizes, results_cc, results)
+            if direct is not None:
+                return direct
         gather = _gatherer(plan)
         result_plan = tuple((char, reg, _SCALAR.get(char)) for char, reg in
                             zip(value_chars(results_cc or ""), results))
@@ -355,6 +361,57 @@ class Context:
                                 self.release(later)
                         raise
         return call
+
+
+    def _native_call(self, full_name: str, cconv: str, plan: tuple,
+                     segment_sizes: Sequence[int] | None, results_cc: str | None,
+                     results: Sequence[Register]) -> Callable[[Frame], None] | None:
+        """The call site as one generated function over a planned native call
+        (`NativeModule.planned`): operand registers read straight into the argument values in
+        packer order (scalars as the register bits, refs as they are, MOVE-marked ones handed to the
+        argument buffer as the VM's retain_or_move does), results written straight back. None when
+        the call site cannot take this path (a MOVE-marked register read twice)."""
+        module, ordinal = self.imports.bound(full_name, cconv)
+        flat = [e for entry in plan for e in (
+            [x for element in entry[1] for x in element] if entry[0] == 2 else [entry])]
+        moved_regs = [a for kind, a, b in flat if kind == 1 and b]
+        ref_regs = [a for kind, a, _ in flat if kind == 1]
+        if any(ref_regs.count(a) > 1 for a in moved_regs):
+            return None
+        counts = tuple(len(entry[1]) for entry in plan if entry[0] == 2)
+        moved = tuple(i for i, (kind, _, b) in enumerate(flat) if kind == 1 and b)
+        planned = module.planned(ordinal, counts, moved)
+        ns: dict[str, Any] = {"_planned": planned, "_Ref": Ref, "_NULL": NULL_REF, "_as_ref": _as_ref,
+                              "_VmError": VmError, "_StatusError": StatusError,
+                              "_VmStatusError": VmStatusError, "_ctx": self,
+                              "_I32": _I32.unpack_from, "_I64": _I64.unpack_from,
+                              "_I32p": _I32.pack_into, "_I64p": _I64.pack_into}
+        wide = {_I64, _F64}
+        lines = ["def call(frame):", "    regs, refs = frame.regs, frame.refs"]
+        names = []
+        for i, (kind, a, b) in enumerate(flat):
+            if kind == 0:
+                names.append(f"{'_I64' if a in wide else '_I32'}(regs, {b})[0]")
+                continue
+            lines += [f"    v{i} = refs[{a}]", f"    if type(v{i}) is not _Ref:",
+                      f"        v{i} = _NULL if v{i} is None else _as_ref(v{i}, 'operand {i} of "
+                      f"{full_name}')"]
+            names.append(f"v{i}")
+        lines += [f"    refs[{a}] = None" for a in moved_regs]
+        lines += ["    try:", f"        out = _planned([{', '.join(names)}])",
+                  "    except _VmError:", "        raise", "    except _StatusError as e:",
+                  f"        raise _VmStatusError(e.code, e.message + '; while calling import "
+                  f"{full_name}') from e"]
+        for i, (char, reg) in enumerate(zip(value_chars(results_cc or ""), results)):
+            if char == "r":
+                lines += [f"    x = out[{i}]", "    if x[1] == 0:", "        x = None",
+                          f"    old = refs[{reg.ordinal}]", f"    refs[{reg.ordinal}] = x",
+                          "    if old is not None:", "        _ctx.release(old)"]
+            else:
+                lines.append(f"    {'_I64p' if char in 'IF' else '_I32p'}(regs, {4 * reg.ordinal}, "
+                             f"out[{i}])")
+        exec(compile("\n".join(lines) + "\n", f"<import call {full_name}>", "exec"), ns)
+        return ns["call"]
 
 
 # --------------------------------------------------------------------------------------------------

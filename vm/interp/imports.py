@@ -105,6 +105,11 @@ class NativeImports(ImportResolver):
     def resolves(self, full_name: str, cconv: str | None) -> bool:
         return self._bind(full_name, cconv) is not None
 
+    def bound(self, full_name: str, cconv: str | None) -> "tuple[NativeModule, int] | None":
+        """(module, export ordinal) serving the import, if it resolves: a Context plans its call
+        sites on them (`NativeModule.planned`)."""
+        return self._bind(full_name, cconv)
+
     def call(self, full_name: str, cconv: str, args: list) -> list:
         bound = self._bound.get(full_name) or self._bind(full_name, cconv)
         if bound is None:
