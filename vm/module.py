@@ -22,7 +22,8 @@ from ..abi.errors import IreeAbiError
 from . import call as _call
 from . import module_ref
 from .heap import Heap
-from .ref import Ref, object_release
+from .heap import MALLOC_ALIGNMENT
+from .ref import Ref, countable_cell, object_release
 from .shims import CALL_BEGIN, ByteSpan, CallContext, Shim, Target, shim_for
 from .status import StatusCode, StatusError
 
@@ -162,6 +163,9 @@ class NativeModule:
             self.release()
 
 
+_I32_PACK = _call._I32.pack_into
+
+
 class PlannedCall:
     """One import call site of the bytecode VM, planned once: what `NativeModule.call_ordinal` does,
     with the argument layout, codecs and ref slots fixed for the call site's span counts.
@@ -197,75 +201,65 @@ class PlannedCall:
         self._ctx = CallContext(self.heap, module, module.state)
 
     def __call__(self, flat: list) -> list:
-        heap, module = self.heap, self.module
-        moved = [flat[i] for i in self.moved]
-        # Both buffers on the scratch stack as the VM allocas them: results first.
+        heap, module, asize, rsize = self.heap, self.module, self.asize, self.rsize
+        moved = [flat[i] for i in self.moved] if self.moved else ()
+        # One scratch frame holds both buffers, as the VM allocas them: results, then arguments
+        # (MALLOC_ALIGNMENT apart); void results use the shared empty block.
+        roff = -(-rsize // MALLOC_ALIGNMENT) * MALLOC_ALIGNMENT
         try:
-            raddr = heap.scratch_push(self.rsize) if self.rsize else self.empty
+            frame = heap.scratch_push(roff + asize)
         except BaseException:
             _release_all(heap, moved)
             raise
+        raddr = frame if rsize else self.empty
+        aaddr = frame + roff
+        retained = self.retained
         try:
-            aaddr = heap.scratch_push(self.asize)
+            if len(retained) == 1:  # the common case: one counter to check (and write below)
+                r = flat[retained[0]]
+                one = countable_cell(heap, r[0], r[1]) if r[0] else None
+                retains = None
+            else:
+                one = None
+                refs = [r for r in (flat[i] for i in retained) if r[0]] if retained else None
+                retains = _call._retain_plan(heap, refs) if refs else None
+            self.acodec.pack_into(heap.view(aaddr, asize), 0, flat)
         except BaseException:
-            if self.rsize:
-                heap.scratch_pop(raddr)
+            heap.scratch_pop(frame)
             _release_all(heap, moved)
             raise
-        try:
-            refs = [r for r in (flat[i] for i in self.retained) if r[0]]
-            retains = _call._retain_plan(heap, refs) if refs else None
-            self.acodec.pack_into(heap.view(aaddr, self.asize), 0, flat)
-        except BaseException:
-            heap.scratch_pop(aaddr)
-            if self.rsize:
-                heap.scratch_pop(raddr)
-            _release_all(heap, moved)
-            raise
-        if retains:  # every counter checked above; nothing was freed since
-            pack_into = _call._I32.pack_into
+        # Every counter was checked above and nothing freed since: the retains cannot fail.
+        if one is not None:
+            _I32_PACK(one[2], one[3], one[1] + 1)
+        elif retains:
             for value, n, raw, off in retains.values():
-                pack_into(raw, off, value + n)
+                _I32_PACK(raw, off, value + n)
         export = self.export
         error: BaseException | None = None
         ctx = self._ctx
         if ctx.state is not module.state:  # the module's state was replaced since planning
             ctx = self._ctx = CallContext(heap, module, module.state)
         try:
-            export.shim(ctx, CALL_BEGIN,
-                        ByteSpan(aaddr, self.asize), ByteSpan(raddr, self.rsize), export.target)
+            export.shim(ctx, CALL_BEGIN, ByteSpan(aaddr, asize), ByteSpan(raddr, rsize),
+                        export.target)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
             error = e
-        # The VM's release walk over the argument buffer as the callee left it.
         try:
-            if self.arg_refs:
-                values = self.acodec.unpack(heap.view(aaddr, self.asize))
-                first: BaseException | None = None
-                for i in self.arg_refs:
-                    ptr, typ = values[i]
-                    if ptr and typ:
-                        try:
-                            object_release(heap, ptr, typ)
-                        except IreeAbiError as e:
-                            first = first or e
-                if first is not None:
-                    raise first
-            else:
-                heap.view(aaddr, self.asize)
-        except BaseException as e:  # noqa: BLE001
-            error = error or e
-        finally:
-            heap.scratch_pop(aaddr)
-        if not self.rsize:
-            if error is not None:
-                raise error
-            return []
-        try:
-            values = self.rcodec.unpack(heap.view(raddr, self.rsize))
-        except BaseException as e:  # noqa: BLE001
-            heap.scratch_pop(raddr)
+            # The VM's release walk over the argument buffer as the callee left it: every slot is
+            # released even if one fails (a forged ref); the first failure is the call's error.
+            values = self.acodec.unpack(heap.view(aaddr, asize))
+            for i in self.arg_refs:
+                ptr, typ = values[i]
+                if ptr and typ:
+                    try:
+                        object_release(heap, ptr, typ)
+                    except IreeAbiError as e:
+                        error = error or e
+            values = self.rcodec.unpack(heap.view(raddr, rsize)) if rsize else []
+        except BaseException as e:  # noqa: BLE001 - reading its own frame: the heap closed
+            heap.scratch_pop(frame)
             raise error or e
-        heap.scratch_pop(raddr)
+        heap.scratch_pop(frame)
         if error is not None:  # a failed call: whatever references the results hold are dropped
             for i in self.res_refs:
                 ptr, typ = values[i]

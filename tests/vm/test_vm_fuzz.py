@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm import call as C
 from ireeabi.vm import host
 from ireeabi.vm.buffer import BufferAccess
 from ireeabi.vm.module import Export, NativeModule
@@ -25,7 +27,8 @@ from ireeabi.vm.ref import Ref
 
 import vm_fuzz_common as F
 
-FUZZ_CASES = {"raw_bytes": 1000, "mutated_valid": 2000, "vm_calls": 800, "buffer_ops": 800}
+FUZZ_CASES = {"raw_bytes": 1000, "mutated_valid": 2000, "vm_calls": 800, "planned_calls": 600,
+              "buffer_ops": 800}
 ATHERIS_RUNS = 3000
 SETTINGS = dict(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -143,6 +146,49 @@ def test_fuzz_vm_calls_with_forged_refs(which: int, picks: list[int], counts: li
         try:
             results = mod.call("f", *args)
             assert all(not isinstance(r, Ref) or r.ptr == 0 for r in results)
+        finally:
+            mod.close()
+
+    run_case(world, case)
+
+
+@settings(max_examples=FUZZ_CASES["planned_calls"], **SETTINGS)
+@given(which=which_signature, picks=st.lists(st.integers(0, 1 << 16), min_size=40, max_size=40),
+       counts=st.lists(st.sampled_from([0, 1, 2, 3]), min_size=2, max_size=2))
+def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], counts: list[int]) -> None:
+    """The interpreter's path (NativeModule.planned, values flattened, floats as bits) under the
+    same forged refs: refused before anything is retained, or retained and released symmetrically;
+    with real refs only, it returns what the generic call returns."""
+    sig, form = F.SIGNATURES[which]
+    world = F.World()
+    it = iter(picks * 200)
+    words = world.forged_words()
+    forged = [False]
+
+    def value(char: str) -> object:
+        k = next(it)
+        if char == "r":
+            if k % 3:
+                return world.refs[k % len(world.refs)]
+            forged[0] = True
+            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
+        return float(k) if char in "fF" else k
+
+    def case() -> None:
+        frag = cconv.parse(sig).arguments
+        args = F.arguments_for(frag, counts, value, repeat=True)
+        flat, spans = C.flatten(frag, args)
+        kinds = [v.kind for v in cconv.layout(frag, host.HOST, spans).values]
+        bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
+                struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
+                for x, k in zip(flat, kinds)]
+        mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
+                                                     form)])
+        try:
+            planned = mod.planned(0, spans)(bits)
+            assert all(not isinstance(r, Ref) or r.ptr == 0 for r in planned)
+            if not forged[0]:
+                assert planned == [0 if isinstance(r, float) else r for r in mod.call("f", *args)]
         finally:
             mod.close()
 
