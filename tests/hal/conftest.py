@@ -1,44 +1,15 @@
 """Fixtures of the hal tests: an emulated runtime on a tracked heap that fails the test on leaks."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-import iree_tools
-import vm_ir
 from ireeabi.hal.runtime import HalRuntime
-from ireeabi.vm import module_file as mf
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
 from ireeabi.vm.heap import tracked_heap
 from ireeabi.vm.ref import Ref
 
-PROGRAMS = Path(__file__).parent.parent / "programs"
-
-
-class Program:
-    """A compiled inline-dynamic test program: its kernel library and the compiler's dispatches."""
-
-    def __init__(self, name: str) -> None:
-        src = PROGRAMS / f"{name}.mlir"
-        self.module = mf.read_module(iree_tools.compile_mlir(src))
-        segs = [mf.rodata_bytes(s) for s in self.module.rodata_segments]
-        self.elf = next(s for s in segs if s[:4] == b"\x7fELF")
-        self.format = next(s for s in segs if s.startswith(b"embedded-elf-")).decode()
-        self.ir = vm_ir.vm_ir(src)
-
-    def dispatches(self, function, args, shapes=None):
-        return vm_ir.dispatches(self.ir, function, args, shapes)
-
-
-_programs: dict[str, Program] = {}
-
-
-def program(name: str) -> Program:
-    if name not in _programs:
-        _programs[name] = Program(name)
-    return _programs[name]
+from hal_programs import Program
 
 
 class Session:

@@ -7,7 +7,7 @@ from ireeabi.hal import python_executable as PX
 from ireeabi.vm import ref as R
 from ireeabi.vm.status import StatusError
 
-from conftest import PROGRAMS, Program
+from hal_programs import PROGRAMS, Program
 
 
 def _scale(d, wg):
