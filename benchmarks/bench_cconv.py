@@ -8,6 +8,7 @@ cache cleared, shim structs re-declared and laid out).
 """
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -61,4 +62,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()

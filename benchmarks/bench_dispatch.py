@@ -10,6 +10,7 @@ views and the same dispatch) on local-sync. Both in this one run, on this machin
 """
 from __future__ import annotations
 
+import argparse
 import re
 import statistics
 import subprocess
@@ -26,7 +27,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "hal"))
 
 import iree_tools  # noqa: E402
-from conftest import Session, program  # noqa: E402
+from conftest import Session  # noqa: E402
+from hal_programs import program  # noqa: E402
 from ireeabi.hal.runtime import HalRuntime  # noqa: E402
 
 
@@ -103,4 +105,6 @@ def main(rounds: int = 5) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    main(ap.parse_args().rounds)

@@ -16,6 +16,7 @@ side in one run:
 """
 from __future__ import annotations
 
+import argparse
 import struct
 import time
 from typing import Callable
@@ -129,4 +130,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     main()
