@@ -196,6 +196,13 @@ def test_invoke_argument_and_import_errors():
         ctx.invoke("i32_ops", 1)
     with pytest.raises(ArgumentError, match="does not fit i32"):
         ctx.invoke("i32_ops", 1 << 32, 0)
+    with pytest.raises(ArgumentError, match="does not fit i64"):
+        ctx.invoke("i64_ops", -(1 << 63) - 1, 0)
+    # Both ends of each integer's accepted range land in the register as the same bits.
+    assert ctx.invoke("i32_ops", -1, 3) == ctx.invoke("i32_ops", (1 << 32) - 1, 3)
+    assert ctx.invoke("i32_ops", -(1 << 31), 3) == ctx.invoke("i32_ops", 1 << 31, 3)
+    assert ctx.invoke("i64_ops", -1, 3) == ctx.invoke("i64_ops", (1 << 64) - 1, 3)
+    assert ctx.invoke("i64_ops", True, 3) == ctx.invoke("i64_ops", 1, 3)  # bool: an int, as C
     with pytest.raises(ArgumentError, match="expected a float"):
         ctx.invoke("f32_ops", "1.5", 0.0)
 

@@ -40,13 +40,14 @@ from .handlers import RETURN
 from .imports import ImportResolver, NativeImports
 from ..call import _as_ref
 from ..ref import NULL_REF, Ref
-from .numerics import _F32, _F64, _I32, _I64
+from .numerics import M32, M64, _F32, _F64, _I32, _I64, _U32, _U64
 from .registers import (Frame, Function, cconv_fragments, cconv_register_counts, release_frame,
                         retain_or_move, store_ref, store_value, value_chars)
 from .verify import verify_instruction
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 _SCALAR = {"i": _I32, "I": _I64, "f": _F32, "F": _F64}
+_I32_MIN, _U32_END, _I64_MIN, _U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
 
 
 class Context:
@@ -67,6 +68,7 @@ class Context:
         self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
         self.global_refs: list = [None] * max(m.global_ref_count, 0)
         self.rodata: list = []
+        self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...]]] = {}
         try:
             self.rodata = self.buffers.rodata_buffers(m)
             self.resolved = self._resolve_imports()
@@ -95,6 +97,36 @@ class Context:
         if self.closed:
             raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
                                      f"(module {self.module.name})")
+        entry = self._entries.get(function_name)
+        if entry is None:
+            entry = self._entry(function_name)
+        fn, places = entry
+        if len(args) != len(places):
+            export = self.exported(function_name)
+            raise ArgumentError(f"{function_name} takes {len(places)} argument(s) "
+                                f"({export.cconv}), got {len(args)}")
+        frame = Frame(fn)
+        try:
+            refs, regs = frame.refs, frame.regs
+            for index, ((char, at), value) in enumerate(zip(places, args)):
+                if char == "r":
+                    if value is not None:
+                        self.retain(value)
+                    refs[at] = value
+                elif char == "I" and type(value) is int and _I64_MIN <= value < _U64_END:
+                    _U64.pack_into(regs, at, value & M64)  # as write_i64 stores it
+                elif char == "i" and type(value) is int and _I32_MIN <= value < _U32_END:
+                    _U32.pack_into(regs, at, value & M32)
+                else:  # the general case, with its checks and messages
+                    store_value(regs, at, char, value, f"{function_name} argument {index}")
+        except BaseException:
+            release_frame(self, frame)
+            raise
+        return self._execute(frame)
+
+    def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...]]:
+        """(function, where each argument goes: (cconv char, ref index or register byte offset))
+        of an export, checked once and kept for later invokes."""
         export = self.exported(function_name)
         fn = self.functions[export.internal_ordinal]
         if fn.cconv_args is None:
@@ -102,29 +134,19 @@ class Context:
         if any(c in fn.cconv_args for c in "CD"):
             raise ArgumentError(f"export {function_name!r} takes spans ({export.cconv}); "
                                 f"bytecode functions cannot")
-        chars = value_chars(fn.cconv_args)
-        if len(args) != len(chars):
-            raise ArgumentError(f"{function_name} takes {len(chars)} argument(s) "
-                                f"({export.cconv}), got {len(args)}")
-        frame = Frame(fn)
+        places = []
         i32_reg = ref_reg = 0
-        try:
-            for index, (char, value) in enumerate(zip(chars, args)):
-                if char == "r":
-                    if value is not None:
-                        self.retain(value)
-                    frame.refs[ref_reg] = value
-                    ref_reg += 1
-                    continue
-                if char in "IF":
-                    i32_reg += i32_reg & 1
-                store_value(frame.regs, 4 * i32_reg, char, value,
-                            f"{function_name} argument {index}")
-                i32_reg += 2 if char in "IF" else 1
-        except BaseException:
-            release_frame(self, frame)
-            raise
-        return self._execute(frame)
+        for char in value_chars(fn.cconv_args):
+            if char == "r":
+                places.append((char, ref_reg))
+                ref_reg += 1
+                continue
+            if char in "IF":
+                i32_reg += i32_reg & 1
+            places.append((char, 4 * i32_reg))
+            i32_reg += 2 if char in "IF" else 1
+        entry = self._entries[function_name] = (fn, tuple(places))
+        return entry
 
     def close(self) -> None:
         """Release the module state's references (ref globals) and the factory's rodata; later
@@ -174,6 +196,7 @@ class Context:
         insts = decode_function(function_bytecode(m, ordinal), name)
         fn = Function(ordinal, name, d.i32_register_count, d.ref_register_count, d.requirements,
                       args, results, insts)
+        fn.result_chars = tuple(value_chars(results or ""))
         for i, inst in enumerate(insts):
             if inst.is_block:
                 fn.block_index[inst.pc] = i + 1
@@ -199,10 +222,11 @@ class Context:
     def _execute(self, frame: Frame) -> list:
         stack = [frame]
         try:
+            code = frame.fn.code
+            end = len(code)
             while True:
-                code = frame.fn.code
                 ip = frame.ip
-                if ip >= len(code):
+                if ip >= end:
                     err = VmTrapError("execution ran past the end of the function")
                     raise err.locate(frame.fn.name, _end_pc(frame.fn), _callers(stack))
                 handler, payload, inst = code[ip]
@@ -228,6 +252,8 @@ class Context:
                     caller = stack[-1]
                     self._leave_internal(frame, payload, caller)
                     frame = caller
+                    code = frame.fn.code
+                    end = len(code)
                     continue
                 if len(stack) >= self.max_depth:
                     release_frame(self, out)
@@ -236,6 +262,8 @@ class Context:
                     raise err.locate(frame.fn.name, inst.pc, _callers(stack))
                 stack.append(out)
                 frame = out
+                code = frame.fn.code
+                end = len(code)
         except BaseException:
             if self.counted:  # unwinding: every frame still on the stack releases its refs
                 for f in reversed(stack):
@@ -284,7 +312,7 @@ class Context:
     def _leave_external(self, frame: Frame, operands: Sequence[Register]) -> list:
         out: list = []
         try:
-            for char, reg in zip(value_chars(frame.fn.cconv_results), operands):
+            for char, reg in zip(frame.fn.result_chars, operands):
                 if char == "r":
                     value = frame.refs[reg.ordinal]
                     if reg.move:

@@ -67,6 +67,7 @@ class Function:
     cconv_results: str | None
     instructions: list[Instruction]
     code: list = field(default_factory=list)  # (handler, payload, instruction)
+    result_chars: tuple[str, ...] = ()  # value_chars(cconv_results), kept for every return
     block_index: dict[int, int] = field(default_factory=dict)  # block pc -> index after marker
 
 
