@@ -189,7 +189,7 @@ def main() -> None:
         bench = PROGRAMS["add16"]
         profile(iree_tools.compile_mlir(bench.source, model=args.model), bench, args.rounds)
         return
-    print(f"whole call, {args.model}, ms per call (medians; mean in parentheses)")
+    print(f"whole call, {args.model}, ms per call (medians)")
     for name, bench in PROGRAMS.items():
         n = bench.elements
         if args.model == "inline-static" and n > 4096:
