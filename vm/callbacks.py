@@ -116,19 +116,13 @@ def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: 
     r = _registry.get(address)
     if r is None or r.prototype is not prototype:
         r = lookup(address, prototype, what)  # raises
-    # The pointer object made at registration for this very address (a call through the address,
-    # not the Python function: what C does with it is what happens).
-    result = r.pointer(*args)
-    if _parked.errors:
-        parked = _take_parked()
-        if cleanup is not None:
-            cleanup(result)
-        raise parked  # type: ignore[misc]
-    return result
+    return call_registered(r, *args, cleanup=cleanup)
 
 
 def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | None = None) -> Any:
     """`call()` through a function `lookup` just returned (no second registry lookup)."""
+    # The pointer object made at registration for this very address (a call through the address,
+    # not the Python function: what C does with it is what happens).
     result = r.pointer(*args)
     if _parked.errors:
         parked = _take_parked()
