@@ -10,6 +10,7 @@ import pytest
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import heap as H
+from ireeabi.vm import host
 from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -138,6 +139,33 @@ def test_views_survive_free_and_close() -> None:
     assert arr.sum() == 56
     with pytest.raises(HeapError, match="used after close"):
         heap.malloc(1)
+
+
+def test_no_fast_path_outlives_its_block_or_the_heap() -> None:
+    """The accessors' shortcuts (the block found last, the scratch stack) must not serve a block that
+    was freed, nor anything after close: every accessor still raises."""
+    heap = Heap(capture_stacks=False)
+    p = heap.malloc(16)
+    heap.read_word(p)  # p is now the block found last
+    heap.free(p)
+    accessors = {
+        "read_word": lambda a: heap.read_word(a), "write_word": lambda a: heap.write_word(a, 1),
+        "read_i32": lambda a: heap.read_i32(a), "write_i32": lambda a: heap.write_i32(a, 1),
+        "cell": lambda a: heap.cell(a, 4), "view": lambda a: heap.view(a, 4),
+        "unpack": lambda a: heap.unpack(host.I32, a), "pack": lambda a: heap.pack(host.I32, a, 1),
+        "memset": lambda a: heap.memset(a, 0, 4), "read": lambda a: heap.read(a, 4),
+        "fetch_add_i32": lambda a: heap.fetch_add_i32(a, 1),
+    }
+    for name, access in accessors.items():
+        with pytest.raises(HeapError, match="freed memory"):
+            access(p)
+    frame = heap.scratch_push(16)
+    heap.read_word(frame)
+    heap.close()
+    for name, access in accessors.items():
+        for address in (p, frame):
+            with pytest.raises(HeapError, match="used after close"):
+                access(address)
 
 
 def test_scratch_is_lifo_and_tracked(heap: Heap) -> None:
