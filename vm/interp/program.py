@@ -65,6 +65,7 @@ class Program:
         self.heap = heap if heap is not None else Heap(name=f"program {self.module.name}")
         self._mark = self.heap.mark()
         self.closed = False
+        self._signatures: dict[str, tuple[str, str]] = {}
         self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
                                   legacy_inline=legacy_inline, legacy_loader=legacy_loader,
                                   cpu_data=cpu_data)
@@ -84,10 +85,15 @@ class Program:
 
     def signature(self, function: str) -> tuple[str, str]:
         """(argument chars, result chars) of an export's cconv, e.g. ("rrf", "r")."""
+        known = self._signatures.get(function)
+        if known is not None:  # the module is immutable: derived once per export
+            return known
         args, results = cconv_fragments(self.context.exported(function).cconv)
         if args is None:
             raise ArgumentError(f"export {function!r} has no calling convention")
-        return "".join(value_chars(args)), "".join(value_chars(results))
+        known = self._signatures[function] = ("".join(value_chars(args)),
+                                              "".join(value_chars(results)))
+        return known
 
     def call(self, function: str, *inputs: Any) -> list[Value]:
         """Run an export on numpy arrays / scalars; its results as numpy values (see the module
