@@ -585,6 +585,15 @@ class Heap:
                 _memset(start, 0, n)
         return start
 
+    def scratch_memory(self) -> tuple[Any, int]:
+        """(buffer, base) of the scratch stack: the bytes of a frame this caller pushed are
+        `buffer[address - base:]`, for `struct.*_from` / `*_into` on its own frame without a
+        check per access (the VM writes its alloca'd argument buffer directly). Frames it did
+        not push, or popped ones, are not its to touch."""
+        if self.closed:
+            self._check_open()
+        return self._stack_raw, self._stack_base
+
     def scratch_pop(self, start: int) -> None:
         frames_ = self._scratch_frames
         if not frames_ or start + 0 < frames_[-1]:

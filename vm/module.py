@@ -178,7 +178,7 @@ class PlannedCall:
     """
 
     __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",
-                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx")
+                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack")
 
     def __init__(self, module: NativeModule, export: Export, span_counts: tuple[int, ...],
                  moved: tuple[int, ...]) -> None:
@@ -199,6 +199,8 @@ class PlannedCall:
         self.res_refs = tuple(i for i, _, _ in self.results.ref_slots)
         self.empty = _call._empty_block(self.heap) if not self.rsize else 0
         self._ctx = CallContext(self.heap, module, module.state)
+        # The scratch block is the heap's for its whole life (scratch_push refuses a closed heap).
+        self.stack = self.heap.scratch_memory()
 
     def __call__(self, flat: list) -> list:
         heap, module, asize, rsize = self.heap, self.module, self.asize, self.rsize
@@ -213,6 +215,7 @@ class PlannedCall:
             raise
         raddr = frame if rsize else self.empty
         aaddr = frame + roff
+        stack, base = self.stack  # the frame is this call's own: no check per access
         retained = self.retained
         try:
             if len(retained) == 1:  # the common case: one counter to check (and write below)
@@ -223,7 +226,7 @@ class PlannedCall:
                 one = None
                 refs = [r for r in (flat[i] for i in retained) if r[0]] if retained else None
                 retains = _call._retain_plan(heap, refs) if refs else None
-            self.acodec.pack_into(heap.view(aaddr, asize), 0, flat)
+            self.acodec.pack_into(stack, aaddr - base, flat)
         except BaseException:
             heap.scratch_pop(frame)
             _release_all(heap, moved)
@@ -247,7 +250,7 @@ class PlannedCall:
         try:
             # The VM's release walk over the argument buffer as the callee left it: every slot is
             # released even if one fails (a forged ref); the first failure is the call's error.
-            values = self.acodec.unpack(heap.view(aaddr, asize))
+            values = self.acodec.unpack(stack, aaddr - base)
             for i in self.arg_refs:
                 ptr, typ = values[i]
                 if ptr and typ:
@@ -255,7 +258,7 @@ class PlannedCall:
                         object_release(heap, ptr, typ)
                     except IreeAbiError as e:
                         error = error or e
-            values = self.rcodec.unpack(heap.view(raddr, rsize)) if rsize else []
+            values = self.rcodec.unpack(stack, raddr - base) if rsize else []
         except BaseException as e:  # noqa: BLE001 - reading its own frame: the heap closed
             heap.scratch_pop(frame)
             raise error or e

@@ -193,9 +193,20 @@ class _Fixed(_Decoder):
     reader: _Reader
 
     def decode(self, view: memoryview, base: int) -> list[Any]:
-        if len(view) != self.reader.size:
-            raise _mismatch()
-        return self.reader.read(view, 0)
+        return self.fast(view, base)
+
+    @cached_property
+    def fast(self) -> Callable[[memoryview, int], list[Any]]:
+        """The size check, the unpack and the values, compiled for this struct (runs per call)."""
+        r = self.reader
+        ns: dict[str, Any] = {"_Ref": Ref, "_unpack_from": r.struct.unpack_from,
+                              "_mismatch": _mismatch}
+        exec(f"def decode(view, base):\n"
+             f"    if len(view) != {r.size}:\n"
+             f"        raise _mismatch()\n"
+             f"    t = _unpack_from(view, 0)\n"
+             f"    return [{', '.join(r._exprs)}]\n", ns)
+        return ns["decode"]
 
 
 @dataclass(frozen=True)
@@ -342,6 +353,9 @@ def _result_writer(text: str) -> _ResultWriter:
     return _ResultWriter(_struct_reader(text) if frag.items else None)
 
 
+_ONE_VALUE = frozenset({Ref, int, float})  # types _normalize_results takes as one result
+
+
 def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
     """A target's return value as a list of `n` results (a Ref is one value, not a pair)."""
     if isinstance(result, Ref):
@@ -385,7 +399,7 @@ class Shim:
         set_(self, "_rets", rets)
         set_(self, "_n_results", len(self.signature.results.items))
         set_(self, "_where", f"native function {self.signature.text!r}")
-        set_(self, "_decode", args.decode)
+        set_(self, "_decode", args.fast if isinstance(args, _Fixed) else args.decode)
         set_(self, "_rsize", rets.size)
         set_(self, "_rzeros", bytes(rets.size))
         set_(self, "_write", rets._pack if rets.reader is not None else None)
@@ -436,7 +450,10 @@ class Shim:
         result = target(ctx, *values) if values else target(ctx)
         if write is None and result is None:  # the common void case, as _normalize_results takes it
             return
-        out = _normalize_results(result, self._n_results, self._where)
+        if self._n_results == 1 and type(result) in _ONE_VALUE:  # a lone Ref or scalar
+            out = [result]
+        else:
+            out = _normalize_results(result, self._n_results, self._where)
         if write is None:
             return
         try:

@@ -334,9 +334,10 @@ class Context:
 
     def import_call(self, ordinal: int, segment_sizes: Sequence[int] | None,
                     operands: Sequence[Register], results: Sequence[Register]
-                    ) -> Callable[[Frame], None]:
-        """A function calling import `ordinal` from a frame: operand registers gathered per the
-        import's cconv (planned here, once per call site), results stored in `results`."""
+                    ) -> Callable[["Context", Frame, Any], None]:
+        """The instruction handler `(ctx, frame, payload)` calling import `ordinal` from a frame:
+        operand registers gathered per the import's cconv (planned here, once per call site),
+        results stored in `results`."""
         imp = self.module.imported_functions[ordinal]
         full_name, cconv = imp.full_name, imp.cconv
         resolved = self.resolved[ordinal]
@@ -352,7 +353,7 @@ class Context:
         n_results = len(result_plan)
         imports = self.imports
 
-        def call(frame: Frame) -> None:
+        def call(_ctx: "Context", frame: Frame, _payload: Any) -> None:
             if not resolved:
                 raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{full_name}` "
                                     f"(ordinal {ordinal}) not resolved")
@@ -393,7 +394,7 @@ class Context:
 
     def _native_call(self, full_name: str, cconv: str, plan: tuple,
                      segment_sizes: Sequence[int] | None, results_cc: str | None,
-                     results: Sequence[Register]) -> Callable[[Frame], None] | None:
+                     results: Sequence[Register]) -> Callable[["Context", Frame, Any], None] | None:
         """The call site as one generated function over a planned native call
         (`NativeModule.planned`): operand registers read straight into the argument values in
         packer order (scalars as the register bits, refs as they are, MOVE-marked ones handed to the
@@ -415,7 +416,7 @@ class Context:
                               "_I32": _I32.unpack_from, "_I64": _I64.unpack_from,
                               "_I32p": _I32.pack_into, "_I64p": _I64.pack_into}
         wide = {_I64, _F64}
-        lines = ["def call(frame):", "    regs, refs = frame.regs, frame.refs"]
+        lines = ["def call(_c, frame, _p):", "    regs, refs = frame.regs, frame.refs"]
         names = []
         for i, (kind, a, b) in enumerate(flat):
             if kind == 0:

@@ -112,11 +112,7 @@ def _make_call(ctx, fn, inst):
         ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
         imp = ctx.module.imported_functions[ordinal]
         check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
-        call = ctx.import_call(ordinal, segments, operands, results)
-
-        def call_import(ctx, frame, _):
-            call(frame)
-        return call_import, None
+        return ctx.import_call(ordinal, segments, operands, results), None
     if segments is not None:
         raise BytecodeVerifyError("vm.call.variadic of an internal function (IREE supports "
                                   "variadic calls to imports only)", inst.pc)
