@@ -172,9 +172,10 @@ class PlannedCall:
 
     `plan(flat)` takes the argument values already flattened in packer order (refs as `Ref`, NULL
     as NULL_REF, floats as their bit patterns as registers hold them, span counts implied by the
-    plan) and returns the flattened results the same way (refs owned by the caller). As iree_vm_bytecode_populate_import_cconv_arguments does, each ref is retained
-    into the buffer, except the `moved` ones, whose references the buffer takes over; the release
-    walk after the call drops every reference the buffer holds, whatever the status.
+    plan) and returns the flattened results the same way (refs owned by the caller). As
+    iree_vm_bytecode_populate_import_cconv_arguments does, each ref is retained into the buffer,
+    except the `moved` ones, whose references the buffer takes over; the release walk after the
+    call drops every reference the buffer holds, whatever the status.
     """
 
     __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",

@@ -96,7 +96,8 @@ class _Reader:
 
     @cached_property
     def assemble(self) -> Callable[[tuple], list]:
-        """`_assemble(kinds, items)` compiled for these kinds."""
+        """items -> the values: each ref's two words as a `Ref`, scalars as they are (compiled for
+        these kinds)."""
         ns: dict[str, Any] = {"_Ref": Ref}
         exec(f"def assemble(t):\n    return [{', '.join(self._exprs)}]\n", ns)
         return ns["assemble"]
@@ -115,26 +116,13 @@ class _Reader:
 
     @cached_property
     def element(self) -> Callable[[tuple], Any]:
-        """items -> `_element_value(_assemble(kinds, items))`: one span element's Python value, by a
-        function compiled for these kinds."""
+        """items -> one span element's Python value: its single value, or a tuple of its values
+        (refs as `Ref`), by a function compiled for these kinds."""
         exprs = self._exprs
         body = exprs[0] if len(exprs) == 1 else "(" + "".join(e + ", " for e in exprs) + ")"
         ns: dict[str, Any] = {"_Ref": Ref}
         exec(f"def element(t):\n    return {body}\n", ns)
         return ns["element"]
-
-
-def _assemble(kinds: Sequence[str], items: Sequence[Any]) -> list[Any]:
-    out: list[Any] = []
-    i = 0
-    for k in kinds:
-        if k == "ref":
-            out.append(Ref(items[i], items[i + 1]))
-            i += 2
-        else:
-            out.append(items[i])
-            i += 1
-    return out
 
 
 def _reader(slots: Sequence[tuple[int, str]], size: int) -> _Reader:
@@ -168,10 +156,6 @@ def _struct_reader(text: str) -> _Reader:
     lay = _c_layout(text)
     return _reader([(f.offset, v.char) for f, v in zip(lay.fields, cconv.parse_fragment(text).items)],
                    lay.size)
-
-
-def _element_value(values: list[Any]) -> Any:
-    return values[0] if len(values) == 1 else tuple(values)
 
 
 # -- argument decoders ----------------------------------------------------------------------------------
@@ -225,10 +209,13 @@ class _Vla(_Decoder):
         if n != (self.sizeof + count * self.element.size) & _MASK:
             raise _mismatch()
         values = self.fixed.read(view, 0)
+        if not count:
+            values.append([])
+            return values
         es = self.element
-        items = es.struct.iter_unpack(view[self.array_offset:self.array_offset + count * es.size]) \
-            if count else ()
-        values.append([_element_value(_assemble(es.kinds, t)) for t in items])
+        element = es.element  # one element's value, compiled per element kinds
+        values.append([element(t) for t in es.struct.iter_unpack(
+            view[self.array_offset:self.array_offset + count * es.size])])
         return values
 
 
