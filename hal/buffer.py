@@ -15,6 +15,8 @@ from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm import host
 from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.heap import Heap
+from ireeabi.vm.ref import object_release as _object_release
+from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -139,7 +141,7 @@ class BufferTypes:
         data = b.storage + offset
         if mode & _SCOPED:
             try:
-                self.resources.retain(ptr)
+                _object_retain(self.heap, ptr, self.type)
             except BaseException:  # the mapping as it stood when the retain failed: no contents yet
                 _MAP_FMT.pack_into(raw, off, 0, 0, ptr & _MASK, offset & _MASK, unit)
                 raise
@@ -148,9 +150,13 @@ class BufferTypes:
 
     def unmap_range(self, mapping: int) -> None:
         raw, off = self.heap.cell(mapping, _MAPPING_SIZE)
+        self.unmap_into(raw, off)
+
+    def unmap_into(self, raw: Any, off: int) -> None:
+        """unmap_range on a `Heap.cell` the caller took over the whole mapping."""
         ptr, unit = _UNMAP_FMT.unpack_from(raw, off)
         if not ptr:
             return
         raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING
         if not (unit >> _PERSISTENT_SHIFT) & 1:  # SCOPED: the mapping holds a retain
-            self.resources.release(ptr)
+            _object_release(self.heap, ptr, self.type)

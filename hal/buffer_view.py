@@ -17,6 +17,7 @@ from ireeabi.vm import host
 from ireeabi.vm.allocator import AllocatorT
 from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
 
 from .buffer import BufferTypes
@@ -86,9 +87,9 @@ class BufferViewTypes:
         ptr = _alloc.malloc(heap, allocator, _VIEW_SIZE + rank * _DIM)
         raw, off = heap.cell(ptr, _VIEW_SIZE)
         _ALLOCATOR_FMT.pack_into(raw, off + _ALLOCATOR_OFF, allocator.self & _MASK, allocator.ctl & _MASK)
-        self.buffers.resources.retain(buffer)
+        _object_retain(heap, buffer, self.buffers.type)
         element_type &= 0xFFFFFFFF
-        bits = HB.iree_hal_element_bit_count(element_type)
+        bits = element_type & 0xFF  # iree_hal_element_bit_count of the uint32 type: its low byte
         _BODY_FMT.pack_into(raw, off + _BODY_OFF, buffer & _MASK, element_type, encoding_type & 0xFFFFFFFF,
                             (math.prod(shape) * bits + 7) // 8 & _MASK, rank)
         if rank:
@@ -108,7 +109,13 @@ class BufferViewTypes:
         _alloc.free(self.heap, info.allocator, ptr)
 
     def deref(self, ref: Ref) -> int:
-        return self.resources.deref(ref)[0]
+        return self.resources.deref_ptr(ref)
+
+    def deref_buffer(self, ref: Ref) -> int:
+        """`buffer(deref(ref))`: the ref checked, then the header (the whole of it) read."""
+        ptr = self.resources.deref_ptr(ref)
+        raw, off = self.heap.cell(ptr, _VIEW_SIZE)
+        return _BUFFER_FMT.unpack_from(raw, off)[0]
 
     def _field(self, ptr: int, fmt: struct.Struct) -> int:
         """One header field: the whole header is checked, as a ctypes view of it would be."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import io
 import os
+import struct
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -164,12 +165,11 @@ class Library:
             raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
         if not 0 <= ordinal < len(self.exports):
             raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
-        lib = native()
-        calls = lib.ffi.new("uint64_t*")
+        issue, new = _issue_fn()
+        calls = new("uint64_t*")
         x, y, z = workgroup_count
-        status = lib.lib.ireeabi_issue_workgroups(
-            self.exports[ordinal].function, self.environment_address, dispatch_state, workgroup_state,
-            _WG_OFFSETS[0], _WG_OFFSETS[1], _WG_OFFSETS[2], x, y, z, calls)
+        status = issue(self.exports[ordinal].function, ctypes.addressof(self._env), dispatch_state,
+                       workgroup_state, _WG_X, _WG_Y, _WG_Z, x, y, z, calls)
         return DispatchResult(status, calls[0])
 
     def dispatch(self, ordinal: int, workgroup_count: tuple[int, int, int], constants: Sequence[int] = (),
@@ -206,6 +206,16 @@ def _cls(decl: Any) -> type:
 
 _WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host.HOST.name)
 _WG_OFFSETS = tuple(_WG_LAYOUT.field(f"workgroup_id_{a}").offset for a in "xyz")
+_WG_X, _WG_Y, _WG_Z = _WG_OFFSETS
+_ISSUE: list = []  # (ireeabi_issue_workgroups, ffi.new) once the helper is built
+
+
+def _issue_fn() -> tuple[Any, Any]:
+    """The C workgroup loop and cffi's `new`, looked up once (the helper builds on first use)."""
+    if not _ISSUE:
+        lib = native()
+        _ISSUE.append((lib.lib.ireeabi_issue_workgroups, lib.ffi.new))
+    return _ISSUE[0]
 
 
 def new_workgroup_state(processor_id: int = 0) -> Any:
@@ -219,14 +229,31 @@ def new_workgroup_state(processor_id: int = 0) -> Any:
     return wg
 
 
+_DS = host.layout(X.iree_hal_executable_dispatch_state_v0_t)
+# The counts part of dispatch_state_v0 (sizes, counts, constant/binding counts, max_concurrency) is
+# contiguous: rewritten per dispatch with one pack (constant_count, max_concurrency and binding_count
+# are rewritten with the values they already hold, so the bytes stay exactly those of field stores).
+_DS_COUNTS_FMT = struct.Struct("<" + "".join(
+    {4: "I", 2: "H", 1: "B"}[_DS.field(name).size] for name in (
+        "workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count", "workgroup_count_x",
+        "workgroup_count_y", "workgroup_count_z", "max_concurrency", "binding_count")))
+assert _DS.offsetof("workgroup_size_x") == 0 and _DS_COUNTS_FMT.size == _DS.offsetof("constants")
+assert [_DS.offsetof(n) for n in ("constant_count", "workgroup_count_x", "binding_count")] == [10, 12, 23]
+_DS_WORD = host.WORD.format[-1]
+_U32 = 0xFFFFFFFF
+
+
 class DispatchState:
-    """dispatch_state_v0 plus the constant and binding arrays it points at, all kept alive together."""
+    """dispatch_state_v0 plus the constant and binding arrays it points at, all kept alive together.
+    The arrays' codecs are compiled once per (constant count, binding count)."""
 
     def __init__(self, constant_count: int, binding_count: int) -> None:
         self.state = _cls(X.iree_hal_executable_dispatch_state_v0_t)()
         self.constants = (ctypes.c_uint32 * max(constant_count, 1))()
         self.binding_ptrs = (ctypes.c_size_t * max(binding_count, 1))()
         self.binding_lengths = (ctypes.c_size_t * max(binding_count, 1))()
+        # as the (truncating) ctypes stores below leave them
+        self.constant_count, self.binding_count = constant_count & 0xFFFF, binding_count & 0xFF
         s = self.state
         s.constant_count = constant_count
         s.binding_count = binding_count
@@ -234,13 +261,13 @@ class DispatchState:
         s.constants = ctypes.addressof(self.constants)
         s.binding_ptrs = ctypes.addressof(self.binding_ptrs)
         s.binding_lengths = ctypes.addressof(self.binding_lengths)
-
-    @property
-    def address(self) -> int:
-        return ctypes.addressof(self.state)
+        self.address = ctypes.addressof(s)
+        self._constants_fmt = struct.Struct(f"<{constant_count}I")
+        self._bindings_fmt = struct.Struct(f"<{binding_count}{_DS_WORD}")
 
     def set(self, *, workgroup_size: tuple[int, int, int], workgroup_count: tuple[int, int, int],
             constants: Sequence[int], bindings: Sequence[tuple[int, int]]) -> None:
+        # Field stores: any caller's values, truncated as ctypes does (`pack` is the dispatcher's).
         s = self.state
         s.workgroup_size_x, s.workgroup_size_y, s.workgroup_size_z = workgroup_size
         s.workgroup_count_x, s.workgroup_count_y, s.workgroup_count_z = workgroup_count
@@ -249,6 +276,18 @@ class DispatchState:
         for i, (ptr, length) in enumerate(bindings):
             self.binding_ptrs[i] = ptr
             self.binding_lengths[i] = length
+
+    def pack(self, counts: tuple[int, int, int], constants: Sequence[int], ptrs: Sequence[int],
+             lengths: Sequence[int]) -> None:
+        """`set` with workgroup size 1x1x1 for in-range counts (x, y as uint32, z as uint16), exactly
+        `constant_count` constants (masked to uint32 here) and `binding_count` binding words."""
+        _DS_COUNTS_FMT.pack_into(self.state, 0, 1, 1, 1, self.constant_count, counts[0], counts[1], counts[2],
+                                 1, self.binding_count)
+        if constants:
+            self._constants_fmt.pack_into(self.constants, 0, *[c & _U32 for c in constants])
+        if ptrs:
+            self._bindings_fmt.pack_into(self.binding_ptrs, 0, *ptrs)
+            self._bindings_fmt.pack_into(self.binding_lengths, 0, *lengths)
 
 
 def load_library(format: str, data: bytes, constants: Sequence[int] = (),

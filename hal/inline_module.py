@@ -22,6 +22,7 @@ from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import allocator as _alloc
 from ireeabi.vm import callbacks, host
+from ireeabi.vm import ref as _ref
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.module import Export, NativeModule
@@ -30,6 +31,7 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from . import cpu
+from .buffer import HalBuffer
 
 if TYPE_CHECKING:
     from .runtime import HalRuntime
@@ -57,6 +59,10 @@ _SCOPED = int(HB.MappingMode.SCOPED)
 _ACCESS_ANY = int(HB.MemoryAccess.ANY)
 STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
 _STORAGE_ACCESS = int(STORAGE_ACCESS) & ~int(BufferAccess.COALLOCATED)  # as initialize stores it
+_MAX_RANK = HI.MAX_BUFFER_VIEW_RANK
+_MASK = host.WORD_MASK
+_object_retain = _ref.object_retain  # per call: no module attribute lookups
+_object_release = _ref.object_release
 
 
 class HalInlineModule:
@@ -66,6 +72,12 @@ class HalInlineModule:
         self.legacy = legacy
         self.host_allocator = _alloc.heap_allocator(self.heap)
         self._ctl = _alloc.make_ctl(self._storage_ctl, name="hal_inline storage buffer ctl")
+        # The runtime's types, fixed for its life: bound once for the per-call paths.
+        self._hal_buffers = rt.hal_buffers
+        self._buffer_type = rt.hal_buffers.type
+        self._views = rt.views
+        self._view_type = rt.views.type
+        self._vm_buffers = rt.vm_buffers
         targets = {
             "buffer.allocate": self._allocate,
             "buffer.allocate.initialized": self._allocate_initialized,
@@ -95,8 +107,12 @@ class HalInlineModule:
 
     def wrap_storage(self, buffer: int) -> Ref:
         """A new storage wrapper for HAL buffer `buffer`: a vm.buffer ref the caller owns."""
-        heap, rt = self.heap, self.rt
-        hal_buffers = rt.hal_buffers
+        return self._wrap_storage(buffer, None)
+
+    def _wrap_storage(self, buffer: int, b: HalBuffer | None) -> Ref:
+        """wrap_storage; `b` is the buffer's payload when the caller has it (None: looked up)."""
+        heap = self.heap
+        hal_buffers = self._hal_buffers
         wrapper = _alloc.malloc(heap, self.host_allocator, _WRAPPER_SIZE)
         # One check of the whole wrapper (mapping and VM buffer handle included); nothing below frees
         # it before the last write.
@@ -104,19 +120,21 @@ class HalInlineModule:
         if not self.legacy:
             a = self.host_allocator
             _ALLOCATOR_FMT.pack_into(raw, off + _ALLOCATOR_OFF, a.self, a.ctl)
-            hal_buffers.resources.retain(buffer)
+            _object_retain(heap, buffer, self._buffer_type)
             _WORD.pack_into(raw, off + _HAL_BUFFER_OFF, buffer)
         try:
-            b = hal_buffers.get(buffer)
+            if b is None:
+                b = hal_buffers.get(buffer)
             data, length = hal_buffers.map_into(raw, off + _MAPPING_OFF, buffer, b, _SCOPED, _ACCESS_ANY, 0,
                                                 b.byte_length)
         except StatusError:
             self._destroy_wrapper(wrapper)
             raise
         # iree_vm_buffer_initialize over the mapping: a handle with counter 1, moved into the ref.
-        rt.vm_buffers.write_handle(raw, off + _VM_BUFFER_OFF, 1, _STORAGE_ACCESS, data, length,
-                                   AllocatorT(wrapper, self._ctl), 0)
-        return Ref(wrapper + _VM_BUFFER_OFF, rt.vm_buffers.type)
+        vm_buffers = self._vm_buffers
+        vm_buffers.write_handle(raw, off + _VM_BUFFER_OFF, 1, _STORAGE_ACCESS, data, length,
+                                AllocatorT(wrapper, self._ctl), 0)
+        return Ref(wrapper + _VM_BUFFER_OFF, vm_buffers.type)
 
     def _storage_ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
         if command != _FREE:
@@ -124,12 +142,13 @@ class HalInlineModule:
         self._destroy_wrapper(self_ptr)  # *inout_ptr (the handle) is not needed: self is the wrapper
 
     def _destroy_wrapper(self, wrapper: int) -> None:
-        heap, rt = self.heap, self.rt
-        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)
-        rt.hal_buffers.unmap_range(wrapper + _MAPPING_OFF)
+        heap = self.heap
+        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)  # covers the mapping: unmapped in place
+        self._hal_buffers.unmap_into(raw, off + _MAPPING_OFF)
         # Read after the unmap, as the fields stand then (the wrapper itself is not freed by it).
         a_self, a_ctl, hal_buffer = _TEARDOWN_FMT.unpack_from(raw, off)
-        rt.hal_buffers.resources.release(hal_buffer)
+        if hal_buffer:
+            _object_release(heap, hal_buffer, self._buffer_type)
         _alloc.free(heap, AllocatorT(a_self, a_ctl), wrapper)  # a null allocator (pre-fix) frees nothing
 
     # -- buffers ------------------------------------------------------------------------------------
@@ -161,8 +180,8 @@ class HalInlineModule:
         return self.rt.hal_buffers.deref(buffer)[1].byte_length
 
     def _storage(self, ctx: CallContext, buffer: Ref) -> Ref:
-        ptr, _ = self.rt.hal_buffers.deref(buffer)
-        return self.wrap_storage(ptr)
+        ptr, b = self._hal_buffers.resources.deref(buffer)
+        return self._wrap_storage(ptr, b)
 
     def _subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
         ptr, _ = self.rt.hal_buffers.deref(buffer)
@@ -180,30 +199,28 @@ class HalInlineModule:
 
     def _view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
                      encoding_type: int, shape: list[int]) -> Ref:
-        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
-        rt = self.rt
-        ptr, b = rt.hal_buffers.deref(buffer)
+        if len(shape) > _MAX_RANK:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"shape rank {len(shape)} exceeds {_MAX_RANK}")
+        hal_buffers, heap, buffer_type = self._hal_buffers, self.heap, self._buffer_type
+        ptr, b = hal_buffers.resources.deref(buffer)
         if offset == 0 and length == b.byte_length:
             source = ptr
-            rt.hal_buffers.resources.retain(source)
+            _object_retain(heap, source, buffer_type)
         else:
-            source = rt.hal_buffers.subspan(ptr, offset, length)
+            source = hal_buffers.subspan(ptr, offset, length)
         try:
-            view = rt.views.create(source, shape, element_type, encoding_type, self.host_allocator)
+            view = self._views.create(source, shape, element_type, encoding_type, self.host_allocator)
         finally:
-            rt.hal_buffers.resources.release(source)
-        return rt.views.resources.move_ref(view)
+            _object_release(heap, source, buffer_type)
+        return Ref(view, self._view_type)
 
     def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
                      shape: list[int]) -> None:
-        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"shape rank {len(shape)} exceeds {HI.MAX_BUFFER_VIEW_RANK}")
-        views = self.rt.views
+        if len(shape) > _MAX_RANK:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"shape rank {len(shape)} exceeds {_MAX_RANK}")
+        views = self._views
         vptr = views.deref(view)
-        what = self.rt.vm_buffers.text(message, allow_null=True) or "buffer view"
+        what = self._vm_buffers.text(message, allow_null=True) or "buffer view"
         actual, actual_encoding, rank = views.assert_fields(vptr)  # one read of the header
         if actual_encoding != 0 and actual_encoding != encoding_type & 0xFFFFFFFF:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} encoding mismatch; expected "
@@ -213,16 +230,20 @@ class HalInlineModule:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} element type mismatch; expected "
                               f"{element_type & 0xFFFFFFFF:08X} but have {actual:08X}")
         have = views.dims(vptr, rank)
+        if have == shape:  # the usual case (dims in range): the checks below would all pass
+            return
         if len(have) != len(shape):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"{what} shape rank mismatch; expected {len(shape)} but have {len(have)}")
         for i, (want, got) in enumerate(zip(shape, have)):
-            if want & host.WORD_MASK != got:
+            if want & _MASK != got:
                 raise StatusError(StatusCode.INVALID_ARGUMENT,
                                   f"{what} shape dimension {i} mismatch; expected {want} but have {got}")
 
     def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
-        return self.rt.hal_buffers.resources.retain_ref(self.rt.views.buffer(self.rt.views.deref(view)))
+        buffer = self._views.deref_buffer(view)
+        _object_retain(self.heap, buffer, self._buffer_type)
+        return Ref(buffer, self._buffer_type)
 
     def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
         vptr = self.rt.views.deref(view)

@@ -36,6 +36,8 @@ _U32 = 0xFFFFFFFF
 @dataclass
 class LoadedExecutable:
     library: X.Library
+    # export name -> ordinal, built on the first lookup (a loaded library's export table is fixed)
+    ordinals: dict[str, int] | None = None
 
 
 class HalLoaderModule:
@@ -54,6 +56,8 @@ class HalLoaderModule:
         self.module = NativeModule(self.heap, HL.IREE_HAL_LOADER_MODULE_NAME, exports,
                                    version=HL.IREE_HAL_LOADER_MODULE_VERSION_LATEST)
         self._workgroup_state = X.new_workgroup_state(0)
+        self._workgroup_address = ctypes.addressof(self._workgroup_state)
+        self._executables = rt.executables
         self._states: dict[tuple[int, int], X.DispatchState] = {}  # reused per (constants, bindings)
 
     def close(self) -> None:
@@ -86,40 +90,45 @@ class HalLoaderModule:
 
     def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
         _, exe = self.rt.executables.deref(executable)
-        wanted = self.rt.vm_buffers.text(name)
+        wanted = self.rt.vm_buffers.text(name)  # read from memory every call
+        ordinals = exe.ordinals
+        if ordinals is None:
+            ordinals = exe.ordinals = {}
+            for e in reversed(exe.library.exports):  # the first of duplicate names wins, as the scan
+                ordinals[e.name] = e.ordinal
+        ordinal = ordinals.get(wanted)
+        if ordinal is not None:
+            return ordinal
         if not exe.library.exports:
             raise StatusError(StatusCode.UNAVAILABLE, "executable has no export names")
-        for e in exe.library.exports:
-            if e.name == wanted:
-                return e.ordinal
         raise StatusError(StatusCode.NOT_FOUND, f"export '{wanted}' not found in library")
 
     def _dispatch(self, ctx: CallContext, executable: Ref, function_id: int, workgroup_x: int,
                   workgroup_y: int, workgroup_z: int, constants: list[int],
                   bindings: list[tuple[Ref, int, int]]) -> None:
-        _, exe = self.rt.executables.deref(executable)
+        _, exe = self._executables.deref(executable)
         library = exe.library
         fid = function_id & 0xFFFFFFFFFFFFFFFF
-        if fid > _U32 or fid >= len(library.exports):
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"function id {fid} out of range (count: {len(library.exports)})")
+        n_exports = len(library.exports)
+        if fid > _U32 or fid >= n_exports:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"function id {fid} out of range (count: {n_exports})")
         if len(bindings) > MAX_DISPATCH_BINDINGS:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED, "too many bindings")
-        vmb = self.rt.vm_buffers
-        mapped = []
-        map_ro_ref = vmb.map_ro_ref
+        map_ro_ref = self.rt.vm_buffers.map_ro_ref
+        ptrs, lengths = [], []
         for ref, offset, length in bindings:
-            mapped.append(map_ro_ref(ref, offset, length, 1))  # = map_ro(check_deref(ref), ...)
-        key = (len(constants), len(mapped))
+            p, n = map_ro_ref(ref, offset, length, 1)  # = map_ro(check_deref(ref), ...)
+            ptrs.append(p)
+            lengths.append(n)
+        key = (len(constants), len(ptrs))
         state = self._states.get(key)
         if state is None:
             state = self._states[key] = X.DispatchState(*key)
         counts = (workgroup_x & _U32, workgroup_y & _U32, workgroup_z & 0xFFFF)
-        state.set(workgroup_size=(1, 1, 1), workgroup_count=counts, constants=constants, bindings=mapped)
-        result = library.issue(fid, state.address, ctypes.addressof(self._workgroup_state), counts)
+        state.pack(counts, constants, ptrs, lengths)  # workgroup size 1x1x1
+        result = library.issue(fid, state.address, self._workgroup_address, counts)
         if result.status != 0:
             raise StatusError(StatusCode.INTERNAL,
                               f"executable entry point returned catastrophic error {result.status}")
-
 
 __all__ = ["HalLoaderModule", "LoadedExecutable", "MAX_DISPATCH_BINDINGS"]

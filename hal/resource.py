@@ -54,13 +54,22 @@ class ResourceType(Generic[P]):
 
     def deref(self, ref: Ref) -> tuple[int, P]:
         """(address, payload) of a ref of this type; INVALID_ARGUMENT as iree_vm_ref_check otherwise."""
-        if ref.type != self.type:
+        ptr, type_word = ref
+        if type_word != self.type:
             _ref.check(ref, self.type)  # raises "ref is null" / "ref type mismatch"
-        ptr = ref.ptr
         payload = self._objects.get(ptr, _MISSING)
         if payload is _MISSING:
             return ptr, self.payload(ptr)  # raises
         return ptr, payload
+
+    def deref_ptr(self, ref: Ref) -> int:
+        """`deref(ref)[0]`: the same checks, no tuple."""
+        ptr, type_word = ref
+        if type_word != self.type:
+            _ref.check(ref, self.type)
+        if ptr not in self._objects:
+            self.payload(ptr)  # raises
+        return ptr
 
     def retain(self, ptr: int) -> None:
         _object_retain(self.heap, ptr, self.type)
