@@ -101,18 +101,22 @@ def make_ctl(body: CtlBody, *, name: str = "") -> int:
     failing iree_status_t for the C caller. Any other exception (a HeapError from a bad pointer) is
     re-raised in the Python code that called through the pointer.
     """
+    park = callbacks.park
+
+    # Registered as is (callbacks.make_raw): the status conversion and the parking that
+    # callbacks.make would wrap around it, in one frame (every FREE of a storage buffer runs it).
     def ctl(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
         try:
-            body(self or 0, command, params or 0, inout or 0)
-        except StatusError as e:
-            return status.to_pointer(e.status)
-        return None
+            try:
+                body(self or 0, command, params or 0, inout or 0)
+            except StatusError as e:
+                return status.to_pointer(e.status)
+            return None
+        except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+            park(e)
+            return _ctl_error(e)
 
-    def on_error(exc: BaseException) -> int:
-        return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
-
-    return callbacks.make(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"),
-                          on_error=on_error)
+    return callbacks.make_raw(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"))
 
 
 def read_byte_length(heap: Heap, params: int) -> int:
@@ -132,41 +136,45 @@ _ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
 
 def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
     """The C-callable heap ctl: what `make_ctl(body)` would build, with the body inlined (it runs
-    on every allocation and free)."""
+    on every allocation and free). Registered as is, so it parks what callbacks.make would."""
     try:
-        self = self or 0
-        ref = _heaps.get(self)
-        heap = ref() if ref is not None else None
-        if heap is None or heap.closed:
-            raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
-        inout = inout or 0
-        if command == _FREE:
-            ptr = heap.read_word(inout)
-            if ptr:
-                heap.free(ptr)
-                heap.write_word(inout, 0)
-        elif command in _ALLOCATING:
-            byte_length = heap.read_word((params or 0) + _BYTE_LENGTH_OFF)
-            if byte_length == 0:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
-            existing = heap.read_word(inout)
-            if existing and command == _REALLOC:
-                new = heap.realloc(existing, byte_length)
+        try:
+            self = self or 0
+            ref = _heaps.get(self)
+            heap = ref() if ref is not None else None
+            if heap is None or heap.closed:
+                raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
+            inout = inout or 0
+            if command == _FREE:
+                ptr = heap.read_word(inout)
+                if ptr:
+                    heap.free(ptr)
+                    heap.write_word(inout, 0)
+            elif command in _ALLOCATING:
+                byte_length = heap.read_word((params or 0) + _BYTE_LENGTH_OFF)
+                if byte_length == 0:
+                    raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+                existing = heap.read_word(inout)
+                if existing and command == _REALLOC:
+                    new = heap.realloc(existing, byte_length)
+                else:
+                    new = heap.malloc(byte_length, zero=command == _CALLOC)
+                heap.write_word(inout, new)
             else:
-                new = heap.malloc(byte_length, zero=command == _CALLOC)
-            heap.write_word(inout, new)
-        else:
-            raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
-    except StatusError as e:
-        return status.to_pointer(e.status)
-    return None
+                raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
+        except StatusError as e:
+            return status.to_pointer(e.status)
+        return None
+    except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+        callbacks.park(e)
+        return _ctl_error(e)
 
 
 def _ctl_error(exc: BaseException) -> int:
     return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
 
 
-HEAP_CTL = callbacks.make(callbacks.CTL_FN, _heap_ctl_entry, name="heap_ctl", on_error=_ctl_error)
+HEAP_CTL = callbacks.make_raw(callbacks.CTL_FN, _heap_ctl_entry, name="heap_ctl")
 
 
 def heap_allocator(heap: Heap) -> AllocatorT:
@@ -192,20 +200,13 @@ def _check_size(n: int, what: str) -> None:
 _WORD_MASK = host.WORD_MASK
 _PARAMS_SIZE = _PARAMS.size
 _CTL_FN = callbacks.CTL_FN
-
-
-def _issue(heap: Heap, allocator: AllocatorT, command: int, params: int, inout_value: int) -> int:
-    """Call ctl(self, command, params, &slot) with slot = inout_value; the slot afterwards."""
-    slot = heap.scratch_push(P)  # heap.scratch(P), without the context manager (hot path)
-    try:
-        heap.write_word(slot, inout_value)
-        result = callbacks.call(allocator.ctl, _CTL_FN, allocator.self or None, int(command),
-                                params or None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
-        if result:
-            status.check(result)
-        return heap.read_word(slot)
-    finally:
-        heap.scratch_pop(slot)
+_CTL_WHAT = "iree_allocator_t.ctl"
+_find = callbacks.find
+_PARKED = callbacks.PARKED
+# One scratch frame per call, as the caller's C stack frame holds both: the params struct at its
+# start, then the pointer-aligned inout slot (the frame itself is MALLOC_ALIGNMENT-aligned).
+_SLOT_OFF = (_PARAMS_SIZE + P - 1) & -P
+_FRAME_SIZE = _SLOT_OFF + P
 
 
 def _ignore(result: int | None) -> None:
@@ -214,20 +215,36 @@ def _ignore(result: int | None) -> None:
 
 
 def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: int, inout_value: int) -> int:
-    if not allocator.ctl:
+    """An allocating command: params and slot in one scratch frame, ctl called through its pointer."""
+    ctl = allocator.ctl
+    if not ctl:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
-    _check_size(byte_length, "byte_length")
-    params = heap.scratch_push(_PARAMS_SIZE)
+    if type(byte_length) is not int or not 0 <= byte_length <= _WORD_MASK:
+        _check_size(byte_length, "byte_length")
+    frame = heap.scratch_push(_FRAME_SIZE)  # zeroed
     try:
-        heap.write_word(params + _BYTE_LENGTH_OFF, byte_length)
-        return _issue(heap, allocator, command, params, inout_value)
+        heap.write_word(frame + _BYTE_LENGTH_OFF, byte_length)
+        slot = frame + _SLOT_OFF
+        if inout_value or type(inout_value) is not int:  # 0 is already there
+            heap.write_word(slot, inout_value)
+        r = _find(ctl)
+        if r is None or r.prototype is not _CTL_FN:
+            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
+        result = r.pointer(allocator.self or None, command, frame, slot)
+        if _PARKED.errors:
+            callbacks.reraise_parked(result, _ignore)
+        if result:
+            status.check(result)
+        return heap.read_word(slot)
     finally:
-        heap.scratch_pop(params)
+        heap.scratch_pop(frame)
 
 
 def malloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
     """iree_allocator_malloc: zeroed memory (it issues CALLOC)."""
-    return _issue_alloc(heap, _value(heap, allocator), _CALLOC, byte_length, 0)
+    if type(allocator) is not AllocatorT:
+        allocator = _value(heap, allocator)
+    return _issue_alloc(heap, allocator, _CALLOC, byte_length, 0)
 
 
 def malloc_uninitialized(heap: Heap, allocator: "AllocatorT | int", byte_length: int) -> int:
@@ -243,16 +260,41 @@ def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
     if type(allocator) is not AllocatorT:
         allocator = _value(heap, allocator)
-    if ptr and allocator.ctl:
-        slot = heap.scratch_push(P)
-        try:
-            heap.write_word(slot, ptr)
-            result = callbacks.call(allocator.ctl, _CTL_FN, allocator.self or None,
-                                    _FREE, None, slot, what="iree_allocator_t.ctl", cleanup=_ignore)
-            if result:
-                status.ignore(result)
-        finally:
-            heap.scratch_pop(slot)
+    ctl = allocator.ctl
+    if not ptr or not ctl:
+        return
+    # free_with's body, inlined (every wrapper and view teardown comes through here).
+    slot = heap.scratch_push(P)
+    try:
+        heap.write_word(slot, ptr)
+        r = _find(ctl)
+        if r is None or r.prototype is not _CTL_FN:
+            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
+        result = r.pointer(allocator.self or None, _FREE, None, slot)
+        if _PARKED.errors:
+            callbacks.reraise_parked(result, _ignore)
+        if result:
+            status.ignore(result)
+    finally:
+        heap.scratch_pop(slot)
+
+
+def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
+    """`free` given the allocator's two words as read from memory, with ptr and ctl known non-NULL
+    (no AllocatorT to build on a destroy path, e.g. a VM buffer's)."""
+    slot = heap.scratch_push(P)
+    try:
+        heap.write_word(slot, ptr)
+        r = _find(ctl)
+        if r is None or r.prototype is not _CTL_FN:
+            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
+        result = r.pointer(self or None, _FREE, None, slot)
+        if _PARKED.errors:
+            callbacks.reraise_parked(result, _ignore)
+        if result:
+            status.ignore(result)
+    finally:
+        heap.scratch_pop(slot)
 
 
 # -- aligned allocation ---------------------------------------------------------------------------
@@ -272,7 +314,21 @@ def base_slot(aligned: int) -> int:
     return (aligned & ~(P - 1)) - P
 
 
+_SLOT_MASK = ~(P - 1)
+
+
 def _check_aligned_args(byte_length: int, min_alignment: int, offset: int) -> int:
+    """The alignment to use, or the first error of `_check_aligned_args_slowly`."""
+    if (type(byte_length) is int and type(offset) is int and type(min_alignment) is int
+            and 0 < byte_length <= _WORD_MASK and 0 <= offset <= _WORD_MASK
+            and min_alignment >= 0 and not min_alignment & (min_alignment - 1)):  # all valid
+        alignment = min_alignment if min_alignment > MAX_ALIGN else MAX_ALIGN
+        if P + byte_length + alignment <= _WORD_MASK:
+            return alignment
+    return _check_aligned_args_slowly(byte_length, min_alignment, offset)
+
+
+def _check_aligned_args_slowly(byte_length: int, min_alignment: int, offset: int) -> int:
     _check_size(byte_length, "byte_length")
     _check_size(offset, "offset")
     if byte_length == 0:
@@ -289,11 +345,12 @@ def _check_aligned_args(byte_length: int, min_alignment: int, offset: int) -> in
 def malloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int, min_alignment: int = 0,
                    offset: int = 0) -> int:
     """iree_allocator_malloc_aligned: R such that R + offset is aligned to max(min_alignment, max_align)."""
-    allocator = _value(heap, allocator)
+    if type(allocator) is not AllocatorT:
+        allocator = _value(heap, allocator)
     alignment = _check_aligned_args(byte_length, min_alignment, offset)
-    base = malloc(heap, allocator, P + byte_length + alignment)
-    aligned = aligned_pointer(base, alignment, offset)
-    heap.write_word(base_slot(aligned), base)
+    base = _issue_alloc(heap, allocator, _CALLOC, P + byte_length + alignment, 0)  # malloc
+    aligned = ((base + alignment + P + offset) & ~(alignment - 1)) - offset  # aligned_pointer
+    heap.write_word((aligned & _SLOT_MASK) - P, base)  # at base_slot(aligned)
     heap.note_aligned(aligned, base)
     return aligned
 
@@ -325,10 +382,11 @@ def realloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int,
 
 def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free_aligned: FREE the base pointer stored below `ptr`."""
-    allocator = _value(heap, allocator)
+    if type(allocator) is not AllocatorT:
+        allocator = _value(heap, allocator)
     if not ptr:
         return
-    slot = base_slot(ptr)
+    slot = (ptr & _SLOT_MASK) - P  # base_slot(ptr)
     if heap.strict_aligned and not heap.is_aligned(ptr):
         try:
             would = f"the word there holds 0x{heap.read_word(slot):x}"

@@ -87,6 +87,7 @@ assert _HANDLE_FMT.size == BUFFER_SIZE and "x" not in _HANDLE_FMT.format
 _DESTROY_FMT = field_struct([(_ACCESS_OFF, "I"), (_ALLOC_SELF_OFF, "W"), (_ALLOC_CTL_OFF, "W"),
                              (_MODULE_OFF, "W")])
 _WORD_FROM = host.WORD.unpack_from
+_free_with = _alloc.free_with
 _I32_FROM = host.I32.unpack_from
 _I32_INTO = host.I32.pack_into
 _I32_MIN = 1 << 31
@@ -260,10 +261,12 @@ class BufferType:
         access, a_self, a_ctl, module = _DESTROY_FMT.unpack_from(raw, off)
         if module:
             module_ref.release(heap, module)
-        elif self.legacy or access & _COALLOCATED:
+            return
+        legacy = LEGACY_DESTROY if self._legacy is None else self._legacy  # self.legacy, inlined
+        if access & _COALLOCATED or legacy:
             _alloc.free_aligned(heap, AllocatorT(a_self, a_ctl), buf)
-        else:
-            _alloc.free(heap, AllocatorT(a_self, a_ctl), buf)
+        elif a_ctl:  # iree_allocator_free of buf (non-NULL): nothing without a ctl
+            _free_with(heap, a_self, a_ctl, buf)
 
     # -- references -------------------------------------------------------------------------------
 

@@ -57,8 +57,16 @@ class _Parked(threading.local):
 _parked = _Parked()
 
 
-def _park(exc: BaseException) -> None:
+def park(exc: BaseException) -> None:
+    """Park an exception for the `call()` in progress (what a C function made by `make_raw` does with
+    anything it cannot return through C)."""
     _parked.errors.append(exc)
+
+
+# The per-thread parked list holder and the registry's lookup, for the hot callers that inline
+# `call()` (allocator, ref release): `find(address)` is the Registered or None, and after the call a
+# non-empty `PARKED.errors` means `reraise_parked(result, cleanup)` must run.
+PARKED = _parked
 
 
 def _take_parked() -> BaseException | None:
@@ -80,10 +88,17 @@ def make(prototype: Any, fn: Callable[..., Any], *, name: str = "", on_error: An
         try:
             return fn(*args)
         except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
-            _park(e)
+            park(e)
             return on_error(e) if callable(on_error) else on_error
 
-    cfunc = prototype(thunk)
+    return make_raw(prototype, thunk, name=name or getattr(fn, "__name__", "?"))
+
+
+def make_raw(prototype: Any, fn: Callable[..., Any], *, name: str = "") -> int:
+    """Register `fn` itself as a C function of `prototype` (one Python frame less per call than
+    `make`); its address. `fn` must never raise: it catches everything itself and parks what the
+    caller must see (`park`), as `make`'s wrapper does."""
+    cfunc = prototype(fn)
     address = ctypes.cast(cfunc, ctypes.c_void_p).value
     _registry[address] = Registered(address, prototype, name or getattr(fn, "__name__", "?"), cfunc,
                                     prototype(address))
@@ -116,7 +131,10 @@ def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: 
     r = _registry.get(address)
     if r is None or r.prototype is not prototype:
         r = lookup(address, prototype, what)  # raises
-    return call_registered(r, *args, cleanup=cleanup)
+    result = r.pointer(*args)  # call_registered's body (one frame fewer)
+    if _parked.errors:
+        reraise_parked(result, cleanup)
+    return result
 
 
 def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | None = None) -> Any:
@@ -125,11 +143,19 @@ def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | 
     # not the Python function: what C does with it is what happens).
     result = r.pointer(*args)
     if _parked.errors:
-        parked = _take_parked()
-        if cleanup is not None:
-            cleanup(result)
-        raise parked  # type: ignore[misc]
+        reraise_parked(result, cleanup)
     return result
+
+
+def reraise_parked(result: Any, cleanup: Callable[[Any], None] | None = None) -> None:
+    """After a call during which a callback parked an exception: `cleanup(result)`, then raise it."""
+    parked = _take_parked()
+    if cleanup is not None:
+        cleanup(result)
+    raise parked  # type: ignore[misc]
+
+
+find = _registry.get  # address -> Registered | None (the registry dict is never rebound)
 
 
 def is_registered(address: int) -> bool:

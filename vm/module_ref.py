@@ -11,7 +11,7 @@ from typing import Callable
 
 from ..layouts.vm_module import iree_vm_module_t
 from . import callbacks, host
-from .heap import Heap
+from .heap import Heap, HeapError
 from .ref import RefCountError
 
 _HEAD = host.layout(iree_vm_module_t)
@@ -19,6 +19,11 @@ HEAD_SIZE = _HEAD.size
 _SELF_OFF = _HEAD.field("self").offset
 _COUNT_OFF = _HEAD.field("ref_count").offset
 _DESTROY_OFF = _HEAD.field("destroy").offset
+_P = host.POINTER_SIZE
+_USED = max(_SELF_OFF + _P, _COUNT_OFF + 4, _DESTROY_OFF + _P)  # the head's bytes release reads
+_DESTROY_FN = callbacks.DESTROY_FN
+_i32_unpack, _i32_pack = host.I32.unpack_from, host.I32.pack_into
+_word_unpack = host.WORD.unpack_from
 
 
 def create(heap: Heap, destroy: Callable[[int], None], *, self_value: int = 0, name: str = "module") -> int:
@@ -58,6 +63,32 @@ def release(heap: Heap, module: int) -> None:
     """iree_vm_module_release: at 1 -> 0, module->destroy(module->self) through C."""
     if not module:
         return
+    try:
+        raw, off = heap.cell(module, _USED)  # one check for the fields below
+    except HeapError:
+        _release_fieldwise(heap, module)  # raises what the first bad field access raises
+        return
+    old = _i32_unpack(raw, off + _COUNT_OFF)[0]
+    if old <= 0:
+        raise RefCountError(f"release of module 0x{module:x} whose ref_count is {old}: over-release", module)
+    if old != 1:
+        _i32_pack(raw, off + _COUNT_OFF, old - 1)
+        return
+    fn = _word_unpack(raw, off + _DESTROY_OFF)[0]
+    r = None
+    if fn:
+        r = callbacks.find(fn)
+        if r is None or r.prototype is not _DESTROY_FN:
+            r = callbacks.lookup(fn, _DESTROY_FN, f"destroy of module 0x{module:x}")  # raises
+    self_value = _word_unpack(raw, off + _SELF_OFF)[0]
+    _i32_pack(raw, off + _COUNT_OFF, 0)
+    if r is not None:
+        callbacks.call_registered(r, self_value or None)
+
+
+def _release_fieldwise(heap: Heap, module: int) -> None:
+    """`release` one field access at a time: for a head the single check refused, so the error is
+    the one the first field that cannot be accessed raises."""
     old = heap.read_i32(module + _COUNT_OFF)
     if old <= 0:
         raise RefCountError(f"release of module 0x{module:x} whose ref_count is {old}: over-release", module)

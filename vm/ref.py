@@ -114,14 +114,19 @@ def _destroy_fn(heap: Heap, type_word: int) -> int:
 def _destroy_target(heap: Heap, type_word: int) -> "callbacks.Registered | None":
     """`_destroy_fn` as the registered function itself (None for a NULL destroy pointer)."""
     raw, off = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
-    fn = _WORD.unpack_from(raw, off + _DESTROY_OFF)[0]
+    fn = _word_unpack(raw, off + _DESTROY_OFF)[0]
     if fn:
-        return callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
+        r = _find(fn)
+        if r is None or r.prototype is not _DESTROY_FN:  # the message only when it is needed
+            r = callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
+        return r
     return None
 
 
 _DESCRIPTOR_MASK = ~TAG_MASK & host.WORD_MASK
 _DESTROY_FN = callbacks.DESTROY_FN
+_find = callbacks.find
+_PARKED = callbacks.PARKED
 
 
 # Every iree_vm_ref_type_t a TypeRegistry handed out (descriptor | its counter tag) -> registrations.
@@ -143,6 +148,7 @@ INT32_MAX = (1 << 31) - 1
 _I32 = host.I32
 _WORD = host.WORD
 _i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
+_word_unpack = _WORD.unpack_from
 
 
 def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
@@ -203,10 +209,20 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     if old <= 0:
         raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
                             f"0x{counter:x} is {old}: over-release", ptr)
-    target = _destroy_target(heap, type_word)  # validated before anything changes
+    # The descriptor's destroy (`_destroy_target`, inlined: every last release runs it), validated
+    # before anything changes.
+    draw, doff = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
+    fn = _word_unpack(draw, doff + _DESTROY_OFF)[0]
+    if not fn:
+        _i32_pack(raw, off, 0)
+        return
+    r = _find(fn)
+    if r is None or r.prototype is not _DESTROY_FN:
+        r = callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")  # raises
     _i32_pack(raw, off, 0)  # nothing was freed in between: still the checked counter
-    if target is not None:
-        callbacks.call_registered(target, ptr)
+    r.pointer(ptr)  # callbacks.call_registered, inlined
+    if _PARKED.errors:
+        callbacks.reraise_parked(None)
 
 
 def release_value(heap: Heap, ref: Ref) -> None:
@@ -451,9 +467,14 @@ class TypeRegistry:
         heap.write(name_data, encoded)
         destroy_fn = 0
         if destroy is not None:
-            def destroy_thunk(ptr: int | None) -> None:
-                destroy(ptr or 0)
-            destroy_fn = callbacks.make(callbacks.DESTROY_FN, destroy_thunk, name=f"destroy {name}")
+            park = callbacks.park
+
+            def destroy_thunk(ptr: int | None) -> None:  # registered as is: it parks what make would
+                try:
+                    destroy(ptr or 0)
+                except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+                    park(e)
+            destroy_fn = callbacks.make_raw(callbacks.DESTROY_FN, destroy_thunk, name=f"destroy {name}")
         heap.write_word(descriptor + _DESTROY_OFF, destroy_fn)
         heap.write_word(descriptor + _NAME_DATA_OFF, name_data)
         heap.write_word(descriptor + _NAME_SIZE_OFF, len(encoded))
