@@ -214,6 +214,18 @@ def _ignore(result: int | None) -> None:
         status.ignore(result)
 
 
+def _call_ctl(ctl: int, self: int, command: int, params: int, slot: int) -> int | None:
+    """ctl(self, command, params, slot) through the registered C function pointer; an exception a
+    Python ctl parked is re-raised here (its status, if any, consumed first)."""
+    r = _find(ctl)
+    if r is None or r.prototype is not _CTL_FN:
+        r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
+    result = r.pointer(self or None, command, params or None, slot)
+    if _PARKED.errors:
+        callbacks.reraise_parked(result, _ignore)
+    return result
+
+
 def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: int, inout_value: int) -> int:
     """An allocating command: params and slot in one scratch frame, ctl called through its pointer."""
     ctl = allocator.ctl
@@ -227,12 +239,7 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
         slot = frame + _SLOT_OFF
         if inout_value or type(inout_value) is not int:  # 0 is already there
             heap.write_word(slot, inout_value)
-        r = _find(ctl)
-        if r is None or r.prototype is not _CTL_FN:
-            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
-        result = r.pointer(allocator.self or None, command, frame, slot)
-        if _PARKED.errors:
-            callbacks.reraise_parked(result, _ignore)
+        result = _call_ctl(ctl, allocator.self, command, frame, slot)
         if result:
             status.check(result)
         return heap.read_word(slot)
@@ -260,23 +267,8 @@ def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
     if type(allocator) is not AllocatorT:
         allocator = _value(heap, allocator)
-    ctl = allocator.ctl
-    if not ptr or not ctl:
-        return
-    # free_with's body, inlined (every wrapper and view teardown comes through here).
-    slot = heap.scratch_push(P)
-    try:
-        heap.write_word(slot, ptr)
-        r = _find(ctl)
-        if r is None or r.prototype is not _CTL_FN:
-            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
-        result = r.pointer(allocator.self or None, _FREE, None, slot)
-        if _PARKED.errors:
-            callbacks.reraise_parked(result, _ignore)
-        if result:
-            status.ignore(result)
-    finally:
-        heap.scratch_pop(slot)
+    if ptr and allocator.ctl:
+        free_with(heap, allocator.self, allocator.ctl, ptr)
 
 
 def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
@@ -285,12 +277,7 @@ def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
     slot = heap.scratch_push(P)
     try:
         heap.write_word(slot, ptr)
-        r = _find(ctl)
-        if r is None or r.prototype is not _CTL_FN:
-            r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
-        result = r.pointer(self or None, _FREE, None, slot)
-        if _PARKED.errors:
-            callbacks.reraise_parked(result, _ignore)
+        result = _call_ctl(ctl, self, _FREE, 0, slot)
         if result:
             status.ignore(result)
     finally:
