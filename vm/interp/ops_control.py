@@ -32,7 +32,7 @@ def remap(ctx: "Context", frame: Frame, pairs: Sequence[Remap]) -> None:
             regs[d:d + 4] = regs[s:s + 4]
 
 
-@op("Branch", "Break")
+@op("Branch", "Break", "CondBreak")  # CondBreak: a debugger hook in IREE, otherwise a branch
 def _make_branch(ctx, fn, inst):
     target = fn.block_index[inst.operands["dest"]]
     pairs = inst.operands["operands"]
@@ -60,17 +60,6 @@ def _make_cond_branch(ctx, fn, inst):
             if fp:
                 remap(ctx, frame, fp)
             frame.ip = f
-    return run, None
-
-
-@op("CondBreak")
-def _make_cond_break(ctx, fn, inst):
-    target, pairs = fn.block_index[inst.operands["dest"]], inst.operands["operands"]
-
-    def run(ctx, frame, _):  # a debugger hook in IREE; otherwise an unconditional branch
-        if pairs:
-            remap(ctx, frame, pairs)
-        frame.ip = target
     return run, None
 
 
