@@ -24,7 +24,8 @@ from . import module_ref
 from .heap import Heap
 from .heap import MALLOC_ALIGNMENT
 from .ref import Ref, countable_cell, object_release
-from .shims import CALL_BEGIN, ByteSpan, CallContext, Shim, Target, shim_for
+from .call import _as_ref
+from .shims import CALL_BEGIN, ByteSpan, CallContext, MarshalError, Shim, Target, shim_for
 from .status import StatusCode, StatusError
 
 
@@ -179,7 +180,8 @@ class PlannedCall:
     """
 
     __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",
-                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack")
+                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack", "roff",
+                 "nvalues", "where")
 
     def __init__(self, module: NativeModule, export: Export, span_counts: tuple[int, ...],
                  moved: tuple[int, ...]) -> None:
@@ -202,13 +204,19 @@ class PlannedCall:
         self._ctx = CallContext(self.heap, module, module.state)
         # The scratch block is the heap's for its whole life (scratch_push refuses a closed heap).
         self.stack = self.heap.scratch_memory()
-
-    def __call__(self, flat: list) -> list:
-        heap, module, asize, rsize = self.heap, self.module, self.asize, self.rsize
-        moved = [flat[i] for i in self.moved] if self.moved else ()
         # One scratch frame holds both buffers, as the VM allocas them: results, then arguments
         # (MALLOC_ALIGNMENT apart); void results use the shared empty block.
-        roff = -(-rsize // MALLOC_ALIGNMENT) * MALLOC_ALIGNMENT
+        self.roff = -(-self.rsize // MALLOC_ALIGNMENT) * MALLOC_ALIGNMENT
+        self.nvalues = len(self.args.layout.values)
+        self.where = f"{module.name}.{export.name} ({export.cconv})"
+
+    def __call__(self, flat: list) -> list:
+        heap, module, asize, rsize, roff = self.heap, self.module, self.asize, self.rsize, self.roff
+        if len(flat) != self.nvalues:
+            raise MarshalError(f"{self.where}: {self.nvalues} argument value(s) expected, "
+                               f"got {len(flat)}")
+        moved = [r if type(r) is Ref else _as_ref(r, self.where)
+                 for r in (flat[i] for i in self.moved)] if self.moved else ()
         try:
             frame = heap.scratch_push(roff + asize)
         except BaseException:
@@ -228,9 +236,11 @@ class PlannedCall:
                 refs = [r for r in (flat[i] for i in retained) if r[0]] if retained else None
                 retains = _call._retain_plan(heap, refs) if refs else None
             self.acodec.pack_into(stack, aaddr - base, flat)
-        except BaseException:
+        except BaseException as e:
             heap.scratch_pop(frame)
             _release_all(heap, moved)
+            if isinstance(e, (TypeError, ValueError, IndexError)):  # a ref that is no (ptr, type)
+                raise MarshalError(f"{self.where}: bad argument values {flat!r}: {e}") from None
             raise
         # Every counter was checked above and nothing freed since: the retains cannot fail.
         if one is not None:

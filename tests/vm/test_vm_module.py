@@ -214,3 +214,22 @@ def test_planned_call_failure_paths_drop_every_reference(heap: Heap, buffers: Bu
     assert buffers.counter(b) == 1
     buffers.release(b)
     mod.close()
+
+
+def test_planned_call_refuses_bad_argument_values(heap: Heap) -> None:
+    """Wrong counts, refs that are no (ptr, type) pair, scalars that are no numbers: MarshalError /
+    CodecError naming the export, and the scratch stack left as it was."""
+    mod = NativeModule(heap, "m", [Export("f", "0ri_v", noop)])
+    top = heap.scratch_push(0)
+    heap.scratch_pop(top)
+    with pytest.raises(MarshalError, match=r"m\.f \(0ri_v\): 2 argument value\(s\) expected, got 1"):
+        mod.planned(0)([Ref(0, 0)])
+    with pytest.raises(MarshalError, match="bad argument values"):
+        mod.planned(0)([5, 1])
+    with pytest.raises(MarshalError, match="a ref needs a Ref or"):
+        mod.planned(0, (), moved=(0,))([5, 1])
+    with pytest.raises(CodecError, match="not an integer"):
+        mod.planned(0)([Ref(0, 0), "x"])
+    assert heap.scratch_push(0) == top  # every frame was popped
+    heap.scratch_pop(top)
+    mod.close()
