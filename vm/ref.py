@@ -105,14 +105,9 @@ def counter_address(ptr: int, type_word: int) -> int:
     return ptr + COUNTER_UNIT * (type_word & TAG_MASK)
 
 
-def _destroy_fn(heap: Heap, type_word: int) -> int:
-    """The descriptor's destroy pointer, validated (memory and, if non-NULL, registration)."""
-    r = _destroy_target(heap, type_word)
-    return r.address if r is not None else 0
-
-
 def _destroy_target(heap: Heap, type_word: int) -> "callbacks.Registered | None":
-    """`_destroy_fn` as the registered function itself (None for a NULL destroy pointer)."""
+    """The descriptor's destroy function, validated (memory and, if non-NULL, registration): the
+    registered function itself, None for a NULL destroy pointer."""
     raw, off = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
     fn = _word_unpack(raw, off + _DESTROY_OFF)[0]
     if fn:
@@ -209,17 +204,10 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     if old <= 0:
         raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
                             f"0x{counter:x} is {old}: over-release", ptr)
-    # The descriptor's destroy (`_destroy_target`, inlined: every last release runs it), validated
-    # before anything changes.
-    draw, doff = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
-    fn = _word_unpack(draw, doff + _DESTROY_OFF)[0]
-    if not fn:
-        _i32_pack(raw, off, 0)
-        return
-    r = _find(fn)
-    if r is None or r.prototype is not _DESTROY_FN:
-        r = callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")  # raises
+    r = _destroy_target(heap, type_word)  # validated before anything changes
     _i32_pack(raw, off, 0)  # nothing was freed in between: still the checked counter
+    if r is None:
+        return
     r.pointer(ptr)  # callbacks.call_registered, inlined
     if _PARKED.errors:
         callbacks.reraise_parked(None)
