@@ -138,9 +138,14 @@ class BufferType:
     # -- fields -----------------------------------------------------------------------------------
 
     def _check(self, buf: int) -> None:
+        self._cell(buf)
+
+    def _cell(self, buf: int) -> tuple[Any, int]:
+        """The NULL check and one heap check of the whole handle; (buffer, offset) of its bytes for
+        the reads and writes that follow at once (nothing freed in between)."""
         if not buf:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        self.heap.check_range(buf, BUFFER_SIZE)
+        return self.heap.cell(buf, BUFFER_SIZE)
 
     def counter(self, buf: int) -> int:
         return self.heap.read_i32(buf + _COUNTER_OFF)
@@ -171,9 +176,7 @@ class BufferType:
 
     def initialize(self, access: int, data: int, data_length: int, allocator: AllocatorT, out: int) -> None:
         """iree_vm_buffer_initialize: a handle at `out` (counter 1) over caller-provided data."""
-        if not out:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        raw, off = self.heap.cell(out, BUFFER_SIZE)  # _check's range, kept for the writes
+        raw, off = self._cell(out)
         self.write_handle(raw, off, 1, int(access) & ~_COALLOCATED, data, data_length, allocator, 0)
 
     def _write(self, buf: int, counter: int, access: int, data: int, data_length: int,
@@ -224,9 +227,7 @@ class BufferType:
         access = int(access) & ~_COALLOCATED
         if not self.legacy:  # the fix tags co-allocations; the pre-fix code has no such bit
             access |= _COALLOCATED
-        if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        raw, off = self._cell(buf)
         self.write_handle(raw, off, 1, access, buf + PREFIX_SIZE, length, a, 0)
 
     def clone(self, access: int, source: int, source_offset: int, length: int, alignment: int = 0,
@@ -254,10 +255,8 @@ class BufferType:
     def _destroy(self, buf: int) -> None:
         """The descriptor's destroy: runs once when a release takes the counter to 0."""
         heap = self.heap
-        if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        # One check of the whole handle (_check's), then every field destroy needs from it.
-        raw, off = heap.cell(buf, BUFFER_SIZE)
+        # One check of the whole handle, then every field destroy needs from it.
+        raw, off = self._cell(buf)
         access, a_self, a_ctl, module = _DESTROY_FMT.unpack_from(raw, off)
         if module:
             module_ref.release(heap, module)
@@ -274,7 +273,7 @@ class BufferType:
         """iree_vm_buffer_retain: module storage retains its module on the 0 -> 1 step."""
         if not buf:
             return
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range
+        raw, off = self._cell(buf)
         module = _WORD_FROM(raw, off + _MODULE_OFF)[0]
         if not module:
             _ref.object_retain(self.heap, buf, self.type)
@@ -300,7 +299,7 @@ class BufferType:
         """iree_vm_buffer_move_ref: no count change, except module storage is retained."""
         if not buf:
             return _ref.NULL_REF
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range
+        raw, off = self._cell(buf)
         if _WORD_FROM(raw, off + _MODULE_OFF)[0]:
             self.retain(buf)
         return Ref(buf, self.type)
@@ -335,9 +334,7 @@ class BufferType:
         """`map_ro(check_deref(ref), ...)` with one heap check: check_deref checks the whole handle,
         which holds the data span `_map` reads."""
         buf = self.ref_type.check_deref(ref)
-        if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        raw, off = self._cell(buf)
         data, data_length = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 
@@ -367,9 +364,7 @@ class BufferType:
         return self._map(buf, offset, length, alignment)
 
     def map_rw(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
-        if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)  # _check's range: access and span read from it
+        raw, off = self._cell(buf)  # access and span read from it
         if not host.U32.unpack_from(raw, off + _ACCESS_OFF)[0] & _MUTABLE:
             raise StatusError(StatusCode.PERMISSION_DENIED,
                               "buffer is read-only and cannot be mapped for mutation")
@@ -437,11 +432,9 @@ class BufferType:
         if allow_null and ref.type == _ref.TYPE_NULL:
             return ""
         buf = self.ref_type.check_deref(ref)
-        if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
         # check_deref's check of the handle covers the data span; mapping all of it at offset 0
         # cannot fail, so the data bytes are read (and checked) straight from the span.
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        raw, off = self._cell(buf)
         data, n = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
         return self.heap.read(data, n).decode("utf-8", "replace")
 
