@@ -34,6 +34,11 @@ class ExecutableError(IreeAbiError):
         super().__init__(f"{code}: {message}")
 
 
+class UnresolvedImportError(ExecutableError):
+    """A library needs an import no provider resolves. ireeabi has no import provider; hal_loader
+    reports this as IREE does for a NULL provider (see loader_module)."""
+
+
 # IREE's architecture spellings in executable format strings, by ireeabi host target.
 _FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64"}
 _ELF_MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "riscv64": "EM_RISCV"}
@@ -50,21 +55,23 @@ def host_formats() -> tuple[str, ...]:
 
 
 def query_support(format: str) -> bool:
-    """True when `format` names a library kind and architecture this host can run, or Python kernels."""
+    """True when `format` names a library kind and architecture this host can run, or Python kernels.
+    IREE's ELF loaders test a prefix (`embedded-elf-x86_64` accepts any suffix after it)."""
     from .python_executable import FORMAT as PYTHON_FORMAT
-    return format in host_formats() or format == PYTHON_FORMAT
+    return format == PYTHON_FORMAT or any(format.startswith(f) for f in host_formats())
 
 
 @dataclass(frozen=True)
 class ExportInfo:
     ordinal: int
-    name: str
+    name: str  # decoded for display (invalid UTF-8 replaced)
     function: int  # address of the dispatch function
     constant_count: int
     binding_count: int
     workgroup_size: tuple[int, int, int]
     local_memory_pages: int
     flags: int
+    name_bytes: bytes = b""  # the exact C string: lookups compare bytes, as IREE does
 
 
 @dataclass
@@ -88,13 +95,16 @@ class _Image:
                                   f"[0x{self.lo:x}, 0x{self.hi:x})")
         return address
 
-    def cstring(self, address: int, what: str) -> str:
+    def cbytes(self, address: int, what: str) -> bytes:
         self.check(address, 1, what)
         raw = ctypes.string_at(address, self.hi - address)
         end = raw.find(b"\0")
         if end < 0:
             raise ExecutableError("INVALID_ARGUMENT", f"library {what} at 0x{address:x} is not terminated")
-        return raw[:end].decode("utf-8", "replace")
+        return raw[:end]
+
+    def cstring(self, address: int, what: str) -> str:
+        return self.cbytes(address, what).decode("utf-8", "replace")
 
     def read(self, cls: type, address: int, what: str) -> Any:
         self.check(address, ctypes.sizeof(cls), what)
@@ -105,29 +115,38 @@ class _Image:
         return list(self.read(word * count, address, what)) if count else []
 
 
-def _elf_image_span(data: bytes, host_name: str) -> tuple[int, int]:
-    """(lowest vaddr, highest vaddr end) over PT_LOAD, after checking class and machine."""
+def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, int]:
+    """(lowest vaddr, highest vaddr end) over PT_LOAD, after the checks IREE's loader makes first.
+
+    An ELF this host cannot load is FAILED_PRECONDITION for the embedded loader (its own ELF reader
+    rejects it) and NOT_FOUND for the system loader (dlopen fails). The embedded loader also refuses
+    any undefined dynamic symbol (UNAVAILABLE: it links nothing in), before looking up the query."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
+    bad = "FAILED_PRECONDITION" if embedded else "NOT_FOUND"
     try:
         elf = ELFFile(io.BytesIO(data))
         machine = elf["e_machine"]
         bits = elf.elfclass
         loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
         dynsym = elf.get_section_by_name(".dynsym")
-        names = {s.name for s in dynsym.iter_symbols()} if dynsym is not None else set()
+        syms = list(dynsym.iter_symbols()) if dynsym is not None else []
+        names = {s.name for s in syms}
+        undefined = [s.name for s in syms[1:] if s["st_shndx"] == "SHN_UNDEF"]  # entry 0 is the null symbol
     except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError) as e:
-        raise ExecutableError("INVALID_ARGUMENT", f"not a loadable ELF library: {e}") from None
+        raise ExecutableError(bad, f"not a loadable ELF library: {e}") from None
     want_bits = targets.get(host_name).pointer_size * 8
     if machine != _ELF_MACHINE.get(host_name) or bits != want_bits:
-        raise ExecutableError("FAILED_PRECONDITION",
-                              f"ELF for {machine} ({bits}-bit) cannot run on this {host_name} host")
+        raise ExecutableError(bad, f"ELF for {machine} ({bits}-bit) cannot run on this {host_name} host")
     if not loads:
-        raise ExecutableError("INVALID_ARGUMENT", "ELF library has no PT_LOAD segment")
+        raise ExecutableError(bad, "ELF library has no PT_LOAD segment")
+    if embedded and undefined:
+        raise ExecutableError("UNAVAILABLE", f"ELF imports one or more symbols (trying '{undefined[0]}'); "
+                              "the embedded ELF loader supports no imports")
     if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME not in names:
-        raise ExecutableError("NOT_FOUND",
-                              f"ELF library exports no {X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}")
+        raise ExecutableError("NOT_FOUND", f"exported symbol with name "
+                              f"'{X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}' not found in module")
     return min(s["p_vaddr"] for s in loads), max(s["p_vaddr"] + s["p_memsz"] for s in loads)
 
 
@@ -147,6 +166,7 @@ class Library:
     _image: _Image = field(repr=False)
     _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
     _keep: list = field(default_factory=list, repr=False)
+    has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
 
     @property
     def environment_address(self) -> int:
@@ -176,6 +196,8 @@ class Library:
                  bindings: Sequence[tuple[int, int]] = (), workgroup_size: tuple[int, int, int] = (1, 1, 1),
                  processor_id: int = 0) -> DispatchResult:
         """Dispatch with Python values: constants as uint32, bindings as (address, byte length)."""
+        if 0 <= ordinal < len(self.exports):
+            check_counts(self.exports[ordinal], len(constants), len(bindings))
         state = DispatchState(len(constants), len(bindings))
         state.set(workgroup_size=workgroup_size, workgroup_count=workgroup_count, constants=constants,
                   bindings=bindings)
@@ -202,6 +224,18 @@ class Library:
 
 def _cls(decl: Any) -> type:
     return host.ctype(decl)
+
+
+def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:
+    """Refuse fewer constants or bindings than the export declares: the kernel would read past the
+    arrays. IREE's hal_loader makes no such check (its kernel reads whatever lies there); the
+    messages are those of IREE's inline command buffer, which does check."""
+    if constant_count < export.constant_count:
+        raise ExecutableError("INVALID_ARGUMENT", f"constant count mismatch, expected {export.constant_count} "
+                              f"but was provided {constant_count}")
+    if binding_count < export.binding_count:
+        raise ExecutableError("INVALID_ARGUMENT", f"binding count mismatch, expected {export.binding_count} "
+                              f"but was provided {binding_count}")
 
 
 _WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host.HOST.name)
@@ -304,15 +338,17 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
     if not query_support(format):
         raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on this {host_name} host "
                               f"(supported: {', '.join(host_formats()) or 'none'})")
-    lo, hi = _elf_image_span(bytes(data), host_name)
+    embedded = format.startswith("embedded-elf-")
+    lo, hi = _elf_image_span(bytes(data), host_name, embedded)
     fd, path = tempfile.mkstemp(prefix="ireeabi-kernel-", suffix=".so")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         try:
             dll = ctypes.CDLL(path, mode=_RTLD_NOW)
-        except OSError as e:
-            raise ExecutableError("INVALID_ARGUMENT", f"dlopen failed: {e}") from None
+        except OSError as e:  # as _elf_image_span: the embedded reader's code, or dlopen's
+            raise ExecutableError("FAILED_PRECONDITION" if embedded else "NOT_FOUND",
+                                  f"dlopen failed: {e}") from None
     finally:
         os.unlink(path)  # private: gone from the file system once mapped
     try:
@@ -352,66 +388,71 @@ def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int],
     query = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(query_addr)
     lib_addr = query(X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, ctypes.addressof(env))
     if not lib_addr:
-        raise ExecutableError("FAILED_PRECONDITION",
-                              "executable library query returned NULL: no version this runtime supports")
+        raise ExecutableError("FAILED_PRECONDITION", "executable does not support this version of the runtime "
+                              f"({X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:08X})")
     v0 = image.read(_cls(X.iree_hal_executable_library_v0_t), lib_addr, "library_v0")
     header = image.read(_cls(X.iree_hal_executable_library_header_t), v0.header, "header")
-    if header.version > X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:
-        raise ExecutableError("FAILED_PRECONDITION", f"library version {header.version} is newer than "
-                              f"{X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST}")
+    # header.version is not checked: the query already negotiated it, and neither ELF loader looks.
     if header.sanitizer != X.SanitizerKind.NONE:
-        raise ExecutableError("UNAVAILABLE",
-                              f"library built with sanitizer {X.SanitizerKind(header.sanitizer).name}")
+        raise ExecutableError("UNAVAILABLE", f"executable requires sanitizer {header.sanitizer}, which "
+                              "embedded libraries do not support")
     name = image.cstring(header.name, "name") if header.name else ""
 
     imports = tuple(image.cstring(p, f"import {i} name")
                     for i, p in enumerate(image.words(v0.imports.symbols, v0.imports.count, "import symbols")))
     required = [s for s in imports if not s.startswith("?")]
     if required:
-        raise ExecutableError("UNIMPLEMENTED", f"library {name} imports {', '.join(required)}, which ireeabi "
-                              "does not provide (only optional '?' imports are left unresolved)")
+        raise UnresolvedImportError("UNIMPLEMENTED", f"library {name} imports {', '.join(required)}, which "
+                                    "ireeabi does not provide (only optional '?' imports are left unresolved)")
     if imports:  # every import optional: NULL function, NULL context
         funcs = (ctypes.c_void_p * len(imports))()
         ctxs = (ctypes.c_void_p * len(imports))()
         keep += [funcs, ctxs]
         env.import_funcs, env.import_contexts = ctypes.addressof(funcs), ctypes.addressof(ctxs)
 
+    # IREE's library verification, in its order: constants, attrs, names, then per export.
     if v0.constants.count != len(constants):
-        raise ExecutableError("FAILED_PRECONDITION", f"executable constant count mismatch: library expects "
-                              f"{v0.constants.count}, given {len(constants)}")
-    exports = _read_exports(image, v0.exports, name)
-    return Library(format, name, header.version, imports, exports, v0.constants.count, dll, image, env, keep)
+        raise ExecutableError("FAILED_PRECONDITION", f"executable requires {v0.constants.count} constants but "
+                              f"caller provided {len(constants)}; must match")
+    exports = _read_exports(image, v0.exports)
+    return Library(format, name, header.version, imports, exports, v0.constants.count, dll, image, env, keep,
+                   has_names=bool(v0.exports.names))
 
 
-def _read_exports(image: _Image, table: Any, lib_name: str) -> tuple[ExportInfo, ...]:
+def _read_exports(image: _Image, table: Any) -> tuple[ExportInfo, ...]:
     count = table.count
+    if not table.attrs:  # required even without exports
+        raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide dispatch attributes")
+    if count and not table.names:
+        raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide function names")
     if count == 0:
         return ()
-    if not table.attrs:
-        raise ExecutableError("INVALID_ARGUMENT", f"library {lib_name} has no export attrs")
-    if not table.names:
-        raise ExecutableError("INVALID_ARGUMENT", f"library {lib_name} has exports but no names")
-    fns = image.words(table.ptrs, count, "export pointers")
-    names = image.words(table.names, count, "export names")
     attrs_cls = _cls(X.iree_hal_executable_dispatch_attrs_v0_t)
     attrs = image.read(attrs_cls * count, table.attrs, "export attrs")
-    out = []
+    names = image.words(table.names, count, "export names")
+    raw_names = []
     for i in range(count):
         a = attrs[i]
-        nm = image.cstring(names[i], f"export {i} name")
-        if not nm:
-            raise ExecutableError("INVALID_ARGUMENT", f"export {i} of {lib_name} has an empty name")
-        for what, n in (("constant", a.constant_count), ("binding", a.binding_count)):
-            limit = X.IREE_HAL_EXECUTABLE_MAX_CONSTANT_COUNT if what == "constant" \
-                else X.IREE_HAL_EXECUTABLE_MAX_BINDING_COUNT
+        for what, n, limit in (("constants", a.constant_count, X.IREE_HAL_EXECUTABLE_MAX_CONSTANT_COUNT),
+                               ("bindings", a.binding_count, X.IREE_HAL_EXECUTABLE_MAX_BINDING_COUNT)):
             if n > limit:
-                raise ExecutableError("OUT_OF_RANGE", f"export {nm}: {n} {what}s exceed the limit {limit}")
+                raise ExecutableError("OUT_OF_RANGE", f"dispatch requiring {n} {what} exceeds limit of {limit}")
+        raw = image.cbytes(names[i], f"export {i} name") if names[i] else b""
+        if not raw:
+            raise ExecutableError("FAILED_PRECONDITION", f"executable export {i} missing function name")
+        raw_names.append(raw)
+    # Not checked by IREE (it calls the pointer at dispatch): refused here rather than jumped to.
+    fns = image.words(table.ptrs, count, "export pointers")
+    out = []
+    for i, raw in enumerate(raw_names):
+        a = attrs[i]
+        nm = raw.decode("utf-8", "replace")
         image.check(fns[i], 1, f"export {nm} function")
         out.append(ExportInfo(i, nm, fns[i], a.constant_count, a.binding_count,
                               (a.workgroup_size_x or 1, a.workgroup_size_y or 1, a.workgroup_size_z or 1),
-                              a.local_memory_pages, a.flags))
+                              a.local_memory_pages, a.flags, raw))
     return tuple(out)
 
 
-__all__ = ["ExecutableError", "ExportInfo", "Library", "DispatchResult", "DispatchState", "load_library",
+__all__ = ["ExecutableError", "UnresolvedImportError", "ExportInfo", "check_counts", "Library", "DispatchResult", "DispatchState", "load_library",
            "query_support", "host_formats", "new_workgroup_state"]

@@ -10,7 +10,13 @@ executable.query_support / load / lookup.function use generic shims; executable.
 
 Dispatch then follows the loader: executable ref check, function id range, at most 32 bindings, each
 binding a vm.buffer mapped read-only over (offset, length), a dispatch_state_v0 with workgroup size
-1x1x1 and the parsed counts, and every workgroup issued through the kernel library.
+1x1x1 and the parsed counts, and every workgroup issued through the kernel library. One check IREE
+lacks comes last: fewer constants or bindings than the export declares are refused (the kernel would
+read past the arrays).
+
+Load follows module.c's loader loop: a format no loader supports, or a loader answering NOT_FOUND or
+CANCELLED, ends in NOT_FOUND "no executable loader registered ..."; required library imports fail as
+with IREE's NULL import provider (UNAVAILABLE).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from . import executable as X
+from .python_executable import FORMAT as PYTHON_FORMAT
 
 if TYPE_CHECKING:
     from .runtime import HalRuntime
@@ -38,6 +45,16 @@ class LoadedExecutable:
     library: X.Library
     # export name -> ordinal, built on the first lookup (a loaded library's export table is fixed)
     ordinals: dict[str, int] | None = None
+    # per ordinal, the (constant count, binding count) its attrs declare: dispatch's last check
+    needs: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        self.needs = tuple((e.constant_count, e.binding_count) for e in self.library.exports)
+
+
+def _no_loader(fmt: str) -> StatusError:
+    return StatusError(StatusCode.NOT_FOUND,
+                       f"no executable loader registered for the given executable format '{fmt}'")
 
 
 class HalLoaderModule:
@@ -76,14 +93,23 @@ class HalLoaderModule:
             cbuf = vmb.check_deref(constants)
             clen = vmb.length(cbuf)
             if clen % 4:
-                raise StatusError(StatusCode.INVALID_ARGUMENT,
-                                  f"executable constant buffer length {clen} is not a multiple of 4")
+                raise StatusError(StatusCode.INVALID_ARGUMENT, "constant buffer data must contain 4-byte "
+                                  f"elements but data length is {clen} (not a multiple of 4)")
             cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
             raw = self.heap.read(cptr, clen)
             consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
+        if not X.query_support(fmt):  # no loader takes the format: none is tried
+            raise _no_loader(fmt)
         try:
             library = X.load_library(fmt, self.heap.read(ptr, n), consts, self.rt.cpu_data)
+        except X.UnresolvedImportError as e:
+            raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
+                              "executable imports") from e
         except X.ExecutableError as e:
+            # IREE moves on to the next loader on NOT_FOUND / CANCELLED and, none left, reports the
+            # format (the python loader is ireeabi's own and keeps its message).
+            if e.code in ("NOT_FOUND", "CANCELLED") and fmt != PYTHON_FORMAT:
+                raise _no_loader(fmt) from e
             raise StatusError(StatusCode[e.code], e.message) from None
         return self.rt.executables.move_ref(self.rt.executables.create(LoadedExecutable(library),
                                                                        tag=f"hal.executable {library.name}"))
@@ -91,16 +117,32 @@ class HalLoaderModule:
     def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
         _, exe = self.rt.executables.deref(executable)
         wanted = self.rt.vm_buffers.text(name)  # read from memory every call
+        if "\ufffd" in wanted:  # maybe invalid UTF-8, which text() replaced: compare the exact bytes
+            return self._lookup_bytes(exe, name)
         ordinals = exe.ordinals
         if ordinals is None:
             ordinals = exe.ordinals = {}
             for e in reversed(exe.library.exports):  # the first of duplicate names wins, as the scan
-                ordinals[e.name] = e.ordinal
+                if "\ufffd" not in e.name:  # a replaced name matches only through _lookup_bytes
+                    ordinals[e.name] = e.ordinal
         ordinal = ordinals.get(wanted)
         if ordinal is not None:
             return ordinal
-        if not exe.library.exports:
-            raise StatusError(StatusCode.UNAVAILABLE, "executable has no export names")
+        return self._not_found(exe, wanted)
+
+    def _lookup_bytes(self, exe: LoadedExecutable, name: Ref) -> int:
+        vmb = self.rt.vm_buffers
+        buf = vmb.check_deref(name)
+        wanted = self.heap.read(vmb.data(buf), vmb.length(buf))
+        for e in exe.library.exports:
+            if e.name_bytes == wanted:
+                return e.ordinal
+        return self._not_found(exe, wanted.decode("utf-8", "replace"))
+
+    @staticmethod
+    def _not_found(exe: LoadedExecutable, wanted: str) -> int:
+        if not exe.library.has_names:  # only a library without exports may have no names table
+            raise StatusError(StatusCode.UNAVAILABLE, "function names not available in library")
         raise StatusError(StatusCode.NOT_FOUND, f"export '{wanted}' not found in library")
 
     def _dispatch(self, ctx: CallContext, executable: Ref, function_id: int, workgroup_x: int,
@@ -120,6 +162,12 @@ class HalLoaderModule:
             p, n = map_ro_ref(ref, offset, length, 1)  # = map_ro(check_deref(ref), ...)
             ptrs.append(p)
             lengths.append(n)
+        need_constants, need_bindings = exe.needs[fid]
+        if len(constants) < need_constants or len(ptrs) < need_bindings:
+            try:
+                X.check_counts(library.exports[fid], len(constants), len(ptrs))
+            except X.ExecutableError as e:
+                raise StatusError(StatusCode[e.code], e.message) from None
         key = (len(constants), len(ptrs))
         state = self._states.get(key)
         if state is None:

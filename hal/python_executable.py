@@ -69,6 +69,7 @@ class PythonLibrary:
     exports: tuple[ExportInfo, ...]
     kernels: tuple[Kernel, ...]
     closed: bool = False
+    has_names: bool = True  # as Library: register() refuses a library without exports
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
               workgroup_count: tuple[int, int, int]) -> DispatchResult:
@@ -102,8 +103,10 @@ def load(data: bytes, constants: tuple = ()) -> PythonLibrary:
     name = bytes(data).decode("utf-8", "replace")
     if name not in _LIBRARIES:
         raise ExecutableError("NOT_FOUND", f"no python executable library registered as {name!r}")
-    if constants:
-        raise ExecutableError("FAILED_PRECONDITION", "python executables take no executable constants")
+    if constants:  # IREE's library verification text: python libraries declare none
+        raise ExecutableError("FAILED_PRECONDITION",
+                              f"executable requires 0 constants but caller provided {len(constants)}; must match")
     table = _LIBRARIES[name]
-    exports = tuple(ExportInfo(i, n, 0, 0, 0, (1, 1, 1), 0, 0) for i, n in enumerate(table))
+    exports = tuple(ExportInfo(i, n, 0, 0, 0, (1, 1, 1), 0, 0, n.encode("utf-8", "surrogatepass"))
+                    for i, n in enumerate(table))
     return PythonLibrary(FORMAT, name, exports, tuple(table.values()))
