@@ -13,7 +13,7 @@ from typing import Any
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm import host
-from ireeabi.vm.buffer import field_struct
+from ireeabi.vm.buffer import BufferOverflowError, field_struct
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.ref import object_release as _object_release
 from ireeabi.vm.ref import object_retain as _object_retain
@@ -48,6 +48,40 @@ _ZERO_MAPPING = bytes(_MAPPING_SIZE)
 _UNMAP_FMT = field_struct([(_MAPPING.offsetof("buffer"), "W"), (_UNIT_OFF, "I")])
 _MASK = host.WORD_MASK
 HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
+# iree_hal_heap_buffer_allocate_slab puts the data after a header of
+# iree_host_align(sizeof(iree_hal_heap_buffer_t), iree_max_align_t) bytes and adds the allocation size
+# to it unchecked; 160 on LP64 hosts (measured with iree-run-module 3.13: a size of -160 is the one
+# whose slab total is 0). Only the status of a wrapping (negative) size depends on it.
+HEAP_SLAB_HEADER = 160
+_MAX_ALIGN = 16  # iree_max_align_t: iree_allocator_malloc_aligned aligns to max(this, the request)
+_SLAB_LIMIT = _MASK - host.WORD.size - max(HEAP_BUFFER_ALIGNMENT, _MAX_ALIGN)  # larger totals overflow
+
+
+def calculate_range(ptr: int, max_length: int, offset: int, length: int) -> tuple[int, int]:
+    """iree_hal_buffer_calculate_range for [offset, offset + length) of the `max_length`-byte buffer
+    at `ptr`: (offset, length) as device sizes (the VM's i64 reinterpreted; WHOLE_BUFFER resolved).
+    Where IREE's end check passes only because `offset + length - 1` wrapped, the range it would
+    accept lies outside the buffer: reported as BufferOverflowError instead of being made."""
+    offset &= _MASK
+    length &= _MASK
+    if offset > max_length:
+        raise StatusError(StatusCode.OUT_OF_RANGE,
+                          f"attempted to access an address off the end of the valid buffer range "
+                          f"(offset={offset}, length={length}, buffer byte_length={max_length})")
+    if length == WHOLE_BUFFER:
+        length = max_length - offset
+    elif length and offset + length > max_length:
+        end = (offset + length - 1) & _MASK
+        if end >= max_length:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"attempted to access an address outside of the valid buffer range "
+                              f"(offset={offset}, adjusted_length={length}, end={end}, "
+                              f"buffer byte_length={max_length})")
+        raise BufferOverflowError(
+            f"hal.buffer 0x{ptr:x}: offset {offset} + length {length} wraps to end {end}, passing "
+            f"iree_hal_buffer_calculate_range, but the range lies outside the buffer's {max_length} bytes",
+            ptr)
+    return offset, length
 
 
 @dataclass
@@ -83,9 +117,15 @@ class BufferTypes:
                  memory_type: int = HB.MemoryType.OPTIMAL_FOR_HOST,
                  allowed_access: int = HB.MemoryAccess.ALL,
                  allowed_usage: int = HB.BufferUsage.DEFAULT) -> int:
-        """A new heap buffer (ref count 1) of `size` bytes, zero-filled; its address."""
-        if not isinstance(size, int) or size < 0:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size!r} must be >= 0")
+        """A new heap buffer (ref count 1) of `size` bytes, zero-filled; its address. `size` is a device
+        size (a negative VM i64 is the huge size it reinterprets as), failing as the heap allocator's
+        slab allocation does."""
+        if not isinstance(size, int):
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size!r} must be an int")
+        size &= _MASK
+        total = (HEAP_SLAB_HEADER + size) & _MASK  # header + size, unchecked as in buffer_heap.c
+        if total > _SLAB_LIMIT or total < size:
+            _slab_failure(size, total)
         if min_alignment < 0 or min_alignment & (min_alignment - 1):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"minimum alignment {min_alignment} must be 0 or a power of two")
@@ -101,15 +141,14 @@ class BufferTypes:
         return self.resources.deref(ref)
 
     def subspan(self, ptr: int, offset: int, length: int) -> int:
-        """iree_hal_buffer_subspan: a new buffer viewing [offset, offset + length) of `ptr`."""
+        """iree_hal_buffer_subspan: a buffer viewing [offset, offset + length) of `ptr` (device sizes:
+        a VM i64 -1 is WHOLE_BUFFER). `ptr` itself, retained, only when the range is its whole
+        allocation (offset 0 within the root): a whole-range request on a subspan that starts inside
+        its root still makes a new subspan of the root, as IREE does."""
         b = self.get(ptr)
-        if length == WHOLE_BUFFER:
-            length = b.byte_length - offset
-        if offset < 0 or length < 0 or offset + length > b.byte_length:
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"subspan [{offset}, {offset + length}) outside the buffer's {b.byte_length} "
-                              "bytes; invalid subspan of an existing buffer")
-        if offset == 0 and length == b.byte_length:
+        if not (0 <= offset and 0 <= length and offset + length <= b.byte_length):  # else in range as is
+            offset, length = calculate_range(ptr, b.byte_length, offset, length)
+        if b.byte_offset + offset == 0 and length == b.byte_length:
             self.resources.retain(ptr)
             return ptr
         root = b.parent or ptr
@@ -130,22 +169,25 @@ class BufferTypes:
                  length: int) -> tuple[int, int]:
         """map_range into a `Heap.cell` the caller took over the whole mapping (`b` is ptr's
         payload); the mapped (data, length)."""
-        if length == WHOLE_BUFFER:
-            length = b.byte_length - offset
-        if offset < 0 or length < 0 or offset + length > b.byte_length:
-            raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING  # zeroed before the check, as ever
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"mapping [{offset}, {offset + length}) outside the buffer's {b.byte_length} bytes")
+        if not (0 <= offset and 0 <= length and offset + length <= b.byte_length):  # else in range as is
+            try:
+                offset, length = calculate_range(ptr, b.byte_length, offset, length)
+            except BaseException:
+                raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING  # zeroed before the check, as ever
+                raise
         mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
         unit = ((access & 0xFFFF) << _ACCESS_SHIFT) | ((1 if mode & _PERSISTENT else 0) << _PERSISTENT_SHIFT)
         data = b.storage + offset
+        # impl.byte_offset is the range's offset within the allocated (root) buffer, as
+        # iree_hal_buffer_prepare_map_range stores calculate_range's adjusted offset.
+        offset = (b.byte_offset + offset) & _MASK
         if mode & _SCOPED:
             try:
                 _object_retain(self.heap, ptr, self.type)
             except BaseException:  # the mapping as it stood when the retain failed: no contents yet
-                _MAP_FMT.pack_into(raw, off, 0, 0, ptr & _MASK, offset & _MASK, unit)
+                _MAP_FMT.pack_into(raw, off, 0, 0, ptr & _MASK, offset, unit)
                 raise
-        _MAP_FMT.pack_into(raw, off, data & _MASK, length & _MASK, ptr & _MASK, offset & _MASK, unit)
+        _MAP_FMT.pack_into(raw, off, data & _MASK, length & _MASK, ptr & _MASK, offset, unit)
         return data, length
 
     def unmap_range(self, mapping: int) -> None:
@@ -160,3 +202,15 @@ class BufferTypes:
         raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING
         if not (unit >> _PERSISTENT_SHIFT) & 1:  # SCOPED: the mapping holds a retain
             _object_release(self.heap, ptr, self.type)
+
+
+def _slab_failure(size: int, total: int) -> None:
+    """The status of a slab allocation whose total (header + size) wrapped or is too large for
+    iree_allocator_malloc_aligned's overflow checks."""
+    if total == 0:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+    if total > _SLAB_LIMIT:
+        raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+    # The total wrapped to a small block: IREE would allocate it and describe it as `size` bytes.
+    raise BufferOverflowError(f"heap buffer of {size} bytes: the slab total (header + size) wraps to "
+                              f"{total} bytes, which IREE would allocate; the buffer would overrun it")

@@ -1,8 +1,8 @@
 """HAL buffer views in tracked memory, as runtime/src/iree/hal/buffer_view.c keeps them.
 
 One allocation from the host allocator: the `iree_hal_buffer_view_t` header (catalog layout) followed
-by `shape_rank` dims. The view retains its buffer; `byte_length` is ceil(prod(shape) * bits / 8) and
-is not checked against the buffer's length (as IREE).
+by `shape_rank` dims. The view retains its buffer; `byte_length` is ceil(prod(shape) * bits / 8) in
+wrapping device-size arithmetic and is not checked against the buffer's length (as IREE).
 """
 from __future__ import annotations
 
@@ -90,8 +90,11 @@ class BufferViewTypes:
         _object_retain(heap, buffer, self.buffers.type)
         element_type &= 0xFFFFFFFF
         bits = element_type & 0xFF  # iree_hal_element_bit_count of the uint32 type: its low byte
+        # iree_hal_element_packed_byte_count in device-size arithmetic: the element count, the bit
+        # count and the +7 each wrap modulo 2**64 before the division (a signed product would not).
+        count = math.prod(shape) & _MASK
         _BODY_FMT.pack_into(raw, off + _BODY_OFF, buffer & _MASK, element_type, encoding_type & 0xFFFFFFFF,
-                            (math.prod(shape) * bits + 7) // 8 & _MASK, rank)
+                            ((count * bits & _MASK) + 7 & _MASK) // 8, rank)
         if rank:
             dims = [d & _MASK for d in shape]
             try:

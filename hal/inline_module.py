@@ -154,10 +154,11 @@ class HalInlineModule:
     # -- buffers ------------------------------------------------------------------------------------
 
     def _new_buffer(self, min_alignment: int, size: int) -> int:
-        if size < 0:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size} is negative")
-        return self.rt.hal_buffers.allocate(size, min_alignment=min_alignment, memory_type=_OPTIMAL_FOR_HOST,
-                                            allowed_access=_ACCESS_ALL, allowed_usage=_ALLOCATE_USAGE)
+        # The heap device allocator never reads params.min_alignment (any value passes; storage is
+        # aligned to IREE_HAL_HEAP_BUFFER_ALIGNMENT), and `size` is a device size: a negative i64
+        # fails (or wraps) in the slab arithmetic, which allocate models.
+        return self._hal_buffers.allocate(size, memory_type=_OPTIMAL_FOR_HOST, allowed_access=_ACCESS_ALL,
+                                          allowed_usage=_ALLOCATE_USAGE)
 
     def _allocate(self, ctx: CallContext, min_alignment: int, size: int) -> tuple[Ref, Ref]:
         buffer = self._new_buffer(min_alignment, size)
@@ -188,8 +189,7 @@ class HalInlineModule:
         try:
             return self.rt.hal_buffers.resources.move_ref(self.rt.hal_buffers.subspan(ptr, offset, length))
         except StatusError as e:
-            raise StatusError(e.status.code, f"{e.status.message}; invalid subspan of an existing buffer") \
-                from None
+            raise _subspan_error(e, offset, length) from None
 
     def _wrap(self, ctx: CallContext, source: Ref, offset: int, length: int) -> Ref:
         self.rt.vm_buffers.check_deref(source)
@@ -199,15 +199,18 @@ class HalInlineModule:
 
     def _view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
                      encoding_type: int, shape: list[int]) -> Ref:
-        if len(shape) > _MAX_RANK:
-            raise StatusError(StatusCode.OUT_OF_RANGE, f"shape rank {len(shape)} exceeds {_MAX_RANK}")
         hal_buffers, heap, buffer_type = self._hal_buffers, self.heap, self._buffer_type
-        ptr, b = hal_buffers.resources.deref(buffer)
+        ptr, b = hal_buffers.resources.deref(buffer)  # before the span count check, as IREE
+        if len(shape) > _MAX_RANK:
+            raise _count_error(len(shape))
         if offset == 0 and length == b.byte_length:
             source = ptr
             _object_retain(heap, source, buffer_type)
         else:
-            source = hal_buffers.subspan(ptr, offset, length)
+            try:
+                source = hal_buffers.subspan(ptr, offset, length)
+            except StatusError as e:
+                raise _subspan_error(e, offset, length) from None
         try:
             view = self._views.create(source, shape, element_type, encoding_type, self.host_allocator)
         finally:
@@ -217,28 +220,28 @@ class HalInlineModule:
     def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
                      shape: list[int]) -> None:
         if len(shape) > _MAX_RANK:
-            raise StatusError(StatusCode.OUT_OF_RANGE, f"shape rank {len(shape)} exceeds {_MAX_RANK}")
+            raise _count_error(len(shape))
         views = self._views
         vptr = views.deref(view)
-        what = self._vm_buffers.text(message, allow_null=True) or "buffer view"
+        # The message is a required vm.buffer (check_deref, not _or_null): a null one is an error even
+        # when the view matches. Its text is printed as is (an empty message gives " encoding ...").
+        what = self._vm_buffers.text(message)
         actual, actual_encoding, rank = views.assert_fields(vptr)  # one read of the header
-        if actual_encoding != 0 and actual_encoding != encoding_type & 0xFFFFFFFF:
+        encoding_type &= 0xFFFFFFFF
+        if actual_encoding != 0 and actual_encoding != encoding_type:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} encoding mismatch; expected "
                               f"{encoding_type:08X} but have {actual_encoding:08X}")
-        if actual != element_type & 0xFFFFFFFF and not _element_types_compatible(actual,
-                                                                                 element_type & 0xFFFFFFFF):
+        element_type &= 0xFFFFFFFF
+        if actual != element_type and not _element_types_compatible(actual, element_type):
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} element type mismatch; expected "
-                              f"{element_type & 0xFFFFFFFF:08X} but have {actual:08X}")
+                              f"{HB.iree_hal_format_element_type(element_type)} ({element_type:08X}) but have "
+                              f"{HB.iree_hal_format_element_type(actual)} ({actual:08X})")
         have = views.dims(vptr, rank)
         if have == shape:  # the usual case (dims in range): the checks below would all pass
             return
-        if len(have) != len(shape):
-            raise StatusError(StatusCode.INVALID_ARGUMENT,
-                              f"{what} shape rank mismatch; expected {len(shape)} but have {len(have)}")
-        for i, (want, got) in enumerate(zip(shape, have)):
-            if want & _MASK != got:
-                raise StatusError(StatusCode.INVALID_ARGUMENT,
-                                  f"{what} shape dimension {i} mismatch; expected {want} but have {got}")
+        want = [d & _MASK for d in shape]  # compared as iree_hal_dim_t
+        if want != have:
+            _shape_mismatch(what, want, have)
 
     def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
         buffer = self._views.deref_buffer(view)
@@ -249,7 +252,8 @@ class HalInlineModule:
         vptr = self.rt.views.deref(view)
         if index > self.rt.views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
             return 0
-        return self.rt.views.dim(vptr, index)
+        d = self.rt.views.dim(vptr, index)
+        return d - (1 << 64) if d >> 63 else d  # the size_t dim returned as int64_t
 
     def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self.rt.views.element_type(self.rt.views.deref(view)))
@@ -266,13 +270,42 @@ class HalInlineModule:
     # -- device queries -----------------------------------------------------------------------------
 
     def _query_i64(self, ctx: CallContext, category: Ref, key: Ref) -> tuple[int, int]:
-        cat = self.rt.vm_buffers.text(category, allow_null=True)
-        k = self.rt.vm_buffers.text(key, allow_null=True)
+        # Both are required vm.buffers (check_deref: null is INVALID_ARGUMENT), category first.
+        cat = self.rt.vm_buffers.text(category)
+        k = self.rt.vm_buffers.text(key)
         if cat == "hal.cpu":
             value = cpu.lookup(self.rt.cpu_data, k)
             if value is not None:
                 return 1, value
         return 0, 0  # unknown category, or NOT_FOUND for the key: ok = 0
+
+
+def _count_error(count: int) -> StatusError:
+    """IREE_VM_ABI_VLA_STACK_CAST's status for a span of more than 128 dims."""
+    return StatusError(StatusCode.OUT_OF_RANGE, f"count {count} > {_MAX_RANK}")
+
+
+def _subspan_error(e: StatusError, offset: int, length: int) -> StatusError:
+    """iree_hal_buffer_subspan's status annotated as buffer.subspan / buffer_view.create do."""
+    return StatusError(e.status.code, f"{e.status.message}; invalid subspan of an existing buffer "
+                                      f"(source_offset={offset & _MASK}, length={length & _MASK})")
+
+
+def _shape_mismatch(what: str, want: list[int], have: list[int]) -> None:
+    """Raise buffer_view.assert's shape status (dims as size_t), annotated with both shapes as a build
+    with IREE_HAL_MODULE_STRING_UTIL_ENABLE does; a shape longer than its 32-byte text buffer makes
+    the formatting fail, and that bare OUT_OF_RANGE is returned instead."""
+    if len(have) != len(want):
+        message = (f"{what} shape rank mismatch; expected {len(want)}{' (scalar)' if not want else ''} "
+                   f"but have {len(have)}{' (scalar)' if not have else ''}")
+    else:
+        i = next(i for i, (w, h) in enumerate(zip(want, have)) if w != h)
+        message = f"{what} shape dimension {i} mismatch; expected {want[i]} but have {have[i]}"
+    have_text, want_text = "x".join(map(str, have)), "x".join(map(str, want))
+    if len(have_text) >= 32 or len(want_text) >= 32:
+        raise StatusError(StatusCode.OUT_OF_RANGE)
+    raise StatusError(StatusCode.INVALID_ARGUMENT,
+                      f"{message}; expected shape `{want_text}`, actual shape `{have_text}`")
 
 
 def _i32(v: int) -> int:

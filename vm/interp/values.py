@@ -29,6 +29,7 @@ import numpy as np
 from ...abi.errors import IreeAbiError
 from ...layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count, \
     iree_hal_element_numerical_type, iree_hal_make_element_type
+from ...layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 
 DEFAULT_MAX_ELEMENT_COUNT = 1024  # iree-run-module --output_max_element_count
 
@@ -227,26 +228,6 @@ def parse_element_type(text: str) -> int:
                                             f"'{text}'")
             return iree_hal_make_element_type(numerical, bits)
     raise InputParseError(text, f"INVALID_ARGUMENT; unhandled element type prefix in '{text}'")
-
-
-def format_element_type(element_type: int) -> str:
-    """iree_hal_format_element_type: `f32`, `i1` (boolean), `si8`, `ui16`, `*8`..."""
-    element_type &= 0xFFFFFFFF
-    names = {ElementType.FLOAT_8_E5M2: "f8E5M2", ElementType.FLOAT_8_E4M3_FN: "f8E4M3FN",
-             ElementType.FLOAT_8_E5M2_FNUZ: "f8E5M2FNUZ",
-             ElementType.FLOAT_8_E4M3_FNUZ: "f8E4M3FNUZ",
-             ElementType.FLOAT_8_E8M0_FNU: "f8E8M0FNU"}
-    if element_type in names:
-        return names[element_type]
-    bits = iree_hal_element_bit_count(element_type)
-    prefix = {NumericalType.BOOLEAN: "i", NumericalType.INTEGER: "i",
-              NumericalType.INTEGER_SIGNED: "si", NumericalType.INTEGER_UNSIGNED: "ui",
-              NumericalType.FLOAT_IEEE: "f", NumericalType.FLOAT_BRAIN: "bf",
-              NumericalType.FLOAT_COMPLEX: "cf"}.get(iree_hal_element_numerical_type(element_type),
-                                                      "*")
-    if iree_hal_element_numerical_type(element_type) == NumericalType.BOOLEAN:
-        bits = 1
-    return f"{prefix}{bits}"
 
 
 # --------------------------------------------------------------------------------------------------
