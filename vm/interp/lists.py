@@ -1,5 +1,9 @@
 """vm.list: a Python object holding values (as raw bits with their value type) or refs.
 
+The element type is the name list.alloc's type operand gives (list.c's storage modes): a value type
+(`i32`...: values), `!vm.opaque` - what `?` / `!vm.ref<?>` encode to - (variants: values or refs of
+any type, each slot typed by what was stored), any other ref type (refs of that type).
+
 In a counted backend a list is a ref value too: `refs` counts the references held to it (ref
 registers, globals, other lists), and when the last goes its ref items are released
 (`BufferFactory.release` calls `VmList.drop_items`).
@@ -12,26 +16,27 @@ from .numerics import _f32_bits, _f64_bits, _from_f32_bits, _from_f64_bits
 
 # Value types of list elements and their byte widths (vm/list.c stores them packed).
 VALUE_TYPES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f32": 4, "f64": 8}
+VARIANT_TYPES = frozenset({"!vm.opaque", "?"})  # element types of variant lists
+REF_SIZE, VARIANT_SIZE = 16, 24  # sizeof(iree_vm_ref_t), sizeof(iree_vm_variant_t) on 64-bit hosts
 
 
 class VmList:
     """vm.list; `element_type` is the name inside `!vm.list<...>` (`i32`, `!vm.buffer`, `?`)."""
 
-    __slots__ = ("element_type", "items", "capacity", "refs")
+    __slots__ = ("element_type", "items", "capacity", "refs", "holds_values", "is_variant",
+                 "element_size", "zero")
 
     def __init__(self, element_type: str, capacity: int = 0) -> None:
         self.element_type = element_type
         self.items: list = []  # values: (value type, raw int bits); refs: objects (None = null)
         self.capacity = capacity
         self.refs = 1  # references held (counted backends only)
-
-    @property
-    def holds_values(self) -> bool:
-        return self.element_type in VALUE_TYPES
-
-    @property
-    def is_variant(self) -> bool:
-        return self.element_type == "?"
+        self.holds_values = element_type in VALUE_TYPES
+        self.is_variant = element_type in VARIANT_TYPES
+        # IREE's bytes per element, and what a new slot holds (zeroed storage: 0 or an empty slot)
+        self.element_size = (VALUE_TYPES[element_type] if self.holds_values
+                             else VARIANT_SIZE if self.is_variant else REF_SIZE)
+        self.zero = (element_type, 0) if self.holds_values else None
 
     def drop_items(self, release: Callable[[Any], None]) -> None:
         """Empty the list, releasing every ref item (the list's destroy)."""
@@ -45,13 +50,6 @@ class VmList:
 
     def __repr__(self) -> str:
         return f"VmList<{self.element_type}>({len(self.items)} items)"
-
-
-def list_element_type(type_name: str) -> str:
-    """`i32` for `!vm.list<i32>`; other type names unchanged."""
-    if type_name.startswith("!vm.list<") and type_name.endswith(">"):
-        return type_name[len("!vm.list<"):-1]
-    return type_name
 
 
 def convert_list_value(src_type: str, bits: int, dst_type: str) -> int:
@@ -73,4 +71,4 @@ def convert_list_value(src_type: str, bits: int, dst_type: str) -> int:
     return 0
 
 
-__all__ = ["VmList", "VALUE_TYPES", "list_element_type", "convert_list_value"]
+__all__ = ["VmList", "VALUE_TYPES", "VARIANT_TYPES", "convert_list_value"]

@@ -1,15 +1,22 @@
 """Handlers of the vm.buffer ops: element loads/stores/fills, alloc/clone/length/copy/compare/hash.
 
 Bounds checks use IREE's host-size arithmetic (64-bit, wrapping) and report its OUT_OF_RANGE /
-PERMISSION_DENIED / INVALID_ARGUMENT statuses; an access IREE's check lets through (wrapped offsets)
-that would fall outside the buffer is a `VmTrapError`. Bytes are read and written through the
-memoryview the buffer factory's `deref` gives (real tracked memory for VM buffers).
+PERMISSION_DENIED / INVALID_ARGUMENT statuses. Where IREE's check passes on a wrapped sum, the access
+goes where IREE's wrapping pointer arithmetic puts it: inside the buffer it happens, outside it is a
+`VmTrapError` (IREE would touch memory that is not the buffer's). vm.buffer.alloc sizes its block as
+IREE does (handle prefix + length, wrapping), with the allocator's statuses in its order. Ref operands
+of these ops carry no ownership: a MOVE bit on them is ignored, as dispatch.c decodes them. Bytes are
+read and written through the memoryview the buffer factory's `deref` gives (real tracked memory for
+VM buffers).
 """
 from __future__ import annotations
 
 import struct
 from typing import TYPE_CHECKING, Any
 
+from .. import host
+from ..allocator import MAX_ALIGN
+from ..buffer import PREFIX_SIZE
 from ..decoder import Register
 from ..status import StatusCode
 from .errors import VmStatusError, VmTrapError
@@ -54,7 +61,9 @@ def _check_elements(buf: Any, offset: int, count: int, size: int, write: bool) -
         raise VmStatusError(StatusCode.OUT_OF_RANGE,
                             f"out-of-bounds access detected (offset={byte_offset}, "
                             f"length={byte_length}, alignment={size}, buffer length={len(buf)})")
-    start = offset * size
+    # The element pointer is data + offset elements, wrapping like the size arithmetic: an offset
+    # that wraps back into the buffer reads/writes there (fills still touch `count` elements).
+    start = (offset * size) & _HOST_MASK
     if start + count * size > len(buf):
         raise VmTrapError(f"buffer access at byte {start} (+{count * size}) passes IREE's wrapping "
                           f"bounds check but lies outside the {len(buf)}-byte buffer")
@@ -142,7 +151,17 @@ def _check_alignment(alignment: int) -> None:
 
 
 def _allocate(ctx: "Context", length: int, alignment: int) -> Any:
+    """iree_vm_buffer_create: one block of PREFIX_SIZE + length bytes (host arithmetic) from
+    iree_allocator_malloc_aligned, whose checks come in this order."""
+    total = (PREFIX_SIZE + length) & _HOST_MASK
+    if total == 0:
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
     _check_alignment(alignment)
+    if host.POINTER_SIZE + total + max(alignment, MAX_ALIGN) > _HOST_MASK:
+        raise VmStatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+    if PREFIX_SIZE + length > _HOST_MASK:  # IREE gets a small block but records `length`
+        raise VmTrapError(f"buffer of {length} bytes: IREE's size computation wraps to a "
+                          f"{total}-byte block, a buffer longer than its memory")
     return ctx.buffers.allocate(length, alignment)
 
 

@@ -1,6 +1,13 @@
 """Handlers of the vm.list ops (list.c semantics: value conversion between element types, variant
 lists, OUT_OF_RANGE on bad indices). In a counted backend a list's ref items hold references:
-set/resize/overwrite release what they drop, get retains what it hands out."""
+set/resize/overwrite release what they drop, get retains what it hands out.
+
+As dispatch.c: the list operand is borrowed (a MOVE bit on it is ignored); list.get.ref whose result
+register carries MOVE moves the item out of the list; a ref of another type than the op's result
+type comes out as null (`!vm.opaque`, no ref type, turns every ref into null); a ref list checks
+what is stored into it. Sizes are bounded by the buffer factory's `max_allocation` (IREE's storage
+bytes, at least 8 per element here), RESOURCE_EXHAUSTED beyond - IREE asks its allocator instead.
+"""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -9,8 +16,9 @@ from ..decoder import Register
 from ..status import StatusCode
 from .errors import VmStatusError
 from .handlers import op
-from .lists import VALUE_TYPES, VmList, convert_list_value, list_element_type
+from .lists import VALUE_TYPES, VmList, convert_list_value
 from .numerics import _I32, _U32, _U64, M32
+from .ops_ref import ref_type_key, ref_type_mismatch, value_type_key
 from .registers import Frame, store_ref, take_ref, write_i32, write_i64
 
 if TYPE_CHECKING:
@@ -32,10 +40,13 @@ def _list_index(lst: VmList, index: int) -> int:
     return index
 
 
-def _zero_item(lst: VmList) -> Any:
-    if lst.holds_values:
-        return (lst.element_type, 0)
-    return None
+def _check_storage(ctx: "Context", lst: VmList, count: int, what: str) -> None:
+    """RESOURCE_EXHAUSTED where `count` elements exceed the interpreter's allocation limit."""
+    limit = ctx.buffers.max_allocation
+    if count * max(lst.element_size, 8) > limit:
+        raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                            f"list {what} of {count} elements ({lst.element_type}) exceeds the "
+                            f"interpreter's limit of {limit} bytes")
 
 
 def _replace_item(ctx: "Context", lst: VmList, index: int, item: Any) -> None:
@@ -48,11 +59,13 @@ def _replace_item(ctx: "Context", lst: VmList, index: int, item: Any) -> None:
 @op("ListAlloc")
 def _make_list_alloc(ctx, fn, inst):
     o = inst.operands
-    element = list_element_type(ctx.module.types[o["type"]])
+    element = ctx.module.types[o["type"]]  # the element type itself (`i32`, `!vm.opaque`, ...)
 
     def run(ctx, frame, _):
         capacity = _U32.unpack_from(frame.regs, 4 * o["initial_capacity"].ordinal)[0]
-        store_ref(ctx, frame.refs, o["result"].ordinal, VmList(element, capacity))
+        lst = VmList(element, capacity)
+        _check_storage(ctx, lst, capacity, "capacity")
+        store_ref(ctx, frame.refs, o["result"].ordinal, lst)
     return run, None
 
 
@@ -69,16 +82,20 @@ def _make_list_size(ctx, fn, inst):
         n = _U32.unpack_from(frame.regs, 4 * o["minimum_capacity" if symbol == "ListReserve"
                                                else "new_size"].ordinal)[0]
         if symbol == "ListReserve":
-            lst.capacity = max(lst.capacity, n)
+            if n > lst.capacity:
+                _check_storage(ctx, lst, n, "capacity")
+                lst.capacity = n
         elif n < len(lst.items):
             dropped = lst.items[n:]
             del lst.items[n:]
             for item in dropped:
                 if item is not None and type(item) is not tuple:
                     ctx.release(item)
-        else:
-            lst.items.extend(_zero_item(lst) for _ in range(n - len(lst.items)))
-            lst.capacity = max(lst.capacity, n)
+        elif n > len(lst.items):
+            if n > lst.capacity:
+                _check_storage(ctx, lst, n, "size")
+                lst.capacity = n
+            lst.items.extend([lst.zero] * (n - len(lst.items)))  # zeroed storage
     return run, None
 
 
@@ -96,8 +113,10 @@ def _make_list_get(ctx, fn, inst):
         i = _list_index(lst, _I32.unpack_from(frame.regs, 4 * o["index"].ordinal)[0])
         item = lst.items[i]
         if type(item) is not tuple:
-            raise VmStatusError(StatusCode.FAILED_PRECONDITION,
-                                f"variant at index {i} is not a value type")
+            if lst.is_variant:
+                raise VmStatusError(StatusCode.FAILED_PRECONDITION,
+                                    f"variant at index {i} is not a value type")
+            raise VmStatusError(StatusCode.FAILED_PRECONDITION, "list does not store values")
         bits = convert_list_value(item[0], item[1], vtype)
         (write_i32 if width == 4 else write_i64)(frame.regs, 4 * o["result"].ordinal, bits)
     return run, None
@@ -122,22 +141,48 @@ def _make_list_set(ctx, fn, inst):
     return run, None
 
 
-@op("ListGetRef", "ListSetRef")
-def _make_list_ref(ctx, fn, inst):
+@op("ListGetRef")
+def _make_list_get_ref(ctx, fn, inst):
     o = inst.operands
-    get = inst.op.symbol == "ListGetRef"
+    lreg, ireg, result = o["list"], 4 * o["index"].ordinal, o["result"]
+    key = ref_type_key(ctx.module.types[o["type"]])
+    take = result.move  # dispatch.c: the result's MOVE bit moves the item out of the list
 
     def run(ctx, frame, _):
-        lst = _list(frame, o["list"])
-        i = _list_index(lst, _I32.unpack_from(frame.regs, 4 * o["index"].ordinal)[0])
+        lst = _list(frame, lreg)
+        i = _list_index(lst, _I32.unpack_from(frame.regs, ireg)[0])
         if lst.holds_values:
             raise VmStatusError(StatusCode.FAILED_PRECONDITION, "list does not store refs")
-        if get:
-            item = lst.items[i]
-            value = None if type(item) is tuple else item
+        value = lst.items[i]
+        if type(value) is tuple:  # a variant slot holding a value (list.c: no message)
+            raise VmStatusError(StatusCode.FAILED_PRECONDITION,
+                                f"variant at index {i} is not a ref type")
+        if take:
+            lst.items[i] = None
+        elif value is not None:
+            ctx.retain(value)
+        if ref_type_mismatch(ctx, value, key):  # wrong type: null in the register instead
             if value is not None:
-                ctx.retain(value)
-            store_ref(ctx, frame.refs, o["result"].ordinal, value)
-        else:
-            _replace_item(ctx, lst, i, take_ref(ctx, frame.refs, o["value"]))
+                ctx.release(value)
+            value = None
+        store_ref(ctx, frame.refs, result.ordinal, value)
+    return run, None
+
+
+@op("ListSetRef")
+def _make_list_set_ref(ctx, fn, inst):
+    o = inst.operands
+    lreg, ireg, vreg = o["list"], 4 * o["index"].ordinal, o["value"]
+
+    def run(ctx, frame, _):
+        lst = _list(frame, lreg)
+        i = _list_index(lst, _I32.unpack_from(frame.regs, ireg)[0])
+        if lst.holds_values:
+            raise VmStatusError(StatusCode.FAILED_PRECONDITION, "list cannot store refs")
+        if not lst.is_variant:  # a ref list takes refs of its element type only (or null)
+            value = frame.refs[vreg.ordinal]
+            if value is not None and value_type_key(ctx, value) not in (
+                    "", ref_type_key(lst.element_type)):
+                raise VmStatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
+        _replace_item(ctx, lst, i, take_ref(ctx, frame.refs, vreg))
     return run, None
