@@ -401,3 +401,22 @@ def test_matches_iree_run_module(session, fidelity_vmfb, function, args, results
         assert ours[0] == theirs[0]
     else:
         assert ours == theirs
+
+
+def test_a_status_without_message_is_annotated_without_an_empty_segment(fidelity_vmfb):
+    """A rank-2 shape of dims -1 (2**64 - 1 as size_t) overflows buffer_view.assert's 32-byte shape
+    text: IREE returns
+    a bare OUT_OF_RANGE, and iree-run-module prints the code followed directly by its annotation.
+    The interpreter's error does the same with its own annotation."""
+    from ireeabi.vm.heap import tracked_heap
+    from ireeabi.vm.interp.errors import VmStatusError
+    from ireeabi.vm.interp.program import Program
+
+    args = [str(a) for a in (F32, DENSE, 2, -1, 1)]
+    stderr = tools.run_module_failure([fidelity_vmfb], "assert", args).stderr
+    assert re.search(r"OUT_OF_RANGE; while invoking native function", stderr), stderr
+    with tracked_heap() as heap, Program(fidelity_vmfb, heap=heap) as p:
+        with pytest.raises(VmStatusError) as info:
+            p.call("assert", F32, DENSE, 2, -1, 1)
+    assert info.value.code is StatusCode.OUT_OF_RANGE and info.value.detail.startswith("while calling import")
+    assert "OUT_OF_RANGE; while calling import hal_inline.buffer_view.assert" in str(info.value)

@@ -35,7 +35,7 @@ from ..status import StatusCode, StatusError
 from .buffers import BufferFactory
 from .compile import compile_instruction
 from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
-                     VmError, VmStatusError, VmTrapError)
+                     VmError, VmStatusError, VmTrapError, annotate)
 from .handlers import RETURN
 from .imports import ImportResolver, NativeImports
 from ..call import _as_ref
@@ -363,8 +363,8 @@ class Context:
             except VmError:
                 raise
             except StatusError as e:  # a native module's failing status
-                raise VmStatusError(e.code, f"{e.message}; while calling import "
-                                    f"{full_name}") from e
+                raise VmStatusError(e.code, annotate(e.message, f"while calling import {full_name}")) \
+                    from e
             finally:
                 for value in moved:  # the VM releases its argument buffer whatever the status
                     self.release(value)
@@ -412,7 +412,7 @@ class Context:
         planned = module.planned(ordinal, counts, moved)
         ns: dict[str, Any] = {"_planned": planned, "_Ref": Ref, "_NULL": NULL_REF, "_as_ref": _as_ref,
                               "_VmError": VmError, "_StatusError": StatusError,
-                              "_VmStatusError": VmStatusError, "_ctx": self,
+                              "_VmStatusError": VmStatusError, "_annotate": annotate, "_ctx": self,
                               "_I32": _I32.unpack_from, "_I64": _I64.unpack_from,
                               "_I32p": _I32.pack_into, "_I64p": _I64.pack_into}
         wide = {_I64, _F64}
@@ -429,8 +429,8 @@ class Context:
         lines += [f"    refs[{a}] = None" for a in moved_regs]
         lines += ["    try:", f"        out = _planned([{', '.join(names)}])",
                   "    except _VmError:", "        raise", "    except _StatusError as e:",
-                  f"        raise _VmStatusError(e.code, e.message + '; while calling import "
-                  f"{full_name}') from e"]
+                  f"        raise _VmStatusError(e.code, _annotate(e.message, 'while calling import "
+                  f"{full_name}')) from e"]
         for i, (char, reg) in enumerate(zip(value_chars(results_cc or ""), results)):
             if char == "r":
                 lines += [f"    x = out[{i}]", "    if x[1] == 0:", "        x = None",

@@ -58,6 +58,12 @@ class VmStatusError(VmError):
         return Status(self.code, self.detail)
 
 
+def annotate(message: str, note: str) -> str:
+    """A status message with an annotation appended as IREE appends it (no empty segment when the
+    status had no message of its own)."""
+    return f"{message}; {note}" if message else note
+
+
 class VmFailError(VmStatusError):
     """vm.fail with a nonzero status: the program's own failure (`code`, `detail` = its message)."""
 
