@@ -16,7 +16,12 @@ Mapping follows buffer.c exactly, including its C arithmetic on iree_host_size_t
 are rounded down with `x & ~(alignment - 1)` and the bounds check `offset + length > data_length`
 wraps. Where that wrap lets IREE's check pass for a range outside the data, the access IREE would make
 is reported as BufferOverflowError (a HeapError) instead of being made; memory is only ever touched
-through the heap.
+through the heap. create / clone add prefix + length unchecked as well: the allocator sees the wrapped
+total (its statuses), and a block it hands out is freed again and the overflow reported.
+
+NULL handling follows the build IREE ships: a vm.buffer-typed ref with a NULL ptr passes check_deref
+(0) and reads as "" through text() (iree_vm_buffer_as_string); where IREE would dereference NULL the
+call fails with INVALID_ARGUMENT "buffer is NULL" (or a HeapError) instead.
 """
 from __future__ import annotations
 
@@ -118,6 +123,20 @@ def _hsize(x: int, what: str) -> int:
     return x & _MASK
 
 
+def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: int) -> None:
+    """create / clone when `prefix + length` does not fit iree_host_size_t. buffer.c adds the two
+    unchecked and hands the wrapped total to iree_allocator_malloc_aligned, so its statuses come in
+    its order (a total of 0 is INVALID_ARGUMENT, then the alignment, then the allocator's own). If
+    the small block is allocated, IREE would write the handle and a `length`-byte data span past it:
+    the block is freed again and that overflow reported instead of made."""
+    total = (PREFIX_SIZE + length) & _MASK
+    block = _alloc.malloc_aligned(heap, allocator, total, alignment, PREFIX_SIZE)
+    _alloc.free_aligned(heap, allocator, block)
+    raise BufferOverflowError(
+        f"buffer of {length} bytes: prefix {PREFIX_SIZE} + length wraps to a {total}-byte block; "
+        f"buffer.c would write the handle and a {length}-byte data span past it", block)
+
+
 class BufferType:
     """The vm.buffer ref type on one heap, and the buffer API."""
 
@@ -217,7 +236,7 @@ class BufferType:
         a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
         length = _hsize(length, "length")
         if length > _MASK - PREFIX_SIZE:
-            raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+            _wrapped_total(self.heap, a, length, alignment)  # always raises
         buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + length, alignment, PREFIX_SIZE)
         self._init_coallocated(buf, access, length, a)
         return buf
@@ -235,6 +254,8 @@ class BufferType:
         """iree_vm_buffer_clone: map the source range (OUT_OF_RANGE first), then create and copy."""
         src_data, src_length = self.map_ro(source, source_offset, length, 1)
         a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
+        if src_length > _MASK - PREFIX_SIZE:  # only a handle initialized over a near-2**N-byte span
+            _wrapped_total(self.heap, a, src_length, alignment)  # always raises
         buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + src_length, alignment, PREFIX_SIZE)
         self._init_coallocated(buf, access, src_length, a)
         self.heap.memmove(buf + PREFIX_SIZE, src_data, src_length)
@@ -314,9 +335,12 @@ class BufferType:
             _ref.release_value(self.heap, old)
 
     def check_deref(self, ref: Ref) -> int:
-        """The handle address of a vm.buffer ref (INVALID_ARGUMENT "ref is null"/"ref type mismatch")."""
+        """The handle address of a vm.buffer ref (INVALID_ARGUMENT "ref is null"/"ref type mismatch").
+        As iree_vm_buffer_check_deref, only the type word is checked: {NULL, vm.buffer} yields 0 (what
+        the caller then does with NULL decides); a non-NULL handle is checked against the heap."""
         buf = self.ref_type.check_deref(ref)
-        self._check(buf)
+        if buf:
+            self.heap.cell(buf, BUFFER_SIZE)
         return buf
 
     def check_deref_or_null(self, ref: Ref) -> int:
@@ -427,11 +451,15 @@ class BufferType:
         self.heap.write(data, bytes(source[:n]))
 
     def text(self, ref: Ref, *, allow_null: bool = False) -> str:
-        """The whole contents of a vm.buffer ref as UTF-8 (formats, names, messages). A null ref is
-        INVALID_ARGUMENT as check_deref reports it, or the empty string with `allow_null`."""
+        """The whole contents of a vm.buffer ref as UTF-8 (formats, names, messages): check_deref then
+        iree_vm_buffer_as_string. A null ref is INVALID_ARGUMENT as check_deref reports it, or the empty
+        string with `allow_null`; a vm.buffer-typed ref with a NULL ptr passes check_deref and reads as
+        the empty string."""
         if allow_null and ref.type == _ref.TYPE_NULL:
             return ""
         buf = self.ref_type.check_deref(ref)
+        if not buf:  # {NULL, vm.buffer}: iree_vm_buffer_as_string(NULL) is the empty string view
+            return ""
         # check_deref's check of the handle covers the data span; mapping all of it at offset 0
         # cannot fail, so the data bytes are read (and checked) straight from the span.
         raw, off = self._cell(buf)

@@ -8,9 +8,12 @@ Descriptors live in tracked memory and their `destroy` is a registered C callbac
 memory may be forged, so each pointer is checked against the heap before it is read or written, a type
 word is only used to count if a registration produced it (a forged tag could otherwise make a release
 decrement any word of a live object), and a descriptor's destroy pointer is only called if it is a
-registered function. IREE's asserted
-preconditions raise `RefError`; counter underflow (a release with the counter already at 0) raises
-`RefCountError` instead of going negative silently.
+registered function. IREE checks ref arguments only with IREE_VM_REF_PARANOID (IREE_VM_REF_ASSERT);
+the model follows the default build wherever it gives a NULL a meaning (wrap_retain and X_move_ref of
+NULL, releasing a NULL ref) and raises `RefError` where it would count through a NULL or unregistered
+type, and for wrap_assign's NULL ptr/type (the paranoid assert). Counter underflow (a release with the
+counter already at 0) raises `RefCountError` instead of going negative silently, and a retain past
+INT32_MAX instead of wrapping.
 """
 from __future__ import annotations
 
@@ -305,9 +308,12 @@ def _require(ptr: int, type_word: int, what: str) -> None:
 
 
 def wrap_assign(heap: Heap, ptr: int, type_word: int, out_ref: int) -> None:
-    """iree_vm_ref_wrap_assign: take over a reference the caller already holds."""
+    """iree_vm_ref_wrap_assign: take over a reference the caller already holds. NULL ptr or type
+    raise RefError (IREE asserts them only under IREE_VM_REF_PARANOID; a default build stores the
+    pair as given). The counter is checked (in memory, not negative) but needs no headroom: IREE
+    adds no reference."""
     _require(ptr, type_word, "wrap_assign")
-    check_countable(heap, ptr, type_word)
+    check_countable(heap, ptr, type_word, 0)
     out = read_ref(heap, out_ref)
     if out.ptr and out.ptr != ptr:
         release(heap, out_ref)
@@ -315,16 +321,19 @@ def wrap_assign(heap: Heap, ptr: int, type_word: int, out_ref: int) -> None:
 
 
 def wrap_retain(heap: Heap, ptr: int, type_word: int, out_ref: int) -> None:
-    """iree_vm_ref_wrap_retain: same ptr -> nothing; else release old, store, retain."""
-    _require(ptr, type_word, "wrap_retain")
-    check_countable(heap, ptr, type_word)
+    """iree_vm_ref_wrap_retain: same ptr -> nothing (ref.c compares before anything else, whatever
+    the types); else release old, store, retain. A NULL ptr is legal in the build IREE ships
+    (X_retain_ref(NULL) relies on it): the old value is released and {NULL, type} stored, uncounted."""
     out = read_ref(heap, out_ref)
     if out.ptr == ptr:
         return
+    if ptr:
+        _require(ptr, type_word, "wrap_retain")
+        check_countable(heap, ptr, type_word)
     if out.ptr:
         release(heap, out_ref)
     write_ref(heap, out_ref, Ref(ptr, type_word))
-    object_retain(heap, ptr, type_word)
+    object_retain(heap, ptr, type_word)  # NULL ptr: nothing
 
 
 def is_null(heap: Heap, ref: int) -> bool:
@@ -383,8 +392,10 @@ class RefType:
         return Ref(ptr, self.type)
 
     def move_ref(self, ptr: int) -> Ref:
-        """X_move_ref: a ref taking over a reference the caller holds."""
-        return Ref(ptr, self.type) if ptr else NULL_REF
+        """X_move_ref: a ref taking over a reference the caller holds. It is wrap_assign into a zeroed
+        ref, which stores the type even for a NULL ptr: {NULL, type} (is_null is false), unlike
+        retain_ref's {0, 0}."""
+        return Ref(ptr, self.type)
 
     def close(self) -> None:
         """Unregister and free the descriptor (objects of this type must be gone). Idempotent."""
@@ -403,10 +414,13 @@ class RefType:
 
 
 class TypeRegistry:
-    """The instance's type table (iree_vm_instance_register_type / unregister_type)."""
+    """The instance's type table (iree_vm_instance_register_type / unregister_type). `capacity` is
+    iree_vm_instance_create's type_capacity (stored as uint16 there; IREE's tools pass
+    IREE_VM_TYPE_CAPACITY_DEFAULT = 32); None: unbounded."""
 
-    def __init__(self, heap: Heap) -> None:
+    def __init__(self, heap: Heap, *, capacity: int | None = None) -> None:
         self.heap = heap
+        self.capacity = None if capacity is None else capacity & 0xFFFF
         self._counts: dict[int, int] = {}
         self._words: dict[int, int] = {}
         self._types: list[RefType] = []
@@ -418,6 +432,12 @@ class TypeRegistry:
                               f"type descriptors must be aligned to {DESCRIPTOR_ALIGNMENT} bytes")
         view = self.heap.struct_at(_ref.iree_vm_ref_type_descriptor_t, descriptor)
         word = descriptor | view.offsetof_counter
+        # A new descriptor needs a free slot; re-registering one only counts (instance.c order).
+        if self.capacity is not None and descriptor not in self._counts \
+                and len(self._counts) + 1 > self.capacity:
+            raise StatusError(StatusCode.RESOURCE_EXHAUSTED,
+                              f"too many user-defined types registered; new type {type_name(self.heap, word)} "
+                              f"would exceed capacity of {self.capacity}")
         self._counts[descriptor] = self._counts.get(descriptor, 0) + 1
         self._words[descriptor] = word
         _known_types[word] = _known_types.get(word, 0) + 1
@@ -467,7 +487,14 @@ class TypeRegistry:
         heap.write_word(descriptor + _NAME_DATA_OFF, name_data)
         heap.write_word(descriptor + _NAME_SIZE_OFF, len(encoded))
         heap.struct_at(_ref.iree_vm_ref_type_descriptor_t, descriptor).offsetof_counter = offsetof_counter
-        self.register(descriptor)
+        try:
+            self.register(descriptor)
+        except BaseException:  # e.g. the capacity is used up: nothing of this type is left behind
+            if destroy_fn:
+                callbacks.forget(destroy_fn)
+            heap.free(name_data)
+            heap.free(descriptor)
+            raise
         t = RefType(self, descriptor, name, offsetof_counter, destroy_fn, name_data)
         self._types.append(t)
         return t
