@@ -48,15 +48,28 @@ IREE_VM_SIZE_T = Scalar("int32_t", "iree_vm_size_t")
 
 
 class CconvError(IreeAbiError):
-    """A malformed calling convention; `index` and `char` point at the offending character."""
+    """A malformed calling convention; `index` and `char` point at the offending character.
+
+    `iree_status` names IREE's own verdict on the same text (`iree_verdict`): this parser is stricter
+    than IREE's walkers in places, and the property says where (None: IREE accepts it).
+    """
 
     def __init__(self, text: str, index: int, reason: str) -> None:
         self.text = text
         self.index = index
         self.char = text[index] if 0 <= index < len(text) else ""
         self.reason = reason
+        self.source: str | None = text  # what was parsed (None: not a string at all)
+        self.fragment = False  # parsed as a bare fragment rather than a whole signature
         where = f"index {index} ({self.char!r})" if self.char else f"index {index} (end of string)"
         super().__init__(f"{reason} at {where} in {text!r}")
+
+    @property
+    def iree_status(self) -> "tuple[str, str] | None":
+        """(status code name, message) IREE reports for this text, or None where IREE accepts it."""
+        if self.source is None:
+            return None
+        return iree_verdict(self.source, fragment=self.fragment)
 
 
 class UnknownTypeError(CconvError):
@@ -188,7 +201,7 @@ def _unknown_reason(c: str) -> str:
 def parse(text: str) -> Signature:
     """Parse a whole signature: `0` + arguments [+ `_` + results]. Empty text is ()->()."""
     if not isinstance(text, str):
-        raise CconvError(repr(text), 0, "a calling convention must be a string")
+        raise _not_text(CconvError(repr(text), 0, "a calling convention must be a string"))
     if text == "":
         return Signature("", Fragment("", ()), Fragment("", ()))
     if text[0] != VERSION:
@@ -213,10 +226,79 @@ def _frag_text(text: str, start: int, end: int) -> str:
 def parse_fragment(text: str) -> Fragment:
     """Parse one fragment (`rIiiiCiDCrIID`, `v` or empty); indices are into `text`."""
     if not isinstance(text, str):
-        raise CconvError(repr(text), 0, "a fragment must be a string")
+        raise _not_text(CconvError(repr(text), 0, "a fragment must be a string"))
     if text[:1] == VERSION:
         raise CconvError(text, 0, "this is a whole signature; pass parse(text).arguments or .results")
-    return Fragment("" if text == VOID else text, _parse_items(text, 0, len(text), allow_spans=True))
+    try:
+        items = _parse_items(text, 0, len(text), allow_spans=True)
+    except CconvError as e:
+        e.fragment = True  # IREE's verdict is then the one on a fragment (iree_verdict)
+        raise
+    return Fragment("" if text == VOID else text, items)
+
+
+def _not_text(e: CconvError) -> CconvError:
+    e.source = None
+    return e
+
+
+# --------------------------------------------------------------------------------------------------
+# IREE's own verdict on a cconv text, modelled apart from the (stricter) parser above
+
+
+_IREE_VALUE_CHARS = frozenset("viIfFr")  # 'v' is skipped wherever IREE's walkers meet it
+_NO_SEGMENTS = ("INVALID_ARGUMENT", "variadic argument found but segment size list is missing/underflowed")
+
+
+def _c_char(ch: str) -> str:
+    """A character as C's `%c` prints the first byte of its UTF-8 form (latin-1 for one byte)."""
+    return ch.encode("utf-8", "surrogatepass")[:1].decode("latin-1")
+
+
+def _iree_walk(frag: str, segments: bool) -> "tuple[str, str] | None":
+    """iree_vm_function_call_compute_cconv_fragment_size's character checks (module.c): unknown
+    characters fail, 'v' is skipped, a span runs to its 'D' or to the end of the fragment, a span
+    without a segment size list fails."""
+    i, n = 0, len(frag)
+    while i < n:
+        c = frag[i]
+        if c == SPAN_START:
+            if not segments:
+                return _NO_SEGMENTS
+            i += 1
+            while i < n and frag[i] != SPAN_END:
+                if frag[i] not in _IREE_VALUE_CHARS:
+                    return ("UNIMPLEMENTED", f"unsupported cconv span type '{_c_char(frag[i])}'")
+                i += 1
+        elif c not in _IREE_VALUE_CHARS:
+            return ("UNIMPLEMENTED", f"unsupported cconv type '{_c_char(c)}'")
+        i += 1
+    return None
+
+
+def iree_verdict(text: str, *, fragment: bool = False) -> "tuple[str, str] | None":
+    """How IREE judges `text`: None when it accepts it, else (status code name, message).
+
+    A whole signature goes through what resolving an import does (runtime/src/iree/vm/bytecode/
+    module.c, iree_vm_bytecode_module_resolve_import): the fragment split and version check of
+    iree_vm_function_call_get_cconv_fragments, the size walk of non-variadic arguments and of the
+    results (no segment sizes: a span there fails), and, for variadic arguments, the walk each call
+    makes with the caller's segment sizes (assumed present). A bare fragment gets that last walk.
+    IREE accepts things `parse` refuses ('v' among values, empty or unterminated spans): the two
+    verdicts are kept apart so the disagreement has a name.
+    """
+    if fragment:
+        return _iree_walk(text, True)
+    if text == "":
+        return None  # no cconv: ()->()
+    if text[0] != VERSION:
+        return ("UNIMPLEMENTED", f"unsupported cconv version {_c_char(text[0])}")
+    args, _, results = text[1:].partition(SPLIT)
+    args = "" if args == VOID else args
+    results = "" if results == VOID else results
+    variadic = SPAN_START in args  # iree_vm_function_call_is_variadic_cconv
+    return ((None if variadic else _iree_walk(args, False)) or _iree_walk(results, False)
+            or (_iree_walk(args, True) if variadic else None))
 
 
 def as_fragment(fragment: "Fragment | str") -> Fragment:

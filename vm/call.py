@@ -305,8 +305,15 @@ def unpack_results(buf: CallBuffer) -> list[Any]:
 
 
 def discard_results(buf: CallBuffer) -> None:
-    """Release whatever refs a result buffer holds and free it (a failed call)."""
+    """Release whatever refs a result buffer holds and free it."""
     release_arguments(buf)
+
+
+def abandon_results(buf: CallBuffer) -> None:
+    """Free a result buffer unread, as the bytecode VM drops its alloca'd results after a failed
+    import call (runtime/src/iree/vm/bytecode/dispatch.c, iree_vm_bytecode_issue_import_call): the
+    callee's failure leaves the results to nobody, and nothing in them is released."""
+    _free(buf)
 
 
 def write_results(buf: CallBuffer, values: Sequence[Any], *, move: "bool | Sequence[bool]" = True) -> None:

@@ -10,11 +10,18 @@ argument refs whatever the status, and move the results out.
 
 The module itself is a reference-counted iree_vm_module_t head in tracked memory (`handle`), so
 module-storage buffers can retain and release it.
+
+Reflection follows runtime/src/iree/vm/native_module.c: `signature`, `get_function`,
+`get_function_attr`, `get_module_attr` and `lookup_function` (with a linkage) give IREE's values and
+statuses. A failing call is annotated as iree_vm_native_module_issue_call annotates it (a note on the
+StatusError, its message left as the status had it); its results are dropped unread, as the bytecode
+VM drops them; a DEFERRED status from an import with results becomes the VM's UNIMPLEMENTED.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ..abi import cconv
 from ..abi.codec import codec
@@ -37,11 +44,13 @@ class Export:
     cconv: str  # the whole signature, e.g. "0rIiiiCiDCrIID_v"
     target: Target
     form: str = "fixed"  # reader form for multi-span arguments (see shims)
+    attrs: tuple[tuple[str, str], ...] = ()  # function-level reflection attributes (key, value)
     shim: Shim = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "\0" in self.name:
             raise IreeAbiError(f"export name must be a non-empty string without NUL, got {self.name!r}")
+        object.__setattr__(self, "attrs", _attr_pairs(self.attrs, f"export {self.name!r} attrs"))
         object.__setattr__(self, "shim", shim_for(self.cconv, self.form))
 
     @property
@@ -53,17 +62,115 @@ class Export:
         return self.name.encode()
 
 
+def _attr_pairs(attrs: Any, what: str) -> tuple[tuple[str, str], ...]:
+    try:
+        pairs = tuple((k, v) for k, v in attrs)
+    except (TypeError, ValueError):
+        raise IreeAbiError(f"{what} must be (key, value) string pairs, got {attrs!r}") from None
+    for k, v in pairs:
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise IreeAbiError(f"{what} must be (key, value) string pairs, got {(k, v)!r}")
+    return pairs
+
+
 def string_view_compare(lhs: bytes, rhs: bytes) -> int:
-    """iree_string_view_compare: bytewise over the common prefix, then the shorter sorts first."""
+    """iree_string_view_compare: strncmp over the common prefix, then the shorter sorts first.
+
+    strncmp stops at a NUL both sides share, so bytes after it never decide (b"a\0x" and b"a\0y"
+    compare equal when their lengths are)."""
     n = min(len(lhs), len(rhs))
-    if lhs[:n] != rhs[:n]:
-        return -1 if lhs[:n] < rhs[:n] else 1
+    a, b = lhs[:n], rhs[:n]
+    if a != b:
+        i = next(k for k in range(n) if a[k] != b[k])
+        if 0 not in a[:i]:  # no shared NUL before the first difference: it decides
+            return -1 if a[i] < b[i] else 1
     return (len(lhs) > len(rhs)) - (len(lhs) < len(rhs))
+
+
+class Linkage(enum.IntEnum):
+    """iree_vm_function_linkage_t (runtime/src/iree/vm/module.h)."""
+
+    INTERNAL = 0
+    IMPORT = 1
+    EXPORT = 2
+    IMPORT_OPTIONAL = 3
+    EXPORT_OPTIONAL = 4
+
+
+_EXPORT_LINKAGES = (Linkage.EXPORT, Linkage.EXPORT_OPTIONAL)
+_IMPORT_LINKAGES = (Linkage.IMPORT, Linkage.IMPORT_OPTIONAL)
+
+
+class Function(NamedTuple):
+    """iree_vm_function_t: the module, a linkage and a uint16 ordinal."""
+
+    module: "NativeModule"
+    linkage: Linkage
+    ordinal: int
+
+
+class ModuleSignature(NamedTuple):
+    """iree_vm_module_signature_t as iree_vm_native_module_signature fills it."""
+
+    version: int
+    attr_count: int
+    import_function_count: int
+    export_function_count: int
+    internal_function_count: int
+
+
+def _index(value: Any, what: str) -> int:
+    """An ordinal or index argument (iree_host_size_t): an int, or a clear error."""
+    if type(value) is not int and not (isinstance(value, int) and not isinstance(value, bool)):
+        raise IreeAbiError(f"{what} must be an int, got {value!r}")
+    return int(value)
+
+
+def _linkage(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise IreeAbiError(f"linkage must be a Linkage (int), got {value!r}")
+    return int(value)
+
+
+def _name_key(name: Any) -> bytes:
+    """A function name as the bytes of its iree_string_view_t (str as UTF-8, bytes as they are)."""
+    if isinstance(name, (bytes, bytearray)):
+        return bytes(name)
+    if not isinstance(name, str):
+        raise IreeAbiError(f"function name must be a str or bytes, got {name!r}")
+    try:
+        return name.encode()
+    except UnicodeEncodeError as e:
+        raise IreeAbiError(f"function name {name!r} is not encodable as UTF-8 (index {e.start})") from None
+
+
+def _shim_failure(error: BaseException, module: str, export: str, results_size: int) -> BaseException:
+    """What a failing native call turns into by the time the calling VM sees it.
+
+    iree_vm_native_module_issue_call (native_module.c) annotates every failing status but DEFERRED
+    with the function's name (a note here: the message stays the status's own); the VM's
+    iree_vm_bytecode_issue_import_call (bytecode/dispatch.c) cannot resume an import that has
+    results, so a DEFERRED one becomes UNIMPLEMENTED."""
+    if not isinstance(error, StatusError):
+        return error  # not a status: a Python bug in a target, passed on as it is
+    if error.code == StatusCode.DEFERRED:
+        if not results_size:
+            return error
+        failed = StatusError(StatusCode.UNIMPLEMENTED, "yield in imports with results not supported")
+        failed.__cause__ = error
+        return failed
+    note = f"while invoking native function {module}.{export}"
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    else:  # Python 3.10: the attribute add_note would have set
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]
+    return error
 
 
 class NativeModule:
     def __init__(self, heap: Heap, name: str, exports: Sequence[Export], *, version: int = 0,
-                 state: Any = None, sort: bool = False) -> None:
+                 state: Any = None, sort: bool = False, attrs: Sequence[tuple[str, str]] = ()) -> None:
         table = sorted(exports, key=lambda e: e.key) if sort else list(exports)
         for i in range(1, len(table)):
             if string_view_compare(table[i - 1].key, table[i].key) >= 0:
@@ -73,6 +180,7 @@ class NativeModule:
         self.heap = heap
         self.name = name
         self.version = version
+        self.attrs = _attr_pairs(attrs, f"module {name!r} attrs")
         self.exports: tuple[Export, ...] = tuple(table)
         self._ordinals: dict[str, int] = {}  # lookup's memo
         self.state = state
@@ -84,25 +192,91 @@ class NativeModule:
 
     # -- lookup -------------------------------------------------------------------------------------
 
-    def lookup(self, name: str) -> int:
+    def lookup(self, name: "str | bytes") -> int:
         """The export ordinal of `name` (binary search); NOT_FOUND as IREE reports it."""
         found = self._ordinals.get(name) if type(name) is str else None
         if found is not None:  # a name this (immutable) table already resolved
             return found
-        key = name.encode()
+        key = _name_key(name)
+        ordinal = self._search(key)
+        if ordinal is None:
+            shown = name if isinstance(name, str) else key.decode("utf-8", "backslashreplace")
+            raise StatusError(StatusCode.NOT_FOUND, f"no function `{shown}` exported by module `{self.name}`")
+        if type(name) is str:
+            self._ordinals[name] = ordinal
+        return ordinal
+
+    def _search(self, key: bytes) -> int | None:
+        """iree_vm_native_module_lookup_function's binary search over the sorted export names."""
         lo, hi = 0, len(self.exports) - 1
         while lo <= hi:
             mid = (lo + hi) // 2
             cmp = string_view_compare(self.exports[mid].key, key)
             if cmp == 0:
-                if type(name) is str:
-                    self._ordinals[name] = mid
                 return mid
             if cmp < 0:
                 lo = mid + 1
             else:
                 hi = mid - 1
-        raise StatusError(StatusCode.NOT_FOUND, f"no function `{name}` exported by module `{self.name}`")
+        return None
+
+    def lookup_function(self, name: "str | bytes", linkage: int = Linkage.EXPORT) -> Function:
+        """iree_vm_native_module_lookup_function: only export linkages are searched (others are
+        UNIMPLEMENTED); a missing EXPORT_OPTIONAL name is a bare NOT_FOUND; the function found is
+        returned as get_function gives it (linkage EXPORT whichever export linkage was asked)."""
+        if _linkage(linkage) not in _EXPORT_LINKAGES:
+            raise StatusError(StatusCode.UNIMPLEMENTED,
+                              "native modules do not support import/internal function queries")
+        if linkage == Linkage.EXPORT:
+            return self.get_function(self.lookup(name))[0]
+        ordinal = self._search(_name_key(name))
+        if ordinal is None:
+            raise StatusError(StatusCode.NOT_FOUND)  # a lightweight failure: no message
+        return self.get_function(ordinal, linkage)[0]
+
+    # -- reflection ---------------------------------------------------------------------------------
+
+    def signature(self) -> ModuleSignature:
+        """iree_vm_native_module_signature (native modules here have no imports)."""
+        return ModuleSignature(self.version, len(self.attrs), 0, len(self.exports), 0)
+
+    def get_module_attr(self, index: int) -> tuple[str, str]:
+        """iree_vm_native_module_get_module_attr: OUT_OF_RANGE (no message) past the last one."""
+        index = _index(index, "attr index")
+        if not 0 <= index < len(self.attrs):
+            raise StatusError(StatusCode.OUT_OF_RANGE)
+        return self.attrs[index]
+
+    def get_function(self, ordinal: int, linkage: int = Linkage.EXPORT) -> tuple[Function, str, str]:
+        """iree_vm_native_module_get_function: (function, name, calling convention), statuses as
+        IREE's (an out-of-range export ordinal, any import ordinal: INVALID_ARGUMENT; other linkages
+        UNIMPLEMENTED)."""
+        ordinal = _index(ordinal, "function ordinal")
+        linkage = _linkage(linkage)
+        if linkage in _IMPORT_LINKAGES:
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"import ordinal out of range (0 < {ordinal} < 0)")
+        if linkage not in _EXPORT_LINKAGES:
+            raise StatusError(StatusCode.UNIMPLEMENTED,
+                              "native modules do not support internal function queries")
+        if not 0 <= ordinal < len(self.exports):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"export ordinal out of range (0 < {ordinal} < {len(self.exports)})")
+        export = self.exports[ordinal]
+        return Function(self, Linkage.EXPORT, ordinal & 0xFFFF), export.name, export.cconv
+
+    def get_function_attr(self, ordinal: int, index: int, linkage: int = Linkage.EXPORT) -> tuple[str, str]:
+        """iree_vm_native_module_get_function_attr: the linkage, then the ordinal, then the index."""
+        ordinal, index = _index(ordinal, "function ordinal"), _index(index, "attr index")
+        if _linkage(linkage) not in _EXPORT_LINKAGES:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "only exported functions can be queried")
+        if not 0 <= ordinal < len(self.exports):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"function ordinal out of range (0 < {ordinal} < {len(self.exports)})")
+        attrs = self.exports[ordinal].attrs
+        if not 0 <= index < len(attrs):
+            raise StatusError(StatusCode.OUT_OF_RANGE)
+        return attrs[index]
 
     # -- calls --------------------------------------------------------------------------------------
 
@@ -123,20 +297,20 @@ class NativeModule:
         try:
             arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True)
         except BaseException:
-            _call.discard_results(results)
+            _call.abandon_results(results)
             raise
         error: BaseException | None = None
         try:
             export.shim(CallContext(heap, self, self.state), CALL_BEGIN, arguments.span, results.span,
                         export.target)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
-            error = e
+            error = _shim_failure(e, self.name, export.name, results.layout.size)
         try:
             _call.release_arguments(arguments)  # whatever the status, as the VM does
         except BaseException as e:  # noqa: BLE001
             error = error or e
         if error is not None:
-            _call.discard_results(results)
+            _call.abandon_results(results)  # unread: the VM moves nothing out of a failed call
             raise error
         return _call.unpack_results(results)
 
@@ -176,7 +350,8 @@ class PlannedCall:
     plan) and returns the flattened results the same way (refs owned by the caller). As
     iree_vm_bytecode_populate_import_cconv_arguments does, each ref is retained into the buffer,
     except the `moved` ones, whose references the buffer takes over; the release walk after the
-    call drops every reference the buffer holds, whatever the status.
+    call drops every reference the buffer holds, whatever the status. A failed call's results are
+    dropped unread, as the VM drops them (`_shim_failure` says what the failure becomes).
     """
 
     __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",
@@ -257,7 +432,7 @@ class PlannedCall:
             export.shim(ctx, CALL_BEGIN, ByteSpan(aaddr, asize), ByteSpan(raddr, rsize),
                         export.target)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
-            error = e
+            error = _shim_failure(e, module.name, export.name, rsize)
         try:
             # The VM's release walk over the argument buffer as the callee left it: every slot is
             # released even if one fails (a forged ref); the first failure is the call's error.
@@ -274,14 +449,7 @@ class PlannedCall:
             heap.scratch_pop(frame)
             raise error or e
         heap.scratch_pop(frame)
-        if error is not None:  # a failed call: whatever references the results hold are dropped
-            for i in self.res_refs:
-                ptr, typ = values[i]
-                if ptr and typ:
-                    try:
-                        object_release(heap, ptr, typ)
-                    except IreeAbiError:
-                        pass
+        if error is not None:  # a failed call: the results are dropped unread, as the VM drops them
             raise error
         for i in self.res_refs:
             values[i] = Ref(*values[i])

@@ -11,13 +11,19 @@ INVALID_ARGUMENT "argument/result signature mismatch" otherwise:
 - `v`: no size check, but a NULL span still fails unless the call is a RESUME;
 - results are zeroed (sizeof(struct)) before the target runs.
 
+On RESUME the generic shims skip the argument check altogether (a span of the wrong size reaches
+the target as NULL arguments, as a NULL span does); only the results check remains.
+
 Fragments those macros cannot express (several spans, or values after a span) are read like
 hal_loader's hand-written dispatch shim: the fixed part as its C struct, then each span's int32 count
 where the cursor stands and the elements at the stride of their C struct. `form="fixed"` starts the
 first span at the packed size of the fixed part (IREE #24827); `form="pre-fix"` at sizeof(C struct),
 with elements aligned to the C element alignment, as the code before the fix did. Unlike the C code,
-every read is bounds-checked first: where IREE would read past the buffer this raises the signature
-mismatch instead.
+every read is bounds-checked first: where IREE would read past the buffer (or, for a negative count,
+size an alloca with it further on) this raises the signature mismatch instead. With void results such
+a shim also checks its spans as hal_loader's does (runtime/src/iree/modules/hal/loader/module.c,
+iree_vm_shim_dispatch_v): the results span must be empty (a NULL one is fine), the flags are not
+consulted (no RESUME case), and a NULL argument span, which that code dereferences, is refused.
 
 The Python target receives typed values: ints and floats, refs as `Ref`, spans as lists (of tuples when
 an element has several fields). The span it reads is first checked against the heap.
@@ -378,6 +384,12 @@ class Shim:
     _rzeros: bytes = field(init=False, repr=False, compare=False)
     _write: Any = field(init=False, repr=False, compare=False)
 
+    def __new__(cls, signature: cconv.Signature, form: str = "fixed") -> "Shim":
+        # A multi-span reader with void results is hal_loader's hand-written shim: its own span rules.
+        if cls is Shim and _is_loader_like(signature, form):
+            cls = _LoaderShim
+        return object.__new__(cls)
+
     def __post_init__(self) -> None:
         rets = _result_writer(self.signature.results.text)
         args = _decoder(self.signature.arguments.text, self.form)
@@ -397,13 +409,18 @@ class Shim:
 
     def decode_arguments(self, heap: Heap, flags: int, args: ByteSpan) -> list[Any] | None:
         """The typed arguments, or StatusError(INVALID_ARGUMENT, signature mismatch). None on RESUME
-        without arguments."""
+        without (well-sized) arguments."""
         if not args.data:
             if flags & CALL_RESUME:
                 return None
             raise _mismatch()
         view = heap.view(args.data, args.length)
-        return self._args.decode(view, args.data)
+        try:
+            return self._args.decode(view, args.data)
+        except StatusError:
+            if flags & CALL_RESUME:
+                return None
+            raise
 
     def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
         """The results span as the target may write it (zeroed), after IREE's results check."""
@@ -421,7 +438,12 @@ class Shim:
         heap = ctx.heap
         data, length = args
         if data:
-            values = self._decode(heap.view(data, length), data)
+            try:
+                values = self._decode(heap.view(data, length), data)
+            except StatusError:
+                if not flags & CALL_RESUME:
+                    raise
+                values = None  # IREE_VM_ABI_DEFINE_SHIM: RESUME waives the argument check
         elif flags & CALL_RESUME:
             values = None
         else:
@@ -446,10 +468,46 @@ class Shim:
         try:
             write(view, out)
         except (struct.error, TypeError, IndexError) as e:
+            # pack_into may have written the values before the bad one: clear them, so the words of
+            # the refs released below are not left in the buffer as if it still owned them.
+            view[:self._rsize] = self._rzeros
             for v in out:  # results never reach the caller: drop the references they carried
                 if isinstance(v, Ref):
                     _ref.release_value(heap, v)
             raise MarshalError(f"{self._where}: cannot write results {out!r}: {e}") from None
+
+
+def _is_loader_like(signature: Any, form: str) -> bool:
+    if not isinstance(signature, cconv.Signature) or signature.results.items:
+        return False
+    return isinstance(_decoder(signature.arguments.text, form), _SpanWalker)
+
+
+class _LoaderShim(Shim):
+    """The span rules of hal_loader's iree_vm_shim_dispatch_v (runtime/src/iree/modules/hal/loader/
+    module.c) for a multi-span reader with void results: a non-empty results span is the signature
+    mismatch, a NULL one is fine (never touched), and the flags are not looked at."""
+
+    def decode_arguments(self, heap: Heap, flags: int, args: ByteSpan) -> list[Any] | None:
+        if not args.data:  # the C code dereferences it (undefined behaviour): refused instead
+            raise _mismatch()
+        return self._args.decode(heap.view(args.data, args.length), args.data)
+
+    def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
+        if rets.length != 0:  # rets_storage.data_length > 0 (an unsigned size)
+            raise _mismatch()
+        return memoryview(b"")
+
+    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan, target: Target) -> None:
+        data, length = args
+        if not data:
+            raise _mismatch()
+        values = self._decode(ctx.heap.view(data, length), data)
+        if rets[1] != 0:
+            raise _mismatch()
+        result = target(ctx, *values)
+        if result is not None:
+            _normalize_results(result, 0, self._where)  # MarshalError unless an empty sequence
 
 
 @lru_cache(maxsize=1024)
