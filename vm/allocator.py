@@ -6,8 +6,9 @@ here calls `ctl` through the function pointer it is given, usually read from mem
 allocator.c does; so a control function written by anyone (see `make_ctl`) is honoured.
 
 `heap_allocator(heap)` is the libc allocator of allocator_libc.c over a tracked `Heap`: same commands,
-same statuses (byte_length 0 -> INVALID_ARGUMENT, failure -> RESOURCE_EXHAUSTED, unknown command ->
-UNIMPLEMENTED, REALLOC of NULL acts as MALLOC, FREE nulls the slot).
+same statuses and messages (byte_length 0 -> INVALID_ARGUMENT, failure -> RESOURCE_EXHAUSTED "libc
+allocator failed the request" annotated with the heap's reason, unknown command -> UNIMPLEMENTED,
+REALLOC of NULL acts as MALLOC, FREE nulls the slot).
 
 Every function takes the allocator by value (`AllocatorT`, as IREE passes it) or as the address of an
 iree_allocator_t in memory, which is then read at the call.
@@ -134,6 +135,15 @@ _MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), i
 _ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
 
 
+_EXHAUSTED = StatusCode.RESOURCE_EXHAUSTED
+
+
+def _libc_failure(e: StatusError) -> status.Status:
+    """allocator_libc.c's status for a failed malloc/calloc/realloc, with the heap's own account
+    of why appended as an annotation (the message stays IREE's)."""
+    return status.Status(_EXHAUSTED, "libc allocator failed the request", (e.message,) + e.annotations)
+
+
 def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
     """The C-callable heap ctl: what `make_ctl(body)` would build, with the body inlined (it runs
     on every allocation and free). Registered as is, so it parks what callbacks.make would."""
@@ -161,8 +171,10 @@ def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: i
                     new = heap.malloc(byte_length, zero=command == _CALLOC)
                 heap.write_word(inout, new)
             else:
-                raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported heap allocator command")
+                raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
         except StatusError as e:
+            if e.code is _EXHAUSTED:  # only the heap's limit raises it: libc's NULL from malloc
+                return status.to_pointer(_libc_failure(e))
             return status.to_pointer(e.status)
         return None
     except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
@@ -263,6 +275,18 @@ def realloc(heap: Heap, allocator: "AllocatorT | int", byte_length: int, ptr: in
     return _issue_alloc(heap, _value(heap, allocator), _REALLOC, byte_length, ptr)
 
 
+def clone(heap: Heap, allocator: "AllocatorT | int", source: "bytes | bytearray | memoryview") -> int:
+    """iree_allocator_clone: MALLOC (uninitialized) of len(source) bytes, then the copy; an empty
+    source is a 0-byte request, which the allocator answers (the libc one: INVALID_ARGUMENT)."""
+    try:
+        data = memoryview(source).cast("B")
+    except TypeError:
+        raise HeapError(f"clone needs a bytes-like source, not {type(source).__name__}") from None
+    ptr = _issue_alloc(heap, _value(heap, allocator), _MALLOC, data.nbytes, 0)
+    heap.write(ptr, data.tobytes())
+    return ptr
+
+
 def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
     """iree_allocator_free: FREE only for a non-NULL pointer and ctl; its status is ignored."""
     if type(allocator) is not AllocatorT:
@@ -304,7 +328,12 @@ def base_slot(aligned: int) -> int:
 _SLOT_MASK = ~(P - 1)
 
 
-def _check_aligned_args(byte_length: int, min_alignment: int, offset: int) -> int:
+_MALLOC_OVERFLOW = "aligned allocation size overflow"
+_REALLOC_OVERFLOW = "aligned reallocation size overflow"
+
+
+def _check_aligned_args(byte_length: int, min_alignment: int, offset: int,
+                        overflow: "str | None" = _MALLOC_OVERFLOW) -> int:
     """The alignment to use, or the first error of `_check_aligned_args_slowly`."""
     if (type(byte_length) is int and type(offset) is int and type(min_alignment) is int
             and 0 < byte_length <= _WORD_MASK and 0 <= offset <= _WORD_MASK
@@ -312,11 +341,15 @@ def _check_aligned_args(byte_length: int, min_alignment: int, offset: int) -> in
         alignment = min_alignment if min_alignment > MAX_ALIGN else MAX_ALIGN
         if P + byte_length + alignment <= _WORD_MASK:
             return alignment
-    return _check_aligned_args_slowly(byte_length, min_alignment, offset)
+    return _check_aligned_args_slowly(byte_length, min_alignment, offset, overflow)
 
 
-def _check_aligned_args_slowly(byte_length: int, min_alignment: int, offset: int) -> int:
+def _check_aligned_args_slowly(byte_length: int, min_alignment: int, offset: int,
+                               overflow: "str | None") -> int:
+    """malloc_aligned's checks in its order (what no C caller could pass first); `overflow` None
+    leaves the size check to the caller (realloc_aligned makes it after comparing alignments)."""
     _check_size(byte_length, "byte_length")
+    _check_size(min_alignment, "min_alignment")
     _check_size(offset, "offset")
     if byte_length == 0:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
@@ -324,8 +357,8 @@ def _check_aligned_args_slowly(byte_length: int, min_alignment: int, offset: int
         raise StatusError(StatusCode.INVALID_ARGUMENT,
                           f"alignments must be powers of two (got {min_alignment})")
     alignment = max(min_alignment, MAX_ALIGN)
-    if P + byte_length + alignment > host.WORD_MASK:
-        raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
+    if overflow is not None and P + byte_length + alignment > host.WORD_MASK:
+        raise StatusError(StatusCode.OUT_OF_RANGE, overflow)
     return alignment
 
 
@@ -348,13 +381,15 @@ def realloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int,
     allocator = _value(heap, allocator)
     if not ptr:
         return malloc_aligned(heap, allocator, byte_length, min_alignment, offset)
-    alignment = _check_aligned_args(byte_length, min_alignment, offset)
+    alignment = _check_aligned_args(byte_length, min_alignment, offset, None)
     if heap.strict_aligned and not heap.is_aligned(ptr):
         raise HeapError(f"realloc_aligned of 0x{ptr:x}, which malloc_aligned did not return", ptr)
     unaligned = heap.read_word(base_slot(ptr))
     if ptr != aligned_pointer(unaligned, alignment, offset):
         raise StatusError(StatusCode.INVALID_ARGUMENT, "reallocation must have the same alignment as "
                           f"the original allocation (got {min_alignment})")
+    if P + byte_length + alignment > _WORD_MASK:  # realloc_aligned checks the size only here
+        raise StatusError(StatusCode.OUT_OF_RANGE, _REALLOC_OVERFLOW)
     old_offset = ptr - unaligned
     new_base = realloc(heap, allocator, P + byte_length + alignment, unaligned)
     heap.forget_aligned(ptr)
@@ -382,5 +417,8 @@ def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
         raise HeapError(f"free_aligned of 0x{ptr:x}, which malloc_aligned did not return: IREE would "
                         f"FREE the base pointer read from 0x{slot:x} ({would})", ptr)
     base = heap.read_word(slot)
-    heap.forget_aligned(ptr)
-    free(heap, allocator, base)
+    ctl = allocator.ctl
+    if ctl:  # a null allocator frees nothing: the block stays a live aligned allocation
+        heap.forget_aligned(ptr)
+        if base:  # iree_allocator_free's own tests, inlined
+            free_with(heap, allocator.self, ctl, base)

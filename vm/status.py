@@ -6,11 +6,18 @@ and whose remaining bits point at heap storage with the message. Python callback
 pointer (allocator ctl functions) return such a pointer: the code sits in the low bits exactly as in
 IREE, the rest is a token into a side table holding the Python `Status`. A failing status must be
 consumed (`take`) or ignored (`ignore`) once, like IREE's, or it is reported as a leak.
+
+A pointer with no bits above the code (`from_code`, what IREE returns when statuses are built
+without storage or storage could not be allocated) is a complete status too: it has a code and no
+message. Every code that fits the mask is valid; the unnamed ones (19..31) are `as_code(n)`
+values, which IREE prints as an empty code string. `format_status` / `to_string` give the text of
+iree_status_format: the code string, then "; " before the message and before each annotation.
 """
 from __future__ import annotations
 
 import enum
 import itertools
+import operator
 from dataclasses import dataclass
 
 from ..abi.errors import IreeAbiError
@@ -43,10 +50,63 @@ class StatusCode(enum.IntEnum):
 STATUS_CODE_MASK = 0x1F  # IREE_STATUS_CODE_MASK: the code lives in the pointer's low 5 bits
 
 
+def _unnamed(value: int) -> StatusCode:
+    # A pseudo-member: an int-valued StatusCode for a code status.h leaves unnamed. StatusCode(n)
+    # still rejects the raw int (callers that map unnamed codes elsewhere keep doing so), but a value
+    # made here passes through StatusCode(...) unchanged, so Status and StatusError accept it.
+    member = int.__new__(StatusCode, value)
+    member._name_ = f"CODE_{value}"
+    member._value_ = value
+    return member
+
+
+# Every value of the low bits, indexed by itself (one lookup for code_of).
+_CODES: tuple[StatusCode, ...] = tuple(
+    StatusCode._value2member_map_.get(v) or _unnamed(v) for v in range(STATUS_CODE_MASK + 1))
+
+
+def as_code(value: int) -> StatusCode:
+    """The StatusCode of any code that fits IREE_STATUS_CODE_MASK, named or not (status.h: every
+    code within the mask is valid); ValueError for anything else."""
+    return _as_code(value)
+
+
+def _as_code(code: "StatusCode | int") -> StatusCode:
+    if type(code) is StatusCode:
+        return code
+    try:
+        value = operator.index(code)
+    except TypeError:
+        value = -1
+    if not 0 <= value <= STATUS_CODE_MASK:
+        raise ValueError(f"status code {code!r} is not a value of IREE_STATUS_CODE_MASK (0..31)")
+    return _CODES[value]
+
+
+def code_string(code: "StatusCode | int") -> str:
+    """iree_status_code_string: the enumerator's name for the 19 named codes, "" for any other."""
+    code = int(code)
+    member = StatusCode._value2member_map_.get(code)
+    return member.name if member is not None else ""
+
+
+def _text(message: str, annotations: "tuple[str, ...]") -> str:
+    # iree_status_format_message: "; " before a non-empty message and before every payload
+    # (an annotation's text, empty or not).
+    text = f"; {message}" if message else ""
+    for note in annotations:
+        text += f"; {note}"
+    return text
+
+
 @dataclass(frozen=True)
 class Status:
+    """A status value: `message` is the storage message (iree_status_message), `annotations` the
+    message payloads iree_status_annotate appended after it."""
+
     code: StatusCode
     message: str = ""
+    annotations: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -54,26 +114,45 @@ class Status:
 
     def raise_if_error(self) -> None:
         if not self.ok:
-            raise StatusError(self.code, self.message)
+            raise StatusError(self.code, self.message, self.annotations)
+
+    def annotate(self, message: str) -> "Status":
+        """iree_status_annotate: OK and an empty message change nothing; a status without a
+        message takes it as its message; otherwise it is appended as an annotation."""
+        if self.ok or not message:
+            return self
+        if not self.message:
+            return Status(self.code, message, self.annotations)
+        return Status(self.code, self.message, self.annotations + (message,))
+
+    def format(self) -> str:
+        """iree_status_format without a source location: "CODE; message; annotation..."."""
+        return code_string(self.code) + _text(self.message, self.annotations)
 
     def __str__(self) -> str:
-        return self.code.name + (f": {self.message}" if self.message else "")
+        return self.format()
 
 
 OK = Status(StatusCode.OK)
 
 
 class StatusError(IreeAbiError):
-    """A failing iree_status_t raised in Python; `code` and `message` as IREE would report them."""
+    """A failing iree_status_t raised in Python; `code` and `message` as IREE would report them
+    (`annotations`: what was appended to the status after its message)."""
 
-    def __init__(self, code: "StatusCode | int", message: str = "") -> None:
-        self.code = StatusCode(code)
+    def __init__(self, code: "StatusCode | int", message: str = "",
+                 annotations: "tuple[str, ...]" = ()) -> None:
+        self.code = code if type(code) is StatusCode else _as_code(code)
         self.message = message
-        super().__init__(f"{self.code.name}: {message}" if message else self.code.name)
+        self.annotations = tuple(annotations)
+        # Python's text keeps "CODE: message"; the IREE text is self.status.format().
+        text = message + "".join(f"; {a}" for a in self.annotations) if message else \
+            "; ".join(self.annotations)
+        super().__init__(f"{self.code.name}: {text}" if text else self.code.name)
 
     @property
     def status(self) -> Status:
-        return Status(self.code, self.message)
+        return Status(self.code, self.message, self.annotations)
 
 
 class StatusTokenError(IreeAbiError):
@@ -90,30 +169,84 @@ def to_pointer(status: Status) -> int:
     """The iree_status_t pointer value of `status` (0 for OK); a failure must be taken or ignored."""
     if status.ok:
         return 0
+    code = _as_code(status.code)  # a code wider than the mask would corrupt the token bits
     token = next(_serial) << 5
     _live[token] = status
-    return token | int(status.code)
+    return token | code
+
+
+def from_code(code: "StatusCode | int") -> int:
+    """iree_status_from_code: a status without storage, the code masked into the low bits (so a
+    multiple of 32 gives OK, i.e. NULL). Nothing to take or ignore, though both accept it."""
+    return int(code) & STATUS_CODE_MASK
 
 
 def code_of(pointer: int) -> StatusCode:
     """iree_status_code(): the code in the pointer's low bits, without consuming it."""
-    return StatusCode(pointer & STATUS_CODE_MASK)
+    return _CODES[pointer & STATUS_CODE_MASK]
+
+
+def _lookup(pointer: int) -> Status:
+    """The Status a non-NULL pointer stands for, without consuming it."""
+    token = pointer & ~STATUS_CODE_MASK
+    if not token:  # code only: no storage, so no message (status.c frees nothing for it)
+        return Status(_CODES[pointer])
+    found = _live.get(token)
+    if found is None:
+        raise StatusTokenError(f"status pointer 0x{pointer:x} is not a live status")
+    if int(found.code) != pointer & STATUS_CODE_MASK:
+        # IREE reads the code from the pointer bits; ours were set from the Status, so a mismatch
+        # means the pointer was altered after it was made.
+        stored = code_string(found.code) or int(found.code)
+        raise StatusTokenError(f"status pointer 0x{pointer:x} carries code {pointer & STATUS_CODE_MASK}"
+                               f" but its storage holds a {stored} status")
+    return found
 
 
 def take(pointer: int) -> Status:
     """Consume a status pointer and return its Status (OK for NULL)."""
     if not pointer:
         return OK
-    try:
-        return _live.pop(pointer & ~STATUS_CODE_MASK)
-    except KeyError:
-        raise StatusTokenError(f"status pointer 0x{pointer:x} is not a live status") from None
+    found = _lookup(pointer)
+    _live.pop(pointer & ~STATUS_CODE_MASK, None)
+    return found
 
 
 def ignore(pointer: int) -> None:
     """iree_status_ignore: drop a status (a failure is freed, as IREE frees its storage)."""
     if pointer:
         take(pointer)
+
+
+def consume_code(pointer: int) -> StatusCode:
+    """iree_status_consume_code: the code, the status freed."""
+    code = code_of(pointer)
+    ignore(pointer)
+    return code
+
+
+def annotate(pointer: int, message: str) -> int:
+    """iree_status_annotate on a pointer: OK or an empty message returns it unchanged; a status
+    without storage gets storage (a new pointer); otherwise the same pointer, its status annotated."""
+    if not pointer or not message:
+        return pointer
+    found = _lookup(pointer)
+    token = pointer & ~STATUS_CODE_MASK
+    if not token:
+        return to_pointer(found.annotate(message))
+    _live[token] = found.annotate(message)
+    return pointer
+
+
+def to_string(pointer: int) -> str:
+    """iree_status_to_string / iree_status_format of a pointer, without consuming it ("OK" for
+    NULL)."""
+    return _lookup(pointer).format() if pointer else code_string(StatusCode.OK)
+
+
+def format_status(status: "Status | int") -> str:
+    """The IREE text of a Status value or a status pointer."""
+    return status.format() if isinstance(status, Status) else to_string(status)
 
 
 def check(pointer: int) -> None:
