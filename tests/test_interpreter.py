@@ -249,6 +249,7 @@ def test_integer_division_traps_where_iree_crashes(program, function, args):
     ("fail.mlir", "checked_div", (5, 0), VmFailError, StatusCode.FAILED_PRECONDITION),
     ("fail.mlir", "status", (5,), VmFailError, StatusCode.NOT_FOUND),
     ("fail.mlir", "status", (99,), VmFailError, StatusCode.INVALID_ARGUMENT),  # 99 & 0x1F
+    ("fail.mlir", "status", (25,), VmFailError, 25),  # a code status.h leaves unnamed: "" as its name
 ])
 def test_status_failures_match_iree_run_module(program, function, args, error, code):
     path = host(program)

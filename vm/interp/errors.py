@@ -9,7 +9,7 @@ from typing import Sequence
 
 from ...abi.errors import IreeAbiError
 from ..decoder import DecodeError
-from ..status import STATUS_CODE_MASK, Status, StatusCode
+from ..status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
 
 
 class VmError(IreeAbiError):
@@ -50,7 +50,8 @@ class VmStatusError(VmError):
     def __init__(self, code: "StatusCode | int", message: str, function: str | None = None,
                  pc: int | None = None) -> None:
         self.code = status_code(code)
-        super().__init__(f"{self.code.name}; {message}", function, pc)
+        # iree_status_code_string: "" for the unnamed codes, so the text starts with "; " as IREE's
+        super().__init__(f"{code_string(self.code)}; {message}", function, pc)
         self.detail = message
 
     @property
@@ -89,13 +90,9 @@ class ContextClosedError(IreeAbiError):
 
 
 def status_code(code: "StatusCode | int") -> StatusCode:
-    """The StatusCode of a raw code (masked as IREE masks it); codes IREE does not name are
-    UNKNOWN."""
-    code = int(code) & STATUS_CODE_MASK
-    try:
-        return StatusCode(code)
-    except ValueError:
-        return StatusCode.UNKNOWN
+    """The StatusCode of a raw code, masked as IREE masks it; codes status.h leaves unnamed (19..31)
+    stay themselves, as every code within the mask is valid."""
+    return as_code(int(code) & STATUS_CODE_MASK)
 
 
 __all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
