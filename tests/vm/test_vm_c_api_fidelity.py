@@ -7,45 +7,21 @@ import pytest
 
 from ireeabi.vm import allocator as A
 from ireeabi.vm import buffer as B
-from ireeabi.vm import callbacks, host
+from ireeabi.vm import host
 from ireeabi.vm import ref as R
-from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.vm.allocator import AllocatorT
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
+
+from test_vm_allocator import Recorder  # a logging ctl served from the heap
 
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST
 MASK = host.WORD_MASK
 P = host.POINTER_SIZE
 MAX_ALIGN = host.HOST.max_align
 INT32_MAX = (1 << 31) - 1
-
-
-class Recorder:
-    """A custom allocator ctl logging (command, byte_length | pointer), served from the heap."""
-
-    def __init__(self, heap: Heap) -> None:
-        self.heap = heap
-        self.log: list[tuple[str, int]] = []
-        self.ctl = A.make_ctl(self._ctl, name="fidelity recorder")
-
-    def _ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
-        if command == Command.FREE:
-            ptr = self.heap.read_word(inout)
-            self.log.append(("FREE", ptr))
-            self.heap.free(ptr)
-            return
-        n = A.read_byte_length(self.heap, params)
-        self.log.append((Command(command).name, n))
-        self.heap.write_word(inout, self.heap.malloc(n, zero=True))
-
-    @property
-    def value(self) -> AllocatorT:
-        return AllocatorT(0, self.ctl)
-
-    def close(self) -> None:
-        callbacks.forget(self.ctl)
 
 
 class Objects:
@@ -107,7 +83,7 @@ def test_create_wrapped_total_goes_to_the_allocator_then_is_reported(heap: Heap,
     rec = Recorder(heap)
     length = MASK - B.PREFIX_SIZE + 11
     with pytest.raises(B.BufferOverflowError, match="wraps to a 10-byte block") as e:
-        buffers.create(RW, length, 0, rec.value)
+        buffers.create(RW, length, 0, AllocatorT(0, rec.address))
     assert isinstance(e.value, HeapError)
     assert rec.log[0] == ("CALLOC", P + 10 + MAX_ALIGN)
     assert [c for c, _ in rec.log] == ["CALLOC", "FREE"]

@@ -28,7 +28,7 @@ import numpy as np
 
 from ...abi.errors import IreeAbiError
 from ...layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count, \
-    iree_hal_element_numerical_type, iree_hal_make_element_type
+    iree_hal_make_element_type
 from ...layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 
 DEFAULT_MAX_ELEMENT_COUNT = 1024  # iree-run-module --output_max_element_count
