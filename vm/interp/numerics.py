@@ -4,6 +4,11 @@ Integer ops wrap, division follows C (truncating, traps where the native runtime
 ops round to f32 after each op, float -> int casts round half away from zero, and the transcendental
 functions come from the C math library through ctypes, bound to the glibc symbol versions the IREE
 runtime links. `PURE_OPS` maps an op symbol to a function of its operand values.
+
+Signaling NaNs: an f32 register read into a Python float comes back quieted (an f64 one keeps its
+bits), so the few f32 ops that return an operand untouched (min/max) or can tell a signaling NaN
+(powf) have handlers on raw bits in ops_scalar; f64 paths quiet explicitly where libm or the FPU
+would (x + x for NaN inputs of ceil/floor/round, x / 0).
 """
 from __future__ import annotations
 
@@ -97,9 +102,11 @@ def _ctlz(x: int, bits: int) -> int:
 
 
 def _round_away(x: float) -> float:
-    """roundf/round: halfway cases away from zero; keeps the sign of zero and non-finite values."""
+    """roundf/round: halfway cases away from zero; keeps the sign of zero. Non-finite values come
+    back as x + x, as libm returns them: a signaling NaN leaves quieted (matters for f64, whose
+    registers hold signaling NaNs intact)."""
     if not math.isfinite(x):
-        return x
+        return x + x
     t = float(math.trunc(x))
     if abs(x - t) >= 0.5:
         t += math.copysign(1.0, x)
@@ -117,14 +124,14 @@ def _round_even_f32(x: float) -> float:
 
 def _ceil(x: float) -> float:
     if not math.isfinite(x):
-        return x
+        return x + x  # libm's ceil: a signaling NaN leaves quieted
     r = float(math.ceil(x))
     return math.copysign(r, x) if r == 0 else r
 
 
 def _floor(x: float) -> float:
     if not math.isfinite(x):
-        return x
+        return x + x  # libm's floor: a signaling NaN leaves quieted
     r = float(math.floor(x))
     return math.copysign(r, x) if r == 0 else r
 
@@ -160,7 +167,7 @@ def _fdiv(a: float, b: float) -> float:
     """IEEE division (Python raises on a zero divisor)."""
     if b == 0.0:
         if math.isnan(a):
-            return a
+            return a + b  # quieted, as the divide instruction does to a signaling NaN
         if a == 0.0:
             return _DEFAULT_NAN
         sign = math.copysign(1.0, a) * math.copysign(1.0, b)
@@ -337,6 +344,12 @@ _RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),
               "BitcastI64F64": ("b64", "b64"), "BitcastF64I64": ("b64", "b64")}
 _SIGN_BIT_OPS = {"AbsF32": (32, 0x7FFFFFFF, 0), "NegF32": (32, M32, 0x80000000),
                  "AbsF64": (64, (1 << 63) - 1, 0), "NegF64": (64, M64, 1 << 63)}
+
+
+def _is_snan32(bits: int) -> bool:
+    """An f32 signaling NaN: all exponent bits set, quiet bit clear, some other mantissa bit set.
+    Reading one into a Python float quiets it, so the few ops that can tell need the raw bits."""
+    return bits & 0x7FC00000 == 0x7F800000 and bits & 0x003FFFFF != 0
 
 
 

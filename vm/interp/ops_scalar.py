@@ -1,5 +1,6 @@
-"""Handlers of the scalar ops: arithmetic/compare/convert (`PURE_OPS`), sign-bit float ops,
-constants, selects, switches and value globals (`vm.global.load/store.i32...`)."""
+"""Handlers of the scalar ops: arithmetic/compare/convert (`PURE_OPS`), sign-bit float ops, the
+f32 ops that must see raw bits (min/max, pow), constants, selects, switches and value globals
+(`vm.global.load/store.i32...`)."""
 from __future__ import annotations
 
 from .. import isa
@@ -7,8 +8,9 @@ from ..decoder import Instruction
 from ..status import StatusCode
 from .errors import VmStatusError
 from .handlers import Handler, op
-from .numerics import _I32, _RAW_BANKS, _SIGN_BIT_OPS, _U32, _U64, PURE_OPS, _s32
-from .registers import READ, SIZES, WRITE, write_i64
+from .numerics import (_F32, _I32, _RAW_BANKS, _SIGN_BIT_OPS, _U32, _U64, PURE_OPS, _is_snan32,
+                       _s32)
+from .registers import READ, SIZES, WRITE, write_f32, write_i64
 from .verify import global_size
 
 
@@ -63,6 +65,44 @@ def _copy(regs: bytearray, dst: int, src: int, width: int) -> None:
     regs[dst:dst + width] = regs[src:src + width]
 
 
+@op("MinF32", "MaxF32")
+def _make_min_max_f32(ctx, fn, inst):
+    """IREE's `rhs < lhs ? rhs : lhs` (max: `lhs < rhs`) hands back one operand untouched: copy
+    that register, since a Python float would quiet a signaling NaN (PURE_OPS has the values)."""
+    o = inst.operands
+    lhs, rhs, dst = 4 * o["lhs"].ordinal, 4 * o["rhs"].ordinal, 4 * o["result"].ordinal
+    f32 = _F32.unpack_from
+    if inst.op.symbol == "MinF32":
+        def run(ctx, frame, _):
+            regs = frame.regs
+            src = rhs if f32(regs, rhs)[0] < f32(regs, lhs)[0] else lhs
+            regs[dst:dst + 4] = regs[src:src + 4]
+    else:
+        def run(ctx, frame, _):
+            regs = frame.regs
+            src = rhs if f32(regs, lhs)[0] < f32(regs, rhs)[0] else lhs
+            regs[dst:dst + 4] = regs[src:src + 4]
+    return run, None
+
+
+@op("PowF32")
+def _make_pow_f32(ctx, fn, inst):
+    """powf, except that glibc answers pow(sNaN, +-0) and pow(1, sNaN) with x + y (a quiet NaN)
+    where the quiet NaN a Python float holds would give 1: check the raw bits on that rare path."""
+    o = inst.operands
+    lhs, rhs, dst = 4 * o["lhs"].ordinal, 4 * o["rhs"].ordinal, 4 * o["result"].ordinal
+    f32, u32, powf = _F32.unpack_from, _U32.unpack_from, PURE_OPS["PowF32"]
+
+    def run(ctx, frame, _):
+        regs = frame.regs
+        x, y = f32(regs, lhs)[0], f32(regs, rhs)[0]
+        r = powf(x, y)
+        if r == 1.0 and (_is_snan32(u32(regs, lhs)[0]) or _is_snan32(u32(regs, rhs)[0])):
+            r = x + y
+        write_f32(regs, dst, r)
+    return run, None
+
+
 @op("ConstI32Zero", "ConstI64Zero", "ConstF32Zero", "ConstF64Zero")
 def _make_const_zero(ctx, fn, inst):
     off = 4 * inst.operands["result"].ordinal
@@ -78,7 +118,14 @@ def _make_const_zero(ctx, fn, inst):
 def _make_const(ctx, fn, inst):
     bank = inst.op.fields[1].kind
     data = bytearray(SIZES[bank])
-    WRITE[bank](data, 0, inst.operands["value"])
+    value = inst.operands["value"]
+    WRITE[bank](data, 0, value)
+    if bank == "f32" and value != value:
+        # A NaN immediate decodes to a Python float, which quiets a signaling NaN: take the
+        # encoded bits (the 4 bytes before the result register), which IREE loads as they are.
+        d = ctx.module.function_descriptors[fn.ordinal]
+        end = d.bytecode_offset + inst.pc + inst.length - 2
+        data[:] = ctx.module.bytecode[end - 4:end]
     data = bytes(data)
     off = 4 * inst.operands["result"].ordinal
     end = off + len(data)
