@@ -17,6 +17,7 @@ from ..abi.errors import IreeAbiError
 from . import isa
 from .isa import OpInfo
 from .module_file import ModuleFile
+from .status import StatusCode
 
 
 # --------------------------------------------------------------------------------------------------
@@ -24,32 +25,42 @@ from .module_file import ModuleFile
 
 
 class DecodeError(IreeAbiError):
-    """Bytecode that cannot be decoded; `pc` is the offset of the offending instruction."""
+    """Bytecode that cannot be decoded; `pc` is the offset of the offending instruction.
 
-    def __init__(self, reason: str, pc: int, function: str | None = None) -> None:
+    `code` is the StatusCode IREE's loader gives for the same problem (its bytecode verifier
+    walks every function when the module is created): the class default, or per instance."""
+
+    code = StatusCode.INVALID_ARGUMENT
+
+    def __init__(self, reason: str, pc: int, function: str | None = None,
+                 code: "StatusCode | None" = None) -> None:
         # pcs are printed in hex, as iree-dump-module --bytecode_offsets shows them
         self.reason = reason
         self.pc = pc
         self.function = function
+        if code is not None:
+            self.code = StatusCode(code)
         where = f"{function} " if function else ""
         super().__init__(f"{reason} (at {where}pc 0x{pc:X})")
 
     def __reduce__(self):
-        return (type(self), (self.reason, self.pc, self.function))
+        return (type(self), (self.reason, self.pc, self.function, self.code))
 
     def in_function(self, function: str) -> "DecodeError":
         """The same error naming `function` (when it did not yet)."""
         if self.function is not None:
             return self
-        return type(self)(self.reason, self.pc, function)
+        return type(self)(self.reason, self.pc, function, self.code)
 
 
 class TruncatedBytecodeError(DecodeError):
-    """The bytecode ends inside an instruction."""
+    """The bytecode ends inside an instruction (IREE: "bytecode data overrun", OUT_OF_RANGE)."""
+
+    code = StatusCode.OUT_OF_RANGE
 
 
 class MalformedBytecodeError(DecodeError):
-    """A well-delimited but invalid encoding (e.g. a branch table with a negative size)."""
+    """A well-delimited but invalid encoding (e.g. a ref register where an i32 one belongs)."""
 
 
 class UnsupportedOpError(DecodeError):
@@ -63,11 +74,15 @@ class UnsupportedOpError(DecodeError):
         self.mnemonic = mnemonic
         value = f"0x{prefix:02X} 0x{opcode:02X}" if prefix is not None else f"0x{opcode:02X}"
         if mnemonic is None:
+            # IREE's verifier: "unrecognized opcode" / "unhandled ext ... opcode", INVALID_ARGUMENT
             what = f"{isa.SETS_BY_PREFIX.get(prefix, isa.CORE)} " if prefix is not None else ""
             reason = f"unknown {what}opcode {value}"
+            code = StatusCode.INVALID_ARGUMENT
         else:
+            # a valid op this interpreter does not run: our limitation, not a bad module
             reason = f"unsupported op vm.{mnemonic} (opcode {value})"
-        super().__init__(reason, pc, function)
+            code = StatusCode.UNIMPLEMENTED
+        super().__init__(reason, pc, function, code)
 
     def __reduce__(self):
         return (type(self), (self.opcode, self.pc, self.prefix, self.mnemonic, self.function))
@@ -313,12 +328,45 @@ def iter_function(code: bytes, start: int = 0, end: int | None = None) -> Iterat
         pc += inst.length
 
 
+# Ops after which the next instruction must be a block marker (IREE's verifier clears its
+# in-block state on exactly these).
+TERMINATORS = frozenset({"Branch", "CondBranch", "BranchTable", "CallYieldable",
+                         "CallVariadicYieldable", "Return", "Fail", "Yield", "Break", "CondBreak"})
+
+
+def _block_structure_error(code: bytes, done: list[Instruction], pc: int) -> DecodeError | None:
+    """The block-structure error IREE's verifier reports before reaching an undecodable op at `pc`.
+
+    IREE decodes and verifies a function in one walk and checks, before decoding each op, that it
+    sits inside a block (iree_vm_bytecode_function_verify_bytecode_op): bytes past a terminator or
+    at a function start that is not a block marker fail there, whatever follows."""
+    in_block = False
+    for inst in done + [None]:
+        at = inst.pc if inst is not None else pc
+        if at >= len(code) - 1:
+            return None  # IREE's walk never looks at an op starting at the last byte
+        is_block = code[at] == isa.BLOCK_MARKER
+        if not in_block and not is_block:
+            return MalformedBytecodeError(f"op at pc {at:08X} is not in a block", at)
+        if in_block and is_block:
+            return MalformedBytecodeError(f"op at pc {at:08X} is a block while still in a block",
+                                          at)
+        if inst is not None:
+            in_block = is_block or (in_block and inst.op.symbol not in TERMINATORS)
+    return None
+
+
 def decode_function(code: bytes, function: str | None = None) -> list[Instruction]:
-    """All instructions of one function's bytecode; errors name `function` when given."""
+    """All instructions of one function's bytecode; errors name `function` when given. When an
+    op cannot be decoded, a block-structure error IREE would report first is raised instead."""
+    done: list[Instruction] = []
     try:
-        return list(iter_function(code))
+        for inst in iter_function(code):
+            done.append(inst)
+        return done
     except DecodeError as e:
-        raise (e.in_function(function) if function else e) from None
+        err = _block_structure_error(code, done, e.pc) or e
+        raise (err.in_function(function) if function else err) from None
 
 
 def function_bytecode(module: ModuleFile, ordinal: int) -> bytes:

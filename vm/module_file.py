@@ -18,11 +18,26 @@ through `_Obj`, a checked wrapper around the `flatbuffers` package's `Table`: ev
 vtable and vector is checked against the FlatBuffer's extent before the runtime reads it, so
 malformed input raises `ModuleFileError` (with the file `offset` concerned) and nothing else.
 
-Besides structural checks the reader applies the runtime verifier's metadata rules that make the
-result meaningful (runtime/src/iree/vm/bytecode/verifier.c): non-empty module/type/import/export/
-dependency names, external rodata within the file, as many function signatures as descriptors,
-export ordinals and descriptor bytecode spans in range, and calling conventions `abi.cconv` can parse.
-It does not verify bytecode, alignment, or the debug database.
+Loading follows IREE's loader (iree_vm_bytecode_module_create, runtime/src/iree/vm/bytecode/
+module.c) step by step, with the same accept/reject decisions and status codes
+(`ModuleFileError.code`):
+
+1. the archive header (archive.c): ZIP header, at least 16 bytes, the size prefix within the file;
+2. flatcc's verification of the whole FlatBuffer (`_verify_flatbuffer`): every table, vtable,
+   string, vector and union reachable from the root, the debug database included, with flatcc's
+   bounds and alignment rules (offsets aligned relative to the FlatBuffer, scalars to their size
+   in the file, the FlatBuffer itself 4-aligned in the file);
+3. the metadata rules of iree_vm_bytecode_module_flatbuffer_verify (verifier.c), in its order:
+   module feature bits the runtime has, non-empty module/type/dependency/import/export names,
+   external rodata within the file, as many signatures as descriptors, export ordinals, the
+   bytecode version (17.0), descriptors with blocks, bytecode and register counts in range;
+4. type resolution: every entry of the types table must be a value type or a ref type the runtime
+   registers (NOT_FOUND otherwise).
+
+Strings are bytes to IREE: names that are not UTF-8 load (decoded with backslash escapes). Calling
+conventions are kept as text; one `abi.cconv` cannot parse has `signature` None, and the bytecode
+verifier (`vm.interp.verify`) rejects it where IREE's does. Function bytecode is verified when a
+module is instantiated (vm.interp), as IREE verifies it in iree_vm_bytecode_module_create.
 """
 from __future__ import annotations
 
@@ -37,24 +52,32 @@ from flatbuffers.table import Table
 
 from ..abi.cconv import CconvError, Signature, parse as parse_cconv
 from ..abi.errors import IreeAbiError
+from .isa import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR
+from .status import StatusCode
 
 FILE_IDENTIFIER = b"IREE"
 SEGMENT_ALIGNMENT = 64  # IREE_VM_ARCHIVE_SEGMENT_ALIGNMENT
 ZIP_LOCAL_FILE_HEADER_SIGNATURE = b"PK\x03\x04"
 ZIP_LOCAL_FILE_HEADER_SIZE = 30
 MIN_MODULE_BYTES = 16  # the runtime refuses less before looking at the FlatBuffer
+# Function descriptor register counts the loader accepts (IREE_VM_ISA_*_REGISTER_COUNT, isa.h).
+MAX_I32_REGISTER_COUNT = 0x7FFF
+MAX_REF_REGISTER_COUNT = 0x3FFF
 
 
 class ModuleFileError(IreeAbiError):
-    """A malformed or truncated module file; `offset` is the file offset concerned."""
+    """A malformed or truncated module file; `offset` is the file offset concerned and `code` the
+    StatusCode IREE's loader returns for the same problem."""
 
-    def __init__(self, reason: str, offset: int) -> None:
+    def __init__(self, reason: str, offset: int,
+                 code: StatusCode = StatusCode.INVALID_ARGUMENT) -> None:
         self.reason = reason
         self.offset = offset
+        self.code = StatusCode(code)
         super().__init__(f"{reason} (file offset {offset})")
 
     def __reduce__(self):
-        return (type(self), (self.reason, self.offset))
+        return (type(self), (self.reason, self.offset, self.code))
 
 
 class FeatureBits(enum.IntFlag):
@@ -80,6 +103,39 @@ class ImportFlags(enum.IntFlag):
     OPTIONAL = 1 << 1
 
 
+# What iree_vm_bytecode_available_features reports for the pip 3.13 runtime (both extensions built
+# in; YIELD and UNWIND always): the message of a feature mismatch lists these.
+AVAILABLE_FEATURES = (FeatureBits.EXT_F32 | FeatureBits.EXT_F64 | FeatureBits.YIELD
+                      | FeatureBits.UNWIND)
+
+# Ref types the runtime resolves type-table entries against: the VM's builtin types and the HAL
+# types iree-run-module registers (iree_hal_module_register_all_types, modules/hal/types.c).
+# `register_type_name` adds the types of further native modules.
+_REGISTERED_TYPES: set[str] = {
+    "vm.buffer", "vm.list",
+    "hal.allocator", "hal.buffer", "hal.buffer_view", "hal.channel", "hal.command_buffer",
+    "hal.device", "hal.event", "hal.executable", "hal.fence", "hal.file", "hal.semaphore",
+}
+VALUE_TYPE_NAMES = frozenset({"i8", "i16", "i32", "i64", "f32", "f64"})
+
+
+def register_type_name(name: str) -> None:
+    """Make ref type `name` (without the `!`, e.g. `mymod.thing`) resolvable in type tables."""
+    _REGISTERED_TYPES.add(name)
+
+
+def resolves_type(full_name: str) -> bool:
+    """Whether the runtime resolves a types-table entry (iree_vm_bytecode_module_resolve_type)."""
+    if full_name in VALUE_TYPE_NAMES or full_name == "!vm.opaque":
+        return True
+    if not full_name.startswith("!"):
+        return False
+    name = full_name[1:]
+    if name.startswith("vm.list"):  # any !vm.list<...> (even a bare prefix) is the one list type
+        name = "vm.list"
+    return name in _REGISTERED_TYPES
+
+
 def feature_names(bits: int) -> tuple[str, ...]:
     """Names of the known bits set in `bits`, then any unknown bits as hex."""
     names = [f.name for f in FeatureBits if bits & f.value]
@@ -98,6 +154,7 @@ def feature_names(bits: int) -> tuple[str, ...]:
 
 STRING = "string"
 UNION = "union"
+UNION_VECTOR = "union_vector"  # value half of a vector of unions; its types vector: the slot before
 
 
 class Vector(NamedTuple):
@@ -167,17 +224,53 @@ TABLES: dict[str, dict[str, Decl]] = {
         "function_descriptors": Decl(12, Vector("FunctionDescriptor")),
         "bytecode_version": Decl(13, N.Uint32Flags, 0),
         "bytecode_data": Decl(14, Vector(N.Uint8Flags)),
-        # slot 15: debug_database (not read)
+        "debug_database": Decl(15, "DebugDatabaseDef"),  # verified, not read
+    },
+    # The debug database: not read, but the loader verifies it like the rest of the FlatBuffer.
+    "CallSiteLocDef": {
+        "callee": Decl(0, N.Int32Flags, 0),
+        "caller": Decl(1, N.Int32Flags, 0),
+    },
+    "FileLineColLocDef": {
+        "filename": Decl(0, STRING),
+        "line": Decl(1, N.Int32Flags, 0),
+        "column": Decl(2, N.Int32Flags, 0),
+    },
+    "FusedLocDef": {
+        "metadata": Decl(0, STRING),
+        "locations": Decl(1, Vector(N.Int32Flags)),
+    },
+    "NameLocDef": {
+        "name": Decl(0, STRING),
+        "child_location": Decl(1, N.Int32Flags, 0),
+    },
+    "FunctionSourceMapDef": {
+        "local_name": Decl(0, STRING),
+        "locations": Decl(1, Vector("BytecodeLocationDef")),
+    },
+    "DebugDatabaseDef": {
+        "location_table_type": Decl(0, Vector(N.Uint8Flags)),
+        "location_table": Decl(1, UNION_VECTOR),
+        "functions": Decl(2, Vector("FunctionSourceMapDef")),
     },
 }
+
+# Fields the schema marks (required): flatcc rejects a table without them.
+REQUIRED = {("BytecodeModuleDef", "name")}
 
 # Union member tables by type id (0 is NONE).
 UNIONS: dict[str, dict[int, str]] = {
     "RodataSegmentDef.compression_type": {1: "UncompressedDataDef"},
+    "DebugDatabaseDef.location_table": {1: "CallSiteLocDef", 2: "FileLineColLocDef",
+                                        3: "FusedLocDef", 4: "NameLocDef"},
 }
 
-# struct -> (size, {field: (offset, type)})
+# struct -> (size, {field: (offset, type)}); every struct here is 4-byte aligned
 STRUCTS: dict[str, tuple[int, dict[str, tuple[int, object]]]] = {
+    "BytecodeLocationDef": (8, {
+        "bytecode_offset": (0, N.Int32Flags),
+        "location": (4, N.Int32Flags),
+    }),
     "FunctionDescriptor": (20, {
         "bytecode_offset": (0, N.Int32Flags),
         "bytecode_length": (4, N.Int32Flags),
@@ -203,6 +296,171 @@ def _element_size(t: object) -> int:
     if isinstance(t, str):
         return STRUCTS[t][0] if t in STRUCTS else _UOFFSET
     return t.bytewidth
+
+
+# --------------------------------------------------------------------------------------------------
+# flatcc's verification of the whole FlatBuffer
+#
+# IREE runs the flatcc-generated verifier over the FlatBuffer before reading anything
+# (iree_vm_bytecode_module_flatbuffer_verify): a buffer it rejects does not load, whatever part of
+# it is bad (the debug database included), and everything it accepts is safe to read. The rules
+# below are flatcc's (runtime/verifier.c): positions are relative to the FlatBuffer's first byte,
+# offsets must be non-zero, in range and 4-aligned relative to it, while scalar fields must be
+# aligned to their size in memory, i.e. in the file (IREE maps the archive at an aligned address).
+# Each failure carries flatcc's reason text, as IREE prints it after "FlatBuffer verification
+# failed: ".
+
+_U32_MAX = 0xFFFFFFFF
+
+
+class _Verifier:
+    __slots__ = ("data", "fb", "end")
+
+    def __init__(self, data: bytes, fb: int, length: int) -> None:
+        self.data, self.fb, self.end = data, fb, length
+
+    def fail(self, reason: str, rel: int, path: str) -> "ModuleFileError":
+        at = min(max(self.fb + rel, 0), len(self.data))
+        return ModuleFileError(f"FlatBuffer verification failed: {reason} ({path})", at)
+
+    def u32(self, rel: int) -> int:
+        return int.from_bytes(self.data[self.fb + rel:self.fb + rel + 4], "little")
+
+    def u16(self, rel: int) -> int:
+        return int.from_bytes(self.data[self.fb + rel:self.fb + rel + 2], "little")
+
+    def header(self, base: int, offset: int, what: str, path: str) -> int:
+        """Target of the uoffset `offset` stored at `base`, checked as flatcc's check_header."""
+        k = base + offset
+        if offset == 0 or k > _U32_MAX or k + 4 > self.end or k & 3:
+            raise self.fail(f"{what} header out of range or unaligned", base, path)
+        return k
+
+    def string(self, base: int, path: str) -> None:
+        k = self.header(base, self.u32(base), "string", path)
+        n = self.u32(k)
+        if self.end - (k + 4) <= n:
+            raise self.fail("string out of range", k, path)
+        if self.data[self.fb + k + 4 + n] != 0:
+            raise self.fail("string not zero terminated", k + 4 + n, path)
+
+    def vector(self, base: int, elem_size: int, path: str) -> tuple[int, int]:
+        """(first element, count) of the vector whose uoffset is at `base`."""
+        k = self.header(base, self.u32(base), "vector", path)
+        n = self.u32(k)
+        if n > _U32_MAX // elem_size:
+            raise self.fail("vector count exceeds representable vector size", k, path)
+        if self.end - (k + 4) < n * elem_size:
+            raise self.fail("vector out of range", k, path)
+        return k + 4, n
+
+    def table(self, base: int, type_name: str, path: str) -> None:
+        k = self.header(base, self.u32(base), "table", path)
+        vt = (k - self.u32(k)) & _U32_MAX  # the soffset, as flatcc subtracts it
+        if vt >= 0x80000000 or vt & 1:
+            raise self.fail("vtable offset out of range or unaligned", k, path)
+        if vt + 2 > self.end:
+            raise self.fail("vtable header out of range", k, path)
+        vsize = self.u16(vt)
+        if vt + vsize > self.end or vsize & 1:
+            raise self.fail("vtable size out of range or unaligned", vt, path)
+        if vsize < 4:
+            raise self.fail("vtable header too small", vt, path)
+        tsize = self.u16(vt + 2)
+        if self.end - k < tsize:
+            raise self.fail("table size out of range", vt + 2, path)
+
+        def entry(slot: int) -> int:
+            vo = 4 + 2 * slot
+            return self.u16(vt + vo) if vo < vsize else 0
+
+        def offset_field(slot: int, name: str) -> int:
+            vte = entry(slot)
+            if not vte:
+                if (type_name, name) in REQUIRED:
+                    raise self.fail("required field missing", k, f"{path}.{name}")
+                return 0
+            if vte + 4 > tsize:
+                raise self.fail("table field out of range", k, f"{path}.{name}")
+            if (k + vte) & 3:
+                raise self.fail("table field not aligned", k + vte, f"{path}.{name}")
+            return k + vte
+
+        for name, decl in TABLES[type_name].items():
+            where = f"{path}.{name}"
+            t = decl.type
+            if isinstance(t, type):  # a scalar: in the table, aligned to its size in the file
+                vte = entry(decl.slot)
+                if vte:
+                    size = t.bytewidth
+                    if vte + size > tsize:
+                        raise self.fail("table field out of range", k, where)
+                    if (self.fb + k + vte) % size:
+                        raise self.fail("table field not aligned", k + vte, where)
+                continue
+            if t == UNION:  # its type byte (the slot before) was checked as a scalar already
+                type_slot = entry(decl.slot - 1)
+                if not type_slot:
+                    if entry(decl.slot):
+                        raise self.fail("union cannot have a table without a type", k, where)
+                    continue
+                type_id = self.data[self.fb + k + type_slot]
+                if type_id == 0:
+                    if entry(decl.slot):
+                        raise self.fail("union type NONE cannot have a value", k, where)
+                    continue
+                at = offset_field(decl.slot, name)
+                member = UNIONS[f"{type_name}.{name}"].get(type_id)
+                if at and member is not None:  # flatcc lets unknown member types through
+                    self.table(at, member, where)
+                continue
+            if t == UNION_VECTOR:  # values only matter when there is a types vector
+                types_at = offset_field(decl.slot - 1, name + "_type")
+                if not types_at:
+                    continue
+                types_start, count = self.vector(types_at, 1, where + "_type")
+                at = offset_field(decl.slot, name)
+                if not at:
+                    continue
+                start, n = self.vector(at, 4, where)
+                if n != count:
+                    raise self.fail("union vector length mismatch", at, where)
+                members = UNIONS[f"{type_name}.{name}"]
+                for i in range(n):
+                    elem = start + 4 * i
+                    type_id = self.data[self.fb + types_start + i]
+                    if self.u32(elem) == 0:
+                        if type_id != 0:
+                            raise self.fail("union element absent without type NONE", elem,
+                                            f"{where}[{i}]")
+                        continue
+                    if type_id == 0:
+                        raise self.fail("union element present with type NONE", elem,
+                                        f"{where}[{i}]")
+                    if type_id in members:
+                        self.table(elem, members[type_id], f"{where}[{i}]")
+                continue
+            at = offset_field(decl.slot, name)
+            if not at:
+                continue
+            if t == STRING:
+                self.string(at, where)
+            elif isinstance(t, Vector):
+                elem = t.element
+                if isinstance(elem, str) and elem in TABLES:
+                    start, n = self.vector(at, 4, where)
+                    for i in range(n):
+                        self.table(start + 4 * i, elem, f"{where}[{i}]")
+                else:  # scalars and structs: bounds only (all 4-aligned, as any vector's data)
+                    self.vector(at, _element_size(elem), where)
+            else:
+                self.table(at, t, where)
+
+
+def _verify_flatbuffer(data: bytes, fb: int, length: int) -> None:
+    """flatcc's BytecodeModuleDef verification of the FlatBuffer at file offset `fb`."""
+    # (_locate has checked the buffer header: alignment, size, identifier)
+    _Verifier(data, fb, length).table(0, "BytecodeModuleDef", "BytecodeModuleDef")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -242,8 +500,7 @@ class _Obj:
         if vt_size < 4 or vt_size % 2:
             raise ModuleFileError(f"{path} ({type_name}) vtable size {vt_size} is invalid", vtable)
         buf.need(vtable, vt_size, f"{path} ({type_name}) vtable")
-        if obj_size < 4:
-            raise ModuleFileError(f"{path} ({type_name}) table size {obj_size} is invalid", vtable + 2)
+        # flatcc accepts any table size that fits; fields are checked against it one by one
         buf.need(pos, obj_size, f"{path} ({type_name}) table body")
         self.tab, self.size = tab, obj_size
 
@@ -261,7 +518,7 @@ class _Obj:
         if vo == 0:
             return None
         size = _inline_size(decl.type)
-        if vo < 4 or vo + size > self.size:
+        if vo + size > self.size:
             raise ModuleFileError(
                 f"{self.path}.{name}: field at table offset {vo} (+{size}) outside the "
                 f"{self.size}-byte {self.type} table", self.pos)
@@ -299,12 +556,9 @@ class _Obj:
         self.buf.need(target + 4, length + 1, f"{where} string of {length} bytes + terminator")
         if self.buf.data[target + 4 + length] != 0:
             raise ModuleFileError(f"{where} string is not zero-terminated", target + 4 + length)
-        raw = self.tab.String(self.pos + vo)
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ModuleFileError(f"{where} string is not UTF-8 ({e.reason})",
-                                  target + 4 + e.start) from None
+        # IREE compares names as bytes and never decodes them: a name that is not UTF-8 loads
+        # (and matches nothing a caller can spell); keep it printable.
+        return self.tab.String(self.pos + vo).decode("utf-8", errors="backslashreplace")
 
     def table(self, name: str) -> "_Obj | None":
         vo = self._field(name)
@@ -535,6 +789,9 @@ def _attrs(sig: _Obj | None, name: str = "attrs") -> tuple[Attr, ...]:
 
 
 def _signature(sig: _Obj | None) -> tuple[str | None, Signature | None]:
+    """(cconv text, parsed signature). The loader accepts any text here: an internal function's
+    cconv is checked by the bytecode verifier, an import's only where it is resolved or called. So a
+    text `abi.cconv` cannot parse (or IREE would reject later) loads with signature None."""
     if sig is None:
         return None, None
     text = sig.string("calling_convention")
@@ -542,9 +799,8 @@ def _signature(sig: _Obj | None) -> tuple[str | None, Signature | None]:
         return None, None
     try:
         return text, parse_cconv(text)
-    except CconvError as e:
-        raise ModuleFileError(f"{sig.path}.calling_convention {text!r}: {e}",
-                              sig.field_offset("calling_convention")) from None
+    except CconvError:
+        return text, None
 
 
 def _nonempty(obj: _Obj, name: str, what: str) -> str:
@@ -567,71 +823,81 @@ def _locate(data: bytes) -> tuple[bool, int, int]:
         start = ZIP_LOCAL_FILE_HEADER_SIZE + name_len + extra_len
         if start > len(data):
             raise ModuleFileError(
-                f"zip local file header: name ({name_len} B) and extra field ({extra_len} B) end at "
-                f"{start}, past the end of the {len(data)}-byte file", 26)
+                f"zip local file header: archive self-reports as a zip but does not have enough "
+                f"data to contain a module: name ({name_len} B) and extra field ({extra_len} B) "
+                f"end at {start}, past the end of the {len(data)}-byte file", 26)
     available = len(data) - start
     if available < MIN_MODULE_BYTES:
         raise ModuleFileError(
-            f"module header: {available} byte(s) after the archive header, at least "
-            f"{MIN_MODULE_BYTES} needed for the size prefix and FlatBuffer header", start)
+            f"module header: FlatBuffer data is not present or less than {MIN_MODULE_BYTES} bytes "
+            f"({available} byte(s) after the archive header)", start)
     length = fb_util.GetSizePrefix(data, start) & 0xFFFFFFFF
     if length > available - 4:
         raise ModuleFileError(
-            f"FlatBuffer size prefix {length} exceeds the {available - 4} byte(s) that follow it",
-            start)
+            f"FlatBuffer length prefix out of bounds: size prefix {length} exceeds the "
+            f"{available - 4} byte(s) that follow it", start)
     fb = start + 4
+    # flatcc's buffer header checks, in its order: alignment, size, identifier
+    if fb & 3:
+        raise ModuleFileError(
+            f"FlatBuffer verification failed: runtime: buffer header not aligned (the FlatBuffer "
+            f"starts at file offset {fb}, not a multiple of 4)", fb)
     if length < 8:
         raise ModuleFileError(
-            f"FlatBuffer size prefix {length} leaves no room for the root offset and file identifier",
-            start)
+            f"FlatBuffer verification failed: buffer header too small (size prefix {length} "
+            f"leaves no room for the root offset and file identifier)", start)
     if not fb_util.BufferHasIdentifier(data, fb, FILE_IDENTIFIER):
         got = bytes(fb_util.GetBufferIdentifier(data, fb))
-        raise ModuleFileError(f"FlatBuffer file identifier is {got!r}, expected {FILE_IDENTIFIER!r}",
-                              fb + 4)
+        raise ModuleFileError(f"FlatBuffer verification failed: identifier mismatch (file "
+                              f"identifier is {got!r}, expected {FILE_IDENTIFIER!r})", fb + 4)
     return zipped, fb, length
+
+
+def _check_descriptor(i: int, row: dict, code_length: int) -> None:
+    """iree_vm_bytecode_module_flatbuffer_verify's rules for one function descriptor, in order."""
+    at = row["_offset"]
+    where = f"BytecodeModuleDef.function_descriptors[{i}]"
+    if row["block_count"] == 0:
+        raise ModuleFileError(f"{where}.block_count is 0; functions must have at least 1 block",
+                              at + 14)
+    off, length = row["bytecode_offset"], row["bytecode_length"]
+    if length == 0:
+        raise ModuleFileError(f"{where}.bytecode_length is 0; functions must have at least one "
+                              f"block", at + 4)
+    # IREE's check here lets a negative length through while offset + length stays in the blob
+    # (its function walk then finds no block: INVALID_ARGUMENT too); it is a span error here.
+    if off < 0 or length < 0 or off + length > code_length:
+        raise ModuleFileError(f"{where}: bytecode span [{off}, +{length}) out of range of the "
+                              f"{code_length}-byte bytecode blob", at)
+    if row["i32_register_count"] > MAX_I32_REGISTER_COUNT or \
+            row["ref_register_count"] > MAX_REF_REGISTER_COUNT:
+        raise ModuleFileError(
+            f"{where}: register count out of range ({row['i32_register_count']} i32 / "
+            f"{row['ref_register_count']} ref; at most {MAX_I32_REGISTER_COUNT} / "
+            f"{MAX_REF_REGISTER_COUNT})", at + 16)
 
 
 def _read(data: bytes) -> ModuleFile:
     zipped, fb, fb_len = _locate(data)
+    _verify_flatbuffer(data, fb, fb_len)
     buf = _Buffer(data, fb, fb + fb_len)
     root_at = fb + Table(data, fb).Get(N.UOffsetTFlags, fb)
     root = _Obj(buf, root_at, "BytecodeModuleDef", "BytecodeModuleDef")
     region = -(-(fb + fb_len) // SEGMENT_ALIGNMENT) * SEGMENT_ALIGNMENT
 
-    name = _nonempty(root, "name", "module name (required)")
-    types = tuple(_nonempty(t, "full_name", "type name") for t in root.tables("types"))
-    deps = tuple(Dependency(_nonempty(d, "name", "dependency module name"),
-                            d.scalar("minimum_version"), d.scalar("flags"))
-                 for d in root.tables("dependencies"))
-
-    imports = []
-    for i, imp in enumerate(root.tables("imported_functions")):
-        full_name = _nonempty(imp, "full_name", "import name")
-        sig = imp.table("signature")
-        cconv, parsed = _signature(sig)
-        imports.append(ImportedFunction(i, full_name, cconv, parsed, imp.scalar("flags"), _attrs(sig)))
-
-    signatures = []
-    for sig in root.tables("function_signatures"):
-        cconv, parsed = _signature(sig)
-        signatures.append(FunctionSignature(cconv, parsed, _attrs(sig)))
-
-    descriptor_rows = root.structs("function_descriptors")
-    if len(signatures) != len(descriptor_rows):
+    # The metadata checks of iree_vm_bytecode_module_flatbuffer_verify, in its order.
+    requirements = root.scalar("requirements")
+    missing = requirements & ~int(AVAILABLE_FEATURES)
+    if missing:
         raise ModuleFileError(
-            f"BytecodeModuleDef: {len(signatures)} function signature(s) but {len(descriptor_rows)} "
-            f"function descriptor(s)", root.field_offset("function_descriptors"))
-
-    exports = []
-    for i, exp in enumerate(root.tables("exported_functions")):
-        local_name = _nonempty(exp, "local_name", "export name")
-        ordinal = exp.scalar("internal_ordinal")
-        if not 0 <= ordinal < len(descriptor_rows):
-            raise ModuleFileError(
-                f"{exp.path}.internal_ordinal {ordinal} out of range (module has "
-                f"{len(descriptor_rows)} internal function(s))", exp.field_offset("internal_ordinal"))
-        s = signatures[ordinal]
-        exports.append(ExportedFunction(i, local_name, ordinal, s.cconv, s.signature, s.attrs))
+            f"BytecodeModuleDef.requirements: required module features "
+            f"[{'|'.join(feature_names(missing))}] are not available in this runtime "
+            f"configuration; have [{'|'.join(feature_names(AVAILABLE_FEATURES))}] while module "
+            f"requires [{'|'.join(feature_names(requirements))}]",
+            root.field_offset("requirements"))
+    name = _nonempty(root, "name", "module name (required)")
+    type_defs = root.tables("types")
+    types = tuple(_nonempty(t, "full_name", "type name") for t in type_defs)
 
     segments = []
     for i, seg in enumerate(root.tables("rodata_segments")):
@@ -643,37 +909,87 @@ def _read(data: bytes) -> ModuleFile:
             continue
         ext_off = seg.scalar("external_data_offset")
         ext_len = seg.scalar("external_data_length")
-        if region > len(data) or ext_off > len(data) - region or ext_len > len(data) - region - ext_off:
+        # compared without sums, which could wrap in IREE's uint64 arithmetic
+        avail = len(data)
+        if region > avail or ext_off > avail - region or ext_len > avail - region - ext_off:
             raise ModuleFileError(
-                f"{seg.path}: external data [{ext_off}, +{ext_len}) relative to the rodata region at "
-                f"{region} extends past the end of the {len(data)}-byte file",
-                seg.field_offset("external_data_offset"))
+                f"{seg.path}: external reference out of range: data [{ext_off}, +{ext_len}) "
+                f"relative to the rodata region at {region} extends past the end of the "
+                f"{avail}-byte file", seg.field_offset("external_data_offset"))
         at = region + ext_off
         segments.append(RodataSegment(i, False, at, ext_len, ext_off, ext_len, compression,
                                       bytes(data[at:at + ext_len])))
+
+    deps = tuple(Dependency(_nonempty(d, "name", "dependency module name"),
+                            d.scalar("minimum_version"), d.scalar("flags"))
+                 for d in root.tables("dependencies"))
+
+    signatures = []
+    for sig in root.tables("function_signatures"):
+        cconv, parsed = _signature(sig)
+        signatures.append(FunctionSignature(cconv, parsed, _attrs(sig)))
+
+    imports = []
+    for i, imp in enumerate(root.tables("imported_functions")):
+        full_name = _nonempty(imp, "full_name", "import name")
+        sig = imp.table("signature")
+        cconv, parsed = _signature(sig)
+        imports.append(ImportedFunction(i, full_name, cconv, parsed, imp.scalar("flags"),
+                                        _attrs(sig)))
+
+    descriptor_rows = root.structs("function_descriptors")
+    if len(signatures) != len(descriptor_rows):
+        raise ModuleFileError(
+            f"BytecodeModuleDef: function signature and descriptor table length mismatch "
+            f"({len(signatures)} vs {len(descriptor_rows)})",
+            root.field_offset("function_descriptors"))
+
+    exports = []
+    for i, exp in enumerate(root.tables("exported_functions")):
+        local_name = _nonempty(exp, "local_name", "export name")
+        ordinal = exp.scalar("internal_ordinal")
+        if not 0 <= ordinal < len(descriptor_rows):
+            raise ModuleFileError(
+                f"{exp.path}.internal_ordinal {ordinal} out of range (module has "
+                f"{len(descriptor_rows)} internal function(s))",
+                exp.field_offset("internal_ordinal"))
+        s = signatures[ordinal]
+        exports.append(ExportedFunction(i, local_name, ordinal, s.cconv, s.signature, s.attrs))
+
+    version = root.scalar("bytecode_version")
+    major, minor = version >> 16, version & 0xFFFF
+    if major != BYTECODE_VERSION_MAJOR or minor > BYTECODE_VERSION_MINOR:
+        raise ModuleFileError(
+            f"BytecodeModuleDef.bytecode_version: bytecode version mismatch; runtime supports "
+            f"{BYTECODE_VERSION_MAJOR}.{BYTECODE_VERSION_MINOR}, module has {major}.{minor}",
+            root.field_offset("bytecode_version"))
+
+    code = root.bytes_("bytecode_data")
+    code_at, code_bytes = code if code is not None else (root.field_offset("bytecode_data"), b"")
+    descriptors = []
+    for i, row in enumerate(descriptor_rows):
+        _check_descriptor(i, row, len(code_bytes))
+        off = row["bytecode_offset"]
+        descriptors.append(FunctionDescriptor(
+            i, off, row["bytecode_length"], row["requirements"], row["reserved"],
+            row["block_count"], row["i32_register_count"], row["ref_register_count"],
+            code_at + off))
 
     rwdata = tuple(r.scalar("byte_size") for r in root.tables("rwdata_segments"))
     state = root.table("module_state")
     global_bytes = state.scalar("global_bytes_capacity") if state else 0
     global_refs = state.scalar("global_ref_count") if state else 0
 
-    code = root.bytes_("bytecode_data")
-    code_at, code_bytes = code if code is not None else (root.field_offset("bytecode_data"), b"")
-    descriptors = []
-    for i, row in enumerate(descriptor_rows):
-        off, length = row["bytecode_offset"], row["bytecode_length"]
-        if off < 0 or length < 0 or off + length > len(code_bytes):
-            raise ModuleFileError(
-                f"BytecodeModuleDef.function_descriptors[{i}]: bytecode span [{off}, +{length}) outside "
-                f"the {len(code_bytes)}-byte bytecode blob", row["_offset"])
-        descriptors.append(FunctionDescriptor(
-            i, off, length, row["requirements"], row["reserved"], row["block_count"],
-            row["i32_register_count"], row["ref_register_count"], code_at + off))
+    # iree_vm_bytecode_module_create then resolves the types table against the instance.
+    for t, type_def in zip(types, type_defs):
+        if not resolves_type(t):
+            raise ModuleFileError(f"{type_def.path}.full_name: no type registered with name {t!r}",
+                                  type_def.field_offset("full_name"), StatusCode.NOT_FOUND)
 
     return ModuleFile(
         name=name,
         version=root.scalar("version"),
-        requirements=root.scalar("requirements"),
+        requirements=requirements,
         attrs=_attrs(root),
         types=types,
         dependencies=deps,
@@ -685,7 +1001,7 @@ def _read(data: bytes) -> ModuleFile:
         global_bytes_capacity=global_bytes,
         global_ref_count=global_refs,
         function_descriptors=tuple(descriptors),
-        bytecode_version=root.scalar("bytecode_version"),
+        bytecode_version=version,
         bytecode=code_bytes,
         bytecode_offset=code_at,
         zip_header=zipped,
