@@ -1,8 +1,9 @@
 """`Context`: one instance of a bytecode module — its state, its prepared functions, the run loop.
 
 Creating a Context reads the module (path, bytes or `vm.module_file.ModuleFile`), makes its rodata
-buffers (through the buffer factory), resolves its imports, decodes, verifies and compiles every
-function, allocates the module state (a zeroed globals blob of `global_bytes_capacity` bytes plus
+buffers (through the buffer factory), decodes and verifies every function (IREE does when it
+creates the module, before any context sees it), resolves its imports (as iree_vm_context_register_
+modules does: `_resolve_imports`), compiles every function, allocates the module state (a zeroed globals blob of `global_bytes_capacity` bytes plus
 `global_ref_count` ref slots) and runs the `__init` export. `invoke(name, *args) -> list` then calls
 exports, keeping the state across calls; `close()` releases the state's references and what the
 factory allocated.
@@ -27,8 +28,8 @@ import os
 from typing import Any, Callable, Sequence
 
 from ...abi.errors import UnknownNameError
-from ..decoder import Register, UnsupportedOpError, decode_function, function_bytecode, \
-    function_names
+from ..decoder import DecodeError, Register, UnsupportedOpError, decode_function, \
+    function_bytecode, function_names
 from ..heap import HeapError
 from ..module_file import ExportedFunction, ModuleFile, read_module
 from ..status import StatusCode, StatusError
@@ -37,13 +38,13 @@ from .compile import compile_instruction
 from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
                      VmError, VmStatusError, VmTrapError, annotate)
 from .handlers import RETURN
-from .imports import ImportResolver, NativeImports
+from .imports import ContextImports, FunctionImports, ImportResolver, NativeImports
 from ..call import _as_ref
 from ..ref import NULL_REF, Ref
 from .numerics import M32, M64, _F32, _F64, _I32, _I64, _U32, _U64
-from .registers import (Frame, Function, cconv_fragments, cconv_register_counts, release_frame,
-                        retain_or_move, store_ref, store_value, value_chars)
-from .verify import verify_instruction
+from .registers import (Frame, Function, cconv_fragments, release_frame, retain_or_move,
+                        store_ref, store_value, value_chars)
+from .verify import frame_i32_registers, verify_function
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 _SCALAR = {"i": _I32, "I": _I64, "f": _F32, "F": _F64}
@@ -71,11 +72,12 @@ class Context:
         self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...]]] = {}
         try:
             self.rodata = self.buffers.rodata_buffers(m)
-            self.resolved = self._resolve_imports()
             names = function_names(m)
-            self.functions: list[Function] = []
-            for i in range(len(m.function_descriptors)):
-                self.functions.append(self._prepare(i, names[i]))
+            self.functions: list[Function] = [self._prepare(i, names[i])
+                                              for i in range(len(m.function_descriptors))]
+            self.resolved = self._resolve_imports()
+            for fn in self.functions:
+                self._compile(fn)
             if run_init and any(e.name == "__init" for e in m.exported_functions):
                 self.invoke("__init")
         except BaseException:
@@ -179,43 +181,110 @@ class Context:
     # --------------------------------------------------------------------------------- preparation
 
     def _resolve_imports(self) -> list[bool]:
+        """Which imports resolve, or the first failure IREE reports (iree_vm_context_resolve_module_
+        imports): the module's dependencies in table order (a required one must be registered, at
+        its minimum version or later), then each import in order: a fully-qualified name, its
+        module registered and exporting the function (else skipped when optional), the export's
+        cconv equal to the import's when the import declares one (optional imports too), a cconv
+        version the call can use. The resolver's modules are the registered ones: a ContextImports'
+        contexts, a NativeImports' modules, the module names of a FunctionImports' functions (whose
+        cconvs and versions are not known, so not checked); another resolver's `resolves` decides
+        alone. Failures raise `ImportStatusError` with IREE's code and message."""
+        m, imports = self.module, self.imports
+        registered = _registered_modules(imports)
+        if registered is not None:
+            for dep in m.dependencies:  # iree_vm_context_check_module_dependency
+                if dep.name in registered:
+                    version = registered[dep.name]
+                    if not dep.required or version is None or version >= dep.minimum_version:
+                        continue  # an optional one is fine at any version
+                    reason = (f"required module '{dep.name}' version mismatch; have {version} but "
+                              f"require {dep.minimum_version}")
+                elif dep.optional:
+                    continue
+                else:  # required, or flagged neither way
+                    reason = f"required module '{dep.name}' not registered on the context"
+                first = next((i.full_name for i in m.imported_functions if i.module == dep.name),
+                             dep.name)
+                raise self._import_error(StatusCode.NOT_FOUND, reason, first)
         resolved = []
-        for imp in self.module.imported_functions:
-            ok = self.imports is not None and self.imports.resolves(imp.full_name, imp.cconv)
-            if not ok and not imp.optional:
-                why = ("no import resolver given" if self.imports is None
-                       else "the resolver does not provide it")
-                raise ImportResolutionError(imp.full_name, f"required import not resolved ({why})")
-            resolved.append(ok)
+        for imp in m.imported_functions:
+            full_name = imp.full_name
+            module_name, dot, function = full_name.partition(".")
+            if not dot:
+                raise self._import_error(StatusCode.INVALID_ARGUMENT, f"import name not fully-"
+                                         f"qualified (module.func): '{full_name}'", full_name)
+            if registered is None:
+                ok = imports.resolves(full_name, imp.cconv)
+                if not ok and not imp.optional:
+                    raise self._import_error(StatusCode.NOT_FOUND, "required import not resolved "
+                                             "(the resolver does not provide it)", full_name)
+                resolved.append(ok)
+                continue
+            if module_name not in registered:
+                found: "tuple[StatusCode, str] | str | None" = (
+                    StatusCode.NOT_FOUND, f"module '{module_name}' required for import "
+                    f"'{full_name}' not registered with the context")
+            else:
+                found = _lookup_export(imports, module_name, function)
+            if isinstance(found, tuple):
+                if found[0] == StatusCode.NOT_FOUND and imp.optional:
+                    resolved.append(False)  # left unresolved: calls fail, import.resolved is 0
+                    continue
+                raise self._import_error(found[0], found[1], full_name)
+            if imp.cconv and found is not None and found != imp.cconv:
+                raise self._import_error(
+                    StatusCode.INTERNAL, f"import function {full_name} signature mismatch between "
+                    f"{m.name} and source {module_name}; expected {imp.cconv} but got {found}",
+                    full_name)
+            cconv = found if found is not None else imp.cconv
+            if cconv and cconv[0] != "0":  # iree_vm_function_call_get_cconv_fragments
+                raise self._import_error(StatusCode.UNIMPLEMENTED,
+                                         f"unsupported cconv version {cconv[0]}", full_name)
+            if not imports.resolves(full_name, imp.cconv or None):  # the resolver agrees
+                raise self._import_error(StatusCode.NOT_FOUND, "the resolver does not provide it",
+                                         full_name)
+            resolved.append(True)
         return resolved
 
+    def _import_error(self, code: StatusCode, reason: str, full_name: str) -> "ImportStatusError":
+        return ImportStatusError(full_name, code, f"{reason}; resolving module "
+                                 f"'{self.module.name}' imports")
+
     def _prepare(self, ordinal: int, name: str) -> Function:
+        """Decode and verify one function (its frame as IREE allocates it: `frame_i32_registers`)."""
         m = self.module
         d = m.function_descriptors[ordinal]
         args, results = cconv_fragments(m.function_signatures[ordinal].cconv)
-        insts = decode_function(function_bytecode(m, ordinal), name)
-        fn = Function(ordinal, name, d.i32_register_count, d.ref_register_count, d.requirements,
-                      args, results, insts)
+        code = function_bytecode(m, ordinal)
+        try:
+            insts = decode_function(code, name)
+        except DecodeError as e:
+            if e.pc != len(code) - 1:
+                raise
+            # An op starting at the last byte: IREE's verifier walks pc < length - 1 and never
+            # decodes it, so a lone opcode byte there is no error of its own (the function then
+            # loads if a terminator precedes it, else lacks one).
+            insts = decode_function(code[:-1], name)
+        fn = Function(ordinal, name, frame_i32_registers(d.i32_register_count),
+                      d.ref_register_count, d.requirements, args, results, insts)
         fn.result_chars = tuple(value_chars(results or ""))
         for i, inst in enumerate(insts):
             if inst.is_block:
                 fn.block_index[inst.pc] = i + 1
-        if args is not None:
-            need_i32, need_refs = cconv_register_counts(args)
-            if need_i32 > fn.i32_count or need_refs > fn.ref_count:
-                cconv = m.function_signatures[ordinal].cconv
-                raise BytecodeVerifyError(
-                    f"insufficient register storage for the arguments ({cconv}: {need_i32} i32 / "
-                    f"{need_refs} ref registers needed, {fn.i32_count} / {fn.ref_count} declared)",
-                    0, name)
-        for inst in insts:
+        try:
+            verify_function(self, fn)
+        except BytecodeVerifyError as e:
+            raise e.in_function(name) from None
+        return fn
+
+    def _compile(self, fn: Function) -> None:
+        for inst in fn.instructions:
             try:
-                verify_instruction(self, fn, inst)
                 handler, payload = compile_instruction(self, fn, inst)
             except BytecodeVerifyError as e:
-                raise e.in_function(name) from None
+                raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
-        return fn
 
     # ----------------------------------------------------------------------------------- execution
 
@@ -444,6 +513,62 @@ class Context:
 
 
 # --------------------------------------------------------------------------------------------------
+# Import resolution
+
+
+class ImportStatusError(ImportResolutionError):
+    """An import IREE's context would not resolve: `code` is the StatusCode it reports, the message
+    its message (after `import <full_name>: `); `full_name` is the import's name (for a missing
+    required module, its first import from that module, else the module's name)."""
+
+    def __init__(self, full_name: str, code: StatusCode, reason: str) -> None:
+        super().__init__(full_name, reason)
+        self.code = code
+        self.reason = reason
+
+    def __reduce__(self):
+        return (type(self), (self.full_name, self.code, self.reason))
+
+
+def _registered_modules(imports: ImportResolver | None) -> "dict[str, int | None] | None":
+    """Module name -> version (None: not known) of the modules a resolver stands for; None for a
+    resolver whose modules are not known."""
+    if imports is None:
+        return {}
+    if isinstance(imports, ContextImports):
+        return {name: ctx.module.version for name, ctx in imports.contexts.items()}
+    if isinstance(imports, NativeImports):
+        return {name: module.version for name, module in imports.modules.items()}
+    if isinstance(imports, FunctionImports):
+        return {name.partition(".")[0]: None for name in imports.functions if "." in name}
+    return None
+
+
+def _lookup_export(imports: ImportResolver, module_name: str,
+                   function: str) -> "tuple[StatusCode, str] | str | None":
+    """The export's cconv (None when not known), or (code, message) as the module's
+    lookup_function fails: a bytecode module (module.c) or a native one (native_module.c)."""
+    if isinstance(imports, ContextImports):
+        if not function:
+            return StatusCode.INVALID_ARGUMENT, "function name required for query"
+        module = imports.contexts[module_name].module
+        for e in module.exported_functions:
+            if e.name == function:
+                return e.cconv or ""
+        return StatusCode.NOT_FOUND, f"no function `{function}` exported by module"
+    if isinstance(imports, NativeImports):
+        native = imports.modules[module_name]
+        try:
+            ordinal = native.lookup(function)
+        except StatusError as e:
+            return StatusCode(e.code), e.message
+        return native.exports[ordinal].cconv or ""
+    if f"{module_name}.{function}" in imports.functions:  # FunctionImports
+        return None
+    return StatusCode.NOT_FOUND, f"no function `{function}` exported by module `{module_name}`"
+
+
+# --------------------------------------------------------------------------------------------------
 # Import argument gathering
 
 # A plan entry: (0, struct, byte offset) a scalar; (1, ref ordinal, move) a ref; (2, elements, _) a
@@ -539,4 +664,4 @@ def _end_pc(fn: Function) -> int:
     return last.pc + last.length if last else 0
 
 
-__all__ = ["Context", "DEFAULT_MAX_DEPTH"]
+__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError"]

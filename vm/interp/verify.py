@@ -17,11 +17,17 @@ operands of ordinary ops (the typed-operand hooks of its decoder are never defin
 nor (a misplaced parenthesis) at internal callee ordinals, and its power-of-two bounds go past the
 registers a frame holds. Those modules read or write outside the frame, or crash the process; here
 they fail to load: internal callee ordinals are checked in the walk, and after IREE's checks pass
-every register is checked against the declared counts and every type id against the types table
+every register is checked against the frame and every type id against the types table
 (`_check_safety`).
 
-`verify_instruction` is what the interpreter calls per instruction: the whole function is verified
-when its first instruction is.
+The frame is the one IREE allocates (dispatch.c, iree_vm_bytecode_function_enter): the i32 bank is
+the declared count of 4-byte registers rounded up to 16 bytes (`frame_i32_registers`), zeroed, and
+the ref bank exactly the declared count. A register past the declared count but inside that bank
+(and, for the registers IREE checks, below its power-of-two bound) runs as in IREE; `Function`'s
+counts are the frame's, the descriptor keeps the declared ones IREE's checks start from.
+
+A Context calls `verify_function` for every function before it resolves imports (IREE verifies when
+it creates the module); `verify_instruction` verifies a whole function at its first instruction.
 """
 from __future__ import annotations
 
@@ -57,6 +63,12 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def frame_i32_registers(declared: int) -> int:
+    """i32 registers in IREE's frame for a declared count: the bank is `declared * 4` bytes rounded
+    up to 16 (iree_vm_bytecode_function_enter). Negative counts stay as they are (rejected)."""
+    return (declared + 3) & ~3 if declared > 0 else declared
+
+
 def _features(bits: int) -> str:
     return "|".join(feature_names(bits))
 
@@ -68,7 +80,7 @@ def _feature_mismatch(required: int, available: int) -> str:
 
 
 class _Limits:
-    """Register bounds: IREE's (power-of-two) or the frame's (the declared counts)."""
+    """Register bounds: IREE's (power-of-two) or the frame's (`Function`'s counts)."""
 
     __slots__ = ("i32", "ref")
 
@@ -76,7 +88,7 @@ class _Limits:
         self.i32, self.ref = i32, ref
 
 
-def _exact(fn: Function) -> _Limits:
+def _frame(fn: Function) -> _Limits:
     return _Limits(fn.i32_count, fn.ref_count)
 
 
@@ -186,7 +198,7 @@ def check_cconv_regs(fn: Function, chars: Sequence[str], regs: Sequence[Register
                      inst: Instruction) -> None:
     """Registers typed by a list of cconv value chars: each present (extra ones are ignored, as
     IREE ignores them), of its bank, 64-bit ones aligned, all within the frame."""
-    _cconv_registers("".join(chars), None, regs, _exact(fn), what, inst.pc)
+    _cconv_registers("".join(chars), None, regs, _frame(fn), what, inst.pc)
 
 
 def check_call_lists(fn: Function, cconv: str | None, segments: Sequence[int] | None,
@@ -194,7 +206,7 @@ def check_call_lists(fn: Function, cconv: str | None, segments: Sequence[int] | 
                      inst: Instruction, name: str) -> None:
     """The verifier's cconv/register-list agreement for a call (IREE's verify_call)."""
     args, res = cconv_split(cconv, f"call to {name}", inst.pc)
-    lim = _exact(fn)
+    lim = _frame(fn)
     _cconv_registers(args, segments, operands, lim, f"operands of the call to {name} ({cconv})",
                      inst.pc)
     _cconv_registers(res, None, results, lim, f"results of the call to {name} ({cconv})", inst.pc)
@@ -246,10 +258,13 @@ def verify_function(ctx: "Context", fn: Function) -> None:
         raise _fail(_feature_mismatch(fn.requirements, int(AVAILABLE_FEATURES)), 0)
     if d.block_count == 0:
         raise _fail("no blocks defined; functions must have at least one block", 0, OOR)
-    lim = _Limits(_pow2(fn.i32_count), _pow2(fn.ref_count))
+    # IREE's bounds: the descriptor's counts (not the frame's), at least 1, rounded up to a
+    # power of two (iree_vm_bytecode_verify_state_t i32/ref_register_count)
+    n_i32, n_ref = d.i32_register_count, d.ref_register_count
+    lim = _Limits(_pow2(n_i32), _pow2(n_ref))
     if lim.i32 > isa.I32_REGISTER_MASK or lim.ref > isa.REF_REGISTER_MASK:
-        raise _fail(f"register count overflow ({fn.i32_count} i32 / {fn.ref_count} ref registers "
-                    f"round up to {lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
+        raise _fail(f"register count overflow ({n_i32} i32 / {n_ref} ref registers round up to "
+                    f"{lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
     own = m.function_signatures[fn.ordinal].cconv
     args, results = cconv_split(own, f"{fn.name} signature", 0)
     need_i32 = need_ref = 0
@@ -291,7 +306,7 @@ def verify_function(ctx: "Context", fn: Function) -> None:
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
-    _check_safety(ctx, fn)
+    _check_safety(ctx, fn, need_i32, need_ref)
 
 
 def _verify_op(ctx: "Context", fn: Function, inst: Instruction, lim: _Limits,
@@ -377,15 +392,21 @@ def _check_import(m, value: int, what: str, pc: int):
     return m.imported_functions[ordinal]
 
 
-def _check_safety(ctx: "Context", fn: Function) -> None:
+def _check_safety(ctx: "Context", fn: Function, need_i32: int, need_ref: int) -> None:
     """What IREE 3.13 lets through and then runs outside the frame or crashes on: every register
-    within the declared counts (IREE checks only lists, against power-of-two bounds, and typed
-    operands not at all), type ids within the types table, and no negative register counts."""
-    if fn.i32_count < 0 or fn.ref_count < 0:
+    within the frame (IREE checks only lists, against power-of-two bounds, and typed operands not
+    at all), the arguments within it, type ids within the types table, no negative counts."""
+    d = ctx.module.function_descriptors[fn.ordinal]
+    if d.i32_register_count < 0 or d.ref_register_count < 0:
         # IREE verifies with max(1, count) and fails the call (frame size) or writes past it.
-        raise _fail(f"negative register count ({fn.i32_count} i32 / {fn.ref_count} ref)", 0,
-                    StatusCode.RESOURCE_EXHAUSTED)
-    lim = _exact(fn)
+        raise _fail(f"negative register count ({d.i32_register_count} i32 / "
+                    f"{d.ref_register_count} ref)", 0, StatusCode.RESOURCE_EXHAUSTED)
+    if need_i32 > fn.i32_count or need_ref > fn.ref_count:
+        # within IREE's power-of-two bounds, past the frame: IREE writes the arguments past it
+        raise _fail(f"insufficient register storage for the arguments ({need_i32} i32 / "
+                    f"{need_ref} ref registers needed, the frame holds {fn.i32_count} / "
+                    f"{fn.ref_count})", 0, OOR)
+    lim = _frame(fn)
     n_types = len(ctx.module.types)
     for inst in fn.instructions:
         what, pc = f"vm.{inst.mnemonic}", inst.pc
@@ -466,4 +487,4 @@ def verify_instruction(ctx: "Context", fn: Function, inst: Instruction) -> None:
 
 
 __all__ = ["verify_instruction", "verify_function", "check_cconv_regs", "check_call_lists",
-           "cconv_split", "global_size", "TERMINATORS"]
+           "cconv_split", "global_size", "frame_i32_registers", "TERMINATORS"]
