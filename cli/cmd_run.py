@@ -5,12 +5,19 @@ The module runs in the bytecode interpreter on a HalRuntime (hal_inline, hal_loa
 modules on a tracked heap; every import call through packed argument buffers and the shims, every
 dispatch on the real kernel). Inputs use iree-run-module's `--input` syntax (scalars, tensors,
 `@f.npy` / `+f.npy` / `*f.npy`, `4xf32=@f.bin`, `&tensor` for a bare hal.buffer), parsed against
-the function's calling convention as the tool parses them; the output is what iree-run-module
-prints: `EXEC @F`, then one `result[i]: ...` entry per result, or what `--output=` asks for (`-`,
-empty, `@f.npy`, `+f.npy`, `@f.bin`). Exit 0 on success; 2 on bad input or a failing call (traps
-name the function and pc; a rejected input names the offending text). Where iree-run-module exits 1
-we exit 2, and a call that fails prints no `EXEC` line (the tool prints it before invoking): both
-are this command's established contract.
+the function's calling convention as the tool parses them. The output is what iree-run-module 3.13
+prints: `EXEC @F` once the inputs parsed (before the call, so a call that fails prints it too), then
+one `result[i]: ...` entry per result, or what `--output=` asks for (`-`, empty, `@f.npy`, `+f.npy`,
+`@f.bin`), or, with `--expected_output=` (which then takes over from `--output=`), the comparison:
+one `[FAILED] ...` entry per mismatching result or `[SUCCESS] all function outputs matched their
+expected values.`, with the tool's tolerance flags (`--expected_f16_threshold`,
+`--expected_f32_threshold`, `--expected_f64_threshold`, `--expected_bf16_threshold`,
+`--expected_rtol`, `--equality_mode`).
+
+Exit status: 0 on success, 1 when results do not match their expected values (as the tool). A
+failing call or bad input (traps name the function and pc; a rejected input names the offending
+text) is reported through the command line's error path, which exits 2 where iree-run-module exits
+1: `ireeabi.cli.main` maps every error to 2.
 """
 from __future__ import annotations
 
@@ -20,11 +27,13 @@ from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import LeakError
-from ireeabi.vm.interp.lists import VmList
 from ireeabi.vm.interp.program import Program
-from ireeabi.vm.interp.values import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, InputParseError,
-                                      ListResult, OutputError, StorageInput, Value,
-                                      format_results, list_item, parse_count_flag, parse_inputs,
+from ireeabi.vm.interp.values import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
+                                      DEFAULT_F64_ATOL, DEFAULT_MAX_ELEMENT_COUNT, DEFAULT_RTOL,
+                                      SUCCESS_LINE, ComparisonAbortError, Equality, InputFiles,
+                                      InputParseError, OutputError, StorageInput, compare_results,
+                                      format_results, parse_count_flag, parse_double_flag,
+                                      parse_equality_mode, parse_float_flag, parse_inputs,
                                       write_output)
 
 from .errors import CliError
@@ -58,20 +67,29 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                    help="elements printed per tensor result (iree-run-module's "
                         "--output_max_element_count, default 1024; read as C's atoi, so a "
                         "negative count prints everything)")
-
-
-class _RunProgram(Program):
-    """A Program whose vm.list results keep their items (iree-run-module prints them)."""
-
-    def _convert_ref(self, value: Any) -> Value:
-        if isinstance(value, VmList):
-            return ListResult(tuple(self._list_item(item) for item in value.items))
-        return super()._convert_ref(value)
-
-    def _list_item(self, item: Any) -> Value:
-        if type(item) is tuple:  # a value slot: (value type, raw bits)
-            return list_item(*item)
-        return self._convert_ref(item)  # the list keeps its references: nothing to release
+    p.add_argument("--expected-output", "--expected_output", dest="expected_output",
+                   action="append", default=[], metavar="VALUE",
+                   help="one per result, in --input's syntax (`(ignored)` skips a ref result): "
+                        "compare the results instead of printing them, as iree-run-module "
+                        "--expected_output; exit 1 when any differs")
+    for name, default, parse, what in (
+            ("f16", DEFAULT_F16_ATOL, parse_float_flag, "float"),
+            ("f32", DEFAULT_F32_ATOL, parse_float_flag, "float"),
+            ("f64", DEFAULT_F64_ATOL, parse_double_flag, "double"),
+            ("bf16", DEFAULT_BF16_ATOL, parse_float_flag, "float")):
+        p.add_argument(f"--expected-{name}-threshold", f"--expected_{name}_threshold",
+                       dest=f"expected_{name}_threshold", type=parse, default=default,
+                       metavar="ATOL",
+                       help=f"absolute tolerance for {name} elements in approximate mode "
+                            f"(default {default:.3g}; read as C's atof into a {what})")
+    p.add_argument("--expected-rtol", "--expected_rtol", dest="expected_rtol",
+                   type=parse_double_flag, default=DEFAULT_RTOL, metavar="RTOL",
+                   help="relative tolerance of every float type in approximate mode: "
+                        "|actual - expected| <= atol + rtol * |expected| (default 1e-05)")
+    p.add_argument("--equality-mode", "--equality_mode", dest="equality_mode",
+                   type=parse_equality_mode, default="approximate", metavar="MODE",
+                   help="`approximate` (floats within the tolerances, NaN equals NaN) or `exact` "
+                        "(byte equality); any other text is exact, as in iree-run-module")
 
 
 def _input_error(e: InputParseError) -> CliError:
@@ -107,9 +125,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.module)
     if not path.is_file():
         raise CliError(f"no module file at {args.module}")
-    program = _RunProgram(path.read_bytes(), legacy_loader=args.legacy_loader,
-                          legacy_inline=args.legacy_inline,
-                          legacy_vm_buffer=args.legacy_vm_buffer)
+    program = Program(path.read_bytes(), legacy_loader=args.legacy_loader,
+                      legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer)
     owned: list = []
     try:
         if not args.function:
@@ -121,17 +138,18 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 inputs = parse_inputs(args.input, arg_chars, files)
         except InputParseError as e:
             raise _input_error(e) from None
-        if len(inputs) < len(arg_chars):
-            # iree-run-module takes the short list, prints EXEC, and its invoke refuses it.
-            out.write(f"EXEC @{args.function}\n")
-            raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
-                           f"{len(arg_chars)} arguments but passed {len(inputs)} "
-                           f"({args.function} takes {len(arg_chars)} input(s), {len(inputs)} "
-                           f"given)")
         for i, value in enumerate(inputs):
             if isinstance(value, StorageInput):
                 owned.append(_storage_buffer(program, value.array))
                 inputs[i] = owned[-1]
+        # Inputs parsed: the tool prints EXEC before it invokes (so before the call can fail).
+        out.write(f"EXEC @{args.function}\n")
+        if len(inputs) < len(arg_chars):
+            # iree-run-module takes the short list, and its invoke refuses it.
+            raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
+                           f"{len(arg_chars)} arguments but passed {len(inputs)} "
+                           f"({args.function} takes {len(arg_chars)} input(s), {len(inputs)} "
+                           f"given)")
         results = program.call(args.function, *inputs)
     except BaseException:
         for buffer in owned:
@@ -143,9 +161,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise
     for buffer in owned:
         _ref.release_value(program.heap, buffer)
-    out.write(f"EXEC @{args.function}\n")
     try:
-        _process_results(results, args, out)
+        status = _process_results(program, results, args, out)
     except BaseException:
         try:
             program.close()
@@ -160,14 +177,18 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError(f"the call returned, but {len(e.leaks)} allocation(s) of "
                        f"{sum(a.size for a in e.leaks)} bytes outlived the program: "
                        f"{shown}{more}") from None
-    return 0
+    return status
 
 
-def _process_results(results: list, args: argparse.Namespace, out: TextIO) -> None:
-    """Print every result, or route each to its --output target (iree-run-module's rules)."""
+def _process_results(program: Program, results: list, args: argparse.Namespace,
+                     out: TextIO) -> int:
+    """Compare the results with --expected_output, or print every result, or route each to its
+    --output target (iree-run-module's rules); the exit status."""
+    if args.expected_output:
+        return _check_results(program, results, args, out)
     if args.output is None:
         out.write(format_results(results, args.output_max_element_count))
-        return
+        return 0
     if len(args.output) != len(results):
         raise CliError(f"OUT_OF_RANGE; {len(args.output)} outputs specified but the provided "
                        f"variant list only has {len(results)} elements")
@@ -178,3 +199,30 @@ def _process_results(results: list, args: argparse.Namespace, out: TextIO) -> No
             raise CliError(f"{e}; writing --output={spec}") from None
         except OSError as e:
             raise CliError(f"cannot write --output={spec}: {e.strerror or e}") from None
+    return 0
+
+
+def _check_results(program: Program, results: list, args: argparse.Namespace,
+                   out: TextIO) -> int:
+    """--expected_output: parse the expected values against the results' cconv (as inputs are
+    parsed against the arguments'), compare, print the tool's text; 1 when any differs."""
+    _, result_chars = program.signature(args.function)
+    try:
+        with InputFiles(program.heap.limit - program.heap.live_bytes) as files:
+            expected = parse_inputs(args.expected_output, result_chars, files)
+    except InputParseError as e:
+        detail = e.detail
+        if e.reason.endswith("function expected fewer input values"):
+            detail = (f"more expected outputs than the {len(result_chars)} result(s) "
+                      f"{args.function} returns")
+        raise CliError(f"{e}; parsing expected function outputs" +
+                       (f" ({detail})" if detail else "")) from None
+    equality = Equality(args.equality_mode, args.expected_f16_threshold,
+                        args.expected_f32_threshold, args.expected_f64_threshold,
+                        args.expected_bf16_threshold, args.expected_rtol)
+    try:
+        matched, text = compare_results(expected, results, equality)
+    except ComparisonAbortError as e:
+        raise CliError(str(e)) from None
+    out.write(text + (SUCCESS_LINE if matched else ""))
+    return 0 if matched else 1

@@ -28,6 +28,7 @@ from .errors import CliError
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_RUN_FAILED = 1
 
 
 def _target_options(p: argparse.ArgumentParser) -> None:
@@ -204,7 +205,8 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
         return COMMANDS[args.command](args, out)
     except IreeAbiError as e:
         _emit(error_lines(e), err)
-        return EXIT_BAD_INPUT
+        # `run` stands in for iree-run-module, which exits 1 on every failed load, parse or call.
+        return EXIT_RUN_FAILED if args.command == "run" else EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import pytest
 
 import iree_tools as tools
 from ireeabi.cli.main import main
+from ireeabi.vm.interp.program import Program
+from ireeabi.vm.interp.values import format_results, parse_input
 
 HERE = Path(__file__).parent
 PROGRAMS = HERE / "programs" / "io_fidelity"
@@ -31,7 +33,7 @@ F64 = ("--iree-input-demote-f64-to-f32=false",)
 @pytest.fixture(scope="module")
 def compiled() -> dict[tuple[str, str], Path]:
     jobs = [(PROGRAMS / f"{name}.mlir", model) for name in ("echo", "compute") for model in MODELS]
-    jobs.append((PROGRAMS / "single.mlir", "inline-static"))
+    jobs += [(PROGRAMS / "single.mlir", "inline-static"), (PROGRAMS / "fail.mlir", "inline-static")]
     with ThreadPoolExecutor(2) as pool:
         paths = list(pool.map(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64),
                               jobs))
@@ -74,7 +76,7 @@ def squash(text: str) -> str:  # our messages are wrapped to the terminal width
 
 def assert_same_failure(theirs, mine, offending: str | None = None) -> None:
     assert theirs[0] != 0, f"iree-run-module accepted it:\n{theirs[1]}"
-    assert mine[0] == 2, mine
+    assert mine[0] == 1, mine  # iree-run-module's failure status (test_failure_exit_status_...)
     assert "Traceback" not in mine[2]
     assert mine[1] == theirs[1]  # nothing, or the EXEC line where the tool prints it too
     status = squash(iree_status(theirs[2]))
@@ -371,14 +373,268 @@ def test_limits_fail_cleanly(compiled):
     rank65 = "x".join(["1"] * 65) + "xf32=1"
     assert iree(path, "t2d", [rank65])[0] == 0
     rc, out, err = ours(path, "t2d", [rank65])
-    assert (rc, out) == (2, "") and "rank of 65" in err and "Traceback" not in err
+    assert (rc, out) == (1, "") and "rank of 65" in err and "Traceback" not in err
     huge_empty = "0x4294967296x4294967296x4294967296xi32"
     assert iree(path, "t4d", [huge_empty])[0] == 0
     rc, out, err = ours(path, "t4d", [huge_empty])
-    assert (rc, out) == (2, "") and "beyond ireeabi's numpy" in err
+    assert (rc, out) == (1, "") and "beyond ireeabi's numpy" in err
     rc, out, err = ours(path, "tf32", ["1xi4=05"])
-    assert (rc, out) == (2, "") and "i4 elements are not supported" in err
+    assert (rc, out) == (1, "") and "i4 elements are not supported" in err
     start = time.monotonic()
     rc, out, err = ours(path, "tf32", ["100000000xf32=1"])
-    assert (rc, out) == (2, "") and "RESOURCE_EXHAUSTED" in err
+    assert (rc, out) == (1, "") and "RESOURCE_EXHAUSTED" in err
     assert time.monotonic() - start < 5
+
+
+# --------------------------------------------------------------------------------------------------
+# Failing calls: the EXEC line, the exit status
+
+def _failures(compiled, tmp_path):
+    """(what, module, function, inputs) of each kind of failure the brief names: the real tool
+    prints `EXEC @f` once the inputs parse, so a call that then fails (vm.fail, too few inputs)
+    prints it and an input, function or module it rejects does not."""
+    echo, fail = compiled["echo", "inline-static"], compiled["fail", "inline-static"]
+    return [("vm.fail", fail, "check", ["-1"]), ("too few inputs", echo, "mixed", ["1", "2"]),
+            ("bad --input", echo, "tf32", ["2xf32=x 1"]), ("unknown --function", echo, "nope", []),
+            ("missing module", tmp_path / "missing.vmfb", "check", ["1"])]
+
+
+def test_failing_call_prints_exec_as_iree_run_module_does(compiled, tmp_path):
+    for what, path, function, inputs in _failures(compiled, tmp_path):
+        theirs, mine = iree(path, function, inputs), ours(path, function, inputs)
+        assert theirs[0] != 0 and mine[0] != 0, what
+        assert mine[1] == theirs[1], what  # `EXEC @f` or nothing, as the tool
+        assert "Traceback" not in mine[2]
+    path = compiled["fail", "inline-static"]
+    theirs, mine = iree(path, "check", ["-1"]), ours(path, "check", ["-1"])
+    assert theirs[1] == mine[1] == "EXEC @check\n"
+    assert "FAILED_PRECONDITION; x must be positive;" in theirs[2]
+    assert "FAILED_PRECONDITION; x must be positive" in mine[2] and "check at pc 0x" in mine[2]
+
+
+def test_failure_exit_status_matches_iree_run_module(compiled, tmp_path):
+    for what, path, function, inputs in _failures(compiled, tmp_path):
+        theirs = iree(path, function, inputs)
+        assert theirs[0] == 1, what
+        assert ours(path, function, inputs)[0] == theirs[0], what
+
+
+# --------------------------------------------------------------------------------------------------
+# --expected_output: comparison.cc's text, tolerances and exit status
+
+MIXED_IGNORED = ["(ignored)"] * 5
+EXPECTED = [  # (program, function, inputs, flags)
+    # matching: [SUCCESS], exit 0
+    ("echo", "tf32", ["3xf32=1 2 3"], ["--expected_output=3xf32=1 2 3"]),
+    ("echo", "t2d", ["2x3xf32=[1 2 3][4 5 6]"], ["--expected_output=2x3xf32=1,2,3,4,5,6"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.00001"]),  # within atol + rtol
+    ("echo", "tf32", ["3xf32=nan -nan inf"], ["--expected_output=3xf32=-nan nan inf"]),
+    ("echo", "tf32", ["3xf32=0"], ["--expected_output=3xf32=-0"]),
+    ("echo", "tf32", ["0xf32"], ["--expected_output=0xf32"]),
+    ("echo", "t0d", ["i32=-7"], ["--expected_output=i32=-7"]),
+    ("echo", "tf16", ["3xf16=1"], ["--expected_output=3xf16=1.001"]),
+    ("echo", "tbf16", ["3xbf16=1"], ["--expected_output=3xbf16=1.01"]),
+    ("echo", "tf8", ["3xf8E4M3FN=1 2 3"], ["--expected_output=3xf8E4M3FN=1 2 3"]),
+    ("echo", "tsi8", ["2xsi8=-1 2"], ["--expected_output=2xsi8=-1 2"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=(ignored)"]),
+    ("echo", "tf32", ["(null)"], ["--expected_output=(null)"]),
+    ("echo", "pair", ["2xf32=1", "1x2xf32=3"], ["--expected_output=(ignored)",
+                                                 "--expected_output=1x2xf32=3 3"]),
+    ("echo", "t2d", ["2x3xf32=1"], ["--expected_output=2x3xf32=1", "--output=-"]),  # wins
+    ("compute", "lists", ["7", "2.5", "3xf32=1"], ["--expected_output=(ignored)"] * 2),
+    ("compute", "to_bf16", ["3xf32=1 1.00390625 -2"], ["--expected_output=3xbf16=1 1 -2"]),
+    # mismatching values: the first differing element, both views printed (1024 elements, whatever
+    # --output_max_element_count says), exit 1
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1 2 1"]),
+    ("echo", "tf32", ["3xf32=1e30"], ["--expected_output=3xf32=inf"]),
+    ("echo", "t0d", ["i32=1"], ["--expected_output=i32=2"]),
+    ("echo", "tsi8", ["3xsi8=1"], ["--expected_output=3xsi8=1 -2 3"]),
+    ("echo", "tui8", ["3xui8=1"], ["--expected_output=3xui8=1 200 3"]),
+    ("echo", "ti1", ["3xi1=01"], ["--expected_output=3xi1=01 00 01"]),
+    ("echo", "tc64", ["1xcf64=0000803F00000040"], ["--expected_output=1xcf64=0000803F00000041"]),
+    ("echo", "tf64", ["2xf64=1 2"], ["--expected_output=2xf64=1 2.001"]),
+    ("echo", "tf16", ["3xf16=1"], ["--expected_output=3xf16=1.002"]),
+    ("echo", "tbf16", ["2xbf16=100"], ["--expected_output=2xbf16=100 101"]),
+    ("echo", "tf32", ["2000xf32=1"], ["--expected_output=2000xf32=2",
+                                      "--output_max_element_count=5"]),
+    ("echo", "t2d", ["40x60xf32=1"], ["--expected_output=40x60xf32=1.5"]),
+    ("compute", "is_pos", ["4xf32=1 -1 0 nan"], ["--expected_output=4xi1=01 00 00 01"]),
+    # shape and element type mismatches
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=4xf32=1"]),
+    ("echo", "t2d", ["2x3xf32=1"], ["--expected_output=3x2xf32=1"]),
+    ("echo", "t0d", ["i32=1"], ["--expected_output=1xi32=1"]),
+    ("echo", "t4d", ["2x0x3x2xi32"], ["--expected_output=2x0x3x1xi32"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf64=1"]),
+    ("echo", "tf32", ["2xf32=1 2"], ["--expected_output=2x*32=0000803F 00000040"]),
+    ("echo", "ti8", ["2xi8=1"], ["--expected_output=2xsi8=1"]),
+    # scalars and other variant kinds: 3.13 reports every primitive result as a type mismatch,
+    # even against its own type and value (and `(ignored)` is a zero of the result's type)
+    ("echo", "i32s", ["5"], ["--expected_output=5"]),
+    ("echo", "i32s", ["5"], ["--expected_output=(ignored)"]),
+    ("echo", "i32s", ["5"], ["--expected_output=3xf32=1"]),  # a scalar: atoi reads `3`
+    ("echo", "f64s", ["2.5"], ["--expected_output=2.5"]),
+    ("echo", "mixed", MIXED, ["--expected_output=1e300", "--expected_output=3xf32=1 2 3",
+                              "--expected_output=(ignored)", "--expected_output=2.5",
+                              "--expected_output=(null)"]),
+    ("echo", "mixed", MIXED, [f"--expected_output={e}" for e in MIXED_IGNORED]),
+    ("echo", "tf32", ["(null)"], ["--expected_output=3xf32=1"]),  # a null result is `empty`
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=&3xf32=1"]),  # hal.buffer
+    ("echo", "tf32", ["&3xf32=1"], ["--expected_output=3xf32=1"]),
+    ("compute", "lists", ["7", "2.5", "3xf32=1"], ["--expected_output=3xf32=1",
+                                                   "--expected_output=5"]),
+    # counts: fewer is a [FAILED] line; more, or text the result's cconv refuses, a parse error
+    ("echo", "mixed", MIXED, ["--expected_output=1e300"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1", "--expected_output=3xf32=1"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3"]),
+    ("echo", "i32s", ["5"], ["--expected_output=i32=5"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1 2"]),
+    # tolerance flags
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.1", "--expected_f32_threshold=0.2"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.1", "--expected_rtol=0.1"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.00001",
+                                   "--expected_f32_threshold=abc"]),  # atof: 0
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.00001", "--expected_rtol=",
+                                   "--expected_f32_threshold=1e-50"]),  # float: 0
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.3",
+                                   "--expected_f32_threshold=0.25xyz"]),
+    ("echo", "tf64", ["2xf64=1"], ["--expected_output=2xf64=1.5", "--expected_f64_threshold=0.5"]),
+    ("echo", "tf16", ["2xf16=1"], ["--expected_output=2xf16=1.5", "--expected_f16_threshold=0.5"]),
+    ("echo", "tbf16", ["2xbf16=100"], ["--expected_output=2xbf16=101",
+                                       "--expected_bf16_threshold=1"]),
+    ("echo", "tf32", ["3xf32=0"], ["--expected_output=3xf32=-0", "--equality_mode=exact"]),
+    ("echo", "tf32", ["3xf32=nan"], ["--expected_output=3xf32=-nan", "--equality_mode=exact"]),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.00001", "--equality_mode=exact"]),
+    ("echo", "tf32", ["3xf32=0"], ["--expected_output=3xf32=-0", "--equality_mode=foo"]),
+    ("echo", "tf32", ["3xf32=0"], ["--expected_output=3xf32=-0", '--equality_mode="approximate"']),
+    ("echo", "tf32", ["3xf32=1"], ["--expected_output=3xf32=1.5", "--equality_mode=exact",
+                                   "--expected_f32_threshold=1"]),
+    # where the tool aborts: a mismatch message naming an f8 type of 8+ characters
+    ("echo", "tf8", ["3xf8E4M3FN=1"], ["--expected_output=3xf8E4M3FN=1.25"]),
+    ("echo", "tf8", ["3xf8E4M3FN=1"], ["--expected_output=3xf8E5M2=1"]),
+    ("echo", "tf8", ["3xf8E5M2=1"], ["--expected_output=3xf8E5M2=2"]),  # 6 characters: fine
+]
+
+
+@pytest.mark.parametrize("program,function,inputs,flags", EXPECTED,
+                         ids=[f"{p}.{f}.{n}" for n, (p, f, _, _) in enumerate(EXPECTED)])
+def test_expected_output_as_iree_run_module(compiled, program, function, inputs, flags):
+    path = compiled[program, "inline-static"]
+    theirs, mine = iree(path, function, inputs, flags), ours(path, function, inputs, flags)
+    if theirs[0] in (0, 1) and not theirs[2]:  # compared: the verdict is on stdout
+        assert mine == theirs
+    else:  # a status (or an abort) after EXEC
+        assert_same_failure(theirs, mine)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_expected_output_of_kernel_results(compiled, model):
+    """Results computed by the module's kernels (both execution models), within and beyond the
+    default tolerances."""
+    path = compiled["compute", model]
+    x = "5xf32=1 1.00390625 -3.3961514e+38 1e-40 nan"
+    for expected in ("5xbf16=1 1 -3.3961514e+38 0 nan", "5xbf16=1 1.0078125 -3.4e38 0 nan",
+                     "5xbf16=1 1 -3.3961514e+38 1e-38 nan", "(ignored)"):
+        flags = [f"--expected_output={expected}"]
+        theirs = iree(path, "to_bf16", [x], flags)
+        assert theirs[0] in (0, 1) and not theirs[2], theirs
+        assert ours(path, "to_bf16", [x], flags) == theirs, expected
+
+
+def _boundary_pairs() -> list[tuple[str, str, str, list[str]]]:
+    """(element type, actual, expected, flags) around `atol + rtol * |expected|`."""
+    pairs = []
+    for a, e in [("1", "1.0001"), ("1", "1.00011"), ("1", "1.000111"), ("1", "0.99989"),
+                 ("0", "0.0001"), ("0", "0.000100001"), ("1000", "1000.0101"),
+                 ("1000", "1000.0102"), ("-1e5", "-100001.1"), ("inf", "-inf"), ("1e38", "inf"),
+                 ("nan", "1"), ("1", "nan"), ("1e-45", "-1e-45")]:
+        pairs.append(("f32", a, e, []))
+    for a, e, flags in [("1", "1.5", ["--expected_f32_threshold=0.5", "--expected_rtol=0"]),
+                        ("1", "1.50001", ["--expected_f32_threshold=0.5", "--expected_rtol=0"]),
+                        ("1", "1.0000001", ["--expected_f32_threshold=1e-50"]),
+                        ("10", "11", ["--expected_rtol=0.1", "--expected_f32_threshold=0"]),
+                        ("10", "11.000001", ["--expected_rtol=0.1", "--expected_f32_threshold=0"])]:
+        pairs.append(("f32", a, e, flags))
+    for a, e in [("1", "1.001"), ("1", "1.002"), ("2048", "2050"), ("0", "0.0009765625"),
+                 ("65504", "inf"), ("6e-8", "0")]:
+        pairs.append(("f16", a, e, []))
+    pairs.append(("f16", "2048", "2050", ["--expected_f16_threshold=2"]))
+    for a, e in [("1", "1.0078125"), ("1", "1.015625"), ("100", "101"), ("0", "0.01"),
+                 ("0", "0.0100098")]:
+        pairs.append(("bf16", a, e, []))
+    pairs.append(("bf16", "100", "101", ["--expected_bf16_threshold=1"]))
+    for a, e in [("1", "1.0001"), ("1", "1.00011"), ("1", "1.0001100011"), ("1", "1.00011000111"),
+                 ("1e300", "1.00001e300"), ("1e300", "1.0000100001e300")]:
+        pairs.append(("f64", a, e, []))
+    pairs.append(("f64", "1", "1.25", ["--expected_f64_threshold=0.25", "--expected_rtol=0"]))
+    return pairs
+
+
+def test_tolerance_boundaries_as_iree_run_module(compiled):
+    """Element pairs on either side of the approximate-mode bound, per float type and flags."""
+    path = compiled["echo", "inline-static"]
+    function = {"f32": "tf32", "f16": "tf16", "bf16": "tbf16", "f64": "tf64"}
+    for kind, a, e, flags in _boundary_pairs():
+        inputs, all_flags = [f"1x{kind}={a}"], [f"--expected_output=1x{kind}={e}", *flags]
+        theirs = iree(path, function[kind], inputs, all_flags)
+        assert theirs[0] in (0, 1) and not theirs[2], theirs
+        assert ours(path, function[kind], inputs, all_flags) == theirs, (kind, a, e, flags)
+
+
+# --------------------------------------------------------------------------------------------------
+# Program.call: vm.list results as Python lists
+
+
+def _printed_value(text: str, lines):
+    """A value as iree-run-module prints it, read back into Python: `vm.list` (items until the
+    blank line), `hal.buffer_view` (the view on the next line), `(null)`, `i32=7`, `f32=2.5`."""
+    if text == "vm.list":
+        items = []
+        for line in lines:
+            if not line:
+                return items
+            head, _, rest = line.partition(": ")
+            assert head == f"child_list[{len(items)}]", line
+            items.append(_printed_value(rest, lines))
+        raise AssertionError("unterminated vm.list")
+    if text == "hal.buffer_view":
+        return parse_input(next(lines), "r")
+    if text == "(null)":
+        return None
+    kind, _, number = text.partition("=")
+    return int(number) if kind[0] == "i" else float(number)
+
+
+def _assert_same(got, want, where="result") -> None:
+    if isinstance(want, list):
+        assert isinstance(got, list), (where, got)
+        assert len(got) == len(want), (where, got)
+        for i, (g, w) in enumerate(zip(got, want)):
+            _assert_same(g, w, f"{where}[{i}]")
+    elif isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype, (where, got)
+        np.testing.assert_array_equal(got, want)
+    else:
+        assert type(got) is type(want) and got == want, (where, got, want)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_program_returns_lists_as_python_lists(compiled, model):
+    """`Program.call` gives a vm.list result as a Python list (nested lists, numpy arrays, Python
+    ints / floats, None) holding what iree-run-module prints for it, and `format_results` prints
+    the result exactly as the tool does."""
+    path = compiled["compute", model]
+    inputs = ["7", "2.5", "3xf32=1 2 3"]
+    theirs = iree(path, "lists", inputs)
+    assert theirs[0] == 0, theirs[2]
+    lines = iter(theirs[1].splitlines())
+    assert next(lines) == "EXEC @lists"
+    head, _, text = next(lines).partition(": ")
+    assert head == "result[0]"
+    want = _printed_value(text, lines)
+    assert want == [7, want[1], None, [2.5]]  # what the program stores, as the tool shows it
+    with Program(path) as p:
+        got = p.call("lists", np.int32(7), np.float32(2.5), np.array([1, 2, 3], np.float32))
+    assert len(got) == 2 and type(got[0]) is not tuple
+    _assert_same(got[0], want)
+    assert type(got[1]) is np.int64 and f"result[1]: i64={int(got[1])}" in theirs[1]
+    assert "EXEC @lists\n" + format_results(got) == theirs[1]

@@ -17,9 +17,11 @@ copied into the returned storage vm.buffer (the storage is released),
 is a null ref; a Python or numpy scalar for an `i`/`I`/`f`/`F` argument is range-checked and
 converted (f32 rounds to nearest). Results come back as numpy arrays copied out of the result buffer
 views (shape, element type -> dtype), numpy scalars for primitive results (np.int32 / np.int64 /
-np.float32 / np.float64, so `format_results` prints their width), None for null refs and
-`OpaqueResult(type name)` for other refs; every reference a call produced is released before `call`
-returns.
+np.float32 / np.float64, so `format_results` prints their width), None for null refs, Python lists
+for vm.list results (`ResultList`: buffer views as numpy arrays, value slots as Python ints /
+floats, empty slots and null refs as None, nested lists as lists; each keeps its items' VM value
+types so `format_results` prints it as iree-run-module does) and `OpaqueResult(type name)` for
+other refs; every reference a call produced is released before `call` returns.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from .errors import ArgumentError, ContextClosedError
 from .imports import NativeImports
 from .lists import VmList
 from .registers import cconv_fragments, value_chars
-from .values import OpaqueResult, Value, dtype_of, element_type_of
+from .values import OpaqueResult, ResultList, Value, dtype_of, element_type_of, list_item
 from .vmbuffers import VmBufferFactory
 
 INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment
@@ -181,10 +183,23 @@ class Program:
         if value is None:
             return None
         if isinstance(value, VmList):
-            return OpaqueResult("vm.list")
+            return self._convert_list(value)
         if value.type == self.runtime.views.type:
             return self.to_numpy(value)
         return OpaqueResult(_ref.type_name(self.heap, value.type))
+
+    def _convert_list(self, value: VmList) -> ResultList:
+        """A vm.list's items, converted; the list keeps its references (released with it)."""
+        items: list = []
+        types: list = []
+        for item in value.items:
+            if type(item) is tuple:  # a value slot: (value type, raw bits)
+                items.append(list_item(*item).item())
+                types.append(item[0])
+            else:
+                items.append(self._convert_ref(item))
+                types.append(None)
+        return ResultList(items, types)
 
     def _release(self, value: Any) -> None:
         if value is not None:
