@@ -51,13 +51,12 @@ def ireeabi_ms(rounds: int = 400) -> tuple[float, float]:
     # Interleaved with the full call: the kernel alone (the C workgroup loop over the same buffers).
     _, loaded = rt.executables.deref(exe)
     state = rt.loader._states[(len(d.constants), len(d.bindings))]
-    wg = rt.loader._workgroup_state
-    import ctypes
+    wg = rt.loader._workgroup_address
     for _ in range(rounds):
         t0 = time.perf_counter()
         call("executable.dispatch", *args)
         t1 = time.perf_counter()
-        loaded.library.issue(fid, state.address, ctypes.addressof(wg), d.workgroups)
+        loaded.library.issue(fid, state.address, wg, d.workgroups, rt.heap)
         t2 = time.perf_counter()
         samples.append(t1 - t0)
         kernel.append(t2 - t1)

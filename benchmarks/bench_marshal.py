@@ -22,7 +22,8 @@ import time
 from typing import Callable
 
 from ireeabi.abi import cconv, codec
-from ireeabi.vm import call, host
+from ireeabi.vm import call
+from ireeabi.vm.machine import host
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.abi.codec import codec as fast_codec
 from ireeabi.vm.heap import Heap
@@ -51,9 +52,9 @@ def values() -> list:
 
 
 def main() -> None:
-    if host.HOST.pointer_size != 8:
+    if host().pointer_size != 8:
         raise SystemExit("the hand-written struct below is for an LP64 host")
-    lay = cconv.layout(FRAG, host.HOST, SPANS)
+    lay = cconv.layout(FRAG, host().target, SPANS)
     vals = values()
     buf = bytearray(lay.size)
 
@@ -65,7 +66,7 @@ def main() -> None:
         return fc.unpack(buf)
 
     def ireeabi_lookup() -> object:
-        c = fast_codec(cconv.layout(FRAG, host.HOST, SPANS))
+        c = fast_codec(cconv.layout(FRAG, host().target, SPANS))
         c.pack_into(buf, 0, vals)
         return c.unpack(buf)
 
@@ -120,7 +121,7 @@ def main() -> None:
         bt.release(b)
     types.close()
 
-    print(f"pack + unpack of {FRAG!r} spans={list(SPANS)} on {host.HOST.name} ({lay.size} B); best of 7 rounds")
+    print(f"pack + unpack of {FRAG!r} spans={list(SPANS)} on {host().name} ({lay.size} B); best of 7 rounds")
     print(f"  hand-written struct.Struct          {t_hand:8.2f} us")
     print(f"  ireeabi (abi.codec)                 {t_fc:8.2f} us   {t_fc / t_hand:5.2f}x hand-written (target <= 1.5x)")
     print(f"  ireeabi incl. layout/codec lookup   {t_lookup:8.2f} us   {t_lookup / t_hand:5.2f}x hand-written")

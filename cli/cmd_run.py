@@ -3,7 +3,8 @@ ABI.
 
 The module runs in the bytecode interpreter on a HalRuntime (hal_inline, hal_loader as native
 modules on a tracked heap; every import call through packed argument buffers and the shims, every
-dispatch on the real kernel). Inputs use iree-run-module's `--input` syntax (scalars, tensors,
+dispatch on the real kernel), laid out for `--target` (the host by default: x86_64, aarch64, riscv64,
+riscv32, armv7, wasm32 or i386; kernels of host machine code run only on the host). Inputs use iree-run-module's `--input` syntax (scalars, tensors,
 `@f.npy` / `+f.npy` / `*f.npy`, `4xf32=@f.bin`, `&tensor` for a bare hal.buffer), parsed against
 the function's calling convention as the tool parses them. The output is what iree-run-module 3.13
 prints: `EXEC @F` once the inputs parsed (before the call, so a call that fails prints it too), then
@@ -37,6 +38,7 @@ from ireeabi.vm.interp.values import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAU
                                       write_output)
 
 from .errors import CliError
+from .resolve import resolve_target
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
@@ -48,6 +50,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                     "(`5`, `2.5`, `4xf32=1 2 3 4`, `2x2xi32=[1 2][3 4]`, `8x16xf32=0.25`, "
                     "`@in.npy`, `4xf32=@in.bin`).")
     p.add_argument("module", metavar="MODULE.vmfb")
+    p.add_argument("--target", "-t", metavar="T", default=None,
+                   help="data model to run on (default: the host's; `ireeabi targets` lists them): "
+                        "every struct, argument buffer and shim is laid out for it")
     p.add_argument("--function", "-f", default="", metavar="F",
                    help="exported function to run (default: the module's only one)")
     p.add_argument("--input", "-i", action="append", default=[], metavar="VALUE",
@@ -98,13 +103,14 @@ def _input_error(e: InputParseError) -> CliError:
 
 
 def _storage_buffer(program: Program, array: Any) -> Any:
-    """A hal.buffer ref holding `array` (an `&` input), made through hal_inline."""
+    """A hal.buffer ref holding `array` (an `&` input): the buffer of a new view, as the tool takes
+    it with iree_hal_buffer_view_buffer (retained)."""
     view = program.buffer_view(array)
     try:
-        (buffer,) = program.runtime.call("hal_inline.buffer_view.buffer", view)
+        views = program.runtime.views
+        return program.runtime.hal_buffers.resources.retain_ref(views.buffer(views.deref(view)))
     finally:
         _ref.release_value(program.heap, view)
-    return buffer
 
 
 def _single_export(program: Program) -> str:
@@ -125,7 +131,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     path = Path(args.module)
     if not path.is_file():
         raise CliError(f"no module file at {args.module}")
-    program = Program(path.read_bytes(), legacy_loader=args.legacy_loader,
+    target = resolve_target(args.target) if args.target is not None else None
+    program = Program(path.read_bytes(), target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer)
     owned: list = []
     try:

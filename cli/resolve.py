@@ -10,18 +10,25 @@ from ireeabi.abi import cconv, targets
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import Target
 
-from .errors import NotACconvError, SpansArgumentError
+from .errors import CliError, NotACconvError, SpansArgumentError
 
 DEFAULT_TARGET = "x86_64"
 SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
 _CCONV_CHARS = set(cconv.KINDS) | {cconv.SPAN_START, cconv.SPAN_END, cconv.VOID, cconv.SPLIT}
 
 
+def resolve_target(name: str) -> Target:
+    """A `--target` value: a data model name (an empty one is an error, not the default)."""
+    if not name.strip():
+        raise CliError(f"--target is empty; valid targets: {', '.join(targets.names())}")
+    return targets.get(name)
+
+
 def select_targets(name: str | None, all_targets: bool) -> list[Target]:
     """`--target NAME` (default x86_64) or every target with `--all-targets`."""
     if all_targets:
         return [targets.get(n) for n in targets.names()]
-    return [targets.get(name or DEFAULT_TARGET)]
+    return [resolve_target(name) if name is not None else targets.get(DEFAULT_TARGET)]
 
 
 def parse_spans(text: str | None) -> tuple[int, ...] | None:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm import host
 from ireeabi.vm.buffer import BufferOverflowError, field_struct
 from ireeabi.vm.heap import Heap
+from ireeabi.vm.machine import Machine, derived
 from ireeabi.vm.ref import object_release as _object_release
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
@@ -22,56 +22,63 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from .resource import ResourceType
 
-WHOLE_BUFFER = HB.iree_hal_whole_buffer(host.HOST)
+HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
 _PERSISTENT = int(HB.MappingMode.PERSISTENT)
 _SCOPED = int(HB.MappingMode.SCOPED)
-_MAPPING = host.layout(HB.iree_hal_buffer_mapping_t)
-_MAPPING_SIZE = _MAPPING.size
-# allowed_access (uint16) and the is_persistent bit share one 32-bit bitfield unit: the mapping is
-# written and read with that unit as one uint32 (little-endian, as every ireeabi host).
-_UNIT_OFF = _MAPPING.offsetof("impl.is_persistent")
-_ACCESS_OFF = _MAPPING.offsetof("impl.allowed_access")
-_PERSISTENT_FIELD = HB.iree_hal_buffer_mapping_impl_t.layout(host.HOST).field("is_persistent")
-assert _PERSISTENT_FIELD.size == 4 and _PERSISTENT_FIELD.bits == 1
-assert _UNIT_OFF <= _ACCESS_OFF and _ACCESS_OFF + 2 <= _UNIT_OFF + 4
-_ACCESS_SHIFT = 8 * (_ACCESS_OFF - _UNIT_OFF)
-_PERSISTENT_SHIFT = _PERSISTENT_FIELD.bit_offset
-assert _PERSISTENT_SHIFT is not None and not (0xFFFF << _ACCESS_SHIFT) & (1 << _PERSISTENT_SHIFT)
-# map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
-_MAP_FMT = field_struct([(_MAPPING.offsetof("contents.data"), "W"),
-                         (_MAPPING.offsetof("contents.data_length"), "W"),
-                         (_MAPPING.offsetof("buffer"), "W"),
-                         (_MAPPING.offsetof("impl.byte_offset"), "W"),
-                         (_UNIT_OFF, "I")], _MAPPING_SIZE)
-_ZERO_MAPPING = bytes(_MAPPING_SIZE)
-# unmap_range reads the buffer and the unit holding is_persistent.
-_UNMAP_FMT = field_struct([(_MAPPING.offsetof("buffer"), "W"), (_UNIT_OFF, "I")])
-_MASK = host.WORD_MASK
-HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
-# iree_hal_heap_buffer_allocate_slab puts the data after a header of
-# iree_host_align(sizeof(iree_hal_heap_buffer_t), iree_max_align_t) bytes and adds the allocation size
-# to it unchecked; 160 on LP64 hosts (measured with iree-run-module 3.13: a size of -160 is the one
-# whose slab total is 0). Only the status of a wrapping (negative) size depends on it.
-HEAP_SLAB_HEADER = 160
-_MAX_ALIGN = 16  # iree_max_align_t: iree_allocator_malloc_aligned aligns to max(this, the request)
-_SLAB_LIMIT = _MASK - host.WORD.size - max(HEAP_BUFFER_ALIGNMENT, _MAX_ALIGN)  # larger totals overflow
 
 
-def calculate_range(ptr: int, max_length: int, offset: int, length: int) -> tuple[int, int]:
+@derived("hal_buffer")
+class HalBufferLayout:
+    """iree_hal_buffer_mapping_t and the heap buffer's sizes on one data model."""
+
+    def __init__(self, m: Machine) -> None:
+        mapping = m.layout(HB.iree_hal_buffer_mapping_t)
+        self.whole_buffer = HB.iree_hal_whole_buffer(m.target)  # also the device-size mask
+        self.mask = self.whole_buffer
+        self.mapping_size = mapping.size
+        # allowed_access (uint16) and the is_persistent bit share one 32-bit bitfield unit: the mapping
+        # is written and read with that unit as one uint32 (little-endian, as every target).
+        unit_off = mapping.offsetof("impl.is_persistent")
+        access_off = mapping.offsetof("impl.allowed_access")
+        persistent = HB.iree_hal_buffer_mapping_impl_t.layout(m.target).field("is_persistent")
+        assert persistent.size == 4 and persistent.bits == 1
+        assert unit_off <= access_off and access_off + 2 <= unit_off + 4
+        self.access_shift = 8 * (access_off - unit_off)
+        self.persistent_shift = persistent.bit_offset
+        assert self.persistent_shift is not None and not (0xFFFF << self.access_shift) & (1 << self.persistent_shift)
+        # map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
+        self.map_fmt = field_struct(m, [(mapping.offsetof("contents.data"), "W"),
+                                        (mapping.offsetof("contents.data_length"), "W"),
+                                        (mapping.offsetof("buffer"), "W"),
+                                        (mapping.offsetof("impl.byte_offset"), "W"),
+                                        (unit_off, "I")], mapping.size)
+        self.zero_mapping = bytes(mapping.size)
+        # unmap_range reads the buffer and the unit holding is_persistent.
+        self.unmap_fmt = field_struct(m, [(mapping.offsetof("buffer"), "W"), (unit_off, "I")])
+        # iree_hal_heap_buffer_allocate_slab puts the data after the heap buffer's aligned header and
+        # adds the allocation size to it unchecked (160 on LP64: iree-run-module 3.13 measured a size of
+        # -160 as the one whose slab total is 0). Only the status of a wrapping (negative) size
+        # depends on it. iree_allocator_malloc_aligned refuses larger totals.
+        self.slab_header = HB.heap_slab_header_size(m.target)
+        self.slab_limit = self.mask - m.pointer_size - max(HEAP_BUFFER_ALIGNMENT, m.max_align)
+
+
+def calculate_range(ptr: int, max_length: int, offset: int, length: int, mask: int) -> tuple[int, int]:
     """iree_hal_buffer_calculate_range for [offset, offset + length) of the `max_length`-byte buffer
-    at `ptr`: (offset, length) as device sizes (the VM's i64 reinterpreted; WHOLE_BUFFER resolved).
-    Where IREE's end check passes only because `offset + length - 1` wrapped, the range it would
-    accept lies outside the buffer: reported as BufferOverflowError instead of being made."""
-    offset &= _MASK
-    length &= _MASK
+    at `ptr`: (offset, length) as device sizes of the data model (all ones in `mask`, which is also
+    IREE_HAL_WHOLE_BUFFER: the VM's i64 reinterpreted, WHOLE_BUFFER resolved). Where IREE's end
+    check passes only because `offset + length - 1` wrapped, the range it would accept lies outside
+    the buffer: reported as BufferOverflowError instead of being made."""
+    offset &= mask
+    length &= mask
     if offset > max_length:
         raise StatusError(StatusCode.OUT_OF_RANGE,
                           f"attempted to access an address off the end of the valid buffer range "
                           f"(offset={offset}, length={length}, buffer byte_length={max_length})")
-    if length == WHOLE_BUFFER:
+    if length == mask:  # IREE_HAL_WHOLE_BUFFER
         length = max_length - offset
     elif length and offset + length > max_length:
-        end = (offset + length - 1) & _MASK
+        end = (offset + length - 1) & mask
         if end >= max_length:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"attempted to access an address outside of the valid buffer range "
@@ -101,6 +108,7 @@ class BufferTypes:
 
     def __init__(self, registry: TypeRegistry) -> None:
         self.heap: Heap = registry.heap
+        self._L: HalBufferLayout = self.heap.machine.hal_buffer
         self.resources: ResourceType[HalBuffer] = ResourceType(registry, "hal.buffer", self._destroy)
         self.type = self.resources.type
 
@@ -122,10 +130,11 @@ class BufferTypes:
         slab allocation does."""
         if not isinstance(size, int):
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"allocation size {size!r} must be an int")
-        size &= _MASK
-        total = (HEAP_SLAB_HEADER + size) & _MASK  # header + size, unchecked as in buffer_heap.c
-        if total > _SLAB_LIMIT or total < size:
-            _slab_failure(size, total)
+        L = self._L
+        size &= L.mask
+        total = (L.slab_header + size) & L.mask  # header + size, unchecked as in buffer_heap.c
+        if total > L.slab_limit or total < size:
+            _slab_failure(size, total, L.slab_limit)
         if min_alignment < 0 or min_alignment & (min_alignment - 1):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"minimum alignment {min_alignment} must be 0 or a power of two")
@@ -147,7 +156,7 @@ class BufferTypes:
         its root still makes a new subspan of the root, as IREE does."""
         b = self.get(ptr)
         if not (0 <= offset and 0 <= length and offset + length <= b.byte_length):  # else in range as is
-            offset, length = calculate_range(ptr, b.byte_length, offset, length)
+            offset, length = calculate_range(ptr, b.byte_length, offset, length, self._L.mask)
         if b.byte_offset + offset == 0 and length == b.byte_length:
             self.resources.retain(ptr)
             return ptr
@@ -162,54 +171,57 @@ class BufferTypes:
     def map_range(self, ptr: int, mode: int, access: int, offset: int, length: int, mapping: int) -> None:
         """Fill the iree_hal_buffer_mapping_t at `mapping` for [offset, offset + length) of `ptr`."""
         b = self.get(ptr)
-        raw, off = self.heap.cell(mapping, _MAPPING_SIZE)  # the whole mapping, one check
+        raw, off = self.heap.cell(mapping, self._L.mapping_size)  # the whole mapping, one check
         self.map_into(raw, off, ptr, b, mode, access, offset, length)
 
     def map_into(self, raw: Any, off: int, ptr: int, b: HalBuffer, mode: int, access: int, offset: int,
                  length: int) -> tuple[int, int]:
         """map_range into a `Heap.cell` the caller took over the whole mapping (`b` is ptr's
         payload); the mapped (data, length)."""
+        L = self._L
+        mask = L.mask
         if not (0 <= offset and 0 <= length and offset + length <= b.byte_length):  # else in range as is
             try:
-                offset, length = calculate_range(ptr, b.byte_length, offset, length)
+                offset, length = calculate_range(ptr, b.byte_length, offset, length, mask)
             except BaseException:
-                raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING  # zeroed before the check, as ever
+                raw[off:off + L.mapping_size] = L.zero_mapping  # zeroed before the check, as ever
                 raise
         mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
-        unit = ((access & 0xFFFF) << _ACCESS_SHIFT) | ((1 if mode & _PERSISTENT else 0) << _PERSISTENT_SHIFT)
+        unit = ((access & 0xFFFF) << L.access_shift) | ((1 if mode & _PERSISTENT else 0) << L.persistent_shift)
         data = b.storage + offset
         # impl.byte_offset is the range's offset within the allocated (root) buffer, as
         # iree_hal_buffer_prepare_map_range stores calculate_range's adjusted offset.
-        offset = (b.byte_offset + offset) & _MASK
+        offset = (b.byte_offset + offset) & mask
         if mode & _SCOPED:
             try:
                 _object_retain(self.heap, ptr, self.type)
             except BaseException:  # the mapping as it stood when the retain failed: no contents yet
-                _MAP_FMT.pack_into(raw, off, 0, 0, ptr & _MASK, offset, unit)
+                L.map_fmt.pack_into(raw, off, 0, 0, ptr & mask, offset, unit)
                 raise
-        _MAP_FMT.pack_into(raw, off, data & _MASK, length & _MASK, ptr & _MASK, offset, unit)
+        L.map_fmt.pack_into(raw, off, data & mask, length & mask, ptr & mask, offset, unit)
         return data, length
 
     def unmap_range(self, mapping: int) -> None:
-        raw, off = self.heap.cell(mapping, _MAPPING_SIZE)
+        raw, off = self.heap.cell(mapping, self._L.mapping_size)
         self.unmap_into(raw, off)
 
     def unmap_into(self, raw: Any, off: int) -> None:
         """unmap_range on a `Heap.cell` the caller took over the whole mapping."""
-        ptr, unit = _UNMAP_FMT.unpack_from(raw, off)
+        L = self._L
+        ptr, unit = L.unmap_fmt.unpack_from(raw, off)
         if not ptr:
             return
-        raw[off:off + _MAPPING_SIZE] = _ZERO_MAPPING
-        if not (unit >> _PERSISTENT_SHIFT) & 1:  # SCOPED: the mapping holds a retain
+        raw[off:off + L.mapping_size] = L.zero_mapping
+        if not (unit >> L.persistent_shift) & 1:  # SCOPED: the mapping holds a retain
             _object_release(self.heap, ptr, self.type)
 
 
-def _slab_failure(size: int, total: int) -> None:
+def _slab_failure(size: int, total: int, limit: int) -> None:
     """The status of a slab allocation whose total (header + size) wrapped or is too large for
-    iree_allocator_malloc_aligned's overflow checks."""
+    iree_allocator_malloc_aligned's overflow checks (`limit`)."""
     if total == 0:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
-    if total > _SLAB_LIMIT:
+    if total > limit:
         raise StatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
     # The total wrapped to a small block: IREE would allocate it and describe it as `size` bytes.
     raise BufferOverflowError(f"heap buffer of {size} bytes: the slab total (header + size) wraps to "

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ireeabi.vm import host
 from ireeabi.layouts import executable_library as X
+from ireeabi.vm.machine import Machine, machine as _machine
 
 
 class FeatureBit(NamedTuple):
@@ -45,10 +45,15 @@ def _linux_flags(cpuinfo: str) -> set[str]:
     return set()
 
 
-def read_data(cpuinfo: str | None = None) -> list[int]:
-    """The processor data words (IREE_HAL_PROCESSOR_DATA_CAPACITY_V0 of them) for this host."""
+def read_data(cpuinfo: str | None = None, target: "Machine | str | None" = None) -> list[int]:
+    """The processor data words (IREE_HAL_PROCESSOR_DATA_CAPACITY_V0 of them) of a runtime on
+    `target` (the host by default): the host CPU's features when the target is the host's data model
+    (or `cpuinfo` is given), none for an emulated target, whose CPU there is none to read."""
     words = [0] * X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0
-    table = FEATURES.get(host.HOST.name, ())
+    m = _machine(target)
+    if cpuinfo is None and not m.is_host:
+        return words
+    table = FEATURES.get(m.name, ())
     if cpuinfo is None:
         path = Path("/proc/cpuinfo")
         cpuinfo = path.read_text() if path.is_file() else ""
@@ -59,9 +64,10 @@ def read_data(cpuinfo: str | None = None) -> list[int]:
     return words
 
 
-def lookup(words: list[int], key: str) -> int | None:
-    """iree_cpu_lookup_data_by_key: the feature bit's value, or None (NOT_FOUND) for unknown keys."""
-    for f in FEATURES.get(host.HOST.name, ()):
+def lookup(words: list[int], key: str, target: "Machine | str | None" = None) -> int | None:
+    """iree_cpu_lookup_data_by_key on `target`'s architecture (the host by default): the feature
+    bit's value, or None (NOT_FOUND) for keys that architecture does not know."""
+    for f in FEATURES.get(_machine(target).name, ()):
         if f.key == key:
             return (words[f.word] >> f.bit) & 1
     return None

@@ -4,8 +4,13 @@
 library (as iree-compile emits them into a module's rodata), writes them to a private temporary file,
 dlopens it, calls `iree_hal_executable_library_query` with an environment_v0 laid out by the catalog,
 and reads library v0 — header, imports, exports — checking every pointer it follows against the
-loaded image first. `Library.dispatch` builds dispatch_state_v0 and workgroup_state_v0 in packed
-memory and runs every workgroup through the C helper in `native.py`.
+loaded image first. `DispatchState` lays out dispatch_state_v0 and its arrays in packed memory for a
+data model, and `Library.issue` runs every workgroup through the C helper in `native.py`.
+
+Kernels are machine code: a library runs only when its architecture is the host's, and only with
+memory laid out for the host (the heap of a runtime whose target is the host). A runtime of another
+target answers `query_support` as IREE on that target would (its own architecture's formats), and a
+load of such a library stops with an error that says which target can run it.
 """
 from __future__ import annotations
 
@@ -19,8 +24,10 @@ from typing import Any, Sequence
 
 from ireeabi.abi import targets
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm import host
+from ireeabi.vm.machine import Machine, derived, host as _host_machine, machine as _machine
 from ireeabi.layouts import executable_library as X
+
+from ireeabi.vm.buffer import field_struct
 
 from .native import native
 
@@ -39,26 +46,33 @@ class UnresolvedImportError(ExecutableError):
     reports this as IREE does for a NULL provider (see loader_module)."""
 
 
-# IREE's architecture spellings in executable format strings, by ireeabi host target.
-_FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64"}
-_ELF_MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "riscv64": "EM_RISCV"}
+# IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
+# has no ELF loader.
+_FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64", "riscv32": "riscv_32",
+                "armv7": "arm_32", "i386": "x86_32"}
+_ELF_MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "riscv64": "EM_RISCV", "riscv32": "EM_RISCV",
+                "armv7": "EM_ARM", "i386": "EM_386"}
 FORMAT_KINDS = ("embedded-elf", "system-elf")
 
 _RTLD_NOW = 0x2
 _RTLD_DI_LINKMAP = 2
 
 
-def host_formats() -> tuple[str, ...]:
-    """The executable formats this host can load."""
-    arch = _FORMAT_ARCH.get(host.HOST.name)
+def formats(target: "Machine | str | None" = None) -> tuple[str, ...]:
+    """The ELF executable formats IREE's loaders accept on a data model (the host by default)."""
+    arch = _FORMAT_ARCH.get(_machine(target).name)
     return tuple(f"{k}-{arch}" for k in FORMAT_KINDS) if arch else ()
 
 
-def query_support(format: str) -> bool:
-    """True when `format` names a library kind and architecture this host can run, or Python kernels.
-    IREE's ELF loaders test a prefix (`embedded-elf-x86_64` accepts any suffix after it)."""
+def query_support(format: str, target: "Machine | str | None" = None) -> bool:
+    """True when IREE's loaders on `target` (the host by default) accept `format`, or for Python
+    kernels. IREE's ELF loaders test a prefix (`embedded-elf-x86_64` accepts any suffix after it)."""
     from .python_executable import FORMAT as PYTHON_FORMAT
-    return format == PYTHON_FORMAT or any(format.startswith(f) for f in host_formats())
+    return format == PYTHON_FORMAT or any(format.startswith(f) for f in formats(target))
+
+
+class ForeignKernelError(ExecutableError):
+    """A kernel library of a target that is not the host: its machine code cannot run here."""
 
 
 @dataclass(frozen=True)
@@ -179,8 +193,15 @@ class Library:
         raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
-              workgroup_count: tuple[int, int, int]) -> DispatchResult:
-        """Run every workgroup of export `ordinal` with a prepared dispatch_state (an address)."""
+              workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:
+        """Run every workgroup of export `ordinal` with a prepared dispatch_state and workgroup_state
+        laid out for the host: addresses in `heap` (whose target must be the host), or host
+        addresses without one."""
+        if heap is not None:
+            if not heap.machine.is_host:
+                raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} is host machine code; "
+                                         f"it cannot read memory laid out for {heap.machine.name}")
+            dispatch_state, workgroup_state = heap.host_address(dispatch_state), heap.host_address(workgroup_state)
         if self._dll is None:
             raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
         if not 0 <= ordinal < len(self.exports):
@@ -188,8 +209,9 @@ class Library:
         issue, new = _issue_fn()
         calls = new("uint64_t*")
         x, y, z = workgroup_count
+        wx, wy, wz = _host_machine().dispatch_state.wg_ids
         status = issue(self.exports[ordinal].function, ctypes.addressof(self._env), dispatch_state,
-                       workgroup_state, _WG_X, _WG_Y, _WG_Z, x, y, z, calls)
+                       workgroup_state, wx, wy, wz, x, y, z, calls)
         return DispatchResult(status, calls[0])
 
     def dispatch(self, ordinal: int, workgroup_count: tuple[int, int, int], constants: Sequence[int] = (),
@@ -198,11 +220,14 @@ class Library:
         """Dispatch with Python values: constants as uint32, bindings as (address, byte length)."""
         if 0 <= ordinal < len(self.exports):
             check_counts(self.exports[ordinal], len(constants), len(bindings))
-        state = DispatchState(len(constants), len(bindings))
+        m = _host_machine()
+        block = ctypes.create_string_buffer(m.dispatch_state.block_size(len(constants), len(bindings)) + 8)
+        address = -(-ctypes.addressof(block) // 8) * 8
+        state = DispatchState(m, len(constants), len(bindings), block, address - ctypes.addressof(block), address)
         state.set(workgroup_size=workgroup_size, workgroup_count=workgroup_count, constants=constants,
                   bindings=bindings)
-        wg = new_workgroup_state(processor_id)
-        result = self.issue(ordinal, state.address, ctypes.addressof(wg), workgroup_count)
+        _wg, wg_address = new_workgroup_state(processor_id)
+        result = self.issue(ordinal, state.address, wg_address, workgroup_count)
         if result.status != 0:
             raise ExecutableError("INTERNAL",
                                   f"executable entry point returned catastrophic error {result.status}")
@@ -223,7 +248,8 @@ class Library:
 
 
 def _cls(decl: Any) -> type:
-    return host.ctype(decl)
+    """A catalog struct as the host lays it out: libraries are host code reading host memory."""
+    return _host_machine().ctype(decl)
 
 
 def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:
@@ -238,9 +264,6 @@ def check_counts(export: ExportInfo, constant_count: int, binding_count: int) ->
                               f"but was provided {binding_count}")
 
 
-_WG_LAYOUT = X.iree_hal_executable_workgroup_state_v0_t.layout(host.HOST.name)
-_WG_OFFSETS = tuple(_WG_LAYOUT.field(f"workgroup_id_{a}").offset for a in "xyz")
-_WG_X, _WG_Y, _WG_Z = _WG_OFFSETS
 _ISSUE: list = []  # (ireeabi_issue_workgroups, ffi.new) once the helper is built
 
 
@@ -252,92 +275,141 @@ def _issue_fn() -> tuple[Any, Any]:
     return _ISSUE[0]
 
 
-def new_workgroup_state(processor_id: int = 0) -> Any:
-    """A zeroed, 64-byte-aligned workgroup_state_v0 as IREE keeps on its stack (ids set per call)."""
-    cls = _cls(X.iree_hal_executable_workgroup_state_v0_t)
-    raw = ctypes.create_string_buffer(ctypes.sizeof(cls) + 64)
-    addr = -(-ctypes.addressof(raw) // 64) * 64
-    wg = cls.from_address(addr)
-    wg._raw = raw  # keep the backing memory alive with the view
-    wg.processor_id = processor_id
-    return wg
+@derived("dispatch_state")
+class DispatchLayout:
+    """dispatch_state_v0 and workgroup_state_v0 on one data model, and the codecs that fill them."""
 
+    def __init__(self, m: Machine) -> None:
+        ds = m.layout(X.iree_hal_executable_dispatch_state_v0_t)
+        wg = m.layout(X.iree_hal_executable_workgroup_state_v0_t)
+        self.size, self.align = ds.size, ds.align
+        self.word_size, self.word_code = m.pointer_size, m.word_code
+        # The counts part (sizes, counts, constant/binding counts, max_concurrency) is contiguous at
+        # the start: rewritten per dispatch with one pack (constant_count, max_concurrency and
+        # binding_count get the values they already hold, so the bytes are those of field stores).
+        names = ("workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count",
+                 "workgroup_count_x", "workgroup_count_y", "workgroup_count_z", "max_concurrency",
+                 "binding_count")
+        fields = [ds.field(n) for n in names]
+        assert fields[0].offset == 0 and all(a.offset + a.size == b.offset for a, b in zip(fields, fields[1:]))
+        self.counts_fmt = struct.Struct("<" + "".join({4: "I", 2: "H", 1: "B"}[f.size] for f in fields))
+        assert self.counts_fmt.size == ds.offsetof("constants")
+        # The three array pointers, one word each, right after the counts.
+        self.arrays_off = ds.offsetof("constants")
+        self.arrays_fmt = field_struct(m, [(ds.offsetof(n) - self.arrays_off, "W")
+                                           for n in ("constants", "binding_ptrs", "binding_lengths")])
+        self.wg_size = wg.size
+        self.wg_align = max(64, wg.align)  # IREE keeps it 64-byte aligned on its stack
+        self.wg_ids = tuple(wg.field(f"workgroup_id_{a}").offset for a in "xyz")
+        self.wg_processor_off = wg.field("processor_id").offset
 
-_DS = host.layout(X.iree_hal_executable_dispatch_state_v0_t)
-# The counts part of dispatch_state_v0 (sizes, counts, constant/binding counts, max_concurrency) is
-# contiguous: rewritten per dispatch with one pack (constant_count, max_concurrency and binding_count
-# are rewritten with the values they already hold, so the bytes stay exactly those of field stores).
-_DS_COUNTS_FMT = struct.Struct("<" + "".join(
-    {4: "I", 2: "H", 1: "B"}[_DS.field(name).size] for name in (
-        "workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count", "workgroup_count_x",
-        "workgroup_count_y", "workgroup_count_z", "max_concurrency", "binding_count")))
-assert _DS.offsetof("workgroup_size_x") == 0 and _DS_COUNTS_FMT.size == _DS.offsetof("constants")
-assert [_DS.offsetof(n) for n in ("constant_count", "workgroup_count_x", "binding_count")] == [10, 12, 23]
-_DS_WORD = host.WORD.format[-1]
-_U32 = 0xFFFFFFFF
+    def block_size(self, constant_count: int, binding_count: int) -> int:
+        """dispatch_state_v0 followed by its constants (uint32), binding pointers and lengths (words)."""
+        return self.size + 4 * max(constant_count, 1) + 2 * self.word_size * max(binding_count, 1) + self.word_size
 
 
 class DispatchState:
-    """dispatch_state_v0 plus the constant and binding arrays it points at, all kept alive together.
-    The arrays' codecs are compiled once per (constant count, binding count)."""
+    """dispatch_state_v0 plus the constant and binding arrays it points at, in one block of memory
+    laid out for `machine`: `memory[offset:]` is the block and `address` where the data model sees
+    it (a heap block, or host memory for `Library.dispatch`). The arrays' codecs are compiled once
+    per (constant count, binding count)."""
 
-    def __init__(self, constant_count: int, binding_count: int) -> None:
-        self.state = _cls(X.iree_hal_executable_dispatch_state_v0_t)()
-        self.constants = (ctypes.c_uint32 * max(constant_count, 1))()
-        self.binding_ptrs = (ctypes.c_size_t * max(binding_count, 1))()
-        self.binding_lengths = (ctypes.c_size_t * max(binding_count, 1))()
-        # as the (truncating) ctypes stores below leave them
+    def __init__(self, machine: Machine, constant_count: int, binding_count: int, memory: Any, offset: int,
+                 address: int) -> None:
+        L: DispatchLayout = machine.dispatch_state
+        self._L = L
+        self.machine = machine
+        self.memory, self.offset, self.address = memory, offset, address
+        # as a (truncating) C field store leaves them
         self.constant_count, self.binding_count = constant_count & 0xFFFF, binding_count & 0xFF
-        s = self.state
-        s.constant_count = constant_count
-        s.binding_count = binding_count
-        s.max_concurrency = 1
-        s.constants = ctypes.addressof(self.constants)
-        s.binding_ptrs = ctypes.addressof(self.binding_ptrs)
-        s.binding_lengths = ctypes.addressof(self.binding_lengths)
-        self.address = ctypes.addressof(s)
+        p = L.word_size
+        c_off = L.size
+        ptrs_off = -(-(c_off + 4 * max(constant_count, 1)) // p) * p
+        lengths_off = ptrs_off + p * max(binding_count, 1)
+        self._constants_off, self._ptrs_off, self._lengths_off = c_off, ptrs_off, lengths_off
         self._constants_fmt = struct.Struct(f"<{constant_count}I")
-        self._bindings_fmt = struct.Struct(f"<{binding_count}{_DS_WORD}")
+        self._bindings_fmt = struct.Struct(f"<{binding_count}{L.word_code}")
+        L.counts_fmt.pack_into(memory, offset, 0, 0, 0, self.constant_count, 0, 0, 0, 1, self.binding_count)
+        L.arrays_fmt.pack_into(memory, offset + L.arrays_off, address + c_off, address + ptrs_off,
+                               address + lengths_off)
+
+    @property
+    def state(self) -> Any:
+        """A ctypes view of the dispatch_state_v0 (laid out for the data model) over its memory."""
+        return self.machine.ctype(X.iree_hal_executable_dispatch_state_v0_t).from_buffer(self.memory, self.offset)
 
     def set(self, *, workgroup_size: tuple[int, int, int], workgroup_count: tuple[int, int, int],
             constants: Sequence[int], bindings: Sequence[tuple[int, int]]) -> None:
-        # Field stores: any caller's values, truncated as ctypes does (`pack` is the dispatcher's).
-        s = self.state
-        s.workgroup_size_x, s.workgroup_size_y, s.workgroup_size_z = workgroup_size
-        s.workgroup_count_x, s.workgroup_count_y, s.workgroup_count_z = workgroup_count
-        for i, c in enumerate(constants):
-            self.constants[i] = c & 0xFFFFFFFF
-        for i, (ptr, length) in enumerate(bindings):
-            self.binding_ptrs[i] = ptr
-            self.binding_lengths[i] = length
+        """Any caller's values, truncated as C field stores truncate them (`pack` is the dispatcher's)."""
+        (sx, sy, sz), (cx, cy, cz) = workgroup_size, workgroup_count
+        self._L.counts_fmt.pack_into(self.memory, self.offset, sx & _U32, sy & _U32, sz & 0xFFFF,
+                                     self.constant_count, cx & _U32, cy & _U32, cz & 0xFFFF, 1,
+                                     self.binding_count)
+        mask = (1 << (8 * self._L.word_size)) - 1
+        self._pack_arrays([c & _U32 for c in constants], [p & mask for p, _ in bindings],
+                          [n & mask for _, n in bindings])
 
     def pack(self, counts: tuple[int, int, int], constants: Sequence[int], ptrs: Sequence[int],
              lengths: Sequence[int]) -> None:
         """`set` with workgroup size 1x1x1 for in-range counts (x, y as uint32, z as uint16), exactly
         `constant_count` constants (masked to uint32 here) and `binding_count` binding words."""
-        _DS_COUNTS_FMT.pack_into(self.state, 0, 1, 1, 1, self.constant_count, counts[0], counts[1], counts[2],
-                                 1, self.binding_count)
+        self._L.counts_fmt.pack_into(self.memory, self.offset, 1, 1, 1, self.constant_count, counts[0], counts[1],
+                                     counts[2], 1, self.binding_count)
+        self._pack_arrays([c & _U32 for c in constants] if constants else (), ptrs, lengths)
+
+    def _pack_arrays(self, constants: Sequence[int], ptrs: Sequence[int], lengths: Sequence[int]) -> None:
+        memory, offset = self.memory, self.offset
         if constants:
-            self._constants_fmt.pack_into(self.constants, 0, *[c & _U32 for c in constants])
+            self._constants_fmt.pack_into(memory, offset + self._constants_off, *constants)
         if ptrs:
-            self._bindings_fmt.pack_into(self.binding_ptrs, 0, *ptrs)
-            self._bindings_fmt.pack_into(self.binding_lengths, 0, *lengths)
+            self._bindings_fmt.pack_into(memory, offset + self._ptrs_off, *ptrs)
+            self._bindings_fmt.pack_into(memory, offset + self._lengths_off, *lengths)
+
+
+def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_id: int = 0) -> None:
+    """A zeroed workgroup_state_v0 with `processor_id` (the ids are set per workgroup call)."""
+    L: DispatchLayout = machine.dispatch_state
+    memory[offset:offset + L.wg_size] = bytes(L.wg_size)
+    struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
+
+
+def new_workgroup_state(processor_id: int = 0) -> tuple[Any, int]:
+    """(keep-alive buffer, host address) of a zeroed, 64-byte-aligned workgroup_state_v0 in host
+    memory, as IREE keeps it on its stack (for `Library.dispatch`)."""
+    L: DispatchLayout = _host_machine().dispatch_state
+    raw = ctypes.create_string_buffer(L.wg_size + L.wg_align)
+    address = -(-ctypes.addressof(raw) // L.wg_align) * L.wg_align
+    write_workgroup_state(_host_machine(), raw, address - ctypes.addressof(raw), processor_id)
+    return raw, address
+
+
+_U32 = 0xFFFFFFFF
 
 
 def load_library(format: str, data: bytes, constants: Sequence[int] = (),
-                 processor_data: Sequence[int] | None = None) -> Library:
-    """Load a kernel library of `format` from its bytes (see module doc). `processor_data` fills
-    environment_v0.processor (default: this host's, as iree_cpu_read_data gives them)."""
-    host_name = host.HOST.name
+                 processor_data: Sequence[int] | None = None,
+                 target: "Machine | str | None" = None) -> Library:
+    """Load a kernel library of `format` from its bytes (see module doc) for a runtime of `target`
+    (the host by default). `processor_data` fills environment_v0.processor (default: this host's, as
+    iree_cpu_read_data gives them)."""
+    m = _machine(target)
     from . import python_executable
     if format == python_executable.FORMAT:
         return python_executable.load(data, tuple(constants))
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
         raise ExecutableError("NOT_FOUND",
                               f"no executable loader registered for the given executable format '{format}'")
-    if not query_support(format):
-        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on this {host_name} host "
-                              f"(supported: {', '.join(host_formats()) or 'none'})")
+    if not query_support(format, m):
+        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on {m.name} "
+                              f"(supported: {', '.join(formats(m)) or 'none'})")
+    host = _host_machine()
+    if not m.is_host:
+        raise ForeignKernelError(
+            "UNAVAILABLE", f"executable format '{format}' holds {m.name} machine code, which ireeabi cannot "
+            f"run: kernels run only on the host ({host.name}; run the module with --target {host.name} and "
+            f"kernels compiled for it), or compile for inline-static (vmvx-inline), whose kernels are VM "
+            f"bytecode that runs on every target")
+    host_name = host.name
     embedded = format.startswith("embedded-elf-")
     lo, hi = _elf_image_span(bytes(data), host_name, embedded)
     fd, path = tempfile.mkstemp(prefix="ireeabi-kernel-", suffix=".so")
@@ -454,5 +526,6 @@ def _read_exports(image: _Image, table: Any) -> tuple[ExportInfo, ...]:
     return tuple(out)
 
 
-__all__ = ["ExecutableError", "UnresolvedImportError", "ExportInfo", "check_counts", "Library", "DispatchResult", "DispatchState", "load_library",
-           "query_support", "host_formats", "new_workgroup_state"]
+__all__ = ["ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "check_counts",
+           "Library", "DispatchResult", "DispatchLayout", "DispatchState", "load_library", "query_support",
+           "formats", "new_workgroup_state", "write_workgroup_state"]

@@ -21,10 +21,10 @@ from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import allocator as _alloc
-from ireeabi.vm import callbacks, host
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import field_struct
+from ireeabi.vm.machine import Machine, derived
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
@@ -36,20 +36,28 @@ from .buffer import HalBuffer
 if TYPE_CHECKING:
     from .runtime import HalRuntime
 
-_WRAPPER = host.layout(HI.iree_hal_inline_storage_buffer_t)
-_WRAPPER_SIZE = _WRAPPER.size
-_MAPPING_OFF = _WRAPPER.field("mapping").offset
-_VM_BUFFER_OFF = _WRAPPER.field("vm_buffer").offset
-_HAL_BUFFER_OFF = _WRAPPER.offsetof("hal_buffer")
-# The fixed wrapper records its host allocator (written in one pack at the allocator).
-_ALLOCATOR_OFF = _WRAPPER.offsetof("host_allocator")
-_ALLOCATOR_FMT = field_struct([(_WRAPPER.offsetof("host_allocator.self") - _ALLOCATOR_OFF, "W"),
-                               (_WRAPPER.offsetof("host_allocator.ctl") - _ALLOCATOR_OFF, "W")])
-assert "x" not in _ALLOCATOR_FMT.format  # so the pack writes nothing else
-_WORD = host.WORD
-# host_allocator {self, ctl} and hal_buffer, read together when the wrapper is torn down.
-_TEARDOWN_FMT = field_struct([(_WRAPPER.offsetof("host_allocator.self"), "W"),
-                              (_WRAPPER.offsetof("host_allocator.ctl"), "W"), (_HAL_BUFFER_OFF, "W")])
+@derived("hal_inline_wrapper")
+class StorageWrapperLayout:
+    """iree_hal_inline_storage_buffer_t on one data model."""
+
+    def __init__(self, m: Machine) -> None:
+        wrapper = m.layout(HI.iree_hal_inline_storage_buffer_t)
+        self.size = wrapper.size
+        self.mapping_off = wrapper.field("mapping").offset
+        self.vm_buffer_off = wrapper.field("vm_buffer").offset
+        self.hal_buffer_off = wrapper.offsetof("hal_buffer")
+        # The fixed wrapper records its host allocator (written in one pack at the allocator).
+        self.allocator_off = wrapper.offsetof("host_allocator")
+        self.allocator_fmt = field_struct(m, [(wrapper.offsetof("host_allocator.self") - self.allocator_off, "W"),
+                                              (wrapper.offsetof("host_allocator.ctl") - self.allocator_off, "W")])
+        assert "x" not in self.allocator_fmt.format  # so the pack writes nothing else
+        self.word = m.word
+        # host_allocator {self, ctl} and hal_buffer, read together when the wrapper is torn down.
+        self.teardown_fmt = field_struct(m, [(wrapper.offsetof("host_allocator.self"), "W"),
+                                             (wrapper.offsetof("host_allocator.ctl"), "W"),
+                                             (self.hal_buffer_off, "W")])
+
+
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
 _FREE = int(Command.FREE)
 _OPTIMAL_FOR_HOST = int(HB.MemoryType.OPTIMAL_FOR_HOST)
@@ -60,7 +68,6 @@ _ACCESS_ANY = int(HB.MemoryAccess.ANY)
 STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
 _STORAGE_ACCESS = int(STORAGE_ACCESS) & ~int(BufferAccess.COALLOCATED)  # as initialize stores it
 _MAX_RANK = HI.MAX_BUFFER_VIEW_RANK
-_MASK = host.WORD_MASK
 _object_retain = _ref.object_retain  # per call: no module attribute lookups
 _object_release = _ref.object_release
 
@@ -70,8 +77,10 @@ class HalInlineModule:
         self.rt = rt
         self.heap = rt.heap
         self.legacy = legacy
+        self._W: StorageWrapperLayout = self.heap.machine.hal_inline_wrapper
+        self._mask = self.heap.machine.word_mask
         self.host_allocator = _alloc.heap_allocator(self.heap)
-        self._ctl = _alloc.make_ctl(self._storage_ctl, name="hal_inline storage buffer ctl")
+        self._ctl = _alloc.make_ctl(self.heap, self._storage_ctl, name="hal_inline storage buffer ctl")
         # The runtime's types, fixed for its life: bound once for the per-call paths.
         self._hal_buffers = rt.hal_buffers
         self._buffer_type = rt.hal_buffers.type
@@ -101,7 +110,7 @@ class HalInlineModule:
 
     def close(self) -> None:
         self.module.close()
-        callbacks.forget(self._ctl)
+        self.heap.functions.forget(self._ctl)
 
     # -- storage wrappers ---------------------------------------------------------------------------
 
@@ -113,28 +122,29 @@ class HalInlineModule:
         """wrap_storage; `b` is the buffer's payload when the caller has it (None: looked up)."""
         heap = self.heap
         hal_buffers = self._hal_buffers
-        wrapper = _alloc.malloc(heap, self.host_allocator, _WRAPPER_SIZE)
+        W = self._W
+        wrapper = _alloc.malloc(heap, self.host_allocator, W.size)
         # One check of the whole wrapper (mapping and VM buffer handle included); nothing below frees
         # it before the last write.
-        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)
+        raw, off = heap.cell(wrapper, W.size)
         if not self.legacy:
             a = self.host_allocator
-            _ALLOCATOR_FMT.pack_into(raw, off + _ALLOCATOR_OFF, a.self, a.ctl)
+            W.allocator_fmt.pack_into(raw, off + W.allocator_off, a.self, a.ctl)
             _object_retain(heap, buffer, self._buffer_type)
-            _WORD.pack_into(raw, off + _HAL_BUFFER_OFF, buffer)
+            W.word.pack_into(raw, off + W.hal_buffer_off, buffer)
         try:
             if b is None:
                 b = hal_buffers.get(buffer)
-            data, length = hal_buffers.map_into(raw, off + _MAPPING_OFF, buffer, b, _SCOPED, _ACCESS_ANY, 0,
+            data, length = hal_buffers.map_into(raw, off + W.mapping_off, buffer, b, _SCOPED, _ACCESS_ANY, 0,
                                                 b.byte_length)
         except StatusError:
             self._destroy_wrapper(wrapper)
             raise
         # iree_vm_buffer_initialize over the mapping: a handle with counter 1, moved into the ref.
         vm_buffers = self._vm_buffers
-        vm_buffers.write_handle(raw, off + _VM_BUFFER_OFF, 1, _STORAGE_ACCESS, data, length,
+        vm_buffers.write_handle(raw, off + W.vm_buffer_off, 1, _STORAGE_ACCESS, data, length,
                                 AllocatorT(wrapper, self._ctl), 0)
-        return Ref(wrapper + _VM_BUFFER_OFF, vm_buffers.type)
+        return Ref(wrapper + W.vm_buffer_off, vm_buffers.type)
 
     def _storage_ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
         if command != _FREE:
@@ -143,10 +153,11 @@ class HalInlineModule:
 
     def _destroy_wrapper(self, wrapper: int) -> None:
         heap = self.heap
-        raw, off = heap.cell(wrapper, _WRAPPER_SIZE)  # covers the mapping: unmapped in place
-        self._hal_buffers.unmap_into(raw, off + _MAPPING_OFF)
+        W = self._W
+        raw, off = heap.cell(wrapper, W.size)  # covers the mapping: unmapped in place
+        self._hal_buffers.unmap_into(raw, off + W.mapping_off)
         # Read after the unmap, as the fields stand then (the wrapper itself is not freed by it).
-        a_self, a_ctl, hal_buffer = _TEARDOWN_FMT.unpack_from(raw, off)
+        a_self, a_ctl, hal_buffer = W.teardown_fmt.unpack_from(raw, off)
         if hal_buffer:
             _object_release(heap, hal_buffer, self._buffer_type)
         _alloc.free(heap, AllocatorT(a_self, a_ctl), wrapper)  # a null allocator (pre-fix) frees nothing
@@ -189,7 +200,7 @@ class HalInlineModule:
         try:
             return self.rt.hal_buffers.resources.move_ref(self.rt.hal_buffers.subspan(ptr, offset, length))
         except StatusError as e:
-            raise _subspan_error(e, offset, length) from None
+            raise _subspan_error(e, offset, length, self._mask) from None
 
     def _wrap(self, ctx: CallContext, source: Ref, offset: int, length: int) -> Ref:
         self.rt.vm_buffers.check_deref(source)
@@ -210,7 +221,7 @@ class HalInlineModule:
             try:
                 source = hal_buffers.subspan(ptr, offset, length)
             except StatusError as e:
-                raise _subspan_error(e, offset, length) from None
+                raise _subspan_error(e, offset, length, self._mask) from None
         try:
             view = self._views.create(source, shape, element_type, encoding_type, self.host_allocator)
         finally:
@@ -239,7 +250,7 @@ class HalInlineModule:
         have = views.dims(vptr, rank)
         if have == shape:  # the usual case (dims in range): the checks below would all pass
             return
-        want = [d & _MASK for d in shape]  # compared as iree_hal_dim_t
+        want = [d & self._mask for d in shape]  # compared as iree_hal_dim_t
         if want != have:
             _shape_mismatch(what, want, have)
 
@@ -253,7 +264,8 @@ class HalInlineModule:
         if index > self.rt.views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
             return 0
         d = self.rt.views.dim(vptr, index)
-        return d - (1 << 64) if d >> 63 else d  # the size_t dim returned as int64_t
+        # The size_t dim returned as int64_t: a 64-bit size_t reinterpreted, a 32-bit one widened.
+        return d - (1 << 64) if d >> 63 else d
 
     def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self.rt.views.element_type(self.rt.views.deref(view)))
@@ -274,7 +286,7 @@ class HalInlineModule:
         cat = self.rt.vm_buffers.text(category)
         k = self.rt.vm_buffers.text(key)
         if cat == "hal.cpu":
-            value = cpu.lookup(self.rt.cpu_data, k)
+            value = cpu.lookup(self.rt.cpu_data, k, self.heap.machine)
             if value is not None:
                 return 1, value
         return 0, 0  # unknown category, or NOT_FOUND for the key: ok = 0
@@ -285,10 +297,11 @@ def _count_error(count: int) -> StatusError:
     return StatusError(StatusCode.OUT_OF_RANGE, f"count {count} > {_MAX_RANK}")
 
 
-def _subspan_error(e: StatusError, offset: int, length: int) -> StatusError:
-    """iree_hal_buffer_subspan's status annotated as buffer.subspan / buffer_view.create do."""
+def _subspan_error(e: StatusError, offset: int, length: int, mask: int) -> StatusError:
+    """iree_hal_buffer_subspan's status annotated as buffer.subspan / buffer_view.create do (device
+    sizes of the data model: `mask`)."""
     return StatusError(e.status.code, f"{e.status.message}; invalid subspan of an existing buffer "
-                                      f"(source_offset={offset & _MASK}, length={length & _MASK})")
+                                      f"(source_offset={offset & mask}, length={length & mask})")
 
 
 def _shape_mismatch(what: str, want: list[int], have: list[int]) -> None:

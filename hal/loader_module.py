@@ -10,9 +10,13 @@ executable.query_support / load / lookup.function use generic shims; executable.
 
 Dispatch then follows the loader: executable ref check, function id range, at most 32 bindings, each
 binding a vm.buffer mapped read-only over (offset, length), a dispatch_state_v0 with workgroup size
-1x1x1 and the parsed counts, and every workgroup issued through the kernel library. One check IREE
-lacks comes last: fewer constants or bindings than the export declares are refused (the kernel would
-read past the arrays).
+1x1x1 and the parsed counts (in the heap, laid out for its data model, as IREE keeps it on its stack),
+and every workgroup issued through the kernel library. One check IREE lacks comes last: fewer
+constants or bindings than the export declares are refused (the kernel would read past the arrays).
+
+Libraries of host machine code load only on a runtime whose target is the host; other targets
+answer query_support for their own architecture and refuse the load with a message naming the target
+that can run the kernels (executable.ForeignKernelError). Python kernels run on every target.
 
 Load follows module.c's loader loop: a format no loader supports, or a loader answering NOT_FOUND or
 CANCELLED, ends in NOT_FOUND "no executable loader registered ..."; required library imports fail as
@@ -20,7 +24,6 @@ with IREE's NULL import provider (UNAVAILABLE).
 """
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,16 +75,35 @@ class HalLoaderModule:
         exports = [Export(e.name, e.cconv, targets[e.name], form=form) for e in HL.EXPORTS]
         self.module = NativeModule(self.heap, HL.IREE_HAL_LOADER_MODULE_NAME, exports,
                                    version=HL.IREE_HAL_LOADER_MODULE_VERSION_LATEST)
-        self._workgroup_state = X.new_workgroup_state(0)
-        self._workgroup_address = ctypes.addressof(self._workgroup_state)
+        self.machine = self.heap.machine
         self._executables = rt.executables
-        self._states: dict[tuple[int, int], X.DispatchState] = {}  # reused per (constants, bindings)
+        # The states of the dispatches, in the heap's memory: one workgroup_state, and one
+        # dispatch_state block per (constant count, binding count), reused.
+        L = self.machine.dispatch_state
+        self._blocks = [self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")]
+        self._workgroup_address = -(-self._blocks[0] // L.wg_align) * L.wg_align
+        raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
+        X.write_workgroup_state(self.machine, raw, off, 0)
+        self._states: dict[tuple[int, int], X.DispatchState] = {}
 
     def close(self) -> None:
         self.module.close()
+        if not self.heap.closed:
+            for block in self._blocks:
+                self.heap.free_internal(block)
+        self._blocks = []
+        self._states.clear()
+
+    def _dispatch_state(self, key: tuple[int, int]) -> X.DispatchState:
+        size = self.machine.dispatch_state.block_size(*key)
+        address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, {key[1]} bindings)")
+        self._blocks.append(address)
+        raw, off = self.heap.cell(address, size)
+        state = self._states[key] = X.DispatchState(self.machine, key[0], key[1], raw, off, address)
+        return state
 
     def _query_support(self, ctx: CallContext, format: Ref) -> int:
-        return 1 if X.query_support(self.rt.vm_buffers.text(format)) else 0
+        return 1 if X.query_support(self.rt.vm_buffers.text(format), self.machine) else 0
 
     def _load(self, ctx: CallContext, format: Ref, data: Ref, constants: Ref) -> Ref:
         vmb = self.rt.vm_buffers
@@ -98,10 +120,10 @@ class HalLoaderModule:
             cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
             raw = self.heap.read(cptr, clen)
             consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
-        if not X.query_support(fmt):  # no loader takes the format: none is tried
+        if not X.query_support(fmt, self.machine):  # no loader takes the format: none is tried
             raise _no_loader(fmt)
         try:
-            library = X.load_library(fmt, self.heap.read(ptr, n), consts, self.rt.cpu_data)
+            library = X.load_library(fmt, self.heap.read(ptr, n), consts, self.rt.cpu_data, self.machine)
         except X.UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
@@ -171,10 +193,10 @@ class HalLoaderModule:
         key = (len(constants), len(ptrs))
         state = self._states.get(key)
         if state is None:
-            state = self._states[key] = X.DispatchState(*key)
+            state = self._dispatch_state(key)
         counts = (workgroup_x & _U32, workgroup_y & _U32, workgroup_z & 0xFFFF)
         state.pack(counts, constants, ptrs, lengths)  # workgroup size 1x1x1
-        result = library.issue(fid, state.address, self._workgroup_address, counts)
+        result = library.issue(fid, state.address, self._workgroup_address, counts, self.heap)
         if result.status != 0:
             raise StatusError(StatusCode.INTERNAL,
                               f"executable entry point returned catastrophic error {result.status}")

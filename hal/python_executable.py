@@ -8,7 +8,9 @@ the executable data:
 
 Each call receives a `Dispatch` read from the dispatch_state_v0 the loader built in memory (push
 constants as uint32, each binding as a zero-copy uint8 numpy view of the mapped VM buffer range) and
-the workgroup id; it runs once per workgroup, z outer to x inner, as the native loop does.
+the workgroup id; it runs once per workgroup, z outer to x inner, as the native loop does. Python
+kernels are no machine code: they run on every target, reading the dispatch state laid out for the
+runtime's data model from its heap.
 """
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from ireeabi.vm import host
 from ireeabi.layouts import executable_library as X
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.machine import host as _host_machine
 
 from .executable import DispatchResult, ExecutableError, ExportInfo
 
@@ -48,16 +51,26 @@ class Dispatch:
     bindings: list[np.ndarray]  # uint8 views of each binding's mapped bytes
 
 
-def _read_dispatch(state_address: int) -> Dispatch:
-    st = host.ctype(X.iree_hal_executable_dispatch_state_v0_t).from_address(state_address)
+def _read_dispatch(state_address: int, heap: Heap | None) -> Dispatch:
+    """The dispatch_state_v0 at `state_address`: in `heap`, laid out for its data model, every array
+    read (and checked) through the heap; without a heap, host memory laid out for the host."""
+    if heap is None:
+        st = _host_machine().ctype(X.iree_hal_executable_dispatch_state_v0_t).from_address(state_address)
+        word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
+
+        def array(ctype: type, n: int, address: int) -> np.ndarray:
+            return np.ctypeslib.as_array((ctype * n).from_address(address))
+    else:
+        st = heap.struct_at(X.iree_hal_executable_dispatch_state_v0_t, state_address)
+        word = ctypes.c_uint64 if heap.pointer_size == 8 else ctypes.c_uint32
+
+        def array(ctype: type, n: int, address: int) -> np.ndarray:
+            return np.frombuffer(heap.view(address, n * ctypes.sizeof(ctype)), dtype=np.dtype(ctype))
     n_c, n_b = st.constant_count, st.binding_count
-    constants = np.ctypeslib.as_array((ctypes.c_uint32 * n_c).from_address(st.constants)).copy() if n_c \
-        else np.zeros(0, np.uint32)
-    word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
-    ptrs = list((word * n_b).from_address(st.binding_ptrs)) if n_b else []
-    lengths = list((word * n_b).from_address(st.binding_lengths)) if n_b else []
-    bindings = [np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(p)) if n else np.zeros(0, np.uint8)
-                for p, n in zip(ptrs, lengths)]
+    constants = array(ctypes.c_uint32, n_c, st.constants).copy() if n_c else np.zeros(0, np.uint32)
+    ptrs = [int(p) for p in array(word, n_b, st.binding_ptrs)] if n_b else []
+    lengths = [int(n) for n in array(word, n_b, st.binding_lengths)] if n_b else []
+    bindings = [array(ctypes.c_uint8, n, p) if n else np.zeros(0, np.uint8) for p, n in zip(ptrs, lengths)]
     return Dispatch((st.workgroup_size_x, st.workgroup_size_y, st.workgroup_size_z),
                     (st.workgroup_count_x, st.workgroup_count_y, st.workgroup_count_z), constants, bindings)
 
@@ -72,12 +85,14 @@ class PythonLibrary:
     has_names: bool = True  # as Library: register() refuses a library without exports
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
-              workgroup_count: tuple[int, int, int]) -> DispatchResult:
+              workgroup_count: tuple[int, int, int], heap: Heap | None = None) -> DispatchResult:
+        """Run every workgroup; the states are in `heap` (any data model) or, without one, in host
+        memory laid out for the host."""
         if self.closed:
             raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
         if not 0 <= ordinal < len(self.exports):
             raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
-        d = _read_dispatch(dispatch_state)
+        d = _read_dispatch(dispatch_state, heap)
         fn = self.kernels[ordinal]
         status, calls = 0, 0
         for z in range(workgroup_count[2]):

@@ -1,5 +1,8 @@
 """One emulated inline runtime: a tracked heap, the ref types and the hal_inline / hal_loader modules.
 
+The runtime runs on one data model: its heap's (`target`, the host by default). Every struct, argument
+buffer and shim is laid out for it; kernels of host machine code load only when it is the host.
+
 Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 - `legacy_vm_buffer`: VM buffer destroy assumes every handle is a create/clone co-allocation;
 - `legacy_inline`: the storage wrapper never records its allocator and HAL buffer (it leaks);
@@ -9,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.targets import Target
 from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.heap import Heap
+from ireeabi.vm.machine import Machine, machine as _machine
 from ireeabi.vm.ref import TypeRegistry
 
 from . import cpu
@@ -22,11 +28,19 @@ from .resource import ResourceType
 
 
 class HalRuntime:
-    def __init__(self, heap: Heap | None = None, *, legacy_vm_buffer: bool = False,
-                 legacy_inline: bool = False, legacy_loader: bool = False,
+    """hal_inline and hal_loader on a heap of one data model. `target` (a name, Target or Machine)
+    makes a heap of that model when no `heap` is given; with a heap, it must be the heap's."""
+
+    def __init__(self, heap: Heap | None = None, *, target: "Machine | Target | str | None" = None,
+                 legacy_vm_buffer: bool = False, legacy_inline: bool = False, legacy_loader: bool = False,
                  cpu_data: list[int] | None = None) -> None:
+        if heap is not None and target is not None and _machine(target) is not heap.machine:
+            raise IreeAbiError(f"HalRuntime target {_machine(target).name} differs from its heap's "
+                               f"({heap.machine.name})")
         self._own_heap = heap is None
-        self.heap = heap if heap is not None else Heap(name="hal runtime")
+        self.heap = heap if heap is not None else Heap(target=target, name="hal runtime")
+        self.machine = self.heap.machine
+        self.target = self.machine.target
         self.types = TypeRegistry(self.heap)
         self.vm_buffers = BufferType(self.types, legacy=legacy_vm_buffer)
         self.hal_buffers = BufferTypes(self.types)
@@ -35,7 +49,7 @@ class HalRuntime:
             self.types, "hal.executable", lambda ptr, exe: exe.library.close())
         # Processor data words (iree_cpu_read_data): device.query.i64("hal.cpu", key) looks keys up
         # in them, and kernels get them in environment_v0.processor.
-        self.cpu_data: list[int] = list(cpu_data) if cpu_data is not None else cpu.read_data()
+        self.cpu_data: list[int] = list(cpu_data) if cpu_data is not None else cpu.read_data(target=self.machine)
         self.inline = HalInlineModule(self, legacy=legacy_inline)
         self.loader = HalLoaderModule(self, legacy=legacy_loader)
         self.modules = {m.module.name: m.module for m in (self.inline, self.loader)}

@@ -1,4 +1,9 @@
-"""runtime/src/iree/hal/buffer.h and buffer_view.h/.c: mappings, access bits, element types, views.
+"""runtime/src/iree/hal/buffer.h, buffer_heap.c and buffer_view.h/.c: buffers, mappings, access bits,
+element types, views.
+
+The heap buffer (buffer_heap.c, private) is declared for the size of the slab header it allocates in
+front of a buffer's data: only that size is used (the HAL objects' other fields live in Python). It is
+IREE's default build: IREE_STATISTICS_ENABLE on, so the statistics pointer is present.
 
 The buffer view is private to buffer_view.c; its field list is declared here as IREE allocates it:
 one block of `sizeof(header) + rank * sizeof(iree_hal_dim_t)` bytes with the dims in a flexible
@@ -10,7 +15,7 @@ import enum
 from typing import NamedTuple
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.layout import Array, Field, Pointer, Scalar, Struct
+from ireeabi.abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct, Union
 from ireeabi.abi.targets import Target, get as _get_target
 
 from .base import iree_allocator_t, iree_byte_span_t, iree_device_size_t, iree_host_size_t
@@ -120,6 +125,67 @@ iree_hal_buffer_mapping_t = Struct("iree_hal_buffer_mapping_t", [
     Field("buffer", Pointer("struct iree_hal_buffer_t"), doc="retained while a SCOPED mapping lives"),
     Field("impl", iree_hal_buffer_mapping_impl_t, doc="private to the HAL: do not modify"),
 ])
+
+# --------------------------------------------------------------------------------------------------
+# resource.h, buffer.h and buffer_heap.c: the heap buffer object
+
+iree_hal_resource_t = Struct("iree_hal_resource_t", [
+    Field("ref_count", iree_atomic_ref_count_t, doc="destroy through the vtable at 0"),
+    Field("vtable", Pointer("const void"), doc="must start with iree_hal_resource_vtable_t"),
+])
+
+iree_hal_buffer_placement_t = Struct("iree_hal_buffer_placement_t", [
+    Field("device", Pointer("iree_hal_device_t"), doc="unretained; NULL for a free-floating host buffer"),
+    Field("queue_affinity", Scalar("uint64_t", "iree_hal_queue_affinity_t")),
+    Field("flags", Scalar("uint32_t", "iree_hal_buffer_placement_flags_t")),
+    Field("reserved", Scalar("uint32_t")),
+])
+
+iree_hal_buffer_t = Struct("iree_hal_buffer_t", [
+    Field("resource", iree_hal_resource_t, doc="must be at 0"),
+    Field("allocated_buffer", Pointer("iree_hal_buffer_t"), doc="itself for an allocation"),
+    Field("allocation_size", iree_device_size_t),
+    Field("byte_offset", iree_device_size_t),
+    Field("byte_length", iree_device_size_t),
+    Field("placement", iree_hal_buffer_placement_t),
+    Field("pooling_allocator", Pointer("iree_hal_allocator_t")),
+    Field("preserve_count", Scalar("uint32_t", "iree_atomic_uint32_t")),
+    Field("memory_type", iree_hal_memory_type_t),
+    Field("allowed_usage", iree_hal_buffer_usage_t),
+    Field("allowed_access", iree_hal_memory_access_t),
+    Field("reserved", Scalar("uint16_t")),
+    Field("flags", Scalar("uint32_t")),
+])
+
+iree_hal_buffer_release_callback_t = Struct("iree_hal_buffer_release_callback_t", [
+    Field("fn", FunctionPointer("void", "void* user_data, struct iree_hal_buffer_t* buffer",
+                                alias="iree_hal_buffer_release_fn_t")),
+    Field("user_data", Pointer("void")),
+])
+
+iree_hal_heap_buffer_storage_t = Union("iree_hal_heap_buffer_storage_t", [
+    Field("data_allocator", iree_allocator_t, doc="IREE_HAL_HEAP_BUFFER_STORAGE_MODE_SPLIT"),
+    Field("release_callback", iree_hal_buffer_release_callback_t,
+          doc="IREE_HAL_HEAP_BUFFER_STORAGE_MODE_EXTERNAL"),
+], doc="anonymous in buffer_heap.c")
+
+iree_hal_heap_buffer_t = Struct("iree_hal_heap_buffer_t", [
+    Field("base", iree_hal_buffer_t, doc="base.flags holds the storage mode"),
+    Field("host_allocator", iree_allocator_t, doc="the metadata's allocator"),
+    Field("data", iree_byte_span_t),
+    Field("storage", iree_hal_heap_buffer_storage_t),
+    Field("statistics", Pointer("iree_hal_heap_allocator_statistics_t"), doc="IREE_STATISTICS only"),
+], doc="private to buffer_heap.c; a slab allocation puts the data after its aligned size")
+
+
+def heap_slab_header_size(target: "Target | str") -> int:
+    """iree_hal_heap_buffer_allocate_slab's header: iree_host_align(iree_sizeof_struct(heap buffer),
+    iree_max_align_t) bytes in front of the data, added to the allocation size unchecked."""
+    t = _get_target(target)
+    size = iree_hal_heap_buffer_t.layout(t).size
+    size = -(-size // t.max_align) * t.max_align  # iree_sizeof_struct
+    return -(-size // t.max_align) * t.max_align  # iree_host_align(..., iree_max_align_t)
+
 
 # --------------------------------------------------------------------------------------------------
 # buffer_view.h: element and encoding types
@@ -316,4 +382,5 @@ def buffer_view_allocation_size(target: "Target | str", rank: int) -> int:
     return lay.size + rank * t.scalar(iree_hal_dim_t.c_type).size
 
 
-STRUCTS = [iree_hal_buffer_mapping_impl_t, iree_hal_buffer_mapping_t, iree_hal_buffer_view_t]
+STRUCTS = [iree_hal_buffer_mapping_impl_t, iree_hal_buffer_mapping_t, iree_hal_heap_buffer_t,
+           iree_hal_buffer_view_t]

@@ -11,6 +11,7 @@ import pytest
 
 import iree_tools
 import vm_ir
+from ireeabi.vm.machine import host
 from ireeabi.hal import executable as ex
 from ireeabi.hal.native import native
 from ireeabi.vm import module_file as mf
@@ -89,7 +90,7 @@ def test_library_metadata():
 
 def test_formats_are_checked():
     elf = _elf_bytes("add16")
-    with pytest.raises(ex.ExecutableError, match="cannot run on this"):
+    with pytest.raises(ex.ExecutableError, match="'embedded-elf-arm_64' cannot run on x86_64"):
         ex.load_library("embedded-elf-arm_64", elf)
     with pytest.raises(ex.ExecutableError, match="no executable loader"):
         ex.load_library("vmvx-bytecode-fb", elf)
@@ -114,7 +115,7 @@ def test_workgroup_loop_semantics():
     # The C helper's loop, with a Python kernel that fails at one workgroup: as IREE's inline issue,
     # only the x loop is left, y and z continue, and the status is the last call's.
     calls = []
-    layout = ex._WG_OFFSETS
+    layout = host().dispatch_state.wg_ids
 
     @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
     def kernel(env, state, wg):
@@ -123,10 +124,10 @@ def test_workgroup_loop_semantics():
         calls.append((x, y, z))
         return 7 if (x, y, z) == (1, 0, 0) else 0
 
-    wg = ex.new_workgroup_state()
+    _keep, wg = ex.new_workgroup_state()
     out = native().ffi.new("uint64_t*")
     fn = ctypes.cast(kernel, ctypes.c_void_p).value
-    status = native().lib.ireeabi_issue_workgroups(fn, 0, 0, ctypes.addressof(wg), *layout, 3, 2, 1, out)
+    status = native().lib.ireeabi_issue_workgroups(fn, 0, 0, wg, *layout, 3, 2, 1, out)
     assert calls == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (2, 1, 0)]
     assert status == 0 and out[0] == 5
 

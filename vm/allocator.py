@@ -10,8 +10,9 @@ same statuses and messages (byte_length 0 -> INVALID_ARGUMENT, failure -> RESOUR
 allocator failed the request" annotated with the heap's reason, unknown command -> UNIMPLEMENTED,
 REALLOC of NULL acts as MALLOC, FREE nulls the slot).
 
-Every function takes the allocator by value (`AllocatorT`, as IREE passes it) or as the address of an
-iree_allocator_t in memory, which is then read at the call.
+Every function takes the heap it works on (whose data model lays out the structs and sizes the words)
+and the allocator by value (`AllocatorT`, as IREE passes it) or as the address of an iree_allocator_t
+in memory, which is then read at the call.
 
 The aligned scheme (iree_allocator_malloc_aligned / realloc_aligned / free_aligned) over-allocates
 `sizeof(uintptr_t) + byte_length + A` with A = max(min_alignment, iree_max_align_t), returns R with
@@ -27,8 +28,9 @@ import weakref
 from typing import Callable, NamedTuple
 
 from ..layouts import base as _base
-from . import callbacks, host, status
+from . import callbacks, status
 from .heap import Heap, HeapError
+from .machine import Machine, derived
 from .status import StatusCode, StatusError
 
 
@@ -41,14 +43,27 @@ class Command(enum.IntEnum):
     FREE = _base.ALLOCATOR_COMMAND_FREE
 
 
-_ALLOC = host.layout(_base.iree_allocator_t)
-_PARAMS = host.layout(_base.iree_allocator_alloc_params_t)
-ALLOCATOR_SIZE = _ALLOC.size
-_SELF_OFF = _ALLOC.field("self").offset
-_CTL_OFF = _ALLOC.field("ctl").offset
-_BYTE_LENGTH_OFF = _PARAMS.field("byte_length").offset
-P = host.POINTER_SIZE
-MAX_ALIGN = host.HOST.max_align  # iree_max_align_t
+@derived("allocator")
+class AllocatorLayout:
+    """iree_allocator_t and iree_allocator_alloc_params_t on one data model, and the sizes the
+    allocation API derives from them."""
+
+    def __init__(self, m: Machine) -> None:
+        alloc = m.layout(_base.iree_allocator_t)
+        params = m.layout(_base.iree_allocator_alloc_params_t)
+        self.size = alloc.size
+        self.self_off = alloc.field("self").offset
+        self.ctl_off = alloc.field("ctl").offset
+        self.byte_length_off = params.field("byte_length").offset
+        self.pointer_size = p = m.pointer_size
+        self.max_align = m.max_align  # iree_max_align_t
+        self.word_mask = m.word_mask
+        self.word = m.word
+        # One scratch frame per call, as the caller's C stack frame holds both: the params struct at
+        # its start, then the pointer-aligned inout slot (the frame is MALLOC_ALIGNMENT-aligned).
+        self.slot_off = (params.size + p - 1) & -p
+        self.frame_size = self.slot_off + p
+        self.slot_mask = ~(p - 1)  # base_slot rounds down to pointer alignment
 
 
 class AllocatorT(NamedTuple):
@@ -67,6 +82,11 @@ def allocator_null() -> AllocatorT:
     return AllocatorT(0, 0)
 
 
+def layout(heap: Heap) -> AllocatorLayout:
+    """The allocator structs on the heap's data model."""
+    return heap.machine.allocator
+
+
 def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
     """An allocator value; an int is the address of a struct, read now (its ctl is what gets called)."""
     if isinstance(allocator, AllocatorT):
@@ -78,16 +98,18 @@ def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
 
 def read(heap: Heap, address: int) -> AllocatorT:
     """The iree_allocator_t stored at `address`."""
-    raw, off = heap.cell(address, ALLOCATOR_SIZE)  # the whole struct, one check
-    unpack = host.WORD.unpack_from
-    return AllocatorT(unpack(raw, off + _SELF_OFF)[0], unpack(raw, off + _CTL_OFF)[0])
+    L = heap.machine.allocator
+    raw, off = heap.cell(address, L.size)  # the whole struct, one check
+    unpack = L.word.unpack_from
+    return AllocatorT(unpack(raw, off + L.self_off)[0], unpack(raw, off + L.ctl_off)[0])
 
 
 def write(heap: Heap, address: int, allocator: AllocatorT) -> None:
-    raw, off = heap.cell(address, ALLOCATOR_SIZE)
-    pack, mask = host.WORD.pack_into, host.WORD_MASK
-    pack(raw, off + _SELF_OFF, allocator.self & mask)
-    pack(raw, off + _CTL_OFF, allocator.ctl & mask)
+    L = heap.machine.allocator
+    raw, off = heap.cell(address, L.size)
+    pack, mask = L.word.pack_into, L.word_mask
+    pack(raw, off + L.self_off, allocator.self & mask)
+    pack(raw, off + L.ctl_off, allocator.ctl & mask)
 
 
 # -- control functions ----------------------------------------------------------------------------
@@ -95,8 +117,9 @@ def write(heap: Heap, address: int, allocator: AllocatorT) -> None:
 CtlBody = Callable[[int, int, int, int], None]  # (self, command, params, inout_ptr); raises StatusError
 
 
-def make_ctl(body: CtlBody, *, name: str = "") -> int:
-    """Register a Python control function as a C `iree_allocator_ctl_fn_t`; its address.
+def make_ctl(heap: Heap, body: CtlBody, *, name: str = "") -> int:
+    """Register a Python control function as an `iree_allocator_ctl_fn_t` of the heap's address
+    space (a real C function on the host target); its address. `heap.functions.forget` drops it.
 
     `body` gets raw ints (NULL as 0) and signals failure by raising StatusError, which becomes a
     failing iree_status_t for the C caller. Any other exception (a HeapError from a bad pointer) is
@@ -117,12 +140,12 @@ def make_ctl(body: CtlBody, *, name: str = "") -> int:
             park(e)
             return _ctl_error(e)
 
-    return callbacks.make_raw(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"))
+    return heap.functions.make_raw(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"))
 
 
 def read_byte_length(heap: Heap, params: int) -> int:
     """params->byte_length, for control functions."""
-    return heap.read_word(params + _BYTE_LENGTH_OFF)
+    return heap.read_word(params + heap.machine.allocator.byte_length_off)
 
 
 # token -> weak reference to its heap (a plain dict of weakrefs: cheaper to query than a
@@ -161,7 +184,7 @@ def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: i
                     heap.free(ptr)
                     heap.write_word(inout, 0)
             elif command in _ALLOCATING:
-                byte_length = heap.read_word((params or 0) + _BYTE_LENGTH_OFF)
+                byte_length = heap.read_word((params or 0) + heap.machine.allocator.byte_length_off)
                 if byte_length == 0:
                     raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
                 existing = heap.read_word(inout)
@@ -186,39 +209,30 @@ def _ctl_error(exc: BaseException) -> int:
     return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
 
 
-HEAP_CTL = callbacks.make_raw(callbacks.CTL_FN, _heap_ctl_entry, name="heap_ctl")
-
-
 def heap_allocator(heap: Heap) -> AllocatorT:
-    """The libc-style allocator over `heap` (self is an opaque token naming the heap)."""
+    """The libc-style allocator over `heap` (self is an opaque token naming the heap; ctl one
+    function per address space: the same C function for every host heap)."""
     token = _tokens.get(heap)
     if token is None:
         token = next(_token_serial) << 4
         _tokens[heap] = token
         _heaps[token] = weakref.ref(heap, lambda _, token=token, pop=_heaps.pop: pop(token, None))
-    return AllocatorT(token, HEAP_CTL)
+    return AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN, _heap_ctl_entry))
 
 
 # -- the allocation API (allocator.c) -------------------------------------------------------------
 
 
-def _check_size(n: int, what: str) -> None:
-    if type(n) is int and 0 <= n <= _WORD_MASK:  # the common case, without isinstance calls
+def _check_size(n: int, what: str, mask: int) -> None:
+    if type(n) is int and 0 <= n <= mask:  # the common case, without isinstance calls
         return
-    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= host.WORD_MASK:
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= mask:
         raise StatusError(StatusCode.OUT_OF_RANGE, f"{what} {n!r} does not fit iree_host_size_t")
 
 
-_WORD_MASK = host.WORD_MASK
-_PARAMS_SIZE = _PARAMS.size
 _CTL_FN = callbacks.CTL_FN
 _CTL_WHAT = "iree_allocator_t.ctl"
-_find = callbacks.find
 _PARKED = callbacks.PARKED
-# One scratch frame per call, as the caller's C stack frame holds both: the params struct at its
-# start, then the pointer-aligned inout slot (the frame itself is MALLOC_ALIGNMENT-aligned).
-_SLOT_OFF = (_PARAMS_SIZE + P - 1) & -P
-_FRAME_SIZE = _SLOT_OFF + P
 
 
 def _ignore(result: int | None) -> None:
@@ -226,12 +240,14 @@ def _ignore(result: int | None) -> None:
         status.ignore(result)
 
 
-def _call_ctl(ctl: int, self: int, command: int, params: int, slot: int) -> int | None:
-    """ctl(self, command, params, slot) through the registered C function pointer; an exception a
-    Python ctl parked is re-raised here (its status, if any, consumed first)."""
-    r = _find(ctl)
+def _call_ctl(heap: Heap, ctl: int, self: int, command: int, params: int, slot: int) -> int | None:
+    """ctl(self, command, params, slot) through the function pointer, as the heap's address space
+    resolves it; an exception a Python ctl parked is re-raised here (its status, if any, consumed
+    first)."""
+    functions = heap.functions
+    r = functions.find(ctl)
     if r is None or r.prototype is not _CTL_FN:
-        r = callbacks.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
+        r = functions.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
     result = r.pointer(self or None, command, params or None, slot)
     if _PARKED.errors:
         callbacks.reraise_parked(result, _ignore)
@@ -243,15 +259,16 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
     ctl = allocator.ctl
     if not ctl:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
-    if type(byte_length) is not int or not 0 <= byte_length <= _WORD_MASK:
-        _check_size(byte_length, "byte_length")
-    frame = heap.scratch_push(_FRAME_SIZE)  # zeroed
+    L = heap.machine.allocator
+    if type(byte_length) is not int or not 0 <= byte_length <= L.word_mask:
+        _check_size(byte_length, "byte_length", L.word_mask)
+    frame = heap.scratch_push(L.frame_size)  # zeroed
     try:
-        heap.write_word(frame + _BYTE_LENGTH_OFF, byte_length)
-        slot = frame + _SLOT_OFF
+        heap.write_word(frame + L.byte_length_off, byte_length)
+        slot = frame + L.slot_off
         if inout_value or type(inout_value) is not int:  # 0 is already there
             heap.write_word(slot, inout_value)
-        result = _call_ctl(ctl, allocator.self, command, frame, slot)
+        result = _call_ctl(heap, ctl, allocator.self, command, frame, slot)
         if result:
             status.check(result)
         return heap.read_word(slot)
@@ -298,10 +315,10 @@ def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
 def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
     """`free` given the allocator's two words as read from memory, with ptr and ctl known non-NULL
     (no AllocatorT to build on a destroy path, e.g. a VM buffer's)."""
-    slot = heap.scratch_push(P)
+    slot = heap.scratch_push(heap.pointer_size)
     try:
         heap.write_word(slot, ptr)
-        result = _call_ctl(ctl, self, _FREE, 0, slot)
+        result = _call_ctl(heap, ctl, self, _FREE, 0, slot)
         if result:
             status.ignore(result)
     finally:
@@ -315,49 +332,49 @@ def _valid_alignment(a: int) -> bool:
     return isinstance(a, int) and not isinstance(a, bool) and (a == 0 or (a > 0 and a & (a - 1) == 0))
 
 
-def aligned_pointer(base: int, alignment: int, offset: int) -> int:
-    """iree_aligned_ptr: the R in [base, ...) with R + offset aligned to `alignment`."""
-    return ((base + alignment + P + offset) & ~(alignment - 1)) - offset
+def aligned_pointer(base: int, alignment: int, offset: int, pointer_size: int) -> int:
+    """iree_aligned_ptr: the R in [base, ...) with R + offset aligned to `alignment`, past the
+    pointer-sized base slot."""
+    return ((base + alignment + pointer_size + offset) & ~(alignment - 1)) - offset
 
 
-def base_slot(aligned: int) -> int:
-    """Where free_aligned looks for the base pointer: the word below R rounded down to P."""
-    return (aligned & ~(P - 1)) - P
-
-
-_SLOT_MASK = ~(P - 1)
+def base_slot(aligned: int, pointer_size: int) -> int:
+    """Where free_aligned looks for the base pointer: the word below R rounded down to a pointer."""
+    return (aligned & ~(pointer_size - 1)) - pointer_size
 
 
 _MALLOC_OVERFLOW = "aligned allocation size overflow"
 _REALLOC_OVERFLOW = "aligned reallocation size overflow"
 
 
-def _check_aligned_args(byte_length: int, min_alignment: int, offset: int,
+def _check_aligned_args(L: AllocatorLayout, byte_length: int, min_alignment: int, offset: int,
                         overflow: "str | None" = _MALLOC_OVERFLOW) -> int:
     """The alignment to use, or the first error of `_check_aligned_args_slowly`."""
+    mask = L.word_mask
     if (type(byte_length) is int and type(offset) is int and type(min_alignment) is int
-            and 0 < byte_length <= _WORD_MASK and 0 <= offset <= _WORD_MASK
+            and 0 < byte_length <= mask and 0 <= offset <= mask
             and min_alignment >= 0 and not min_alignment & (min_alignment - 1)):  # all valid
-        alignment = min_alignment if min_alignment > MAX_ALIGN else MAX_ALIGN
-        if P + byte_length + alignment <= _WORD_MASK:
+        alignment = min_alignment if min_alignment > L.max_align else L.max_align
+        if L.pointer_size + byte_length + alignment <= mask:
             return alignment
-    return _check_aligned_args_slowly(byte_length, min_alignment, offset, overflow)
+    return _check_aligned_args_slowly(L, byte_length, min_alignment, offset, overflow)
 
 
-def _check_aligned_args_slowly(byte_length: int, min_alignment: int, offset: int,
+def _check_aligned_args_slowly(L: AllocatorLayout, byte_length: int, min_alignment: int, offset: int,
                                overflow: "str | None") -> int:
     """malloc_aligned's checks in its order (what no C caller could pass first); `overflow` None
     leaves the size check to the caller (realloc_aligned makes it after comparing alignments)."""
-    _check_size(byte_length, "byte_length")
-    _check_size(min_alignment, "min_alignment")
-    _check_size(offset, "offset")
+    mask = L.word_mask
+    _check_size(byte_length, "byte_length", mask)
+    _check_size(min_alignment, "min_alignment", mask)
+    _check_size(offset, "offset", mask)
     if byte_length == 0:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
     if not _valid_alignment(min_alignment):
         raise StatusError(StatusCode.INVALID_ARGUMENT,
                           f"alignments must be powers of two (got {min_alignment})")
-    alignment = max(min_alignment, MAX_ALIGN)
-    if overflow is not None and P + byte_length + alignment > host.WORD_MASK:
+    alignment = max(min_alignment, L.max_align)
+    if overflow is not None and L.pointer_size + byte_length + alignment > mask:
         raise StatusError(StatusCode.OUT_OF_RANGE, overflow)
     return alignment
 
@@ -367,10 +384,12 @@ def malloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int, 
     """iree_allocator_malloc_aligned: R such that R + offset is aligned to max(min_alignment, max_align)."""
     if type(allocator) is not AllocatorT:
         allocator = _value(heap, allocator)
-    alignment = _check_aligned_args(byte_length, min_alignment, offset)
-    base = _issue_alloc(heap, allocator, _CALLOC, P + byte_length + alignment, 0)  # malloc
-    aligned = ((base + alignment + P + offset) & ~(alignment - 1)) - offset  # aligned_pointer
-    heap.write_word((aligned & _SLOT_MASK) - P, base)  # at base_slot(aligned)
+    L = heap.machine.allocator
+    p = L.pointer_size
+    alignment = _check_aligned_args(L, byte_length, min_alignment, offset)
+    base = _issue_alloc(heap, allocator, _CALLOC, p + byte_length + alignment, 0)  # malloc
+    aligned = ((base + alignment + p + offset) & ~(alignment - 1)) - offset  # aligned_pointer
+    heap.write_word((aligned & L.slot_mask) - p, base)  # at base_slot(aligned)
     heap.note_aligned(aligned, base)
     return aligned
 
@@ -381,23 +400,25 @@ def realloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int,
     allocator = _value(heap, allocator)
     if not ptr:
         return malloc_aligned(heap, allocator, byte_length, min_alignment, offset)
-    alignment = _check_aligned_args(byte_length, min_alignment, offset, None)
+    L = heap.machine.allocator
+    p = L.pointer_size
+    alignment = _check_aligned_args(L, byte_length, min_alignment, offset, None)
     if heap.strict_aligned and not heap.is_aligned(ptr):
         raise HeapError(f"realloc_aligned of 0x{ptr:x}, which malloc_aligned did not return", ptr)
-    unaligned = heap.read_word(base_slot(ptr))
-    if ptr != aligned_pointer(unaligned, alignment, offset):
+    unaligned = heap.read_word(base_slot(ptr, p))
+    if ptr != aligned_pointer(unaligned, alignment, offset, p):
         raise StatusError(StatusCode.INVALID_ARGUMENT, "reallocation must have the same alignment as "
                           f"the original allocation (got {min_alignment})")
-    if P + byte_length + alignment > _WORD_MASK:  # realloc_aligned checks the size only here
+    if p + byte_length + alignment > L.word_mask:  # realloc_aligned checks the size only here
         raise StatusError(StatusCode.OUT_OF_RANGE, _REALLOC_OVERFLOW)
     old_offset = ptr - unaligned
-    new_base = realloc(heap, allocator, P + byte_length + alignment, unaligned)
+    new_base = realloc(heap, allocator, p + byte_length + alignment, unaligned)
     heap.forget_aligned(ptr)
-    aligned = aligned_pointer(new_base, alignment, offset)
+    aligned = aligned_pointer(new_base, alignment, offset, p)
     old_data = new_base + old_offset
     if old_data != aligned:
         heap.memmove(aligned, old_data, byte_length)
-    heap.write_word(base_slot(aligned), new_base)
+    heap.write_word(base_slot(aligned, p), new_base)
     heap.note_aligned(aligned, new_base)
     return aligned
 
@@ -408,7 +429,8 @@ def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
         allocator = _value(heap, allocator)
     if not ptr:
         return
-    slot = (ptr & _SLOT_MASK) - P  # base_slot(ptr)
+    p = heap.pointer_size
+    slot = (ptr & ~(p - 1)) - p  # base_slot(ptr)
     if heap.strict_aligned and not heap.is_aligned(ptr):
         try:
             would = f"the word there holds 0x{heap.read_word(slot):x}"

@@ -35,25 +35,26 @@ from ..abi.errors import IreeAbiError
 from ..layouts import base as _base
 from ..layouts import buffer as _buffer
 from . import allocator as _alloc
-from . import host, module_ref
+from . import module_ref
 from . import ref as _ref
 from .allocator import AllocatorT
 from .heap import Heap, HeapError
+from .machine import Machine, derived
 from .ref import Ref, TypeRegistry
 from .status import StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
 
 
-def field_struct(items: Iterable[tuple[int, str]], size: int | None = None) -> struct.Struct:
+def field_struct(m: Machine, items: Iterable[tuple[int, str]], size: int | None = None) -> struct.Struct:
     """A little-endian `struct.Struct` over fields at the given byte offsets ((offset, code) pairs, in
-    any order; code "W" is one host word), the gaps as 'x' padding, padded to `size` if given: one
+    any order; code "W" is one pointer-sized word of `m`'s data model), the gaps as 'x' padding, padded to `size` if given: one
     unpack_from / pack_into for several fields of a struct laid out by the catalog. Offsets count
     from where it is applied, and a pack zeroes every gap byte (from offset 0): to write some fields
     only, give offsets relative to the first one and pack there."""
     fmt, at = "<", 0
     for offset, code in sorted(items):
-        code = host.WORD.format[-1] if code == "W" else code
+        code = m.word_code if code == "W" else code
         if offset < at:
             raise ValueError(f"field at {offset} overlaps the previous one (ends at {at})")
         fmt += f"{offset - at}x{code}" if offset > at else code
@@ -67,36 +68,48 @@ def field_struct(items: Iterable[tuple[int, str]], size: int | None = None) -> s
 
 LEGACY_DESTROY = False  # pre-#24827 destroy rule for types registered with legacy=None
 
-_BUF = host.layout(_buffer.iree_vm_buffer_t)
-BUFFER_SIZE = _BUF.size
-_COUNTER_OFF = _BUF.offsetof("ref_object.counter")
-_ACCESS_OFF = _BUF.field("access").offset
-_DATA_OFF = _BUF.offsetof("data.data")
-_LENGTH_OFF = _BUF.offsetof("data.data_length")
-# data pointer and length read together (iree_byte_span_t: adjacent words) on the mapping hot path.
-_SPAN_FMT = struct.Struct("<" + host.WORD.format[-1] * 2)
-assert _LENGTH_OFF == _DATA_OFF + host.POINTER_SIZE
-_ALLOCATOR_OFF = _BUF.field("allocator").offset
-_MODULE_OFF = _BUF.field("storage_module").offset
-PREFIX_SIZE = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, host.HOST)
-_MASK = host.WORD_MASK
-_COALLOCATED = int(BufferAccess.COALLOCATED)
-_MUTABLE = int(BufferAccess.MUTABLE)
-_ALLOC_SELF_OFF = _ALLOCATOR_OFF + _alloc._SELF_OFF
-_ALLOC_CTL_OFF = _ALLOCATOR_OFF + _alloc._CTL_OFF
-# The whole handle in one pack (initialize writes every field; the layout has no gaps to preserve).
-_HANDLE_FMT = field_struct([(_COUNTER_OFF, "i"), (_ACCESS_OFF, "I"), (_DATA_OFF, "W"), (_LENGTH_OFF, "W"),
-                            (_ALLOC_SELF_OFF, "W"), (_ALLOC_CTL_OFF, "W"), (_MODULE_OFF, "W")])
-assert _HANDLE_FMT.size == BUFFER_SIZE and "x" not in _HANDLE_FMT.format
-# What destroy reads: access, allocator {self, ctl}, storage module.
-_DESTROY_FMT = field_struct([(_ACCESS_OFF, "I"), (_ALLOC_SELF_OFF, "W"), (_ALLOC_CTL_OFF, "W"),
-                             (_MODULE_OFF, "W")])
-_WORD_FROM = host.WORD.unpack_from
+
+@derived("vm_buffer")
+class VmBufferLayout:
+    """iree_vm_buffer_t on one data model, and the codecs of the buffer API's hot paths."""
+
+    def __init__(self, m: Machine) -> None:
+        buf = m.layout(_buffer.iree_vm_buffer_t)
+        alloc = m.allocator
+        self.size = buf.size
+        self.counter_off = buf.offsetof("ref_object.counter")
+        self.access_off = buf.field("access").offset
+        self.data_off = buf.offsetof("data.data")
+        self.length_off = buf.offsetof("data.data_length")
+        # data pointer and length read together (iree_byte_span_t: adjacent words) when mapping.
+        self.span_fmt = struct.Struct("<" + m.word_code * 2)
+        assert self.length_off == self.data_off + m.pointer_size
+        self.allocator_off = buf.field("allocator").offset
+        self.module_off = buf.field("storage_module").offset
+        self.prefix_size = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, m.target)
+        self.mask = m.word_mask
+        self.alloc_self_off = self.allocator_off + alloc.self_off
+        self.alloc_ctl_off = self.allocator_off + alloc.ctl_off
+        # The whole handle in one pack (initialize writes every field; the layout has no gaps).
+        self.handle_fmt = field_struct(m, [
+            (self.counter_off, "i"), (self.access_off, "I"), (self.data_off, "W"), (self.length_off, "W"),
+            (self.alloc_self_off, "W"), (self.alloc_ctl_off, "W"), (self.module_off, "W")])
+        assert self.handle_fmt.size == self.size and "x" not in self.handle_fmt.format
+        # What destroy reads: access, allocator {self, ctl}, storage module.
+        self.destroy_fmt = field_struct(m, [(self.access_off, "I"), (self.alloc_self_off, "W"),
+                                            (self.alloc_ctl_off, "W"), (self.module_off, "W")])
+        self.word = m.word
+
+
 _free_with = _alloc.free_with
-_I32_FROM = host.I32.unpack_from
-_I32_INTO = host.I32.pack_into
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+_I32_FROM = _I32.unpack_from
+_I32_INTO = _I32.pack_into
 _I32_MIN = 1 << 31
 _ELEMENT_LENGTHS = (1, 2, 4, 8)
+_COALLOCATED = int(BufferAccess.COALLOCATED)
+_MUTABLE = int(BufferAccess.MUTABLE)
 
 
 class AbortError(IreeAbiError):
@@ -114,13 +127,13 @@ class BufferViewError(IreeAbiError):
     """A numpy view whose dtype does not tile the buffer."""
 
 
-def _hsize(x: int, what: str) -> int:
+def _hsize(x: int, what: str, mask: int) -> int:
     """An iree_host_size_t argument: any int, reduced modulo 2**bits as C converts it."""
     if type(x) is int:  # hot path
-        return x & _MASK
+        return x & mask
     if not isinstance(x, int) or isinstance(x, bool):
         raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} must be an integer, got {x!r}")
-    return x & _MASK
+    return x & mask
 
 
 def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: int) -> None:
@@ -129,11 +142,12 @@ def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: in
     its order (a total of 0 is INVALID_ARGUMENT, then the alignment, then the allocator's own). If
     the small block is allocated, IREE would write the handle and a `length`-byte data span past it:
     the block is freed again and that overflow reported instead of made."""
-    total = (PREFIX_SIZE + length) & _MASK
-    block = _alloc.malloc_aligned(heap, allocator, total, alignment, PREFIX_SIZE)
+    L = heap.machine.vm_buffer
+    total = (L.prefix_size + length) & L.mask
+    block = _alloc.malloc_aligned(heap, allocator, total, alignment, L.prefix_size)
     _alloc.free_aligned(heap, allocator, block)
     raise BufferOverflowError(
-        f"buffer of {length} bytes: prefix {PREFIX_SIZE} + length wraps to a {total}-byte block; "
+        f"buffer of {length} bytes: prefix {L.prefix_size} + length wraps to a {total}-byte block; "
         f"buffer.c would write the handle and a {length}-byte data span past it", block)
 
 
@@ -144,6 +158,7 @@ class BufferType:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
+        self._L: VmBufferLayout = self.heap.machine.vm_buffer
         self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
         self.type = self.ref_type.type
 
@@ -164,14 +179,14 @@ class BufferType:
         the reads and writes that follow at once (nothing freed in between)."""
         if not buf:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        return self.heap.cell(buf, BUFFER_SIZE)
+        return self.heap.cell(buf, self._L.size)
 
     def counter(self, buf: int) -> int:
-        return self.heap.read_i32(buf + _COUNTER_OFF)
+        return self.heap.read_i32(buf + self._L.counter_off)
 
     def raw_access(self, buf: int) -> int:
         """The access word as stored (including the internal COALLOCATED bit)."""
-        return self.heap.read_i32(buf + _ACCESS_OFF) & 0xFFFFFFFF
+        return self.heap.read_i32(buf + self._L.access_off) & 0xFFFFFFFF
 
     def access(self, buf: int) -> BufferAccess:
         return BufferAccess(self.raw_access(buf) & _buffer.PUBLIC_ACCESS_MASK)
@@ -180,16 +195,16 @@ class BufferType:
         return bool(self.raw_access(buf) & _COALLOCATED)
 
     def data(self, buf: int) -> int:
-        return self.heap.read_word(buf + _DATA_OFF)
+        return self.heap.read_word(buf + self._L.data_off)
 
     def length(self, buf: int) -> int:
-        return self.heap.read_word(buf + _LENGTH_OFF)
+        return self.heap.read_word(buf + self._L.length_off)
 
     def allocator(self, buf: int) -> AllocatorT:
-        return _alloc.read(self.heap, buf + _ALLOCATOR_OFF)
+        return _alloc.read(self.heap, buf + self._L.allocator_off)
 
     def storage_module(self, buf: int) -> int:
-        return self.heap.read_word(buf + _MODULE_OFF)
+        return self.heap.read_word(buf + self._L.module_off)
 
     # -- construction -----------------------------------------------------------------------------
 
@@ -200,28 +215,29 @@ class BufferType:
 
     def _write(self, buf: int, counter: int, access: int, data: int, data_length: int,
                allocator: AllocatorT, module: int) -> None:
-        raw, off = self.heap.cell(buf, BUFFER_SIZE)
+        L = self._L
+        raw, off = self.heap.cell(buf, L.size)
         self.write_handle(raw, off, counter, access, data, data_length, allocator, module)
 
-    @staticmethod
-    def write_handle(raw: Any, off: int, counter: int, access: int, data: int, data_length: int,
+    def write_handle(self, raw: Any, off: int, counter: int, access: int, data: int, data_length: int,
                      allocator: AllocatorT, module: int) -> None:
         """Every field of a handle, into a `Heap.cell` the caller took over the whole handle (the
         bytes of write_i32 / write_word / allocator.write, with their wrapping)."""
+        L = self._L
         if type(data_length) is int and type(data) is int:  # hot path: one pack of the whole handle
-            _HANDLE_FMT.pack_into(raw, off, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN,
-                                  access & 0xFFFFFFFF, data & _MASK, data_length & _MASK,
-                                  allocator.self & _MASK, allocator.ctl & _MASK, module & _MASK)
+            L.handle_fmt.pack_into(raw, off, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN,
+                                  access & 0xFFFFFFFF, data & L.mask, data_length & L.mask,
+                                  allocator.self & L.mask, allocator.ctl & L.mask, module & L.mask)
             return
         # Field by field, so a bad value fails after the fields before it are written.
-        i32, word = host.I32.pack_into, host.WORD.pack_into
-        i32(raw, off + _COUNTER_OFF, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
-        i32(raw, off + _ACCESS_OFF, (((access & 0xFFFFFFFF) + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
-        word(raw, off + _DATA_OFF, data & _MASK)
-        word(raw, off + _LENGTH_OFF, _hsize(data_length, "data_length"))
-        word(raw, off + _ALLOC_SELF_OFF, allocator.self & _MASK)
-        word(raw, off + _ALLOC_CTL_OFF, allocator.ctl & _MASK)
-        word(raw, off + _MODULE_OFF, module & _MASK)
+        i32, word = _I32.pack_into, L.word.pack_into
+        i32(raw, off + L.counter_off, ((counter + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        i32(raw, off + L.access_off, (((access & 0xFFFFFFFF) + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        word(raw, off + L.data_off, data & L.mask)
+        word(raw, off + L.length_off, _hsize(data_length, "data_length", L.mask))
+        word(raw, off + L.alloc_self_off, allocator.self & L.mask)
+        word(raw, off + L.alloc_ctl_off, allocator.ctl & L.mask)
+        word(raw, off + L.module_off, module & L.mask)
 
     def initialize_module_storage(self, data: int, data_length: int, module: int, out: int) -> None:
         """A module-owned handle: counter 0, ORIGIN_MODULE, null allocator, `module` retained later."""
@@ -233,32 +249,35 @@ class BufferType:
     def create(self, access: int, length: int, alignment: int = 0,
                allocator: AllocatorT | None = None) -> int:
         """iree_vm_buffer_create: one aligned [handle | data] allocation; the handle's address."""
+        L = self._L
         a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
-        length = _hsize(length, "length")
-        if length > _MASK - PREFIX_SIZE:
+        length = _hsize(length, "length", L.mask)
+        if length > L.mask - L.prefix_size:
             _wrapped_total(self.heap, a, length, alignment)  # always raises
-        buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + length, alignment, PREFIX_SIZE)
+        buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + length, alignment, L.prefix_size)
         self._init_coallocated(buf, access, length, a)
         return buf
 
     def _init_coallocated(self, buf: int, access: int, length: int, a: AllocatorT) -> None:
-        self.heap.memset(buf, 0, PREFIX_SIZE - BUFFER_SIZE)  # as buffer.c: the block's first bytes
+        L = self._L
+        self.heap.memset(buf, 0, L.prefix_size - L.size)  # as buffer.c: the block's first bytes
         access = int(access) & ~_COALLOCATED
         if not self.legacy:  # the fix tags co-allocations; the pre-fix code has no such bit
             access |= _COALLOCATED
         raw, off = self._cell(buf)
-        self.write_handle(raw, off, 1, access, buf + PREFIX_SIZE, length, a, 0)
+        self.write_handle(raw, off, 1, access, buf + L.prefix_size, length, a, 0)
 
     def clone(self, access: int, source: int, source_offset: int, length: int, alignment: int = 0,
               allocator: AllocatorT | None = None) -> int:
         """iree_vm_buffer_clone: map the source range (OUT_OF_RANGE first), then create and copy."""
+        L = self._L
         src_data, src_length = self.map_ro(source, source_offset, length, 1)
         a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
-        if src_length > _MASK - PREFIX_SIZE:  # only a handle initialized over a near-2**N-byte span
+        if src_length > L.mask - L.prefix_size:  # only a handle initialized over a near-2**N-byte span
             _wrapped_total(self.heap, a, src_length, alignment)  # always raises
-        buf = _alloc.malloc_aligned(self.heap, a, PREFIX_SIZE + src_length, alignment, PREFIX_SIZE)
+        buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + src_length, alignment, L.prefix_size)
         self._init_coallocated(buf, access, src_length, a)
-        self.heap.memmove(buf + PREFIX_SIZE, src_data, src_length)
+        self.heap.memmove(buf + L.prefix_size, src_data, src_length)
         return buf
 
     def deinitialize(self, buf: int) -> None:
@@ -275,10 +294,11 @@ class BufferType:
 
     def _destroy(self, buf: int) -> None:
         """The descriptor's destroy: runs once when a release takes the counter to 0."""
+        L = self._L
         heap = self.heap
         # One check of the whole handle, then every field destroy needs from it.
         raw, off = self._cell(buf)
-        access, a_self, a_ctl, module = _DESTROY_FMT.unpack_from(raw, off)
+        access, a_self, a_ctl, module = L.destroy_fmt.unpack_from(raw, off)
         if module:
             module_ref.release(heap, module)
             return
@@ -292,16 +312,17 @@ class BufferType:
 
     def retain(self, buf: int) -> None:
         """iree_vm_buffer_retain: module storage retains its module on the 0 -> 1 step."""
+        L = self._L
         if not buf:
             return
         raw, off = self._cell(buf)
-        module = _WORD_FROM(raw, off + _MODULE_OFF)[0]
+        module = L.word.unpack_from(raw, off + L.module_off)[0]
         if not module:
             _ref.object_retain(self.heap, buf, self.type)
             return
         # fetch_add on the counter inside the handle just checked (nothing freed in between).
-        old = _I32_FROM(raw, off + _COUNTER_OFF)[0]
-        _I32_INTO(raw, off + _COUNTER_OFF, ((old + 1 + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        old = _I32_FROM(raw, off + L.counter_off)[0]
+        _I32_INTO(raw, off + L.counter_off, ((old + 1 + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
         if old == 0:
             module_ref.retain(self.heap, module)
 
@@ -318,10 +339,11 @@ class BufferType:
 
     def move_ref(self, buf: int) -> Ref:
         """iree_vm_buffer_move_ref: no count change, except module storage is retained."""
+        L = self._L
         if not buf:
             return _ref.NULL_REF
         raw, off = self._cell(buf)
-        if _WORD_FROM(raw, off + _MODULE_OFF)[0]:
+        if L.word.unpack_from(raw, off + L.module_off)[0]:
             self.retain(buf)
         return Ref(buf, self.type)
 
@@ -338,9 +360,10 @@ class BufferType:
         """The handle address of a vm.buffer ref (INVALID_ARGUMENT "ref is null"/"ref type mismatch").
         As iree_vm_buffer_check_deref, only the type word is checked: {NULL, vm.buffer} yields 0 (what
         the caller then does with NULL decides); a non-NULL handle is checked against the heap."""
+        L = self._L
         buf = self.ref_type.check_deref(ref)
         if buf:
-            self.heap.cell(buf, BUFFER_SIZE)
+            self.heap.cell(buf, L.size)
         return buf
 
     def check_deref_or_null(self, ref: Ref) -> int:
@@ -349,30 +372,33 @@ class BufferType:
     # -- mapping and byte operations ----------------------------------------------------------------
 
     def _map(self, buf: int, offset: int, length: int, alignment: int) -> tuple[int, int]:
+        L = self._L
         if not buf:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
-        data, data_length = self.heap.unpack(_SPAN_FMT, buf + _DATA_OFF)
+        data, data_length = self.heap.unpack(L.span_fmt, buf + L.data_off)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 
     def map_ro_ref(self, ref: Ref, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
         """`map_ro(check_deref(ref), ...)` with one heap check: check_deref checks the whole handle,
         which holds the data span `_map` reads."""
+        L = self._L
         buf = self.ref_type.check_deref(ref)
         raw, off = self._cell(buf)
-        data, data_length = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
+        data, data_length = L.span_fmt.unpack_from(raw, off + L.data_off)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 
     def _map_span(self, buf: int, data: int, data_length: int, offset: int, length: int,
                   alignment: int) -> tuple[int, int]:
+        L = self._L
         if type(offset) is int and type(length) is int and type(alignment) is int:  # hot path
-            offset, length, alignment = offset & _MASK, length & _MASK, alignment & _MASK
+            offset, length, alignment = offset & L.mask, length & L.mask, alignment & L.mask
         else:
-            offset, length, alignment = (_hsize(offset, "offset"), _hsize(length, "length"),
-                                         _hsize(alignment, "alignment"))
-        mask = ~((alignment - 1) & _MASK) & _MASK
+            offset, length, alignment = (_hsize(offset, "offset", L.mask), _hsize(length, "length", L.mask),
+                                         _hsize(alignment, "alignment", L.mask))
+        mask = ~((alignment - 1) & L.mask) & L.mask
         offset &= mask
         length &= mask
-        end = (offset + length) & _MASK  # unchecked addition, as buffer.c
+        end = (offset + length) & L.mask  # unchecked addition, as buffer.c
         if end > data_length:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"out-of-bounds access detected (offset={offset}, length={length}, "
@@ -381,18 +407,19 @@ class BufferType:
             raise BufferOverflowError(
                 f"buffer 0x{buf:x}: offset {offset} + length {length} wraps to {end}, passing buffer.c's "
                 f"bounds check, but the mapping lies outside the {data_length}-byte data", buf)
-        return (data + offset) & _MASK, length
+        return (data + offset) & L.mask, length
 
     def map_ro(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
         """(address, length) of a read-only mapping; access bits are not consulted."""
         return self._map(buf, offset, length, alignment)
 
     def map_rw(self, buf: int, offset: int, length: int, alignment: int = 1) -> tuple[int, int]:
+        L = self._L
         raw, off = self._cell(buf)  # access and span read from it
-        if not host.U32.unpack_from(raw, off + _ACCESS_OFF)[0] & _MUTABLE:
+        if not _U32.unpack_from(raw, off + L.access_off)[0] & _MUTABLE:
             raise StatusError(StatusCode.PERMISSION_DENIED,
                               "buffer is read-only and cannot be mapped for mutation")
-        data, data_length = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
+        data, data_length = L.span_fmt.unpack_from(raw, off + L.data_off)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 
     def contents(self, buf: int) -> tuple[int, int]:
@@ -405,14 +432,16 @@ class BufferType:
         return (self.data(buf), self.length(buf)) if buf else (0, 0)
 
     def copy_bytes(self, source: int, source_offset: int, target: int, target_offset: int, length: int) -> None:
+        L = self._L
         src, _ = self.map_ro(source, source_offset, length, 1)
         dst, _ = self.map_rw(target, target_offset, length, 1)
-        self.heap.memmove(dst, src, _hsize(length, "length"))
+        self.heap.memmove(dst, src, _hsize(length, "length", L.mask))
 
     def compare_bytes(self, lhs: int, lhs_offset: int, rhs: int, rhs_offset: int, length: int) -> bool:
+        L = self._L
         a, _ = self.map_ro(lhs, lhs_offset, length, 1)
         b, _ = self.map_ro(rhs, rhs_offset, length, 1)
-        n = _hsize(length, "length")
+        n = _hsize(length, "length", L.mask)
         return self.heap.read(a, n) == self.heap.read(b, n)
 
     def fill_bytes(self, buf: int, offset: int, length: int, value: int) -> None:
@@ -421,9 +450,10 @@ class BufferType:
     def fill_elements(self, buf: int, target_offset: int, element_count: int, element_length: int,
                       value: int) -> None:
         """iree_vm_buffer_fill_elements: `target_offset` counts elements, not bytes."""
-        count, elen = _hsize(element_count, "element_count"), _hsize(element_length, "element_length")
-        data, span_length = self.map_rw(buf, (_hsize(target_offset, "target_offset") * elen) & _MASK,
-                                        (count * elen) & _MASK, elen)
+        L = self._L
+        count, elen = _hsize(element_count, "element_count", L.mask), _hsize(element_length, "element_length", L.mask)
+        data, span_length = self.map_rw(buf, (_hsize(target_offset, "target_offset", L.mask) * elen) & L.mask,
+                                        (count * elen) & L.mask, elen)
         if elen not in _ELEMENT_LENGTHS:
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"invalid element length {elen}; expected one of [1, 2, 4, 8]")
@@ -438,16 +468,18 @@ class BufferType:
         self.heap.write(data, pattern * (n // elen))
 
     def read_elements(self, buf: int, source_offset: int, element_count: int, element_length: int) -> bytes:
-        count, elen = _hsize(element_count, "element_count"), _hsize(element_length, "element_length")
-        data, n = self.map_ro(buf, (_hsize(source_offset, "source_offset") * elen) & _MASK,
-                              (count * elen) & _MASK, elen)
+        L = self._L
+        count, elen = _hsize(element_count, "element_count", L.mask), _hsize(element_length, "element_length", L.mask)
+        data, n = self.map_ro(buf, (_hsize(source_offset, "source_offset", L.mask) * elen) & L.mask,
+                              (count * elen) & L.mask, elen)
         return self.heap.read(data, n)
 
     def write_elements(self, buf: int, target_offset: int, source: bytes, element_length: int) -> None:
-        elen = _hsize(element_length, "element_length")
+        L = self._L
+        elen = _hsize(element_length, "element_length", L.mask)
         count = len(source) // elen if elen else 0
-        data, n = self.map_rw(buf, (_hsize(target_offset, "target_offset") * elen) & _MASK,
-                              (count * elen) & _MASK, elen)
+        data, n = self.map_rw(buf, (_hsize(target_offset, "target_offset", L.mask) * elen) & L.mask,
+                              (count * elen) & L.mask, elen)
         self.heap.write(data, bytes(source[:n]))
 
     def text(self, ref: Ref, *, allow_null: bool = False) -> str:
@@ -455,6 +487,7 @@ class BufferType:
         iree_vm_buffer_as_string. A null ref is INVALID_ARGUMENT as check_deref reports it, or the empty
         string with `allow_null`; a vm.buffer-typed ref with a NULL ptr passes check_deref and reads as
         the empty string."""
+        L = self._L
         if allow_null and ref.type == _ref.TYPE_NULL:
             return ""
         buf = self.ref_type.check_deref(ref)
@@ -463,7 +496,7 @@ class BufferType:
         # check_deref's check of the handle covers the data span; mapping all of it at offset 0
         # cannot fail, so the data bytes are read (and checked) straight from the span.
         raw, off = self._cell(buf)
-        data, n = _SPAN_FMT.unpack_from(raw, off + _DATA_OFF)
+        data, n = L.span_fmt.unpack_from(raw, off + L.data_off)
         return self.heap.read(data, n).decode("utf-8", "replace")
 
     def as_numpy(self, buf: int, dtype: Any, *, writable: bool | None = None) -> np.ndarray:

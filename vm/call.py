@@ -10,11 +10,13 @@ the references). `write_results` is the other end of a result buffer (external l
 retained or moved in.
 
 Python values: ints and floats; refs as `Ref` (or (ptr, type) pairs); a span as a list of elements,
-each a tuple of the element's values (or a bare value when the element has one). The hot path is one
-generated `struct` call (`abi.codec`), compiled once per fragment, target and span counts.
+each a tuple of the element's values (or a bare value when the element has one). Buffers are laid out
+for the heap's data model. The hot path is one generated `struct` call (`abi.codec`), compiled once
+per fragment, target and span counts.
 """
 from __future__ import annotations
 
+import struct
 import weakref
 
 from dataclasses import dataclass, field
@@ -23,14 +25,14 @@ from typing import Any, Sequence
 from ..abi import cconv
 from ..abi.cconv import Fragment, FragmentLayout, Span
 from ..abi.errors import IreeAbiError
-from . import host
 from . import ref as _ref
 from ..abi.codec import codec as _codec
 from .heap import Heap
+from .machine import Machine, machine as _machine
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
 
-_I32 = host.I32
+_I32 = struct.Struct("<i")
 
 
 class PackOverflowError(IreeAbiError):
@@ -59,20 +61,21 @@ class CallBuffer:
         return self.heap.read(self.address, self.layout.size)
 
 
-def _as_ref(x: Any, where: str) -> Ref:
+def _as_ref(x: Any, where: str, word_mask: int) -> Ref:
     if isinstance(x, Ref):
         return x
     try:
         ptr, typ = x
     except (TypeError, ValueError):
         raise MarshalError(f"{where}: a ref needs a Ref or (ptr, type) pair, got {x!r}") from None
-    if not all(isinstance(w, int) and not isinstance(w, bool) and 0 <= w <= host.WORD_MASK for w in (ptr, typ)):
+    if not all(isinstance(w, int) and not isinstance(w, bool) and 0 <= w <= word_mask for w in (ptr, typ)):
         raise MarshalError(f"{where}: ref words must be pointer-sized unsigned ints, got {x!r}")
     return Ref(ptr, typ)
 
 
-def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any], tuple[int, ...]]:
-    """(values in packer order, span counts) of Python arguments for `fragment`."""
+def flatten(fragment: "Fragment | str", args: Sequence[Any], word_mask: int) -> tuple[list[Any], tuple[int, ...]]:
+    """(values in packer order, span counts) of Python arguments for `fragment`; ref words must fit
+    `word_mask` (the data model's pointer width)."""
     frag = cconv.as_fragment(fragment)
     if len(args) != len(frag.items):
         raise MarshalError(f"{frag.text!r} takes {len(frag.items)} argument(s), got {len(args)}")
@@ -86,7 +89,7 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any],
             elif type(arg) is Ref:  # the common case, without the general checks
                 append(arg)
             else:
-                append(_as_ref(arg, f"{frag.text!r} index {item.index}"))
+                append(_as_ref(arg, f"{frag.text!r} index {item.index}", word_mask))
             continue
         if not isinstance(arg, (list, tuple)):
             raise MarshalError(f"{frag.text!r} index {item.index}: a span needs a list, got {arg!r}")
@@ -108,7 +111,7 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any]) -> tuple[list[Any],
                     fields = list(fields)
                     for k in refs_at:
                         if type(fields[k]) is not Ref:
-                            fields[k] = _as_ref(fields[k], f"{frag.text!r} span element {e}")
+                            fields[k] = _as_ref(fields[k], f"{frag.text!r} span element {e}", word_mask)
                     break
             flat.extend(fields)
     return flat, tuple(counts)
@@ -124,18 +127,14 @@ def _ref_positions(chars: str) -> tuple[int, ...]:
     return pos
 
 
-def _layout(frag: Fragment, counts: tuple[int, ...]) -> FragmentLayout:
-    return _plan(frag, counts).layout
-
-
 class _Plan:
-    """What is fixed per (fragment, span counts) on the host: the layout (checked for pack
+    """What is fixed per (fragment, span counts) on one data model: the layout (checked for pack
     overflow), its codec, where the refs are (flat value indices and byte offsets), the tags."""
 
     __slots__ = ("layout", "codec", "size", "ref_index", "ref_slots", "arg_tag", "res_tag")
 
-    def __init__(self, frag: Fragment, counts: tuple[int, ...]) -> None:
-        lay = cconv.layout(frag, host.HOST, counts)
+    def __init__(self, frag: Fragment, counts: tuple[int, ...], machine: Machine) -> None:
+        lay = cconv.layout(frag, machine.target, counts)
         if lay.packed_size > lay.size:
             overflow = next(f for f in lay.findings if f.rule == "pack-overflow")
             raise PackOverflowError(overflow.message)
@@ -148,15 +147,16 @@ class _Plan:
         self.res_tag = f"results {frag.text!r}"
 
 
-# (fragment text, span counts) -> plan; keyed by the text (its hash is cached, a Fragment's is not).
-_PLANS: dict[tuple[str, tuple[int, ...]], _Plan] = {}
+# (target name, fragment text, span counts) -> plan; keyed by the text (its hash is cached, a
+# Fragment's is not).
+_PLANS: dict[tuple[str, str, tuple[int, ...]], _Plan] = {}
 
 
-def _plan(frag: Fragment, counts: tuple[int, ...]) -> _Plan:
-    key = (frag.text, counts)
+def _plan(frag: Fragment, counts: tuple[int, ...], machine: Machine) -> _Plan:
+    key = (machine.name, frag.text, counts)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _Plan(frag, counts)  # raises PackOverflowError: not cached
+        plan = _Plan(frag, counts, machine)  # raises PackOverflowError: not cached
         if len(_PLANS) > 16384:
             _PLANS.clear()
         _PLANS[key] = plan
@@ -166,8 +166,9 @@ def _plan(frag: Fragment, counts: tuple[int, ...]) -> _Plan:
 def _plan_of(lay: FragmentLayout, known: "_Plan | None" = None) -> _Plan:
     if known is not None and known.layout is lay:
         return known
-    plan = _PLANS.get((lay.fragment.text, lay.spans))
-    return plan if plan is not None and plan.layout is lay else _Plan(lay.fragment, lay.spans)
+    plan = _PLANS.get((lay.target.name, lay.fragment.text, lay.spans))
+    return plan if plan is not None and plan.layout is lay else \
+        _Plan(lay.fragment, lay.spans, _machine(lay.target))
 
 
 def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]]:
@@ -205,8 +206,8 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     """A new argument buffer holding `args`, refs retained into it; with `scratch`, on the heap's
     scratch stack as the VM allocas it (release it before any later scratch frame is popped)."""
     frag = cconv.as_fragment(fragment)
-    flat, counts = flatten(frag, args)
-    plan = _plan(frag, counts)
+    flat, counts = flatten(frag, args, heap.machine.word_mask)
+    plan = _plan(frag, counts, heap.machine)
     lay = plan.layout
     refs = [r for r in (flat[i] for i in plan.ref_index) if r.ptr]
     retains = _retain_plan(heap, refs) if refs else {}
@@ -274,7 +275,7 @@ def allocate_results(heap: Heap, fragment: "Fragment | str", *, scratch: bool = 
     """A zero-filled result buffer of the size rule's size; with `scratch`, on the heap's scratch
     stack as the VM allocas it (pushed before the arguments, so they pop in order)."""
     frag = cconv.as_fragment(fragment)
-    plan = _plan(frag, ())
+    plan = _plan(frag, (), heap.machine)
     lay = plan.layout
     if plan.size == 0:
         return CallBuffer(heap, lay, _empty_block(heap), False, plan)
@@ -319,7 +320,7 @@ def abandon_results(buf: CallBuffer) -> None:
 def write_results(buf: CallBuffer, values: Sequence[Any], *, move: "bool | Sequence[bool]" = True) -> None:
     """iree_vm_bytecode_external_leave: write results, each ref retained or moved (per `move`)."""
     lay = buf.layout
-    flat, _ = flatten(lay.fragment, values)
+    flat, _ = flatten(lay.fragment, values, buf.heap.machine.word_mask)
     ref_values = [x for x, v in zip(flat, lay.values) if v.kind == "ref"]
     moves = [move] * len(ref_values) if isinstance(move, bool) else list(move)
     if len(moves) != len(ref_values):

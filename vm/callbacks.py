@@ -1,16 +1,22 @@
-"""C function pointers backed by Python, and calls through pointers read from memory.
+"""Function pointers in target memory backed by Python, and calls through pointers read from memory.
 
-IREE calls allocators and ref destructors through function pointers stored in structs. Here those
-pointers are real: `make()` turns a Python function into a ctypes callback (kept alive in a registry)
-and returns its address, which is written into memory; `call()` reads nothing itself but calls the
-address it is given through a ctypes function pointer, so a pointer written by any code is honoured.
+IREE calls allocators and ref destructors through function pointers stored in structs. Here each
+heap has a `FunctionTable` that turns a Python function into such a pointer (`make`, `make_raw`)
+and calls through a pointer it is given (`call`), so a pointer written by any code is honoured:
 
-Two guarantees keep that safe and honest:
-- only addresses in the registry are ever called: a forged or stale pointer raises
+- on the host target (`HostFunctions`) the pointers are real: a ctypes callback (kept alive in a
+  process-wide registry) whose address C code can call as well, and `call` goes through C;
+- on any other target (`HandleFunctions`) C cannot call into target memory, so a pointer is a
+  handle in the address space's code range (below every allocation), and `call` dispatches it to
+  the Python function in the table of that address space.
+
+Two guarantees keep that safe and honest on both:
+- only registered addresses are ever called: a forged or stale pointer raises
   `FunctionPointerError` instead of jumping into the void;
 - an exception raised in a Python callback cannot cross C (ctypes would print and drop it), so it is
-  parked and re-raised by `call()` as soon as the C call returns. Memory errors (HeapError) therefore
-  surface in the Python caller even when IREE ignores the status they travelled through.
+  parked and re-raised by `call()` as soon as the call returns. Memory errors (HeapError) therefore
+  surface in the Python caller even when IREE ignores the status they travelled through. Handle
+  calls park and re-raise exactly the same way, so the two tables behave alike.
 """
 from __future__ import annotations
 
@@ -38,13 +44,10 @@ class FunctionPointerError(IreeAbiError):
 @dataclass(frozen=True)
 class Registered:
     address: int
-    prototype: Any  # the CFUNCTYPE class
+    prototype: Any  # the CFUNCTYPE class: the signature, whichever table holds the function
     name: str
-    thunk: Any  # the ctypes callback object (keeps the C trampoline alive)
-    pointer: Any = None  # prototype(address): the function pointer `call()` calls through
-
-
-_registry: dict[int, Registered] = {}
+    thunk: Any  # what keeps the function alive (the ctypes callback object, or the Python function)
+    pointer: Any = None  # what `call()` calls: prototype(address) through C, or the Python function
 
 
 class _Parked(threading.local):
@@ -58,14 +61,13 @@ _parked = _Parked()
 
 
 def park(exc: BaseException) -> None:
-    """Park an exception for the `call()` in progress (what a C function made by `make_raw` does with
+    """Park an exception for the `call()` in progress (what a function made by `make_raw` does with
     anything it cannot return through C)."""
     _parked.errors.append(exc)
 
 
-# The per-thread parked list holder and the registry's lookup, for the hot callers that inline
-# `call()` (allocator, ref release): `find(address)` is the Registered or None, and after the call a
-# non-empty `PARKED.errors` means `reraise_parked(result, cleanup)` must run.
+# The per-thread parked list, for the hot callers that inline `call()` (allocator, ref release):
+# after the call a non-empty `PARKED.errors` means `reraise_parked(result, cleanup)` must run.
 PARKED = _parked
 
 
@@ -78,75 +80,6 @@ def _take_parked() -> BaseException | None:
     return first
 
 
-def make(prototype: Any, fn: Callable[..., Any], *, name: str = "", on_error: Any = None) -> int:
-    """Register `fn` as a C function of `prototype`; its address.
-
-    If `fn` raises, the exception is parked for `call()` and the C caller gets `on_error(exc)` (or
-    `on_error` itself if it is not callable) as the return value.
-    """
-    def thunk(*args: Any) -> Any:
-        try:
-            return fn(*args)
-        except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
-            park(e)
-            return on_error(e) if callable(on_error) else on_error
-
-    return make_raw(prototype, thunk, name=name or getattr(fn, "__name__", "?"))
-
-
-def make_raw(prototype: Any, fn: Callable[..., Any], *, name: str = "") -> int:
-    """Register `fn` itself as a C function of `prototype` (one Python frame less per call than
-    `make`); its address. `fn` must never raise: it catches everything itself and parks what the
-    caller must see (`park`), as `make`'s wrapper does."""
-    cfunc = prototype(fn)
-    address = ctypes.cast(cfunc, ctypes.c_void_p).value
-    _registry[address] = Registered(address, prototype, name or getattr(fn, "__name__", "?"), cfunc,
-                                    prototype(address))
-    return address
-
-
-def forget(address: int) -> None:
-    """Unregister a function (its address then fails `call()` like any unknown pointer)."""
-    _registry.pop(address, None)
-
-
-def lookup(address: int, prototype: Any, what: str) -> Registered:
-    if not address:
-        raise FunctionPointerError(f"{what}: call through a NULL function pointer", 0)
-    r = _registry.get(address)
-    if r is None:
-        raise FunctionPointerError(f"{what}: 0x{address:x} is not a registered C function", address)
-    if r.prototype is not prototype:
-        raise FunctionPointerError(f"{what}: 0x{address:x} ({r.name}) has another signature", address)
-    return r
-
-
-def call(address: int, prototype: Any, *args: Any, what: str = "call", cleanup: Callable[[Any], None]
-         | None = None) -> Any:
-    """Call the C function at `address` (which must be registered with `prototype`).
-
-    An exception parked by a callback during the call is re-raised here, after `cleanup(result)`
-    disposes of what the C function returned.
-    """
-    r = _registry.get(address)
-    if r is None or r.prototype is not prototype:
-        r = lookup(address, prototype, what)  # raises
-    result = r.pointer(*args)  # call_registered's body (one frame fewer)
-    if _parked.errors:
-        reraise_parked(result, cleanup)
-    return result
-
-
-def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | None = None) -> Any:
-    """`call()` through a function `lookup` just returned (no second registry lookup)."""
-    # The pointer object made at registration for this very address (a call through the address,
-    # not the Python function: what C does with it is what happens).
-    result = r.pointer(*args)
-    if _parked.errors:
-        reraise_parked(result, cleanup)
-    return result
-
-
 def reraise_parked(result: Any, cleanup: Callable[[Any], None] | None = None) -> None:
     """After a call during which a callback parked an exception: `cleanup(result)`, then raise it."""
     parked = _take_parked()
@@ -155,8 +88,137 @@ def reraise_parked(result: Any, cleanup: Callable[[Any], None] | None = None) ->
     raise parked  # type: ignore[misc]
 
 
-find = _registry.get  # address -> Registered | None (the registry dict is never rebound)
+def call_registered(r: Registered, *args: Any, cleanup: Callable[[Any], None] | None = None) -> Any:
+    """`call()` through a function `lookup` just returned (no second registry lookup)."""
+    # The pointer made at registration for this very address (through C on the host: what C does
+    # with it is what happens).
+    result = r.pointer(*args)
+    if _parked.errors:
+        reraise_parked(result, cleanup)
+    return result
 
 
-def is_registered(address: int) -> bool:
-    return address in _registry
+def _parking(fn: Callable[..., Any], on_error: Any) -> Callable[..., Any]:
+    def thunk(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+            park(e)
+            return on_error(e) if callable(on_error) else on_error
+    return thunk
+
+
+class FunctionTable:
+    """The function pointers of one address space (see the module docstring). `find(address)` is
+    the Registered at `address` or None (a dict lookup, for the hot callers)."""
+
+    kind = "function"  # what an address of this table is, for messages
+
+    def __init__(self, registry: dict[int, Registered]) -> None:
+        self._registry = registry
+        self.find = registry.get  # the registry dict is never rebound
+        self._shared: dict[str, int] = {}
+
+    def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
+        raise NotImplementedError
+
+    def make(self, prototype: Any, fn: Callable[..., Any], *, name: str = "", on_error: Any = None) -> int:
+        """Register `fn` as a function of `prototype`; its address. If `fn` raises, the exception is
+        parked for `call()` and the caller gets `on_error(exc)` (or `on_error` itself if it is not
+        callable) as the return value."""
+        return self.make_raw(prototype, _parking(fn, on_error), name=name or getattr(fn, "__name__", "?"))
+
+    def make_raw(self, prototype: Any, fn: Callable[..., Any], *, name: str = "") -> int:
+        """Register `fn` itself as a function of `prototype` (one Python frame less per call than
+        `make`); its address. `fn` must never raise: it catches everything itself and parks what the
+        caller must see (`park`), as `make`'s wrapper does."""
+        return self._register(prototype, fn, name or getattr(fn, "__name__", "?")).address
+
+    def shared(self, key: str, prototype: Any, fn: Callable[..., Any]) -> int:
+        """One registration of `fn` per table under `key` (e.g. the heap allocator's ctl)."""
+        address = self._shared.get(key)
+        if address is None:
+            address = self._shared[key] = self.make_raw(prototype, fn, name=key)
+        return address
+
+    def forget(self, address: int) -> None:
+        """Unregister a function (its address then fails `call()` like any unknown pointer)."""
+        self._registry.pop(address, None)
+
+    def is_registered(self, address: int) -> bool:
+        return address in self._registry
+
+    def lookup(self, address: int, prototype: Any, what: str) -> Registered:
+        if not address:
+            raise FunctionPointerError(f"{what}: call through a NULL function pointer", 0)
+        r = self._registry.get(address)
+        if r is None:
+            raise FunctionPointerError(f"{what}: 0x{address:x} is not a registered {self.kind}", address)
+        if r.prototype is not prototype:
+            raise FunctionPointerError(f"{what}: 0x{address:x} ({r.name}) has another signature", address)
+        return r
+
+    def call(self, address: int, prototype: Any, *args: Any, what: str = "call",
+             cleanup: Callable[[Any], None] | None = None) -> Any:
+        """Call the function at `address` (which must be registered with `prototype`). An exception
+        parked by a callback during the call is re-raised here, after `cleanup(result)` disposes of
+        what the function returned."""
+        r = self._registry.get(address)
+        if r is None or r.prototype is not prototype:
+            r = self.lookup(address, prototype, what)  # raises
+        result = r.pointer(*args)
+        if _parked.errors:
+            reraise_parked(result, cleanup)
+        return result
+
+
+# Real C function pointers are valid in the whole process: one registry for every host heap.
+_host_registry: dict[int, Registered] = {}
+
+
+class HostFunctions(FunctionTable):
+    """Real C function pointers (ctypes callbacks) on the host target."""
+
+    kind = "C function"
+
+    def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
+        cfunc = prototype(fn)
+        address = ctypes.cast(cfunc, ctypes.c_void_p).value
+        r = Registered(address, prototype, name, cfunc, prototype(address))
+        self._registry[address] = r
+        return r
+
+
+# One table for every host heap: its shared registrations (the heap allocator's ctl) serve them all.
+HOST = HostFunctions(_host_registry)
+
+
+class HandleFunctions(FunctionTable):
+    """Function pointers of a foreign target: handles in [lo, hi), 16 bytes apart, dispatched to the
+    Python function they were made for. Freed handles are reused (lowest first)."""
+
+    STRIDE = 16
+    kind = "function handle"
+
+    def __init__(self, lo: int, hi: int) -> None:
+        super().__init__({})
+        self._lo, self._hi = lo, hi
+        self._next = lo
+        self._free: list[int] = []
+
+    def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
+        if self._free:
+            address = self._free.pop()
+        elif self._next + self.STRIDE <= self._hi:
+            address = self._next
+            self._next += self.STRIDE
+        else:
+            raise FunctionPointerError(f"no free function handle left in 0x{self._lo:x}..0x{self._hi:x}",
+                                       self._hi)
+        r = Registered(address, prototype, name, fn, fn)
+        self._registry[address] = r
+        return r
+
+    def forget(self, address: int) -> None:
+        if self._registry.pop(address, None) is not None:
+            self._free.append(address)

@@ -1,9 +1,13 @@
-"""A tracked heap of real host memory, with the checks of a memory sanitizer.
+"""A tracked heap in an emulated address space, with the checks of a memory sanitizer.
 
-Every byte the VM model touches lives in a `Heap` allocation: a ctypes array owned by Python, so a
-pointer into it is a real address that C function pointers and ctypes structs can use, and a view of
-it (memoryview, numpy) keeps the memory alive even after the heap frees it: no view can make Python
-crash. Each allocation records its address, size and the Python stack that made it.
+A `Heap` runs on one data model (`target`, default: the host): its `machine` gives every size and
+codec, and its `space` (`vm.address_space`) is a window of that target's addresses backed by one
+host mapping. Every byte the VM model touches lives in a `Heap` allocation there: real host memory,
+which struct codecs and numpy read in place, and a view of it (memoryview, numpy) keeps the memory
+alive even after the heap frees it or closes: no view can make Python crash. On the host target an
+address is the real host address, so C function pointers and kernels can use it; on any other
+target it is what a pointer of that target holds (4 bytes on ILP32). Each allocation records its
+address, size and the Python stack that made it.
 
 Bytes produced by anyone (packed argument buffers, refs in memory, fuzz input) may hold forged
 pointers, so nothing reads or writes through a pointer without `check_range` first: a range outside
@@ -14,13 +18,14 @@ Freed blocks are poisoned and sit in a quarantine so that a double free is recog
 stale pointer is reported as pointing into freed memory. The quarantine remembers the last
 `quarantine` freed blocks (enough to name a double free); of those, the memory itself is kept (never
 reused) only for blocks of at most `quarantine_large` bytes, up to `quarantine_bytes` in all: larger
-or older blocks go back to the C allocator right after poisoning, so a stale pointer into them may
-later land in a new block (a double free of them is still reported while they are remembered).
+or older blocks go back to the address space's free lists right after poisoning, so a stale pointer
+into them may later land in a new block (a double free of them is still reported while they are
+remembered). Every block has unaddressable red zones on both sides.
 
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
 (uninitialized) block shows UNINITIALIZED_BYTE in its first `MAX_FILL` bytes only, the rest reads as
-zero; and a freed block larger than `quarantine_large`, whose memory goes straight back to the C
-allocator, is poisoned in its first `MAX_FILL` bytes only. Blocks that stay quarantined (and every
+zero; and a freed block larger than `quarantine_large`, whose memory goes straight back to the free
+lists, is poisoned in its first `MAX_FILL` bytes only. Blocks that stay quarantined (and every
 block of at most `quarantine_large` bytes) are poisoned whole; CALLOC (zero=True) memory is all zero.
 Filling megabytes that nobody may read again would cost more than the rest of a call.
 """
@@ -37,11 +42,12 @@ from typing import Any, Iterator
 
 from ..abi.errors import IreeAbiError
 from ..abi.layout import Struct
-from . import host, status as _status
+from ..abi.targets import Target
+from . import callbacks, status as _status
+from .address_space import GRANULE, AddressSpace, AddressSpaceError, window_limit
+from .machine import Machine, machine as _machine
 from .status import StatusCode, StatusError
 
-# glibc's MALLOC_ALIGNMENT rule: 2 * sizeof(size_t), at least alignof(long double).
-MALLOC_ALIGNMENT = max(2 * host.POINTER_SIZE, host.HOST.scalar("long double").align)
 UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
 DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
@@ -52,7 +58,6 @@ QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
 
 
-_c_char = ctypes.c_char
 _SMALL_ZERO = 1024  # fills up to this size are a struct pack into the block, not a foreign memset
 _ZEROS = bytes(_SMALL_ZERO)
 _POISON = bytes([FREED_BYTE]) * _SMALL_ZERO
@@ -66,15 +71,13 @@ def _span(n: int) -> struct.Struct:
         s = _SPANS[n] = struct.Struct(f"{n}s")
     return s
 
-_addressof = ctypes.addressof
 _memset = ctypes.memset
+_memmove = ctypes.memmove
 _bisect_left = bisect.bisect_left
 _bisect_right = bisect.bisect_right
-_P = host.POINTER_SIZE
-_WORD_MASK = host.WORD_MASK
-_word_unpack, _word_pack = host.WORD.unpack_from, host.WORD.pack_into
-_i32_unpack, _i32_pack = host.I32.unpack_from, host.I32.pack_into
-_CTYPES: dict = {}  # Struct decl -> (host ctypes class, its sizeof), for struct_at
+_I32 = struct.Struct("<i")
+_i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
+MAX_RESERVATION = 1 << 40  # address space reserved per heap at most, whatever its limit
 
 
 class HeapError(IreeAbiError):
@@ -128,18 +131,17 @@ class Allocation:
     serial: int  # allocation order in its heap
     tag: str
     stack: tuple  # as _capture_stack took it: (code, line) pairs; frames() gives (file, line, function)
-    raw: Any = field(repr=False)  # the ctypes array holding the bytes
+    raw: Any = field(repr=False)  # the arena's bytes (a memoryview); None once the chunk is given back
     internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
     freed_stack: tuple | None = field(default=None, repr=False)  # likewise
-    raw_offset: int = field(default=-1, repr=False)  # address - addressof(raw), fixed at creation
+    base: int = field(default=0, repr=False)  # target address of raw[0]: address p is raw[p - base]
     end: int = field(default=-1, repr=False)  # address + size, fixed at creation (hot path)
-    bytes_view: Any = field(default=None, repr=False)  # memoryview(raw).cast("B"), made on first view
-    base: int = field(default=0, repr=False)  # addressof(raw): address p is raw[p - base] (hot path)
+    chunk: int = field(default=0, repr=False)  # the arena range holding the block and its red zones
+    chunk_size: int = field(default=0, repr=False)
 
     # Written by hand rather than generated: one Allocation per malloc, so its construction is hot.
     def __init__(self, address: int, size: int, serial: int, tag: str, stack: tuple, raw: Any,
-                 internal: bool = False, freed_stack: tuple | None = None, raw_offset: int = -1,
-                 end: int = -1, bytes_view: Any = None) -> None:
+                 internal: bool = False, base: int = 0, chunk: int = 0, chunk_size: int = 0) -> None:
         self.address = address
         self.size = size
         self.serial = serial
@@ -147,13 +149,11 @@ class Allocation:
         self.stack = stack
         self.raw = raw
         self.internal = internal
-        self.freed_stack = freed_stack
-        if raw_offset < 0:
-            raw_offset = address - ctypes.addressof(raw)
-        self.raw_offset = raw_offset
-        self.base = address - raw_offset
+        self.freed_stack = None
+        self.base = base
         self.end = address + size
-        self.bytes_view = bytes_view
+        self.chunk = chunk
+        self.chunk_size = chunk_size
 
     def describe(self) -> str:
         tag = f" [{self.tag}]" if self.tag else ""
@@ -167,7 +167,7 @@ class Allocation:
 
 
 # Stands for "no block" in Heap._last: its range [1, 0) holds no address.
-_NOWHERE = Allocation(1, 0, 0, "", (), None, True, None, 0)
+_NOWHERE = Allocation(1, 0, 0, "", (), None, True)
 _NOWHERE.end = 0
 
 
@@ -176,18 +176,40 @@ def _is_int(x: object) -> bool:
 
 
 class Heap:
-    """Tracked host memory. Addresses are plain ints; see the module docstring for the checks."""
+    """Tracked memory of one data model. Addresses are plain ints of the target's address space;
+    see the module docstring for the checks. `target` is a data model name, Target or Machine
+    (default: the host); `limit` caps the live bytes (RESOURCE_EXHAUSTED past it)."""
 
-    def __init__(self, *, limit: int = DEFAULT_LIMIT, capture_stacks: bool = True,
-                 strict_aligned: bool = True, quarantine: int = 1024, scratch_size: int = 64 << 10,
-                 quarantine_bytes: int = QUARANTINE_BYTES, quarantine_large: int = QUARANTINE_LARGE,
-                 name: str = "heap") -> None:
+    def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int = DEFAULT_LIMIT,
+                 capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
+                 scratch_size: int = 64 << 10, quarantine_bytes: int = QUARANTINE_BYTES,
+                 quarantine_large: int = QUARANTINE_LARGE, name: str = "heap") -> None:
+        self.machine: Machine = _machine(target)
+        self.target: Target = self.machine.target
         self.name = name
         self.limit = limit
         self.capture_stacks = capture_stacks
         # strict: free_aligned of a pointer malloc_aligned did not return is a HeapError (what a
         # sanitizer reports); lenient: IREE's arithmetic runs on it, so its effects can be observed.
         self.strict_aligned = strict_aligned
+        self.malloc_alignment = self.machine.malloc_alignment
+        m = self.machine
+        self._word_size = m.pointer_size
+        self._word_mask = m.word_mask
+        self._word_unpack, self._word_pack = m.word.unpack_from, m.word.pack_into
+        # One arena: the limit with room for red zones, fragmentation and the quarantine, within what
+        # the target's pointers reach.
+        reserve = min(max(limit + limit // 2, 64 << 20) + scratch_size, MAX_RESERVATION,
+                      window_limit(m.pointer_size, m.is_host))
+        self.space = AddressSpace(reserve, pointer_size=m.pointer_size, host=m.is_host,
+                                  name=f"{name} ({m.name})")
+        self._raw = self.space.bytes
+        self._base = self.space.base
+        self._host_delta = self.space.host_base - self.space.base
+        # Function pointers stored in this heap's memory: real C pointers on the host, handles in
+        # the address space's code range elsewhere.
+        self.functions: callbacks.FunctionTable = (
+            callbacks.HOST if m.is_host else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
         self.live_bytes = 0
         self.closed = False
         self._live: dict[int, Allocation] = {}
@@ -201,11 +223,12 @@ class Heap:
         self._held_max = quarantine_bytes
         self._held_large = quarantine_large
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
+        self.known_types: dict[int, int] = {}  # ref type words registered on this heap -> count
         # The live block check_range found last (never a freed one: _release resets it).
         self._last: Allocation = _NOWHERE
         self._serial = 0
         self._stack_lo, self._stack_hi = 1, 0  # empty until the scratch block exists
-        self._stack_block = self._allocate(scratch_size, True, MALLOC_ALIGNMENT, "scratch stack",
+        self._stack_block = self._allocate(scratch_size, True, self.malloc_alignment, "scratch stack",
                                            internal=True, skip=1)
         self._stack_top = self._stack_block.address
         self._stack_raw = self._stack_block.raw
@@ -214,19 +237,39 @@ class Heap:
         self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
 
+    @property
+    def pointer_size(self) -> int:
+        return self._word_size
+
+    def host_address(self, address: int) -> int:
+        """The host address of `address` (itself on the host target): only for C code that runs on
+        the host's data model (kernels), after a check of the range."""
+        return address + self._host_delta
+
     # -- allocation ------------------------------------------------------------------------------
 
-    def malloc(self, size: int, *, zero: bool = True, align: int = MALLOC_ALIGNMENT, tag: str = "") -> int:
+    def malloc(self, size: int, *, zero: bool = True, align: int | None = None, tag: str = "") -> int:
         """A new block of `size` bytes (zeroed, or filled with UNINITIALIZED_BYTE); its address.
+        `align` defaults to the target's malloc alignment.
 
-        Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit this raises
-        StatusError(RESOURCE_EXHAUSTED), which allocator control functions pass on as a status.
+        Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit (or when
+        the address space has no room) this raises StatusError(RESOURCE_EXHAUSTED), which allocator
+        control functions pass on as a status.
         """
-        return self._allocate(size, zero, align, tag, skip=1).address
+        return self._allocate(size, zero, self.malloc_alignment if align is None else align, tag,
+                              skip=1).address
 
     def malloc_internal(self, size: int, *, tag: str = "") -> int:
         """A zeroed block owned by the heap itself: never a leak, never freed by callers."""
-        return self._allocate(size, True, MALLOC_ALIGNMENT, tag, internal=True, skip=1).address
+        return self._allocate(size, True, self.malloc_alignment, tag, internal=True, skip=1).address
+
+    def free_internal(self, address: int) -> None:
+        """Free a block `malloc_internal` returned (a runtime component giving back its own state)."""
+        a = self._live.get(address)
+        if a is None or not a.internal or a is self._stack_block:
+            raise HeapError(f"{self.name}: free_internal of 0x{address:x}, which malloc_internal did not return",
+                            address)
+        self._release(a, ())
 
     def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
                   skip: int = 0) -> Allocation:
@@ -241,18 +284,31 @@ class Heap:
                               f"{self.name}: {size} bytes requested with {self.live_bytes} of "
                               f"{self.limit} in use")
         # Red zones on both sides belong to no allocation, so an access just outside a block is
-        # always reported, whatever Python's allocator put next to it.
-        raw = (_c_char * (REDZONE + (size or 1) + align - 1 + REDZONE))()  # zero-filled
-        base = _addressof(raw)
-        address = (base + REDZONE + align - 1) & -align  # align_up (align is a power of two)
+        # always reported.
+        space = self.space
+        chunk_size = space.chunk_size(REDZONE + (size or 1) + (align - GRANULE if align > GRANULE else 0)
+                                      + REDZONE)
+        try:
+            chunk, fresh = space.allocate(chunk_size)
+        except AddressSpaceError as e:
+            raise StatusError(StatusCode.RESOURCE_EXHAUSTED, f"{self.name}: {size} bytes requested: {e}") \
+                from None
+        base = self._base
+        address = (base + chunk + REDZONE + align - 1) & -align  # align_up (align is a power of two)
+        raw = self._raw
+        if size and not fresh:  # a reused chunk holds old bytes: the block starts zeroed, as new memory
+            if size <= _SMALL_ZERO:
+                (_SPANS.get(size) or _span(size)).pack_into(raw, address - base, _ZEROS)
+            else:
+                _memset(address + self._host_delta, 0, size)
         if not zero and size:
             if size <= _SMALL_ZERO:
                 (_SPANS.get(size) or _span(size)).pack_into(raw, address - base, _UNINIT)
             else:  # ASan's max_malloc_fill_size: only the first MAX_FILL bytes show the pattern
-                _memset(address, UNINITIALIZED_BYTE, size if size <= MAX_FILL else MAX_FILL)
+                _memset(address + self._host_delta, UNINITIALIZED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         self._serial += 1
         stack = _capture_stack(skip + 1) if self.capture_stacks else ()
-        a = Allocation(address, size, self._serial, tag, stack, raw, internal, None, address - base)
+        a = Allocation(address, size, self._serial, tag, stack, raw, internal, base, chunk, chunk_size)
         self._live[address] = a
         starts = self._starts
         if not starts or address > starts[-1]:
@@ -282,12 +338,14 @@ class Heap:
     def realloc(self, address: int, size: int, *, tag: str = "") -> int:
         """realloc: a new block with the old contents (NULL acts as malloc); the old block is freed."""
         if address == 0:
-            return self._allocate(size, False, MALLOC_ALIGNMENT, tag, skip=1).address
+            return self._allocate(size, False, self.malloc_alignment, tag, skip=1).address
         old = self._live.get(address)
         if old is None or old.internal:
             raise HeapError(self._bad_free_message(address, "realloc"), address)
-        new = self._allocate(size, False, MALLOC_ALIGNMENT, tag or old.tag, skip=1)
-        ctypes.memmove(new.address, old.address, min(size, old.size))
+        new = self._allocate(size, False, self.malloc_alignment, tag or old.tag, skip=1)
+        n = min(size, old.size)
+        if n:
+            _memmove(new.address + self._host_delta, old.address + self._host_delta, n)
         self._release(old, new.stack)
         return new.address
 
@@ -305,17 +363,18 @@ class Heap:
             del starts[i]
             del self._blocks[i]
         size = a.size
-        self.live_bytes -= size
+        if not a.internal:
+            self.live_bytes -= size
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
-        # goes back to the C allocator now (the record stays, to name a double free).
+        # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
         if size:
             if size <= _SMALL_ZERO:
-                (_SPANS.get(size) or _span(size)).pack_into(a.raw, a.raw_offset, _POISON)
+                (_SPANS.get(size) or _span(size)).pack_into(a.raw, address - a.base, _POISON)
             elif size <= self._held_large:  # kept (or small enough): poisoned whole
-                _memset(address, FREED_BYTE, size)
-            else:  # about to go back to the C allocator: a bounded fill, as ASan's
-                _memset(address, FREED_BYTE, size if size <= MAX_FILL else MAX_FILL)
+                _memset(address + self._host_delta, FREED_BYTE, size)
+            else:  # about to go back to the free lists: a bounded fill, as ASan's
+                _memset(address + self._host_delta, FREED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         a.freed_stack = stack
         self._freed[address] = a
         quarantine = self._quarantine
@@ -326,7 +385,9 @@ class Heap:
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
         else:
-            a.raw = a.bytes_view = None
+            a.raw = None
+            # The poisoned prefix stays readable until the chunk is reused.
+            self.space.release(a.chunk, a.chunk_size, keep=address - a.base - a.chunk + MAX_FILL)
         if len(quarantine) > self._quarantine_max:
             while len(quarantine) > self._quarantine_max:
                 old = quarantine.popleft()
@@ -338,10 +399,12 @@ class Heap:
                 held_q.popleft()
 
     def _drop_memory(self, a: Allocation) -> None:
-        """Let a freed block's memory go back to the C allocator (views of it keep it alive)."""
+        """Let a held freed block's memory go back to the free lists (views still see the arena)."""
         if a.raw is not None:
-            a.raw = a.bytes_view = None
+            a.raw = None
             self._held_bytes -= a.size
+            if self.space is not None:
+                self.space.release(a.chunk, a.chunk_size, keep=a.chunk_size)
 
     def _bad_free_message(self, address: int, what: str = "free") -> str:
         if address in self._freed:
@@ -434,20 +497,14 @@ class Heap:
         if not n:
             return b""
         off = address - a.base
-        return a.raw[off:off + n]  # a c_char array's slice is bytes
+        return bytes(a.raw[off:off + n])
 
     def write(self, address: int, data: bytes) -> None:
         n = len(data)
         a = self.check_range(address, n)
         if n:
-            if type(data) is bytes:  # straight into the block through its byte view
-                mv = a.bytes_view
-                if mv is None:
-                    mv = a.bytes_view = memoryview(a.raw).cast("B")
-                off = address - a.base
-                mv[off:off + n] = data
-            else:
-                ctypes.memmove(address, bytes(data), n)
+            off = address - a.base
+            a.raw[off:off + n] = data if type(data) is bytes else bytes(data)
 
     def memset(self, address: int, value: int, n: int) -> None:
         a = self._last
@@ -458,13 +515,13 @@ class Heap:
             if n <= _SMALL_ZERO and not value & 0xFF:  # zeroing a few bytes
                 (_SPANS.get(n) or _span(n)).pack_into(a.raw, address - a.base, _ZEROS)
             else:
-                _memset(address, value & 0xFF, n)
+                _memset(address + self._host_delta, value & 0xFF, n)
 
     def memmove(self, dst: int, src: int, n: int) -> None:
         self.check_range(src, n)
         self.check_range(dst, n)
         if n:
-            ctypes.memmove(dst, src, n)
+            _memmove(dst + self._host_delta, src + self._host_delta, n)
 
     def view(self, address: int, n: int) -> memoryview:
         """A writable byte view of [address, address + n); it keeps the memory alive."""
@@ -479,42 +536,39 @@ class Heap:
         else:
             a = self.check_range(address, n)
         off = address - a.base
-        mv = a.bytes_view
-        if mv is None:
-            mv = a.bytes_view = memoryview(a.raw).cast("B")
-        return mv[off:off + n]
+        return a.raw[off:off + n]
 
     def struct_at(self, decl: Struct, address: int) -> Any:
-        """The host ctypes view of `decl` at `address` (sharing, and keeping alive, the memory)."""
-        sized = _CTYPES.get(decl)
-        if sized is None:
-            ct = host.ctype(decl)
-            sized = _CTYPES[decl] = (ct, ctypes.sizeof(ct))
-        ct, size = sized
+        """The ctypes view of `decl` laid out for the heap's target at `address` (sharing, and
+        keeping alive, the memory)."""
+        ct = self.machine.ctype(decl)
+        size = ctypes.sizeof(ct)
         a = self._last
         if type(address) is not int or not (a.address <= address and address + size <= a.end):
             a = self.check_range(address, size)
         return ct.from_buffer(a.raw, address - a.base)
 
-    # Scalar accesses go through the allocation's own ctypes array (struct.*_from / *_into): no
-    # temporary bytes objects on the hot path.
+    # Scalar accesses go through the arena's bytes (struct.*_from / *_into): no temporary bytes
+    # objects on the hot path. A word is the target's pointer width.
     def read_word(self, address: int) -> int:
-        if type(address) is int and self._stack_lo <= address and address + _P <= self._stack_hi:
+        p = self._word_size
+        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
             a = self._stack_block  # a slot in a scratch frame
         else:
             a = self._last
-            if type(address) is not int or not (a.address <= address and address + _P <= a.end):
-                a = self.check_range(address, _P)
-        return _word_unpack(a.raw, address - a.base)[0]
+            if type(address) is not int or not (a.address <= address and address + p <= a.end):
+                a = self.check_range(address, p)
+        return self._word_unpack(a.raw, address - a.base)[0]
 
     def write_word(self, address: int, value: int) -> None:
-        if type(address) is int and self._stack_lo <= address and address + _P <= self._stack_hi:
+        p = self._word_size
+        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
             a = self._stack_block  # a slot in a scratch frame
         else:
             a = self._last
-            if type(address) is not int or not (a.address <= address and address + _P <= a.end):
-                a = self.check_range(address, _P)
-        _word_pack(a.raw, address - a.base, value & _WORD_MASK)
+            if type(address) is not int or not (a.address <= address and address + p <= a.end):
+                a = self.check_range(address, p)
+        self._word_pack(a.raw, address - a.base, value & self._word_mask)
 
     def read_i32(self, address: int) -> int:
         a = self._last
@@ -573,7 +627,8 @@ class Heap:
         if self.closed:
             self._check_open()
         top = self._stack_top
-        start = (top + MALLOC_ALIGNMENT - 1) & -MALLOC_ALIGNMENT  # align_up (a power of two)
+        align = self.malloc_alignment
+        start = (top + align - 1) & -align  # align_up (a power of two)
         if start + n > self._stack_hi:
             raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
         self._scratch_frames.append(top)

@@ -1,7 +1,8 @@
 """A native module: name, version and an export table sorted by name, as IREE's
 iree_vm_native_module_descriptor_t (runtime/src/iree/vm/native_module.h).
 
-Exports are (local name, calling convention, target) with a shim per signature. `lookup` is the
+Exports are (local name, calling convention, function): the Python implementation, run by the shim of
+its signature on the module's data model (the heap's). `lookup` is the
 binary search of iree_vm_native_module_lookup_function over names compared as
 iree_string_view_compare does (bytes, then length); the table must be strictly sorted, as the
 descriptor verifier requires. `call(name, *args)` runs a whole import call the way the bytecode VM
@@ -29,33 +30,38 @@ from ..abi.errors import IreeAbiError
 from . import call as _call
 from . import module_ref
 from .heap import Heap
-from .heap import MALLOC_ALIGNMENT
+from .machine import Machine
 from .ref import Ref, countable_cell, object_release
 from .call import _as_ref
-from .shims import CALL_BEGIN, ByteSpan, CallContext, MarshalError, Shim, Target, shim_for
+from .shims import READER_FORMS, CALL_BEGIN, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
 from .status import StatusCode, StatusError
 
 
 @dataclass(frozen=True)
 class Export:
-    """One export descriptor + function pointer pair."""
+    """One export: descriptor (name, calling convention, reflection attributes) and the Python
+    function the shim of its signature calls with the decoded arguments (`function(ctx, *args)`).
+    The shim itself is made per data model (`shim_on`)."""
 
     name: str
     cconv: str  # the whole signature, e.g. "0rIiiiCiDCrIID_v"
-    target: Target
+    function: NativeFunction
     form: str = "fixed"  # reader form for multi-span arguments (see shims)
     attrs: tuple[tuple[str, str], ...] = ()  # function-level reflection attributes (key, value)
-    shim: Shim = field(init=False, repr=False, compare=False)
+    signature: cconv.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "\0" in self.name:
             raise IreeAbiError(f"export name must be a non-empty string without NUL, got {self.name!r}")
         object.__setattr__(self, "attrs", _attr_pairs(self.attrs, f"export {self.name!r} attrs"))
-        object.__setattr__(self, "shim", shim_for(self.cconv, self.form))
+        if self.form not in READER_FORMS:
+            raise IreeAbiError(f"export {self.name!r}: unknown reader form {self.form!r}; valid: "
+                               f"{', '.join(READER_FORMS)}")
+        object.__setattr__(self, "signature", cconv.parse(self.cconv))
 
-    @property
-    def signature(self) -> cconv.Signature:
-        return self.shim.signature
+    def shim_on(self, machine: Machine) -> Shim:
+        """The shim of this export's signature on a data model."""
+        return shim_for(self.cconv, self.form, machine)
 
     @property
     def key(self) -> bytes:
@@ -178,10 +184,13 @@ class NativeModule:
                                   f"module export table is not sorted by name (export {i - 1} "
                                   f"('{table[i - 1].name}') >= {i} ('{table[i].name}'))")
         self.heap = heap
+        self.machine = heap.machine
         self.name = name
         self.version = version
         self.attrs = _attr_pairs(attrs, f"module {name!r} attrs")
         self.exports: tuple[Export, ...] = tuple(table)
+        # Each export's shim on the heap's data model, by ordinal.
+        self.shims: tuple[Shim, ...] = tuple(e.shim_on(self.machine) for e in self.exports)
         self._ordinals: dict[str, int] = {}  # lookup's memo
         self.state = state
         self.destroyed = False
@@ -301,8 +310,8 @@ class NativeModule:
             raise
         error: BaseException | None = None
         try:
-            export.shim(CallContext(heap, self, self.state), CALL_BEGIN, arguments.span, results.span,
-                        export.target)
+            self.shims[ordinal](CallContext(heap, self, self.state), CALL_BEGIN, arguments.span,
+                                results.span, export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
             error = _shim_failure(e, self.name, export.name, results.layout.size)
         try:
@@ -322,7 +331,7 @@ class NativeModule:
         if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
-        return PlannedCall(self, self.exports[ordinal], tuple(span_counts), tuple(moved))
+        return PlannedCall(self, ordinal, tuple(span_counts), tuple(moved))
 
     # -- lifetime -----------------------------------------------------------------------------------
 
@@ -354,16 +363,20 @@ class PlannedCall:
     dropped unread, as the VM drops them (`_shim_failure` says what the failure becomes).
     """
 
-    __slots__ = ("module", "export", "heap", "args", "results", "acodec", "rcodec", "asize", "rsize",
-                 "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack", "roff",
-                 "nvalues", "where")
+    __slots__ = ("module", "export", "shim", "heap", "args", "results", "acodec", "rcodec", "asize",
+                 "rsize", "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack", "roff",
+                 "nvalues", "where", "word_mask")
 
-    def __init__(self, module: NativeModule, export: Export, span_counts: tuple[int, ...],
+    def __init__(self, module: NativeModule, ordinal: int, span_counts: tuple[int, ...],
                  moved: tuple[int, ...]) -> None:
+        export = module.exports[ordinal]
         sig = export.signature
         self.module, self.export, self.heap = module, export, module.heap
-        self.args = _call._plan(sig.arguments, span_counts)
-        self.results = _call._plan(sig.results, ())
+        self.shim = module.shims[ordinal]
+        m = module.machine
+        self.word_mask = m.word_mask
+        self.args = _call._plan(sig.arguments, span_counts, m)
+        self.results = _call._plan(sig.results, (), m)
         self.asize, self.rsize = self.args.size, self.results.size
         self.acodec = codec(self.args.layout, True)
         self.rcodec = codec(self.results.layout, True)
@@ -381,7 +394,8 @@ class PlannedCall:
         self.stack = self.heap.scratch_memory()
         # One scratch frame holds both buffers, as the VM allocas them: results, then arguments
         # (MALLOC_ALIGNMENT apart); void results use the shared empty block.
-        self.roff = -(-self.rsize // MALLOC_ALIGNMENT) * MALLOC_ALIGNMENT
+        align = self.heap.malloc_alignment
+        self.roff = -(-self.rsize // align) * align
         self.nvalues = len(self.args.layout.values)
         self.where = f"{module.name}.{export.name} ({export.cconv})"
 
@@ -390,7 +404,7 @@ class PlannedCall:
         if len(flat) != self.nvalues:
             raise MarshalError(f"{self.where}: {self.nvalues} argument value(s) expected, "
                                f"got {len(flat)}")
-        moved = [r if type(r) is Ref else _as_ref(r, self.where)
+        moved = [r if type(r) is Ref else _as_ref(r, self.where, self.word_mask)
                  for r in (flat[i] for i in self.moved)] if self.moved else ()
         try:
             frame = heap.scratch_push(roff + asize)
@@ -429,8 +443,7 @@ class PlannedCall:
         if ctx.state is not module.state:  # the module's state was replaced since planning
             ctx = self._ctx = CallContext(heap, module, module.state)
         try:
-            export.shim(ctx, CALL_BEGIN, ByteSpan(aaddr, asize), ByteSpan(raddr, rsize),
-                        export.target)
+            self.shim(ctx, CALL_BEGIN, ByteSpan(aaddr, asize), ByteSpan(raddr, rsize), export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
             error = _shim_failure(e, module.name, export.name, rsize)
         try:

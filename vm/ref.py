@@ -4,11 +4,12 @@ A ref is two words {ptr, type}. `type` is the address of an 8-aligned iree_vm_re
 OR'ed with a 3-bit tag: the object's int32 counter is at ptr + 4 * tag. When a release takes the
 counter from 1 to 0 the descriptor's `destroy` function pointer is called, once, through C.
 
-Descriptors live in tracked memory and their `destroy` is a registered C callback. Every ref read from
-memory may be forged, so each pointer is checked against the heap before it is read or written, a type
-word is only used to count if a registration produced it (a forged tag could otherwise make a release
-decrement any word of a live object), and a descriptor's destroy pointer is only called if it is a
-registered function. IREE checks ref arguments only with IREE_VM_REF_PARANOID (IREE_VM_REF_ASSERT);
+Refs, descriptors and counters are laid out for the heap's data model. Descriptors live in tracked
+memory and their `destroy` is a function registered in the heap's address space (a real C callback on
+the host target). Every ref read from memory may be forged, so each pointer is checked against the
+heap before it is read or written, a type word is only used to count if a registration on that heap
+produced it (a forged tag could otherwise make a release decrement any word of a live object), and a
+descriptor's destroy pointer is only called if it is a registered function. IREE checks ref arguments only with IREE_VM_REF_PARANOID (IREE_VM_REF_ASSERT);
 the model follows the default build wherever it gives a NULL a meaning (wrap_retain and X_move_ref of
 NULL, releasing a NULL ref) and raises `RefError` where it would count through a NULL or unregistered
 type, and for wrap_assign's NULL ptr/type (the paranoid assert). Counter underflow (a release with the
@@ -22,24 +23,38 @@ from typing import Callable, NamedTuple
 
 from ..abi.errors import IreeAbiError
 from ..layouts import ref as _ref
-from . import callbacks, host
+from . import callbacks
 from .heap import Heap
+from .machine import Machine, derived
 from .status import StatusCode, StatusError
 
-_REF = host.layout(_ref.iree_vm_ref_t)
-_DESC = host.layout(_ref.iree_vm_ref_type_descriptor_t)
-REF_SIZE = _REF.size
-_PTR_OFF = _REF.field("ptr").offset
-_TYPE_OFF = _REF.field("type").offset
-DESCRIPTOR_SIZE = _DESC.size
-_DESTROY_OFF = _DESC.field("destroy").offset
-_NAME_DATA_OFF = _DESC.offsetof("type_name.data")
-_NAME_SIZE_OFF = _DESC.offsetof("type_name.size")
 TAG_MASK = _ref.REF_TYPE_TAG_MASK
 DESCRIPTOR_ALIGNMENT = 1 << _ref.REF_TYPE_TAG_BITS
 COUNTER_UNIT = _ref.REF_COUNTER_ALIGNMENT
 TYPE_NULL = _ref.REF_TYPE_NULL
-TYPE_ANY = _ref.ref_type_any(host.POINTER_SIZE)
+
+
+@derived("ref")
+class RefLayout:
+    """iree_vm_ref_t and iree_vm_ref_type_descriptor_t on one data model."""
+
+    def __init__(self, m: Machine) -> None:
+        ref = m.layout(_ref.iree_vm_ref_t)
+        desc = m.layout(_ref.iree_vm_ref_type_descriptor_t)
+        self.size = ref.size
+        ptr_off, type_off, p = ref.field("ptr").offset, ref.field("type").offset, m.pointer_size
+        # {ptr, type} as one struct: two pointer words at their offsets, padding as 'x'.
+        w = m.word_code
+        self.fmt = struct.Struct(f"<{ptr_off}x{w}{type_off - ptr_off - p}x{w}{ref.size - type_off - p}x")
+        assert self.fmt.size == ref.size
+        self.descriptor_size = desc.size
+        self.descriptor_align = max(DESCRIPTOR_ALIGNMENT, desc.align)
+        self.destroy_off = desc.field("destroy").offset
+        self.name_data_off = desc.offsetof("type_name.data")
+        self.name_size_off = desc.offsetof("type_name.size")
+        self.type_any = _ref.ref_type_any(p)  # IREE_VM_REF_TYPE_ANY at the target's pointer width
+        self.descriptor_mask = ~TAG_MASK & m.word_mask
+        self.word = m.word
 
 
 class RefError(IreeAbiError):
@@ -71,7 +86,7 @@ class Ref(NamedTuple):
 
     @property
     def descriptor(self) -> int:
-        return self.type & ~TAG_MASK & host.WORD_MASK
+        return self.type & ~TAG_MASK
 
     def __repr__(self) -> str:
         return f"Ref(ptr=0x{self.ptr:x}, type=0x{self.type:x})"
@@ -83,22 +98,17 @@ NULL_REF = Ref(0, 0)
 # -- refs in memory ---------------------------------------------------------------------------------
 
 
-# {ptr, type} as one struct: two pointer words at their host offsets, padding as 'x'.
-_W, _P = host.WORD.format[-1], host.POINTER_SIZE
-_REF_FMT = struct.Struct(f"<{_PTR_OFF}x{_W}{_TYPE_OFF - _PTR_OFF - _P}x{_W}{REF_SIZE - _TYPE_OFF - _P}x")
-assert _REF_FMT.size == REF_SIZE
-
-
 def read_ref(heap: Heap, address: int) -> Ref:
-    return Ref(*heap.unpack(_REF_FMT, address))
+    return Ref(*heap.unpack(heap.machine.ref.fmt, address))
 
 
 def write_ref(heap: Heap, address: int, ref: Ref) -> None:
-    heap.pack(_REF_FMT, address, ref.ptr & host.WORD_MASK, ref.type & host.WORD_MASK)
+    m = heap.machine
+    heap.pack(m.ref.fmt, address, ref.ptr & m.word_mask, ref.type & m.word_mask)
 
 
 def _zero(heap: Heap, address: int) -> None:
-    heap.memset(address, 0, REF_SIZE)
+    heap.memset(address, 0, heap.machine.ref.size)
 
 
 # -- counters and destroy ---------------------------------------------------------------------------
@@ -111,42 +121,38 @@ def counter_address(ptr: int, type_word: int) -> int:
 def _destroy_target(heap: Heap, type_word: int) -> "callbacks.Registered | None":
     """The descriptor's destroy function, validated (memory and, if non-NULL, registration): the
     registered function itself, None for a NULL destroy pointer."""
-    raw, off = heap.cell(type_word & _DESCRIPTOR_MASK, DESCRIPTOR_SIZE)  # the whole descriptor
-    fn = _word_unpack(raw, off + _DESTROY_OFF)[0]
+    L = heap.machine.ref
+    raw, off = heap.cell(type_word & L.descriptor_mask, L.descriptor_size)  # the whole descriptor
+    fn = L.word.unpack_from(raw, off + L.destroy_off)[0]
     if fn:
-        r = _find(fn)
+        functions = heap.functions
+        r = functions.find(fn)
         if r is None or r.prototype is not _DESTROY_FN:  # the message only when it is needed
-            r = callbacks.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
+            r = functions.lookup(fn, _DESTROY_FN, f"destroy of ref type 0x{type_word:x}")
         return r
     return None
 
 
-_DESCRIPTOR_MASK = ~TAG_MASK & host.WORD_MASK
 _DESTROY_FN = callbacks.DESTROY_FN
-_find = callbacks.find
 _PARKED = callbacks.PARKED
 
 
-# Every iree_vm_ref_type_t a TypeRegistry handed out (descriptor | its counter tag) -> registrations.
-# IREE trusts type words; here a word that no registration produced is refused before the counter it
-# designates is touched, so a forged ref cannot count (and corrupt) an arbitrary word of a live object.
-_known_types: dict[int, int] = {}
+# Every iree_vm_ref_type_t a TypeRegistry of the heap handed out (descriptor | its counter tag) ->
+# registrations: `heap.known_types`. IREE trusts type words; here a word that no registration on the
+# heap produced is refused before the counter it designates is touched, so a forged ref cannot count
+# (and corrupt) an arbitrary word of a live object.
+def is_registered_type(heap: Heap, type_word: int) -> bool:
+    return type_word in heap.known_types
 
 
-def is_registered_type(type_word: int) -> bool:
-    return type_word in _known_types
-
-
-def _check_type(ptr: int, type_word: int) -> None:
-    if type_word not in _known_types:
+def _check_type(heap: Heap, ptr: int, type_word: int) -> None:
+    if type_word not in heap.known_types:
         raise RefError(f"ref to 0x{ptr:x} has type 0x{type_word:x}, which is not a registered ref type")
 
 
 INT32_MAX = (1 << 31) - 1
-_I32 = host.I32
-_WORD = host.WORD
+_I32 = struct.Struct("<i")
 _i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
-_word_unpack = _WORD.unpack_from
 
 
 def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
@@ -158,8 +164,8 @@ def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> t
 def countable_cell(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int, object, int]:
     """`countable_value` plus (buffer, offset) of the checked counter (Heap.cell), for a retain that
     writes it without a second check (nothing may be freed in between)."""
-    if type_word not in _known_types:
-        _check_type(ptr, type_word)
+    if type_word not in heap.known_types:
+        _check_type(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)
     value = _I32.unpack_from(raw, off)[0]
@@ -181,8 +187,8 @@ def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
     on one checked access of the counter."""
     if not ptr:
         return
-    if type_word not in _known_types:
-        _check_type(ptr, type_word)
+    if type_word not in heap.known_types:
+        _check_type(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)
     value = _i32_unpack(raw, off)[0]
@@ -196,8 +202,8 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     """iree_vm_ref_object_release: counter -= 1; at 1 -> 0 the descriptor's destroy runs once."""
     if not ptr:
         return
-    if type_word not in _known_types:
-        _check_type(ptr, type_word)
+    if type_word not in heap.known_types:
+        _check_type(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
     old = _i32_unpack(raw, off)[0]
@@ -246,13 +252,13 @@ def retain(heap: Heap, ref: int, out_ref: int) -> None:
     write_ref(heap, out_ref, src)
 
 
-def _type_matches(src: Ref, type_word: int) -> bool:
-    return src.type == TYPE_NULL or src.type == type_word or type_word == TYPE_ANY
+def _type_matches(heap: Heap, src: Ref, type_word: int) -> bool:
+    return src.type == TYPE_NULL or src.type == type_word or type_word == heap.machine.ref.type_any
 
 
 def retain_checked(heap: Heap, ref: int, type_word: int, out_ref: int) -> None:
     """iree_vm_ref_retain_checked: INVALID_ARGUMENT "source ref type mismatch" changes nothing."""
-    if not _type_matches(read_ref(heap, ref), type_word):
+    if not _type_matches(heap, read_ref(heap, ref), type_word):
         raise StatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
     retain(heap, ref, out_ref)
 
@@ -265,7 +271,7 @@ def retain_or_move(heap: Heap, is_move: bool, ref: int, out_ref: int) -> None:
 
 
 def retain_or_move_checked(heap: Heap, is_move: bool, ref: int, type_word: int, out_ref: int) -> None:
-    if not _type_matches(read_ref(heap, ref), type_word):
+    if not _type_matches(heap, read_ref(heap, ref), type_word):
         raise StatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
     retain_or_move(heap, is_move, ref, out_ref)
 
@@ -341,7 +347,8 @@ def is_null(heap: Heap, ref: int) -> bool:
 
 
 def equal(heap: Heap, lhs: int, rhs: int) -> bool:
-    return lhs == rhs or heap.read(lhs, REF_SIZE) == heap.read(rhs, REF_SIZE)
+    size = heap.machine.ref.size
+    return lhs == rhs or heap.read(lhs, size) == heap.read(rhs, size)
 
 
 def check(ref: Ref, type_word: int) -> None:
@@ -403,7 +410,7 @@ class RefType:
             return
         self.closed = True
         if self.destroy_fn:
-            callbacks.forget(self.destroy_fn)
+            self.heap.functions.forget(self.destroy_fn)
         self.registry.unregister(self.descriptor)
         self.registry._types.remove(self)
         self.heap.free(self._name_data)
@@ -440,7 +447,8 @@ class TypeRegistry:
                               f"would exceed capacity of {self.capacity}")
         self._counts[descriptor] = self._counts.get(descriptor, 0) + 1
         self._words[descriptor] = word
-        _known_types[word] = _known_types.get(word, 0) + 1
+        known = self.heap.known_types
+        known[word] = known.get(word, 0) + 1
         return word
 
     def unregister(self, descriptor: int) -> None:
@@ -452,14 +460,15 @@ class TypeRegistry:
             del self._counts[descriptor], self._words[descriptor]
         else:
             self._counts[descriptor] = n
-        left = _known_types.get(word, 0) - 1
+        known = self.heap.known_types
+        left = known.get(word, 0) - 1
         if left <= 0:
-            _known_types.pop(word, None)
+            known.pop(word, None)
         else:
-            _known_types[word] = left
+            known[word] = left
 
     def is_registered(self, type_word: int) -> bool:
-        return self._words.get(type_word & ~TAG_MASK & host.WORD_MASK) == type_word
+        return self._words.get(type_word & ~TAG_MASK) == type_word
 
     def define(self, name: str, destroy: Callable[[int], None] | None, *,
                offsetof_counter: int = 0) -> RefType:
@@ -469,7 +478,8 @@ class TypeRegistry:
                               f"words of their structures (offsetof_counter {offsetof_counter!r})")
         encoded = name.encode()
         heap = self.heap
-        descriptor = heap.malloc(DESCRIPTOR_SIZE, align=max(DESCRIPTOR_ALIGNMENT, _DESC.align),
+        L = heap.machine.ref
+        descriptor = heap.malloc(L.descriptor_size, align=L.descriptor_align,
                                  tag=f"ref type descriptor {name}")
         name_data = heap.malloc(len(encoded), tag=f"ref type name {name}")
         heap.write(name_data, encoded)
@@ -482,16 +492,16 @@ class TypeRegistry:
                     destroy(ptr or 0)
                 except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
                     park(e)
-            destroy_fn = callbacks.make_raw(callbacks.DESTROY_FN, destroy_thunk, name=f"destroy {name}")
-        heap.write_word(descriptor + _DESTROY_OFF, destroy_fn)
-        heap.write_word(descriptor + _NAME_DATA_OFF, name_data)
-        heap.write_word(descriptor + _NAME_SIZE_OFF, len(encoded))
+            destroy_fn = heap.functions.make_raw(callbacks.DESTROY_FN, destroy_thunk, name=f"destroy {name}")
+        heap.write_word(descriptor + L.destroy_off, destroy_fn)
+        heap.write_word(descriptor + L.name_data_off, name_data)
+        heap.write_word(descriptor + L.name_size_off, len(encoded))
         heap.struct_at(_ref.iree_vm_ref_type_descriptor_t, descriptor).offsetof_counter = offsetof_counter
         try:
             self.register(descriptor)
         except BaseException:  # e.g. the capacity is used up: nothing of this type is left behind
             if destroy_fn:
-                callbacks.forget(destroy_fn)
+                heap.functions.forget(destroy_fn)
             heap.free(name_data)
             heap.free(descriptor)
             raise
@@ -507,8 +517,9 @@ class TypeRegistry:
 
 def type_name(heap: Heap, type_word: int) -> str:
     """iree_vm_ref_type_name, read from the descriptor in memory."""
-    descriptor = type_word & ~TAG_MASK & host.WORD_MASK
-    heap.check_range(descriptor, DESCRIPTOR_SIZE)
-    data = heap.read_word(descriptor + _NAME_DATA_OFF)
-    size = heap.read_word(descriptor + _NAME_SIZE_OFF)
+    L = heap.machine.ref
+    descriptor = type_word & L.descriptor_mask
+    heap.check_range(descriptor, L.descriptor_size)
+    data = heap.read_word(descriptor + L.name_data_off)
+    size = heap.read_word(descriptor + L.name_size_off)
     return heap.read(data, size).decode("utf-8", "replace")

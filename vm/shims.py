@@ -9,10 +9,10 @@ INVALID_ARGUMENT "argument/result signature mismatch" otherwise:
   count * sizeof(element), computed in iree_host_size_t arithmetic with the int32 count read from the
   buffer (so a negative count wraps and fails);
 - `v`: no size check, but a NULL span still fails unless the call is a RESUME;
-- results are zeroed (sizeof(struct)) before the target runs.
+- results are zeroed (sizeof(struct)) before the native function runs.
 
 On RESUME the generic shims skip the argument check altogether (a span of the wrong size reaches
-the target as NULL arguments, as a NULL span does); only the results check remains.
+the function as NULL arguments, as a NULL span does); only the results check remains.
 
 Fragments those macros cannot express (several spans, or values after a span) are read like
 hal_loader's hand-written dispatch shim: the fixed part as its C struct, then each span's int32 count
@@ -25,7 +25,10 @@ a shim also checks its spans as hal_loader's does (runtime/src/iree/modules/hal/
 iree_vm_shim_dispatch_v): the results span must be empty (a NULL one is fine), the flags are not
 consulted (no RESUME case), and a NULL argument span, which that code dereferences, is refused.
 
-The Python target receives typed values: ints and floats, refs as `Ref`, spans as lists (of tuples when
+Every struct is laid out for one data model: a shim is made for a Machine (`Shim(sig, form, target)`,
+the host by default) and reads packed memory of a heap of that data model.
+
+The Python function receives typed values: ints and floats, refs as `Ref`, spans as lists (of tuples when
 an element has several fields). The span it reads is first checked against the heap.
 """
 from __future__ import annotations
@@ -39,9 +42,10 @@ from ..abi import cconv
 from ..abi.cconv import Fragment, Value
 from ..abi.errors import IreeAbiError
 from ..abi.layout import StructLayout, layout_of
-from . import host
+from ..abi.targets import Target
 from . import ref as _ref
 from .heap import Heap
+from .machine import Machine, machine as _machine
 from .ref import Ref
 from .status import StatusCode, StatusError
 
@@ -49,9 +53,7 @@ CALL_BEGIN = 1 << 0  # IREE_VM_NATIVE_FUNCTION_CALL_BEGIN (native_module.h)
 CALL_RESUME = 1 << 1  # IREE_VM_NATIVE_FUNCTION_CALL_RESUME
 READER_FORMS = cconv.READER_FORMS
 SIGNATURE_MISMATCH = "argument/result signature mismatch"
-_MASK = host.WORD_MASK
 _CODE = {"i": "i", "I": "q", "f": "f", "F": "d"}
-_WORD = host.WORD.format[-1]
 
 
 class MarshalError(IreeAbiError):
@@ -67,7 +69,7 @@ class ByteSpan(NamedTuple):
 
 @dataclass
 class CallContext:
-    """What a native target gets besides its arguments (IREE: stack, module, module state)."""
+    """What a native function gets besides its arguments (IREE: stack, module, module state)."""
 
     heap: Heap
     module: Any = None
@@ -79,7 +81,7 @@ class CallContext:
         return ref
 
 
-Target = Callable[..., Any]  # (ctx, *args) -> result value, tuple of results, or None
+NativeFunction = Callable[..., Any]  # (ctx, *args) -> result value, tuple of results, or None
 
 
 def _mismatch() -> StatusError:
@@ -131,15 +133,15 @@ class _Reader:
         return ns["element"]
 
 
-def _reader(slots: Sequence[tuple[int, str]], size: int) -> _Reader:
+def _reader(m: Machine, slots: Sequence[tuple[int, str]], size: int) -> _Reader:
     """slots: (offset, cconv char) sorted by offset; `size` pads the format to the struct size."""
     fmt, pos, kinds = ["<"], 0, []
     for off, char in slots:
         if off > pos:
             fmt.append(f"{off - pos}x")
         if char == "r":
-            fmt.append(_WORD * 2)
-            pos = off + 2 * host.POINTER_SIZE
+            fmt.append(m.word_code * 2)
+            pos = off + 2 * m.pointer_size
             kinds.append("ref")
         else:
             fmt.append(_CODE[char])
@@ -150,17 +152,17 @@ def _reader(slots: Sequence[tuple[int, str]], size: int) -> _Reader:
     return _Reader(struct.Struct("".join(fmt)), tuple(kinds), size)
 
 
-def _c_layout(text: str) -> StructLayout:
+def _c_layout(text: str, m: Machine) -> StructLayout:
     s = cconv.shim_struct(text)
     assert s is not None, text
-    return layout_of(s, host.HOST)
+    return layout_of(s, m.target)
 
 
 @lru_cache(maxsize=None)
-def _struct_reader(text: str) -> _Reader:
+def _struct_reader(text: str, m: Machine) -> _Reader:
     """The values of a span-free fragment as its C struct lays them out."""
-    lay = _c_layout(text)
-    return _reader([(f.offset, v.char) for f, v in zip(lay.fields, cconv.parse_fragment(text).items)],
+    lay = _c_layout(text, m)
+    return _reader(m, [(f.offset, v.char) for f, v in zip(lay.fields, cconv.parse_fragment(text).items)],
                    lay.size)
 
 
@@ -206,13 +208,14 @@ class _Vla(_Decoder):
     count_offset: int
     array_offset: int
     element: _Reader  # one element, stride = its C sizeof
+    mask: int  # iree_host_size_t arithmetic of the size check
 
     def decode(self, view: memoryview, base: int) -> list[Any]:
         n = len(view)
         if n < self.sizeof:
             raise _mismatch()
         count = struct.unpack_from("<i", view, self.count_offset)[0]
-        if n != (self.sizeof + count * self.element.size) & _MASK:
+        if n != (self.sizeof + count * self.element.size) & self.mask:
             raise _mismatch()
         values = self.fixed.read(view, 0)
         if not count:
@@ -245,7 +248,7 @@ class _SpanWalker(_Decoder):
         for item in self.rest:
             if item[0] == "value":
                 _, reader, align, vm_size = item
-                p = host.align_up(base + p, align) - base
+                p = -(-(base + p) // align) * align - base  # align_up
                 if p + reader.size > n:
                     raise _mismatch()
                 values.extend(reader.read(view, p))
@@ -257,7 +260,7 @@ class _SpanWalker(_Decoder):
             count = struct.unpack_from("<i", view, p)[0]
             # The pre-fix loader aligns the element array even when empty; the packer (and so the
             # fixed reader) does not (cconv.span_reader).
-            p = host.align_up(base + p + 4, ealign) - base if count or self.form == "pre-fix" else p + 4
+            p = -(-(base + p + 4) // ealign) * ealign - base if count or self.form == "pre-fix" else p + 4
             if count < 0 or p + count * es.size > n:
                 raise _mismatch()
             element, unpack_from, size = es.element, es.struct.unpack_from, es.size
@@ -266,47 +269,45 @@ class _SpanWalker(_Decoder):
         return values
 
 
-# The VM's per-character (size, alignment) rule on the host (i/f int32, I/F aligned to
-# sizeof(int64_t), refs to alignof(iree_vm_ref_t)).
-_VM_FIELD = {c: cconv.vm_field(c, host.HOST) for c in "iIfFr"}
-
-
-def _vm_align(chars: str) -> int:
-    """The packer's span element alignment: max(4, field alignments)."""
-    return max([_VM_FIELD["i"][1]] + [_VM_FIELD[c][1] for c in chars])
+def _vm_align(chars: str, m: Machine) -> int:
+    """The packer's span element alignment: max(4, field alignments), each character's (size,
+    alignment) as the VM packs it on `m` (i/f int32, I/F aligned to sizeof(int64_t), refs to
+    alignof(iree_vm_ref_t))."""
+    return max([cconv.vm_field("i", m.target)[1]] + [cconv.vm_field(c, m.target)[1] for c in chars])
 
 
 @lru_cache(maxsize=None)
-def _decoder(text: str, form: str) -> _Decoder:
+def _decoder(text: str, form: str, m: Machine) -> _Decoder:
     frag = cconv.parse_fragment(text)
     if not frag.items:
         return _Void()
     if not frag.has_spans:
-        return _Fixed(_struct_reader(text))
+        return _Fixed(_struct_reader(text, m))
     if cconv.shim_struct(text) is not None:
-        lay = _c_layout(text)
+        lay = _c_layout(text, m)
         count_field, array_field = lay.fields[-2], lay.fields[-1]
-        fixed = _reader([(f.offset, v.char) for f, v in zip(lay.fields, frag.items[:-1])], lay.size)
+        fixed = _reader(m, [(f.offset, v.char) for f, v in zip(lay.fields, frag.items[:-1])], lay.size)
         span = frag.items[-1]
-        return _Vla(fixed, lay.size, count_field.offset, array_field.offset, _struct_reader(span.text))
+        return _Vla(fixed, lay.size, count_field.offset, array_field.offset, _struct_reader(span.text, m),
+                    m.word_mask)
     if form not in READER_FORMS:
         raise IreeAbiError(f"unknown reader form {form!r}; valid: {', '.join(READER_FORMS)}")
     prefix_text = frag.fixed_prefix
-    prefix = _struct_reader(prefix_text) if prefix_text else None
+    prefix = _struct_reader(prefix_text, m) if prefix_text else None
     if prefix is None:
         start = 0
     elif form == "pre-fix":
         start = prefix.size
     else:
-        start = cconv.vm_pack(prefix_text, host.HOST)[2]
+        start = cconv.vm_pack(prefix_text, m.target)[2]
     rest: list[tuple] = []
     for item in frag.items[len(prefix_text):]:
         if isinstance(item, Value):
-            r = _struct_reader(item.char)
-            rest.append(("value", r, _c_layout(item.char).align, _VM_FIELD[item.char][0]))
+            r = _struct_reader(item.char, m)
+            rest.append(("value", r, _c_layout(item.char, m).align, cconv.vm_field(item.char, m.target)[0]))
         else:
-            es = _struct_reader(item.text)
-            ealign = _c_layout(item.text).align if form == "pre-fix" else _vm_align(item.text)
+            es = _struct_reader(item.text, m)
+            ealign = _c_layout(item.text, m).align if form == "pre-fix" else _vm_align(item.text, m)
             rest.append(("span", es, ealign))
     return _SpanWalker(form, prefix, start, tuple(rest))
 
@@ -339,18 +340,18 @@ class _ResultWriter:
 
 
 @lru_cache(maxsize=None)
-def _result_writer(text: str) -> _ResultWriter:
+def _result_writer(text: str, m: Machine) -> _ResultWriter:
     frag = cconv.parse_fragment(text)
     if frag.has_spans:
         raise MarshalError(f"results fragment {text!r} has a span; results cannot")
-    return _ResultWriter(_struct_reader(text) if frag.items else None)
+    return _ResultWriter(_struct_reader(text, m) if frag.items else None)
 
 
 _ONE_VALUE = frozenset({Ref, int, float})  # types _normalize_results takes as one result
 
 
 def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
-    """A target's return value as a list of `n` results (a Ref is one value, not a pair)."""
+    """A native function's return value as a list of `n` results (a Ref is one value, not a pair)."""
     if isinstance(result, Ref):
         values = [result]
     elif result is None:
@@ -360,7 +361,7 @@ def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
     else:
         values = [result]
     if len(values) != n:
-        raise MarshalError(f"{where}: {n} result(s) expected, the target returned {result!r}")
+        raise MarshalError(f"{where}: {n} result(s) expected, the function returned {result!r}")
     return values
 
 
@@ -369,10 +370,13 @@ def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
 
 @dataclass(frozen=True)
 class Shim:
-    """A native shim for one signature: `__call__` is iree_vm_native_function_shim_t in Python."""
+    """A native shim for one signature on one data model (`target`: a name, Target or Machine; the
+    host by default): `__call__` is iree_vm_native_function_shim_t in Python."""
 
     signature: cconv.Signature
     form: str = "fixed"
+    target: "Machine | Target | str | None" = None
+    machine: Machine = field(init=False, repr=False, compare=False)
     _args: _Decoder = field(init=False, repr=False, compare=False)
     _rets: _ResultWriter = field(init=False, repr=False, compare=False)
     _n_results: int = field(init=False, repr=False, compare=False)
@@ -384,16 +388,19 @@ class Shim:
     _rzeros: bytes = field(init=False, repr=False, compare=False)
     _write: Any = field(init=False, repr=False, compare=False)
 
-    def __new__(cls, signature: cconv.Signature, form: str = "fixed") -> "Shim":
+    def __new__(cls, signature: cconv.Signature, form: str = "fixed",
+                target: "Machine | Target | str | None" = None) -> "Shim":
         # A multi-span reader with void results is hal_loader's hand-written shim: its own span rules.
-        if cls is Shim and _is_loader_like(signature, form):
+        if cls is Shim and _is_loader_like(signature, form, _machine(target)):
             cls = _LoaderShim
         return object.__new__(cls)
 
     def __post_init__(self) -> None:
-        rets = _result_writer(self.signature.results.text)
-        args = _decoder(self.signature.arguments.text, self.form)
+        m = _machine(self.target)
+        rets = _result_writer(self.signature.results.text, m)
+        args = _decoder(self.signature.arguments.text, self.form, m)
         set_ = object.__setattr__
+        set_(self, "machine", m)
         set_(self, "_args", args)
         set_(self, "_rets", rets)
         set_(self, "_n_results", len(self.signature.results.items))
@@ -423,7 +430,7 @@ class Shim:
             raise
 
     def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
-        """The results span as the target may write it (zeroed), after IREE's results check."""
+        """The results span as the function may write it (zeroed), after IREE's results check."""
         if not rets.data:
             raise _mismatch()
         view = heap.view(rets.data, rets.length)
@@ -432,8 +439,9 @@ class Shim:
         view[:self._rsize] = self._rzeros
         return view
 
-    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan, target: Target) -> None:
-        """Check and decode the spans, run `target`, write its results. Failures raise StatusError.
+    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan,
+                 function: NativeFunction) -> None:
+        """Check and decode the spans, run `function`, write its results. Failures raise StatusError.
         (decode_arguments and check_results, inlined: this runs on every call.)"""
         heap = ctx.heap
         data, length = args
@@ -456,7 +464,7 @@ class Shim:
         if write is not None and length != self._rsize:
             raise _mismatch()
         view[:self._rsize] = self._rzeros
-        result = target(ctx, *values) if values else target(ctx)
+        result = function(ctx, *values) if values else function(ctx)
         if write is None and result is None:  # the common void case, as _normalize_results takes it
             return
         if self._n_results == 1 and type(result) in _ONE_VALUE:  # a lone Ref or scalar
@@ -477,10 +485,10 @@ class Shim:
             raise MarshalError(f"{self._where}: cannot write results {out!r}: {e}") from None
 
 
-def _is_loader_like(signature: Any, form: str) -> bool:
+def _is_loader_like(signature: Any, form: str, m: Machine) -> bool:
     if not isinstance(signature, cconv.Signature) or signature.results.items:
         return False
-    return isinstance(_decoder(signature.arguments.text, form), _SpanWalker)
+    return isinstance(_decoder(signature.arguments.text, form, m), _SpanWalker)
 
 
 class _LoaderShim(Shim):
@@ -498,27 +506,33 @@ class _LoaderShim(Shim):
             raise _mismatch()
         return memoryview(b"")
 
-    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan, target: Target) -> None:
+    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan,
+                 function: NativeFunction) -> None:
         data, length = args
         if not data:
             raise _mismatch()
         values = self._decode(ctx.heap.view(data, length), data)
         if rets[1] != 0:
             raise _mismatch()
-        result = target(ctx, *values)
+        result = function(ctx, *values)
         if result is not None:
             _normalize_results(result, 0, self._where)  # MarshalError unless an empty sequence
 
 
+def shim_for(signature_text: str, form: str = "fixed", target: "Machine | Target | str | None" = None) -> Shim:
+    """The (cached) shim of a whole cconv signature such as `0rIiiiCiDCrIID_v` on a data model (the
+    host by default)."""
+    return _shim_for(signature_text, form, _machine(target))
+
+
 @lru_cache(maxsize=1024)
-def shim_for(signature_text: str, form: str = "fixed") -> Shim:
-    """The (cached) shim of a whole cconv signature such as `0rIiiiCiDCrIID_v`."""
-    return Shim(cconv.parse(signature_text), form)
+def _shim_for(signature_text: str, form: str, m: Machine) -> Shim:
+    return Shim(cconv.parse(signature_text), form, m)
 
 
 def describe(fragment: "Fragment | str") -> str:
-    """Which shim reads `fragment`: void, fixed, vla, or spanwalker."""
-    return type(_decoder(cconv.as_fragment(fragment).text, "fixed")).__name__.strip("_").lower()
+    """Which shim reads `fragment`: void, fixed, vla, or spanwalker (the same on every data model)."""
+    return type(_decoder(cconv.as_fragment(fragment).text, "fixed", _machine(None))).__name__.strip("_").lower()
 
 
 __all__ = ["ByteSpan", "CallContext", "MarshalError", "Shim", "shim_for", "CALL_BEGIN", "CALL_RESUME",

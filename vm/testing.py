@@ -1,9 +1,11 @@
 """pytest fixtures for code that uses `ireeabi.vm` (load with `-p ireeabi.vm.testing`, or import them
 into a conftest.py).
 
-- `heap`: a fresh tracked Heap per test; the test errors at teardown with LeakError (listing every
-  live allocation with its size and the stack that made it, and any failing status nobody consumed)
-  if anything outlives it.
+- `target`: the data model of `heap` (None: the host). Parametrize it to run a test on other data
+  models: `@pytest.mark.parametrize("target", ["riscv32", "i386"])`.
+- `heap`: a fresh tracked Heap per test on `target`; the test errors at teardown with LeakError
+  (listing every live allocation with its size and the stack that made it, and any failing status
+  nobody consumed) if anything outlives it.
 - `types`: the heap's ref type registry, closed (descriptors freed) before the leak check.
 - `buffers`: the vm.buffer type (IREE #24827's destroy rule) on that registry.
 """
@@ -19,8 +21,13 @@ from .ref import TypeRegistry
 
 
 @pytest.fixture
-def heap() -> Iterator[Heap]:
-    with tracked_heap() as h:
+def target() -> "str | None":
+    return None
+
+
+@pytest.fixture
+def heap(target: "str | None") -> Iterator[Heap]:
+    with tracked_heap(target=target) as h:
         yield h
 
 

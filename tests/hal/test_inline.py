@@ -10,6 +10,10 @@ from ireeabi.vm import ref as R
 from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
 F32 = HB.iree_hal_make_element_type(HB.NumericalType.FLOAT_IEEE, 32)
 I32 = HB.iree_hal_make_element_type(HB.NumericalType.INTEGER, 32)
 SI32 = HB.iree_hal_make_element_type(HB.NumericalType.INTEGER_SIGNED, 32)
@@ -154,5 +158,4 @@ def test_storage_wrapper_pre_fix_wrapper_alone_leaks():
             R.release_value(heap, buf)
             rt.close()
     sizes = [a.size for a in e.value.leaks]
-    from ireeabi.vm import host
-    assert host.layout(HI.iree_hal_inline_storage_buffer_t).size in sizes
+    assert HOST_M.layout(HI.iree_hal_inline_storage_buffer_t).size in sizes

@@ -14,17 +14,19 @@ import iree_tools as tools
 from ireeabi.hal.buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
-from ireeabi.vm import host
+from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
 from ireeabi.vm.heap import HeapError
 from ireeabi.vm.status import StatusCode, StatusError
 
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
 F32 = HB.iree_hal_make_element_type(HB.NumericalType.FLOAT_IEEE, 32)
 I32 = HB.iree_hal_make_element_type(HB.NumericalType.INTEGER, 32)
 DENSE = 1  # IREE_HAL_ENCODING_TYPE_DENSE_ROW_MAJOR
 U64 = (1 << 64) - 1
-_WRAPPER = host.layout(HI.iree_hal_inline_storage_buffer_t)
+_WRAPPER = HOST_M.layout(HI.iree_hal_inline_storage_buffer_t)
 
 
 def _status(session, name, *args) -> StatusError:

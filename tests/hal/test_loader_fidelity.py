@@ -20,7 +20,7 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from hal_programs import program
 
-_ARCH_FORMATS = X.host_formats()
+_ARCH_FORMATS = X.formats()
 # The real kernels are this file's oracle: a host none of them runs on fails collection loudly.
 if not _ARCH_FORMATS:
     raise RuntimeError("no kernel format runs on this host: hal_loader fidelity needs a real kernel")

@@ -7,15 +7,19 @@ from hypothesis import strategies as st
 
 from ireeabi.layouts import base as L
 from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks, host
+from ireeabi.vm import callbacks
 from ireeabi.vm import status as S
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.callbacks import FunctionPointerError
 from ireeabi.vm.heap import Heap, HeapError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
-P = host.POINTER_SIZE
-MAX_ALIGN = host.HOST.max_align
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
+P = HOST_M.pointer_size
+MAX_ALIGN = HOST_M.target.max_align
 
 
 class Recorder:
@@ -25,7 +29,7 @@ class Recorder:
         self.heap = heap
         self.fail_with = fail_with
         self.log: list[tuple[str, int]] = []
-        self.address = A.make_ctl(self.ctl, name="recorder")
+        self.address = A.make_ctl(heap, self.ctl, name="recorder")
 
     def ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
         if self.fail_with is not None:
@@ -40,12 +44,12 @@ class Recorder:
         self.heap.write_word(inout, self.heap.malloc(n))
 
     def close(self) -> None:
-        callbacks.forget(self.address)
+        self.heap.functions.forget(self.address)
 
 
 def test_layout_of_the_struct_matches_the_catalog() -> None:
-    lay = L.iree_allocator_t.layout(host.HOST)
-    assert A.ALLOCATOR_SIZE == lay.size == 2 * P  # fact sheet §5: {self @0, ctl @P}
+    lay = L.iree_allocator_t.layout(HOST_M.target)
+    assert HOST_M.allocator.size == lay.size == 2 * P  # fact sheet §5: {self @0, ctl @P}
 
 
 def test_heap_ctl_status_rules(heap: Heap) -> None:
@@ -54,7 +58,7 @@ def test_heap_ctl_status_rules(heap: Heap) -> None:
         A.malloc(heap, a, 0)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
     with heap.scratch(16) as slot:  # an unknown command, issued through the C pointer directly
-        result = callbacks.call(a.ctl, callbacks.CTL_FN, a.self, 7, None, slot)
+        result = heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, 7, None, slot)
         assert S.code_of(result) == StatusCode.UNIMPLEMENTED
         st_ = S.take(result)
         assert st_.code == StatusCode.UNIMPLEMENTED
@@ -89,13 +93,13 @@ def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
     assert heap.read(p2, 4) == b"wxyz"
     with heap.scratch(P) as slot:
         heap.write_word(slot, p2)
-        S.check(callbacks.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
+        S.check(heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
         assert heap.read_word(slot) == 0
 
 
 def test_a_ctl_written_into_memory_by_other_code_is_honoured(heap: Heap) -> None:
     rec = Recorder(heap)
-    where = heap.malloc(A.ALLOCATOR_SIZE)
+    where = heap.malloc(heap.machine.allocator.size)
     view = heap.struct_at(L.iree_allocator_t, where)  # "other code" fills the struct field by field
     view.self = 0xABC0
     view.ctl = rec.address
@@ -155,12 +159,12 @@ def test_aligned_request_sizes_and_slot(heap: Heap) -> None:
         measured[alignment] = requested
         assert requested == P + 100 + max(alignment, MAX_ALIGN)
         assert (r + 48) % max(alignment, MAX_ALIGN) == 0
-        base = heap.read_word(A.base_slot(r))
-        assert heap.allocation(base) is not None and A.base_slot(r) == (r & ~(P - 1)) - P
+        base = heap.read_word(A.base_slot(r, P))
+        assert heap.allocation(base) is not None and A.base_slot(r, P) == (r & ~(P - 1)) - P
         assert base + P <= r and r + 100 <= base + requested
         A.free_aligned(heap, a, r)
         assert rec.log[-1] == ("FREE", base)
-    if host.HOST.name == "x86_64":  # measured with the real code (fact sheet §5)
+    if HOST_M.target.name == "x86_64":  # measured with the real code (fact sheet §5)
         assert measured == {0: 124, 8: 124, 16: 124, 64: 172, 4096: 4204}
     rec.close()
 

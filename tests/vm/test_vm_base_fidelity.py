@@ -13,15 +13,19 @@ import pytest
 
 import iree_tools as tools
 from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks, host
+from ireeabi.vm import callbacks
 from ireeabi.vm import status as S
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.heap import UNINITIALIZED_BYTE, Heap, HeapError
 from ireeabi.vm.status import StatusCode, StatusError
 
-P = host.POINTER_SIZE
-MAX_ALIGN = host.HOST.max_align
-WORD_MASK = host.WORD_MASK
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
+P = HOST_M.pointer_size
+MAX_ALIGN = HOST_M.target.max_align
+WORD_MASK = HOST_M.word_mask
 NO_CTL = "allocator has no control routine"
 ZERO_BYTES = "allocations must be >0 bytes"
 LIBC_FAILED = "libc allocator failed the request"
@@ -64,11 +68,12 @@ def _iree_status_text(modules, function: str, inputs) -> str:
 
 def _ctl_call(heap: Heap, a: AllocatorT, command: int, byte_length: int, slot_value: int) -> tuple[int, int]:
     """ctl(self, command, &params, &slot) through the C pointer: (status pointer, slot after)."""
-    with heap.scratch(A._FRAME_SIZE) as frame:
-        heap.write_word(frame + A._BYTE_LENGTH_OFF, byte_length)
-        slot = frame + A._SLOT_OFF
+    L = heap.machine.allocator
+    with heap.scratch(L.frame_size) as frame:
+        heap.write_word(frame + L.byte_length_off, byte_length)
+        slot = frame + L.slot_off
         heap.write_word(slot, slot_value)
-        result = callbacks.call(a.ctl, callbacks.CTL_FN, a.self or None, command, frame, slot) or 0
+        result = heap.functions.call(a.ctl, callbacks.CTL_FN, a.self or None, command, frame, slot) or 0
         return result, heap.read_word(slot)
 
 
@@ -149,13 +154,13 @@ def test_clone_is_an_uninitialized_malloc_and_a_copy(heap: Heap) -> None:
         log.append((command, n))
         heap.write_word(inout, heap.malloc(n))
 
-    address = A.make_ctl(ctl, name="clone_probe")
+    address = A.make_ctl(heap, ctl, name="clone_probe")
     try:
         p = A.clone(heap, AllocatorT(0, address), b"\x01\x02\x03")
         assert log == [(int(Command.MALLOC), 3)] and heap.read(p, 3) == b"\x01\x02\x03"
         A.free(heap, AllocatorT(0, address), p)
     finally:
-        callbacks.forget(address)
+        heap.functions.forget(address)
     with pytest.raises(StatusError) as e:
         A.clone(heap, A.heap_allocator(heap), b"")
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, ZERO_BYTES)
@@ -241,8 +246,8 @@ def test_realloc_aligned_checks_in_order_with_its_own_overflow_message(heap: Hea
     assert (e.value.code, e.value.message) == (StatusCode.OUT_OF_RANGE, "aligned reallocation size overflow")
     # The "same alignment" test compares r with the base re-aligned to the new alignment, so whether
     # a larger alignment counts as different depends on where the base landed: pick one that differs.
-    base = heap.read_word(A.base_slot(r))
-    other = next(al for al in (1 << k for k in range(7, 20)) if A.aligned_pointer(base, al, 8) != r)
+    base = heap.read_word(A.base_slot(r, P))
+    other = next(al for al in (1 << k for k in range(7, 20)) if A.aligned_pointer(base, al, 8, P) != r)
     with pytest.raises(StatusError) as e:  # alignment differs and size overflows: alignment first
         A.realloc_aligned(heap, a, WORD_MASK, other, 8, r)
     assert (e.value.code, e.value.message) == (
@@ -283,23 +288,23 @@ def test_realloc_aligned_moves_the_data_when_the_shift_changes(heap: Heap) -> No
         blocks[base] = (backing, n)
         heap.write_word(inout, base)
 
-    address = A.make_ctl(ctl, name="shifting")
+    address = A.make_ctl(heap, ctl, name="shifting")
     try:
         a = AllocatorT(0, address)
         r = A.malloc_aligned(heap, a, 40, alignment, offset)
-        base0 = heap.read_word(A.base_slot(r))
+        base0 = heap.read_word(A.base_slot(r, P))
         assert r == ((base0 + alignment + P + offset) & ~(alignment - 1)) - offset  # iree_aligned_ptr
         payload = bytes(range(1, 41))
         heap.write(r, payload)
         r2 = A.realloc_aligned(heap, a, 40, alignment, offset, r)
-        base1 = heap.read_word(A.base_slot(r2))
+        base1 = heap.read_word(A.base_slot(r2, P))
         assert r2 == ((base1 + alignment + P + offset) & ~(alignment - 1)) - offset
         assert r2 - base1 != r - base0  # the shift changed, so the data had to move
         assert heap.read(r2, 40) == payload
         A.free_aligned(heap, a, r2)
         assert blocks == {}
     finally:
-        callbacks.forget(address)
+        heap.functions.forget(address)
 
 
 # -- statuses -------------------------------------------------------------------------------------
@@ -357,14 +362,14 @@ def test_code_only_statuses_are_complete_statuses(heap: Heap) -> None:
     def raw_ctl(self_: int | None, command: int, params: int | None, inout: int | None) -> int:
         return S.from_code(StatusCode.RESOURCE_EXHAUSTED)  # as IREE_STATUS_MODE=0 builds return
 
-    address = callbacks.make_raw(callbacks.CTL_FN, raw_ctl, name="code_only")
+    address = heap.functions.make_raw(callbacks.CTL_FN, raw_ctl, name="code_only")
     try:
         with pytest.raises(StatusError) as e:
             A.malloc(heap, AllocatorT(0, address), 8)
         assert (e.value.code, e.value.message) == (StatusCode.RESOURCE_EXHAUSTED, "")
         A.free(heap, AllocatorT(0, address), 0x100)  # FREE's status ignored: nothing to free
     finally:
-        callbacks.forget(address)
+        heap.functions.forget(address)
 
 
 def test_annotate_and_format_follow_status_c() -> None:

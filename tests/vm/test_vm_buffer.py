@@ -10,7 +10,7 @@ from ireeabi.layouts import base as LB
 from ireeabi.layouts import buffer as LBUF
 from ireeabi.vm import allocator as A
 from ireeabi.vm import buffer as B
-from ireeabi.vm import callbacks, host, module_ref
+from ireeabi.vm import callbacks, module_ref
 from ireeabi.vm import ref as R
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import AbortError, BufferAccess, BufferType
@@ -18,18 +18,22 @@ from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST
-BUF = LBUF.iree_vm_buffer_t.layout(host.HOST)
+BUF = LBUF.iree_vm_buffer_t.layout(HOST_M.target)
 
 
 def test_create_is_one_aligned_coallocation(heap: Heap, buffers: BufferType) -> None:
-    prefix = LB.iree_sizeof_struct(LBUF.iree_vm_buffer_t, host.HOST)
-    if host.HOST.name == "x86_64":
+    prefix = LB.iree_sizeof_struct(LBUF.iree_vm_buffer_t, HOST_M.target)
+    if HOST_M.target.name == "x86_64":
         assert prefix == 48  # fact sheet §6.2 (measured)
     for alignment in (0, 8, 64, 4096):
         b = buffers.create(RW, 10, alignment)
-        assert buffers.data(b) - b == prefix == B.PREFIX_SIZE
-        assert buffers.data(b) % max(alignment, host.HOST.max_align) == 0
+        assert buffers.data(b) - b == prefix == HOST_M.vm_buffer.prefix_size
+        assert buffers.data(b) % max(alignment, HOST_M.target.max_align) == 0
         assert (buffers.counter(b), buffers.length(b), buffers.access(b)) == (1, 10, RW)
         assert buffers.is_coallocated(b) and buffers.storage_module(b) == 0
         assert heap.is_aligned(b)
@@ -57,14 +61,14 @@ def test_wrapping_bounds_check_is_reported_not_made(heap: Heap, buffers: BufferT
     """buffer.c does not check offset + length for overflow: its check passes, the access it would make
     (before the data, i.e. into the handle of a co-allocation) is reported instead."""
     b = buffers.create(RW, 16)
-    before = heap.read(b, B.PREFIX_SIZE + 16)
-    huge = host.WORD_MASK  # offset + 1 wraps to 0 <= 16: IREE writes the byte before the data
+    before = heap.read(b, HOST_M.vm_buffer.prefix_size + 16)
+    huge = HOST_M.word_mask  # offset + 1 wraps to 0 <= 16: IREE writes the byte before the data
     for op in (lambda: buffers.map_ro(b, huge, 1), lambda: buffers.fill_bytes(b, huge, 1, 0x5A),
                lambda: buffers.copy_bytes(b, 0, b, huge, 1)):
         with pytest.raises(B.BufferOverflowError, match="wraps to 0") as e:
             op()
         assert isinstance(e.value, HeapError) and e.value.address == b
-    assert heap.read(b, B.PREFIX_SIZE + 16) == before  # the handle is intact
+    assert heap.read(b, HOST_M.vm_buffer.prefix_size + 16) == before  # the handle is intact
     buffers.release(b)
 
 
@@ -88,7 +92,7 @@ def test_wrapped_element_count_overruns_are_caught(heap: Heap, buffers: BufferTy
     """count * 8 wraps to 0 so the map passes; buffer.c would then loop `count` times: reported."""
     b = buffers.create(RW, 16)
     with pytest.raises(B.BufferOverflowError, match="would write"):
-        buffers.fill_elements(b, 0, 1 << (8 * host.POINTER_SIZE - 3), 8, 0)
+        buffers.fill_elements(b, 0, 1 << (8 * HOST_M.pointer_size - 3), 8, 0)
     buffers.release(b)
 
 
@@ -152,7 +156,7 @@ def test_buffer_refs(heap: Heap, buffers: BufferType) -> None:
     b = buffers.create(RW, 4)
     r = buffers.retain_ref(b)
     assert buffers.counter(b) == 2 and buffers.check_deref(r) == b
-    out = heap.malloc(R.REF_SIZE)
+    out = heap.malloc(heap.machine.ref.size)
     buffers.wrap_retain(b, out)
     buffers.wrap_retain(b, out)  # already there: nothing
     assert buffers.counter(b) == 3
@@ -172,7 +176,7 @@ WRAPPER = Struct("wrapper_t", [
     Field("buffer", LBUF.iree_vm_buffer_t),
     Field("payload", Array(Scalar("uint8_t"), 24)),
 ])
-WRAP = WRAPPER.layout(host.HOST)
+WRAP = WRAPPER.layout(HOST_M.target)
 HANDLE_OFF = WRAP.field("buffer").offset
 PAYLOAD_OFF = WRAP.field("payload").offset
 
@@ -183,7 +187,7 @@ class WrapperAllocator:
     def __init__(self, heap: Heap) -> None:
         self.heap = heap
         self.frees: list[int] = []
-        self.ctl = A.make_ctl(self._ctl, name="wrapper allocator")
+        self.ctl = A.make_ctl(heap, self._ctl, name="wrapper allocator")
 
     def _ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
         if command != Command.FREE:
@@ -204,7 +208,7 @@ class WrapperAllocator:
         return handle
 
     def close(self) -> None:
-        callbacks.forget(self.ctl)
+        self.heap.functions.forget(self.ctl)
 
 
 def test_fixed_destroy_hands_an_in_place_handle_to_its_allocator(heap: Heap, types: TypeRegistry) -> None:

@@ -7,12 +7,15 @@ import pytest
 from ireeabi.abi import cconv, codec
 from ireeabi.abi.codec import CodecError
 from ireeabi.vm import call as C
-from ireeabi.vm import host
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import MarshalError
+
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 DISPATCH = cconv.parse("0rIiiiCiDCrIID_v")
 
@@ -27,9 +30,9 @@ def test_dispatch_arguments_are_packed_as_the_packer_does(heap: Heap, buffers: B
     args = [Ref(exe, t), 0x1122334455667788, 1, 2, 3, [10, -11, 12, 13],
             [(Ref(b, t), 16 * i, 8 * (i + 1)) for i, b in enumerate(bound)]]
     buf = C.pack_arguments(heap, DISPATCH.arguments, args)
-    lay = cconv.layout(DISPATCH.arguments, host.HOST, [4, 3])
+    lay = cconv.layout(DISPATCH.arguments, HOST_M.target, [4, 3])
     assert buf.layout is lay and heap.check_range(buf.address, lay.size)
-    flat, counts = C.flatten(DISPATCH.arguments, args)
+    flat, counts = C.flatten(DISPATCH.arguments, args, heap.machine.word_mask)
     assert counts == (4, 3)
     assert buf.bytes() == codec.codec(lay).pack(flat)  # the generic abi codec agrees byte for byte
     for v, x in zip(lay.values, flat):  # and every value sits where cconv.layout says
@@ -66,11 +69,13 @@ def test_results_are_moved_out(heap: Heap, buffers: BufferType) -> None:
     buffers.release(b)
 
 
-def test_pack_overflow_is_refused() -> None:
-    lay = cconv.layout("CIiD", host.HOST, [2])
-    assert lay.packed_size > lay.size  # the engine's pack-overflow finding on this host
+def test_pack_overflow_is_refused(heap: Heap) -> None:
+    lay = cconv.layout("CIiD", heap.target, [2])
+    assert lay.packed_size > lay.size  # the engine's pack-overflow finding on this target
+    mark = heap.mark()
     with pytest.raises(C.PackOverflowError, match="pack-overflow|writes"):
-        C.pack_arguments(None, "CIiD", [[(1, 2), (3, 4)]])  # refused before touching memory
+        C.pack_arguments(heap, "CIiD", [[(1, 2), (3, 4)]])
+    assert heap.leaks(mark) == [] and heap.live_bytes == 0  # refused before touching memory
 
 
 def test_bad_python_values(heap: Heap) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm import host
+from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap
@@ -25,6 +25,8 @@ from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import (CALL_BEGIN, CALL_RESUME, SIGNATURE_MISMATCH, ByteSpan, CallContext, MarshalError,
                               Shim, shim_for)
 from ireeabi.vm.status import StatusCode, StatusError
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 DISPATCH = "0rIiiiCiDCrIID_v"
 
@@ -135,9 +137,9 @@ def test_resume_waives_the_argument_check(heap: Heap):
         seen.append(args)
         return 7
 
-    for sig, bad in (("0iI_i", bytes(3)), ("0rCrD_i", bytes(cconv.shim_view("rCrD", host.HOST, [0]).sizeof + 1))):
+    for sig, bad in (("0iI_i", bytes(3)), ("0rCrD_i", bytes(cconv.shim_view("rCrD", HOST_M.target, [0]).sizeof + 1))):
         shim = shim_for(sig)
-        rsize = cconv.shim_view("i", host.HOST).sizeof
+        rsize = cconv.shim_view("i", HOST_M.target).sizeof
         args, big = span_of(heap, bad), span_of(heap, bytes(rsize + 1))
         rets = ByteSpan(big.data, rsize)
         try:
@@ -197,7 +199,7 @@ def test_loader_shim_checks_results_and_flags_as_iree_vm_shim_dispatch_v(heap: H
                 shim(CallContext(heap), flags, ByteSpan(0, 0), ByteSpan(0, 0), noop)
             assert is_mismatch(e)
         generic = shim_for("0rCrD_v")  # shims.h: `v` results, any length, but not NULL
-        vla = bytearray(cconv.shim_view("rCrD", host.HOST, [0]).sizeof)
+        vla = bytearray(cconv.shim_view("rCrD", HOST_M.target, [0]).sizeof)
         vargs = span_of(heap, bytes(vla))
         try:
             generic(CallContext(heap), CALL_BEGIN, vargs, rets8, noop)
@@ -216,7 +218,7 @@ def test_negative_loader_counts_are_refused(heap: Heap, buffers: BufferType):
     iree_hal_loader_module_executable_dispatch sizes an alloca with it. That is undefined behaviour
     in C; the model refuses it as the signature mismatch (a documented divergence)."""
     data = dispatch_bytes(heap, [9])
-    lay = cconv.layout(cconv.parse(DISPATCH).arguments, host.HOST, [1, 0])
+    lay = cconv.layout(cconv.parse(DISPATCH).arguments, HOST_M.target, [1, 0])
     patched = bytearray(data)
     struct.pack_into("<i", patched, lay.counts[0].offset, -1)
     args = span_of(heap, bytes(patched))
@@ -246,12 +248,12 @@ def test_a_result_write_failure_leaves_no_ref_behind(heap: Heap, buffers: Buffer
         with pytest.raises(MarshalError, match="cannot write results"):
             call()
         assert buffers.counter(b) == 1
-    rsize = cconv.layout("ri", host.HOST).size
-    args = span_of(heap, bytes(cconv.shim_view("r", host.HOST).sizeof))  # a NULL ref argument
+    rsize = cconv.layout("ri", HOST_M.target).size
+    args = span_of(heap, bytes(cconv.shim_view("r", HOST_M.target).sizeof))  # a NULL ref argument
     rets = span_of(heap, b"\xaa" * rsize)
     try:
         with pytest.raises(MarshalError):
-            mod.exports[0].shim(CallContext(heap), CALL_BEGIN, args, rets, lambda ctx, x: (ctx.retain(r), "x"))
+            mod.shims[0](CallContext(heap), CALL_BEGIN, args, rets, lambda ctx, x: (ctx.retain(r), "x"))
         assert heap.read(rets.data, rsize) == bytes(rsize)  # the half-written ref is not left there
         assert buffers.counter(b) == 1
     finally:
@@ -301,7 +303,7 @@ def test_failures_are_annotated_with_the_native_function(heap: Heap):
             call()
         assert (e.value.code, e.value.message) == (StatusCode.FAILED_PRECONDITION, "nope")
         assert e.value.__notes__[-1] == "while invoking native function mod.fails"
-    if any(f.rule == "shim-length" for f in cconv.layout("ICiD", host.HOST, [1]).findings):
+    if any(f.rule == "shim-length" for f in cconv.layout("ICiD", HOST_M.target, [1]).findings):
         with pytest.raises(StatusError) as e:
             mod.call("vla", 1, [2])
         assert is_mismatch(e) and e.value.__notes__ == ["while invoking native function mod.vla"]

@@ -20,12 +20,15 @@ from hypothesis import strategies as st
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
-from ireeabi.vm import host
 from ireeabi.vm.buffer import BufferAccess
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 
 import vm_fuzz_common as F
+
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 FUZZ_CASES = {"raw_bytes": 1000, "mutated_valid": 2000, "vm_calls": 800, "planned_calls": 600,
               "buffer_ops": 800}
@@ -74,7 +77,7 @@ mutation = st.one_of(
 def apply(world: F.World, data: bytes, lay, mutations: list[tuple[str, int, int]]) -> bytes:  # noqa: ANN001
     out = bytearray(data)
     words = world.forged_words()
-    ref_words = [(v.offset + w * host.POINTER_SIZE) for v in lay.values if v.kind == "ref" for w in (0, 1)]
+    ref_words = [(v.offset + w * HOST_M.pointer_size) for v in lay.values if v.kind == "ref" for w in (0, 1)]
     for kind, pos, value in mutations:
         if kind == "truncate":
             del out[pos % (len(out) + 1):]
@@ -177,8 +180,8 @@ def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], count
     def case() -> None:
         frag = cconv.parse(sig).arguments
         args = F.arguments_for(frag, counts, value, repeat=True)
-        flat, spans = C.flatten(frag, args)
-        kinds = [v.kind for v in cconv.layout(frag, host.HOST, spans).values]
+        flat, spans = C.flatten(frag, args, HOST_M.word_mask)
+        kinds = [v.kind for v in cconv.layout(frag, HOST_M.target, spans).values]
         bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
                 struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
                 for x, k in zip(flat, kinds)]
@@ -195,12 +198,12 @@ def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], count
     run_case(world, case)
 
 
-BIG = st.one_of(st.integers(-4, 64), st.sampled_from([host.WORD_MASK, host.WORD_MASK - 7, 1 << 62, -(1 << 40)]))
+BIG = st.one_of(st.integers(-4, 64), st.sampled_from([HOST_M.word_mask, HOST_M.word_mask - 7, 1 << 62, -(1 << 40)]))
 
 
 @settings(max_examples=FUZZ_CASES["buffer_ops"], **SETTINGS)
 @given(op=st.sampled_from(["map_ro", "map_rw", "copy", "compare", "fill", "read", "write", "clone"]),
-       offset=BIG, length=BIG, alignment=st.sampled_from([0, 1, 2, 3, 4, 8, 16, 1 << 62, host.WORD_MASK]),
+       offset=BIG, length=BIG, alignment=st.sampled_from([0, 1, 2, 3, 4, 8, 16, 1 << 62, HOST_M.word_mask]),
        elen=st.sampled_from([0, 1, 2, 3, 4, 8, 16]))
 def test_fuzz_buffer_ops(op: str, offset: int, length: int, alignment: int, elen: int) -> None:
     """Hostile offsets/lengths/alignments: IREE's C arithmetic is modelled (wrapping included), and any

@@ -10,9 +10,12 @@ import pytest
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import heap as H
-from ireeabi.vm import host
 from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
+
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 
 def test_double_free_names_the_address_and_both_stacks(heap: Heap) -> None:
@@ -104,7 +107,7 @@ def test_released_large_blocks_poison_is_bounded_but_kept_blocks_are_poisoned_wh
 def test_allocations_are_malloc_aligned_and_zero_sized_ones_unique(heap: Heap) -> None:
     ps = [heap.malloc(n) for n in (0, 0, 1, 3, 100)]
     assert len(set(ps)) == len(ps)
-    assert all(p % H.MALLOC_ALIGNMENT == 0 for p in ps)
+    assert all(p % heap.malloc_alignment == 0 for p in ps)
     for p in ps:
         heap.free(p)
 
@@ -152,7 +155,7 @@ def test_no_fast_path_outlives_its_block_or_the_heap() -> None:
         "read_word": lambda a: heap.read_word(a), "write_word": lambda a: heap.write_word(a, 1),
         "read_i32": lambda a: heap.read_i32(a), "write_i32": lambda a: heap.write_i32(a, 1),
         "cell": lambda a: heap.cell(a, 4), "view": lambda a: heap.view(a, 4),
-        "unpack": lambda a: heap.unpack(host.I32, a), "pack": lambda a: heap.pack(host.I32, a, 1),
+        "unpack": lambda a: heap.unpack(HOST_M.i32, a), "pack": lambda a: heap.pack(HOST_M.i32, a, 1),
         "memset": lambda a: heap.memset(a, 0, 4), "read": lambda a: heap.read(a, 4),
         "fetch_add_i32": lambda a: heap.fetch_add_i32(a, 1),
     }

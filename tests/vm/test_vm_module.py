@@ -117,7 +117,7 @@ def test_ref_results_move_to_the_caller(heap: Heap, buffers: BufferType) -> None
 def test_module_lifetime_through_module_storage(heap: Heap, buffers: BufferType) -> None:
     mod = NativeModule(heap, "owner", [])
     rodata = heap.malloc(4)
-    handle = heap.malloc(R.REF_SIZE * 8)
+    handle = heap.malloc(heap.machine.ref.size * 8)
     buffers.initialize_module_storage(rodata, 4, mod.handle, handle)
     ref = buffers.move_ref(handle)
     mod.close()  # the creator's reference goes; the buffer's keeps the module alive

@@ -4,14 +4,17 @@ from __future__ import annotations
 import pytest
 
 from ireeabi.layouts import ref as L
-from ireeabi.vm import callbacks, host
+from ireeabi.vm import callbacks
+from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.callbacks import FunctionPointerError
 from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
-REF_SIZE = L.iree_vm_ref_t.layout(host.HOST).size
+HOST_M = _host_machine()  # the data model of the default (host) heap
+
+REF_SIZE = L.iree_vm_ref_t.layout(HOST_M.target).size
 
 
 class Objects:
@@ -48,7 +51,7 @@ def test_descriptor_in_memory(heap: Heap, types: TypeRegistry) -> None:
     assert t.descriptor % R.DESCRIPTOR_ALIGNMENT == 0 and t.type == t.descriptor | 3
     assert R.type_name(heap, t.type) == "my.type"
     view = heap.struct_at(L.iree_vm_ref_type_descriptor_t, t.descriptor)
-    assert view.destroy == t.destroy_fn and callbacks.is_registered(view.destroy)
+    assert view.destroy == t.destroy_fn and heap.functions.is_registered(view.destroy)
     assert view.offsetof_counter == 3
     assert types.register(t.descriptor) == t.type  # re-registering yields the same value
     types.unregister(t.descriptor)
@@ -58,7 +61,7 @@ def test_registration_rejects_bad_descriptors(heap: Heap, types: TypeRegistry) -
     with pytest.raises(StatusError) as e:
         types.define("bad", None, offsetof_counter=R.TAG_MASK + 1)
     assert e.value.code == StatusCode.INVALID_ARGUMENT
-    p = heap.malloc(R.DESCRIPTOR_SIZE + R.DESCRIPTOR_ALIGNMENT)
+    p = heap.malloc(heap.machine.ref.descriptor_size + R.DESCRIPTOR_ALIGNMENT)
     with pytest.raises(StatusError, match=f"aligned to {R.DESCRIPTOR_ALIGNMENT} bytes"):
         types.register(p + 4)
     heap.free(p)
@@ -116,7 +119,7 @@ def test_retain_checked(heap: Heap, types: TypeRegistry) -> None:
         R.retain_checked(heap, src, others.type.type, dst)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
     assert objs.count(p) == 1 and R.is_null(heap, dst)  # no changes on failure
-    R.retain_checked(heap, src, R.TYPE_ANY, dst)
+    R.retain_checked(heap, src, heap.machine.ref.type_any, dst)
     assert objs.count(p) == 2
     R.release(heap, dst)
     R.release(heap, src)
@@ -163,7 +166,7 @@ def test_forged_pointers_raise_and_change_nothing(heap: Heap, types: TypeRegistr
     for forged in (Ref(0x10, t), Ref(p + 4096, t)):
         with pytest.raises(HeapError):
             R.release_value(heap, forged)
-    fake_descriptor = heap.malloc(R.DESCRIPTOR_SIZE, align=R.DESCRIPTOR_ALIGNMENT)
+    fake_descriptor = heap.malloc(heap.machine.ref.descriptor_size, align=R.DESCRIPTOR_ALIGNMENT)
     heap.struct_at(L.iree_vm_ref_type_descriptor_t, fake_descriptor).destroy = 0xDEAD0  # not a function
     for bad_type in (fake_descriptor, t | 1, t + R.DESCRIPTOR_ALIGNMENT):  # no registration made these
         with pytest.raises(RefError, match="not a registered ref type"):

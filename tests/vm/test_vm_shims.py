@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from ireeabi.abi import cconv
 from ireeabi.vm import call as C
-from ireeabi.vm import host
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, tracked_heap
@@ -18,6 +17,10 @@ from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.shims import CALL_BEGIN, CALL_RESUME, SIGNATURE_MISMATCH, ByteSpan, CallContext, shim_for
 from ireeabi.vm.status import StatusCode, StatusError
+
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 
 def run_shim(heap: Heap, signature: str, args: bytes | None, rets_len: int | None, *, flags: int = CALL_BEGIN,
@@ -46,7 +49,7 @@ def mismatch(e: pytest.ExceptionInfo) -> bool:
 
 
 def test_fixed_struct_needs_exactly_sizeof(heap: Heap) -> None:
-    view = cconv.shim_view("iI", host.HOST)
+    view = cconv.shim_view("iI", HOST_M.target)
     packed = bytearray(view.sizeof)
     struct.pack_into("<i", packed, view.reads[0], -5)
     struct.pack_into("<q", packed, view.reads[1], 1 << 40)
@@ -58,7 +61,7 @@ def test_fixed_struct_needs_exactly_sizeof(heap: Heap) -> None:
 
 
 def test_vla_struct_length_rule(heap: Heap) -> None:
-    view0 = cconv.shim_view("rCrD", host.HOST, [0])
+    view0 = cconv.shim_view("rCrD", HOST_M.target, [0])
     esize, sizeof = view0.element_size, view0.sizeof
     for count in (0, 1, 3):
         data = bytearray(sizeof + count * esize)
@@ -91,7 +94,7 @@ def test_void_and_resume_rules(heap: Heap) -> None:
 
 
 def test_results_are_zeroed_before_the_target_runs(heap: Heap) -> None:
-    n_args, n_rets = cconv.shim_view("i", host.HOST).sizeof, cconv.shim_view("iI", host.HOST).sizeof
+    n_args, n_rets = cconv.shim_view("i", HOST_M.target).sizeof, cconv.shim_view("iI", HOST_M.target).sizeof
     args, rets = heap.malloc(n_args), heap.malloc(n_rets)
     heap.write(rets, b"\xaa" * n_rets)
     seen = []
@@ -143,13 +146,13 @@ def test_pre_fix_reader_misreads_as_measured(heap: Heap, buffers: BufferType) ->
     signature mismatches; c0 = 0xC000 crashed the probe (here: a mismatch); 0 + 0 parses."""
     log: list = []
     mod = dispatch_module(heap, "pre-fix", log)
-    lay = cconv.layout(DISPATCH[1:DISPATCH.index("_")], host.HOST, [4, 3])
+    lay = cconv.layout(DISPATCH[1:DISPATCH.index("_")], HOST_M.target, [4, 3])
     if lay.findings:  # sizeof(iree_vm_abi_rIiii_t) != packed fixed part on this host (LP64: 40 vs 36)
         args, objs = dispatch_args(buffers, [0, 1, 2, 3], 3)
         mod.call("executable.dispatch", *args)
         (got,) = log
         assert got[5] == [] and len(got[6]) == 1
-        if host.HOST.is_lp64:  # binding 0 read from the constants c2, c3 and the binding count
+        if HOST_M.target.is_lp64:  # binding 0 read from the constants c2, c3 and the binding count
             assert got[6][0][0] == Ref(2 | 3 << 32, 3)
         for consts, n in (([5, 1, 2, 3], 3), ([0xC000, 1, 2, 3], 3), ([], 3)):
             args2, objs2 = dispatch_args(buffers, consts, n)
@@ -172,8 +175,8 @@ def test_fixed_reader_positions_match_the_engine() -> None:
     """The walker's reads for the dispatch instance are cconv.span_reader's "fixed" reads, which agree
     with the packer (no reader finding)."""
     frag = DISPATCH[1:DISPATCH.index("_")]
-    lay = cconv.layout(frag, host.HOST, [4, 3])
-    reader = cconv.span_reader(frag, host.HOST, [4, 3], form="fixed")
+    lay = cconv.layout(frag, HOST_M.target, [4, 3])
+    reader = cconv.span_reader(frag, HOST_M.target, [4, 3], form="fixed")
     assert cconv.compare_reader(lay, reader) == ()
     assert reader.reads == tuple(v.offset for v in lay.values)
 
@@ -235,7 +238,7 @@ def test_generic_shims_agree_with_cconv_findings(case: tuple[str, list[int], lis
     when it reports pack-overflow, and otherwise delivers the values unchanged unless it reports
     shim-offset; argument refs are balanced either way."""
     text, counts, raw_args = case
-    lay = cconv.layout(text, host.HOST, counts)
+    lay = cconv.layout(text, HOST_M.target, counts)
     rules = {f.rule for f in lay.findings}
     with tracked_heap() as heap:
         types = TypeRegistry(heap)

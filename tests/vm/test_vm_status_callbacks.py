@@ -6,10 +6,13 @@ import ctypes
 import pytest
 
 from ireeabi.abi import targets
-from ireeabi.vm import callbacks, host, shims
+from ireeabi.vm import callbacks, shims
+from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm import status as S
 from ireeabi.vm.callbacks import FunctionPointerError
 from ireeabi.vm.status import StatusCode, StatusError
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 
 def test_status_pointers_carry_the_code_in_the_low_bits() -> None:
@@ -35,33 +38,33 @@ def test_status_error_carries_code_and_message() -> None:
 
 def test_callbacks_are_real_c_function_pointers_and_checked() -> None:
     seen: list[int] = []
-    fn = callbacks.make(callbacks.DESTROY_FN, lambda p: seen.append(p), name="probe")
+    fn = callbacks.HOST.make(callbacks.DESTROY_FN, lambda p: seen.append(p), name="probe")
     callbacks.DESTROY_FN(fn)(0x40)  # callable from C by address
-    callbacks.call(fn, callbacks.DESTROY_FN, 0x80)
+    callbacks.HOST.call(fn, callbacks.DESTROY_FN, 0x80)
     assert seen == [0x40, 0x80]
     with pytest.raises(FunctionPointerError, match="another signature"):
-        callbacks.call(fn, callbacks.CTL_FN, None, 0, None, None)
-    callbacks.forget(fn)
+        callbacks.HOST.call(fn, callbacks.CTL_FN, None, 0, None, None)
+    callbacks.HOST.forget(fn)
     with pytest.raises(FunctionPointerError, match="not a registered C function"):
-        callbacks.call(fn, callbacks.DESTROY_FN, 0)
+        callbacks.HOST.call(fn, callbacks.DESTROY_FN, 0)
     with pytest.raises(FunctionPointerError, match="NULL"):
-        callbacks.call(0, callbacks.DESTROY_FN, 0)
+        callbacks.HOST.call(0, callbacks.DESTROY_FN, 0)
 
 
 def test_callback_exceptions_resurface_after_the_c_call() -> None:
     def boom(p: int) -> None:
         raise KeyError("from inside C")
 
-    fn = callbacks.make(callbacks.DESTROY_FN, boom)
+    fn = callbacks.HOST.make(callbacks.DESTROY_FN, boom)
     with pytest.raises(KeyError, match="from inside C"):
-        callbacks.call(fn, callbacks.DESTROY_FN, 1)
-    callbacks.forget(fn)
+        callbacks.HOST.call(fn, callbacks.DESTROY_FN, 1)
+    callbacks.HOST.forget(fn)
 
 
 def test_host_target_is_the_running_data_model() -> None:
-    assert host.HOST is targets.get(host.HOST.name)
-    assert host.POINTER_SIZE == ctypes.sizeof(ctypes.c_void_p) == host.WORD.size
-    assert host.HOST.scalar("long long").size == ctypes.sizeof(ctypes.c_longlong)
+    assert HOST_M.target is targets.get(HOST_M.target.name)
+    assert HOST_M.pointer_size == ctypes.sizeof(ctypes.c_void_p) == HOST_M.word.size
+    assert HOST_M.target.scalar("long long").size == ctypes.sizeof(ctypes.c_longlong)
 
 
 @pytest.mark.parametrize("fragment,kind", [("", "void"), ("rIiii", "fixed"), ("rCrD", "vla"),

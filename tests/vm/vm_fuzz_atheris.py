@@ -15,8 +15,10 @@ import numpy  # noqa: F401
 
 with atheris.instrument_imports(include=["ireeabi", "vm_fuzz_common"]):
     from ireeabi.abi.errors import IreeAbiError
-    from ireeabi.vm import host
+    from ireeabi.vm.machine import host as _host_machine
     import vm_fuzz_common as F
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 
 def test_one_input(data: bytes) -> None:
@@ -38,7 +40,7 @@ def test_one_input(data: bytes) -> None:
                     what = fdp.ConsumeIntInRange(0, 3)
                     pos = fdp.ConsumeIntInRange(0, max(len(buf) - 1, 0))
                     if what == 0:
-                        F.put_word(buf, pos - pos % host.POINTER_SIZE, words[fdp.ConsumeIntInRange(0, len(words) - 1)])
+                        F.put_word(buf, pos - pos % HOST_M.pointer_size, words[fdp.ConsumeIntInRange(0, len(words) - 1)])
                     elif what == 1 and lay.counts:
                         F.put_i32(buf, lay.counts[pos % len(lay.counts)].offset, fdp.ConsumeInt(4))
                     elif what == 2:

@@ -17,11 +17,14 @@ import numpy as np
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
-from ireeabi.vm import host
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref, TypeRegistry
 from ireeabi.vm.shims import CALL_BEGIN, ByteSpan, CallContext, shim_for
+
+from ireeabi.vm.machine import host as _host_machine
+
+HOST_M = _host_machine()  # the data model of the default (host) heap
 
 # (signature, reader form): every shim kind.
 SIGNATURES: list[tuple[str, str]] = [
@@ -72,9 +75,9 @@ class World:
     def forged_words(self) -> list[int]:
         """Pointer words worth trying: NULL, junk, near-misses around real objects, freed memory, types."""
         b = self.objects[0]
-        return [0, 1, 0x10, 0x1000, host.WORD_MASK, host.WORD_MASK - 7, b, b + 4, b - 8, b + 4096,
+        return [0, 1, 0x10, 0x1000, HOST_M.word_mask, HOST_M.word_mask - 7, b, b + 4, b - 8, b + 4096,
                 self.freed, self.bt.type, self.bt.type | 3, self.other.type, self.bt.data(b),
-                self.bt.ref_type.descriptor, 0xDEADBEEF & host.WORD_MASK]
+                self.bt.ref_type.descriptor, 0xDEADBEEF & HOST_M.word_mask]
 
     def target(self, result_chars: str):  # noqa: ANN201
         def run(ctx: CallContext, *args: Any) -> Any:
@@ -94,7 +97,7 @@ class World:
     def feed(self, signature: str, form: str, args: bytes | None, rets_len: int | None = None) -> None:
         """Run `args` through the signature's shim (correct results span unless `rets_len` says)."""
         shim = shim_for(signature, form)
-        res_lay = cconv.layout(shim.signature.results, host.HOST)
+        res_lay = cconv.layout(shim.signature.results, HOST_M.target)
         n_rets = res_lay.size if rets_len is None else rets_len
         heap = self.heap
         a = heap.malloc(len(args), tag="fuzz arguments") if args is not None else 0
@@ -146,8 +149,8 @@ def span_count(signature: str) -> int:
 
 
 def put_word(data: bytearray, offset: int, value: int) -> None:
-    if 0 <= offset <= len(data) - host.POINTER_SIZE:
-        data[offset:offset + host.POINTER_SIZE] = host.WORD.pack(value & host.WORD_MASK)
+    if 0 <= offset <= len(data) - HOST_M.pointer_size:
+        data[offset:offset + HOST_M.pointer_size] = HOST_M.word.pack(value & HOST_M.word_mask)
 
 
 def put_i32(data: bytearray, offset: int, value: int) -> None:

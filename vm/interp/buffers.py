@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Union
 
+from ...abi.targets import Target
+from ..machine import Machine, machine as _machine
 from ..module_file import ModuleFile, rodata_bytes
 from ..status import StatusCode
 from .errors import VmStatusError
@@ -55,12 +57,15 @@ class ByteBuffer:
 class BufferFactory:
     """Makes the buffers the interpreter hands out, turns ref register values back into buffers and
     (for counted backends) retains and releases ref values. This base class is the plain-Python
-    backend: ByteBuffers, no counting."""
+    backend: ByteBuffers, no counting. `machine` is the data model whose iree_host_size_t arithmetic
+    the buffer ops use (`target`, the host by default; a counted backend's is its heap's)."""
 
     counted = False  # whether ref values carry reference counts the interpreter must maintain
 
-    def __init__(self, max_allocation: int = DEFAULT_MAX_ALLOCATION) -> None:
+    def __init__(self, max_allocation: int = DEFAULT_MAX_ALLOCATION, *,
+                 target: "Machine | Target | str | None" = None) -> None:
         self.max_allocation = max_allocation
+        self.machine: Machine = _machine(target)
 
     # -- making buffers ----------------------------------------------------------------------------
 

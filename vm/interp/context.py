@@ -60,6 +60,7 @@ class Context:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         self.imports = imports
         self.buffers = buffers if buffers is not None else BufferFactory()
+        self.machine = self.buffers.machine  # the data model of every buffer op and import call
         self.retain: Callable[[Any], None] = self.buffers.retain
         self.release: Callable[[Any], None] = self.buffers.release
         self.counted = self.buffers.counted
@@ -483,7 +484,8 @@ class Context:
                               "_VmError": VmError, "_StatusError": StatusError,
                               "_VmStatusError": VmStatusError, "_annotate": annotate, "_ctx": self,
                               "_I32": _I32.unpack_from, "_I64": _I64.unpack_from,
-                              "_I32p": _I32.pack_into, "_I64p": _I64.pack_into}
+                              "_I32p": _I32.pack_into, "_I64p": _I64.pack_into,
+                              "_MASK": self.machine.word_mask}
         wide = {_I64, _F64}
         lines = ["def call(_c, frame, _p):", "    regs, refs = frame.regs, frame.refs"]
         names = []
@@ -493,7 +495,7 @@ class Context:
                 continue
             lines += [f"    v{i} = refs[{a}]", f"    if type(v{i}) is not _Ref:",
                       f"        v{i} = _NULL if v{i} is None else _as_ref(v{i}, 'operand {i} of "
-                      f"{full_name}')"]
+                      f"{full_name}', _MASK)"]
             names.append(f"v{i}")
         lines += [f"    refs[{a}] = None" for a in moved_regs]
         lines += ["    try:", f"        out = _planned([{', '.join(names)}])",

@@ -17,7 +17,6 @@ from .numerics import _f32_bits, _f64_bits, _from_f32_bits, _from_f64_bits
 # Value types of list elements and their byte widths (vm/list.c stores them packed).
 VALUE_TYPES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f32": 4, "f64": 8}
 VARIANT_TYPES = frozenset({"!vm.opaque", "?"})  # element types of variant lists
-REF_SIZE, VARIANT_SIZE = 16, 24  # sizeof(iree_vm_ref_t), sizeof(iree_vm_variant_t) on 64-bit hosts
 
 
 class VmList:
@@ -33,9 +32,9 @@ class VmList:
         self.refs = 1  # references held (counted backends only)
         self.holds_values = element_type in VALUE_TYPES
         self.is_variant = element_type in VARIANT_TYPES
-        # IREE's bytes per element, and what a new slot holds (zeroed storage: 0 or an empty slot)
-        self.element_size = (VALUE_TYPES[element_type] if self.holds_values
-                             else VARIANT_SIZE if self.is_variant else REF_SIZE)
+        # IREE's bytes per value element (0 for ref and variant slots, whose size is the data
+        # model's), and what a new slot holds (zeroed storage: 0 or an empty slot)
+        self.element_size = VALUE_TYPES[element_type] if self.holds_values else 0
         self.zero = (element_type, 0) if self.holds_values else None
 
     def drop_items(self, release: Callable[[Any], None]) -> None:

@@ -1,6 +1,7 @@
 """Handlers of the vm.buffer ops: element loads/stores/fills, alloc/clone/length/copy/compare/hash.
 
-Bounds checks use IREE's host-size arithmetic (64-bit, wrapping) and report its OUT_OF_RANGE /
+Bounds checks use IREE's host-size arithmetic (iree_host_size_t of the context's data model, wrapping)
+and report its OUT_OF_RANGE /
 PERMISSION_DENIED / INVALID_ARGUMENT statuses. Where IREE's check passes on a wrapped sum, the access
 goes where IREE's wrapping pointer arithmetic puts it: inside the buffer it happens, outside it is a
 `VmTrapError` (IREE would touch memory that is not the buffer's). vm.buffer.alloc sizes its block as
@@ -14,9 +15,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING, Any
 
-from .. import host
-from ..allocator import MAX_ALIGN
-from ..buffer import PREFIX_SIZE
+from ..buffer import VmBufferLayout  # noqa: F401 - derives machine.vm_buffer
 from ..decoder import Register
 from ..status import StatusCode
 from .errors import VmStatusError, VmTrapError
@@ -26,9 +25,6 @@ from .registers import Frame, store_ref, write_i32, write_i64
 
 if TYPE_CHECKING:
     from .context import Context
-
-HOST_SIZE_BITS = 64  # iree_host_size_t on the x86-64/aarch64 hosts IREE runs on here
-_HOST_MASK = (1 << HOST_SIZE_BITS) - 1
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)
     "I8U": (1, struct.Struct("<B"), None), "I8S": (1, struct.Struct("<b"), None),
@@ -45,37 +41,37 @@ def _buffer(ctx: "Context", frame: Frame, reg: Register, what: str) -> Any:
     return buffer
 
 
-def _host(frame: Frame, reg: Register) -> int:
-    """An i64 operand converted to iree_host_size_t (wrapping)."""
-    return _U64.unpack_from(frame.regs, 4 * reg.ordinal)[0] & _HOST_MASK
+def _host(frame: Frame, reg: Register, mask: int) -> int:
+    """An i64 operand converted to iree_host_size_t (wrapping at `mask`, the data model's width)."""
+    return _U64.unpack_from(frame.regs, 4 * reg.ordinal)[0] & mask
 
 
-def _check_elements(buf: Any, offset: int, count: int, size: int, write: bool) -> int:
+def _check_elements(buf: Any, offset: int, count: int, size: int, write: bool, mask: int) -> int:
     """iree_vm_buffer_check_ro/rw: returns the byte offset of the first element."""
     if write and not buf.mutable:
         raise VmStatusError(StatusCode.PERMISSION_DENIED,
                             "buffer is read-only and cannot be mapped for mutation")
-    end = ((offset + count) * size) & _HOST_MASK
+    end = ((offset + count) * size) & mask
     if end > len(buf):
-        byte_offset, byte_length = (offset * size) & _HOST_MASK, (count * size) & _HOST_MASK
+        byte_offset, byte_length = (offset * size) & mask, (count * size) & mask
         raise VmStatusError(StatusCode.OUT_OF_RANGE,
                             f"out-of-bounds access detected (offset={byte_offset}, "
                             f"length={byte_length}, alignment={size}, buffer length={len(buf)})")
     # The element pointer is data + offset elements, wrapping like the size arithmetic: an offset
     # that wraps back into the buffer reads/writes there (fills still touch `count` elements).
-    start = (offset * size) & _HOST_MASK
+    start = (offset * size) & mask
     if start + count * size > len(buf):
         raise VmTrapError(f"buffer access at byte {start} (+{count * size}) passes IREE's wrapping "
                           f"bounds check but lies outside the {len(buf)}-byte buffer")
     return start
 
 
-def _map_bytes(buf: Any, offset: int, length: int, write: bool) -> int:
+def _map_bytes(buf: Any, offset: int, length: int, write: bool, mask: int) -> int:
     """iree_vm_buffer_map_ro/rw with alignment 1: returns the byte offset."""
     if write and not buf.mutable:
         raise VmStatusError(StatusCode.PERMISSION_DENIED,
                             "buffer is read-only and cannot be mapped for mutation")
-    if ((offset + length) & _HOST_MASK) > len(buf):
+    if ((offset + length) & mask) > len(buf):
         raise VmStatusError(StatusCode.OUT_OF_RANGE,
                             f"out-of-bounds access detected (offset={offset}, length={length}, "
                             f"alignment=1, buffer length={len(buf)})")
@@ -91,13 +87,14 @@ def _stem(symbol: str, prefix: str) -> str:
 
 @op(*(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64")))
 def _make_buffer_load(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     size, elem, _ = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferLoad")]
     o = inst.operands
     breg, oreg, dst = o["buffer"], o["offset"], 4 * o["result"].ordinal
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "source_buffer")
-        start = _check_elements(buf, _host(frame, oreg), 1, size, False)
+        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, False, mask)
         if elem is None:
             frame.regs[dst:dst + size] = buf.data[start:start + size]
         else:
@@ -107,39 +104,42 @@ def _make_buffer_load(ctx, fn, inst):
 
 @op(*(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
 def _make_buffer_store(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     size = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferStore")][0]
     o = inst.operands
     breg, oreg, src = o["buffer"], o["offset"], 4 * o["value"].ordinal
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "target_buffer")
-        start = _check_elements(buf, _host(frame, oreg), 1, size, True)
+        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, True, mask)
         buf.data[start:start + size] = frame.regs[src:src + size]  # low bytes, little endian
     return run, None
 
 
 @op(*(f"BufferFill{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
 def _make_buffer_fill(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     size = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferFill")][0]
     o = inst.operands
     breg, oreg, lreg, src = o["buffer"], o["offset"], o["length"], 4 * o["value"].ordinal
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "buffer")
-        count = _host(frame, lreg)
-        start = _check_elements(buf, _host(frame, oreg), count, size, True)
+        count = _host(frame, lreg, mask)
+        start = _check_elements(buf, _host(frame, oreg, mask), count, size, True, mask)
         buf.data[start:start + count * size] = bytes(frame.regs[src:src + size]) * count
     return run, None
 
 
 @op("BufferAlloc")
 def _make_buffer_alloc(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     o = inst.operands
     lreg, areg, dst = o["length"], 4 * o["alignment"].ordinal, o["result"].ordinal
 
     def run(ctx, frame, _):
-        length = _host(frame, lreg)
-        alignment = _I32.unpack_from(frame.regs, areg)[0] & _HOST_MASK
+        length = _host(frame, lreg, mask)
+        alignment = _I32.unpack_from(frame.regs, areg)[0] & mask
         store_ref(ctx, frame.refs, dst, _allocate(ctx, length, alignment))
     return run, None
 
@@ -151,15 +151,17 @@ def _check_alignment(alignment: int) -> None:
 
 
 def _allocate(ctx: "Context", length: int, alignment: int) -> Any:
-    """iree_vm_buffer_create: one block of PREFIX_SIZE + length bytes (host arithmetic) from
+    """iree_vm_buffer_create: one block of prefix + length bytes (host-size arithmetic) from
     iree_allocator_malloc_aligned, whose checks come in this order."""
-    total = (PREFIX_SIZE + length) & _HOST_MASK
+    m = ctx.machine
+    prefix, mask = m.vm_buffer.prefix_size, m.word_mask
+    total = (prefix + length) & mask
     if total == 0:
         raise VmStatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
     _check_alignment(alignment)
-    if host.POINTER_SIZE + total + max(alignment, MAX_ALIGN) > _HOST_MASK:
+    if m.pointer_size + total + max(alignment, m.max_align) > mask:
         raise VmStatusError(StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
-    if PREFIX_SIZE + length > _HOST_MASK:  # IREE gets a small block but records `length`
+    if prefix + length > mask:  # IREE gets a small block but records `length`
         raise VmTrapError(f"buffer of {length} bytes: IREE's size computation wraps to a "
                           f"{total}-byte block, a buffer longer than its memory")
     return ctx.buffers.allocate(length, alignment)
@@ -167,14 +169,15 @@ def _allocate(ctx: "Context", length: int, alignment: int) -> Any:
 
 @op("BufferClone")
 def _make_buffer_clone(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     o = inst.operands
 
     def run(ctx, frame, _):
         value = frame.refs[o["source"].ordinal]
         source = _buffer(ctx, frame, o["source"], "source")
-        offset, length = _host(frame, o["offset"]), _host(frame, o["length"])
-        alignment = _I32.unpack_from(frame.regs, 4 * o["alignment"].ordinal)[0] & _HOST_MASK
-        start = _map_bytes(source, offset, length, False)
+        offset, length = _host(frame, o["offset"], mask), _host(frame, o["length"], mask)
+        alignment = _I32.unpack_from(frame.regs, 4 * o["alignment"].ordinal)[0] & mask
+        start = _map_bytes(source, offset, length, False, mask)
         _check_alignment(alignment)
         store_ref(ctx, frame.refs, o["result"].ordinal,
                   ctx.buffers.clone(value, start, length, alignment))
@@ -192,28 +195,30 @@ def _make_buffer_length(ctx, fn, inst):
 
 @op("BufferCopy")
 def _make_buffer_copy(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     o = inst.operands
 
     def run(ctx, frame, _):
         source = _buffer(ctx, frame, o["source"], "source_buffer")
         target = _buffer(ctx, frame, o["target"], "target_buffer")
-        length = _host(frame, o["length"])
-        s = _map_bytes(source, _host(frame, o["source_offset"]), length, False)
-        t = _map_bytes(target, _host(frame, o["target_offset"]), length, True)
+        length = _host(frame, o["length"], mask)
+        s = _map_bytes(source, _host(frame, o["source_offset"], mask), length, False, mask)
+        t = _map_bytes(target, _host(frame, o["target_offset"], mask), length, True, mask)
         target.data[t:t + length] = source.data[s:s + length]
     return run, None
 
 
 @op("BufferCompare")
 def _make_buffer_compare(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     o = inst.operands
 
     def run(ctx, frame, _):
         lhs = _buffer(ctx, frame, o["lhs"], "lhs_buffer")
         rhs = _buffer(ctx, frame, o["rhs"], "rhs_buffer")
-        length = _host(frame, o["length"])
-        a = _map_bytes(lhs, _host(frame, o["lhs_offset"]), length, False)
-        b = _map_bytes(rhs, _host(frame, o["rhs_offset"]), length, False)
+        length = _host(frame, o["length"], mask)
+        a = _map_bytes(lhs, _host(frame, o["lhs_offset"], mask), length, False, mask)
+        b = _map_bytes(rhs, _host(frame, o["rhs_offset"], mask), length, False, mask)
         same = lhs.data[a:a + length] == rhs.data[b:b + length]
         write_i32(frame.regs, 4 * o["result"].ordinal, int(same))
     return run, None
@@ -221,12 +226,13 @@ def _make_buffer_compare(ctx, fn, inst):
 
 @op("BufferHash")
 def _make_buffer_hash(ctx, fn, inst):
+    mask = ctx.machine.word_mask
     o = inst.operands
 
     def run(ctx, frame, _):
         source = _buffer(ctx, frame, o["source"], "source_buffer")
-        length = _host(frame, o["length"])
-        start = _map_bytes(source, _host(frame, o["offset"]), length, False)
+        length = _host(frame, o["length"], mask)
+        start = _map_bytes(source, _host(frame, o["offset"], mask), length, False, mask)
         write_i64(frame.regs, 4 * o["result"].ordinal,
                   siphash24(bytes(source.data[start:start + length])))
     return run, None

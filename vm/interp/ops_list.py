@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..decoder import Register
+from ..ref import RefLayout  # noqa: F401 - derives machine.ref
 from ..status import StatusCode
 from .errors import VmStatusError
 from .handlers import op
@@ -41,9 +42,14 @@ def _list_index(lst: VmList, index: int) -> int:
 
 
 def _check_storage(ctx: "Context", lst: VmList, count: int, what: str) -> None:
-    """RESOURCE_EXHAUSTED where `count` elements exceed the interpreter's allocation limit."""
+    """RESOURCE_EXHAUSTED where `count` elements exceed the interpreter's allocation limit (its own
+    bound, not IREE's: each ref slot counted as an iree_vm_ref_t, a variant slot as one more word)."""
     limit = ctx.buffers.max_allocation
-    if count * max(lst.element_size, 8) > limit:
+    size = lst.element_size
+    if not size:
+        m = ctx.machine
+        size = m.ref.size + (m.pointer_size if lst.is_variant else 0)
+    if count * max(size, 8) > limit:
         raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
                             f"list {what} of {count} elements ({lst.element_type}) exceeds the "
                             f"interpreter's limit of {limit} bytes")

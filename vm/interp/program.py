@@ -10,11 +10,14 @@ One `HalRuntime` (hal_inline and hal_loader as native modules on a tracked heap)
 as module-storage buffers) and `NativeImports` (every import call packed into an argument buffer and
 run through the export's shim). The context, and so the module's globals, live across calls.
 
-Inputs are converted as iree-run-module feeds them: a numpy array (or anything np.asarray takes) for
-a ref argument becomes a hal.buffer_view — `hal_inline.buffer.allocate(64, nbytes)`, the bytes
-copied into the returned storage vm.buffer (the storage is released),
-`hal_inline.buffer_view.create(buffer, 0, nbytes, element_type, DENSE_ROW_MAJOR, shape)` — and None
-is a null ref; a Python or numpy scalar for an `i`/`I`/`f`/`F` argument is range-checked and
+The program runs on one data model (`target`, the host by default; or the given heap's): every struct,
+argument buffer and shim is laid out for it, so a module runs as it would on a riscv32, armv7, wasm32
+or i386 device. Kernels of host machine code (inline-dynamic) run only when the target is the host.
+
+Inputs are converted as iree-run-module feeds them, through the HAL's C API and not the VM's: a numpy
+array (or anything np.asarray takes) for a ref argument becomes a hal.buffer_view over a new heap
+buffer (64-byte aligned, the bytes copied in, as iree_hal_buffer_view_allocate_buffer_copy makes
+it) — and None is a null ref; a Python or numpy scalar for an `i`/`I`/`f`/`F` argument is range-checked and
 converted (f32 rounds to nearest). Results come back as numpy arrays copied out of the result buffer
 views (shape, element type -> dtype), numpy scalars for primitive results (np.int32 / np.int64 /
 np.float32 / np.float64, so `format_results` prints their width), None for null refs, Python lists
@@ -31,10 +34,13 @@ from typing import Any
 import numpy as np
 
 from ...abi.errors import IreeAbiError
+from ...abi.targets import Target
 from ...hal.runtime import HalRuntime
+from ...layouts import hal_buffer as HB
 from ...layouts.hal_buffer import EncodingType
 from .. import ref as _ref
 from ..heap import Heap, LeakError, leak_report
+from ..machine import Machine, machine as _machine
 from ..module_file import ModuleFile, read_module
 from ..ref import Ref
 from .context import DEFAULT_MAX_DEPTH, Context
@@ -52,19 +58,26 @@ _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 class Program:
     """A module loaded into a HalRuntime-backed interpreter context (see the module docstring).
 
-    `heap`: the tracked heap to run on (e.g. from `vm.heap.tracked_heap()`); without one the
-    program makes its own and `close()` raises LeakError if anything outlived it.
+    `target`: the data model to run on (a name such as "riscv32", a Target or a Machine; the host by
+    default). `heap`: the tracked heap to run on (e.g. from `vm.heap.tracked_heap()`), whose target
+    is then the program's; without one the program makes its own and `close()` raises LeakError if
+    anything outlived it.
     `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
+                 target: "Machine | Target | str | None" = None,
                  heap: Heap | None = None, legacy_loader: bool = False,
                  legacy_inline: bool = False, legacy_vm_buffer: bool = False,
                  cpu_data: dict[str, int] | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        if heap is not None and target is not None and _machine(target) is not heap.machine:
+            raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
+                               f"({heap.machine.name})")
         self._own_heap = heap is None
-        self.heap = heap if heap is not None else Heap(name=f"program {self.module.name}")
+        self.heap = heap if heap is not None else Heap(target=target, name=f"program {self.module.name}")
+        self.machine = self.heap.machine
         self._mark = self.heap.mark()
         self.closed = False
         self._signatures: dict[str, tuple[str, str]] = {}
@@ -126,27 +139,27 @@ class Program:
         return self._convert_results(results, result_chars)
 
     def buffer_view(self, array: Any) -> Ref:
-        """A new hal.buffer_view ref (owned by the caller) holding a copy of `array`, made through
-        hal_inline as iree-run-module feeds tensors."""
+        """A new hal.buffer_view ref (owned by the caller) holding a copy of `array`, made with the
+        HAL's API as iree-run-module makes its inputs (iree_hal_buffer_view_allocate_buffer_copy:
+        a device-local, host-visible heap buffer, the bytes copied in, a dense row-major view)."""
         arr = np.asarray(array)  # (np.ascontiguousarray would turn a 0-d array into 1-d)
         if not arr.flags.c_contiguous:
             arr = arr.copy(order="C")
         element_type = element_type_of(arr.dtype)
         data = arr.tobytes()
         rt = self.runtime
-        buffer, storage = rt.call("hal_inline.buffer.allocate", INPUT_ALIGNMENT, len(data))
+        buffer = rt.hal_buffers.allocate(len(data), min_alignment=INPUT_ALIGNMENT,
+                                         memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
+                                         allowed_access=HB.MemoryAccess.ALL,
+                                         allowed_usage=HB.BufferUsage.DEFAULT)
         try:
-            try:
-                if data:
-                    rt.vm_buffers.as_numpy(storage.ptr, np.uint8)[:] = np.frombuffer(data,
-                                                                                     np.uint8)
-            finally:
-                _ref.release_value(self.heap, storage)
-            (view,) = rt.call("hal_inline.buffer_view.create", buffer, 0, len(data), element_type,
-                              int(EncodingType.DENSE_ROW_MAJOR), list(arr.shape))
+            if data:
+                self.heap.write(rt.hal_buffers.get(buffer).storage, data)
+            view = rt.views.create(buffer, list(arr.shape), element_type,
+                                   int(EncodingType.DENSE_ROW_MAJOR), rt.inline.host_allocator)
         finally:
-            _ref.release_value(self.heap, buffer)
-        return view
+            rt.hal_buffers.resources.release(buffer)
+        return Ref(view, rt.views.type)
 
     def to_numpy(self, view: Ref) -> np.ndarray:
         """A copy of a hal.buffer_view's contents as a numpy array of its shape and element type."""
@@ -240,13 +253,13 @@ def _scalar(char: str, value: Any, what: str) -> Any:
     return value
 
 
-def load_program(path: "str | os.PathLike | bytes", *, legacy: bool = False,
-                 heap: Heap | None = None, **modes: bool) -> Program:
-    """A Program for a .vmfb; `legacy=True` turns on every pre-fix mode of the runtime
-    (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one."""
+def load_program(path: "str | os.PathLike | bytes", *, target: "Machine | Target | str | None" = None,
+                 legacy: bool = False, heap: Heap | None = None, **modes: bool) -> Program:
+    """A Program for a .vmfb on `target` (the host by default); `legacy=True` turns on every pre-fix
+    mode of the runtime (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one."""
     if legacy:
         modes = {"legacy_loader": True, "legacy_inline": True, "legacy_vm_buffer": True, **modes}
-    return Program(path, heap=heap, **modes)
+    return Program(path, target=target, heap=heap, **modes)
 
 
 __all__ = ["Program", "load_program", "INPUT_ALIGNMENT"]

@@ -27,10 +27,9 @@ import struct
 from typing import Any
 
 from ...abi.errors import IreeAbiError
-from .. import host, module_ref
+from .. import module_ref
 from .. import ref as _ref
-from ...layouts import buffer as _buffer_layout
-from ..buffer import BUFFER_SIZE, BufferAccess, BufferType
+from ..buffer import BufferAccess, BufferType
 from ..module_file import ModuleFile, rodata_bytes
 from ..ref import Ref
 from ..status import StatusCode
@@ -41,14 +40,6 @@ from .lists import VmList
 GUEST_ACCESS = BufferAccess.MUTABLE | BufferAccess.ORIGIN_GUEST  # vm.buffer.alloc / clone
 RODATA_ALIGNMENT = 64
 _MUTABLE = int(BufferAccess.MUTABLE)
-_BUF = host.layout(_buffer_layout.iree_vm_buffer_t)
-_ACCESS_OFF = _BUF.field("access").offset
-_DATA_OFF = _BUF.offsetof("data.data")
-_LENGTH_OFF = _BUF.offsetof("data.data_length")
-# access (uint32), then the data span {data, data_length}, read with one unpack.
-_W = host.WORD.format[-1]
-assert _LENGTH_OFF == _DATA_OFF + host.POINTER_SIZE
-_HEAD_FMT = struct.Struct(f"<I{_DATA_OFF - _ACCESS_OFF - 4}x{_W}{_W}")
 
 
 class RodataLeakError(IreeAbiError):
@@ -69,10 +60,15 @@ class VmBufferFactory(BufferFactory):
 
     def __init__(self, buffer_type: BufferType, *,
                  max_allocation: int = DEFAULT_MAX_ALLOCATION) -> None:
-        super().__init__(max_allocation)
+        super().__init__(max_allocation, target=buffer_type.heap.machine)
         self.vmb = buffer_type
         self.heap = buffer_type.heap
         self.type = buffer_type.type
+        L = self.heap.machine.vm_buffer
+        self._handle_size = L.size
+        # access (uint32), then the data span {data, data_length}, read with one unpack.
+        self._access_off = L.access_off
+        self._head_fmt = struct.Struct(f"<I{L.data_off - L.access_off - 4}x{self.heap.machine.word_code * 2}")
         self._cache: dict[int, tuple] = {}
         self._module_name = ""
         self._module_head = 0
@@ -103,7 +99,7 @@ class VmBufferFactory(BufferFactory):
         heap = self.heap
         offsets, total = [], 0
         for s in segments:
-            total = host.align_up(total, RODATA_ALIGNMENT)
+            total = -(-total // RODATA_ALIGNMENT) * RODATA_ALIGNMENT
             offsets.append(total)
             total += s.length
         self._storage = heap.malloc(max(total, 1), align=RODATA_ALIGNMENT, zero=True,
@@ -114,10 +110,10 @@ class VmBufferFactory(BufferFactory):
                 heap.write(self._storage + off, data)
         self._module_head = module_ref.create(heap, lambda _self: None,
                                               name=f"bytecode module {module.name}")
-        self._handle_block = heap.malloc(BUFFER_SIZE * len(segments),
+        self._handle_block = heap.malloc(self._handle_size * len(segments),
                                          tag=f"module {module.name} rodata buffers")
         for i, (s, off) in enumerate(zip(segments, offsets)):
-            handle = self._handle_block + i * BUFFER_SIZE
+            handle = self._handle_block + i * self._handle_size
             self.vmb.initialize_module_storage(self._storage + off, s.length, self._module_head,
                                                handle)
             self._handles.append(handle)
@@ -133,7 +129,7 @@ class VmBufferFactory(BufferFactory):
             return None
         ptr = value.ptr
         heap = self.heap
-        words = heap.unpack(_HEAD_FMT, ptr + _ACCESS_OFF)
+        words = heap.unpack(self._head_fmt, ptr + self._access_off)
         cached = self._cache.get(ptr)
         if cached is not None and cached[0] == words:
             if words[2] == 0 or heap.check_range(words[1], words[2]) is cached[1]:

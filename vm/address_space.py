@@ -1,0 +1,190 @@
+"""An emulated address space: a window of target addresses backed by one host mapping (the arena).
+
+Every byte a runtime touches lives in its heap's address space. Address `a` is byte `a - base` of
+one anonymous host mapping, reserved once (pages are committed only when touched), so a block is
+real host memory that struct codecs, memoryviews and numpy read and write in place.
+
+- On the host target the window is the mapping itself: `base` is its host address, so a pointer into
+  it is a real pointer that C code (allocator ctl functions, kernels) can follow.
+- On any other target the window lies where the target's pointers reach: from 64 KiB up, below
+  4 GiB for a 32-bit pointer, and at 2**44 for a foreign 64-bit one, never where host memory is. A
+  host pointer stored in target memory is then an unknown address, as a stale one would be.
+- Function pointers stored in target memory (allocator ctl, ref destroy) point into a code range
+  right below the window that no allocation can cover: a call through them is dispatched by the
+  heap's function table (`callbacks`), and a read through them is an out-of-bounds access.
+
+Ranges (chunks) are handed out by a small allocator: exact-size free lists for chunks up to 64 KiB,
+page-sized chunks beyond that from a coalescing free list, and a bump pointer over memory never
+used. A freed chunk keeps its bytes until it is reused (a stale view sees them), except that chunks
+of RETURN_PAGES_MIN bytes and more give their pages back to the OS at once (past a prefix the heap
+asks to keep), so the resident size of programs with large tensors follows their live set. The heap (`vm.heap`) puts blocks, red zones and the checks on top.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import mmap
+from ..abi.errors import IreeAbiError
+
+PAGE = mmap.PAGESIZE
+GRANULE = 16  # chunk sizes and starts are multiples of this (the largest MALLOC_ALIGNMENT)
+SMALL_MAX = 64 << 10  # chunks up to this size are reused by exact size; larger ones are page-sized
+RETURN_PAGES_MIN = 16 << 20  # freed chunks this large give their pages back to the OS at once
+CODE_SIZE = 0xF000  # the function handle range below the window
+FOREIGN_BASE_32 = 0x10000  # a 32-bit target's window starts here (NULL page and code range below)
+FOREIGN_BASE_64 = 1 << 44  # a foreign 64-bit target's window, far from any host mapping
+TOP_GUARD_32 = 0x10000  # unmapped bytes kept below 2**32, so wrapped pointer arithmetic lands nowhere
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux's value; not exported before 3.13
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
+class AddressSpaceError(IreeAbiError):
+    """The window is full, or the host refused the mapping."""
+
+
+def window_limit(pointer_size: int, host: bool) -> int:
+    """The most bytes a window can span: what a target pointer can address above the window base
+    (32-bit targets), or no practical limit."""
+    if pointer_size == 4 and not host:
+        return (1 << 32) - TOP_GUARD_32 - FOREIGN_BASE_32
+    return 1 << 46
+
+
+class AddressSpace:
+    """One arena of `size` bytes seen at target addresses [base, base + size) (see the module
+    docstring). `host` places the window at the mapping's own host address."""
+
+    def __init__(self, size: int, *, pointer_size: int, host: bool, name: str = "") -> None:
+        limit = window_limit(pointer_size, host)
+        size = min(-(-size // PAGE) * PAGE, limit // PAGE * PAGE)
+        self.name = name
+        self.pointer_size = pointer_size
+        self.memory = self._map(size)
+        self.size = size
+        # The arena's bytes as one writable memoryview: the buffer every block's codecs run on.
+        self.bytes = memoryview(self.memory)
+        self.host_base = ctypes.addressof(ctypes.c_char.from_buffer(self.memory))
+        if host:
+            self.base = self.host_base
+        else:
+            self.base = FOREIGN_BASE_32 if pointer_size == 4 else FOREIGN_BASE_64
+        self.end = self.base + size
+        self.code_lo, self.code_hi = self.base - CODE_SIZE, self.base
+        self._top = 0  # arena offset: everything from here on has never been handed out (zero)
+        self._small: dict[int, list[int]] = {}  # chunk size -> free chunk offsets
+        self._large: list[int] = []  # free large ranges: sorted offsets
+        self._large_size: dict[int, int] = {}  # offset -> size
+        self.in_use = 0  # bytes of chunks handed out and not yet returned
+
+    def _map(self, size: int) -> mmap.mmap:
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+        try:
+            return mmap.mmap(-1, size, flags=flags)
+        except OSError as e:
+            raise AddressSpaceError(f"{self.name or 'address space'}: the host refused a {size}-byte "
+                                    f"reservation ({e})") from None
+
+    # -- translation -------------------------------------------------------------------------------
+
+    def host_address(self, address: int) -> int:
+        """The host address of target address `address` (the same number on the host target)."""
+        return address - self.base + self.host_base
+
+    def contains(self, address: int, n: int = 1) -> bool:
+        return self.base <= address and address + n <= self.end
+
+    # -- chunks --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def chunk_size(n: int) -> int:
+        """The chunk that holds `n` bytes: granule-rounded up to SMALL_MAX, page-rounded beyond."""
+        if n <= SMALL_MAX:
+            return -(-n // GRANULE) * GRANULE
+        return -(-n // PAGE) * PAGE
+
+    def allocate(self, chunk: int) -> tuple[int, bool]:
+        """(arena offset, fresh) of a free chunk of exactly `chunk` bytes (a `chunk_size` value);
+        `fresh` means it was never handed out before, so its bytes are zero."""
+        if chunk <= SMALL_MAX:
+            free = self._small.get(chunk)
+            if free:
+                self.in_use += chunk
+                return free.pop(), False
+        else:
+            found = self._take_large(chunk)
+            if found is not None:
+                self.in_use += chunk
+                return found, False
+        offset = self._top
+        if chunk > SMALL_MAX and offset % PAGE:
+            gap = PAGE - offset % PAGE  # large chunks start on a page; the gap becomes free space
+            self._give(offset, gap)
+            offset += gap
+        if offset + chunk > self.size:
+            if chunk <= SMALL_MAX:  # the bump pointer is spent: carve it from a free large range
+                pages = -(-chunk // PAGE) * PAGE
+                found = self._take_large(pages)
+                if found is not None:
+                    self._give(found + chunk, pages - chunk)
+                    self.in_use += chunk
+                    return found, False
+            raise AddressSpaceError(f"{self.name or 'address space'}: no room for a {chunk}-byte chunk "
+                                    f"({self.in_use} of {self.size} bytes in use)")
+        self._top = offset + chunk
+        self.in_use += chunk
+        return offset, True
+
+    def release(self, offset: int, chunk: int, *, keep: int = 0) -> None:
+        """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past
+        its first `keep` bytes (what is left there, e.g. poison, stays readable until reuse)."""
+        self.in_use -= chunk
+        if chunk <= SMALL_MAX:
+            self._small.setdefault(chunk, []).append(offset)
+            return
+        if chunk >= RETURN_PAGES_MIN and _DONTNEED is not None:
+            lo = -(-(offset + keep) // PAGE) * PAGE
+            hi = offset + chunk
+            if hi > lo:
+                self.memory.madvise(_DONTNEED, lo, hi - lo)
+        self._give(offset, chunk)
+
+    def _give(self, offset: int, size: int) -> None:
+        """Put a free range into the large list, merged with free neighbours; sub-page pieces
+        (alignment gaps) are kept as small chunks."""
+        if size < PAGE or offset % PAGE:
+            if size >= GRANULE:
+                self._small.setdefault(size, []).append(offset)
+            return
+        starts, sizes = self._large, self._large_size
+        i = bisect.bisect_left(starts, offset)
+        if i < len(starts) and offset + size == starts[i]:  # merge with the next range
+            size += sizes.pop(starts.pop(i))
+        if i > 0 and starts[i - 1] + sizes[starts[i - 1]] == offset:  # and with the previous one
+            sizes[starts[i - 1]] += size
+            return
+        starts.insert(i, offset)
+        sizes[offset] = size
+
+    def _take_large(self, chunk: int) -> int | None:
+        """Best fit among the free large ranges (there are few); the rest of the range stays free."""
+        best = None
+        for start in self._large:
+            size = self._large_size[start]
+            if size >= chunk and (best is None or size < self._large_size[best]):
+                best = start
+                if size == chunk:
+                    break
+        if best is None:
+            return None
+        size = self._large_size.pop(best)
+        self._large.remove(best)
+        if size > chunk:
+            self._give(best + chunk, size - chunk)
+        return best
+
+    def describe(self) -> str:
+        return (f"{self.name or 'address space'}: window 0x{self.base:x}..0x{self.end:x} "
+                f"({self.size} bytes reserved, {self.in_use} in use)")
+
+
+__all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "GRANULE", "PAGE", "SMALL_MAX", "window_limit"]
