@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ireeabi.layouts import base as L
@@ -18,8 +18,6 @@ from ireeabi.vm.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
-P = HOST_M.pointer_size
-MAX_ALIGN = HOST_M.target.max_align
 
 
 class Recorder:
@@ -47,9 +45,9 @@ class Recorder:
         self.heap.functions.forget(self.address)
 
 
-def test_layout_of_the_struct_matches_the_catalog() -> None:
-    lay = L.iree_allocator_t.layout(HOST_M.target)
-    assert HOST_M.allocator.size == lay.size == 2 * P  # fact sheet §5: {self @0, ctl @P}
+def test_layout_of_the_struct_matches_the_catalog(heap: Heap) -> None:
+    lay = L.iree_allocator_t.layout(heap.target)
+    assert heap.machine.allocator.size == lay.size == 2 * heap.pointer_size  # fact sheet §5: {self @0, ctl @P}
 
 
 def test_heap_ctl_status_rules(heap: Heap) -> None:
@@ -91,7 +89,7 @@ def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
     heap.write(p, b"wxyz")
     p2 = A.realloc(heap, a, 64, p)
     assert heap.read(p2, 4) == b"wxyz"
-    with heap.scratch(P) as slot:
+    with heap.scratch(heap.pointer_size) as slot:
         heap.write_word(slot, p2)
         S.check(heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
         assert heap.read_word(slot) == 0
@@ -157,14 +155,14 @@ def test_aligned_request_sizes_and_slot(heap: Heap) -> None:
         r = A.malloc_aligned(heap, a, 100, alignment, 48)
         (_, requested), = rec.log
         measured[alignment] = requested
-        assert requested == P + 100 + max(alignment, MAX_ALIGN)
-        assert (r + 48) % max(alignment, MAX_ALIGN) == 0
-        base = heap.read_word(A.base_slot(r, P))
-        assert heap.allocation(base) is not None and A.base_slot(r, P) == (r & ~(P - 1)) - P
-        assert base + P <= r and r + 100 <= base + requested
+        assert requested == heap.pointer_size + 100 + max(alignment, heap.machine.max_align)
+        assert (r + 48) & (max(alignment, heap.machine.max_align) - 1) == 0  # ~(A - 1): 12 on i386
+        base = heap.read_word(A.base_slot(r, heap.pointer_size))
+        assert heap.allocation(base) is not None and A.base_slot(r, heap.pointer_size) == (r & ~(heap.pointer_size - 1)) - heap.pointer_size
+        assert base + heap.pointer_size <= r and r + 100 <= base + requested
         A.free_aligned(heap, a, r)
         assert rec.log[-1] == ("FREE", base)
-    if HOST_M.target.name == "x86_64":  # measured with the real code (fact sheet §5)
+    if heap.target.name == "x86_64":  # measured with the real code (fact sheet §5)
         assert measured == {0: 124, 8: 124, 16: 124, 64: 172, 4096: 4204}
     rec.close()
 
@@ -189,20 +187,22 @@ def test_free_aligned_of_a_plain_pointer_is_a_heap_error(heap: Heap) -> None:
     A.free(heap, a, p)
 
 
-@settings(derandomize=True, max_examples=150, deadline=None)
+@settings(derandomize=True, max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # `target`: a plain value
 @given(n=st.integers(1, 5000), align_log=st.one_of(st.none(), st.integers(0, 12)),
        offset=st.integers(0, 256), grow=st.integers(1, 5000))
-def test_aligned_scheme_properties(n: int, align_log: int | None, offset: int, grow: int) -> None:
+def test_aligned_scheme_properties(target: "str | None", n: int, align_log: int | None, offset: int,
+                                   grow: int) -> None:
     alignment = 0 if align_log is None else 1 << align_log
-    A_ = max(alignment, MAX_ALIGN)
-    with tracked_heap() as heap:
+    with tracked_heap(target=target) as heap:
+        A_ = max(alignment, heap.machine.max_align)
         a = A.heap_allocator(heap)
         r = A.malloc_aligned(heap, a, n, alignment, offset)
-        assert (r + offset) % A_ == 0
+        assert (r + offset) & (A_ - 1) == 0  # iree_aligned_ptr's mask (A_ is 12 on i386)
         heap.check_range(r, n)  # the whole payload lies inside the base block
         heap.write(r, bytes(i & 0xFF for i in range(n)))
         r2 = A.realloc_aligned(heap, a, grow, alignment, offset, r)
-        assert (r2 + offset) % A_ == 0
+        assert (r2 + offset) & (A_ - 1) == 0
         keep = min(n, grow)
         assert heap.read(r2, keep) == bytes(i & 0xFF for i in range(keep))
         A.free_aligned(heap, a, r2)

@@ -18,22 +18,20 @@ from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
-
-HOST_M = _host_machine()  # the data model of the default (host) heap
 
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST
-BUF = LBUF.iree_vm_buffer_t.layout(HOST_M.target)
 
 
 def test_create_is_one_aligned_coallocation(heap: Heap, buffers: BufferType) -> None:
-    prefix = LB.iree_sizeof_struct(LBUF.iree_vm_buffer_t, HOST_M.target)
-    if HOST_M.target.name == "x86_64":
+    prefix = LB.iree_sizeof_struct(LBUF.iree_vm_buffer_t, heap.target)
+    if heap.target.name == "x86_64":
         assert prefix == 48  # fact sheet §6.2 (measured)
     for alignment in (0, 8, 64, 4096):
         b = buffers.create(RW, 10, alignment)
-        assert buffers.data(b) - b == prefix == HOST_M.vm_buffer.prefix_size
-        assert buffers.data(b) % max(alignment, HOST_M.target.max_align) == 0
+        assert buffers.data(b) - b == prefix == heap.machine.vm_buffer.prefix_size
+        # iree_aligned_ptr masks with ~(alignment - 1): divisibility for a power of two; on i386
+        # (iree_max_align_t = 12) only the bits of 11 are cleared, as IREE's arithmetic does.
+        assert buffers.data(b) & (max(alignment, heap.target.max_align) - 1) == 0
         assert (buffers.counter(b), buffers.length(b), buffers.access(b)) == (1, 10, RW)
         assert buffers.is_coallocated(b) and buffers.storage_module(b) == 0
         assert heap.is_aligned(b)
@@ -61,14 +59,14 @@ def test_wrapping_bounds_check_is_reported_not_made(heap: Heap, buffers: BufferT
     """buffer.c does not check offset + length for overflow: its check passes, the access it would make
     (before the data, i.e. into the handle of a co-allocation) is reported instead."""
     b = buffers.create(RW, 16)
-    before = heap.read(b, HOST_M.vm_buffer.prefix_size + 16)
-    huge = HOST_M.word_mask  # offset + 1 wraps to 0 <= 16: IREE writes the byte before the data
+    before = heap.read(b, heap.machine.vm_buffer.prefix_size + 16)
+    huge = heap.machine.word_mask  # offset + 1 wraps to 0 <= 16: IREE writes the byte before the data
     for op in (lambda: buffers.map_ro(b, huge, 1), lambda: buffers.fill_bytes(b, huge, 1, 0x5A),
                lambda: buffers.copy_bytes(b, 0, b, huge, 1)):
         with pytest.raises(B.BufferOverflowError, match="wraps to 0") as e:
             op()
         assert isinstance(e.value, HeapError) and e.value.address == b
-    assert heap.read(b, HOST_M.vm_buffer.prefix_size + 16) == before  # the handle is intact
+    assert heap.read(b, heap.machine.vm_buffer.prefix_size + 16) == before  # the handle is intact
     buffers.release(b)
 
 
@@ -92,7 +90,7 @@ def test_wrapped_element_count_overruns_are_caught(heap: Heap, buffers: BufferTy
     """count * 8 wraps to 0 so the map passes; buffer.c would then loop `count` times: reported."""
     b = buffers.create(RW, 16)
     with pytest.raises(B.BufferOverflowError, match="would write"):
-        buffers.fill_elements(b, 0, 1 << (8 * HOST_M.pointer_size - 3), 8, 0)
+        buffers.fill_elements(b, 0, 1 << (8 * heap.pointer_size - 3), 8, 0)
     buffers.release(b)
 
 
@@ -119,7 +117,7 @@ def test_copy_compare_clone_and_numpy_views(heap: Heap, buffers: BufferType) -> 
 
 def test_in_place_initialize_and_deinitialize(heap: Heap, buffers: BufferType) -> None:
     a = A.heap_allocator(heap)
-    handle = heap.malloc(BUF.size)
+    handle = heap.malloc(heap.machine.vm_buffer.size)
     data = A.malloc(heap, a, 32)
     buffers.initialize(RW | BufferAccess.COALLOCATED, data, 32, a, handle)
     assert buffers.counter(handle) == 1 and not buffers.is_coallocated(handle)  # callers cannot tag
@@ -137,7 +135,7 @@ def test_module_storage_retains_its_module(heap: Heap, buffers: BufferType) -> N
     destroyed: list[int] = []
     module = module_ref.create(heap, destroyed.append, name="rodata owner")
     rodata = heap.malloc(8)
-    handle = heap.malloc(BUF.size)
+    handle = heap.malloc(heap.machine.vm_buffer.size)
     buffers.initialize_module_storage(rodata, 8, module, handle)
     assert (buffers.counter(handle), buffers.access(handle)) == (0, BufferAccess.ORIGIN_MODULE)
     assert buffers.allocator(handle).is_null
@@ -176,9 +174,6 @@ WRAPPER = Struct("wrapper_t", [
     Field("buffer", LBUF.iree_vm_buffer_t),
     Field("payload", Array(Scalar("uint8_t"), 24)),
 ])
-WRAP = WRAPPER.layout(HOST_M.target)
-HANDLE_OFF = WRAP.field("buffer").offset
-PAYLOAD_OFF = WRAP.field("payload").offset
 
 
 class WrapperAllocator:
@@ -186,6 +181,7 @@ class WrapperAllocator:
 
     def __init__(self, heap: Heap) -> None:
         self.heap = heap
+        self.wrap = heap.machine.layout(WRAPPER)  # the wrapper laid out for the heap's target
         self.frees: list[int] = []
         self.ctl = A.make_ctl(heap, self._ctl, name="wrapper allocator")
 
@@ -194,17 +190,17 @@ class WrapperAllocator:
             raise StatusError(StatusCode.UNIMPLEMENTED, "wrapper allocator only frees")
         handle = self.heap.read_word(inout)
         self.frees.append(handle)
-        self.heap.free(handle - HANDLE_OFF)
+        self.heap.free(handle - self.wrap.field("buffer").offset)
 
     @property
     def value(self) -> AllocatorT:
         return AllocatorT(0, self.ctl)
 
     def new_buffer(self, buffers: BufferType, word_below: int) -> int:
-        wrapper = self.heap.malloc(WRAP.size, tag="wrapper_t")
+        wrapper = self.heap.malloc(self.wrap.size, tag="wrapper_t")
         self.heap.write_word(wrapper, word_below)
-        handle = wrapper + HANDLE_OFF
-        buffers.initialize(RW, wrapper + PAYLOAD_OFF, 24, self.value, handle)
+        handle = wrapper + self.wrap.field("buffer").offset
+        buffers.initialize(RW, wrapper + self.wrap.field("payload").offset, 24, self.value, handle)
         return handle
 
     def close(self) -> None:
@@ -229,17 +225,17 @@ def test_legacy_destroy_free_aligned_of_in_place_handle_is_a_heap_error(heap: He
     with pytest.raises(HeapError, match=f"free_aligned of 0x{handle:x}, which malloc_aligned did not return"):
         R.release_value(heap, bt.move_ref(handle))
     assert wa.frees == []
-    heap.free(handle - HANDLE_OFF)
+    heap.free(handle - wa.wrap.field("buffer").offset)
     wa.close()
     bt.close()
 
 
 @pytest.mark.parametrize("word_below", [0, 0x1234])
-def test_legacy_destroy_as_iree_runs_it(word_below: int) -> None:
+def test_legacy_destroy_as_iree_runs_it(target: "str | None", word_below: int) -> None:
     """With a lenient heap the pre-fix arithmetic runs (fact sheet §6.3, measured): word below = 0 ->
     FREE never called and the wrapper leaks; word = 0x1234 -> FREE(0x1234), a free of garbage."""
     with pytest.raises((LeakError, HeapError)) as e:
-        with tracked_heap(strict_aligned=False) as heap:
+        with tracked_heap(target=target, strict_aligned=False) as heap:
             types = TypeRegistry(heap)
             bt = BufferType(types, legacy=True)
             wa = WrapperAllocator(heap)
@@ -252,10 +248,10 @@ def test_legacy_destroy_as_iree_runs_it(word_below: int) -> None:
     if word_below == 0:
         assert type(e.value) is LeakError and wa.frees == []
         assert [a.tag for a in e.value.leaks] == ["wrapper_t"]
-        assert e.value.leaks[0].address == handle - HANDLE_OFF
+        assert e.value.leaks[0].address == handle - wa.wrap.field("buffer").offset
     else:
         assert type(e.value) is HeapError and wa.frees == [word_below]
-        assert e.value.address == word_below - HANDLE_OFF
+        assert e.value.address == word_below - wa.wrap.field("buffer").offset
 
 
 def test_module_switch_selects_the_legacy_rule(heap: Heap, types: TypeRegistry, monkeypatch) -> None:  # noqa: ANN001
@@ -269,7 +265,7 @@ def test_module_switch_selects_the_legacy_rule(heap: Heap, types: TypeRegistry, 
     handle2 = wa.new_buffer(bt, word_below=0)
     R.release_value(heap, bt.move_ref(handle2))
     assert wa.frees == [handle2]
-    heap.free(handle - HANDLE_OFF)
+    heap.free(handle - wa.wrap.field("buffer").offset)
     wa.close()
     bt.close()
 

@@ -13,9 +13,6 @@ from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import MarshalError
 
-from ireeabi.vm.machine import host as _host_machine
-
-HOST_M = _host_machine()  # the data model of the default (host) heap
 
 DISPATCH = cconv.parse("0rIiiiCiDCrIID_v")
 
@@ -30,7 +27,7 @@ def test_dispatch_arguments_are_packed_as_the_packer_does(heap: Heap, buffers: B
     args = [Ref(exe, t), 0x1122334455667788, 1, 2, 3, [10, -11, 12, 13],
             [(Ref(b, t), 16 * i, 8 * (i + 1)) for i, b in enumerate(bound)]]
     buf = C.pack_arguments(heap, DISPATCH.arguments, args)
-    lay = cconv.layout(DISPATCH.arguments, HOST_M.target, [4, 3])
+    lay = cconv.layout(DISPATCH.arguments, heap.target, [4, 3])
     assert buf.layout is lay and heap.check_range(buf.address, lay.size)
     flat, counts = C.flatten(DISPATCH.arguments, args, heap.machine.word_mask)
     assert counts == (4, 3)

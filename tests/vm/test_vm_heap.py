@@ -13,10 +13,6 @@ from ireeabi.vm import heap as H
 from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
-
-HOST_M = _host_machine()  # the data model of the default (host) heap
-
 
 def test_double_free_names_the_address_and_both_stacks(heap: Heap) -> None:
     p = heap.malloc(24)
@@ -155,7 +151,7 @@ def test_no_fast_path_outlives_its_block_or_the_heap() -> None:
         "read_word": lambda a: heap.read_word(a), "write_word": lambda a: heap.write_word(a, 1),
         "read_i32": lambda a: heap.read_i32(a), "write_i32": lambda a: heap.write_i32(a, 1),
         "cell": lambda a: heap.cell(a, 4), "view": lambda a: heap.view(a, 4),
-        "unpack": lambda a: heap.unpack(HOST_M.i32, a), "pack": lambda a: heap.pack(HOST_M.i32, a, 1),
+        "unpack": lambda a: heap.unpack(heap.machine.i32, a), "pack": lambda a: heap.pack(heap.machine.i32, a, 1),
         "memset": lambda a: heap.memset(a, 0, 4), "read": lambda a: heap.read(a, 4),
         "fetch_add_i32": lambda a: heap.fetch_add_i32(a, 1),
     }

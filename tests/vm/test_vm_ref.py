@@ -5,16 +5,12 @@ import pytest
 
 from ireeabi.layouts import ref as L
 from ireeabi.vm import callbacks
-from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.callbacks import FunctionPointerError
 from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
-HOST_M = _host_machine()  # the data model of the default (host) heap
-
-REF_SIZE = L.iree_vm_ref_t.layout(HOST_M.target).size
 
 
 class Objects:
@@ -40,7 +36,7 @@ class Objects:
 
 
 def ref_slot(heap: Heap, value: Ref = R.NULL_REF) -> int:
-    a = heap.malloc(REF_SIZE)
+    a = heap.malloc(L.iree_vm_ref_t.layout(heap.target).size)
     R.write_ref(heap, a, value)
     return a
 
@@ -176,7 +172,7 @@ def test_forged_pointers_raise_and_change_nothing(heap: Heap, types: TypeRegistr
         R.release_value(heap, Ref(p, fake_type))
     types.unregister(fake_descriptor)
     assert objs.count(p) == 1  # everything validated before the counter moved
-    slot = heap.malloc(REF_SIZE)
+    slot = heap.malloc(L.iree_vm_ref_t.layout(heap.target).size)
     with pytest.raises(HeapError):
         R.retain(heap, slot, 0x20)  # bad destination: nothing retained
     assert objs.count(p) == 1
