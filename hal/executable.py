@@ -64,6 +64,17 @@ def formats(target: "Machine | str | None" = None) -> tuple[str, ...]:
     return tuple(f"{k}-{arch}" for k in FORMAT_KINDS) if arch else ()
 
 
+def foreign_arch(format: str, target: "Machine | str | None" = None) -> str | None:
+    """The ireeabi target whose machine code an ELF `format` holds, when that is not `target`'s
+    (None for any other format)."""
+    m = _machine(target)
+    for name, arch in _FORMAT_ARCH.items():
+        if name != m.name and arch != _FORMAT_ARCH.get(m.name) and \
+                any(format.startswith(f"{k}-{arch}") for k in FORMAT_KINDS):
+            return name
+    return None
+
+
 def query_support(format: str, target: "Machine | str | None" = None) -> bool:
     """True when IREE's loaders on `target` (the host by default) accept `format`, or for Python
     kernels. IREE's ELF loaders test a prefix (`embedded-elf-x86_64` accepts any suffix after it)."""

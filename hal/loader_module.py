@@ -85,6 +85,9 @@ class HalLoaderModule:
         raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
         X.write_workgroup_state(self.machine, raw, off, 0)
         self._states: dict[tuple[int, int], X.DispatchState] = {}
+        # ELF formats of another architecture this runtime answered "unsupported" for: the formats
+        # a module would need another --target for (Program says which).
+        self.foreign_formats: dict[str, str] = {}
 
     def close(self) -> None:
         self.module.close()
@@ -103,7 +106,13 @@ class HalLoaderModule:
         return state
 
     def _query_support(self, ctx: CallContext, format: Ref) -> int:
-        return 1 if X.query_support(self.rt.vm_buffers.text(format), self.machine) else 0
+        fmt = self.rt.vm_buffers.text(format)
+        if X.query_support(fmt, self.machine):
+            return 1
+        arch = X.foreign_arch(fmt, self.machine)
+        if arch is not None:
+            self.foreign_formats[fmt] = arch
+        return 0
 
     def _load(self, ctx: CallContext, format: Ref, data: Ref, constants: Ref) -> Ref:
         vmb = self.rt.vm_buffers

@@ -89,11 +89,14 @@ class Program:
         try:
             self.context = Context(self.module, self.imports, buffers=self.buffers,
                                    max_depth=max_depth)
-        except BaseException:
+        except BaseException as e:
+            foreign = dict(self.runtime.loader.foreign_formats)
             self.runtime.close()
             if self._own_heap:
                 self.heap.close()
             self.closed = True
+            if foreign and isinstance(e, IreeAbiError):
+                raise _foreign_kernels(e, foreign, self.machine) from e
             raise
 
     # ---------------------------------------------------------------------------------- calling
@@ -243,6 +246,25 @@ class Program:
         self.close()
 
 
+class KernelTargetError(IreeAbiError):
+    """A module whose kernels are machine code of another target than the program's."""
+
+
+def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Machine) -> IreeAbiError:
+    """The module's load failed after the loader refused kernels of another architecture: say which
+    target runs them (IREE's own status first, as it reported it)."""
+    which = ", ".join(f"{fmt} ({arch} machine code)" for fmt, arch in sorted(formats.items()))
+    runs = sorted(set(formats.values()))
+    host = _machine(None).name
+    if host in runs:
+        where = f"it runs with --target {host} (the host)"
+    else:
+        where = (f"IREE runs it on {' or '.join(runs)}; ireeabi runs kernel machine code only on the "
+                 f"host ({host}): compile it for {host}, or for inline-static (vmvx-inline)")
+    return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
+                             f"kernels: {where}")
+
+
 def _scalar(char: str, value: Any, what: str) -> Any:
     """A Python value for a primitive argument (numpy scalars unwrapped; the context checks the
     type and range against the cconv character)."""
@@ -262,4 +284,4 @@ def load_program(path: "str | os.PathLike | bytes", *, target: "Machine | Target
     return Program(path, target=target, heap=heap, **modes)
 
 
-__all__ = ["Program", "load_program", "INPUT_ALIGNMENT"]
+__all__ = ["Program", "KernelTargetError", "load_program", "INPUT_ALIGNMENT"]
