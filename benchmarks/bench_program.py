@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
-from ireeabi.vm.interp.program import Program  # noqa: E402
+from ireeabi.tooling.program import Program  # noqa: E402
 from ireeabi.vm.module import PlannedCall  # noqa: E402
 
 class Bench(NamedTuple):

@@ -28,14 +28,14 @@ from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import LeakError
-from ireeabi.vm.interp.program import Program
-from ireeabi.vm.interp.values import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
-                                      DEFAULT_F64_ATOL, DEFAULT_MAX_ELEMENT_COUNT, DEFAULT_RTOL,
-                                      SUCCESS_LINE, ComparisonAbortError, Equality, InputFiles,
-                                      InputParseError, OutputError, StorageInput, compare_results,
-                                      format_results, parse_count_flag, parse_double_flag,
-                                      parse_equality_mode, parse_float_flag, parse_inputs,
-                                      write_output)
+from ireeabi.tooling.program import Program
+from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
+                                        DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
+                                        Equality, compare_results, parse_double_flag, parse_equality_mode,
+                                        parse_float_flag)
+from ireeabi.tooling.function_io import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, InputParseError, OutputError,
+                                         StorageInput, format_results, parse_count_flag, parse_inputs,
+                                         write_output)
 
 from .errors import CliError
 from .resolve import resolve_target

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 import iree_tools as tools
-from ireeabi.vm.interp.program import Program
-from ireeabi.vm.interp.values import format_results, parse_input
+from ireeabi.tooling.program import Program
+from ireeabi.tooling.function_io import format_results, parse_input
 
 HERE = Path(__file__).parent
 E2E = HERE / "programs" / "e2e"

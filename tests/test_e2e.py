@@ -2,7 +2,7 @@
 
 Every program is compiled for inline-dynamic (hal_inline + hal_loader, kernels in an embedded ELF)
 and inline-static (hal_inline only, vmvx-inline kernels as VM bytecode) and run twice: by
-iree-run-module, and by `ireeabi.vm.interp.Program` — the bytecode interpreter on a HalRuntime, with
+iree-run-module, and by `ireeabi.tooling.Program` — the bytecode interpreter on a HalRuntime, with
 vm.buffer refs counted in tracked memory, every import call packed into an argument buffer and run
 through the hal_inline / hal_loader shims, every dispatch on the real kernel. The inputs are the
 same `--input` strings (parsed by `parse_input` per the function's cconv); the expected text is
@@ -26,8 +26,8 @@ from ireeabi.layouts import hal_inline as HI
 from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.interp import Context, NativeImports, VmStatusError, VmTrapError
-from ireeabi.vm.interp.program import Program, load_program
-from ireeabi.vm.interp.values import (InputParseError, OpaqueResult, format_results, parse_input)
+from ireeabi.tooling.program import Program, load_program
+from ireeabi.tooling.function_io import (InputParseError, OpaqueResult, format_results, parse_input)
 from ireeabi.vm.interp.vmbuffers import RodataLeakError, VmBufferFactory
 from ireeabi.vm.module import NativeModule, PlannedCall
 from ireeabi.vm.module_file import read_module

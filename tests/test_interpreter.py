@@ -1,7 +1,7 @@
 """The bytecode decoder and interpreter against the real IREE tools (iree-compile 3.13).
 
 Host-only programs (tests/programs/host) are compiled with iree-compile and run both by
-iree-run-module (results read back bit-exact from its .npy output) and by `vm.interpreter.Context`;
+iree-run-module (results read back bit-exact from its .npy output) and by `vm.interp.Context`;
 every expected value comes from iree-run-module (failures: its status text or its crash). The
 decoder is checked instruction by instruction against `iree-dump-module --output=disassembly`.
 """
@@ -21,7 +21,7 @@ from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.vm import decoder, isa
 from ireeabi.vm.decoder import (DecodeError, TruncatedBytecodeError, UnsupportedOpError,
                                 decode_function, decode_module, function_bytecode)
-from ireeabi.vm.interpreter import (SUPPORTED_OPS, UNSUPPORTED_OPS, ArgumentError, ByteBuffer,
+from ireeabi.vm.interp import (SUPPORTED_OPS, UNSUPPORTED_OPS, ArgumentError, ByteBuffer,
                                     BytecodeVerifyError, Context, ContextImports, FunctionImports,
                                     ImportResolutionError, VmFailError, VmStatusError, VmTrapError,
                                     siphash24, unsupported_in)

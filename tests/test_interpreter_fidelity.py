@@ -21,7 +21,7 @@ from ireeabi.vm import isa
 from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.decoder import decode_module
 from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.interpreter import Context, VmStatusError, VmTrapError
+from ireeabi.vm.interp import Context, VmStatusError, VmTrapError
 from ireeabi.vm.interp.errors import VmError
 from ireeabi.vm.interp.vmbuffers import VmBufferFactory
 from ireeabi.vm.module_file import read_module

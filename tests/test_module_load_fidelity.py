@@ -39,7 +39,7 @@ from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm.interp import ContextImports, ImportResolutionError
 from ireeabi.vm import isa
 from ireeabi.vm.decoder import DecodeError, decode_module
-from ireeabi.vm.interpreter import Context, FunctionImports
+from ireeabi.vm.interp import Context, FunctionImports
 from ireeabi.vm.module_file import ModuleFileError, read_module
 from ireeabi.vm.status import StatusCode
 

@@ -27,7 +27,7 @@ import pytest
 import iree_tools as tools
 from ireeabi.vm import isa
 from ireeabi.vm.decoder import decode_module
-from ireeabi.vm.interpreter import Context, VmTrapError
+from ireeabi.vm.interp import Context, VmTrapError
 from ireeabi.vm.module_file import read_module
 from test_interpreter import _arg, _patched, assert_same
 

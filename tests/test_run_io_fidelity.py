@@ -21,8 +21,8 @@ import pytest
 
 import iree_tools as tools
 from ireeabi.cli.main import main
-from ireeabi.vm.interp.program import Program
-from ireeabi.vm.interp.values import format_results, parse_input
+from ireeabi.tooling.program import Program
+from ireeabi.tooling.function_io import format_results, parse_input
 
 HERE = Path(__file__).parent
 PROGRAMS = HERE / "programs" / "io_fidelity"

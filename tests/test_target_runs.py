@@ -30,7 +30,7 @@ from ireeabi.vm import shims as _shims
 from ireeabi.vm.heap import tracked_heap
 from ireeabi.vm.imports import check_imports
 from ireeabi.vm.interp import VmStatusError
-from ireeabi.vm.interp.program import Program
+from ireeabi.tooling.program import Program
 from ireeabi.vm.module import PlannedCall
 from ireeabi.vm.module_file import read_module
 from ireeabi.vm.status import StatusCode

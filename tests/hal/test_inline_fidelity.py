@@ -412,7 +412,7 @@ def test_a_status_without_message_is_annotated_without_an_empty_segment(fidelity
     The interpreter's error does the same with its own annotation."""
     from ireeabi.vm.heap import tracked_heap
     from ireeabi.vm.interp.errors import VmStatusError
-    from ireeabi.vm.interp.program import Program
+    from ireeabi.tooling.program import Program
 
     args = [str(a) for a in (F32, DENSE, 2, -1, 1)]
     stderr = tools.run_module_failure([fidelity_vmfb], "assert", args).stderr

@@ -13,11 +13,10 @@ concept:
 - `verify`: the bytecode verifier's checks;
 - `imports`: ImportResolver and its implementations (Python callables, other contexts, native
   modules);
-- `context`: Context (module state, run loop, calls);
-- `program`: Program / load_program: a module on a HalRuntime with numpy inputs and results;
-- `values`: iree-run-module's `--input` syntax and its result printing.
+- `context`: Context (module state, run loop, calls).
 
-See `context` for the calling semantics and `vmbuffers` for the reference counting.
+See `context` for the calling semantics and `vmbuffers` for the reference counting. Running a module
+as iree-run-module does (`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.
 """
 from __future__ import annotations
 
@@ -29,14 +28,11 @@ from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, Imp
 from .imports import ContextImports, FunctionImports, ImportResolver, NativeImports
 from .lists import VmList
 from .numerics import PURE_OPS, siphash24
-from .program import Program, load_program
-from .values import InputParseError, OpaqueResult, format_results, parse_input
 from .vmbuffers import RodataLeakError, VmBufferFactory
 
 __all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
            "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",
            "VmFailError", "BytecodeVerifyError", "ImportResolutionError", "ArgumentError",
            "ContextClosedError", "SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in", "PURE_OPS",
-           "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION", "Program", "load_program",
-           "format_results", "parse_input", "InputParseError", "OpaqueResult", "VmBufferFactory",
+           "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION", "VmBufferFactory",
            "RodataLeakError"]

@@ -1,4 +1,5 @@
-"""`Program`: a compiled module running on the emulated inline HAL, called with numpy values.
+"""`Program`: a compiled module running on the emulated inline HAL, called with numpy values, as
+iree-run-module runs one (IREE's runtime/src/iree/tooling/run_module.c: tooling, not the VM).
 
     prog = load_program("model.vmfb")            # or Program(path, heap=..., legacy_loader=...)
     out = prog.call("add", np.ones(16, np.float32), np.arange(16, dtype=np.float32))
@@ -33,23 +34,24 @@ from typing import Any
 
 import numpy as np
 
-from ...abi.errors import IreeAbiError
-from ...abi.targets import Target
-from ...hal.runtime import HalRuntime
-from ...layouts import hal_buffer as HB
-from ...layouts.hal_buffer import EncodingType
-from .. import ref as _ref
-from ..heap import Heap, LeakError, leak_report
-from ..machine import Machine, machine as _machine
-from ..module_file import ModuleFile, read_module
-from ..ref import Ref
-from .context import DEFAULT_MAX_DEPTH, Context
-from .errors import ArgumentError, ContextClosedError
-from .imports import NativeImports
-from .lists import VmList
-from .registers import cconv_fragments, value_chars
-from .values import OpaqueResult, ResultList, Value, dtype_of, element_type_of, list_item
-from .vmbuffers import VmBufferFactory
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.targets import Target
+from ireeabi.hal.runtime import HalRuntime
+from ireeabi.layouts import hal_buffer as HB
+from ireeabi.layouts.hal_buffer import EncodingType
+from ireeabi.vm import ref as _ref
+from ireeabi.vm.heap import Heap, LeakError, leak_report
+from ireeabi.vm.interp.context import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.interp.errors import ArgumentError, ContextClosedError
+from ireeabi.vm.interp.imports import NativeImports
+from ireeabi.vm.interp.lists import VmList
+from ireeabi.vm.interp.registers import cconv_fragments, value_chars
+from ireeabi.vm.interp.vmbuffers import VmBufferFactory
+from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.vm.module_file import ModuleFile, read_module
+from ireeabi.vm.ref import Ref
+
+from .function_io import OpaqueResult, ResultList, Value, dtype_of, element_type_of, list_item
 
 INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
