@@ -15,7 +15,6 @@ wrapper down.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
@@ -23,7 +22,7 @@ from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import allocator as _alloc
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.buffer import field_struct
+from ireeabi.vm.buffer import BufferType, field_struct
 from ireeabi.vm.machine import Machine, derived
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
@@ -31,10 +30,9 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from . import cpu
-from .buffer import HalBuffer
+from .buffer import BufferTypes, HalBuffer
+from .buffer_view import BufferViewTypes
 
-if TYPE_CHECKING:
-    from .runtime import HalRuntime
 
 @derived("hal_inline_wrapper")
 class StorageWrapperLayout:
@@ -73,20 +71,24 @@ _object_release = _ref.object_release
 
 
 class HalInlineModule:
-    def __init__(self, rt: "HalRuntime", *, legacy: bool = False) -> None:
-        self.rt = rt
-        self.heap = rt.heap
+    """hal_inline over the ref types of one heap: VM buffers, HAL buffers and buffer views; the
+    processor data answers device.query.i64("hal.cpu", key)."""
+
+    def __init__(self, vm_buffers: BufferType, hal_buffers: BufferTypes, views: BufferViewTypes,
+                 cpu_data: list[int], *, legacy: bool = False) -> None:
+        self.heap = vm_buffers.heap
+        self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
         self.legacy = legacy
         self._W: StorageWrapperLayout = self.heap.machine.hal_inline_wrapper
         self._mask = self.heap.machine.word_mask
         self.host_allocator = _alloc.heap_allocator(self.heap)
         self._ctl = _alloc.make_ctl(self.heap, self._storage_ctl, name="hal_inline storage buffer ctl")
-        # The runtime's types, fixed for its life: bound once for the per-call paths.
-        self._hal_buffers = rt.hal_buffers
-        self._buffer_type = rt.hal_buffers.type
-        self._views = rt.views
-        self._view_type = rt.views.type
-        self._vm_buffers = rt.vm_buffers
+        # The heap's types, fixed for the module's life: bound once for the per-call paths.
+        self._hal_buffers = hal_buffers
+        self._buffer_type = hal_buffers.type
+        self._views = views
+        self._view_type = views.type
+        self._vm_buffers = vm_buffers
         targets = {
             "buffer.allocate": self._allocate,
             "buffer.allocate.initialized": self._allocate_initialized,
@@ -176,34 +178,34 @@ class HalInlineModule:
         try:
             storage = self.wrap_storage(buffer)
         except BaseException:
-            self.rt.hal_buffers.resources.release(buffer)
+            self._hal_buffers.resources.release(buffer)
             raise
-        return self.rt.hal_buffers.resources.move_ref(buffer), storage
+        return self._hal_buffers.resources.move_ref(buffer), storage
 
     def _allocate_initialized(self, ctx: CallContext, min_alignment: int, source: Ref, offset: int,
                               length: int) -> tuple[Ref, Ref]:
-        vmb = self.rt.vm_buffers
+        vmb = self._vm_buffers
         data, n = vmb.map_ro(vmb.check_deref(source), offset, length, 1)
         buffer_ref, storage = self._allocate(ctx, min_alignment, n)
-        self.heap.memmove(self.rt.hal_buffers.get(buffer_ref.ptr).storage, data, n)
+        self.heap.memmove(self._hal_buffers.get(buffer_ref.ptr).storage, data, n)
         return buffer_ref, storage
 
     def _length(self, ctx: CallContext, buffer: Ref) -> int:
-        return self.rt.hal_buffers.deref(buffer)[1].byte_length
+        return self._hal_buffers.deref(buffer)[1].byte_length
 
     def _storage(self, ctx: CallContext, buffer: Ref) -> Ref:
         ptr, b = self._hal_buffers.resources.deref(buffer)
         return self._wrap_storage(ptr, b)
 
     def _subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
-        ptr, _ = self.rt.hal_buffers.deref(buffer)
+        ptr, _ = self._hal_buffers.deref(buffer)
         try:
-            return self.rt.hal_buffers.resources.move_ref(self.rt.hal_buffers.subspan(ptr, offset, length))
+            return self._hal_buffers.resources.move_ref(self._hal_buffers.subspan(ptr, offset, length))
         except StatusError as e:
             raise _subspan_error(e, offset, length, self._mask) from None
 
     def _wrap(self, ctx: CallContext, source: Ref, offset: int, length: int) -> Ref:
-        self.rt.vm_buffers.check_deref(source)
+        self._vm_buffers.check_deref(source)
         raise StatusError(StatusCode.UNIMPLEMENTED, "vm->hal buffer wrapping not yet implemented")
 
     # -- buffer views -------------------------------------------------------------------------------
@@ -260,21 +262,21 @@ class HalInlineModule:
         return Ref(buffer, self._buffer_type)
 
     def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
-        vptr = self.rt.views.deref(view)
-        if index > self.rt.views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
+        vptr = self._views.deref(view)
+        if index > self._views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
             return 0
-        d = self.rt.views.dim(vptr, index)
+        d = self._views.dim(vptr, index)
         # The size_t dim returned as int64_t: a 64-bit size_t reinterpreted, a 32-bit one widened.
         return d - (1 << 64) if d >> 63 else d
 
     def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
-        return _i32(self.rt.views.element_type(self.rt.views.deref(view)))
+        return _i32(self._views.element_type(self._views.deref(view)))
 
     def _view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
-        return _i32(self.rt.views.encoding_type(self.rt.views.deref(view)))
+        return _i32(self._views.encoding_type(self._views.deref(view)))
 
     def _view_rank(self, ctx: CallContext, view: Ref) -> int:
-        return self.rt.views.rank(self.rt.views.deref(view))
+        return self._views.rank(self._views.deref(view))
 
     def _view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
         return None  # no debug sink is configured: IREE does nothing either
@@ -283,10 +285,10 @@ class HalInlineModule:
 
     def _query_i64(self, ctx: CallContext, category: Ref, key: Ref) -> tuple[int, int]:
         # Both are required vm.buffers (check_deref: null is INVALID_ARGUMENT), category first.
-        cat = self.rt.vm_buffers.text(category)
-        k = self.rt.vm_buffers.text(key)
+        cat = self._vm_buffers.text(category)
+        k = self._vm_buffers.text(key)
         if cat == "hal.cpu":
-            value = cpu.lookup(self.rt.cpu_data, k, self.heap.machine)
+            value = cpu.lookup(self.cpu_data, k, self.heap.machine)
             if value is not None:
                 return 1, value
         return 0, 0  # unknown category, or NOT_FOUND for the key: ok = 0

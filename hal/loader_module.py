@@ -25,19 +25,19 @@ with IREE's NULL import provider (UNAVAILABLE).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ireeabi.layouts import hal_loader as HL
+from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, Ref
 from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
-from . import executable as X
-from .python_executable import FORMAT as PYTHON_FORMAT
-
-if TYPE_CHECKING:
-    from .runtime import HalRuntime
+from . import executable as elf
+from . import python_executable
+from .library import (DispatchState, ExecutableError, UnresolvedImportError, check_counts,
+                      write_workgroup_state)
+from .resource import ResourceType
 
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF
@@ -45,7 +45,7 @@ _U32 = 0xFFFFFFFF
 
 @dataclass
 class LoadedExecutable:
-    library: X.Library
+    library: "elf.Library | python_executable.PythonLibrary"
     # export name -> ordinal, built on the first lookup (a loaded library's export table is fixed)
     ordinals: dict[str, int] | None = None
     # per ordinal, the (constant count, binding count) its attrs declare: dispatch's last check
@@ -61,9 +61,14 @@ def _no_loader(fmt: str) -> StatusError:
 
 
 class HalLoaderModule:
-    def __init__(self, rt: "HalRuntime", *, legacy: bool = False) -> None:
-        self.rt = rt
-        self.heap = rt.heap
+    """hal_loader over a heap's VM buffers and its hal.executable type; the processor data is what
+    kernels get in environment_v0."""
+
+    def __init__(self, vm_buffers: BufferType, executables: "ResourceType[LoadedExecutable]",
+                 cpu_data: list[int], *, legacy: bool = False) -> None:
+        self.heap = vm_buffers.heap
+        self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
+        self._vm_buffers = vm_buffers
         self.legacy = legacy
         targets = {
             "executable.dispatch": self._dispatch,
@@ -76,15 +81,15 @@ class HalLoaderModule:
         self.module = NativeModule(self.heap, HL.IREE_HAL_LOADER_MODULE_NAME, exports,
                                    version=HL.IREE_HAL_LOADER_MODULE_VERSION_LATEST)
         self.machine = self.heap.machine
-        self._executables = rt.executables
+        self._executables = executables
         # The states of the dispatches, in the heap's memory: one workgroup_state, and one
         # dispatch_state block per (constant count, binding count), reused.
         L = self.machine.dispatch_state
         self._blocks = [self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")]
         self._workgroup_address = -(-self._blocks[0] // L.wg_align) * L.wg_align
         raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
-        X.write_workgroup_state(self.machine, raw, off, 0)
-        self._states: dict[tuple[int, int], X.DispatchState] = {}
+        write_workgroup_state(self.machine, raw, off, 0)
+        self._states: dict[tuple[int, int], DispatchState] = {}
         # ELF formats of another architecture this runtime answered "unsupported" for: the formats
         # a module would need another --target for (Program says which).
         self.foreign_formats: dict[str, str] = {}
@@ -97,26 +102,31 @@ class HalLoaderModule:
         self._blocks = []
         self._states.clear()
 
-    def _dispatch_state(self, key: tuple[int, int]) -> X.DispatchState:
+    def _dispatch_state(self, key: tuple[int, int]) -> DispatchState:
         size = self.machine.dispatch_state.block_size(*key)
         address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, {key[1]} bindings)")
         self._blocks.append(address)
         raw, off = self.heap.cell(address, size)
-        state = self._states[key] = X.DispatchState(self.machine, key[0], key[1], raw, off, address)
+        state = self._states[key] = DispatchState(self.machine, key[0], key[1], raw, off, address)
         return state
 
+    def _supports(self, fmt: str) -> bool:
+        """The loaders of this runtime: IREE's ELF loaders (for the target's architecture) and
+        ireeabi's Python kernels (any target)."""
+        return fmt == python_executable.FORMAT or elf.query_support(fmt, self.machine)
+
     def _query_support(self, ctx: CallContext, format: Ref) -> int:
-        fmt = self.rt.vm_buffers.text(format)
-        if X.query_support(fmt, self.machine):
+        fmt = self._vm_buffers.text(format)
+        if self._supports(fmt):
             return 1
-        arch = X.foreign_arch(fmt, self.machine)
+        arch = elf.foreign_arch(fmt, self.machine)
         if arch is not None:
             self.foreign_formats[fmt] = arch
         return 0
 
     def _load(self, ctx: CallContext, format: Ref, data: Ref, constants: Ref) -> Ref:
-        vmb = self.rt.vm_buffers
-        fmt = self.rt.vm_buffers.text(format)
+        vmb = self._vm_buffers
+        fmt = self._vm_buffers.text(format)
         dbuf = vmb.check_deref(data)
         ptr, n = vmb.map_ro(dbuf, 0, vmb.length(dbuf), 1)
         consts: list[int] = []
@@ -129,25 +139,28 @@ class HalLoaderModule:
             cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
             raw = self.heap.read(cptr, clen)
             consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
-        if not X.query_support(fmt, self.machine):  # no loader takes the format: none is tried
+        if not self._supports(fmt):  # no loader takes the format: none is tried
             raise _no_loader(fmt)
         try:
-            library = X.load_library(fmt, self.heap.read(ptr, n), consts, self.rt.cpu_data, self.machine)
-        except X.UnresolvedImportError as e:
+            if fmt == python_executable.FORMAT:
+                library = python_executable.load(self.heap.read(ptr, n), tuple(consts))
+            else:
+                library = elf.load_library(fmt, self.heap.read(ptr, n), consts, self.cpu_data, self.machine)
+        except UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
-        except X.ExecutableError as e:
+        except ExecutableError as e:
             # IREE moves on to the next loader on NOT_FOUND / CANCELLED and, none left, reports the
             # format (the python loader is ireeabi's own and keeps its message).
-            if e.code in ("NOT_FOUND", "CANCELLED") and fmt != PYTHON_FORMAT:
+            if e.code in ("NOT_FOUND", "CANCELLED") and fmt != python_executable.FORMAT:
                 raise _no_loader(fmt) from e
             raise StatusError(StatusCode[e.code], e.message) from None
-        return self.rt.executables.move_ref(self.rt.executables.create(LoadedExecutable(library),
+        return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                        tag=f"hal.executable {library.name}"))
 
     def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
-        _, exe = self.rt.executables.deref(executable)
-        wanted = self.rt.vm_buffers.text(name)  # read from memory every call
+        _, exe = self._executables.deref(executable)
+        wanted = self._vm_buffers.text(name)  # read from memory every call
         if "\ufffd" in wanted:  # maybe invalid UTF-8, which text() replaced: compare the exact bytes
             return self._lookup_bytes(exe, name)
         ordinals = exe.ordinals
@@ -162,7 +175,7 @@ class HalLoaderModule:
         return self._not_found(exe, wanted)
 
     def _lookup_bytes(self, exe: LoadedExecutable, name: Ref) -> int:
-        vmb = self.rt.vm_buffers
+        vmb = self._vm_buffers
         buf = vmb.check_deref(name)
         wanted = self.heap.read(vmb.data(buf), vmb.length(buf))
         for e in exe.library.exports:
@@ -187,7 +200,7 @@ class HalLoaderModule:
             raise StatusError(StatusCode.OUT_OF_RANGE, f"function id {fid} out of range (count: {n_exports})")
         if len(bindings) > MAX_DISPATCH_BINDINGS:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED, "too many bindings")
-        map_ro_ref = self.rt.vm_buffers.map_ro_ref
+        map_ro_ref = self._vm_buffers.map_ro_ref
         ptrs, lengths = [], []
         for ref, offset, length in bindings:
             p, n = map_ro_ref(ref, offset, length, 1)  # = map_ro(check_deref(ref), ...)
@@ -196,8 +209,8 @@ class HalLoaderModule:
         need_constants, need_bindings = exe.needs[fid]
         if len(constants) < need_constants or len(ptrs) < need_bindings:
             try:
-                X.check_counts(library.exports[fid], len(constants), len(ptrs))
-            except X.ExecutableError as e:
+                check_counts(library.exports[fid], len(constants), len(ptrs))
+            except ExecutableError as e:
                 raise StatusError(StatusCode[e.code], e.message) from None
         key = (len(constants), len(ptrs))
         state = self._states.get(key)

@@ -24,7 +24,7 @@ from ireeabi.layouts import executable_library as X
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.machine import host as _host_machine
 
-from .executable import DispatchResult, ExecutableError, ExportInfo
+from .library import DispatchResult, ExecutableError, ExportInfo
 
 FORMAT = "ireeabi-python"
 

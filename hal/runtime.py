@@ -50,8 +50,9 @@ class HalRuntime:
         # Processor data words (iree_cpu_read_data): device.query.i64("hal.cpu", key) looks keys up
         # in them, and kernels get them in environment_v0.processor.
         self.cpu_data: list[int] = list(cpu_data) if cpu_data is not None else cpu.read_data(target=self.machine)
-        self.inline = HalInlineModule(self, legacy=legacy_inline)
-        self.loader = HalLoaderModule(self, legacy=legacy_loader)
+        self.inline = HalInlineModule(self.vm_buffers, self.hal_buffers, self.views, self.cpu_data,
+                                      legacy=legacy_inline)
+        self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader)
         self.modules = {m.module.name: m.module for m in (self.inline, self.loader)}
         self.closed = False
 

@@ -6,16 +6,16 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .. import isa
 from ..decoder import Instruction, UnsupportedOpError
 from . import ops_buffer, ops_control, ops_list, ops_ref  # noqa: F401 - they register handlers
+from .state import ExecutionState
 from .handlers import HANDLERS, Handler
 from .numerics import _SIGN_BIT_OPS, PURE_OPS
 from .ops_scalar import make_pure, make_sign_bit
 
 if TYPE_CHECKING:
-    from .context import Context
     from .registers import Frame, Function
 
 
-def compile_instruction(ctx: "Context", fn: "Function", inst: Instruction) -> tuple[Handler, Any]:
+def compile_instruction(ctx: "ExecutionState", fn: "Function", inst: Instruction) -> tuple[Handler, Any]:
     """The handler and its precomputed payload for one instruction."""
     symbol = inst.op.symbol
     make = HANDLERS.get(symbol)
@@ -28,7 +28,7 @@ def compile_instruction(ctx: "Context", fn: "Function", inst: Instruction) -> tu
     return _unsupported, inst
 
 
-def _unsupported(ctx: "Context", frame: "Frame", inst: Instruction) -> None:
+def _unsupported(ctx: "ExecutionState", frame: "Frame", inst: Instruction) -> None:
     raise UnsupportedOpError(inst.opcode, inst.pc, inst.prefix, inst.mnemonic)
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..decoder import Instruction
+from .state import ExecutionState
 
 if TYPE_CHECKING:
-    from .context import Context
     from .registers import Frame, Function
 
-Handler = Callable[["Context", "Frame", Any], Any]
-Maker = Callable[["Context", "Function", Instruction], "tuple[Handler, Any]"]
+
+Handler = Callable[[ExecutionState, "Frame", Any], Any]
+Maker = Callable[[ExecutionState, "Function", Instruction], "tuple[Handler, Any]"]
 
 HANDLERS: dict[str, Maker] = {}
 RETURN = object()  # a handler's "leave this frame" answer

@@ -15,16 +15,13 @@ caller keeps its references for the duration of the call); ref results are owned
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..module import NativeModule
 from ..ref import NULL_REF, TYPE_NULL, Ref
 from ..status import StatusError
 from .errors import ImportResolutionError
-
-if TYPE_CHECKING:
-    from .context import Context
-
+from .state import ExecutionState
 
 class ImportResolver(abc.ABC):
     """Native (or other) modules the bytecode imports from."""
@@ -55,10 +52,10 @@ class FunctionImports(ImportResolver):
 class ContextImports(ImportResolver):
     """Imports served by the exports of other interpreter Contexts, found by module name."""
 
-    def __init__(self, *contexts: "Context") -> None:
+    def __init__(self, *contexts: "ExecutionState") -> None:
         self.contexts = {c.module.name: c for c in contexts}
 
-    def _target(self, full_name: str) -> "tuple[Context, str] | None":
+    def _target(self, full_name: str) -> "tuple[ExecutionState, str] | None":
         module, _, function = full_name.partition(".")
         ctx = self.contexts.get(module)
         if ctx is None or not any(e.name == function for e in ctx.module.exported_functions):

@@ -13,18 +13,16 @@ VM buffers).
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..buffer import VmBufferLayout  # noqa: F401 - derives machine.vm_buffer
 from ..decoder import Register
 from ..status import StatusCode
 from .errors import VmStatusError, VmTrapError
+from .state import ExecutionState
 from .handlers import op
 from .numerics import _I32, _U64, siphash24
 from .registers import Frame, store_ref, write_i32, write_i64
-
-if TYPE_CHECKING:
-    from .context import Context
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)
     "I8U": (1, struct.Struct("<B"), None), "I8S": (1, struct.Struct("<b"), None),
@@ -34,7 +32,7 @@ _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, 
 }
 
 
-def _buffer(ctx: "Context", frame: Frame, reg: Register, what: str) -> Any:
+def _buffer(ctx: "ExecutionState", frame: Frame, reg: Register, what: str) -> Any:
     buffer = ctx.buffers.deref(frame.refs[reg.ordinal])
     if buffer is None:
         raise VmStatusError(StatusCode.INVALID_ARGUMENT, f"{what} is null")
@@ -150,7 +148,7 @@ def _check_alignment(alignment: int) -> None:
                             f"alignments must be powers of two (got {alignment})")
 
 
-def _allocate(ctx: "Context", length: int, alignment: int) -> Any:
+def _allocate(ctx: "ExecutionState", length: int, alignment: int) -> Any:
     """iree_vm_buffer_create: one block of prefix + length bytes (host-size arithmetic) from
     iree_allocator_malloc_aligned, whose checks come in this order."""
     m = ctx.machine

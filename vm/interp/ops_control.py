@@ -2,26 +2,23 @@
 calls (internal and import, variadic), return, vm.import.resolved and vm.fail."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from .. import isa
 from ..decoder import Remap
 from .errors import BytecodeVerifyError, VmFailError
+from .state import ExecutionState
 from .handlers import RETURN, op
 from .numerics import _I32, _U32
 from .registers import Frame, retain_or_move, value_chars, write_i32
 from .verify import check_call_lists, check_cconv_regs
-
-if TYPE_CHECKING:
-    from .context import Context
-
 
 @op("Block")
 def _make_block(ctx, fn, inst):
     return (lambda ctx, frame, _: None), None
 
 
-def remap(ctx: "Context", frame: Frame, pairs: Sequence[Remap]) -> None:
+def remap(ctx: "ExecutionState", frame: Frame, pairs: Sequence[Remap]) -> None:
     """Branch operands: (src, dst) register copies in order, refs retained or moved."""
     regs, refs = frame.regs, frame.refs
     for src, dst in pairs:

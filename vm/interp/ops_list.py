@@ -10,21 +10,18 @@ bytes, at least 8 per element here), RESOURCE_EXHAUSTED beyond - IREE asks its a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decoder import Register
 from ..ref import RefLayout  # noqa: F401 - derives machine.ref
 from ..status import StatusCode
 from .errors import VmStatusError
+from .state import ExecutionState
 from .handlers import op
 from .lists import VALUE_TYPES, VmList, convert_list_value
 from .numerics import _I32, _U32, _U64, M32
 from .ops_ref import ref_type_key, ref_type_mismatch, value_type_key
 from .registers import Frame, store_ref, take_ref, write_i32, write_i64
-
-if TYPE_CHECKING:
-    from .context import Context
-
 
 def _list(frame: Frame, reg: Register) -> VmList:
     value = frame.refs[reg.ordinal]
@@ -41,7 +38,7 @@ def _list_index(lst: VmList, index: int) -> int:
     return index
 
 
-def _check_storage(ctx: "Context", lst: VmList, count: int, what: str) -> None:
+def _check_storage(ctx: "ExecutionState", lst: VmList, count: int, what: str) -> None:
     """RESOURCE_EXHAUSTED where `count` elements exceed the interpreter's allocation limit (its own
     bound, not IREE's: each ref slot counted as an iree_vm_ref_t, a variant slot as one more word)."""
     limit = ctx.buffers.max_allocation
@@ -55,7 +52,7 @@ def _check_storage(ctx: "Context", lst: VmList, count: int, what: str) -> None:
                             f"interpreter's limit of {limit} bytes")
 
 
-def _replace_item(ctx: "Context", lst: VmList, index: int, item: Any) -> None:
+def _replace_item(ctx: "ExecutionState", lst: VmList, index: int, item: Any) -> None:
     old = lst.items[index]
     lst.items[index] = item
     if old is not None and type(old) is not tuple:

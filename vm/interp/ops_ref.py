@@ -12,19 +12,17 @@ a check at run time.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..ref import Ref, type_name
 from ..status import StatusCode
 from .buffers import ByteBuffer
 from .errors import VmStatusError
+from .state import ExecutionState
 from .handlers import op
 from .lists import VALUE_TYPES, VmList
 from .numerics import _I32, _U32, _s32
 from .registers import retain_or_move, store_ref, write_i32
-
-if TYPE_CHECKING:
-    from .context import Context
 
 OPAQUE = "!vm.opaque"
 
@@ -38,7 +36,7 @@ def ref_type_key(type_name_: str) -> str | None:
     return "vm.list" if name.startswith("vm.list") else name
 
 
-def value_type_key(ctx: "Context", value: Any) -> str:
+def value_type_key(ctx: "ExecutionState", value: Any) -> str:
     """The ref type name of a non-null ref value; "" when this backend cannot tell (a host object
     an ImportResolver handed out), which every type check accepts."""
     t = type(value)
@@ -59,7 +57,7 @@ def value_type_key(ctx: "Context", value: Any) -> str:
     return ""
 
 
-def ref_type_mismatch(ctx: "Context", value: Any, key: str | None) -> bool:
+def ref_type_mismatch(ctx: "ExecutionState", value: Any, key: str | None) -> bool:
     """Whether a ref value fails a check against type `key` (null always passes)."""
     if value is None:
         return False
@@ -73,7 +71,7 @@ def _type_mismatch() -> VmStatusError:
     return VmStatusError(StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
 
 
-def _opaque(ctx: "Context", type_id: int) -> bool:
+def _opaque(ctx: "ExecutionState", type_id: int) -> bool:
     return ctx.module.types[type_id] == OPAQUE
 
 

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from .state import ExecutionState
 from ..decoder import Instruction, Register
 from .errors import ArgumentError, VmStatusError
 from ..status import StatusCode
 from ...abi.errors import IreeAbiError
 from .numerics import M32, M64, _F32, _F64, _I32, _I64, _U32, _U64
-
-if TYPE_CHECKING:
-    from .context import Context
 
 READ = {"i32": _I32, "i64": _I64, "f32": _F32, "f64": _F64, "b32": _U32, "b64": _U64}
 SIZES = {"i32": 4, "i64": 8, "f32": 4, "f64": 8, "b32": 4, "b64": 8}
@@ -86,7 +84,7 @@ class Frame:
 # Refs between slots (counted when the context's buffer factory counts)
 
 
-def store_ref(ctx: "Context", refs: list, index: int, value: Any) -> None:
+def store_ref(ctx: "ExecutionState", refs: list, index: int, value: Any) -> None:
     """Put an owned value in a ref slot, releasing what was there."""
     old = refs[index]
     refs[index] = value
@@ -94,7 +92,7 @@ def store_ref(ctx: "Context", refs: list, index: int, value: Any) -> None:
         ctx.release(old)
 
 
-def take_ref(ctx: "Context", refs: list, reg: Register) -> Any:
+def take_ref(ctx: "ExecutionState", refs: list, reg: Register) -> Any:
     """An owned reference to a ref operand: moved out of its register when the MOVE bit is set,
     retained otherwise."""
     value = refs[reg.ordinal]
@@ -105,7 +103,7 @@ def take_ref(ctx: "Context", refs: list, reg: Register) -> Any:
     return value
 
 
-def retain_or_move(ctx: "Context", src: list, reg: Register, dst: list, dst_index: int) -> None:
+def retain_or_move(ctx: "ExecutionState", src: list, reg: Register, dst: list, dst_index: int) -> None:
     """iree_vm_ref_retain_or_move from register `reg` of `src` into slot `dst_index` of `dst` (a
     move onto itself changes nothing; a retain takes its reference before the old value goes)."""
     s = reg.ordinal
@@ -122,7 +120,7 @@ def retain_or_move(ctx: "Context", src: list, reg: Register, dst: list, dst_inde
         ctx.release(old)
 
 
-def release_frame(ctx: "Context", frame: Frame) -> None:
+def release_frame(ctx: "ExecutionState", frame: Frame) -> None:
     """Release every ref register of a frame being left."""
     refs = frame.refs
     for i, value in enumerate(refs):

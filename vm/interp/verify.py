@@ -31,17 +31,15 @@ it creates the module); `verify_instruction` verifies a whole function at its fi
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
+from .state import ExecutionState
 from .. import isa
 from ..decoder import TERMINATORS, Instruction, Register
 from ..module_file import AVAILABLE_FEATURES, feature_names
 from ..status import StatusCode
 from .errors import BytecodeVerifyError
 from .registers import Function
-
-if TYPE_CHECKING:
-    from .context import Context
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it
@@ -247,7 +245,7 @@ class _BlockList:
                             end_pc)
 
 
-def verify_function(ctx: "Context", fn: Function) -> None:
+def verify_function(ctx: "ExecutionState", fn: Function) -> None:
     """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then for what it
     lets through unsafely (see the module docstring)."""
     m = ctx.module
@@ -309,7 +307,7 @@ def verify_function(ctx: "Context", fn: Function) -> None:
     _check_safety(ctx, fn, need_i32, need_ref)
 
 
-def _verify_op(ctx: "Context", fn: Function, inst: Instruction, lim: _Limits,
+def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits,
                blocks: _BlockList, own_results: str) -> None:
     """One instruction, as iree_vm_bytecode_function_verify_bytecode_op checks it in 3.13."""
     m, pc, symbol = ctx.module, inst.pc, inst.op.symbol
@@ -392,7 +390,7 @@ def _check_import(m, value: int, what: str, pc: int):
     return m.imported_functions[ordinal]
 
 
-def _check_safety(ctx: "Context", fn: Function, need_i32: int, need_ref: int) -> None:
+def _check_safety(ctx: "ExecutionState", fn: Function, need_i32: int, need_ref: int) -> None:
     """What IREE 3.13 lets through and then runs outside the frame or crashes on: every register
     within the frame (IREE checks only lists, against power-of-two bounds, and typed operands not
     at all), the arguments within it, type ids within the types table, no negative counts."""
@@ -457,7 +455,7 @@ def _check_frame(reg: Register, lim: _Limits, what: str, pc: int) -> None:
                     f"the frame)", pc, OOR)
 
 
-def _verify_cconv_exact(ctx: "Context", fn: Function, inst: Instruction, lim: _Limits) -> None:
+def _verify_cconv_exact(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits) -> None:
     m, o, pc = ctx.module, inst.operands, inst.pc
     what = f"vm.{inst.mnemonic}"
     if inst.op.symbol == "Return":
@@ -476,7 +474,7 @@ def _verify_cconv_exact(ctx: "Context", fn: Function, inst: Instruction, lim: _L
     _cconv_registers(results, None, o["results"], lim, f"{what}: results ({cconv})", pc)
 
 
-def verify_instruction(ctx: "Context", fn: Function, inst: Instruction) -> None:
+def verify_instruction(ctx: "ExecutionState", fn: Function, inst: Instruction) -> None:
     """BytecodeVerifyError for what the loader rejects; the whole function is verified (in IREE's
     order) when its first instruction is, as the interpreter prepares functions in order."""
     if fn.instructions and inst is fn.instructions[0]:
