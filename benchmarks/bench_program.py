@@ -20,6 +20,11 @@ this machine, alternately (`--pairs`): medians of each side, and the median of t
 `--profile` prints the interpreter's cProfile top entries for the small program instead;
 `--breakdown` the mean time of each import call site (each planned native call timed on its own,
 so the sum includes the timer's overhead) and of the rest, for both programs.
+
+`--target T` compares data models instead of tools: each program runs on a heap laid out for T and on
+one laid out for the host, alternately in this one run, and the ratio T / host is reported. Kernels of
+host machine code run only on the host, so a foreign T wants `--model inline-static` for programs
+with dispatches (add16; add1m is skipped there, its kernel being a million interpreted iterations).
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
+from ireeabi.tooling.program import KernelTargetError  # noqa: E402
+from ireeabi.vm import machine  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 from ireeabi.vm.module import PlannedCall  # noqa: E402
@@ -72,13 +79,15 @@ def _release_all(program: Program, values: list) -> None:
             program.buffers.release(v)
 
 
-def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, checked: bool) -> tuple[float, float]:
-    """(median, mean) ms of one whole call in the interpreter (and the release of its results).
-    `checked`: the default tracked heap (every allocation's Python stack recorded, freed blocks
-    poisoned and quarantined: the last 1024 remembered, up to 16 MiB of blocks of <= 1 MiB kept
-    unreused); otherwise no stacks and no quarantine (freed memory goes back to the C allocator)."""
-    heap = Heap(name="bench") if checked else Heap(capture_stacks=False, quarantine=0,
-                                                    name="bench")
+def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, checked: bool,
+               target: "str | None" = None) -> tuple[float, float]:
+    """(median, mean) ms of one whole call in the interpreter (and the release of its results), on
+    a heap of `target` (the host by default). `checked`: the default tracked heap (every
+    allocation's Python stack recorded, freed blocks poisoned and quarantined: the last 1024
+    remembered, up to 16 MiB of blocks of <= 1 MiB kept unreused); otherwise no stacks and no
+    quarantine (freed memory goes back to the free lists at once)."""
+    heap = Heap(target=target, name="bench") if checked else \
+        Heap(target=target, capture_stacks=False, quarantine=0, name="bench")
     program = Program(vmfb, heap=heap)
     args = _inputs(program, bench)
     invoke, function = program.context.invoke, bench.function
@@ -166,6 +175,36 @@ def breakdown(vmfb: Path, bench: Bench, rounds: int) -> None:
     program.close()
 
 
+def compare_targets(args: argparse.Namespace) -> None:
+    """Each program on `args.target` and on the host, alternately: medians and the ratio."""
+    host = machine.host().name
+    print(f"whole call, {args.model}, ms per call (medians), {args.target} vs the host ({host})")
+    for name, bench in PROGRAMS.items():
+        n = bench.elements
+        if args.model == "inline-static" and n > 4096:
+            print(f"  {name}: skipped (inline-static kernels are bytecode: {n} interpreted iterations)")
+            continue
+        vmfb = iree_tools.compile_mlir(bench.source, model=args.model)
+        rounds = _rounds(bench, args.rounds)
+        pairs = []
+        try:
+            for _ in range(args.pairs):
+                theirs = ireeabi_ms(vmfb, bench, rounds, checked=False, target=args.target)
+                ours = ireeabi_ms(vmfb, bench, rounds, checked=False)
+                pairs.append((theirs[0], ours[0]))
+        except KernelTargetError as e:
+            print(f"  {name}: cannot run on {args.target}: {str(e).split('; ')[-1]}")
+            continue
+        ratios = sorted(t / h for t, h in pairs)
+        print(f"  {name}: {bench.function}; {args.pairs} alternating pairs, heap without stacks/quarantine")
+        print(f"    on {args.target:8s} {statistics.median(t for t, _ in pairs):9.4f}  "
+              f"(pairs: {', '.join(f'{t:.4f}' for t, _ in pairs)})")
+        print(f"    on {host:8s} {statistics.median(h for _, h in pairs):9.4f}  "
+              f"(pairs: {', '.join(f'{h:.4f}' for _, h in pairs)})")
+        print(f"    ratio, median of the pairs' (min, max) {statistics.median(ratios):6.2f}x  "
+              f"({ratios[0]:.2f}-{ratios[-1]:.2f}; target <= 2x)")
+
+
 def _rounds(bench: Bench, rounds: int) -> int:
     return rounds * 10 if not bench.elements else rounds if bench.elements < 4096 \
         else max(20, rounds // 8)
@@ -178,7 +217,12 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--breakdown", action="store_true")
     ap.add_argument("--pairs", type=int, default=3, help="alternating measurement pairs (default 3)")
+    ap.add_argument("--target", default=None, metavar="T",
+                    help="compare a heap laid out for data model T with the host's (see above)")
     args = ap.parse_args()
+    if args.target:
+        compare_targets(args)
+        return
     if args.breakdown:
         for name, bench in PROGRAMS.items():
             print(f"  {name}, {args.model}: mean us per call")
