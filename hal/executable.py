@@ -152,6 +152,8 @@ class Library:
     _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
     _keep: list = field(default_factory=list, repr=False)
     has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
+    # workgroup_state_v0's id offsets on the host, for the C loop (the library is host code)
+    _wg_ids: tuple = field(default_factory=lambda: _host_machine().dispatch_state.wg_ids, repr=False)
 
     @property
     def environment_address(self) -> int:
@@ -180,7 +182,7 @@ class Library:
         issue, new = _issue_fn()
         calls = new("uint64_t*")
         x, y, z = workgroup_count
-        wx, wy, wz = _host_machine().dispatch_state.wg_ids
+        wx, wy, wz = self._wg_ids
         status = issue(self.exports[ordinal].function, ctypes.addressof(self._env), dispatch_state,
                        workgroup_state, wx, wy, wz, x, y, z, calls)
         return DispatchResult(status, calls[0])

@@ -74,7 +74,6 @@ class AddressSpace:
         self._small: dict[int, list[int]] = {}  # chunk size -> free chunk offsets
         self._large: list[int] = []  # free large ranges: sorted offsets
         self._large_size: dict[int, int] = {}  # offset -> size
-        self.in_use = 0  # bytes of chunks handed out and not yet returned
 
     def _map(self, size: int) -> mmap.mmap:
         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
@@ -95,26 +94,20 @@ class AddressSpace:
 
     # -- chunks --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def chunk_size(n: int) -> int:
-        """The chunk that holds `n` bytes: granule-rounded up to SMALL_MAX, page-rounded beyond."""
+    def allocate(self, n: int) -> tuple[int, int, bool]:
+        """(arena offset, chunk size, fresh) of a free chunk that holds `n` bytes: its size rounded to
+        the granule up to SMALL_MAX, to the page beyond; `fresh` means it was never handed out before,
+        so its bytes are zero. The chunk size is what `release` takes back."""
         if n <= SMALL_MAX:
-            return -(-n // GRANULE) * GRANULE
-        return -(-n // PAGE) * PAGE
-
-    def allocate(self, chunk: int) -> tuple[int, bool]:
-        """(arena offset, fresh) of a free chunk of exactly `chunk` bytes (a `chunk_size` value);
-        `fresh` means it was never handed out before, so its bytes are zero."""
-        if chunk <= SMALL_MAX:
+            chunk = (n + GRANULE - 1) & -GRANULE
             free = self._small.get(chunk)
-            if free:
-                self.in_use += chunk
-                return free.pop(), False
+            if free:  # the common case: a chunk of this size came back before
+                return free.pop(), chunk, False
         else:
+            chunk = (n + PAGE - 1) & -PAGE
             found = self._take_large(chunk)
             if found is not None:
-                self.in_use += chunk
-                return found, False
+                return found, chunk, False
         offset = self._top
         if chunk > SMALL_MAX and offset % PAGE:
             gap = PAGE - offset % PAGE  # large chunks start on a page; the gap becomes free space
@@ -126,20 +119,20 @@ class AddressSpace:
                 found = self._take_large(pages)
                 if found is not None:
                     self._give(found + chunk, pages - chunk)
-                    self.in_use += chunk
-                    return found, False
+                    return found, chunk, False
             raise AddressSpaceError(f"{self.name or 'address space'}: no room for a {chunk}-byte chunk "
                                     f"({self.in_use} of {self.size} bytes in use)")
         self._top = offset + chunk
-        self.in_use += chunk
-        return offset, True
+        return offset, chunk, True
 
-    def release(self, offset: int, chunk: int, *, keep: int = 0) -> None:
+    def release(self, offset: int, chunk: int, keep: int = 0) -> None:
         """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past
         its first `keep` bytes (what is left there, e.g. poison, stays readable until reuse)."""
-        self.in_use -= chunk
         if chunk <= SMALL_MAX:
-            self._small.setdefault(chunk, []).append(offset)
+            free = self._small.get(chunk)
+            if free is None:
+                free = self._small[chunk] = []
+            free.append(offset)
             return
         if chunk >= RETURN_PAGES_MIN and _DONTNEED is not None:
             lo = -(-(offset + keep) // PAGE) * PAGE
@@ -147,6 +140,12 @@ class AddressSpace:
             if hi > lo:
                 self.memory.madvise(_DONTNEED, lo, hi - lo)
         self._give(offset, chunk)
+
+    @property
+    def in_use(self) -> int:
+        """Bytes of chunks handed out and not given back (counted when asked: not on the hot path)."""
+        free = sum(size * len(offsets) for size, offsets in self._small.items())
+        return self._top - free - sum(self._large_size.values())
 
     def _give(self, offset: int, size: int) -> None:
         """Put a free range into the large list, merged with free neighbours; sub-page pieces

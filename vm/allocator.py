@@ -151,7 +151,8 @@ def read_byte_length(heap: Heap, params: int) -> int:
 # token -> weak reference to its heap (a plain dict of weakrefs: cheaper to query than a
 # WeakValueDictionary on every ctl call; the weakref's callback drops the entry, as that would).
 _heaps: "dict[int, weakref.ref[Heap]]" = {}
-_tokens: "weakref.WeakKeyDictionary[Heap, int]" = weakref.WeakKeyDictionary()
+# heap -> its allocator value {token, ctl}, made once.
+_allocators: "weakref.WeakKeyDictionary[Heap, AllocatorT]" = weakref.WeakKeyDictionary()
 _token_serial = itertools.count(1)
 _MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC),
                                      int(Command.FREE))
@@ -212,12 +213,13 @@ def _ctl_error(exc: BaseException) -> int:
 def heap_allocator(heap: Heap) -> AllocatorT:
     """The libc-style allocator over `heap` (self is an opaque token naming the heap; ctl one
     function per address space: the same C function for every host heap)."""
-    token = _tokens.get(heap)
-    if token is None:
+    a = _allocators.get(heap)
+    if a is None:
         token = next(_token_serial) << 4
-        _tokens[heap] = token
         _heaps[token] = weakref.ref(heap, lambda _, token=token, pop=_heaps.pop: pop(token, None))
-    return AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN, _heap_ctl_entry))
+        a = _allocators[heap] = AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN,
+                                                                          _heap_ctl_entry))
+    return a
 
 
 # -- the allocation API (allocator.c) -------------------------------------------------------------

@@ -194,7 +194,7 @@ class Heap:
         self.strict_aligned = strict_aligned
         self.malloc_alignment = self.machine.malloc_alignment
         m = self.machine
-        self._word_size = m.pointer_size
+        self.pointer_size = self._word_size = m.pointer_size
         self._word_mask = m.word_mask
         self._word_unpack, self._word_pack = m.word.unpack_from, m.word.pack_into
         # One arena: the limit with room for red zones, fragmentation and the quarantine, within what
@@ -205,6 +205,7 @@ class Heap:
                                   name=f"{name} ({m.name})")
         self._raw = self.space.bytes
         self._base = self.space.base
+        self._take_chunk, self._give_chunk = self.space.allocate, self.space.release
         self._host_delta = self.space.host_base - self.space.base
         # Function pointers stored in this heap's memory: real C pointers on the host, handles in
         # the address space's code range elsewhere.
@@ -236,10 +237,6 @@ class Heap:
         # The scratch block's bounds, tested before any bisection (most accesses are argument frames).
         self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
-
-    @property
-    def pointer_size(self) -> int:
-        return self._word_size
 
     def host_address(self, address: int) -> int:
         """The host address of `address` (itself on the host target): only for C code that runs on
@@ -285,11 +282,9 @@ class Heap:
                               f"{self.limit} in use")
         # Red zones on both sides belong to no allocation, so an access just outside a block is
         # always reported.
-        space = self.space
-        chunk_size = space.chunk_size(REDZONE + (size or 1) + (align - GRANULE if align > GRANULE else 0)
-                                      + REDZONE)
         try:
-            chunk, fresh = space.allocate(chunk_size)
+            chunk, chunk_size, fresh = self._take_chunk(
+                REDZONE + (size or 1) + (align - GRANULE if align > GRANULE else 0) + REDZONE)
         except AddressSpaceError as e:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED, f"{self.name}: {size} bytes requested: {e}") \
                 from None
@@ -387,7 +382,7 @@ class Heap:
         else:
             a.raw = None
             # The poisoned prefix stays readable until the chunk is reused.
-            self.space.release(a.chunk, a.chunk_size, keep=address - a.base - a.chunk + MAX_FILL)
+            self._give_chunk(a.chunk, a.chunk_size, address - a.base - a.chunk + MAX_FILL)
         if len(quarantine) > self._quarantine_max:
             while len(quarantine) > self._quarantine_max:
                 old = quarantine.popleft()

@@ -104,11 +104,16 @@ class TargetError(IreeAbiError):
     """A target name that is empty or names no data model."""
 
 
+_HOST: list[Machine] = []  # the host's Machine, found once (targets.host() asks the platform)
+
+
 def machine(target: "Machine | Target | str | None" = None) -> Machine:
     """The Machine of `target` (a name, a Target or a Machine); None is the host."""
     if isinstance(target, Machine):
         return target
     if target is None:
+        if _HOST:
+            return _HOST[0]
         t = targets.host()
     elif isinstance(target, str) and not target.strip():
         raise TargetError("target name is empty; valid: " + ", ".join(targets.names()))
@@ -117,6 +122,8 @@ def machine(target: "Machine | Target | str | None" = None) -> Machine:
     m = _MACHINES.get(t)
     if m is None:
         m = _MACHINES[t] = Machine(t)
+    if target is None:
+        _HOST.append(m)
     return m
 
 
