@@ -180,6 +180,16 @@ class Heap:
     see the module docstring for the checks. `target` is a data model name, Target or Machine
     (default: the host); `limit` caps the live bytes (RESOURCE_EXHAUSTED past it)."""
 
+    # Slots: every access goes through a few of these, and CPython's attribute fast path for plain
+    # instances stops at 30 attributes.
+    __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
+                 "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
+                 "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "closed",
+                 "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
+                 "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
+                 "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
+                 "_scratch_frames", "__weakref__")
+
     def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int = DEFAULT_LIMIT,
                  capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
                  scratch_size: int = 64 << 10, quarantine_bytes: int = QUARANTINE_BYTES,
