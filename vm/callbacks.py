@@ -195,7 +195,7 @@ HOST = HostFunctions(_host_registry)
 
 class HandleFunctions(FunctionTable):
     """Function pointers of a foreign target: handles in [lo, hi), 16 bytes apart, dispatched to the
-    Python function they were made for. Freed handles are reused (lowest first)."""
+    Python function they were made for. Freed handles are reused."""
 
     STRIDE = 16
     kind = "function handle"
