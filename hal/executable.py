@@ -17,9 +17,8 @@ from __future__ import annotations
 import ctypes
 import io
 import os
-import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ireeabi.abi import targets
 from ireeabi.vm.machine import Machine, host as _host_machine, machine as _machine
@@ -27,7 +26,8 @@ from ireeabi.layouts import executable_library as X
 
 from .library import (DispatchResult, DispatchState, ExecutableError, ExportInfo, ForeignKernelError,
                       UnresolvedImportError, check_counts, write_workgroup_state)
-from .native import native
+from . import elf_loader
+from .native import FAULTED, native
 
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
@@ -147,13 +147,15 @@ class Library:
     imports: tuple[str, ...]
     exports: tuple[ExportInfo, ...]
     constant_count: int
-    _dll: Any = field(repr=False)
+    _unload: "Callable[[], None] | None" = field(repr=False)  # releases the loaded image
     _image: _Image = field(repr=False)
     _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
     _keep: list = field(default_factory=list, repr=False)
     has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
     # workgroup_state_v0's id offsets on the host, for the C loop (the library is host code)
     _wg_ids: tuple = field(default_factory=lambda: _host_machine().dispatch_state.wg_ids, repr=False)
+    _dll: Any = field(default=None, repr=False)  # a system library's handle
+    unusable: str = ""  # why no dispatch may run any more (a kernel faulted), or ""
 
     @property
     def environment_address(self) -> int:
@@ -175,16 +177,23 @@ class Library:
                 raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} is host machine code; "
                                          f"it cannot read memory laid out for {heap.machine.name}")
             dispatch_state, workgroup_state = heap.host_address(dispatch_state), heap.host_address(workgroup_state)
-        if self._dll is None:
+        if self._unload is None:
             raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+        if self.unusable:
+            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} is unusable: {self.unusable}")
         if not 0 <= ordinal < len(self.exports):
             raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
         issue, new = _issue_fn()
-        calls = new("uint64_t*")
+        calls, fault = new("uint64_t*"), new("ireeabi_fault_t*")
         x, y, z = workgroup_count
         wx, wy, wz = self._wg_ids
         status = issue(self.exports[ordinal].function, ctypes.addressof(self._env), dispatch_state,
-                       workgroup_state, wx, wy, wz, x, y, z, calls)
+                       workgroup_state, wx, wy, wz, x, y, z, calls, fault)
+        if status == FAULTED:  # the kernel's memory may be anything now: no dispatch of it again
+            where = (fault.x, fault.y, fault.z)
+            self.unusable = (f"export {self.exports[ordinal].name} faulted at workgroup {where} "
+                             f"(signal {fault.signal}, address 0x{fault.address:x})")
+            return DispatchResult(status, calls[0], (fault.signal, fault.address, where))
         return DispatchResult(status, calls[0])
 
     def dispatch(self, ordinal: int, workgroup_count: tuple[int, int, int], constants: Sequence[int] = (),
@@ -201,17 +210,18 @@ class Library:
                   bindings=bindings)
         _wg, wg_address = new_workgroup_state(processor_id)
         result = self.issue(ordinal, state.address, wg_address, workgroup_count)
+        if result.fault is not None:
+            raise ExecutableError("INTERNAL", f"library {self.name}: {self.unusable}")
         if result.status != 0:
             raise ExecutableError("INTERNAL",
                                   f"executable entry point returned catastrophic error {result.status}")
         return result
 
     def close(self) -> None:
-        """Unload (dlclose) the library; later dispatches fail clearly."""
-        if self._dll is not None:
-            handle = self._dll._handle
-            self._dll = None
-            ctypes.CDLL(None).dlclose(ctypes.c_void_p(handle))
+        """Unload the library (its image unmapped, or dlclose); later dispatches fail clearly."""
+        if self._unload is not None:
+            unload, self._unload, self._dll = self._unload, None, None
+            unload()
 
     def __enter__(self) -> "Library":
         return self
@@ -266,28 +276,72 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
             f"run: kernels run only on the host ({host.name}; run the module with --target {host.name} and "
             f"kernels compiled for it), or compile for inline-static (vmvx-inline), whose kernels are VM "
             f"bytecode that runs on every target")
-    host_name = host.name
-    embedded = format.startswith("embedded-elf-")
-    lo, hi = _elf_image_span(bytes(data), host_name, embedded)
-    fd, path = tempfile.mkstemp(prefix="ireeabi-kernel-", suffix=".so")
+    if processor_data is None:
+        from .cpu import read_data
+        processor_data = read_data()
+    if format.startswith("embedded-elf-"):
+        return _load_embedded(format, bytes(data), constants, processor_data)
+    return _load_system(format, bytes(data), host.name, constants, processor_data)
+
+
+def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor_data: Sequence[int]) -> Library:
+    """IREE's embedded ELF loader (`elf_loader`): no system loader involved."""
+    module = elf_loader.load(data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        try:
-            dll = ctypes.CDLL(path, mode=_RTLD_NOW)
-        except OSError as e:  # as _elf_image_span: the embedded reader's code, or dlopen's
-            raise ExecutableError("FAILED_PRECONDITION" if embedded else "NOT_FOUND",
-                                  f"dlopen failed: {e}") from None
-    finally:
-        os.unlink(path)  # private: gone from the file system once mapped
-    try:
-        if processor_data is None:
-            from .cpu import read_data
-            processor_data = read_data()
-        return _bind(format, dll, lo, hi, constants, processor_data)
+        query_addr = elf_loader.lookup_export(module, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+
+        def query(version: int, environment: int) -> int:
+            return elf_loader.query(module, query_addr, version, environment)
+        return _bind(format, query, _Image(module.base, module.end), module.close, constants, processor_data)
     except BaseException:
-        ctypes.CDLL(None).dlclose(ctypes.c_void_p(dll._handle))
+        module.close()
         raise
+
+
+def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[int],
+                 processor_data: Sequence[int]) -> Library:
+    """A system library: the checks of `_elf_image_span`, then dlopen from an anonymous memory file
+    (nothing is left on disk, whatever happens in dlopen)."""
+    lo, hi = _elf_image_span(data, host_name, embedded=False)
+    # The file stays open while the library is loaded: glibc knows a loaded object by its path, and
+    # /proc/self/fd/N must name this library only.
+    fd = os.memfd_create("ireeabi-kernel", getattr(os, "MFD_CLOEXEC", 1))
+    try:
+        os.write(fd, data)
+        dll = ctypes.CDLL(f"/proc/self/fd/{fd}", mode=_RTLD_NOW)
+    except OSError as e:
+        os.close(fd)
+        raise ExecutableError("NOT_FOUND", f"dlopen failed: {e}") from None
+
+    def unload() -> None:
+        ctypes.CDLL(None).dlclose(ctypes.c_void_p(dll._handle))
+        os.close(fd)
+
+    try:
+        try:
+            fn = ctypes.cast(getattr(dll, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), ctypes.c_void_p).value
+        except AttributeError:
+            raise ExecutableError("NOT_FOUND", f"exported symbol with name "
+                                  f"'{X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}' not found in module") from None
+        image = _image_of(dll, lo, hi)
+
+        def query(version: int, environment: int) -> int:
+            return _guarded_query(fn, version, environment)
+        library = _bind(format, query, image, unload, constants, processor_data)
+        library._dll = dll
+        return library
+    except BaseException:
+        unload()
+        raise
+
+
+def _guarded_query(fn: int, version: int, environment: int) -> int:
+    lib = native()
+    result, fault = lib.ffi.new("uintptr_t*"), lib.ffi.new("ireeabi_fault_t*")
+    if lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault) == FAULTED:
+        raise ExecutableError("INTERNAL", f"iree_hal_executable_library_query faulted (signal {fault.signal} "
+                              f"at address 0x{fault.address:x})")
+    return result[0]
 
 
 def _image_of(dll: Any, lo: int, hi: int) -> _Image:
@@ -299,9 +353,8 @@ def _image_of(dll: Any, lo: int, hi: int) -> _Image:
     return _Image(base + lo, base + hi)
 
 
-def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int],
-          processor_data: Sequence[int]) -> Library:
-    image = _image_of(dll, lo, hi)
+def _bind(format: str, query: Callable[[int, int], int], image: _Image, unload: Callable[[], None],
+          constants: Sequence[int], processor_data: Sequence[int]) -> Library:
     keep: list = []
     env_cls = _cls(X.iree_hal_executable_environment_v0_t)
     env = env_cls()
@@ -313,8 +366,6 @@ def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int],
         keep.append(arr)
         env.constants = ctypes.addressof(arr)
 
-    query_addr = ctypes.cast(getattr(dll, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), ctypes.c_void_p).value
-    query = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)(query_addr)
     lib_addr = query(X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, ctypes.addressof(env))
     if not lib_addr:
         raise ExecutableError("FAILED_PRECONDITION", "executable does not support this version of the runtime "
@@ -344,7 +395,7 @@ def _bind(format: str, dll: Any, lo: int, hi: int, constants: Sequence[int],
         raise ExecutableError("FAILED_PRECONDITION", f"executable requires {v0.constants.count} constants but "
                               f"caller provided {len(constants)}; must match")
     exports = _read_exports(image, v0.exports)
-    return Library(format, name, header.version, imports, exports, v0.constants.count, dll, image, env, keep,
+    return Library(format, name, header.version, imports, exports, v0.constants.count, unload, image, env, keep,
                    has_names=bool(v0.exports.names))
 
 

@@ -53,6 +53,9 @@ class ExportInfo:
 class DispatchResult:
     status: int  # the kernel's return value of the last call (0 = success)
     calls: int  # workgroups called
+    # A trapped fault: (signal, faulting address, workgroup id (x, y, z)); the status is then the
+    # helper's FAULTED and the library is unusable.
+    fault: "tuple[int, int, tuple[int, int, int]] | None" = None
 
 
 def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:

@@ -219,8 +219,33 @@ class HalLoaderModule:
         counts = (workgroup_x & _U32, workgroup_y & _U32, workgroup_z & 0xFFFF)
         state.pack(counts, constants, ptrs, lengths)  # workgroup size 1x1x1
         result = library.issue(fid, state.address, self._workgroup_address, counts, self.heap)
+        if result.fault is not None:
+            raise StatusError(StatusCode.INTERNAL, _fault_message(library.exports[fid].name, result.fault,
+                                                                  ptrs, lengths, self.heap))
         if result.status != 0:
             raise StatusError(StatusCode.INTERNAL,
                               f"executable entry point returned catastrophic error {result.status}")
+
+
+def _fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: "object") -> str:
+    """What a trapped kernel fault tells: the export, the workgroup, the address, and where it lies
+    against the bindings (IREE's process dies here; the library is unusable from now on)."""
+    signal_number, host_address, (x, y, z) = fault
+    address = host_address - heap.host_address(0)  # the heap's own address for it
+    where = "outside every binding"
+    best = None
+    for i, (p, n) in enumerate(zip(ptrs, lengths)):
+        if p <= address < p + n:
+            where = f"inside binding {i} at offset {address - p}"
+            best = None
+            break
+        if address >= p + n and (best is None or address - (p + n) < best[1]):
+            best = (i, address - (p + n), n)
+    if best is not None:
+        i, past, n = best
+        where = f"{past} byte(s) past the end of binding {i} ({n} bytes)"
+    return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): signal {signal_number} at address "
+            f"0x{address:x}, {where}; the executable cannot be dispatched again")
+
 
 __all__ = ["HalLoaderModule", "LoadedExecutable", "MAX_DISPATCH_BINDINGS"]

@@ -104,7 +104,9 @@ def library(tmp_path_factory, *, names=(b"probe", b"fail"), count=None, attrs="a
     if src not in _BUILT:
         d = tmp_path_factory.mktemp("lib")
         (d / "lib.c").write_text(src)
-        subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", str(d / "lib.so"), str(d / "lib.c")],
+        # sysv hash: the only symbol table IREE's ELF loader reads (DT_HASH; iree-compile links so)
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wl,--hash-style=sysv", "-o", str(d / "lib.so"),
+                        str(d / "lib.c")],
                        check=True, capture_output=True)
         _BUILT[src] = (d / "lib.so").read_bytes()
     return _BUILT[src]

@@ -1,0 +1,258 @@
+"""A deterministic mutation campaign over real modules: no traceback, no death by signal, no hang.
+
+    python tests/mutation_campaign.py [--mutants N] [--seed S] [--timeout SECONDS] [--verbose]
+
+Real modules compiled by iree-compile for both inline models are mutated in three regions: the
+FlatBuffer (the archive header, tables and vectors), the function bytecode, and the embedded ELF of
+inline-dynamic kernels. Mutations are bit flips, bytes and 32-bit words set to edge values
+(0, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, ...), splices of another range of the module, and
+truncations, drawn from a seeded generator. Each mutant is given, in a process of its own (forked
+from one that has ireeabi imported, so a crash kills only that mutant), to `ireeabi inspect` and to
+`ireeabi run` with the function's real inputs. What counts:
+
+- a traceback: any exception but ireeabi's own leaving the command line;
+- a death by signal (SIGSEGV, SIGABRT, ...) of the mutant's process;
+- a hang: no answer within the timeout, where iree-run-module, given the same mutant, answers in
+  time (a mutant that makes iree-run-module hang too is not ireeabi's hang).
+
+`campaign()` returns the counts and the offending mutants (enough to reproduce each).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import iree_tools as tools  # noqa: E402
+
+# (program, function, inputs) compiled for both inline models.
+PROGRAMS = [
+    (HERE / "programs" / "add16.mlir", "add", ["16xf32=1", "16xf32=2"]),
+    (HERE / "programs" / "e2e" / "push_constants.mlir", "affine", ["5xf32=1,2,3,4,5", "2.5", "-1"]),
+    (HERE / "programs" / "e2e" / "counter.mlir", "next", ["5"]),
+    (HERE / "programs" / "e2e" / "multi_dispatch.mlir", "normalize", ["16xf32=1", "16xf32=2"]),
+]
+MODELS = ("inline-static", "inline-dynamic")
+EDGE_WORDS = (0, 1, 0xFF, 0x7F, 0x80, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 0x10000, 64)
+OUTCOMES = ("ok", "refused", "traceback", "signal", "hang")
+
+
+@dataclass
+class Module:
+    name: str
+    data: bytes
+    function: str
+    inputs: list[str]
+    regions: dict[str, tuple[int, int]]  # region name -> [start, end) in the file
+
+
+@dataclass
+class Mutant:
+    module: str
+    region: str
+    kind: str
+    edits: list[tuple[int, bytes]]  # (offset, bytes written there)
+    cut: int | None = None  # truncated to this length
+
+    def apply(self, data: bytes) -> bytes:
+        out = bytearray(data)
+        for off, b in self.edits:
+            out[off:off + len(b)] = b
+        return bytes(out[:self.cut] if self.cut is not None else out)
+
+    def describe(self) -> str:
+        edits = ", ".join(f"@{off}={b.hex()}" for off, b in self.edits)
+        return f"{self.module} {self.region} {self.kind} [{edits}]" + (f" cut={self.cut}" if self.cut else "")
+
+
+@dataclass
+class Result:
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in OUTCOMES})
+    bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, mutant, detail)
+    iree_hangs: int = 0  # ireeabi timed out, and so did iree-run-module: not counted
+
+    @property
+    def failures(self) -> int:
+        return self.counts["traceback"] + self.counts["signal"] + self.counts["hang"]
+
+    def summary(self) -> str:
+        n = sum(self.counts.values())
+        return (f"{n} mutants: " + ", ".join(f"{self.counts[k]} {k}" for k in OUTCOMES)
+                + f" ({self.iree_hangs} timed out in iree-run-module too, not counted)")
+
+
+def modules(out_dir: "Path | None" = None) -> list[Module]:
+    """The campaign's modules: each program in both inline models, with its regions located."""
+    from ireeabi.vm.module_file import read_module
+    out = []
+    for src, function, inputs in PROGRAMS:
+        for model in MODELS:
+            path = tools.compile_mlir(src, out_dir, model, extra_flags=("--iree-input-demote-f64-to-f32=false",))
+            data = path.read_bytes()
+            m = read_module(data)
+            end = m.rodata_segments and min(s.offset for s in m.rodata_segments) or len(data)
+            code = [(f.file_offset, f.file_offset + f.bytecode_length) for f in m.function_descriptors
+                    if f.bytecode_length]
+            regions = {"flatbuffer": (0, min([end] + [c[0] for c in code]))}
+            if code:
+                regions["bytecode"] = (min(c[0] for c in code), max(c[1] for c in code))
+            for s in m.rodata_segments:
+                if data[s.offset:s.offset + 4] == b"\x7fELF":
+                    regions["elf"] = (s.offset, s.offset + s.length)
+            out.append(Module(f"{src.stem}.{model}", data, function, inputs, regions))
+    return out
+
+
+def mutants(mods: list[Module], count: int, seed: int) -> list[Mutant]:
+    """`count` mutants, spread over the modules and their regions (the ELF ones get a third)."""
+    rng = random.Random(seed)
+    out = []
+    slots = [(m, r) for m in mods for r in m.regions]
+    elf_slots = [s for s in slots if s[1] == "elf"]
+    for i in range(count):
+        m, region = rng.choice(elf_slots) if elf_slots and i % 3 == 0 else rng.choice(slots)
+        lo, hi = m.regions[region]
+        if hi - lo < 8:
+            lo, hi = 0, len(m.data)
+        kind = rng.choice(("flip", "byte", "word", "word", "splice", "truncate"))
+        pos = rng.randrange(lo, hi - 4)
+        if kind == "flip":
+            edits = [(pos, bytes([m.data[pos] ^ (1 << rng.randrange(8))]))]
+        elif kind == "byte":
+            edits = [(pos, bytes([rng.choice((0, 0xFF, 0x7F, 0x80, rng.randrange(256)))]))]
+        elif kind == "word":
+            pos -= pos % 4
+            edits = [(pos, rng.choice(EDGE_WORDS).to_bytes(4, "little"))]
+        elif kind == "splice":
+            n = rng.randrange(2, 33)
+            src = rng.randrange(0, len(m.data) - n)
+            edits = [(pos, m.data[src:src + n][:len(m.data) - pos])]
+        else:
+            out.append(Mutant(m.name, region, kind, [], rng.randrange(lo, hi)))
+            continue
+        out.append(Mutant(m.name, region, kind, edits))
+    return out
+
+
+def _child(data: bytes, function: str, inputs: list[str], path: str) -> int:
+    """In the forked process: `ireeabi inspect` and `ireeabi run` on the mutant. Exit 0 if both gave
+    an answer (success or an ireeabi error), 3 (with the traceback on fd 2) for anything else."""
+    from ireeabi.cli.main import main
+    Path(path).write_bytes(data)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(sink):
+            main(["inspect", path, "--check-imports"], stdout=sink, stderr=sink)
+            main(["run", path, "--function", function, *(f"--input={i}" for i in inputs)],
+                 stdout=sink, stderr=sink)
+    except BaseException:  # noqa: BLE001 - what the campaign counts
+        import traceback
+        os.write(2, traceback.format_exc().encode()[-4000:])
+        return 3
+    return 0
+
+
+def _run_one(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> tuple[str, str]:
+    data = mutant.apply(mod.data)
+    path = os.path.join(workdir, "mutant.vmfb")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the mutant's own process
+        os.close(r)
+        os.dup2(w, 2)
+        code = 1
+        try:
+            code = _child(data, mod.function, mod.inputs, path)
+        finally:
+            os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return "hang", ""
+        time.sleep(0.002)
+    with os.fdopen(r, "rb") as f:
+        detail = f.read().decode("utf-8", "replace")
+    if os.WIFSIGNALED(status):
+        return "signal", f"signal {os.WTERMSIG(status)}: {detail[-2000:]}"
+    code = os.WEXITSTATUS(status)
+    if code == 0:
+        return "ok", ""
+    if code == 3:
+        return "traceback", detail
+    return "traceback", f"exit {code}: {detail}"
+
+
+def _iree_hangs(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> bool:
+    path = os.path.join(workdir, "iree.vmfb")
+    Path(path).write_bytes(mutant.apply(mod.data))
+    argv = [tools.find_tool("iree-run-module"), tools.RUN_DEVICE, f"--module={path}",
+            f"--function={mod.function}", *(f"--input={i}" for i in mod.inputs)]
+    try:
+        subprocess.run(argv, capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return True
+    return False
+
+
+def campaign(count: int = 2000, seed: int = 0, timeout: float = 10.0, mods: "list[Module] | None" = None,
+             verbose: bool = False) -> Result:
+    # Import ireeabi (and build the C helper) before forking, so each mutant starts warm.
+    from ireeabi.cli import main  # noqa: F401
+    from ireeabi.hal.native import native
+    native()
+    mods = mods if mods is not None else modules()
+    by_name = {m.name: m for m in mods}
+    result = Result()
+    with tempfile.TemporaryDirectory(prefix="ireeabi-mutants-") as workdir:
+        for mutant in mutants(mods, count, seed):
+            mod = by_name[mutant.module]
+            outcome, detail = _run_one(mod, mutant, timeout, workdir)
+            if outcome == "hang" and _iree_hangs(mod, mutant, timeout, workdir):
+                result.iree_hangs += 1
+                outcome = "refused"
+            if outcome == "ok":
+                pass
+            result.counts[outcome] += 1
+            if outcome in ("traceback", "signal", "hang"):
+                result.bad.append((outcome, mutant.describe(), detail))
+                if verbose:
+                    print(f"{outcome}: {mutant.describe()}\n{detail[-1500:]}", flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mutants", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    t0 = time.monotonic()
+    result = campaign(args.mutants, args.seed, args.timeout, verbose=args.verbose)
+    print(f"{result.summary()} in {time.monotonic() - t0:.0f} s")
+    for outcome, what, _ in result.bad[:50]:
+        print(f"  {outcome}: {what}")
+    sys.exit(1 if result.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
