@@ -95,6 +95,8 @@ class ElfModule:
     dynstr: int = 0
     dynstr_size: int = 0
     closed: bool = field(default=False)
+    # Pages made unreadable by protect_segments (a segment without R, W or X): (lo, hi) host ranges.
+    unreadable: list = field(default_factory=list)
 
     @property
     def end(self) -> int:
@@ -107,7 +109,14 @@ class ElfModule:
         if not self.inside(address, n):
             raise _fail(f"ELF {what} at 0x{address:x} (+{n}) lies outside the loaded image "
                         f"[0x{self.base:x}, 0x{self.end:x}): IREE would read memory it does not own")
+        self._check_readable(address, n, what)
         return ctypes.string_at(address, n)
+
+    def _check_readable(self, address: int, n: int, what: str) -> None:
+        for lo, hi in self.unreadable:
+            if address < hi and lo < address + max(n, 1):
+                raise _fail(f"ELF {what} at 0x{address:x} lies in a segment mapped without access: IREE "
+                            "would fault reading it")
 
     def write(self, address: int, data: bytes, what: str) -> None:
         if not self.inside(address, len(data)):
@@ -120,7 +129,9 @@ class ElfModule:
         if not (self.dynstr <= address < self.dynstr + self.dynstr_size) or not self.inside(address, 1):
             raise _fail(f"ELF {what} at 0x{address:x} lies outside .dynstr: IREE would read memory it "
                         "does not own")
-        raw = ctypes.string_at(address, min(self.dynstr + self.dynstr_size, self.end) - address)
+        n = min(self.dynstr + self.dynstr_size, self.end) - address
+        self._check_readable(address, n, what)
+        raw = ctypes.string_at(address, n)
         end = raw.find(b"\0")
         if end < 0:
             raise _fail(f"ELF {what} at 0x{address:x} is not terminated inside .dynstr")
@@ -377,6 +388,9 @@ def _protect_segments(module: ElfModule, phdrs: list) -> None:
             raise _fail(f"ELF segment at vaddr 0x{vaddr:x} (+{size}) lies outside the loaded image")
         if hi > lo and libc.mprotect(lo, hi - lo, prot) != 0:
             raise _fail(f"cannot protect the ELF segment at vaddr 0x{vaddr:x}", "INTERNAL")
+        if hi > lo:  # later protections override earlier ones for these pages
+            module.unreadable = [(a, b) for a, b in module.unreadable if b <= lo or a >= hi] + \
+                ([(lo, hi)] if not prot & _PROT_READ else [])
 
     for p in phdrs:
         if _ptype(p) != _PT_LOAD:

@@ -5,7 +5,7 @@ kernel code that may fault.
   inner), writing the workgroup ids into a workgroup_state whose field offsets the caller passes from
   the catalog layout (no struct is declared in C, so the catalog stays the one source of truth).
 - The fault trap: while a kernel (or a library's query or initializer, `ireeabi_call_guarded`) runs,
-  SIGSEGV, SIGBUS, SIGILL and SIGFPE are caught on an alternate stack and the call returns
+  SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP and SIGSYS are caught on an alternate stack and the call returns
   IREEABI_FAULTED with the signal, the faulting address and the workgroup id, instead of the process
   dying. The handlers are installed for the call only (the previous ones, e.g. Python's faulthandler,
   come back after it); a signal that arrives while no trapped call runs on that thread is passed to
@@ -70,12 +70,13 @@ static int ireeabi_import_thunk(ireeabi_import_fn_t fn, void* params, void* cont
 
 uintptr_t ireeabi_import_thunk_address(void) { return (uintptr_t)&ireeabi_import_thunk; }
 
-static const int ireeabi_signals[4] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+#define IREEABI_SIGNALS 6
+static const int ireeabi_signals[IREEABI_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
 static __thread sigjmp_buf* ireeabi_trap;     /* the trapped call running on this thread, if any */
 static __thread ireeabi_fault_t* ireeabi_out;  /* where its fault goes */
 static __thread void* ireeabi_altstack;
 /* The handlers before ours, while any thread runs a trapped call (installed once for all). */
-static struct sigaction ireeabi_previous[4];
+static struct sigaction ireeabi_previous[IREEABI_SIGNALS];
 static pthread_mutex_t ireeabi_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ireeabi_depth;
 
@@ -86,7 +87,7 @@ static void ireeabi_on_fault(int sig, siginfo_t* info, void* ucontext) {
     siglongjmp(*ireeabi_trap, 1);
   }
   /* Not a trapped call of this thread: give the signal to whoever handled it before. */
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < IREEABI_SIGNALS; ++i) {
     if (ireeabi_signals[i] != sig) continue;
     struct sigaction* prev = &ireeabi_previous[i];
     if (prev->sa_flags & SA_SIGINFO && prev->sa_sigaction != ireeabi_on_fault) {
@@ -123,7 +124,7 @@ static void ireeabi_trap_begin(void) {
     sa.sa_sigaction = ireeabi_on_fault;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 4; ++i) sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
+    for (int i = 0; i < IREEABI_SIGNALS; ++i) sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
   }
   pthread_mutex_unlock(&ireeabi_lock);
 }
@@ -131,7 +132,7 @@ static void ireeabi_trap_begin(void) {
 static void ireeabi_trap_end(void) {
   pthread_mutex_lock(&ireeabi_lock);
   if (--ireeabi_depth == 0) {
-    for (int i = 0; i < 4; ++i) sigaction(ireeabi_signals[i], &ireeabi_previous[i], NULL);
+    for (int i = 0; i < IREEABI_SIGNALS; ++i) sigaction(ireeabi_signals[i], &ireeabi_previous[i], NULL);
   }
   pthread_mutex_unlock(&ireeabi_lock);
 }
