@@ -553,3 +553,54 @@ def test_register_and_instruction_rendering():
         "[00000008] vm.return operands=(%r2)",
     ]
     assert decoder.Register("ref", 3, True).encoded == 0xC003
+
+
+def _fewest_steps(path: Path, n: int) -> int:
+    """The smallest max_steps under which sum_squares(n) returns (bisected over the budget)."""
+    lo, hi = 1, 1 << 12
+    while lo < hi:
+        mid = (lo + hi) // 2
+        try:
+            with Context(path, max_steps=mid) as ctx:
+                ctx.invoke("sum_squares", n)
+            hi = mid
+        except VmStatusError as e:
+            assert e.code == StatusCode.DEADLINE_EXCEEDED and e.function == "sum_squares"
+            lo = mid + 1
+    return lo
+
+
+def test_max_steps_bounds_a_call_and_counts_instructions():
+    """max_steps (an ireeabi bound, not IREE's): a budget of instructions per invoke, exact to the
+    instruction. The fewest steps that let sum_squares(n) return grow by one loop body per
+    iteration, the same number each time; one step fewer is DEADLINE_EXCEEDED naming the function
+    and a pc inside it. With the budget large enough the result is iree-run-module's."""
+    path = host("control.mlir")
+    fewest = [_fewest_steps(path, n) for n in range(1, 6)]
+    body = {b - a for a, b in zip(fewest, fewest[1:])}
+    assert len(body) == 1 and body.pop() > 1, fewest
+    with Context(path, max_steps=fewest[2]) as ctx:
+        want = tools.run_module_results([path], "sum_squares", ["3"], 1)
+        assert ctx.invoke("sum_squares", 3) == [int(want[0])]
+    with Context(path, max_steps=fewest[2] - 1) as ctx:
+        with pytest.raises(VmStatusError, match=rf"DEADLINE_EXCEEDED; the call ran {fewest[2] - 1} "
+                                                r"instructions.*\(in sum_squares at pc 0x") as e:
+            ctx.invoke("sum_squares", 3)
+        assert e.value.pc is not None
+
+
+def test_max_steps_turns_a_long_loop_into_an_error():
+    """A loop of 2**31 - 1 iterations (minutes in the interpreter) ends at its budget instead."""
+    import time
+    with Context(host("control.mlir"), max_steps=20_000) as ctx:
+        t = time.monotonic()
+        with pytest.raises(VmStatusError) as e:
+            ctx.invoke("sum_squares", 2**31 - 1)
+        assert e.value.code == StatusCode.DEADLINE_EXCEEDED
+        assert time.monotonic() - t < 10
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "10"])
+def test_max_steps_must_be_a_positive_count(bad):
+    with pytest.raises(ArgumentError, match="max_steps must be a positive instruction count"):
+        Context(host("control.mlir"), max_steps=bad)

@@ -15,6 +15,10 @@ The program runs on one data model (`target`, the host by default; or the given 
 argument buffer and shim is laid out for it, so a module runs as it would on a riscv32, armv7, wasm32
 or i386 device. Kernels of host machine code (inline-dynamic) run only when the target is the host.
 
+Threads: a program's calls (and `buffer_view`, `to_numpy`, `close`) from several threads run one after
+another under the program's lock; the heap, runtime and context under it have no locks of their own and
+belong to one thread at a time (a `Context` refuses another thread's invoke with ContextBusyError).
+
 Inputs are converted as iree-run-module feeds them, through the HAL's C API and not the VM's: a numpy
 array (or anything np.asarray takes) for a ref argument becomes a hal.buffer_view over a new heap
 buffer (64-byte aligned, the bytes copied in, as iree_hal_buffer_view_allocate_buffer_copy makes
@@ -30,6 +34,7 @@ other refs; every reference a call produced is released before `call` returns.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -65,6 +70,8 @@ class Program:
     is then the program's; without one the program makes its own and `close()` raises LeakError if
     anything outlived it.
     `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
+    `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no bound,
+    as iree-run-module).
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -72,11 +79,14 @@ class Program:
                  heap: Heap | None = None, legacy_loader: bool = False,
                  legacy_inline: bool = False, legacy_vm_buffer: bool = False,
                  cpu_data: dict[str, int] | None = None,
-                 max_depth: int = DEFAULT_MAX_DEPTH) -> None:
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
+        # Calls from several threads are serialized: the heap, the runtime and the context under
+        # the program have no locks of their own (a context refuses a second thread's invoke).
+        self._lock = threading.RLock()
         self._own_heap = heap is None
         self.heap = heap if heap is not None else Heap(target=target, name=f"program {self.module.name}")
         self.machine = self.heap.machine
@@ -90,7 +100,7 @@ class Program:
         self.imports = NativeImports(self.runtime.modules)
         try:
             self.context = Context(self.module, self.imports, buffers=self.buffers,
-                                   max_depth=max_depth)
+                                   max_depth=max_depth, max_steps=max_steps)
         except BaseException as e:
             foreign = dict(self.runtime.loader.foreign_formats)
             self.runtime.close()
@@ -117,7 +127,12 @@ class Program:
 
     def call(self, function: str, *inputs: Any) -> list[Value]:
         """Run an export on numpy arrays / scalars; its results as numpy values (see the module
-        docstring). The module state persists across calls."""
+        docstring). The module state persists across calls. Calls from several threads run one
+        after another."""
+        with self._lock:
+            return self._call(function, inputs)
+
+    def _call(self, function: str, inputs: tuple) -> list[Value]:
         if self.closed:
             raise ContextClosedError(f"call of {function!r} on a closed program")
         arg_chars, result_chars = self.signature(function)
@@ -132,7 +147,7 @@ class Program:
                     if value is None or isinstance(value, Ref):
                         args.append(value)
                     else:
-                        view = self.buffer_view(value)
+                        view = self._buffer_view(value)
                         owned.append(view)
                         args.append(view)
                 else:
@@ -147,6 +162,10 @@ class Program:
         """A new hal.buffer_view ref (owned by the caller) holding a copy of `array`, made with the
         HAL's API as iree-run-module makes its inputs (iree_hal_buffer_view_allocate_buffer_copy:
         a device-local, host-visible heap buffer, the bytes copied in, a dense row-major view)."""
+        with self._lock:
+            return self._buffer_view(array)
+
+    def _buffer_view(self, array: Any) -> Ref:
         arr = np.asarray(array)  # (np.ascontiguousarray would turn a 0-d array into 1-d)
         if not arr.flags.c_contiguous:
             arr = arr.copy(order="C")
@@ -168,6 +187,10 @@ class Program:
 
     def to_numpy(self, view: Ref) -> np.ndarray:
         """A copy of a hal.buffer_view's contents as a numpy array of its shape and element type."""
+        with self._lock:
+            return self._to_numpy(view)
+
+    def _to_numpy(self, view: Ref) -> np.ndarray:
         views = self.runtime.views
         ptr = views.deref(view)
         shape = views.shape(ptr)
@@ -203,7 +226,7 @@ class Program:
         if isinstance(value, VmList):
             return self._convert_list(value)
         if value.type == self.runtime.views.type:
-            return self.to_numpy(value)
+            return self._to_numpy(value)
         return OpaqueResult(_ref.type_name(self.heap, value.type))
 
     def _convert_list(self, value: VmList) -> ResultList:
@@ -228,6 +251,10 @@ class Program:
     def close(self) -> None:
         """Release the module state, the runtime's modules and types; with a heap of its own,
         LeakError if any allocation outlived the program. Idempotent."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self.closed:
             return
         self.closed = True

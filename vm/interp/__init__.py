@@ -23,8 +23,8 @@ from __future__ import annotations
 from .buffers import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
 from .compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
 from .context import DEFAULT_MAX_DEPTH, Context
-from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
-                     VmError, VmFailError, VmStatusError, VmTrapError)
+from .errors import (ArgumentError, BytecodeVerifyError, ContextBusyError, ContextClosedError,
+                     ImportResolutionError, VmError, VmFailError, VmStatusError, VmTrapError)
 from .imports import ContextImports, FunctionImports, ImportResolver, NativeImports
 from .lists import VmList
 from .numerics import PURE_OPS, siphash24
@@ -33,6 +33,6 @@ from .vmbuffers import RodataLeakError, VmBufferFactory
 __all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
            "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",
            "VmFailError", "BytecodeVerifyError", "ImportResolutionError", "ArgumentError",
-           "ContextClosedError", "SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in", "PURE_OPS",
-           "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION", "VmBufferFactory",
+           "ContextClosedError", "ContextBusyError", "SUPPORTED_OPS", "UNSUPPORTED_OPS",
+           "unsupported_in", "PURE_OPS",           "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION", "VmBufferFactory",
            "RodataLeakError"]

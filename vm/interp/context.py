@@ -25,6 +25,7 @@ Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Callable, Sequence
 
 from ...abi.errors import UnknownNameError
@@ -35,7 +36,8 @@ from ..module_file import ExportedFunction, ModuleFile, read_module
 from ..status import StatusCode, StatusError
 from .buffers import BufferFactory
 from .compile import compile_instruction
-from .errors import (ArgumentError, BytecodeVerifyError, ContextClosedError, ImportResolutionError,
+from .errors import (ArgumentError, BytecodeVerifyError, ContextBusyError, ContextClosedError,
+                     ImportResolutionError,
                      VmError, VmStatusError, VmTrapError, annotate)
 from .handlers import RETURN
 from .imports import ContextImports, FunctionImports, ImportResolver, NativeImports
@@ -56,7 +58,8 @@ class Context:
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
                  imports: ImportResolver | None = None, *, buffers: BufferFactory | None = None,
-                 max_depth: int = DEFAULT_MAX_DEPTH, run_init: bool = True) -> None:
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
+                 run_init: bool = True) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         self.imports = imports
         self.buffers = buffers if buffers is not None else BufferFactory()
@@ -65,6 +68,15 @@ class Context:
         self.release: Callable[[Any], None] = self.buffers.release
         self.counted = self.buffers.counted
         self.max_depth = max_depth
+        if max_steps is not None and (type(max_steps) is not int or max_steps < 1):
+            raise ArgumentError(f"max_steps must be a positive instruction count, not {max_steps!r}")
+        # Instructions one invoke may run (None: unbounded, as IREE). Not IREE behaviour: a bound a
+        # caller sets so that a module that loops forever ends in an error instead of a hang.
+        self.max_steps = max_steps
+        # One thread at a time runs the context (the heap under it has no locks, as IREE's VM
+        # context has none): another thread's invoke is refused at once, never interleaved.
+        self._busy = threading.Lock()
+        self._owner: int | None = None
         self.closed = False
         m = self.module
         self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
@@ -100,6 +112,20 @@ class Context:
         if self.closed:
             raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
                                      f"(module {self.module.name})")
+        if not self._busy.acquire(blocking=False):
+            if self._owner == threading.get_ident():  # a nested invoke on the running thread
+                return self._invoke(function_name, args)
+            raise ContextBusyError(f"invoke of {function_name!r} while another thread runs a call "
+                                   f"on this context (module {self.module.name}): a context and "
+                                   "its heap belong to one thread at a time")
+        self._owner = threading.get_ident()
+        try:
+            return self._invoke(function_name, args)
+        finally:
+            self._owner = None
+            self._busy.release()
+
+    def _invoke(self, function_name: str, args: tuple) -> list:
         entry = self._entries.get(function_name)
         if entry is None:
             entry = self._entry(function_name)
@@ -291,10 +317,15 @@ class Context:
 
     def _execute(self, frame: Frame) -> list:
         stack = [frame]
+        # counted down per instruction; from -1 an unbounded run never reaches 0
+        budget = self.max_steps + 1 if self.max_steps is not None else -1
         try:
             code = frame.fn.code
             end = len(code)
             while True:
+                budget -= 1
+                if not budget:
+                    raise self._out_of_steps(frame, stack)
                 ip = frame.ip
                 if ip >= end:
                     err = VmTrapError("execution ran past the end of the function")
@@ -342,6 +373,13 @@ class Context:
                     except BaseException:  # noqa: BLE001 - the original error matters more
                         pass
             raise
+
+    def _out_of_steps(self, frame: Frame, stack: list) -> VmStatusError:
+        ip = frame.ip
+        pc = frame.fn.code[ip][2].pc if ip < len(frame.fn.code) else _end_pc(frame.fn)
+        err = VmStatusError(StatusCode.DEADLINE_EXCEEDED,
+                            f"the call ran {self.max_steps} instructions, its max_steps budget")
+        return err.locate(frame.fn.name, pc, _callers(stack))
 
     def enter_internal(self, caller: Frame, ordinal: int, operands: Sequence[Register],
                        results: Sequence[Register]) -> Frame:

@@ -89,6 +89,11 @@ class ContextClosedError(IreeAbiError):
     """A call on a Context or Program after `close()`."""
 
 
+class ContextBusyError(IreeAbiError):
+    """A call on a Context while another thread runs one: a context (and the heap under it) is owned
+    by one thread at a time, as an IREE VM context is."""
+
+
 def status_code(code: "StatusCode | int") -> StatusCode:
     """The StatusCode of a raw code, masked as IREE masks it; codes status.h leaves unnamed (19..31)
     stay themselves, as every code within the mask is valid."""
@@ -96,4 +101,4 @@ def status_code(code: "StatusCode | int") -> StatusCode:
 
 
 __all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
-           "ImportResolutionError", "ArgumentError", "ContextClosedError", "status_code"]
+           "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError", "status_code"]
