@@ -139,7 +139,8 @@ class BufferTypes:
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"minimum alignment {min_alignment} must be 0 or a power of two")
         align = max(min_alignment, HEAP_BUFFER_ALIGNMENT)
-        storage = self.heap.malloc(max(size, 1), align=align, tag=f"hal.buffer storage ({size} B)")
+        with self.heap.guarded_allocations():  # a kernel's binding, with guard pages on the host
+            storage = self.heap.malloc(max(size, 1), align=align, tag=f"hal.buffer storage ({size} B)")
         return self.resources.create(HalBuffer(storage, size, size, int(memory_type), int(allowed_access),
                                                int(allowed_usage)), tag="hal.buffer")
 

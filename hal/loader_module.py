@@ -233,17 +233,22 @@ def _fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int
     signal_number, host_address, (x, y, z) = fault
     address = host_address - heap.host_address(0)  # the heap's own address for it
     where = "outside every binding"
-    best = None
+    best = None  # (distance, text) of the nearest binding the address lies before or past
     for i, (p, n) in enumerate(zip(ptrs, lengths)):
         if p <= address < p + n:
             where = f"inside binding {i} at offset {address - p}"
             best = None
             break
-        if address >= p + n and (best is None or address - (p + n) < best[1]):
-            best = (i, address - (p + n), n)
+        if address >= p + n:
+            text = f"{address - (p + n)} byte(s) past the end of binding {i} ({n} bytes)"
+            distance = address - (p + n)
+        else:
+            text = f"{p - address} byte(s) before the start of binding {i} ({n} bytes)"
+            distance = p - address
+        if best is None or distance < best[0]:
+            best = (distance, text)
     if best is not None:
-        i, past, n = best
-        where = f"{past} byte(s) past the end of binding {i} ({n} bytes)"
+        where = best[1]
     return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): signal {signal_number} at address "
             f"0x{address:x}, {where}; the executable cannot be dispatched again")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import ctypes.util
 import mmap
 from ..abi.errors import IreeAbiError
 
@@ -36,6 +37,17 @@ FOREIGN_BASE_64 = 1 << 44  # a foreign 64-bit target's window, far from any host
 TOP_GUARD_32 = 0x10000  # unmapped bytes kept below 2**32, so wrapped pointer arithmetic lands nowhere
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux's value; not exported before 3.13
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+_PROT_NONE, _PROT_RW = 0, mmap.PROT_READ | mmap.PROT_WRITE
+_libc = None
+
+
+def _mprotect():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        _libc.mprotect.restype = ctypes.c_int
+    return _libc.mprotect
 
 
 class AddressSpaceError(IreeAbiError):
@@ -124,6 +136,21 @@ class AddressSpace:
                                     f"({self.in_use} of {self.size} bytes in use)")
         self._top = offset + chunk
         return offset, chunk, True
+
+    def allocate_pages(self, n: int) -> tuple[int, int, bool]:
+        """As `allocate`, for a chunk that starts on a page and spans whole pages (guard pages are
+        protected a page at a time): always taken from the large ranges, never an exact-size list."""
+        return self.allocate(max(n, SMALL_MAX + 1))
+
+    def protect(self, offset: int, size: int, accessible: bool) -> None:
+        """Make whole pages of the arena inaccessible (a guard: any host access faults) or readable
+        and writable again."""
+        if offset % PAGE or size % PAGE or not 0 <= offset <= self.size - size:
+            raise AddressSpaceError(f"{self.name or 'address space'}: protect of [{offset}, +{size}) "
+                                    "is not whole pages of the arena")
+        if _mprotect()(self.host_base + offset, size, _PROT_RW if accessible else _PROT_NONE) != 0:
+            raise AddressSpaceError(f"{self.name or 'address space'}: mprotect failed "
+                                    f"(errno {ctypes.get_errno()})")
 
     def release(self, offset: int, chunk: int, keep: int = 0) -> None:
         """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past

@@ -254,7 +254,8 @@ class BufferType:
         length = _hsize(length, "length", L.mask)
         if length > L.mask - L.prefix_size:
             _wrapped_total(self.heap, a, length, alignment)  # always raises
-        buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + length, alignment, L.prefix_size)
+        with self.heap.guarded_allocations():  # the data may be a kernel's binding
+            buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + length, alignment, L.prefix_size)
         self._init_coallocated(buf, access, length, a)
         return buf
 
@@ -275,7 +276,8 @@ class BufferType:
         a = allocator if allocator is not None else _alloc.heap_allocator(self.heap)
         if src_length > L.mask - L.prefix_size:  # only a handle initialized over a near-2**N-byte span
             _wrapped_total(self.heap, a, src_length, alignment)  # always raises
-        buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + src_length, alignment, L.prefix_size)
+        with self.heap.guarded_allocations():
+            buf = _alloc.malloc_aligned(self.heap, a, L.prefix_size + src_length, alignment, L.prefix_size)
         self._init_coallocated(buf, access, src_length, a)
         self.heap.memmove(buf + L.prefix_size, src_data, src_length)
         return buf

@@ -44,7 +44,7 @@ from ..abi.errors import IreeAbiError
 from ..abi.layout import Struct
 from ..abi.targets import Target
 from . import callbacks, status as _status
-from .address_space import GRANULE, AddressSpace, AddressSpaceError, window_limit
+from .address_space import GRANULE, PAGE, AddressSpace, AddressSpaceError, window_limit
 from .machine import Machine, machine as _machine
 from .status import StatusCode, StatusError
 
@@ -138,6 +138,7 @@ class Allocation:
     end: int = field(default=-1, repr=False)  # address + size, fixed at creation (hot path)
     chunk: int = field(default=0, repr=False)  # the arena range holding the block and its red zones
     chunk_size: int = field(default=0, repr=False)
+    guarded: bool = field(default=False, repr=False)  # ends at an inaccessible page (malloc guard=True)
 
     # Written by hand rather than generated: one Allocation per malloc, so its construction is hot.
     def __init__(self, address: int, size: int, serial: int, tag: str, stack: tuple, raw: Any,
@@ -154,6 +155,7 @@ class Allocation:
         self.end = address + size
         self.chunk = chunk
         self.chunk_size = chunk_size
+        self.guarded = False
 
     def describe(self) -> str:
         tag = f" [{self.tag}]" if self.tag else ""
@@ -184,8 +186,8 @@ class Heap:
     # instances stops at 30 attributes.
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
-                 "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "closed",
-                 "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
+                 "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
+                 "closed", "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
                  "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "__weakref__")
@@ -222,6 +224,7 @@ class Heap:
         self.functions: callbacks.FunctionTable = (
             callbacks.HOST if m.is_host else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
         self.live_bytes = 0
+        self.guarding = False  # see guarded_allocations
         self.closed = False
         self._live: dict[int, Allocation] = {}
         self._starts: list[int] = []  # live block addresses, sorted
@@ -255,16 +258,25 @@ class Heap:
 
     # -- allocation ------------------------------------------------------------------------------
 
-    def malloc(self, size: int, *, zero: bool = True, align: int | None = None, tag: str = "") -> int:
+    def malloc(self, size: int, *, zero: bool = True, align: int | None = None, tag: str = "",
+               guard: bool | None = None) -> int:
         """A new block of `size` bytes (zeroed, or filled with UNINITIALIZED_BYTE); its address.
         `align` defaults to the target's malloc alignment.
+
+        `guard`: the block ends where an inaccessible page begins (as close as its alignment allows)
+        and its chunk starts with another one, so native code running past either end (a kernel
+        walking past its binding) faults at once instead of landing in a neighbouring block. It
+        costs a chunk of whole pages, at least 68 KiB of address space (untouched pages take no
+        memory). Where the host has no room for more protected ranges (Linux's map count), the
+        block is placed as an ordinary one. None (the default): as the heap's `guarding` says
+        (see `guarded_allocations`).
 
         Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit (or when
         the address space has no room) this raises StatusError(RESOURCE_EXHAUSTED), which allocator
         control functions pass on as a status.
         """
         return self._allocate(size, zero, self.malloc_alignment if align is None else align, tag,
-                              skip=1).address
+                              skip=1, guard=guard).address
 
     def malloc_internal(self, size: int, *, tag: str = "") -> int:
         """A zeroed block owned by the heap itself: never a leak, never freed by callers."""
@@ -279,7 +291,7 @@ class Heap:
         self._release(a, ())
 
     def _allocate(self, size: int, zero: bool, align: int, tag: str, *, internal: bool = False,
-                  skip: int = 0) -> Allocation:
+                  skip: int = 0, guard: bool | None = False) -> Allocation:
         if self.closed:
             self._check_open()
         if (type(size) is not int and not _is_int(size)) or size < 0:
@@ -292,14 +304,21 @@ class Heap:
                               f"{self.limit} in use")
         # Red zones on both sides belong to no allocation, so an access just outside a block is
         # always reported.
+        base = self._base
+        if guard is None:
+            guard = self.guarding
         try:
-            chunk, chunk_size, fresh = self._take_chunk(
-                REDZONE + (size or 1) + (align - GRANULE if align > GRANULE else 0) + REDZONE)
+            placed = self._guarded_chunk(size, align) if guard else None
+            if placed is not None:
+                chunk, chunk_size, fresh, address = placed
+            else:
+                guard = False
+                chunk, chunk_size, fresh = self._take_chunk(
+                    REDZONE + (size or 1) + (align - GRANULE if align > GRANULE else 0) + REDZONE)
+                address = (base + chunk + REDZONE + align - 1) & -align  # align_up (power of two)
         except AddressSpaceError as e:
             raise StatusError(StatusCode.RESOURCE_EXHAUSTED, f"{self.name}: {size} bytes requested: {e}") \
                 from None
-        base = self._base
-        address = (base + chunk + REDZONE + align - 1) & -align  # align_up (align is a power of two)
         raw = self._raw
         if size and not fresh:  # a reused chunk holds old bytes: the block starts zeroed, as new memory
             if size <= _SMALL_ZERO:
@@ -314,6 +333,8 @@ class Heap:
         self._serial += 1
         stack = _capture_stack(skip + 1) if self.capture_stacks else ()
         a = Allocation(address, size, self._serial, tag, stack, raw, internal, base, chunk, chunk_size)
+        if guard:
+            a.guarded = True
         self._live[address] = a
         starts = self._starts
         if not starts or address > starts[-1]:
@@ -326,6 +347,35 @@ class Heap:
         if not internal:
             self.live_bytes += size
         return a
+
+    def _guarded_chunk(self, size: int, align: int) -> tuple[int, int, bool, int] | None:
+        """(chunk, chunk size, fresh, block address) for malloc(guard=True): whole pages, the first
+        and the last made inaccessible, the block aligned down against the last one. None where the
+        host refuses the protection."""
+        space = self.space
+        chunk, chunk_size, fresh = space.allocate_pages(PAGE + REDZONE + (size or 1) + align + PAGE)
+        back = chunk + chunk_size - PAGE
+        try:
+            space.protect(chunk, PAGE, False)
+            space.protect(back, PAGE, False)
+        except AddressSpaceError:
+            space.protect(chunk, PAGE, True)
+            space.protect(back, PAGE, True)
+            space.release(chunk, chunk_size)
+            return None
+        return chunk, chunk_size, fresh, (self._base + back - (size or 1)) & -align
+
+    @contextmanager
+    def guarded_allocations(self) -> Iterator[None]:
+        """Within the block, mallocs that do not say otherwise (those an allocator's ctl function
+        makes for IREE's buffer code included) are guarded, on a host heap: where native code
+        (kernels) touches the memory. Elsewhere nothing native runs on it and blocks stay ordinary."""
+        before = self.guarding
+        self.guarding = self.machine.is_host
+        try:
+            yield
+        finally:
+            self.guarding = before
 
     def free(self, address: int) -> None:
         """Free a block malloc returned; NULL is a no-op as in C."""
@@ -370,6 +420,8 @@ class Heap:
         size = a.size
         if not a.internal:
             self.live_bytes -= size
+        if a.guarded:  # the chunk goes back as ordinary memory, so its guards go first
+            self._unguard(a)
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
         # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
@@ -402,6 +454,11 @@ class Heap:
             held_q = self._held
             while held_q and held_q[0].raw is None:  # dropped by the count limit above
                 held_q.popleft()
+
+    def _unguard(self, a: Allocation) -> None:
+        a.guarded = False
+        self.space.protect(a.chunk, PAGE, True)
+        self.space.protect(a.chunk + a.chunk_size - PAGE, PAGE, True)
 
     def _drop_memory(self, a: Allocation) -> None:
         """Let a held freed block's memory go back to the free lists (views still see the arena)."""
