@@ -5,11 +5,12 @@ kernel code that may fault.
   inner), writing the workgroup ids into a workgroup_state whose field offsets the caller passes from
   the catalog layout (no struct is declared in C, so the catalog stays the one source of truth).
 - The fault trap: while a kernel (or a library's query or initializer, `ireeabi_call_guarded`) runs,
-  SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP and SIGSYS are caught on an alternate stack and the call returns
-  IREEABI_FAULTED with the signal, the faulting address and the workgroup id, instead of the process
-  dying. The handlers are installed for the call only (the previous ones, e.g. Python's faulthandler,
-  come back after it); a signal that arrives while no trapped call runs on that thread is passed to
-  them. What no trap can catch: a kernel writing into memory it does not own that is mapped (another
+  SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP and SIGSYS are caught on an alternate stack and the call
+  returns IREEABI_FAULTED with the signal, the faulting address and the workgroup id, instead of the
+  process dying. The handlers are installed by the first trapped call and stay (a call only checks
+  that they are still ours, and puts them back if something replaced them); a signal that arrives
+  while no trapped call runs on that thread goes to the handler before ours (e.g. Python's
+  faulthandler), or kills the process as it would have. What no trap can catch: a kernel writing into memory it does not own that is mapped (another
   live binding, the heap): that corrupts silently, as in IREE.
 - `ireeabi_import_thunk`: the environment's import thunk (`fn(params, context, reserved)`).
 
@@ -75,10 +76,9 @@ static const int ireeabi_signals[IREEABI_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SI
 static __thread sigjmp_buf* ireeabi_trap;     /* the trapped call running on this thread, if any */
 static __thread ireeabi_fault_t* ireeabi_out;  /* where its fault goes */
 static __thread void* ireeabi_altstack;
-/* The handlers before ours, while any thread runs a trapped call (installed once for all). */
+/* The handlers before ours (a signal outside a trapped call goes to them). */
 static struct sigaction ireeabi_previous[IREEABI_SIGNALS];
 static pthread_mutex_t ireeabi_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ireeabi_depth;
 
 static void ireeabi_on_fault(int sig, siginfo_t* info, void* ucontext) {
   if (ireeabi_trap != NULL) {
@@ -103,8 +103,10 @@ static void ireeabi_on_fault(int sig, siginfo_t* info, void* ucontext) {
   raise(sig);
 }
 
-/* The handlers for the duration of trapped calls, on an alternate stack (a kernel that runs off its
-   own stack still gets a report). */
+/* Our handlers, on an alternate stack (a kernel that runs off its own stack still gets a report).
+   They stay installed once a trapped call has run (a signal outside one goes to the handler before
+   ours), so a call costs no system call beyond one query that sees whether something (Python's
+   faulthandler, say) replaced ours since: then they are put back. */
 static void ireeabi_trap_begin(void) {
   if (ireeabi_altstack == NULL) {
     size_t size = 64 * 1024;
@@ -117,25 +119,26 @@ static void ireeabi_trap_begin(void) {
       sigaltstack(&ss, NULL);
     }
   }
+  struct sigaction current;
+  sigaction(SIGSEGV, NULL, &current);
+  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == ireeabi_on_fault) return;
   pthread_mutex_lock(&ireeabi_lock);
-  if (ireeabi_depth++ == 0) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = ireeabi_on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < IREEABI_SIGNALS; ++i) sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_sigaction = ireeabi_on_fault;
+  /* SA_NODEFER: the signal is not blocked in the handler, so leaving it by siglongjmp needs no
+     saved mask (sigsetjmp(.., 0): no system call per trapped call). */
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < IREEABI_SIGNALS; ++i) {
+    sigaction(ireeabi_signals[i], NULL, &current);
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == ireeabi_on_fault) continue;
+    sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
   }
   pthread_mutex_unlock(&ireeabi_lock);
 }
 
-static void ireeabi_trap_end(void) {
-  pthread_mutex_lock(&ireeabi_lock);
-  if (--ireeabi_depth == 0) {
-    for (int i = 0; i < IREEABI_SIGNALS; ++i) sigaction(ireeabi_signals[i], &ireeabi_previous[i], NULL);
-  }
-  pthread_mutex_unlock(&ireeabi_lock);
-}
+static void ireeabi_trap_end(void) {}
 
 /* As IREE's inline issue: an error leaves only the x loop; y and z go on, and the result is the
    status of the last call made. The z id is 16-bit in workgroup_state_v0. A trapped fault ends the
@@ -150,7 +153,7 @@ int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t disp
   volatile uint64_t n = 0;
   sigjmp_buf jump;
   ireeabi_trap_begin();
-  if (sigsetjmp(jump, 1) != 0) {
+  if (sigsetjmp(jump, 0) != 0) {
     ireeabi_trap = NULL;
     ireeabi_trap_end();
     *calls = n;
@@ -186,7 +189,7 @@ int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uint
                          ireeabi_fault_t* fault) {
   sigjmp_buf jump;
   ireeabi_trap_begin();
-  if (sigsetjmp(jump, 1) != 0) {
+  if (sigsetjmp(jump, 0) != 0) {
     ireeabi_trap = NULL;
     ireeabi_trap_end();
     return IREEABI_FAULTED;

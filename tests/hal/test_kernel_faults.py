@@ -98,3 +98,31 @@ def test_guards_only_where_native_code_runs():
         assert heap._live[p].guarded is guarded
         heap.free(p)
         heap.close()
+
+
+def test_the_trap_survives_another_handler_and_leaves_other_faults_fatal(session):
+    """Python's faulthandler enabled after the first trapped call replaces our SIGSEGV handler: the
+    next kernel fault is still caught (the trap puts its handlers back). A fault outside any trapped
+    call still kills the process by its signal (in a child), as it would without ireeabi."""
+    import ctypes
+    import faulthandler
+    import os
+    d, exe, fid, bindings = _prepare(session, "add1m", "add", [None, None])
+    x, y, z = d.workgroups
+    session.call("hal_loader.executable.dispatch", exe, fid, x, y, z, d.constants, bindings)
+    was = faulthandler.is_enabled()
+    faulthandler.enable()
+    try:
+        with pytest.raises(StatusError, match="faulted in workgroup"):
+            session.call("hal_loader.executable.dispatch", exe, fid, x + 5, y, z, d.constants,
+                         bindings)
+    finally:
+        if not was:
+            faulthandler.disable()
+    pid = os.fork()
+    if pid == 0:
+        faulthandler.disable()
+        ctypes.string_at(0x10, 1)  # a fault no trap is waiting for
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV
