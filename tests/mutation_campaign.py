@@ -147,21 +147,22 @@ def mutants(mods: list[Module], count: int, seed: int) -> list[Mutant]:
 
 
 def _child(data: bytes, function: str, inputs: list[str], path: str) -> int:
-    """In the forked process: `ireeabi inspect` and `ireeabi run` on the mutant. Exit 0 if both gave
-    an answer (success or an ireeabi error), 3 (with the traceback on fd 2) for anything else."""
+    """In the forked process: `ireeabi inspect` and `ireeabi run` on the mutant. Exit 0 if both
+    succeeded, 4 if either refused the mutant with an ireeabi error, 3 (with the traceback on fd 2)
+    for anything else."""
     from ireeabi.cli.main import main
     Path(path).write_bytes(data)
     sink = io.StringIO()
     try:
         with contextlib.redirect_stderr(sink):
-            main(["inspect", path, "--check-imports"], stdout=sink, stderr=sink)
-            main(["run", path, "--function", function, *(f"--input={i}" for i in inputs)],
-                 stdout=sink, stderr=sink)
+            inspected = main(["inspect", path, "--check-imports"], stdout=sink, stderr=sink)
+            ran = main(["run", path, "--function", function, *(f"--input={i}" for i in inputs)],
+                       stdout=sink, stderr=sink)
     except BaseException:  # noqa: BLE001 - what the campaign counts
         import traceback
         os.write(2, traceback.format_exc().encode()[-4000:])
         return 3
-    return 0
+    return 0 if inspected == 0 and ran == 0 else 4
 
 
 def _run_one(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> tuple[str, str]:
@@ -196,6 +197,8 @@ def _run_one(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> tuple
     code = os.WEXITSTATUS(status)
     if code == 0:
         return "ok", ""
+    if code == 4:
+        return "refused", ""
     if code == 3:
         return "traceback", detail
     return "traceback", f"exit {code}: {detail}"
@@ -206,9 +209,15 @@ def _iree_hangs(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> bo
     Path(path).write_bytes(mutant.apply(mod.data))
     argv = [tools.find_tool("iree-run-module"), tools.RUN_DEVICE, f"--module={path}",
             f"--function={mod.function}", *(f"--input={i}" for i in mod.inputs)]
+    # A session of its own: the tool on PATH may be a wrapper that starts the real binary, and a
+    # timeout must kill both.
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
-        subprocess.run(argv, capture_output=True, timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         return True
     return False
 
@@ -229,8 +238,6 @@ def campaign(count: int = 2000, seed: int = 0, timeout: float = 10.0, mods: "lis
             if outcome == "hang" and _iree_hangs(mod, mutant, timeout, workdir):
                 result.iree_hangs += 1
                 outcome = "refused"
-            if outcome == "ok":
-                pass
             result.counts[outcome] += 1
             if outcome in ("traceback", "signal", "hang"):
                 result.bad.append((outcome, mutant.describe(), detail))
