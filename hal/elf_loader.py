@@ -157,6 +157,45 @@ def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "") -> int:
 def load(data: bytes) -> ElfModule:
     """iree_elf_module_initialize_from_memory on `data` (FatELF is not supported: a FatELF file is
     not an ELF identifier and fails as such)."""
+    module, phdrs, s = _map(data)
+    try:
+        dyn = _parse_dynamic(module, phdrs, s)
+        _verify_no_imports(module, s)
+        _apply_relocations(module, dyn, s)
+        _protect_segments(module, phdrs)
+        _run_initializers(module, dyn, s)
+    except BaseException:
+        module.close()
+        raise
+    return module
+
+
+def validate(data: bytes) -> None:
+    """The checks a system library (system-elf) passes before dlopen sees it: IREE's header,
+    program-header and dynamic-section checks (but for the symbol table), the relocation tables
+    inside the image and each relocation's target inside it (the system loader writes there
+    unchecked). Not IREE's import and relocation-type rules: a system library may link against
+    libc. Nothing of the library runs."""
+    module, phdrs, s = _map(data)
+    try:
+        dyn = _parse_dynamic(module, phdrs, s, symbols=False)
+        entry = s.Elf_Rela.sizeof()
+        tables = {tag: value for tag, value in dyn["entries"]}
+        for table, size in ((_DT["RELA"], _DT["RELASZ"]), (_DT["JMPREL"], _DT["PLTRELSZ"])):
+            if table not in tables or not tables.get(size):
+                continue
+            count = tables[size] // entry
+            raw = module.read(module.bias + tables[table], count * entry, "relocation table")
+            for i in range(count):
+                r = s.Elf_Rela.parse(raw[i * entry:(i + 1) * entry])
+                if not module.inside(module.bias + r.r_offset, s.elfclass // 8):
+                    raise _fail(f"relocation {i} targets 0x{r.r_offset:x}, outside the loaded image")
+    finally:
+        module.close()
+
+
+def _map(data: bytes) -> tuple[ElfModule, list, Any]:
+    """The header and program-header checks, then the PT_LOAD segments mapped (not yet protected)."""
     m = _host_machine()
     if m.name != "x86_64":
         raise _fail(f"ireeabi's ELF loader applies x86_64 relocations only; this host is {m.name}",
@@ -169,17 +208,7 @@ def load(data: bytes) -> ElfModule:
         if _ptype(p) == _PT_LOAD and p.p_offset + p.p_filesz > len(data):
             raise _fail(f"phdr reference outside of file extents: {p.p_offset}-{p.p_offset + p.p_filesz}"
                         f"of max {len(data)}")
-    module = _load_segments(data, phdrs)
-    try:
-        dyn = _parse_dynamic(module, phdrs, s)
-        _verify_no_imports(module, s)
-        _apply_relocations(module, dyn, s)
-        _protect_segments(module, phdrs)
-        _run_initializers(module, dyn, s)
-    except BaseException:
-        module.close()
-        raise
-    return module
+    return _load_segments(data, phdrs), phdrs, s
 
 
 def _ptype(p: Any) -> int:
@@ -256,9 +285,10 @@ def _load_segments(data: bytes, phdrs: list) -> ElfModule:
     return module
 
 
-def _parse_dynamic(module: ElfModule, phdrs: list, s: Any) -> dict:
+def _parse_dynamic(module: ElfModule, phdrs: list, s: Any, symbols: bool = True) -> dict:
     """iree_elf_module_parse_dynamic_tables: every entry of PT_DYNAMIC (IREE does not stop at
-    DT_NULL), read from the loaded image."""
+    DT_NULL), read from the loaded image. `symbols`: the symbol table's presence is checked too (a
+    system library may have only DT_GNU_HASH, which IREE's loader does not read, and dlopen does)."""
     dyn_phdr = next((p for p in phdrs if _ptype(p) == _PT_DYNAMIC), None)
     entry = s.Elf_Dyn.sizeof()
     count = dyn_phdr.p_filesz // entry if dyn_phdr is not None else 0
@@ -298,7 +328,8 @@ def _parse_dynamic(module: ElfModule, phdrs: list, s: Any) -> dict:
         elif tag == _DT["RELAENT"]:
             if value != s.Elf_Rela.sizeof():
                 raise _fail("DT_RELAENT size mismatch")
-    if not module.dynstr or not module.dynstr_size or not module.dynsym or not module.dynsym_count:
+    if symbols and (not module.dynstr or not module.dynstr_size or not module.dynsym
+                    or not module.dynsym_count):
         raise _fail("missing .dynsym/.dynstr in ELF .dynamic segment")
     return dyn
 

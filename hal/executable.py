@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import io
 import os
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -107,6 +108,7 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
     rejects it) and NOT_FOUND for the system loader (dlopen fails). The embedded loader also refuses
     any undefined dynamic symbol (UNAVAILABLE: it links nothing in), before looking up the query."""
     from elftools.common.exceptions import ELFError
+    from elftools.construct import ConstructError
     from elftools.elf.elffile import ELFFile
 
     bad = "FAILED_PRECONDITION" if embedded else "NOT_FOUND"
@@ -119,7 +121,8 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
         syms = list(dynsym.iter_symbols()) if dynsym is not None else []
         names = {s.name for s in syms}
         undefined = [s.name for s in syms[1:] if s["st_shndx"] == "SHN_UNDEF"]  # entry 0 is the null symbol
-    except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError) as e:
+    except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError, OverflowError,
+            struct.error, ConstructError) as e:  # pyelftools on hostile bytes
         raise ExecutableError(bad, f"not a loadable ELF library: {e}") from None
     want_bits = targets.get(host_name).pointer_size * 8
     if machine != _ELF_MACHINE.get(host_name) or bits != want_bits:
@@ -303,6 +306,10 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
     """A system library: the checks of `_elf_image_span`, then dlopen from an anonymous memory file
     (nothing is left on disk, whatever happens in dlopen)."""
     lo, hi = _elf_image_span(data, host_name, embedded=False)
+    try:
+        elf_loader.validate(data)
+    except ExecutableError as e:  # dlopen would fail, or crash the process, on what it refuses
+        raise ExecutableError("NOT_FOUND", f"not a loadable system library: {e.message}") from None
     # The file stays open while the library is loaded: glibc knows a loaded object by its path, and
     # /proc/self/fd/N must name this library only.
     fd = os.memfd_create("ireeabi-kernel", getattr(os, "MFD_CLOEXEC", 1))

@@ -91,3 +91,57 @@ def test_import_thunk_calls_through(tmp_path):
         X.native().lib.ireeabi_import_thunk_address())
     assert thunk(ctypes.cast(import_fn, ctypes.c_void_p).value, 11, 22, None) == 3
     assert seen == [(11, 22)]
+
+
+def _dyn_entry_offset(data: bytes, tag: str) -> int:
+    import io
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(data))
+    dyn = next(s for s in elf.iter_segments() if s.header.p_type == "PT_DYNAMIC")
+    for i, t in enumerate(dyn.iter_tags()):
+        if t.entry.d_tag == tag:
+            return dyn.header.p_offset + 16 * i
+    raise AssertionError(f"no {tag} in the library's .dynamic")
+
+
+def _dlopen_dies(path: Path) -> int:
+    """The signal a child process dies of when the system loader opens `path` (0: it did not die)."""
+    import os
+    pid = os.fork()
+    if pid == 0:
+        import faulthandler
+        faulthandler.disable()
+        os.close(2)  # (ld.so's assertion text)
+        try:
+            ctypes.CDLL(str(path))
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+
+
+def test_system_library_that_would_crash_dlopen_is_refused_first(tmp_path):
+    """A relocation whose target lies outside the library's image: the system loader writes there
+    and the process dies (shown in a child process). ireeabi refuses the system library before
+    dlopen sees it, with NOT_FOUND as a failed dlopen reports."""
+    import struct
+    data = bytearray(_build(tmp_path, ""))
+    rela = struct.unpack_from("<Q", data, _dyn_entry_offset(bytes(data), "DT_RELA") + 8)[0]
+    struct.pack_into("<Q", data, rela, 1 << 40)  # the first entry's r_offset
+    bad = tmp_path / "bad.so"
+    bad.write_bytes(bytes(data))
+    assert _dlopen_dies(bad) != 0
+    with pytest.raises(X.ExecutableError, match="NOT_FOUND.*relocation 0 targets 0x10000000000, "
+                                                "outside the loaded image"):
+        X.load_library("system-elf-x86_64", bytes(data))
+
+
+def test_system_library_header_checks_come_before_dlopen(tmp_path):
+    """A system library whose program headers point past the file is refused with IREE's text."""
+    import struct
+    data = bytearray(_build(tmp_path, ""))
+    phoff = struct.unpack_from("<Q", data, 32)[0]
+    struct.pack_into("<Q", data, phoff + 32, 1 << 40)  # the first phdr's p_filesz
+    with pytest.raises(X.ExecutableError, match="NOT_FOUND.*(phdr reference outside of file extents|"
+                                                "not a loadable ELF library)"):
+        X.load_library("system-elf-x86_64", bytes(data))
