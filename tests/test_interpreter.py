@@ -604,3 +604,36 @@ def test_max_steps_turns_a_long_loop_into_an_error():
 def test_max_steps_must_be_a_positive_count(bad):
     with pytest.raises(ArgumentError, match="max_steps must be a positive instruction count"):
         Context(host("control.mlir"), max_steps=bad)
+
+
+def test_mutated_branch_operands_are_refused_not_escaped():
+    """The campaign's IndexError in remap -> retain_or_move: a mutated branch operand list that names
+    registers past the frame. Every byte of every branch with operands in control.mlir, set to
+    edge values: each mutant loads and runs (bounded by max_steps) or is refused with ireeabi's own
+    error; at least one is refused by the verifier's register range check (IREE's verifier text)."""
+    path = host("control.mlir")
+    data = path.read_bytes()
+    m = read_module(data)
+    code = decode_module(m)
+    refused_by_range = 0
+    tried = 0
+    for ordinal, instructions in code.items():
+        base = m.function_descriptors[ordinal].file_offset
+        for inst in instructions:
+            if inst.op.symbol not in ("Branch", "CondBranch", "BranchTable") or not any(
+                    isinstance(v, tuple) and v for v in inst.operands.values()):
+                continue
+            for at in range(base + inst.pc + 1, base + inst.pc + inst.length):
+                for value in (0xFF, 0x7F, 0x80, 0x00):
+                    mutant = bytearray(data)
+                    mutant[at] = value
+                    tried += 1
+                    try:
+                        with Context(bytes(mutant), max_steps=100_000) as ctx:
+                            for e in ctx.module.exported_functions:
+                                if e.name == "sum_squares":
+                                    ctx.invoke("sum_squares", 5)
+                    except IreeAbiError as e:
+                        refused_by_range += "register ordinal" in str(e) and "out of range" in str(e)
+    assert tried > 50
+    assert refused_by_range > 0
