@@ -250,3 +250,17 @@ def test_quarantine_count_limit_releases_memory_and_records() -> None:
     assert len(h._quarantine) == 2 and len(h._held) == 2 and h._held_bytes == 64
     assert ps[0] not in h._freed and ps[3] in h._freed
     h.close()
+
+
+@pytest.mark.parametrize("size, align", [(1 << 50, None), (8, 1 << 40), (1 << 62, 16)])
+def test_sizes_past_the_address_space_are_resource_exhausted(size: int, align) -> None:
+    """A limit far above what the window holds (the campaign's bare MemoryError): a request the
+    address space cannot place is RESOURCE_EXHAUSTED naming the request, never MemoryError, and the
+    heap stays usable."""
+    heap = Heap(limit=1 << 62)
+    with pytest.raises(StatusError) as e:
+        heap.malloc(size, **({"align": align} if align else {}))
+    assert e.value.code == StatusCode.RESOURCE_EXHAUSTED and f"{size} bytes requested" in e.value.message
+    p = heap.malloc(64)
+    heap.free(p)
+    heap.close()
