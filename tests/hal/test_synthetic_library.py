@@ -145,3 +145,34 @@ def test_system_library_header_checks_come_before_dlopen(tmp_path):
     with pytest.raises(X.ExecutableError, match="NOT_FOUND.*(phdr reference outside of file extents|"
                                                 "not a loadable ELF library)"):
         X.load_library("system-elf-x86_64", bytes(data))
+
+
+def test_system_library_offsets_past_any_integer_are_refused(tmp_path):
+    """e_phoff of 2**63: pyelftools raises OverflowError seeking there (the campaign's escape); the
+    library is refused as not loadable, as dlopen refuses it."""
+    import struct
+    data = bytearray(_build(tmp_path, ""))
+    struct.pack_into("<Q", data, 32, 1 << 63)
+    with pytest.raises(X.ExecutableError, match="NOT_FOUND; not a loadable ELF library|NOT_FOUND: not a"):
+        X.load_library("system-elf-x86_64", bytes(data))
+
+
+def test_library_without_the_query_symbol_is_not_found_and_leaves_no_file(tmp_path):
+    """A shared object that does not export iree_hal_executable_library_query: NOT_FOUND with
+    IREE's text (the campaign's AttributeError), for both loaders; and no kernel file is left in the
+    temporary folder by any load, failed or not."""
+    import glob
+    import tempfile
+    c = tmp_path / "other.c"
+    c.write_text("int not_the_query(void) { return 0; }\n")
+    so = tmp_path / "other.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-nostdlib", "-Wl,--hash-style=sysv", "-o", str(so), str(c)],
+                   check=True, capture_output=True)
+    before = set(glob.glob(f"{tempfile.gettempdir()}/ireeabi-kernel-*"))
+    for fmt in ("system-elf-x86_64", "embedded-elf-x86_64"):
+        with pytest.raises(X.ExecutableError, match="NOT_FOUND.*exported symbol with name "
+                                                    "'iree_hal_executable_library_query' not found"):
+            X.load_library(fmt, so.read_bytes())
+    with X.load_library("system-elf-x86_64", _build(tmp_path, "")):
+        pass
+    assert set(glob.glob(f"{tempfile.gettempdir()}/ireeabi-kernel-*")) == before
