@@ -546,8 +546,9 @@ def _view_size(shape: Sequence[int], element_type: int) -> tuple[int, int]:
 
 
 def _storage(shape: Sequence[int], element_type: int, count: int, nbytes: int,
-             max_bytes: int | None) -> np.ndarray:
-    """A zeroed flat array for `count` elements (our limits, then the allocation)."""
+             max_bytes: int | None, dtype: np.dtype | None = None) -> np.ndarray:
+    """A zeroed flat array for `count` elements (our limits, then the allocation); `dtype`
+    overrides the element type's own (scratch cells of a packed type)."""
     if max_bytes is not None and nbytes > max_bytes:  # refused before numpy fills gigabytes
         raise _Fail(f"RESOURCE_EXHAUSTED; {nbytes} bytes requested with {max_bytes} available",
                     "larger than the emulated heap ireeabi runs the program on")
@@ -555,7 +556,7 @@ def _storage(shape: Sequence[int], element_type: int, count: int, nbytes: int,
         raise _Fail(f"UNIMPLEMENTED; a shape rank of {len(shape)} is beyond ireeabi's numpy arrays",
                     "numpy arrays have at most 64 dimensions")
     try:
-        dtype = dtype_of(element_type)
+        dtype = dtype_of(element_type) if dtype is None else dtype
     except ElementTypeError as e:
         raise _Fail(f"UNIMPLEMENTED; {format_element_type(element_type)} elements are not "
                     f"supported by ireeabi", str(e)) from None
@@ -716,9 +717,11 @@ def _buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
     count, nbytes = _view_size(shape, element_type)
     bits = iree_hal_element_bit_count(element_type)
     if bits % 8:  # packed (i4...): parse as IREE does, so bad text fails alike, then refuse
+        # Byte cells of the element's rounded-up width; i249..i255 round to 32 bytes, whose 256
+        # bits no element type can name, so the cells are a plain void dtype.
         size = (bits + 7) // 8
-        scratch = _storage([nbytes // size], iree_hal_make_element_type(0, 8 * size),
-                           nbytes // size, nbytes, max_bytes)
+        scratch = _storage([nbytes // size], element_type, nbytes // size, nbytes, max_bytes,
+                           np.dtype(f"V{size}"))
         _fill(scratch, data, element_type)
         raise _Fail(f"UNIMPLEMENTED; {format_element_type(element_type)} elements are not "
                     f"supported by ireeabi", "ireeabi holds whole-byte elements only")
