@@ -9,6 +9,7 @@ the current engine and byte-compares, naming the first differing offset and the 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -135,16 +136,31 @@ def describe(inst: Instance) -> tuple[bytes, dict]:
     return data, meta
 
 
+def _os_reason(e: OSError) -> str:
+    return e.strerror or str(e) or type(e).__name__
+
+
 def build(directory: "str | Path") -> int:
-    """Write every fixture under `directory`; returns the number of instances."""
+    """Write every fixture under `directory`; returns the number of instances. A folder or file
+    that cannot be made or written is a FixtureError naming it."""
     root = Path(directory)
+    if root.exists() and not root.is_dir():
+        raise FixtureError(f"cannot write fixtures under {root}: it is not a folder")
     n = 0
     for inst in instances():
         data, meta = describe(inst)
         folder = root / inst.target
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{inst.stem}.bin").write_bytes(data)
-        (folder / f"{inst.stem}.json").write_text(_dump(meta))
+        path = folder
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{inst.stem}.bin"
+            path.write_bytes(data)
+            path = folder / f"{inst.stem}.json"
+            path.write_text(_dump(meta))
+        except OSError as e:
+            what = "make the fixture folder" if path == folder else "write fixture"
+            at = f" (at {e.filename})" if e.filename not in (None, str(path)) else ""
+            raise FixtureError(f"cannot {what} {path}: {_os_reason(e)}{at}") from None
         n += 1
     return n
 
@@ -174,6 +190,54 @@ class Mismatch:
         return f"{self.path}{where}{fld}: {self.message}"
 
 
+MAX_SIDECAR_BYTES = 1 << 24  # the largest sidecar verify reads (the committed ones are < 64 KiB)
+
+
+def _read_head(path: Path, limit: int) -> tuple[bytes, int]:
+    """The first `limit` bytes of a file and its size."""
+    with open(path, "rb") as f:
+        return f.read(limit), os.fstat(f.fileno()).st_size
+
+
+def _check_sidecar(path: Path, meta: object) -> dict:
+    """A sidecar's JSON, checked for the keys and types verify reads (a FixtureError names the file
+    and the key)."""
+    def bad(key: str, problem: str) -> FixtureError:
+        return FixtureError(f"malformed fixture sidecar {path}: {key} {problem}")
+
+    def is_int(v: object) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if not isinstance(meta, dict):
+        raise bad("the top level", f"is a JSON {_json_kind(meta)}, not an object")
+    for key in ("size", "fields"):
+        if key not in meta:
+            raise bad(f"key {key!r}", "is missing")
+    if not is_int(meta["size"]):
+        raise bad("key 'size'", f"is a JSON {_json_kind(meta['size'])}, not an integer")
+    if not isinstance(meta["fields"], list):
+        raise bad("key 'fields'", f"is a JSON {_json_kind(meta['fields'])}, not a list")
+    for i, f in enumerate(meta["fields"]):
+        if not isinstance(f, dict):
+            raise bad(f"fields[{i}]", f"is a JSON {_json_kind(f)}, not an object")
+        for key, want, ok in (("name", "a string", lambda v: isinstance(v, str)),
+                              ("offset", "an integer", is_int), ("size", "an integer", is_int)):
+            if key not in f:
+                raise bad(f"fields[{i}].{key}", "is missing")
+            if not ok(f[key]):
+                raise bad(f"fields[{i}].{key}", f"is a JSON {_json_kind(f[key])}, not {want}")
+    return meta
+
+
+def _json_kind(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    return {dict: "object", list: "list", str: "string", int: "integer",
+            float: "number"}.get(type(v), type(v).__name__)
+
+
 def _field_at(fields: list[dict], offset: int) -> str | None:
     for f in fields:
         if f["offset"] <= offset < f["offset"] + f["size"]:
@@ -196,22 +260,32 @@ def verify(directory: "str | Path") -> list[Mismatch]:
             out.append(Mismatch(rel, None, None, "missing (run `ireeabi fixtures build`)"))
             continue
         data, meta = describe(inst)
-        old = bin_path.read_bytes()
+        # One byte past what the engine packs is enough to find the first difference: a huge
+        # file is never read whole.
         try:
-            old_meta = json.loads(json_path.read_text())
-        except (OSError, ValueError) as e:
+            old, old_size = _read_head(bin_path, len(data) + 1)
+        except OSError as e:
+            raise FixtureError(f"cannot read fixture {bin_path}: {_os_reason(e)}") from None
+        try:
+            text, text_size = _read_head(json_path, MAX_SIDECAR_BYTES + 1)
+            if text_size > MAX_SIDECAR_BYTES:
+                raise ValueError(f"{text_size} bytes, more than any sidecar "
+                                 f"({MAX_SIDECAR_BYTES})")
+            old_meta = json.loads(text)
+        except (OSError, ValueError, RecursionError) as e:
             out.append(Mismatch(rel, None, None, f"unreadable sidecar: {e}"))
             continue
+        old_meta = _check_sidecar(json_path, old_meta)
         if old != data:
             first = next((i for i in range(min(len(old), len(data))) if old[i] != data[i]), min(len(old), len(data)))
             got = old[first] if first < len(old) else None
             want = data[first] if first < len(data) else None
-            out.append(Mismatch(rel, first, _field_at(old_meta.get("fields", []), first),
+            out.append(Mismatch(rel, first, _field_at(old_meta["fields"], first),
                                 f"fixture byte {got} but the engine now packs {want} "
-                                f"(sizes {len(old)} / {len(data)}; now at this offset: "
+                                f"(sizes {old_size} / {len(data)}; now at this offset: "
                                 f"{_field_at(meta['fields'], first)})"))
             continue
-        if old_meta.get("fields") != meta["fields"] or old_meta.get("size") != meta["size"]:
+        if old_meta["fields"] != meta["fields"] or old_meta["size"] != meta["size"]:
             out.append(Mismatch(rel, None, None, "same bytes but the sidecar's field table changed"))
     for path in sorted(root.glob("*/*.bin")):
         rel = f"{path.parent.name}/{path.stem}"
