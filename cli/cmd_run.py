@@ -17,13 +17,16 @@ expected values.`, with the tool's tolerance flags (`--expected_f16_threshold`,
 
 Exit status: 0 on success, 1 when results do not match their expected values (as the tool). A
 failing call or bad input (traps name the function and pc; a rejected input names the offending
-text) is reported through the command line's error path, which exits 2 where iree-run-module exits
-1: `ireeabi.cli.main` maps every error to 2.
+text) is reported through the command line's error path, which exits 1 for `run`, as
+iree-run-module does on every failed load, parse or call.
+
+`--max-steps N` bounds the instructions of the call (DEADLINE_EXCEEDED naming the function and pc);
+`--reference` runs the interpreter's per-instruction handlers instead of its compiled blocks (the
+same results, slower; for cross-checking the fast path).
 """
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
@@ -37,6 +40,7 @@ from ireeabi.tooling.function_io import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, 
                                          StorageInput, format_results, parse_count_flag, parse_inputs,
                                          write_output)
 
+from .cmd_inspect import load as load_module
 from .errors import CliError
 from .resolve import resolve_target
 
@@ -60,6 +64,13 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--output", action="append", default=None, metavar="SPEC",
                    help="one per result, as iree-run-module's --output: `-` print, empty ignore, "
                         "`@f.npy`/`+f.npy` write/append an npy array, `@f.bin` raw contents")
+    p.add_argument("--max-steps", "--max_steps", dest="max_steps", type=parse_max_steps,
+                   default=None, metavar="N",
+                   help="fail the call with DEADLINE_EXCEEDED after N instructions (an ireeabi "
+                        "bound; iree-run-module has none): a hung module ends instead")
+    p.add_argument("--reference", action="store_true",
+                   help="run the interpreter's per-instruction handlers instead of its compiled "
+                        "basic blocks (same results, slower)")
     p.add_argument("--legacy-loader", action="store_true",
                    help="hal_loader's pre-fix dispatch shim (IREE #24827)")
     p.add_argument("--legacy-inline", action="store_true",
@@ -97,6 +108,14 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                         "(byte equality); any other text is exact, as in iree-run-module")
 
 
+def parse_max_steps(text: str) -> int:
+    """`--max-steps`: a positive decimal instruction count (argparse reports anything else)."""
+    s = text.strip()
+    if not s.isascii() or not s.isdigit() or int(s) <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive instruction count")
+    return int(s)
+
+
 def _input_error(e: InputParseError) -> CliError:
     """IREE's status text, then what in the input is wrong (IREE's own text may not say)."""
     return CliError(f"{e} ({e.detail})" if e.detail else str(e))
@@ -128,12 +147,13 @@ def _single_export(program: Program) -> str:
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
-    path = Path(args.module)
-    if not path.is_file():
-        raise CliError(f"no module file at {args.module}")
+    # Arguments first (an empty --target is an error, not the default), then the file: its header
+    # is checked on a memory map before it is read whole.
     target = resolve_target(args.target) if args.target is not None else None
-    program = Program(path.read_bytes(), target=target, legacy_loader=args.legacy_loader,
-                      legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer)
+    module = load_module(args.module)
+    program = Program(module, target=target, legacy_loader=args.legacy_loader,
+                      legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
+                      max_steps=args.max_steps, reference=args.reference)
     owned: list = []
     try:
         if not args.function:
