@@ -6,15 +6,20 @@
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
     ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json]
-    ireeabi run MODULE.vmfb --function F [--input V ...] [--legacy-loader] [--legacy-inline]
+    ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--reference] [--legacy-*]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
 Bad input is reported in one message naming the offending value; never with a traceback.
+`run` exits 1 on every failure, as iree-run-module does. For every command, an OS error (a path
+that cannot be read or written, a full disk, a closed output) is one line naming the path and the
+system's reason, out of memory is RESOURCE_EXHAUSTED, and Ctrl-C is IREE's CANCELLED; all exit 1.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
 import sys
 from typing import Any, Sequence, TextIO
 
@@ -189,24 +194,107 @@ def error_lines(e: IreeAbiError) -> list[str]:
     return render.wrap(f"ireeabi: error: {e}", subsequent=4)
 
 
-def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
-    out = stdout or sys.stdout
-    err = stderr or sys.stderr
-    parser = build_parser()
+CANCELLED_LINE = "ireeabi: CANCELLED; interrupted (Ctrl-C)"
+
+
+def os_error_line(e: OSError, output_failed: bool = False) -> str:
+    """One line for an OS error: the path(s) involved and the system's reason."""
+    reason = e.strerror or str(e) or type(e).__name__
+    name = errno.errorcode.get(e.errno, "") if e.errno is not None else ""
+    reason += f" ({name})" if name else ""
+    paths = [os.fsdecode(p) if isinstance(p, (str, bytes)) else str(p)
+             for p in (e.filename, e.filename2) if p is not None]
+    if paths:
+        return f"ireeabi: error: {' -> '.join(paths)}: {reason}"
+    if output_failed:
+        return f"ireeabi: error: cannot write the output: {reason}"
+    return f"ireeabi: error: {reason}"
+
+
+class _Output:
+    """The commands' output stream, remembering the OS error a write or flush of it raised (so
+    the report can say the output failed, which such an error does not name)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except OSError as e:
+            self.error = e
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError as e:
+            self.error = e
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _silence_failed_stdout(out: _Output) -> None:
+    """After a failed write to the process's standard output, point it at the null device, so
+    the interpreter's flush at exit cannot fail a second time (with a traceback of its own)."""
+    if out.error is not None and out.stream is sys.stdout:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, out.fileno())
+            finally:
+                os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (exit 0)
-        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
-    if args.command is None:
-        parser.print_help(out)
-        return EXIT_OK
-    try:
-        return COMMANDS[args.command](args, out)
+        status = COMMANDS[args.command](args, out)
+        out.flush()  # a full disk or a closed pipe shows here, not at exit
+        return status
     except IreeAbiError as e:
         _emit(error_lines(e), err)
         # `run` stands in for iree-run-module, which exits 1 on every failed load, parse or call.
         return EXIT_RUN_FAILED if args.command == "run" else EXIT_BAD_INPUT
+
+
+def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    out = _Output(stdout or sys.stdout)
+    err = stderr or sys.stderr
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (0)
+            return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
+        if args.command is None:
+            parser.print_help(out)
+            return EXIT_OK
+        return _run(args, out, err)
+    except KeyboardInterrupt:
+        # IREE's status for a cancelled operation, in one line instead of a traceback.
+        return _report([CANCELLED_LINE], err)
+    except MemoryError:
+        return _report(["ireeabi: error: RESOURCE_EXHAUSTED; out of memory: the host refused an "
+                        "allocation"], err)
+    except OSError as e:
+        _silence_failed_stdout(out)
+        return _report([os_error_line(e, e is out.error)], err)
+
+
+def _report(lines: list[str], err: TextIO) -> int:
+    """Write a failure's lines to `err` (if it can still take them); exit status 1."""
+    try:
+        _emit(lines, err)
+        err.flush()
+    except (OSError, ValueError):
+        pass
+    return EXIT_RUN_FAILED
 
 
 if __name__ == "__main__":
