@@ -22,9 +22,12 @@ empty spans and trailing padding the packer never writes) is not a finding: no b
 """
 from __future__ import annotations
 
+import operator
+from bisect import bisect_right
+from collections.abc import Sequence as _SequenceABC
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
 from .errors import IreeAbiError
 from .layout import Array, Field, Scalar, Pointer, Struct, align_up, layout_of
@@ -34,6 +37,10 @@ VERSION = "0"
 KINDS = {"i": "i32", "I": "i64", "f": "f32", "F": "f64", "r": "ref"}
 SPAN_START, SPAN_END, VOID, SPLIT = "C", "D", "v", "_"
 MAX_SPAN_COUNT = 0xFFFF  # segment sizes are uint16 registers (iree_vm_register_list_t)
+# Values a rule names one finding each; past that one finding counts the rest. A span of 65535
+# elements the shim misreads would otherwise hold one message per value (hundreds of bytes each),
+# and the first few already show the pattern.
+MAX_VALUE_FINDINGS = 64
 
 # iree_vm_ref_t (runtime/src/iree/vm/ref.h): the one declaration; layouts/ re-exports it.
 IREE_VM_REF_T = Struct("iree_vm_ref_t", [
@@ -409,6 +416,166 @@ class CountSlot(NamedTuple):
         return self.offset + self.size
 
 
+class Gap(NamedTuple):
+    offset: int
+    size: int
+
+
+# --------------------------------------------------------------------------------------------------
+# Slots of an instance, stored as repeated runs
+#
+# A span of 65535 elements would otherwise cost one object per value (hundreds of bytes each, for a
+# layout most callers walk once). Within a span the packer's layout is periodic: each element's fields
+# are placed by the residue of its start address modulo the element alignment, so after at most a few
+# elements (one per residue) the byte pattern repeats with a fixed stride. A run stores that pattern
+# once; the sequences below build each slot when it is asked for.
+
+
+class _Run(NamedTuple):
+    reps: int  # repetitions of `items`
+    stride: int  # bytes from one repetition to the next
+    offset: int  # added to every item's offset
+    items: tuple  # templates (ValueSlot, Gap or int offsets) relative to the repetition
+    elements: int = 0  # span elements per repetition (ValueSlot templates only)
+    first: int = 0  # element number of repetition 0's first element
+
+
+# Sequences up to this many items also keep them in a tuple: the hot paths (a call's buffer is
+# walked on every import call) then iterate a tuple, and the memory is the old layout's.
+_KEEP_ITEMS = 256
+
+
+def _explicit(run: _Run) -> bool:
+    """Whether a run's items are the final items (one repetition, nothing added)."""
+    return run.reps == 1 and run.offset == 0 and run.first == 0
+
+
+class _RunSequence(_SequenceABC):
+    """An immutable sequence spelled as runs; equal to the tuple of its items."""
+
+    __slots__ = ("_runs", "_starts", "_len", "_items")
+
+    def __init__(self, runs: Iterable[_Run]) -> None:
+        self._runs = tuple(r for r in runs if r.reps > 0 and r.items)
+        if len(self._runs) <= 1 and all(_explicit(r) for r in self._runs):  # the common small case
+            self._items = self._runs[0].items if self._runs else ()
+            self._starts, self._len = (0,), len(self._items)
+            return
+        starts, n = [], 0
+        for r in self._runs:
+            starts.append(n)
+            n += r.reps * len(r.items)
+        self._starts = tuple(starts)
+        self._len = n
+        self._items = None
+        if n <= _KEEP_ITEMS:
+            if all(_explicit(r) for r in self._runs):
+                self._items = tuple(x for r in self._runs for x in r.items)
+            else:
+                self._items = tuple(self._generate())
+
+    def _make(self, run: _Run, item: Any, q: int) -> Any:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: Any) -> Any:
+        if self._items is not None:
+            return self._items[i]
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._len)))
+        i = operator.index(i)
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(f"{type(self).__name__} index out of range")
+        k = bisect_right(self._starts, i) - 1
+        run = self._runs[k]
+        q, j = divmod(i - self._starts[k], len(run.items))
+        return self._make(run, run.items[j], q)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items) if self._items is not None else self._generate()
+
+    def _generate(self) -> Iterator[Any]:
+        make = self._make
+        for run in self._runs:
+            for q in range(run.reps):
+                for item in run.items:
+                    yield make(run, item, q)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, list, _RunSequence)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        if self._len <= 8:
+            return repr(tuple(self))
+        return f"<{type(self).__name__} of {self._len}: {self[0]!r}, ..., {self[-1]!r}>"
+
+
+class ValueSlots(_RunSequence):
+    """The values of an instance, in packer order (a sequence of ValueSlot)."""
+
+    __slots__ = ()
+
+    def _make(self, run: _Run, t: ValueSlot, q: int) -> ValueSlot:
+        element = t.element if t.span is None else run.first + q * run.elements + t.element
+        return ValueSlot(t.kind, t.char, run.offset + q * run.stride + t.offset, t.size, t.index,
+                         t.span, element)
+
+    def misplaced(self, reads: Iterable[int]) -> Iterator[tuple[ValueSlot, int]]:
+        """(value, read offset) for each value whose offset differs from its read (zip order)."""
+        if self._items is not None:
+            return ((v, r) for v, r in zip(self._items, reads) if v.offset != r)
+        return ((self[i], r) for i, (o, r) in enumerate(zip(self.offsets(), reads)) if o != r)
+
+    def offsets(self) -> Iterator[int]:
+        """Each value's offset, in order, without building the slots."""
+        for run in self._runs:
+            for q in range(run.reps):
+                at = run.offset + q * run.stride
+                for t in run.items:
+                    yield at + t.offset
+
+
+class Gaps(_RunSequence):
+    """Byte ranges nothing is packed into (a sequence of Gap)."""
+
+    __slots__ = ()
+
+    def _make(self, run: _Run, t: Gap, q: int) -> Gap:
+        return Gap(run.offset + q * run.stride + t.offset, t.size)
+
+
+class Offsets(_RunSequence):
+    """Byte offsets (a sequence of int), e.g. where a reader looks for each value."""
+
+    __slots__ = ()
+
+    def _make(self, run: _Run, t: int, q: int) -> int:
+        return run.offset + q * run.stride + t
+
+    def _generate(self) -> Iterator[int]:
+        for run in self._runs:
+            for q in range(run.reps):
+                at = run.offset + q * run.stride
+                for t in run.items:
+                    yield at + t
+
+
+class _Packed(NamedTuple):
+    values: ValueSlots
+    counts: tuple[CountSlot, ...]
+    gaps: Gaps  # alignment padding between packed slots (not the tail up to the VM's size)
+    end: int
+
+
 def vm_pack(fragment: "Fragment | str", target: "Target | str", spans: Sequence[int] | None = None,
             base: int = 0) -> tuple[tuple[ValueSlot, ...], tuple[CountSlot, ...], int]:
     """iree_vm_bytecode_populate_import_cconv_arguments: (values, counts, end offset).
@@ -416,36 +583,118 @@ def vm_pack(fragment: "Fragment | str", target: "Target | str", spans: Sequence[
     Alignment applies to the absolute address `base + offset`, as the packer aligns pointers.
     """
     frag, t = as_fragment(fragment), _get_target(target)
-    return _vm_pack(frag, t, _check_spans(frag, spans), base)
+    packed = _vm_pack(frag, t, _check_spans(frag, spans), base)
+    return tuple(packed.values), packed.counts, packed.end
 
 
-def _vm_pack(frag: Fragment, t: Target, counts: tuple[int, ...], base: int = 0
-             ) -> tuple[tuple[ValueSlot, ...], tuple[CountSlot, ...], int]:
+# Spans with more elements than this are stored as a repeated run; shorter ones slot by slot,
+# which is quicker to build (a new dispatch shape is laid out on the call path).
+_RUN_MIN_ELEMENTS = 16
+
+
+def _element(elem: Sequence[tuple], span_no: int, r: int) -> tuple[list[ValueSlot], list[Gap], int]:
+    """One span element whose first byte lies at residue `r` of the element alignment: its values
+    and gaps relative to that byte (element numbers relative: 0), and its length (to the end of its
+    last field)."""
+    values, gaps, p = [], [], r
+    for kind, char, index, fs, fa in elem:
+        q = -(-p // fa) * fa  # every field of every element re-aligned
+        if q > p:
+            gaps.append(Gap(p - r, q - p))
+        values.append(ValueSlot(kind, char, q - r, fs, index, span_no, 0))
+        p = q + fs
+    return values, gaps, p - r
+
+
+def _vm_pack(frag: Fragment, t: Target, counts: tuple[int, ...], base: int = 0,
+             size: int | None = None) -> _Packed:
+    """The packer's slots; `gaps` end at the last slot, or at `size` if given and larger."""
     fields = _vm_fields(t)
-    values: list[ValueSlot] = []
+    runs: list[_Run] = []  # of values
+    gap_runs: list[_Run] = []
+    values: list[ValueSlot] = []  # not yet in a run; offsets from base, final element numbers
+    gaps: list[Gap] = []
     count_slots: list[CountSlot] = []
     p = base
     span_no = 0
     for item in frag.items:
         if isinstance(item, Value):
             fs, fa = fields[item.char]
-            p = align_up(p, fa)
-            values.append(ValueSlot(KINDS[item.char], item.char, p - base, fs, item.index))
-            p += fs
+            q = -(-p // fa) * fa
+            if q > p:
+                gaps.append(Gap(p - base, q - p))
+            values.append(ValueSlot(KINDS[item.char], item.char, q - base, fs, item.index))
+            p = q + fs
             continue
         n = counts[span_no]
         count_slots.append(CountSlot(span_no, p - base, n))
         p += 4
         if n:
             elem = [(KINDS[v.char], v.char, v.index, *fields[v.char]) for v in item.values]
-            p = align_up(p, max([4] + [e[4] for e in elem]))
-            for e in range(n):
-                for kind, char, index, fs, fa in elem:
-                    p = -(-p // fa) * fa  # every field of every element re-aligned
-                    values.append(ValueSlot(kind, char, p - base, fs, index, span_no, e))
-                    p += fs
+            ealign = max([4] + [e[4] for e in elem])
+            q = -(-p // ealign) * ealign
+            if q > p:
+                gaps.append(Gap(p - base, q - p))
+            p = q
+            if n <= _RUN_MIN_ELEMENTS:
+                for e in range(n):
+                    for kind, char, index, fs, fa in elem:
+                        q = -(-p // fa) * fa  # every field of every element re-aligned
+                        if q > p:
+                            gaps.append(Gap(p - base, q - p))
+                        values.append(ValueSlot(kind, char, q - base, fs, index, span_no, e))
+                        p = q + fs
+            else:
+                p = _pack_span_run(elem, ealign, span_no, n, p, base, values, gaps, runs, gap_runs)
         span_no += 1
-    return tuple(values), tuple(count_slots), p - base
+    if size is not None and size > p - base:  # the tail the VM allocates and the packer never writes
+        gaps.append(Gap(p - base, size - (p - base)))
+    runs.append(_Run(1, 0, 0, tuple(values)))
+    gap_runs.append(_Run(1, 0, 0, tuple(gaps)))
+    return _Packed(ValueSlots(runs), tuple(count_slots), Gaps(gap_runs), p - base)
+
+
+def _pack_span_run(elem: Sequence[tuple], ealign: int, span_no: int, n: int, p: int, base: int,
+                   values: list, gaps: list, runs: list, gap_runs: list) -> int:
+    """Lay out `n` elements from absolute `p` (aligned to `ealign`) as: the elements before the
+    pattern starts repeating, slot by slot; the repeating cycle as one run; the partial cycle left.
+    `values`/`gaps` hold the slots not yet in a run. Returns the end."""
+    laid: list[tuple[list[ValueSlot], list[Gap], int]] = []
+    starts: list[int] = []
+    seen: dict[int, int] = {}
+    at = p
+    while len(laid) < n and at % ealign not in seen:  # until an element's start residue repeats
+        seen[at % ealign] = len(laid)
+        starts.append(at)
+        laid.append(_element(elem, span_no, at % ealign))
+        at += laid[-1][2]
+
+    def place(elements: Sequence[tuple], at: int, first: int) -> int:
+        for k, (vals, gs, length) in enumerate(elements):
+            values.extend(ValueSlot(v.kind, v.char, at - base + v.offset, v.size, v.index, span_no, first + k)
+                          for v in vals)
+            gaps.extend(Gap(at - base + g.offset, g.size) for g in gs)
+            at += length
+        return at
+
+    if len(laid) == n:
+        return place(laid, p, 0)
+    c = seen[at % ealign]  # the cycle: elements c .. len(laid)-1, `cycle` bytes long
+    period, cycle = len(laid) - c, at - starts[c]
+    place(laid[:c], p, 0)
+    reps, tail = divmod(n - c, period)
+    tmpl_v, tmpl_g, off = [], [], 0
+    for k, (vals, gs, length) in enumerate(laid[c:]):
+        tmpl_v.extend(ValueSlot(v.kind, v.char, off + v.offset, v.size, v.index, span_no, k) for v in vals)
+        tmpl_g.extend(Gap(off + g.offset, g.size) for g in gs)
+        off += length
+    runs.append(_Run(1, 0, 0, tuple(values)))
+    gap_runs.append(_Run(1, 0, 0, tuple(gaps)))
+    values.clear()
+    gaps.clear()
+    runs.append(_Run(reps, cycle, starts[c] - base, tuple(tmpl_v), period, c))
+    gap_runs.append(_Run(reps, cycle, starts[c] - base, tuple(tmpl_g)))
+    return place(laid[c:c + tail], starts[c] + reps * cycle, c + reps * period)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -492,7 +741,7 @@ class ShimView:
     struct: Struct
     sizeof: int
     required_length: int  # the exact length the shim's checked_deref accepts
-    reads: tuple[int, ...]  # offset of every value, in `vm_pack` order
+    reads: Sequence[int]  # offset of every value, in `vm_pack` order (an `Offsets`)
     count_offset: int | None
     element_size: int | None
 
@@ -508,21 +757,25 @@ def _shim_view(frag: Fragment, t: Target, counts: tuple[int, ...]) -> ShimView |
     if s is None:
         return None
     lay = layout_of(s, t)
-    reads: list[int] = []
+    fixed: list[int] = []
+    span_run = None
     count_offset = elem_size = None
     for pos, item in enumerate(frag.items):
         if isinstance(item, Value):
-            reads.append(lay.fields[pos].offset)
+            fixed.append(lay.fields[pos].offset)
         else:
             count_offset = lay.fields[pos].offset
             arr = lay.fields[pos + 1]
             elay = layout_of(arr.type.elem, t)
             elem_size = elay.size
-            for e in range(counts[0]):
-                for f in elay.fields:
-                    reads.append(arr.offset + e * elay.size + f.offset)
+            field_offsets = tuple(f.offset for f in elay.fields)
+            if counts[0] <= _RUN_MIN_ELEMENTS:
+                fixed += [arr.offset + e * elay.size + f for e in range(counts[0]) for f in field_offsets]
+            else:
+                span_run = _Run(counts[0], elay.size, arr.offset, field_offsets)
+    reads = Offsets([_Run(1, 0, 0, tuple(fixed))] + ([span_run] if span_run else []))
     required = lay.size + (counts[0] * elem_size if elem_size is not None else 0)
-    return ShimView(s, lay.size, required, tuple(reads), count_offset, elem_size)
+    return ShimView(s, lay.size, required, reads, count_offset, elem_size)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -534,7 +787,7 @@ class ReaderView:
     """Where a reader that copies the fixed C struct and walks spans by hand finds each value."""
 
     name: str
-    reads: tuple[int, ...]  # values, in `vm_pack` order
+    reads: Sequence[int]  # values, in `vm_pack` order (an `Offsets`)
     count_reads: tuple[int, ...]
     end: int  # the end it checks against the buffer length
 
@@ -556,7 +809,8 @@ def span_reader(fragment: "Fragment | str", target: "Target | str", spans: Seque
     frag, t = as_fragment(fragment), _get_target(target)
     counts = _check_spans(frag, spans)
     prefix = frag.fixed_prefix
-    reads: list[int] = []
+    runs: list[_Run] = []
+    reads: list[int] = []  # not yet in a run
     if prefix:
         play = layout_of(shim_struct(prefix), t)
         reads.extend(f.offset for f in play.fields)
@@ -584,12 +838,16 @@ def span_reader(fragment: "Fragment | str", target: "Target | str", spans: Seque
             p = align_up(p, elay.align)
         elif n:  # as the packer: empty spans are not aligned
             p = align_up(p, max([4] + [vm_field(v.char, t)[1] for v in item.values]))
-        for e in range(n):
-            for f in elay.fields:
-                reads.append(p - base + e * elay.size + f.offset)
+        field_offsets = tuple(f.offset for f in elay.fields)
+        if n <= _RUN_MIN_ELEMENTS:
+            reads += [p - base + e * elay.size + f for e in range(n) for f in field_offsets]
+        else:
+            runs += [_Run(1, 0, 0, tuple(reads)), _Run(n, elay.size, p - base, field_offsets)]
+            reads = []
         p += n * elay.size
         span_no += 1
-    return ReaderView(form, tuple(reads), tuple(count_reads), p - base)
+    runs.append(_Run(1, 0, 0, tuple(reads)))
+    return ReaderView(form, Offsets(runs), tuple(count_reads), p - base)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -606,11 +864,6 @@ class Finding:
         return {"rule": self.rule, "message": self.message, "offset": self.offset}
 
 
-class Gap(NamedTuple):
-    offset: int
-    size: int
-
-
 @dataclass(frozen=True, eq=False)  # identity: one object per cached instance
 class FragmentLayout:
     fragment: Fragment
@@ -618,9 +871,9 @@ class FragmentLayout:
     spans: tuple[int, ...]
     size: int  # rule (a): bytes the VM allocates
     packed_size: int  # rule (b): end of the last byte the packer writes
-    values: tuple[ValueSlot, ...]
+    values: ValueSlots  # a sequence of ValueSlot, built on demand (see `_Run`)
     counts: tuple[CountSlot, ...]
-    gaps: tuple[Gap, ...]  # bytes in [0, size) the packer leaves zero
+    gaps: Gaps  # bytes in [0, size) the packer leaves zero (a sequence of Gap)
     shim: ShimView | None
     fixed_struct: Struct | None  # C struct of the fixed part before the first span
     findings: tuple[Finding, ...]
@@ -647,26 +900,13 @@ def layout(fragment: "Fragment | str", target: "Target | str",
 def _layout(frag: Fragment, t: Target, spans: tuple[int, ...]) -> FragmentLayout:
     _check_spans(frag, spans)
     size = _vm_size(frag, t, spans)
-    values, counts, packed = _vm_pack(frag, t, spans)
+    values, counts, gaps, packed = _vm_pack(frag, t, spans, 0, size)
     shim = _shim_view(frag, t, spans)
     prefix = frag.fixed_prefix
     fixed_struct = shim_struct(prefix) if (frag.has_spans and prefix) else None
     findings = list(_compare(frag, t, spans, size, values, counts, packed, shim, fixed_struct))
-    return FragmentLayout(frag, t, spans, size, packed, values, counts,
-                          _gaps(size, values, counts), shim, fixed_struct, tuple(findings))
-
-
-def _gaps(size: int, values: Iterable[ValueSlot], counts: Iterable[CountSlot]) -> tuple[Gap, ...]:
-    used = sorted([(v.offset, v.end) for v in values] + [(c.offset, c.end) for c in counts])
-    out, pos = [], 0
-    for lo, hi in used:
-        if lo > pos:
-            out.append(Gap(pos, lo - pos))
-        if hi > pos:
-            pos = hi
-    if size > pos:
-        out.append(Gap(pos, size - pos))
-    return tuple(out)
+    return FragmentLayout(frag, t, spans, size, packed, values, counts, gaps, shim, fixed_struct,
+                          tuple(findings))
 
 
 def _describe(v: ValueSlot) -> str:
@@ -676,7 +916,7 @@ def _describe(v: ValueSlot) -> str:
 
 
 def _compare(frag: Fragment, t: Target, spans: tuple[int, ...], size: int,
-             values: Sequence[ValueSlot], counts: Sequence[CountSlot], packed: int,
+             values: ValueSlots, counts: Sequence[CountSlot], packed: int,
              shim: ShimView | None, fixed_struct: Struct | None) -> Iterable[Finding]:
     where = f"{frag.text!r} on {t.name}" + (f" spans={list(spans)}" if spans else "")
     if packed > size:
@@ -690,11 +930,21 @@ def _compare(frag: Fragment, t: Target, spans: tuple[int, ...], size: int,
                 f"{shim.required_length} B (sizeof {shim.sizeof}"
                 + (f" + {spans[0]} x {shim.element_size}" if shim.element_size is not None else "")
                 + "): argument/result signature mismatch")
-        for v, r in zip(values, shim.reads):
-            if v.offset != r:
+        n_listed, rest, first = 0, 0, None  # misplaced values past MAX_VALUE_FINDINGS: one finding for all
+        for v, r in values.misplaced(shim.reads):
+            if n_listed < MAX_VALUE_FINDINGS:
+                n_listed += 1
                 yield Finding("shim-offset",
                               f"{where}: {_describe(v)} packed at {v.offset}, {shim.struct.name} reads it "
                               f"at {r}", v.offset)
+            else:
+                rest += 1
+                first = first or (v, r)
+        if first:
+            v, r = first
+            yield Finding("shim-offset",
+                          f"{where}: {rest} more values packed where {shim.struct.name} does not read "
+                          f"them, from {_describe(v)} packed at {v.offset}, read at {r}", v.offset)
         if shim.count_offset is not None and counts and counts[0].offset != shim.count_offset:
             yield Finding("shim-offset",
                           f"{where}: span 0 count packed at {counts[0].offset}, {shim.struct.name} reads "
@@ -725,10 +975,13 @@ def compare_reader(lay: FragmentLayout, reader: ReaderView) -> tuple[Finding, ..
                                f"{where}: the {reader.name} reader reads span {c.span}'s count at {r}, "
                                f"the VM packs it at {c.offset}", c.offset))
             return tuple(out)  # everything after a misplaced count is misread too
-    bad = [(v, r) for v, r in zip(lay.values, reader.reads) if v.offset != r]
-    if bad:
-        v, r = bad[0]
-        more = f" ({len(bad) - 1} more values misplaced)" if len(bad) > 1 else ""
+    first, n_bad = None, 0
+    for v, r in lay.values.misplaced(reader.reads):
+        first = first or (v, r)
+        n_bad += 1
+    if first:
+        v, r = first
+        more = f" ({n_bad - 1} more values misplaced)" if n_bad > 1 else ""
         out.append(Finding(f"reader-{reader.name}",
                            f"{where}: the {reader.name} reader reads {_describe(v)} at {r}, the VM packs it "
                            f"at {v.offset}{more}", v.offset))
