@@ -17,7 +17,7 @@ from ireeabi.abi.targets import Target
 
 from . import describe, render
 from .render import Mark
-from .resolve import SWEEP_MAX, CconvInput, span_instances
+from .resolve import SWEEP_CAP, SWEEP_MAX, CconvInput, Sweep, span_instances, sweep_of
 
 PACKED, READ, OTHER = "^", "r", "!"
 MAX_ALSO = 8  # instances listed by name after the first one of a repeated finding
@@ -105,6 +105,12 @@ class CheckResult:
     targets: list[Target]
     spans: tuple[int, ...] | None
     instances: list[Instance]
+    total: int = 0  # instances a full sweep would lay out (= len(instances) unless sampled)
+    sweep: Sweep | None = None  # of the side with spans, when swept
+
+    @property
+    def sampled(self) -> bool:
+        return self.sweep is not None and self.sweep.sampled
 
     @property
     def n_findings(self) -> int:
@@ -117,6 +123,9 @@ class CheckResult:
 
 def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) -> CheckResult:
     out: list[Instance] = []
+    sweeps = [sweep_of(side, spans) for side in inp.sides]
+    total = len(tgts) * sum(1 if sw is None else sw.total for sw in sweeps)
+    swept = next((sw for sw in sweeps if sw is not None and sw.n_spans), None)
     for t in tgts:
         for side in inp.sides:
             for counts in span_instances(side, spans, sweep=True):
@@ -130,7 +139,7 @@ def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) 
                         inst.readers[form] = len(found)
                         inst.findings += [Annotated(f, involved(f, lay, reader)) for f in found]
                 out.append(inst)
-    return CheckResult(inp.text, list(tgts), spans, out)
+    return CheckResult(inp.text, list(tgts), spans, out, total, swept)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,8 +159,15 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
     where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
     out = render.wrap(f"check {res.text} on {where}: {_sides_line(inp)}", subsequent=2)
     if any(s.n_spans for s in inp.sides if s.label != "results"):
-        out.append(f"span counts: {list(res.spans)}" if res.spans is not None
-                   else f"span counts: every combination of 0..{SWEEP_MAX} per span")
+        if res.spans is not None:
+            out.append(f"span counts: {list(res.spans)}")
+        elif res.sampled:
+            out += render.wrap(
+                f"span counts: {res.sweep.checked} of the {res.sweep.total} combinations of "
+                f"0..{SWEEP_MAX} per span (more than {SWEEP_CAP}: all 0, all {SWEEP_MAX}, each span "
+                f"alone, then a fixed-seed sample)", subsequent=2)
+        else:
+            out.append(f"span counts: every combination of 0..{SWEEP_MAX} per span")
     out.append("sample buffers: every byte of value #k is k; counts are the real counts; gaps are 00")
     for t in res.targets:
         insts = [i for i in res.instances if i.target is t]
@@ -163,6 +179,8 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
             sinsts = [i for i in insts if i.side == side.label]
             out += _side_text(side.label, sinsts)
     out.append("")
+    if res.sampled:
+        out.append(f"checked {len(res.instances)} of {res.total} instances (span counts sampled)")
     rules = sorted({a.finding.rule for i in res.instances for a in i.findings})
     if rules:
         hit = sum(1 for i in res.instances if i.findings)
@@ -226,12 +244,16 @@ def data(res: CheckResult) -> dict[str, Any]:
                      bytes=[{"label": x.label, "offset": x.offset, "size": x.size} for x in a.involved],
                      sample=sample)
             findings.append(d)
-    return {
+    sweep: dict[str, Any] | None = None if res.spans is not None else {"min": 0, "max": SWEEP_MAX}
+    out: dict[str, Any] = {
         "cconv": res.text,
         "targets": [t.name for t in res.targets],
         "spans": list(res.spans) if res.spans is not None else None,
-        "sweep": None if res.spans is not None else {"min": 0, "max": SWEEP_MAX},
+        "sweep": sweep,
         "instances": len(res.instances),
-        "findings": findings,
-        "exit_code": res.exit_code,
     }
+    if res.sampled and sweep is not None:  # past SWEEP_CAP: how many of how many were checked
+        sweep.update(cap=SWEEP_CAP, combinations=res.sweep.total, checked=res.sweep.checked)
+        out["instances_total"] = res.total
+    out.update(findings=findings, exit_code=res.exit_code)
+    return out

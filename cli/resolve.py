@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
@@ -14,6 +15,13 @@ from .errors import CliError, NotACconvError, SpansArgumentError
 
 DEFAULT_TARGET = "x86_64"
 SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
+# A full sweep is (SWEEP_MAX + 1) ** spans instances: 16 for a dispatch's two spans, 256 for four
+# spans, but a million for ten (minutes and gigabytes for one command). Up to SWEEP_CAP the sweep
+# is complete; past it `check` lays out a deterministic sample of SWEEP_CAP span-count instances
+# per side and target, and says so. 256 keeps every fragment of up to four spans (the catalog's
+# have at most two) fully swept, and a sampled check within a few seconds.
+SWEEP_CAP = 256
+SAMPLE_SEED = 18  # fixed: the same cconv samples the same instances in every run
 _CCONV_CHARS = set(cconv.KINDS) | {cconv.SPAN_START, cconv.SPAN_END, cconv.VOID, cconv.SPLIT}
 
 
@@ -94,11 +102,75 @@ def require_cconv(text: str) -> CconvInput:
     return parse_cconv(text)
 
 
+@dataclass(frozen=True)
+class Sweep:
+    """The span counts `check` tries for a side with `n_spans` spans and no --spans.
+
+    Iterating yields count tuples in lexicographic order without building the product: every
+    combination of 0..SWEEP_MAX when there are at most SWEEP_CAP of them, else a sample of
+    SWEEP_CAP: all 0, all SWEEP_MAX, each span alone at 1..SWEEP_MAX (the others 0), in that
+    priority, then combinations drawn with a fixed seed. The sample holds SWEEP_CAP indices into
+    the product (memory independent of its size), so it is the same in every run.
+    """
+
+    n_spans: int
+
+    @property
+    def total(self) -> int:
+        """The number of combinations a full sweep would lay out."""
+        return (SWEEP_MAX + 1) ** self.n_spans
+
+    @property
+    def sampled(self) -> bool:
+        return self.total > SWEEP_CAP
+
+    @property
+    def checked(self) -> int:
+        return min(self.total, SWEEP_CAP)
+
+    def __len__(self) -> int:
+        return self.checked
+
+    def __iter__(self) -> Iterator[tuple[int, ...]]:
+        if not self.sampled:
+            return itertools.product(range(SWEEP_MAX + 1), repeat=self.n_spans)
+        return (self._counts(i) for i in sorted(self._sample()))
+
+    def _sample(self) -> set[int]:
+        """Indices into the product, span 0 the most significant base-(SWEEP_MAX + 1) digit."""
+        base, k, total = SWEEP_MAX + 1, self.n_spans, self.total
+        chosen: set[int] = set()
+        for i in self._extremes(base, k, total):
+            if len(chosen) == SWEEP_CAP:
+                return chosen
+            chosen.add(i)
+        rng = random.Random(SAMPLE_SEED)
+        while len(chosen) < SWEEP_CAP:
+            chosen.add(rng.randrange(total))
+        return chosen
+
+    @staticmethod
+    def _extremes(base: int, k: int, total: int) -> Iterator[int]:
+        yield 0
+        yield total - 1
+        for span in range(k):
+            for count in range(1, base):
+                yield count * base ** (k - 1 - span)
+
+    def _counts(self, index: int) -> tuple[int, ...]:
+        out = []
+        for _ in range(self.n_spans):
+            index, digit = divmod(index, SWEEP_MAX + 1)
+            out.append(digit)
+        return tuple(reversed(out))
+
+
 def span_instances(side: Side, spans: tuple[int, ...] | None, *, sweep: bool) -> Iterator[tuple[int, ...]]:
     """The span counts to lay a side out with.
 
     Results never have spans. Given `--spans`, arguments (and a bare fragment) use them. Without
-    it, `sweep` tries 0..SWEEP_MAX per span, otherwise one element per span.
+    it, `sweep` tries 0..SWEEP_MAX per span (a `Sweep`: sampled past SWEEP_CAP instances),
+    otherwise one element per span.
     """
     if side.label == "results":
         yield ()
@@ -107,9 +179,16 @@ def span_instances(side: Side, spans: tuple[int, ...] | None, *, sweep: bool) ->
         yield spans
         return
     if sweep:
-        yield from itertools.product(range(SWEEP_MAX + 1), repeat=side.n_spans)
+        yield from Sweep(side.n_spans)
     else:
         yield (1,) * side.n_spans
+
+
+def sweep_of(side: Side, spans: tuple[int, ...] | None) -> Sweep | None:
+    """The sweep `check` makes of a side, or None when it lays out one instance (results, --spans)."""
+    if side.label == "results" or spans is not None:
+        return None
+    return Sweep(side.n_spans)
 
 
 def default_spans_note(sides: Sequence[Side], spans: tuple[int, ...] | None) -> str | None:
