@@ -1,7 +1,8 @@
 """`ireeabi layout NAME_OR_CCONV`: pahole-style struct tables and cconv instance layouts."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import heapq
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from ireeabi import layouts
 from ireeabi.abi import cconv
@@ -76,19 +77,25 @@ def _targets_table(title: list[str], label_header: str, labels: Sequence[str],
                    per_target: Sequence[Sequence[str]], names: Sequence[str]) -> list[str]:
     """Rows of labels with one column per target, `*` on cells that differ from the first target;
     the target columns are split into several tables when they do not fit the width."""
-    marked: list[list[str]] = []
-    for t, col in enumerate(per_target):
-        marked.append([cell + (DIFF if t and cell != per_target[0][i] and cell else "")
-                       for i, cell in enumerate(col)])
-    label_w = max([len(label_header), *map(len, labels)])
-    label_w = min(label_w, 40)
-    widths = [max(len(names[t]), *(len(c) for c in marked[t])) for t in range(len(names))]
-    out = list(title)
-    for chunk in render.chunk_columns([label_w], widths, indent=2):
-        cols = [Column(label_header, shrink=True, min_width=12)] + [Column(names[t]) for t in chunk]
-        rows = [[labels[i]] + [marked[t][i] for t in chunk] for i in range(len(labels))]
-        out.extend(render.table(cols, rows, indent=2))
-    return out
+    return [*title, *_targets_table_lines(label_header, lambda: zip(labels, zip(*per_target)), names)]
+
+
+def _targets_table_lines(label_header: str, rows: Callable[[], Iterable[tuple[str, Sequence[str]]]],
+                         names: Sequence[str]) -> Iterator[str]:
+    """`_targets_table` from `rows()`, an iterable of (label, one cell per target) made again for
+    each pass (one for the widths, one per chunk of target columns): nothing is held per row."""
+    def marked() -> Iterator[list[str]]:
+        for label, cells in rows():
+            yield [label, *(cell + (DIFF if t and cell != cells[0] and cell else "")
+                            for t, cell in enumerate(cells))]
+
+    cols = [Column(label_header, shrink=True, min_width=12)] + [Column(n) for n in names]
+    natural = render.natural_widths(cols, marked())
+    label_w = min(natural[0], 40)
+    for chunk in render.chunk_columns([label_w], natural[1:], indent=2):
+        picked = [0] + [t + 1 for t in chunk]
+        yield from render.table_lines([cols[i] for i in picked], ([r[i] for i in picked] for r in marked()),
+                                      [natural[i] for i in picked], indent=2)
 
 
 def struct_all_text(decl: Struct, tgts: Sequence[Target]) -> list[str]:
@@ -145,25 +152,43 @@ def _findings_text(findings: Sequence[cconv.Finding], indent: int) -> list[str]:
     return out
 
 
-def cconv_text(inp: CconvInput, target: Target, spans: tuple[int, ...] | None) -> list[str]:
-    out = render.wrap(f"cconv {inp.text} on {target.name}", subsequent=2)
+_SLOT_ORDER = {"count": 0, "gap": 2}  # at one offset (never, as slots do not overlap): as slot_rows
+
+
+def _slot_rows(lay: FragmentLayout) -> Iterator[describe.SlotRow]:
+    """`describe.slot_rows` one row at a time: the packer's values, counts and gaps each come in
+    offset order, so merging them gives the sorted order without a list of every slot."""
+    values = (describe.SlotRow(v.kind, v.offset, v.size, v.char, v.index, v.span, v.element)
+              for v in lay.values)
+    counts = (describe.SlotRow("count", c.offset, c.size, span=c.span, count=c.count) for c in lay.counts)
+    gaps = (describe.SlotRow("gap", g.offset, g.size) for g in lay.gaps)
+    return heapq.merge(counts, values, gaps, key=lambda r: (r.offset, _SLOT_ORDER.get(r.kind, 1)))
+
+
+def cconv_text(inp: CconvInput, target: Target, spans: tuple[int, ...] | None) -> Iterator[str]:
+    """The lines of `layout CCONV`, made as they are written (a span of 65535 elements is a table
+    of as many rows per value character, never held whole)."""
+    yield from render.wrap(f"cconv {inp.text} on {target.name}", subsequent=2)
     note = default_spans_note(inp.sides, spans)
     if note:
-        out.append(note)
+        yield note
     cols = [Column("offset", ">"), Column("size", ">"), Column("kind"), Column("char"),
             Column("index", ">"), Column("where", shrink=True)]
     for label, _, lay in instances(inp, [target], spans):
-        out += render.wrap(_side_title(label, lay), subsequent=2)
+        yield from render.wrap(_side_title(label, lay), subsequent=2)
         if not lay.fragment.items:
             continue
-        rows = [(str(r.offset), str(r.size), r.kind, r.char, "" if r.index is None else str(r.index),
-                 r.where) for r in describe.slot_rows(lay)]
-        out += render.table(cols, rows, indent=2)
+
+        def rows(lay: FragmentLayout = lay) -> Iterator[tuple[str, ...]]:
+            for r in _slot_rows(lay):
+                yield (str(r.offset), str(r.size), r.kind, r.char,
+                       "" if r.index is None else str(r.index), r.where)
+
+        yield from render.table_lines(cols, rows(), render.natural_widths(cols, rows()), indent=2)
         summary = describe.shim_summary(lay)
         if summary:
-            out += render.wrap(summary, indent=2, subsequent=4)
-        out += _findings_text(lay.findings, 2)
-    return out
+            yield from render.wrap(summary, indent=2, subsequent=4)
+        yield from _findings_text(lay.findings, 2)
 
 
 def _slot_label(r: describe.SlotRow) -> str:
@@ -173,40 +198,44 @@ def _slot_label(r: describe.SlotRow) -> str:
     return f"{r.char} @{r.index} {r.kind} {where}"
 
 
-def cconv_all_text(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) -> list[str]:
-    out = render.wrap(f"cconv {inp.text} on {len(tgts)} targets", subsequent=2)
+def cconv_all_text(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None
+                   ) -> Iterator[str]:
+    """The lines of `layout CCONV --all-targets`, made as they are written (see `cconv_text`)."""
+    yield from render.wrap(f"cconv {inp.text} on {len(tgts)} targets", subsequent=2)
     note = default_spans_note(inp.sides, spans)
     if note:
-        out.append(note)
-    out.append(f"cells: offset (bytes); {DIFF} = differs from {tgts[0].name}")
+        yield note
+    yield f"cells: offset (bytes); {DIFF} = differs from {tgts[0].name}"
     names = [t.name for t in tgts]
     for side in inp.sides:
         counts = next(span_instances(side, spans, sweep=False))
         lays = [cconv.layout(side.fragment, t, counts) for t in tgts]
         if side.fragment.items:
             spans_text = f" spans {list(counts)}" if counts else ""
-            out += render.wrap(f"{side.label} {side.fragment.text!r}{spans_text}:", subsequent=2)
+            yield from render.wrap(f"{side.label} {side.fragment.text!r}{spans_text}:", subsequent=2)
         else:
-            out.append(f"{side.label}: void on every target")
+            yield f"{side.label}: void on every target"
         if not side.fragment.items:
             continue
-        per_rows = [[r for r in describe.slot_rows(lay) if r.kind != "gap"] for lay in lays]
-        labels = [_slot_label(r) for r in per_rows[0]] + ["VM allocates", "packer writes", "gap bytes"]
-        per_target = []
-        for lay, rows in zip(lays, per_rows):
-            col = [str(r.offset) for r in rows]
-            col += [str(lay.size), str(lay.packed_size), str(sum(g.size for g in lay.gaps))]
-            per_target.append(col)
-        out += _targets_table([], "value", labels, per_target, names)
+
+        def rows(lays: list[FragmentLayout] = lays) -> Iterator[tuple[str, list[str]]]:
+            # Values and counts come in the same order on every target (only offsets differ).
+            streams = [(r for r in _slot_rows(lay) if r.kind != "gap") for lay in lays]
+            for slots in zip(*streams):
+                yield _slot_label(slots[0]), [str(r.offset) for r in slots]
+            yield "VM allocates", [str(lay.size) for lay in lays]
+            yield "packer writes", [str(lay.packed_size) for lay in lays]
+            yield "gap bytes", [str(sum(g.size for g in lay.gaps)) for lay in lays]
+
+        yield from _targets_table_lines("value", rows, names)
         any_finding = False
         for lay in lays:
             if lay.findings:
                 any_finding = True
-                out.append(f"  {lay.target.name}:")
-                out += _findings_text(lay.findings, 4)[1:]
+                yield f"  {lay.target.name}:"
+                yield from _findings_text(lay.findings, 4)[1:]
         if not any_finding:
-            out.append("  findings: none on any target")
-    return out
+            yield "  findings: none on any target"
 
 
 def cconv_data(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) -> Any:

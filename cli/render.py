@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 WIDTH = 100  # every human output line fits in this many columns
 ELLIPSIS = "..."
@@ -29,10 +29,25 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], *, indent: i
           gap: int = 2, width: int = WIDTH) -> list[str]:
     """Rows under a header line; shrinkable columns are truncated if the table is too wide."""
     rows = [list(r) for r in rows]
+    return list(table_lines(columns, rows, natural_widths(columns, rows), indent=indent, gap=gap,
+                            width=width))
+
+
+def natural_widths(columns: Sequence[Column], rows: Iterable[Sequence[str]]) -> list[int]:
+    """Each column's width before fitting: its header's or its longest cell's."""
     widths = [len(c.header) for c in columns]
     for r in rows:
         for i, cell in enumerate(r):
-            widths[i] = max(widths[i], len(cell))
+            if len(cell) > widths[i]:
+                widths[i] = len(cell)
+    return widths
+
+
+def table_lines(columns: Sequence[Column], rows: Iterable[Sequence[str]], widths: Sequence[int], *,
+                indent: int = 0, gap: int = 2, width: int = WIDTH) -> Iterator[str]:
+    """`table` one line at a time, given the `natural_widths` of the rows: a table of a million
+    rows can then be produced by two passes over a generator instead of held in memory."""
+    widths = list(widths)
     total = indent + sum(widths) + gap * (len(columns) - 1)
     for i in sorted(range(len(columns)), key=lambda k: -widths[k]):
         if total <= width:
@@ -41,9 +56,9 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], *, indent: i
             new = max(columns[i].min_width, widths[i] - (total - width))
             total -= widths[i] - new
             widths[i] = new
-    out = [_line([c.header for c in columns], columns, widths, indent, gap)]
-    out.extend(_line(r, columns, widths, indent, gap) for r in rows)
-    return out
+    yield _line([c.header for c in columns], columns, widths, indent, gap)
+    for r in rows:
+        yield _line(r, columns, widths, indent, gap)
 
 
 def _line(cells: Sequence[str], columns: Sequence[Column], widths: Sequence[int], indent: int,

@@ -116,3 +116,119 @@ def test_sample_of_very_many_spans_stays_at_the_cap():
     sample = list(sweep)
     assert sweep.sampled and len(sample) == sweep.checked == SWEEP_CAP
     assert sample[0] == (0,) * 400 and (SWEEP_MAX,) * 400 in sample
+
+
+# --------------------------------------------------------------------------------------------------
+# (b) a cconv layout of a 65535-element span: a few bytes per value, offsets as the small case says
+
+BYTES_PER_VALUE = 48  # the issue's bound: "a few dozen bytes per value" (was ~190 retained, ~300 peak)
+
+
+def test_layout_of_a_65535_element_span_is_a_few_bytes_per_value():
+    n = cconv.MAX_SPAN_COUNT
+    cconv._layout.cache_clear()
+    tracemalloc.start()
+    lay = cconv.layout("CrIifFD", "x86_64", [n])
+    walked = sum(1 for _ in lay.values) + sum(1 for _ in lay.gaps)  # walking builds slots one at a time
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    n_values = len(lay.values)
+    assert n_values == 5 * n and walked == n_values + len(lay.gaps)
+    assert current / n_values <= BYTES_PER_VALUE, f"{current / n_values:.1f} B/value retained"
+    assert peak / n_values <= BYTES_PER_VALUE, f"{peak / n_values:.1f} B/value at peak"
+
+
+def _element_offsets(lay: cconv.FragmentLayout, e: int) -> list[int]:
+    """Offsets of span 0's element `e`, found by index arithmetic (fixed values come first)."""
+    k = len(lay.fragment.spans[0].values)
+    fixed = sum(1 for v in lay.values[:len(lay.fragment.items)] if v.span is None)
+    got = [lay.values[fixed + e * k + j] for j in range(k)]
+    assert {v.element for v in got} == {e}
+    return [v.offset for v in got]
+
+
+def _reference_offsets(frag: str, target: str, n: int) -> list[int]:
+    """Where the packer writes each value, slot by slot: every field of every element re-aligned
+    to its own alignment, the element area aligned to the largest (a single trailing span)."""
+    parsed = cconv.parse_fragment(frag)
+    out, p = [], 0
+    for item in parsed.items:
+        if isinstance(item, cconv.Value):
+            size, align = cconv.vm_field(item.char, target)
+            p = -(-p // align) * align
+            out.append(p)
+            p += size
+            continue
+        p += 4
+        fields = [cconv.vm_field(v.char, target) for v in item.values]
+        if n:
+            p = -(-p // max(4, *(a for _, a in fields))) * max(4, *(a for _, a in fields))
+        for _ in range(n):
+            for size, align in fields:
+                p = -(-p // align) * align
+                out.append(p)
+                p += size
+    return out
+
+
+def test_offsets_of_a_65535_element_span_follow_the_small_case():
+    n = cconv.MAX_SPAN_COUNT
+    for frag, target in (("CrIifFD", "x86_64"), ("CrIifFD", "riscv32"), ("iCiIiD", "x86_64"),
+                         ("rCIiD", "i386"), ("CiD", "wasm32")):
+        small = cconv.layout(frag, target, [3])
+        first, second, third = (_element_offsets(small, e) for e in range(3))
+        stride = third[0] - second[0]  # elements after the first repeat with this stride
+        big = cconv.layout(frag, target, [n])
+        assert _element_offsets(big, 0) == first and _element_offsets(big, 1) == second
+        last = [o + (n - 2) * stride for o in second]
+        assert _element_offsets(big, n - 1) == last, (frag, target)
+        assert big.values[-1].element == n - 1 and big.values[-1].end == big.packed_size
+        assert big.size == cconv.vm_size(frag, target, [n])
+        assert [v.offset for v in big.values] == _reference_offsets(frag, target, n), (frag, target)
+        # The shim reads and the gaps are runs too: spot-check them against the small case.
+        if big.shim is not None:
+            assert big.shim.reads[:len(small.shim.reads)] == small.shim.reads[:len(small.shim.reads)]
+            assert len(big.shim.reads) == len(big.values)
+        # Every byte up to the larger of the allocation and the packed end is a slot or a gap.
+        assert sum(g.size for g in big.gaps) + sum(v.size for v in big.values) + 4 * len(big.counts) \
+            == max(big.size, big.packed_size)
+
+
+def test_small_layouts_keep_their_tuples_and_compare_equal_to_them():
+    lay = cconv.layout("rIiiiCiDCrIID", "x86_64", [4, 3])
+    assert lay.values == tuple(lay.values) and tuple(lay.values) == lay.values
+    assert lay.values[1:3] == tuple(lay.values)[1:3]
+    assert list(reversed(lay.values)) == list(tuple(lay.values))[::-1]
+    assert [(g.offset, g.size) for g in lay.gaps] == [(60, 4)]
+    big = cconv.layout("CiD", "x86_64", [1000])
+    assert big.values == tuple(big.values) and hash(big.values) == hash(tuple(big.values))
+    assert big.values[-1] == cconv.ValueSlot("i32", "i", 4 + 4 * 999, 4, 1, 0, 999)
+
+
+class _Sink(io.TextIOBase):
+    """Counts what is written and keeps nothing."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def write(self, s: str) -> int:
+        self.lines += s.count("\n")
+        return len(s)
+
+
+def test_layout_command_streams_its_table():
+    # Under tracemalloc every allocation is slow: a few thousand elements show the growth per row.
+    for extra in ([], ["--all-targets"]):
+        peaks = {}
+        for n in (1000, 4000):
+            cconv._layout.cache_clear()
+            sink = _Sink()
+            main(["layout", "iCiD", "--spans", "3", *extra], stdout=_Sink())  # imports, caches
+            tracemalloc.start()
+            rc = main(["layout", "iCiD", "--spans", str(n), *extra], stdout=sink, stderr=io.StringIO())
+            peaks[n] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert rc == 0 and sink.lines > n  # a row per value
+        # The rows are made as they are written: four times the rows, not four times the memory.
+        assert peaks[4000] < 1.5 * peaks[1000], (extra, peaks)
+        assert peaks[4000] / 4000 <= BYTES_PER_VALUE, (extra, peaks)
