@@ -23,7 +23,6 @@ came from malloc_aligned (HeapError otherwise).
 from __future__ import annotations
 
 import enum
-import itertools
 import weakref
 from typing import Callable, NamedTuple
 
@@ -153,7 +152,6 @@ def read_byte_length(heap: Heap, params: int) -> int:
 _heaps: "dict[int, weakref.ref[Heap]]" = {}
 # heap -> its allocator value {token, ctl}, made once.
 _allocators: "weakref.WeakKeyDictionary[Heap, AllocatorT]" = weakref.WeakKeyDictionary()
-_token_serial = itertools.count(1)
 _MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC),
                                      int(Command.FREE))
 _ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
@@ -210,13 +208,31 @@ def _ctl_error(exc: BaseException) -> int:
     return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
 
 
+def _free_token() -> int:
+    """The lowest token no open heap holds. Tokens are written into target memory (every
+    iree_allocator_t.self), so they depend only on the heaps alive now, never on how many
+    programs the process ran before: the same program leaves the same bytes."""
+    token = 16
+    while True:
+        ref = _heaps.get(token)
+        heap = ref() if ref is not None else None
+        if heap is None or heap.closed:
+            return token
+        token += 16
+
+
+def _drop_token(token: int, ref: "weakref.ref[Heap]") -> None:
+    if _heaps.get(token) is ref:  # the token may already name a newer heap
+        del _heaps[token]
+
+
 def heap_allocator(heap: Heap) -> AllocatorT:
     """The libc-style allocator over `heap` (self is an opaque token naming the heap; ctl one
     function per address space: the same C function for every host heap)."""
     a = _allocators.get(heap)
     if a is None:
-        token = next(_token_serial) << 4
-        _heaps[token] = weakref.ref(heap, lambda _, token=token, pop=_heaps.pop: pop(token, None))
+        token = _free_token()
+        _heaps[token] = weakref.ref(heap, lambda ref, token=token: _drop_token(token, ref))
         a = _allocators[heap] = AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN,
                                                                           _heap_ctl_entry))
     return a

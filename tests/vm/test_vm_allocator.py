@@ -206,3 +206,22 @@ def test_aligned_scheme_properties(target: "str | None", n: int, align_log: int 
         keep = min(n, grow)
         assert heap.read(r2, keep) == bytes(i & 0xFF for i in range(keep))
         A.free_aligned(heap, a, r2)
+
+
+def test_allocator_tokens_name_live_heaps_only() -> None:
+    """iree_allocator_t.self is written into target memory, so the token depends on the heaps open
+    now, not on the process's history: a closed heap's token is the next heap's, two open heaps
+    never share one, and a token keeps naming its own heap."""
+    first = Heap()
+    token = A.heap_allocator(first).self
+    other = Heap()
+    assert A.heap_allocator(other).self != token
+    first.close()
+    again = Heap()
+    assert A.heap_allocator(again).self == token
+    p = A.malloc(again, A.heap_allocator(again), 24)  # through the ctl, which finds the heap by token
+    assert again.allocation(p).size == 24
+    A.free(again, A.heap_allocator(again), p)
+    assert again.allocation(p) is None
+    for h in (other, again):
+        h.close()
