@@ -72,6 +72,8 @@ class Program:
     `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
     `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no bound,
     as iree-run-module).
+    `reference`: run the interpreter's per-instruction handlers instead of its compiled basic blocks
+    (vm/interp/blocks.py); IREEABI_REFERENCE=1 does the same for every program.
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -79,7 +81,8 @@ class Program:
                  heap: Heap | None = None, legacy_loader: bool = False,
                  legacy_inline: bool = False, legacy_vm_buffer: bool = False,
                  cpu_data: dict[str, int] | None = None,
-                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None) -> None:
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
+                 reference: bool = False) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
@@ -100,7 +103,7 @@ class Program:
         self.imports = NativeImports(self.runtime.modules)
         try:
             self.context = Context(self.module, self.imports, buffers=self.buffers,
-                                   max_depth=max_depth, max_steps=max_steps)
+                                   max_depth=max_depth, max_steps=max_steps, reference=reference)
         except BaseException as e:
             foreign = dict(self.runtime.loader.foreign_formats)
             self.runtime.close()

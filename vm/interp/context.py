@@ -34,6 +34,7 @@ from ..decoder import DecodeError, Register, UnsupportedOpError, decode_function
 from ..heap import HeapError
 from ..module_file import ExportedFunction, ModuleFile, read_module
 from ..status import StatusCode, StatusError
+from .blocks import compile_blocks, reference_forced
 from .buffers import BufferFactory
 from .compile import compile_instruction
 from .errors import (ArgumentError, BytecodeVerifyError, ContextBusyError, ContextClosedError,
@@ -59,7 +60,7 @@ class Context:
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
                  imports: ImportResolver | None = None, *, buffers: BufferFactory | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
-                 run_init: bool = True) -> None:
+                 run_init: bool = True, reference: bool = False) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         self.imports = imports
         self.buffers = buffers if buffers is not None else BufferFactory()
@@ -73,6 +74,11 @@ class Context:
         # Instructions one invoke may run (None: unbounded, as IREE). Not IREE behaviour: a bound a
         # caller sets so that a module that loops forever ends in an error instead of a hang.
         self.max_steps = max_steps
+        # The reference path (per-instruction handlers, imports through the resolver's layered
+        # call) when asked for; else compiled basic blocks (blocks.py) and planned import call
+        # sites. A step budget counts single instructions, so it runs without blocks.
+        self.reference = reference or reference_forced()
+        self.compiled = not self.reference and max_steps is None
         # One thread at a time runs the context (the heap under it has no locks, as IREE's VM
         # context has none): another thread's invoke is refused at once, never interleaved.
         self._busy = threading.Lock()
@@ -312,6 +318,8 @@ class Context:
             except BytecodeVerifyError as e:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
+        if self.compiled:
+            fn.code = compile_blocks(fn)
 
     # ----------------------------------------------------------------------------------- execution
 
@@ -335,13 +343,14 @@ class Context:
                 try:
                     out = handler(self, frame, payload)
                 except VmError as e:
-                    raise e.locate(frame.fn.name, inst.pc, _callers(stack)) from None
+                    raise e.locate(frame.fn.name, _pc(frame, handler, inst),
+                                   _callers(stack)) from None
                 except StatusError as e:  # a failing status of the memory model (allocation...)
                     raise VmStatusError(e.code, e.message).locate(
-                        frame.fn.name, inst.pc, _callers(stack)) from e
+                        frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
                 except HeapError as e:  # what would corrupt memory in the native runtime
                     raise VmTrapError(f"memory error: {e}").locate(
-                        frame.fn.name, inst.pc, _callers(stack)) from e
+                        frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
                 except UnsupportedOpError as e:
                     raise e.in_function(frame.fn.name) from None
                 if out is None:
@@ -360,7 +369,7 @@ class Context:
                     release_frame(self, out)
                     err = VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
                                         f"call depth exceeds {self.max_depth} frames")
-                    raise err.locate(frame.fn.name, inst.pc, _callers(stack))
+                    raise err.locate(frame.fn.name, _pc(frame, handler, inst), _callers(stack))
                 stack.append(out)
                 frame = out
                 code = frame.fn.code
@@ -451,7 +460,7 @@ class Context:
         resolved = self.resolved[ordinal]
         args_cc, results_cc = cconv_fragments(cconv)
         plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
-        if resolved and isinstance(self.imports, NativeImports):
+        if resolved and not self.reference and isinstance(self.imports, NativeImports):
             direct = self._native_call(full_name, cconv, plan, segment_sizes, results_cc, results)
             if direct is not None:
                 return direct
@@ -693,6 +702,14 @@ def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:
         else:
             out.append(value(entry))
     return out, moved
+
+
+def _pc(frame: Frame, handler: Any, inst: Any) -> int:
+    """The pc of the instruction that raised or called: a block function leaves frame.ip one past
+    it; a single handler is its own instruction."""
+    if getattr(handler, "is_block", False):
+        return frame.fn.code[frame.ip - 1][2].pc
+    return inst.pc
 
 
 def _callers(stack: list) -> list[tuple[str, int]]:

@@ -3,6 +3,8 @@ f32 ops that must see raw bits (min/max, pow), constants, selects, switches and 
 (`vm.global.load/store.i32...`)."""
 from __future__ import annotations
 
+from typing import Callable
+
 from .. import isa
 from ..decoder import Instruction
 from ..status import StatusCode
@@ -14,9 +16,9 @@ from .registers import READ, SIZES, WRITE, write_f32, write_i64
 from .verify import global_size
 
 
-def make_pure(inst: Instruction) -> tuple[Handler, None]:
-    """A handler reading the operand registers (per their banks), applying PURE_OPS[symbol] and
-    writing the result register (wrapped / rounded by its bank's writer)."""
+def pure_parts(inst: Instruction) -> tuple[Callable, list, tuple]:
+    """What a pure op does, as data: (PURE_OPS function, [(reader, byte offset)] of its operands,
+    (writer, byte offset) of its result). make_pure runs it; the block compiler inlines it."""
     banks = _RAW_BANKS.get(inst.op.symbol)
     reads, write = [], None
     for f in inst.op.fields:
@@ -26,7 +28,13 @@ def make_pure(inst: Instruction) -> tuple[Handler, None]:
             reads.append((READ[bank].unpack_from, 4 * reg.ordinal))
         else:
             write = (WRITE[bank], 4 * reg.ordinal)
-    fn = PURE_OPS[inst.op.symbol]
+    return PURE_OPS[inst.op.symbol], reads, write
+
+
+def make_pure(inst: Instruction) -> tuple[Handler, None]:
+    """A handler reading the operand registers (per their banks), applying PURE_OPS[symbol] and
+    writing the result register (wrapped / rounded by its bank's writer)."""
+    fn, reads, write = pure_parts(inst)
     writer, woff = write
     if len(reads) == 1:
         (r0, o0), = reads
@@ -209,4 +217,4 @@ def _make_global_indirect(ctx, fn, inst):
     return run, None
 
 
-__all__ = ["make_pure", "make_sign_bit"]
+__all__ = ["make_pure", "make_sign_bit", "pure_parts"]
