@@ -388,7 +388,7 @@ class PlannedCall:
         self.retained = tuple(i for i in ref_index if i not in moved)
         self.arg_refs = tuple(i for i, _, _ in self.args.ref_slots)
         self.res_refs = tuple(i for i, _, _ in self.results.ref_slots)
-        self.empty = _call._empty_block(self.heap) if not self.rsize else 0
+        self.empty = 0  # void results: the shared empty block, made at the first call as the layered path makes it
         self._ctx = CallContext(self.heap, module, module.state)
         # The scratch block is the heap's for its whole life (scratch_push refuses a closed heap).
         self.stack = self.heap.scratch_memory()
@@ -399,6 +399,10 @@ class PlannedCall:
         self.nvalues = len(self.args.layout.values)
         self.where = f"{module.name}.{export.name} ({export.cconv})"
 
+    def _empty(self) -> int:
+        self.empty = _call._empty_block(self.heap)
+        return self.empty
+
     def __call__(self, flat: list) -> list:
         heap, module, asize, rsize, roff = self.heap, self.module, self.asize, self.rsize, self.roff
         if len(flat) != self.nvalues:
@@ -407,11 +411,12 @@ class PlannedCall:
         moved = [r if type(r) is Ref else _as_ref(r, self.where, self.word_mask)
                  for r in (flat[i] for i in self.moved)] if self.moved else ()
         try:
+            empty = 0 if rsize else (self.empty or self._empty())
             frame = heap.scratch_push(roff + asize)
         except BaseException:
             _release_all(heap, moved)
             raise
-        raddr = frame if rsize else self.empty
+        raddr = frame if rsize else empty
         aaddr = frame + roff
         stack, base = self.stack  # the frame is this call's own: no check per access
         retained = self.retained
