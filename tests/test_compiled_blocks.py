@@ -1,0 +1,144 @@
+"""Compiled basic blocks (vm/interp/blocks.py) against the reference per-instruction handlers.
+
+Every host program case of the interpreter tests and every case of the e2e corpus (both execution
+models) runs twice, on the reference path (`reference=True`) and on the compiled blocks: the
+results must be the same bits, a failure the same exception type and text (function and pc
+included), and the heap must see the same allocations (count and live bytes after each call). The
+reference path's own results are checked against iree-run-module by test_interpreter.py and
+test_e2e.py.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import e2e_corpus as corpus
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.tooling.function_io import format_results, parse_input
+from ireeabi.tooling.program import Program
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.interp import Context
+from test_interpreter import CASES as HOST_CASES, host
+
+
+def _bits(values: list) -> list:
+    """Results as comparable bits (NaN payloads and signed zeros kept)."""
+    out = []
+    for v in values:
+        if isinstance(v, float):
+            out.append(("f", struct.pack("<d", v)))
+        elif isinstance(v, (np.floating, np.integer)):
+            out.append(("n", v.dtype.str, v.tobytes()))
+        else:
+            out.append(v)
+    return out
+
+
+def _outcome(call):
+    try:
+        return ("ok", _bits(call()))
+    except IreeAbiError as e:
+        return ("error", type(e).__name__, str(e))
+
+
+def test_compiled_contexts_use_blocks():
+    """The switch works both ways: the compiled path replaces entries with block functions, the
+    reference path (argument or IREEABI_REFERENCE=1) keeps one handler per instruction."""
+    path = host("control.mlir")
+    with Context(path) as fast, Context(path, reference=True) as ref:
+        assert any(entry[0].__name__ == "run" and entry[0].__code__.co_filename.startswith("<block")
+                   for fn in fast.functions for entry in fn.code)
+        assert not any(entry[0].__code__.co_filename.startswith("<block")
+                       for fn in ref.functions for entry in fn.code)
+
+
+def test_environment_forces_the_reference_path(monkeypatch):
+    monkeypatch.setenv("IREEABI_REFERENCE", "1")
+    with Context(host("control.mlir")) as ctx:
+        assert not any(entry[0].__code__.co_filename.startswith("<block")
+                       for fn in ctx.functions for entry in fn.code)
+
+
+@pytest.mark.parametrize("name, function, calls", HOST_CASES, ids=[f"{c[0]}:{c[1]}" for c in HOST_CASES])
+def test_host_programs_agree(name, function, calls):
+    path = host(name)
+    with Context(path, reference=True) as ref, Context(path) as fast:
+        for args in calls:
+            want = _outcome(lambda: ref.invoke(function, *args))
+            got = _outcome(lambda: fast.invoke(function, *args))
+            assert got == want, (function, args)
+
+
+@pytest.fixture(scope="module")
+def corpus_modules():
+    return corpus.compile_all()
+
+
+class _Recorder:
+    """Heap events of every heap in the process, in order: allocations and frees (serial, address,
+    size, tag), and after each import call the bytes of every live allocation (so every ref
+    counter, every buffer and every struct an import left behind)."""
+
+    def __init__(self, monkeypatch, snapshots: bool) -> None:
+        self.events: list = []
+        allocate, release, import_call = Heap._allocate, Heap._release, Context.import_call
+
+        def _allocate(heap, size, *args, **kwargs):
+            a = allocate(heap, size, *args, **kwargs)
+            self.events.append(("malloc", a.serial, a.address if snapshots else None, size, a.tag))
+            return a
+
+        def _release(heap, a, stack):
+            self.events.append(("free", a.serial, a.address if snapshots else None, a.size))
+            return release(heap, a, stack)
+
+        def _import_call(ctx, ordinal, *args):
+            handler = import_call(ctx, ordinal, *args)
+            name = ctx.module.imported_functions[ordinal].full_name
+            heap = ctx.buffers.heap
+
+            def recorded(c, frame, payload):
+                try:
+                    return handler(c, frame, payload)
+                finally:
+                    self.events.append(("import", name, [
+                        (a.serial, a.address, bytes(heap.read(a.address, a.size)))
+                        for a in heap.live() if not a.internal] if snapshots else None))
+            return recorded
+
+        monkeypatch.setattr(Heap, "_allocate", _allocate)
+        monkeypatch.setattr(Heap, "_release", _release)
+        monkeypatch.setattr(Context, "import_call", _import_call)
+
+
+def _run_case(path, function, inputs, target, reference):
+    with Program(path.read_bytes(), target=target, reference=reference) as prog:
+        chars, _ = prog.signature(function)
+        try:
+            values = [parse_input(text, char) for text, char in zip(inputs, chars)]
+            return format_results(prog.call(function, *values))
+        except IreeAbiError as e:
+            return f"{type(e).__name__}: {e}"
+
+
+# riscv32 runs the vmvx-inline kernels of inline-static only: inline-dynamic's kernels are host code.
+@pytest.mark.parametrize("model, target", [(m, None) for m in corpus.MODELS] + [("inline-static", "riscv32")],
+                         ids=[f"{m}-host" for m in corpus.MODELS] + ["inline-static-riscv32"])
+def test_e2e_corpus_agrees_with_heap_events(corpus_modules, model, target, monkeypatch):
+    """Reference path (per-instruction handlers, layered import calls) against the fast path
+    (compiled blocks, planned import call sites): the same printed results or error, and the same
+    heap events. On riscv32 the address space is the program's own, so addresses and the memory
+    after each import must match too; on the host, addresses are the host allocator's."""
+    recorder = _Recorder(monkeypatch, snapshots=target is not None)
+    for program, function, inputs in corpus.CASES:
+        path = corpus_modules[(program, model)]
+        seen = []
+        for reference in (True, False):
+            recorder.events = []
+            text = _run_case(path, function, inputs, target, reference)
+            seen.append((text, recorder.events))
+        assert seen[0][1], "the recorder saw no heap events"
+        assert seen[1][0] == seen[0][0], (program, function, inputs)
+        assert seen[1][1] == seen[0][1], (program, function, inputs)
