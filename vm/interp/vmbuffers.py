@@ -129,11 +129,16 @@ class VmBufferFactory(BufferFactory):
             return None
         ptr = value.ptr
         heap = self.heap
-        words = heap.unpack(self._head_fmt, ptr + self._access_off)
         cached = self._cache.get(ptr)
-        if cached is not None and cached[0] == words:
-            if words[2] == 0 or heap.check_range(words[1], words[2]) is cached[1]:
-                return cached[2]
+        if cached is not None and not heap.closed:
+            # The checks below, on the blocks found last time: the header's block still live and its
+            # words unchanged, the data's block still live (blocks never move or shrink).
+            head, words, block, view = cached
+            if head.freed_stack is None and (block is None or block.freed_stack is None) and \
+                    self._head_fmt.unpack_from(head.raw, ptr + self._access_off - head.base) == words:
+                return view
+        head = heap.check_range(ptr + self._access_off, self._head_fmt.size)
+        words = self._head_fmt.unpack_from(head.raw, ptr + self._access_off - head.base)
         access, data, length = words
         mutable = bool(access & _MUTABLE)
         if length:
@@ -142,7 +147,7 @@ class VmBufferFactory(BufferFactory):
         else:
             block = None
             view = ByteBuffer(bytearray(0) if mutable else b"", mutable, 0, f"vm.buffer 0x{ptr:x}")
-        self._cache[ptr] = (words, block, view)
+        self._cache[ptr] = (head, words, block, view)
         return view
 
     # -- reference counting ------------------------------------------------------------------------
