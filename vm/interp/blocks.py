@@ -28,9 +28,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .handlers import HANDLERS
-from .numerics import PURE_OPS, _SIGN_BIT_OPS
+from .numerics import _I32, _U64, PURE_OPS, _SIGN_BIT_OPS
+from .ops_buffer import _buffer, _check_elements, element_parts
 from .ops_scalar import pure_parts
-from .registers import SIZES, WRITE
+from .registers import SIZES, WRITE, retain_or_move, write_i32
 
 if TYPE_CHECKING:
     from .registers import Function
@@ -38,8 +39,11 @@ if TYPE_CHECKING:
 # Instructions after which control may not fall through to the next one in the same block.
 _ENDS_BLOCK = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "CallVariadic",
                          "Fail", "Break", "CondBreak"})
+_BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 _CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 _ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
+_LOADS = frozenset(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64"))
+_STORES = frozenset(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64"))
 
 
 def reference_forced() -> bool:
@@ -47,70 +51,179 @@ def reference_forced() -> bool:
     return os.environ.get("IREEABI_REFERENCE", "") not in ("", "0")
 
 
-def compile_blocks(fn: "Function") -> list:
-    """The function's code table with a generated block function at each block's first
-    instruction (the other entries unchanged)."""
+def compile_blocks(ctx: Any, fn: "Function") -> list:
+    """The function's code table with generated functions at block starts (the other entries
+    unchanged), for the data model of `ctx`: one region function for all blocks that end in a
+    branch or fall through (the loops), one block function for each other block."""
     code = list(fn.code)
     starts = {0} | set(fn.block_index.values())
     for i, (_, _, inst) in enumerate(code):
         if inst.op.symbol in _ENDS_BLOCK:
             starts.add(i + 1)
     ordered = sorted(s for s in starts if s < len(code))
-    for n, start in enumerate(ordered):
-        end = ordered[n + 1] if n + 1 < len(ordered) else len(code)
-        if end - start > 1:
+    blocks = [(s, ordered[n + 1] if n + 1 < len(ordered) else len(code)) for n, s in enumerate(ordered)]
+    region = [(s, e) for s, e in blocks if code[e - 1][2].op.symbol in _BRANCHES
+              or (code[e - 1][2].op.symbol not in _ENDS_BLOCK and e < len(code))]
+    if region:
+        run = _Emitter(ctx, fn, code).region(region)
+        for s, _ in region:
+            code[s] = (run, None, code[s][2])
+    for start, end in blocks:
+        if (start, end) not in region and end - start > 1:
             # The loop reads a returning handler's payload from the entry (the returned registers).
             last_handler, last_payload, last_inst = code[end - 1]
             payload = last_payload if last_inst.op.symbol == "Return" else None
-            code[start] = (_generate(fn, code, start, end), payload, code[start][2])
+            code[start] = (_Emitter(ctx, fn, code).block(start, end), payload, code[start][2])
     return code
 
 
-def _generate(fn: "Function", code: list, start: int, end: int) -> Any:
-    """One block's function: `run(ctx, frame, _)` over code[start:end]."""
-    names: dict[str, Any] = {}
+class _Emitter:
+    """Python source for runs of instructions, and the values it names."""
 
-    def bind(value: Any, prefix: str) -> str:
-        name = f"{prefix}{len(names)}"
-        names[name] = value
+    def __init__(self, ctx: Any, fn: "Function", code: list) -> None:
+        self.ctx, self.fn, self.code = ctx, fn, code
+        self.names: dict[str, Any] = {"u64": _U64.unpack_from, "i32": _I32.unpack_from,
+                                      "check": _check_elements, "null": _buffer,
+                                      "write_i32": write_i32, "retain_or_move": retain_or_move}
+
+    def bind(self, value: Any, prefix: str) -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = value
         return name
 
-    lines = ["def run(ctx, frame, _):", "    regs = frame.regs", "    k = %d" % start, "    try:"]
-    for i in range(start, end):
-        handler, payload, inst = code[i]
+    def finish(self, lines: list, where: str) -> Any:
+        namespace = dict(self.names)
+        exec(compile("\n".join(lines), f"<block {self.fn.name!r}@{where}>", "exec"), namespace)
+        run = namespace["run"]
+        run.is_block = True  # the loop reads the raising instruction from frame.ip (context._pc)
+        return run
+
+    def prologue(self) -> list:
+        return ["def run(ctx, frame, _):", "    regs = frame.regs", "    refs = frame.refs",
+                "    deref = ctx.buffers.deref"]
+
+    def block(self, start: int, end: int) -> Any:
+        """One block's function: `run(ctx, frame, _)` over code[start:end]."""
+        lines = self.prologue() + [f"    k = {start}", "    try:"]
+        pad = " " * 8
+        for i in range(start, end):
+            handler, payload, inst = self.code[i]
+            if i > start:
+                lines.append(f"{pad}k = {i}")
+            if i < end - 1 or not self.inlined(i, lines, pad):
+                if i == end - 1:
+                    # The loop's contract: ip past this instruction before its handler runs (a
+                    # call saves it as the return point; a branch overwrites it).
+                    lines.append(f"{pad}frame.ip = {i + 1}")
+                    lines.append(f"{pad}return {self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
+                else:
+                    self.instruction(i, lines, pad)
+            else:  # inlined: the block falls through to the next one
+                lines.append(f"{pad}frame.ip = {end}")
+        lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
+        return self.finish(lines, str(start))
+
+    def region(self, blocks: list) -> Any:
+        """One function for blocks that end in a branch or fall through: it runs from the block at
+        frame.ip - 1 (the loop advanced it) from block to block, and returns to the loop (frame.ip
+        set) when control reaches a block outside the region."""
+        inside = {s for s, _ in blocks}
+        lines = self.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    try:", "        while True:"]
+        self._tree(blocks, inside, lines, " " * 12)
+        lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
+        return self.finish(lines, "region " + ",".join(str(s) for s, _ in blocks))
+
+    def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
+        """Dispatch on ip by bisection over the blocks' starts, then each block's body."""
+        if len(blocks) > 1:
+            mid = len(blocks) // 2
+            lines.append(f"{pad}if ip < {blocks[mid][0]}:")
+            self._tree(blocks[:mid], inside, lines, pad + "    ")
+            lines.append(f"{pad}else:")
+            self._tree(blocks[mid:], inside, lines, pad + "    ")
+            return
+        start, end = blocks[0]
+        for i in range(start, end - 1):
+            lines.append(f"{pad}k = {i}")
+            self.instruction(i, lines, pad)
+        lines.append(f"{pad}k = {end - 1}")
+        inst = self.code[end - 1][2]
         symbol = inst.op.symbol
-        last = i == end - 1
-        if i > start:
-            lines.append(f"        k = {i}")
+        if symbol == "CondBranch":
+            o = inst.operands
+            lines.append(f"{pad}if i32(regs, {4 * o['condition'].ordinal})[0]:")
+            self._jump(self.fn.block_index[o["true_dest"]], o["true_operands"], inside, lines, pad + "    ")
+            lines.append(f"{pad}else:")
+            self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
+        elif symbol in _BRANCHES:
+            o = inst.operands
+            self._jump(self.fn.block_index[o["dest"]], o["operands"], inside, lines, pad)
+        else:
+            self.instruction(end - 1, lines, pad)
+            self._jump(end, (), inside, lines, pad)
+
+    def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
+        """ops_control.remap's copies in order, then the next block: in the region, or the loop's."""
+        for src, dst in pairs:
+            if src.is_ref:
+                lines.append(f"{pad}retain_or_move(ctx, refs, {self.bind(src, 'g')}, refs, {dst.ordinal})")
+            else:
+                s, d = 4 * src.ordinal, 4 * dst.ordinal
+                lines.append(f"{pad}regs[{d}:{d + 4}] = regs[{s}:{s + 4}]")
+        if target in inside:
+            lines.append(f"{pad}ip = {target}")
+            lines.append(f"{pad}continue")
+        else:
+            lines.append(f"{pad}frame.ip = {target}")
+            lines.append(f"{pad}return None")
+
+    def instruction(self, i: int, lines: list, pad: str) -> None:
+        """An instruction that does not end its block: inlined, or its handler called."""
+        if not self.inlined(i, lines, pad):
+            handler, payload, _ = self.code[i]
+            lines.append(f"{pad}{self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
+
+    def inlined(self, i: int, lines: list, pad: str) -> bool:
+        """Append the inline form of instruction i, if it has one."""
+        inst = self.code[i][2]
+        symbol = inst.op.symbol
+        bind = self.bind
         if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in _SIGN_BIT_OPS:
             f, reads, (writer, woff) = pure_parts(inst)  # as compile_instruction's make_pure
             args = ", ".join(f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads)
-            lines.append(f"        {bind(writer, 'w')}(regs, {woff}, {bind(f, 'f')}({args}))")
+            lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {bind(f, 'f')}({args}))")
         elif symbol in _CONSTS and inst.op.fields[1].kind != "f32":  # (an f32 NaN keeps its bits)
             kind = inst.op.fields[1].kind
             data = bytearray(SIZES[kind])
             WRITE[kind](data, 0, inst.operands["value"])
             off = 4 * inst.operands["result"].ordinal
-            lines.append(f"        regs[{off}:{off + len(data)}] = {bytes(data)!r}")
+            lines.append(f"{pad}regs[{off}:{off + len(data)}] = {bytes(data)!r}")
         elif symbol in _ZEROS:
             off = 4 * inst.operands["result"].ordinal
-            lines.append(f"        regs[{off}:{off + _ZEROS[symbol]}] = {bytes(_ZEROS[symbol])!r}")
-        elif last:
-            # The loop's contract: ip past this instruction before its handler runs (a call saves
-            # it as the return point; a branch overwrites it).
-            lines.append(f"        frame.ip = {i + 1}")
-            lines.append(f"        return {bind(handler, 'h')}(ctx, frame, {bind(payload, 'p')})")
-            continue
+            lines.append(f"{pad}regs[{off}:{off + _ZEROS[symbol]}] = {bytes(_ZEROS[symbol])!r}")
+        elif symbol in _LOADS or symbol in _STORES:
+            # as ops_buffer's handler: the buffer (its null error from _buffer), IREE's bounds check,
+            # the element's bytes
+            b, off, size, elem, val, mask = element_parts(self.ctx, inst)
+            load = symbol in _LOADS
+            what = "source_buffer" if load else "target_buffer"
+            lines.append(f"{pad}b = deref(refs[{b}])")
+            lines.append(f"{pad}if b is None: null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})")
+            # _check_elements' conditions for one element, inline; it runs (and raises) when one fails
+            lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
+            lines.append(f"{pad}n = b.data.nbytes")
+            lines.append(f"{pad}s = (o * {size}) & {mask}")
+            ok = f"((o + 1) * {size}) & {mask} <= n and s + {size} <= n" + ("" if load else " and b.mutable")
+            lines.append(f"{pad}if not ({ok}): check(b, o, 1, {size}, {not load}, {mask})")
+            if not load:
+                lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
+            elif elem is None:
+                lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
+            else:
+                lines.append(f"{pad}write_i32(regs, {val}, {bind(elem.unpack_from, 'e')}(b.data, s)[0])")
         else:
-            lines.append(f"        {bind(handler, 'h')}(ctx, frame, {bind(payload, 'p')})")
-        if last:  # inlined: the block falls through to the next one
-            lines.append(f"        frame.ip = {end}")
-    lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
-    namespace = dict(names)
-    exec(compile("\n".join(lines), f"<block {fn.name!r}@{start}>", "exec"), namespace)
-    run = namespace["run"]
-    run.is_block = True  # the loop reads the raising instruction from frame.ip (context._pc)
-    return run
+            return False
+        return True
 
 
 __all__ = ["compile_blocks", "reference_forced"]

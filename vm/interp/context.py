@@ -319,7 +319,7 @@ class Context:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
         if self.compiled:
-            fn.code = compile_blocks(fn)
+            fn.code = compile_blocks(self, fn)
 
     # ----------------------------------------------------------------------------------- execution
 

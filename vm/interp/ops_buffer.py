@@ -83,16 +83,26 @@ def _stem(symbol: str, prefix: str) -> str:
     return symbol[len(prefix):]
 
 
+def element_parts(ctx: "ExecutionState", inst: Any) -> tuple:
+    """What a vm.buffer.load/store does, as data: (ref ordinal of the buffer, byte offset of the i64
+    element-offset register, element size, struct of a sub-word element or None, byte offset of the
+    value register, iree_host_size_t mask). The handlers below run it; the block compiler
+    (blocks.py) inlines it."""
+    load = inst.op.symbol.startswith("BufferLoad")
+    size, elem, _ = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferLoad" if load else "BufferStore")]
+    o = inst.operands
+    value = o["result"] if load else o["value"]
+    return o["buffer"].ordinal, 4 * o["offset"].ordinal, size, elem, 4 * value.ordinal, ctx.machine.word_mask
+
+
 @op(*(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64")))
 def _make_buffer_load(ctx, fn, inst):
-    mask = ctx.machine.word_mask
-    size, elem, _ = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferLoad")]
-    o = inst.operands
-    breg, oreg, dst = o["buffer"], o["offset"], 4 * o["result"].ordinal
+    breg = inst.operands["buffer"]
+    _, off, size, elem, dst, mask = element_parts(ctx, inst)
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "source_buffer")
-        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, False, mask)
+        start = _check_elements(buf, _U64.unpack_from(frame.regs, off)[0] & mask, 1, size, False, mask)
         if elem is None:
             frame.regs[dst:dst + size] = buf.data[start:start + size]
         else:
@@ -102,14 +112,12 @@ def _make_buffer_load(ctx, fn, inst):
 
 @op(*(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
 def _make_buffer_store(ctx, fn, inst):
-    mask = ctx.machine.word_mask
-    size = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferStore")][0]
-    o = inst.operands
-    breg, oreg, src = o["buffer"], o["offset"], 4 * o["value"].ordinal
+    breg = inst.operands["buffer"]
+    _, off, size, _, src, mask = element_parts(ctx, inst)
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "target_buffer")
-        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, True, mask)
+        start = _check_elements(buf, _U64.unpack_from(frame.regs, off)[0] & mask, 1, size, True, mask)
         buf.data[start:start + size] = frame.regs[src:src + size]  # low bytes, little endian
     return run, None
 
