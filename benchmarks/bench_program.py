@@ -58,20 +58,27 @@ class Bench(NamedTuple):
     function: str
     elements: int  # per f32 input tensor; 0: the scalar input 1
     target: float  # the issue's ratio bound
+    inputs: int = 2  # f32 tensors (when elements)
+    expect: float = 3.5  # every element of the first result (when elements)
+    rounds: int = 0  # timed calls per measurement, when the default would take minutes
+    model: str = ""  # the only execution model the program is measured in ("": any)
 
 
 PROGRAMS = {
     "counter": Bench(ROOT / "tests" / "programs" / "e2e" / "counter.mlir", "next", 0, 25.0),
     "add16": Bench(ROOT / "tests" / "programs" / "add16.mlir", "add", 16, 25.0),
     "add1m": Bench(ROOT / "tests" / "programs" / "add1m.mlir", "add", 1 << 20, 1.5),
+    # bytecode-bound: for inline-static the reduction is a 1M-iteration loop of VM bytecode
+    "sum1m": Bench(ROOT / "tests" / "programs" / "sum1m.mlir", "sum", 1 << 20, 40.0, inputs=1,
+                   expect=1.5 * (1 << 20), rounds=1, model="inline-static"),
 }
 
 
 def _inputs(program: Program, bench: Bench) -> list:
     if not bench.elements:
         return [1]
-    return [program.buffer_view(np.full(bench.elements, 1.5, np.float32)),
-            program.buffer_view(np.full(bench.elements, 2.0, np.float32))]
+    return [program.buffer_view(np.full(bench.elements, 1.5 if i == 0 else 2.0, np.float32))
+            for i in range(bench.inputs)]
 
 
 def _release_all(program: Program, values: list) -> None:
@@ -81,20 +88,21 @@ def _release_all(program: Program, values: list) -> None:
 
 
 def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, checked: bool,
-               target: "str | None" = None) -> tuple[float, float]:
+               target: "str | None" = None, reference: bool = False) -> tuple[float, float]:
     """(median, mean) ms of one whole call in the interpreter (and the release of its results), on
     a heap of `target` (the host by default). `checked`: the default tracked heap (every
     allocation's Python stack recorded, freed blocks poisoned and quarantined: the last 1024
     remembered, up to 16 MiB of blocks of <= 1 MiB kept unreused); otherwise no stacks and no
-    quarantine (freed memory goes back to the free lists at once)."""
+    quarantine (freed memory goes back to the free lists at once). `reference`: the interpreter's
+    per-instruction handlers and layered import calls instead of compiled blocks and planned calls."""
     heap = Heap(target=target, name="bench") if checked else \
         Heap(target=target, capture_stacks=False, quarantine=0, name="bench")
-    program = Program(vmfb, heap=heap)
+    program = Program(vmfb, heap=heap, reference=reference)
     args = _inputs(program, bench)
     invoke, function = program.context.invoke, bench.function
     out = invoke(function, *args)
     if bench.elements:  # the answer is checked once, outside the timing
-        assert (program.to_numpy(out[0]) == 3.5).all()
+        assert (program.to_numpy(out[0]) == bench.expect).all()
     _release_all(program, out)
     for _ in range(min(20, rounds)):
         _release_all(program, invoke(function, *args))
@@ -111,7 +119,7 @@ def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, checked: bool,
 def iree_benchmark_ms(vmfb: Path, bench: Bench) -> tuple[float, float]:
     """(median, mean) ms of iree-benchmark-module's repetitions (JSON: full precision)."""
     n = bench.elements
-    inputs = [f"--input={n}xf32=1.5", f"--input={n}xf32=2"] if n else ["--input=1"]
+    inputs = [f"--input={n}xf32=1.5", f"--input={n}xf32=2"][:bench.inputs] if n else ["--input=1"]
     out = subprocess.run(
         [iree_tools.find_tool("iree-benchmark-module"), "--device=local-sync", f"--module={vmfb}",
          f"--function={bench.function}", *inputs,
@@ -209,7 +217,26 @@ def compare_targets(args: argparse.Namespace) -> None:
               f"({ratios[0]:.2f}-{ratios[-1]:.2f}; target <= 2x)")
 
 
+def compare_paths(vmfb: Path, name: str, bench: Bench, rounds: int, pairs_n: int) -> None:
+    """The reference path and the fast path, alternately, on the default tracked heap."""
+    pairs = []
+    for _ in range(pairs_n):
+        ref = ireeabi_ms(vmfb, bench, rounds, checked=True, reference=True)
+        fast = ireeabi_ms(vmfb, bench, rounds, checked=True)
+        pairs.append((ref[0], fast[0]))
+    ratios = sorted(r / f for r, f in pairs)
+    print(f"  {name}: {bench.function}; {pairs_n} alternating pairs, default tracked heap")
+    print(f"    reference path {statistics.median(r for r, _ in pairs):10.4f}  "
+          f"(pairs: {', '.join(f'{r:.4f}' for r, _ in pairs)})")
+    print(f"    fast path      {statistics.median(f for _, f in pairs):10.4f}  "
+          f"(pairs: {', '.join(f'{f:.4f}' for _, f in pairs)})")
+    print(f"    speed-up, median of the pairs' (min, max) {statistics.median(ratios):6.2f}x  "
+          f"({ratios[0]:.2f}-{ratios[-1]:.2f})")
+
+
 def _rounds(bench: Bench, rounds: int) -> int:
+    if bench.rounds:
+        return bench.rounds
     return rounds * 10 if not bench.elements else rounds if bench.elements < 4096 \
         else max(20, rounds // 8)
 
@@ -221,6 +248,11 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--breakdown", action="store_true")
     ap.add_argument("--pairs", type=int, default=3, help="alternating measurement pairs (default 3)")
+    ap.add_argument("--reference", action="store_true",
+                    help="time the reference path (IREEABI_REFERENCE=1's) instead of the fast path")
+    ap.add_argument("--paths", action="store_true",
+                    help="compare the reference path with the fast path instead of with IREE")
+    ap.add_argument("--only", default=None, help="comma-separated program names")
     ap.add_argument("--target", default=None, metavar="T",
                     help="compare a heap laid out for data model T with the host's (see above)")
     args = ap.parse_args()
@@ -229,6 +261,8 @@ def main() -> None:
         return
     if args.breakdown:
         for name, bench in PROGRAMS.items():
+            if bench.model and bench.model != args.model:
+                continue
             print(f"  {name}, {args.model}: mean us per call")
             breakdown(iree_tools.compile_mlir(bench.source, model=args.model), bench,
                       _rounds(bench, args.rounds))
@@ -237,23 +271,32 @@ def main() -> None:
         bench = PROGRAMS["add16"]
         profile(iree_tools.compile_mlir(bench.source, model=args.model), bench, args.rounds)
         return
-    print(f"whole call, {args.model}, ms per call (medians)")
+    path = "reference path" if args.reference else "fast path"
+    print(f"whole call, {args.model}, ms per call (medians), ireeabi's {path}")
     for name, bench in PROGRAMS.items():
         n = bench.elements
-        if args.model == "inline-static" and n > 4096:
+        if args.only and name not in args.only.split(","):
+            continue
+        if bench.model and bench.model != args.model:
+            continue
+        if args.model == "inline-static" and n > 4096 and not bench.model:
             print(f"  {name}: skipped (inline-static kernels are bytecode: {n} interpreted "
-                  f"iterations)")
+                  f"iterations; sum1m measures that)")
             continue
         vmfb = iree_tools.compile_mlir(bench.source, model=args.model)
         rounds = _rounds(bench, args.rounds)
+        if args.paths:
+            compare_paths(vmfb, name, bench, rounds, args.pairs)
+            continue
         # The machine's speed drifts (shared cores, memory bandwidth): the two sides are measured
         # alternately, and the ratio is the median of the per-pair ratios.
         pairs = []
         for _ in range(args.pairs):
-            fast = ireeabi_ms(vmfb, bench, rounds, checked=False)
+            fast = ireeabi_ms(vmfb, bench, rounds, checked=False, reference=args.reference)
             theirs = iree_benchmark_ms(vmfb, bench)
             pairs.append((fast[0], theirs[0]))
-        checked = ireeabi_ms(vmfb, bench, max(20, rounds // 4), checked=True)
+        checked = ireeabi_ms(vmfb, bench, bench.rounds or max(20, rounds // 4), checked=True,
+                             reference=args.reference)
         ours = statistics.median(o for o, _ in pairs)
         native = statistics.median(t for _, t in pairs)
         ratios = sorted(o / t for o, t in pairs)
