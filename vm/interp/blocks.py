@@ -85,6 +85,10 @@ class _Emitter:
         self.names: dict[str, Any] = {"u64": _U64.unpack_from, "i32": _I32.unpack_from,
                                       "check": _check_elements, "null": _buffer,
                                       "write_i32": write_i32, "retain_or_move": retain_or_move}
+        # Ref ordinals whose buffer (local `buf<ordinal>`) was dereferenced earlier in the same
+        # block with nothing since that could change memory or registers of refs (only pure ops,
+        # constants and loads ran): the next access reuses it, as deref would return the same.
+        self.derefs: set[int] = set()
 
     def bind(self, value: Any, prefix: str) -> str:
         name = f"{prefix}{len(self.names)}"
@@ -106,6 +110,7 @@ class _Emitter:
         """One block's function: `run(ctx, frame, _)` over code[start:end]."""
         lines = self.prologue() + [f"    k = {start}", "    try:"]
         pad = " " * 8
+        self.derefs.clear()
         for i in range(start, end):
             handler, payload, inst = self.code[i]
             if i > start:
@@ -143,6 +148,7 @@ class _Emitter:
             self._tree(blocks[mid:], inside, lines, pad + "    ")
             return
         start, end = blocks[0]
+        self.derefs.clear()  # a block is entered from several places
         for i in range(start, end - 1):
             lines.append(f"{pad}k = {i}")
             self.instruction(i, lines, pad)
@@ -166,6 +172,7 @@ class _Emitter:
         """ops_control.remap's copies in order, then the next block: in the region, or the loop's."""
         for src, dst in pairs:
             if src.is_ref:
+                self.derefs.clear()
                 lines.append(f"{pad}retain_or_move(ctx, refs, {self.bind(src, 'g')}, refs, {dst.ordinal})")
             else:
                 s, d = 4 * src.ordinal, 4 * dst.ordinal
@@ -182,6 +189,7 @@ class _Emitter:
         if not self.inlined(i, lines, pad):
             handler, payload, _ = self.code[i]
             lines.append(f"{pad}{self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
+            self.derefs.clear()
 
     def inlined(self, i: int, lines: list, pad: str) -> bool:
         """Append the inline form of instruction i, if it has one."""
@@ -207,8 +215,12 @@ class _Emitter:
             b, off, size, elem, val, mask = element_parts(self.ctx, inst)
             load = symbol in _LOADS
             what = "source_buffer" if load else "target_buffer"
-            lines.append(f"{pad}b = deref(refs[{b}])")
-            lines.append(f"{pad}if b is None: null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})")
+            if b in self.derefs:
+                lines.append(f"{pad}b = buf{b}")
+            else:
+                lines.append(f"{pad}b = buf{b} = deref(refs[{b}])")
+                lines.append(f"{pad}if b is None: null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})")
+                self.derefs.add(b)
             # _check_elements' conditions for one element, inline; it runs (and raises) when one fails
             lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
             lines.append(f"{pad}n = b.data.nbytes")
@@ -217,6 +229,7 @@ class _Emitter:
             lines.append(f"{pad}if not ({ok}): check(b, o, 1, {size}, {not load}, {mask})")
             if not load:
                 lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
+                self.derefs.clear()  # the store may have written a buffer's header
             elif elem is None:
                 lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
             else:
