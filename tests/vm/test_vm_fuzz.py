@@ -21,6 +21,7 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
 from ireeabi.vm.buffer import BufferAccess
+from ireeabi.vm.heap import Heap
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 
@@ -194,6 +195,90 @@ def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], count
                 assert planned == [0 if isinstance(r, float) else r for r in mod.call("f", *args)]
         finally:
             mod.close()
+
+    run_case(world, case)
+
+
+def _events(heap: Heap, log: list):  # noqa: ANN202
+    """Record `heap`'s allocations and frees (order, size, tag) into `log`; returns the undo."""
+    allocate, release = Heap._allocate, Heap._release
+
+    def _allocate(self, size, *args, **kwargs):  # noqa: ANN001, ANN202
+        a = allocate(self, size, *args, **kwargs)
+        if self is heap:
+            log.append(("malloc", size, a.tag))
+        return a
+
+    def _release(self, a, stack):  # noqa: ANN001, ANN202
+        if self is heap:
+            log.append(("free", a.size, a.tag))
+        return release(self, a, stack)
+
+    Heap._allocate, Heap._release = _allocate, _release
+
+    def undo() -> None:
+        Heap._allocate, Heap._release = allocate, release
+    return undo
+
+
+@settings(max_examples=FUZZ_CASES["planned_calls"], **SETTINGS)
+@given(which=which_signature, picks=st.lists(st.integers(0, 1 << 16), min_size=40, max_size=40),
+       counts=st.lists(st.sampled_from([0, 1, 2, 3]), min_size=2, max_size=2))
+def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], counts: list[int]) -> None:
+    """Issue 14's differential on the shims' fuzz inputs: the fast path of an import call
+    (NativeModule.planned) and the reference path (call_ordinal, the layered pack/shim/release) get
+    the same values, forged refs included, one after the other in the same world: the same results,
+    the same error type and text, the same allocations and frees, and every real counter back where
+    it was after each."""
+    sig, form = F.SIGNATURES[which]
+    world = F.World()
+    it = iter(picks * 200)
+    words = world.forged_words()
+
+    def value(char: str) -> object:
+        k = next(it)
+        if char == "r":
+            if k % 3:
+                return world.refs[k % len(world.refs)]
+            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
+        return float(k) if char in "fF" else k
+
+    def case() -> None:
+        frag = cconv.parse(sig).arguments
+        args = F.arguments_for(frag, counts, value, repeat=True)
+        flat, spans = C.flatten(frag, args, HOST_M.word_mask)
+        kinds = [v.kind for v in cconv.layout(frag, HOST_M.target, spans).values]
+        bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
+                struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
+                for x, k in zip(flat, kinds)]
+        mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
+                                                     form)])
+        before = world.counters()
+        seen = []
+        C._empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
+        try:
+            plan = mod.planned(0, spans)
+            for call in (lambda: plan(list(bits)), lambda: mod.call_ordinal(0, *args)):
+                log: list = []
+                undo = _events(world.heap, log)
+                try:
+                    results = call()
+                    outcome = ("ok", [0 if isinstance(r, float) else r for r in results])
+                except IreeAbiError as e:
+                    outcome = ("error", type(e).__name__, str(e))
+                finally:
+                    undo()
+                assert world.counters() == before
+                seen.append((outcome, log))
+        finally:
+            mod.close()
+        (fast, fast_log), (ref, ref_log) = seen
+        if fast[0] == "ok" and ref[0] == "ok":
+            # float results: the planned call returns their bits, the layered call Python floats
+            assert len(fast[1]) == len(ref[1])
+        else:
+            assert fast == ref
+        assert fast_log == ref_log
 
     run_case(world, case)
 
