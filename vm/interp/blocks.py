@@ -62,14 +62,27 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             starts.add(i + 1)
     ordered = sorted(s for s in starts if s < len(code))
     blocks = [(s, ordered[n + 1] if n + 1 < len(ordered) else len(code)) for n, s in enumerate(ordered)]
-    region = [(s, e) for s, e in blocks if code[e - 1][2].op.symbol in _BRANCHES
-              or (code[e - 1][2].op.symbol not in _ENDS_BLOCK and e < len(code))]
+    # The region: blocks that end in a branch, and blocks that fall through into the region.
+    region_starts: set[int] = set()
+    for n in range(len(blocks) - 1, -1, -1):
+        s, e = blocks[n]
+        last = code[e - 1][2].op.symbol
+        if last in _BRANCHES or (last not in _ENDS_BLOCK and e in region_starts):
+            region_starts.add(s)
+    region = [b for b in blocks if b[0] in region_starts]
     if region:
         run = _Emitter(ctx, fn, code).region(region)
         for s, _ in region:
             code[s] = (run, None, code[s][2])
+    ends = {s: e for s, e in blocks}
     for start, end in blocks:
-        if (start, end) not in region and end - start > 1:
+        if start in region_starts:
+            continue
+        # Through the blocks it falls into (none of them in the region), to a call, a return, a
+        # fail or a branch table: one straight run.
+        while end in ends and code[end - 1][2].op.symbol not in _ENDS_BLOCK:
+            end = ends[end]
+        if end - start > 1:
             # The loop reads a returning handler's payload from the entry (the returned registers).
             last_handler, last_payload, last_inst = code[end - 1]
             payload = last_payload if last_inst.op.symbol == "Return" else None
@@ -196,6 +209,8 @@ class _Emitter:
         inst = self.code[i][2]
         symbol = inst.op.symbol
         bind = self.bind
+        if symbol == "Block":  # a block marker: its handler does nothing
+            return True
         if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in _SIGN_BIT_OPS:
             f, reads, (writer, woff) = pure_parts(inst)  # as compile_instruction's make_pure
             args = ", ".join(f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads)
