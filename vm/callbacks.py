@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..abi.errors import IreeAbiError
+from .reference_path import reference_forced
 
 # iree_status_t (*)(void* self, iree_allocator_command_t command, const void* params, void** inout_ptr)
 CTL_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
@@ -176,15 +177,59 @@ class FunctionTable:
 _host_registry: dict[int, Registered] = {}
 
 
+_WORD_MASK = (1 << (8 * ctypes.sizeof(ctypes.c_void_p))) - 1
+
+
+def _pointer_value(x: Any) -> int | None:
+    """A void* argument or result as ctypes hands it over: the host word, NULL as None."""
+    if x is None:
+        return None
+    if type(x) is not int and not isinstance(x, int):
+        raise ctypes.ArgumentError(f"wrong type for a pointer: {type(x).__name__}")
+    return (x & _WORD_MASK) or None
+
+
+def _int_value(x: Any) -> int:
+    """A C int argument as ctypes hands it over: wrapped to 32 bits, signed."""
+    if type(x) is not int and not isinstance(x, int):
+        raise ctypes.ArgumentError(f"wrong type for an int: {type(x).__name__}")
+    return ((x & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+
+
+_CONVERT = {ctypes.c_void_p: "_pointer_value", ctypes.c_int: "_int_value"}
+
+
+def direct_call(prototype: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What calling `prototype(address)` of a callback of `fn` does, without going through C: each
+    argument and the result converted as ctypes converts them on the way through, an exception
+    parked (C would print and drop it, returning 0). Generated from the prototype's types."""
+    names = [f"a{i}" for i in range(len(prototype._argtypes_))]
+    converted = ", ".join(f"{_CONVERT[t]}({n})" for t, n in zip(prototype._argtypes_, names))
+    restype = prototype._restype_
+    result = "fn(*args)\n        return None" if restype is None else f"return {_CONVERT[restype]}(fn(*args))"
+    # The arguments are converted at the call (a wrong type raises there, as ctypes does); what
+    # the function raises, or a result that is no pointer, is parked (C would print and drop it).
+    source = (f"def call({', '.join(names)}):\n    args = ({converted},)\n    try:\n        {result}\n"
+              f"    except BaseException as e:\n        park(e)\n        return None\n")
+    namespace = {"fn": fn, "ctypes": ctypes, "park": park, "_pointer_value": _pointer_value,
+                 "_int_value": _int_value}
+    exec(compile(source, f"<direct call {getattr(fn, '__name__', '?')}>", "exec"), namespace)
+    return namespace["call"]
+
+
 class HostFunctions(FunctionTable):
-    """Real C function pointers (ctypes callbacks) on the host target."""
+    """Real C function pointers (ctypes callbacks) on the host target. The pointer is what C code,
+    kernels and ctypes callers get; a Python caller going through the table (`call`, `pointer`)
+    calls the Python function directly (`direct_call`), unless IREEABI_REFERENCE=1 was set when it
+    was registered (then through C, the reference path)."""
 
     kind = "C function"
 
     def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
         cfunc = prototype(fn)
         address = ctypes.cast(cfunc, ctypes.c_void_p).value
-        r = Registered(address, prototype, name, cfunc, prototype(address))
+        pointer = prototype(address) if reference_forced() else direct_call(prototype, fn)
+        r = Registered(address, prototype, name, cfunc, pointer)
         self._registry[address] = r
         return r
 

@@ -51,6 +51,70 @@ def test_callbacks_are_real_c_function_pointers_and_checked() -> None:
         callbacks.HOST.call(0, callbacks.DESTROY_FN, 0)
 
 
+EDGE_ARGS = [(0, 1, None, 5), (None, 2**31, 0, 0), (2**64 - 1, -1, 1, 1), (-1, 2**40 + 3, 1, 1),
+             (2**64, 0, 0, 0), (0x1000, -(2**31) - 1, 0x7F, 2**63)]
+EDGE_RESULTS = [0, None, 1, 2**64 - 1, -5, 2**64 + 8]
+
+
+@pytest.mark.parametrize("result", EDGE_RESULTS)
+def test_direct_calls_convert_as_the_call_through_c(result) -> None:
+    """Issue 14's direct callbacks: a Python caller of a registered Python function skips C, with
+    every argument and result converted as ctypes converts them on the way through C (the oracle:
+    the same function called through its real C pointer)."""
+    seen: list[tuple] = []
+
+    def ctl(*args):
+        seen.append(args)
+        return result
+
+    address = callbacks.HOST.make_raw(callbacks.CTL_FN, ctl, name="edge")
+    try:
+        direct = callbacks.HOST.find(address).pointer
+        assert not isinstance(direct, callbacks.CTL_FN)  # the fast path, not a ctypes pointer
+        through_c = callbacks.CTL_FN(address)
+        for args in EDGE_ARGS:
+            got = direct(*args), seen[-1:]
+            want = through_c(*args), seen[-1:]
+            assert got == want, args
+        for bad in [(1.5, 0, 0, 0), (0, "x", 0, 0)]:
+            with pytest.raises(ctypes.ArgumentError):
+                through_c(*bad)
+            with pytest.raises(ctypes.ArgumentError):
+                direct(*bad)
+    finally:
+        callbacks.HOST.forget(address)
+
+
+def test_direct_calls_of_a_destroy_function_and_a_raising_one() -> None:
+    seen: list = []
+    address = callbacks.HOST.make(callbacks.DESTROY_FN, seen.append, name="probe")
+    try:
+        assert callbacks.HOST.find(address).pointer(2**64 + 0x40) is None
+        assert callbacks.DESTROY_FN(address)(2**64 + 0x40) is None
+        assert seen == [0x40, 0x40]
+    finally:
+        callbacks.HOST.forget(address)
+
+    def raw(p):  # breaks make_raw's contract: through C ctypes would print and drop the error
+        raise KeyError("raw")
+
+    address = callbacks.HOST.make_raw(callbacks.DESTROY_FN, raw)
+    try:
+        with pytest.raises(KeyError, match="raw"):  # parked, then re-raised by call()
+            callbacks.HOST.call(address, callbacks.DESTROY_FN, 1)
+    finally:
+        callbacks.HOST.forget(address)
+
+
+def test_the_reference_switch_calls_through_c(monkeypatch) -> None:
+    monkeypatch.setenv("IREEABI_REFERENCE", "1")
+    address = callbacks.HOST.make(callbacks.DESTROY_FN, lambda p: None, name="through C")
+    try:
+        assert isinstance(callbacks.HOST.find(address).pointer, callbacks.DESTROY_FN)
+    finally:
+        callbacks.HOST.forget(address)
+
+
 def test_callback_exceptions_resurface_after_the_c_call() -> None:
     def boom(p: int) -> None:
         raise KeyError("from inside C")

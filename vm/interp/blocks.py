@@ -24,7 +24,6 @@ The environment variable IREEABI_REFERENCE=1 (or `Context(reference=True)`) forc
 """
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from .handlers import HANDLERS
@@ -44,11 +43,6 @@ _CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 _ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
 _LOADS = frozenset(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64"))
 _STORES = frozenset(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64"))
-
-
-def reference_forced() -> bool:
-    """IREEABI_REFERENCE=1 in the environment: every context runs the per-instruction handlers."""
-    return os.environ.get("IREEABI_REFERENCE", "") not in ("", "0")
 
 
 def compile_blocks(ctx: Any, fn: "Function") -> list:
@@ -254,4 +248,4 @@ class _Emitter:
         return True
 
 
-__all__ = ["compile_blocks", "reference_forced"]
+__all__ = ["compile_blocks"]

@@ -34,7 +34,8 @@ from ..decoder import DecodeError, Register, UnsupportedOpError, decode_function
 from ..heap import HeapError
 from ..module_file import ExportedFunction, ModuleFile, read_module
 from ..status import StatusCode, StatusError
-from .blocks import compile_blocks, reference_forced
+from ..reference_path import reference_forced
+from .blocks import compile_blocks
 from .buffers import BufferFactory
 from .compile import compile_instruction
 from .errors import (ArgumentError, BytecodeVerifyError, ContextBusyError, ContextClosedError,
