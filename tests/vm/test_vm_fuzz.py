@@ -156,6 +156,39 @@ def test_fuzz_vm_calls_with_forged_refs(which: int, picks: list[int], counts: li
     run_case(world, case)
 
 
+def _call_site(world: F.World, sig: str, picks: list[int], counts: list[int]) -> tuple:
+    """One fuzzed call site's values, real and forged refs among them: (args as the generic call
+    takes them, their flat bits as a planned call takes them (floats as bits), span counts, whether a
+    ref was forged)."""
+    it = iter(picks * 200)
+    words = world.forged_words()
+    forged = False
+
+    def value(char: str) -> object:
+        nonlocal forged
+        k = next(it)
+        if char == "r":
+            if k % 3:
+                return world.refs[k % len(world.refs)]
+            forged = True
+            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
+        return float(k) if char in "fF" else k
+
+    frag = cconv.parse(sig).arguments
+    args = F.arguments_for(frag, counts, value, repeat=True)
+    flat, spans = C.flatten(frag, args, HOST_M.word_mask)
+    kinds = [v.kind for v in cconv.layout(frag, HOST_M.target, spans).values]
+    bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
+            struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
+            for x, k in zip(flat, kinds)]
+    return args, bits, spans, forged
+
+
+def _fuzz_module(world: F.World, sig: str, form: object) -> NativeModule:
+    return NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
+                                                  form)])
+
+
 @settings(max_examples=FUZZ_CASES["planned_calls"], **SETTINGS)
 @given(which=which_signature, picks=st.lists(st.integers(0, 1 << 16), min_size=40, max_size=40),
        counts=st.lists(st.sampled_from([0, 1, 2, 3]), min_size=2, max_size=2))
@@ -165,33 +198,14 @@ def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], count
     with real refs only, it returns what the generic call returns."""
     sig, form = F.SIGNATURES[which]
     world = F.World()
-    it = iter(picks * 200)
-    words = world.forged_words()
-    forged = [False]
-
-    def value(char: str) -> object:
-        k = next(it)
-        if char == "r":
-            if k % 3:
-                return world.refs[k % len(world.refs)]
-            forged[0] = True
-            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
-        return float(k) if char in "fF" else k
 
     def case() -> None:
-        frag = cconv.parse(sig).arguments
-        args = F.arguments_for(frag, counts, value, repeat=True)
-        flat, spans = C.flatten(frag, args, HOST_M.word_mask)
-        kinds = [v.kind for v in cconv.layout(frag, HOST_M.target, spans).values]
-        bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
-                struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
-                for x, k in zip(flat, kinds)]
-        mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
-                                                     form)])
+        args, bits, spans, forged = _call_site(world, sig, picks, counts)
+        mod = _fuzz_module(world, sig, form)
         try:
             planned = mod.planned(0, spans)(bits)
             assert all(not isinstance(r, Ref) or r.ptr == 0 for r in planned)
-            if not forged[0]:
+            if not forged:
                 assert planned == [0 if isinstance(r, float) else r for r in mod.call("f", *args)]
         finally:
             mod.close()
@@ -232,27 +246,10 @@ def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], coun
     it was after each."""
     sig, form = F.SIGNATURES[which]
     world = F.World()
-    it = iter(picks * 200)
-    words = world.forged_words()
-
-    def value(char: str) -> object:
-        k = next(it)
-        if char == "r":
-            if k % 3:
-                return world.refs[k % len(world.refs)]
-            return Ref(words[k % len(words)], words[(k >> 5) % len(words)])
-        return float(k) if char in "fF" else k
 
     def case() -> None:
-        frag = cconv.parse(sig).arguments
-        args = F.arguments_for(frag, counts, value, repeat=True)
-        flat, spans = C.flatten(frag, args, HOST_M.word_mask)
-        kinds = [v.kind for v in cconv.layout(frag, HOST_M.target, spans).values]
-        bits = [struct.unpack("<i", struct.pack("<f", x))[0] if k == "f32" else
-                struct.unpack("<q", struct.pack("<d", x))[0] if k == "f64" else x
-                for x, k in zip(flat, kinds)]
-        mod = NativeModule(world.heap, "fuzz", [Export("f", sig, world.target(sig.split("_")[1].replace("v", "")),
-                                                     form)])
+        args, bits, spans, _ = _call_site(world, sig, picks, counts)
+        mod = _fuzz_module(world, sig, form)
         before = world.counters()
         seen = []
         C._empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
