@@ -18,7 +18,11 @@ import e2e_corpus as corpus
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.tooling.function_io import format_results, parse_input
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import Heap
+from ireeabi.vm.allocator import allocator_null
+from ireeabi.vm.buffer import BufferAccess, BufferType
+from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.vm.interp.vmbuffers import VmBufferFactory
+from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.interp import Context
 from test_interpreter import CASES as HOST_CASES, host
 
@@ -85,6 +89,45 @@ def test_failing_calls_agree(name, function, args):
         want = _outcome(lambda: ref.invoke(function, *args))
         assert want[0] == "error"
         assert _outcome(lambda: fast.invoke(function, *args)) == want
+
+
+@pytest.mark.parametrize("field, value", [("length", 0), ("length", 4), ("data", 0), ("access", 0)])
+def test_a_store_onto_a_buffer_handle_is_seen_by_the_next_access(field, value):
+    """The compiled path remembers a buffer it dereferenced (the region's memo) until something may
+    change what deref would read; a store that overlaps the buffer's handle is such a thing. Buffer
+    b's handle lies inside buffer a's data; poke() loads from b, stores into a over one field of b's
+    handle, and loads from b again: both paths give the same result or error."""
+    path = host("alias.vm.mlir")
+    outcomes = []
+    for reference in (True, False):
+        with tracked_heap() as heap:
+            types = TypeRegistry(heap)
+            vmb = BufferType(types)
+            factory = VmBufferFactory(vmb)
+            a = factory.allocate(256, 16)
+            b_data = factory.allocate(16, 16)
+            L = heap.machine.vm_buffer
+            a_data = vmb.data(a.ptr)
+            handle = a_data + 64  # b's handle: inside a's data
+            vmb.initialize(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, vmb.data(b_data.ptr), 16,
+                           allocator_null(), handle)
+            heap.write(vmb.data(b_data.ptr), struct.pack("<i", 7))
+            b = Ref(handle, factory.type)
+            offset = {"length": L.length_off, "data": L.data_off, "access": L.access_off}[field]
+            assert (64 + offset) % 4 == 0
+            with Context(path, buffers=factory, reference=reference) as ctx:
+                outcomes.append(_outcome(lambda: ctx.invoke("poke", a, b, (64 + offset) // 4, value)))
+                assert ctx.reference is reference
+            heap.write(handle, bytes(L.size))  # b's handle was never counted: nothing to release
+            factory.release(a)
+            factory.release(b_data)
+            vmb.close()
+            types.close()
+    assert outcomes[0] == outcomes[1]
+    if (field, value) in (("access", 0), ("length", 4)):  # a load reads no access bits; 4 bytes hold it
+        assert outcomes[0] == ("ok", [14])
+    else:  # the second load sees the new handle: no bytes, or no memory
+        assert outcomes[0][0] == "error", outcomes
 
 
 @pytest.fixture(scope="module")

@@ -96,11 +96,23 @@ class _Emitter:
         # block with nothing since that could change memory or registers of refs (only pure ops,
         # constants and loads ran): the next access reuses it, as deref would return the same.
         self.derefs: set[int] = set()
+        # In a region function: the ref ordinals its buffer accesses use, each with a runtime memo
+        # (`buf<ordinal>`, None when unknown) of its buffer and the header span deref reads. It
+        # holds across blocks and iterations: nothing in a region frees memory or changes a ref
+        # register except handler calls and ref remaps (which forget every buffer), and a store
+        # forgets the buffers whose header it overlaps.
+        self.memo: tuple[int, ...] | None = None
 
     def bind(self, value: Any, prefix: str) -> str:
         name = f"{prefix}{len(self.names)}"
         self.names[name] = value
         return name
+
+    def forget(self, lines: list, pad: str) -> None:
+        """After something that may free memory or change ref registers: no buffer is known."""
+        self.derefs.clear()
+        if self.memo:
+            lines.append(pad + " = ".join(f"buf{m}" for m in self.memo) + " = None")
 
     def finish(self, lines: list, where: str) -> Any:
         namespace = dict(self.names)
@@ -140,7 +152,12 @@ class _Emitter:
         frame.ip - 1 (the loop advanced it) from block to block, and returns to the loop (frame.ip
         set) when control reaches a block outside the region."""
         inside = {s for s, _ in blocks}
-        lines = self.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    try:", "        while True:"]
+        self.memo = tuple(sorted({self.code[i][2].operands["buffer"].ordinal for s, e in blocks
+                                  for i in range(s, e) if self.code[i][2].op.symbol in _LOADS
+                                  or self.code[i][2].op.symbol in _STORES}))
+        lines = self.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
+        lines += [f"    buf{m} = None" for m in self.memo]
+        lines += ["    try:", "        while True:"]
         self._tree(blocks, inside, lines, " " * 12)
         lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
         return self.finish(lines, "region " + ",".join(str(s) for s, _ in blocks))
@@ -179,7 +196,7 @@ class _Emitter:
         """ops_control.remap's copies in order, then the next block: in the region, or the loop's."""
         for src, dst in pairs:
             if src.is_ref:
-                self.derefs.clear()
+                self.forget(lines, pad)
                 lines.append(f"{pad}retain_or_move(ctx, refs, {self.bind(src, 'g')}, refs, {dst.ordinal})")
             else:
                 s, d = 4 * src.ordinal, 4 * dst.ordinal
@@ -196,7 +213,7 @@ class _Emitter:
         if not self.inlined(i, lines, pad):
             handler, payload, _ = self.code[i]
             lines.append(f"{pad}{self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
-            self.derefs.clear()
+            self.forget(lines, pad)
 
     def inlined(self, i: int, lines: list, pad: str) -> bool:
         """Append the inline form of instruction i, if it has one."""
@@ -224,11 +241,19 @@ class _Emitter:
             b, off, size, elem, val, mask = element_parts(self.ctx, inst)
             load = symbol in _LOADS
             what = "source_buffer" if load else "target_buffer"
-            if b in self.derefs:
+            null = f"null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})"
+            if self.memo is not None:
+                lines.append(f"{pad}b = buf{b}")
+                lines.append(f"{pad}if b is None:")
+                lines.append(f"{pad}    b = deref(refs[{b}])")
+                lines.append(f"{pad}    if b is None: {null}")
+                lines.append(f"{pad}    buf{b} = b")
+                lines.append(f"{pad}    lo{b}, hi{b} = span(refs[{b}])")
+            elif b in self.derefs:
                 lines.append(f"{pad}b = buf{b}")
             else:
                 lines.append(f"{pad}b = buf{b} = deref(refs[{b}])")
-                lines.append(f"{pad}if b is None: null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})")
+                lines.append(f"{pad}if b is None: {null}")
                 self.derefs.add(b)
             # _check_elements' conditions for one element, inline; it runs (and raises) when one fails
             lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
@@ -239,6 +264,12 @@ class _Emitter:
             if not load:
                 lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
                 self.derefs.clear()  # the store may have written a buffer's header
+                if self.memo:
+                    lines.append(f"{pad}if b.address is not None:")
+                    lines.append(f"{pad}    s += b.address")
+                    for m in self.memo:
+                        lines.append(f"{pad}    if buf{m} is not None and lo{m} < s + {size} and s < hi{m}: "
+                                     f"buf{m} = None")
             elif elem is None:
                 lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
             else:

@@ -27,10 +27,10 @@ class ByteBuffer:
     """The interpreter's view of a vm.buffer: `data` is a memoryview over its bytes, writable unless
     `mutable` is False (rodata)."""
 
-    __slots__ = ("data", "mutable", "alignment", "origin")
+    __slots__ = ("data", "mutable", "alignment", "origin", "address")
 
     def __init__(self, data: Union[bytes, bytearray, memoryview], mutable: bool | None = None,
-                 alignment: int = 0, origin: str = "") -> None:
+                 alignment: int = 0, origin: str = "", address: int | None = None) -> None:
         view = data if isinstance(data, memoryview) else memoryview(data)
         if mutable is None:
             mutable = not view.readonly
@@ -42,6 +42,7 @@ class ByteBuffer:
         self.mutable = mutable
         self.alignment = alignment
         self.origin = origin
+        self.address = address  # where `data` lies in target memory (None: Python memory)
 
     def __len__(self) -> int:
         return self.data.nbytes
@@ -102,6 +103,11 @@ class BufferFactory:
     def deref(self, value: Any) -> ByteBuffer | None:
         """The buffer a ref register holds, or None (null or not a buffer: iree_vm_buffer_deref)."""
         return value if isinstance(value, ByteBuffer) else None
+
+    def header_span(self, value: Any) -> tuple[int, int]:
+        """[start, end) of the target memory `deref(value)` reads besides the liveness of blocks
+        (the buffer's header): a write there may change what deref returns. Empty here."""
+        return 0, 0
 
     # -- reference counting (no-ops here) ----------------------------------------------------------
 

@@ -143,12 +143,16 @@ class VmBufferFactory(BufferFactory):
         mutable = bool(access & _MUTABLE)
         if length:
             block = heap.check_range(data, length)
-            view = ByteBuffer(heap.view(data, length), mutable, 0, f"vm.buffer 0x{ptr:x}")
+            view = ByteBuffer(heap.view(data, length), mutable, 0, f"vm.buffer 0x{ptr:x}", data)
         else:
             block = None
             view = ByteBuffer(bytearray(0) if mutable else b"", mutable, 0, f"vm.buffer 0x{ptr:x}")
         self._cache[ptr] = (head, words, block, view)
         return view
+
+    def header_span(self, value: Any) -> tuple[int, int]:
+        start = value.ptr + self._access_off
+        return start, start + self._head_fmt.size
 
     # -- reference counting ------------------------------------------------------------------------
 
