@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .handlers import HANDLERS
 from .numerics import _I32, _U64, PURE_OPS, _SIGN_BIT_OPS
-from .ops_buffer import _buffer, _check_elements, element_parts
+from .ops_buffer import LOAD_OPS, STORE_OPS, _buffer, _check_elements, element_parts
 from .ops_scalar import pure_parts
 from .registers import SIZES, WRITE, retain_or_move, write_i32
 
@@ -41,8 +41,8 @@ _ENDS_BLOCK = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call"
 _BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 _CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 _ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
-_LOADS = frozenset(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64"))
-_STORES = frozenset(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64"))
+_LOADS = frozenset(LOAD_OPS)
+_STORES = frozenset(STORE_OPS)
 
 
 def compile_blocks(ctx: Any, fn: "Function") -> list:

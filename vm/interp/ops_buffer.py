@@ -83,6 +83,11 @@ def _stem(symbol: str, prefix: str) -> str:
     return symbol[len(prefix):]
 
 
+# The element load and store ops (their handlers below; blocks.py inlines them).
+LOAD_OPS = tuple(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64"))
+STORE_OPS = tuple(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64"))
+
+
 def element_parts(ctx: "ExecutionState", inst: Any) -> tuple:
     """What a vm.buffer.load/store does, as data: (ref ordinal of the buffer, byte offset of the i64
     element-offset register, element size, struct of a sub-word element or None, byte offset of the
@@ -95,14 +100,14 @@ def element_parts(ctx: "ExecutionState", inst: Any) -> tuple:
     return o["buffer"].ordinal, 4 * o["offset"].ordinal, size, elem, 4 * value.ordinal, ctx.machine.word_mask
 
 
-@op(*(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64")))
+@op(*LOAD_OPS)
 def _make_buffer_load(ctx, fn, inst):
-    breg = inst.operands["buffer"]
-    _, off, size, elem, dst, mask = element_parts(ctx, inst)
+    breg, oreg = inst.operands["buffer"], inst.operands["offset"]
+    _, _, size, elem, dst, mask = element_parts(ctx, inst)
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "source_buffer")
-        start = _check_elements(buf, _U64.unpack_from(frame.regs, off)[0] & mask, 1, size, False, mask)
+        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, False, mask)
         if elem is None:
             frame.regs[dst:dst + size] = buf.data[start:start + size]
         else:
@@ -110,14 +115,14 @@ def _make_buffer_load(ctx, fn, inst):
     return run, None
 
 
-@op(*(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64")))
+@op(*STORE_OPS)
 def _make_buffer_store(ctx, fn, inst):
-    breg = inst.operands["buffer"]
-    _, off, size, _, src, mask = element_parts(ctx, inst)
+    breg, oreg = inst.operands["buffer"], inst.operands["offset"]
+    _, _, size, _, src, mask = element_parts(ctx, inst)
 
     def run(ctx, frame, _):
         buf = _buffer(ctx, frame, breg, "target_buffer")
-        start = _check_elements(buf, _U64.unpack_from(frame.regs, off)[0] & mask, 1, size, True, mask)
+        start = _check_elements(buf, _host(frame, oreg, mask), 1, size, True, mask)
         buf.data[start:start + size] = frame.regs[src:src + size]  # low bytes, little endian
     return run, None
 
