@@ -8,6 +8,7 @@ the whole mapping zeroed, buffer/offset/access/flags filled, SCOPED mappings ret
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,7 @@ class HalBufferLayout:
                                         (mapping.offsetof("buffer"), "W"),
                                         (mapping.offsetof("impl.byte_offset"), "W"),
                                         (unit_off, "I")], mapping.size)
-        self.zero_mapping = bytes(mapping.size)
+        self.zero_mapping = struct.Struct(f"{mapping.size}x")  # pack_into writes the zeroed mapping
         # unmap_range reads the buffer and the unit holding is_persistent.
         self.unmap_fmt = field_struct(m, [(mapping.offsetof("buffer"), "W"), (unit_off, "I")])
         # iree_hal_heap_buffer_allocate_slab puts the data after the heap buffer's aligned header and
@@ -185,7 +186,7 @@ class BufferTypes:
             try:
                 offset, length = calculate_range(ptr, b.byte_length, offset, length, mask)
             except BaseException:
-                raw[off:off + L.mapping_size] = L.zero_mapping  # zeroed before the check, as ever
+                L.zero_mapping.pack_into(raw, off)  # zeroed before the check, as ever
                 raise
         mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
         unit = ((access & 0xFFFF) << L.access_shift) | ((1 if mode & _PERSISTENT else 0) << L.persistent_shift)
@@ -212,7 +213,7 @@ class BufferTypes:
         ptr, unit = L.unmap_fmt.unpack_from(raw, off)
         if not ptr:
             return
-        raw[off:off + L.mapping_size] = L.zero_mapping
+        L.zero_mapping.pack_into(raw, off)
         if not (unit >> L.persistent_shift) & 1:  # SCOPED: the mapping holds a retain
             _object_release(self.heap, ptr, self.type)
 

@@ -237,24 +237,26 @@ class HalInlineModule:
         views = self._views
         vptr = views.deref(view)
         # The message is a required vm.buffer (check_deref, not _or_null): a null one is an error even
-        # when the view matches. Its text is printed as is (an empty message gives " encoding ...").
-        what = self._vm_buffers.text(message)
+        # when the view matches. Its bytes are read only to report a failure, as IREE formats them
+        # only then; the text is printed as is (an empty message gives " encoding ...").
+        vm_buffers = self._vm_buffers
+        vm_buffers.check_deref(message)
         actual, actual_encoding, rank = views.assert_fields(vptr)  # one read of the header
         encoding_type &= 0xFFFFFFFF
         if actual_encoding != 0 and actual_encoding != encoding_type:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} encoding mismatch; expected "
-                              f"{encoding_type:08X} but have {actual_encoding:08X}")
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{vm_buffers.text(message)} encoding mismatch; "
+                              f"expected {encoding_type:08X} but have {actual_encoding:08X}")
         element_type &= 0xFFFFFFFF
         if actual != element_type and not _element_types_compatible(actual, element_type):
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} element type mismatch; expected "
-                              f"{HB.iree_hal_format_element_type(element_type)} ({element_type:08X}) but have "
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{vm_buffers.text(message)} element type mismatch; "
+                              f"expected {HB.iree_hal_format_element_type(element_type)} ({element_type:08X}) but have "
                               f"{HB.iree_hal_format_element_type(actual)} ({actual:08X})")
         have = views.dims(vptr, rank)
         if have == shape:  # the usual case (dims in range): the checks below would all pass
             return
         want = [d & self._mask for d in shape]  # compared as iree_hal_dim_t
         if want != have:
-            _shape_mismatch(what, want, have)
+            _shape_mismatch(vm_buffers.text(message), want, have)
 
     def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
         buffer = self._views.deref_buffer(view)

@@ -433,6 +433,10 @@ class Heap:
             else:  # about to go back to the free lists: a bounded fill, as ASan's
                 _memset(address + self._host_delta, FREED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         a.freed_stack = stack
+        if not self._quarantine_max:  # no quarantine: nothing is remembered, the memory goes back now
+            a.raw = None
+            self._give_chunk(a.chunk, a.chunk_size, address - a.base - a.chunk + MAX_FILL)
+            return
         self._freed[address] = a
         quarantine = self._quarantine
         quarantine.append(a)

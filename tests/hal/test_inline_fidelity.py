@@ -235,6 +235,23 @@ def test_assert_requires_a_message_buffer(session, view4):
     session.call("hal_inline.buffer_view.assert", view4, session.bytes_buffer(b"in"), F32, DENSE, [4])
 
 
+def test_assert_reads_the_message_only_to_report_a_failure(session, view4):
+    """iree_hal_modules_buffer_view_assert takes the message as iree_vm_buffer_as_string (a view, no
+    read) and formats it only into a failing status: a message whose data lies outside memory passes
+    a matching view; on a mismatch, where IREE would read it, ireeabi refuses instead."""
+    vmb = session.rt.vm_buffers
+    msg = session.bytes_buffer(b"in")
+    L, heap = vmb._L, session.rt.heap
+    span = heap.unpack(L.span_fmt, msg.ptr + L.data_off)
+    heap.pack(L.span_fmt, msg.ptr + L.data_off, 0x10, 2)  # below every allocation
+    try:
+        session.call("hal_inline.buffer_view.assert", view4, msg, F32, DENSE, [4])
+        with pytest.raises(HeapError, match="outside every live allocation"):
+            session.call("hal_inline.buffer_view.assert", view4, msg, F32, DENSE, [5])
+    finally:
+        heap.pack(L.span_fmt, msg.ptr + L.data_off, *span)
+
+
 @pytest.mark.parametrize("msg,element_type,encoding,shape,code,message", [
     (b"in", F32, DENSE, [], StatusCode.INVALID_ARGUMENT,
      "in shape rank mismatch; expected 0 (scalar) but have 1; expected shape ``, actual shape `4`"),
