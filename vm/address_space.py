@@ -116,7 +116,7 @@ class AddressSpace:
             if free:  # the common case: a chunk of this size came back before
                 return free.pop(), chunk, False
         else:
-            chunk = (n + PAGE - 1) & -PAGE
+            chunk = self.pages_chunk_size(n)
             found = self._take_large(chunk)
             if found is not None:
                 return found, chunk, False
@@ -136,6 +136,11 @@ class AddressSpace:
                                     f"({self.in_use} of {self.size} bytes in use)")
         self._top = offset + chunk
         return offset, chunk, True
+
+    @staticmethod
+    def pages_chunk_size(n: int) -> int:
+        """The size of the chunk `allocate_pages(n)` hands out."""
+        return (max(n, SMALL_MAX + 1) + PAGE - 1) & -PAGE
 
     def allocate_pages(self, n: int) -> tuple[int, int, bool]:
         """As `allocate`, for a chunk that starts on a page and spans whole pages (guard pages are

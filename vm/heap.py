@@ -56,6 +56,7 @@ MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fill
 REDZONE = 32  # unaddressable bytes around every block
 QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
+GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
 
 
 _SMALL_ZERO = 1024  # fills up to this size are a struct pack into the block, not a foreign memset
@@ -190,7 +191,7 @@ class Heap:
                  "closed", "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
                  "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
-                 "_scratch_frames", "__weakref__")
+                 "_scratch_frames", "_guard_pool", "__weakref__")
 
     def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int = DEFAULT_LIMIT,
                  capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
@@ -250,6 +251,9 @@ class Heap:
         # The scratch block's bounds, tested before any bisection (most accesses are argument frames).
         self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
+        # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
+        # guarded block of that size reuses one without two mprotect calls each way.
+        self._guard_pool: dict[int, list[int]] = {}
 
     def host_address(self, address: int) -> int:
         """The host address of `address` (itself on the host target): only for C code that runs on
@@ -353,7 +357,14 @@ class Heap:
         and the last made inaccessible, the block aligned down against the last one. None where the
         host refuses the protection."""
         space = self.space
-        chunk, chunk_size, fresh = space.allocate_pages(PAGE + REDZONE + (size or 1) + align + PAGE)
+        need = PAGE + REDZONE + (size or 1) + align + PAGE
+        pooled = self._guard_pool.get(space.pages_chunk_size(need))
+        if pooled:
+            chunk = pooled.pop()
+            chunk_size = space.pages_chunk_size(need)
+            back = chunk + chunk_size - PAGE
+            return chunk, chunk_size, False, (self._base + back - (size or 1)) & -align
+        chunk, chunk_size, fresh = space.allocate_pages(need)
         back = chunk + chunk_size - PAGE
         try:
             space.protect(chunk, PAGE, False)
@@ -420,8 +431,6 @@ class Heap:
         size = a.size
         if not a.internal:
             self.live_bytes -= size
-        if a.guarded:  # the chunk goes back as ordinary memory, so its guards go first
-            self._unguard(a)
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
         # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
@@ -434,8 +443,7 @@ class Heap:
                 _memset(address + self._host_delta, FREED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         a.freed_stack = stack
         if not self._quarantine_max:  # no quarantine: nothing is remembered, the memory goes back now
-            a.raw = None
-            self._give_chunk(a.chunk, a.chunk_size, address - a.base - a.chunk + MAX_FILL)
+            self._give_back(a)
             return
         self._freed[address] = a
         quarantine = self._quarantine
@@ -446,9 +454,7 @@ class Heap:
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
         else:
-            a.raw = None
-            # The poisoned prefix stays readable until the chunk is reused.
-            self._give_chunk(a.chunk, a.chunk_size, address - a.base - a.chunk + MAX_FILL)
+            self._give_back(a)
         if len(quarantine) > self._quarantine_max:
             while len(quarantine) > self._quarantine_max:
                 old = quarantine.popleft()
@@ -458,6 +464,28 @@ class Heap:
             held_q = self._held
             while held_q and held_q[0].raw is None:  # dropped by the count limit above
                 held_q.popleft()
+
+    def _give_back(self, a: Allocation) -> None:
+        """The chunk of a freed block goes back to the free lists; a guarded one to the pool of its
+        size while that has room (guards kept: the chunk is as inaccessible at its ends as ever).
+        The poisoned prefix stays readable until the chunk is reused."""
+        a.raw = None
+        if a.guarded and self._pool_guarded(a):
+            return
+        self._give_chunk(a.chunk, a.chunk_size, a.address - a.base - a.chunk + MAX_FILL)
+
+    def _pool_guarded(self, a: Allocation) -> bool:
+        """Keep a freed guarded block's chunk, guards and all, for the next guarded block of its
+        size; False (and the guards removed) when the pool of that size is full."""
+        pool = self._guard_pool.get(a.chunk_size)
+        if pool is None:
+            pool = self._guard_pool[a.chunk_size] = []
+        if len(pool) < GUARD_POOL:
+            a.guarded = False
+            pool.append(a.chunk)
+            return True
+        self._unguard(a)
+        return False
 
     def _unguard(self, a: Allocation) -> None:
         a.guarded = False
@@ -469,6 +497,8 @@ class Heap:
         if a.raw is not None:
             a.raw = None
             self._held_bytes -= a.size
+            if a.guarded and self._pool_guarded(a):
+                return
             if self.space is not None:
                 self.space.release(a.chunk, a.chunk_size, keep=a.chunk_size)
 

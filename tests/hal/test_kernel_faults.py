@@ -61,8 +61,8 @@ def test_a_kernel_past_its_bindings_faults_on_the_guard_page(session):
 def test_guarded_blocks_end_at_an_inaccessible_page():
     """malloc(guard=True): the block's end lies within its alignment of a page boundary, the page
     there and the chunk's first page cannot be touched (a write from C faults: checked in a child
-    process), the heap's own bounds checks still refuse the bytes in between, and freeing returns
-    the pages as ordinary memory."""
+    process), the heap's own bounds checks still refuse the bytes in between, and no protected
+    page ends up in the free lists."""
     import ctypes
     import faulthandler
     import os
@@ -86,6 +86,41 @@ def test_guarded_blocks_end_at_an_inaccessible_page():
     heap.write(q, b"\x01" * 200000)
     heap.free(q)
     heap.close()
+
+
+def test_freed_guarded_chunks_are_reused_with_their_guards(monkeypatch):
+    """A freed guarded block's chunk, guards still protected, serves the next guarded block of its
+    size with no mprotect either way (held in quarantine first on the default heap); past GUARD_POOL
+    chunks of one size the rest lose their guards and go back as ordinary memory."""
+    import ctypes
+    import faulthandler
+    import os
+    from ireeabi.vm import heap as heap_mod
+    for quarantine in (0, 1024):
+        heap = Heap(quarantine=quarantine, quarantine_bytes=0)  # held blocks dropped at once
+        calls = []
+        real = heap.space.protect
+        monkeypatch.setattr(heap.space, "protect", lambda *a: (calls.append(a), real(*a)))
+        p = heap.malloc(100, align=64, guard=True)
+        assert len(calls) == 2  # a fresh chunk: its two guard pages
+        heap.free(p)
+        assert len(calls) == 2  # pooled, guards kept
+        q = heap.malloc(100, align=64, guard=True)
+        assert q == p and len(calls) == 2 and heap.read(q, 100) == bytes(100)
+        guard = -(-(q + 100) // mmap.PAGESIZE) * mmap.PAGESIZE
+        pid = os.fork()
+        if pid == 0:  # the reused chunk's guard page still faults
+            faulthandler.disable()
+            ctypes.memset(heap.host_address(guard), 0, 1)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSEGV
+        blocks = [q] + [heap.malloc(100, align=64, guard=True) for _ in range(heap_mod.GUARD_POOL)]
+        before = len(calls)
+        for b in blocks:
+            heap.free(b)
+        assert len(calls) - before == 2  # the one past the pool: both guards lifted
+        heap.close()
 
 
 def test_guards_only_where_native_code_runs():
