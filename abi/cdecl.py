@@ -53,7 +53,9 @@ def _known(pointee: str) -> bool:
 
 
 def struct_definition(s: Struct) -> str:
-    lines = [f"typedef {s.keyword} {s.name} {{"]
+    attrs = [a for a in ("packed" if s.packed else "", f"aligned({s.align})" if s.align is not None else "") if a]
+    attr = f" __attribute__(({', '.join(attrs)}))" if attrs else ""
+    lines = [f"typedef {s.keyword}{attr} {s.name} {{"]
     used = 0  # bits of the current run of bit-fields, for REST_OF_UNIT widths
     for f in s.fields:
         if f.bits is None:
@@ -62,7 +64,11 @@ def struct_definition(s: Struct) -> str:
             bits, used = f" : (sizeof({f.type.c_type}) * 8 - {used})", 0
         else:
             bits, used = f" : {f.bits}", used + f.bits
-        lines.append(f"  {declarator(f.type, f.name)}{bits};")
+        attrs = [a for a in ("packed" if f.packed else "",
+                             f"aligned({f.align})" if f.align is not None else "") if a]
+        attr = f" __attribute__(({', '.join(attrs)}))" if attrs else ""
+        # An anonymous member is written as a named one: the layout is the same.
+        lines.append(f"  {declarator(f.type, f.name)}{bits}{attr};")
     lines.append(f"}} {s.name};")
     return "\n".join(lines)
 

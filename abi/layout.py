@@ -81,11 +81,22 @@ class Array(CType):
     elem: CType
     count: int | None
 
+    def _dims(self) -> tuple[CType, str]:
+        """The innermost element and the dimensions outermost first (C writes `T x[2][3]` for an
+        array of 2 arrays of 3)."""
+        dims, t = "", self
+        while isinstance(t, Array):
+            dims += f"[{'' if t.count is None else t.count}]"
+            t = t.elem
+        return t, dims
+
     def c_spelling(self) -> str:
-        return f"{self.elem.c_spelling()}[{'' if self.count is None else self.count}]"
+        elem, dims = self._dims()
+        return f"{elem.c_spelling()}{dims}"
 
     def display(self) -> str:
-        return f"{self.elem.display()}[{'' if self.count is None else self.count}]"
+        elem, dims = self._dims()
+        return f"{elem.display()}{dims}"
 
 
 REST_OF_UNIT = "rest"  # bit-field width: the rest of its storage unit (C: sizeof(T) * 8 - used)
@@ -96,6 +107,9 @@ class Field(NamedTuple):
     type: CType
     bits: "int | str | None" = None  # bit-field width (or REST_OF_UNIT); needs an integer Scalar
     doc: str = ""
+    align: int | None = None  # _Alignas(N) / __attribute__((aligned(N))): at least N-aligned
+    packed: bool = False  # __attribute__((packed)) on the member: 1-aligned (before `align`)
+    anonymous: bool = False  # a C11 anonymous struct/union member; `name` is the engine's own
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,14 +120,18 @@ class Struct(CType):
     fields: tuple[Field, ...]
     is_union: bool = False
     doc: str = ""
+    packed: bool = False  # __attribute__((packed)): every member 1-aligned, bit-fields back to back
+    align: int | None = None  # __attribute__((aligned(N))) / alignas on the type: at least N-aligned
 
     def __init__(self, name: str, fields: Sequence[Field | tuple], *, is_union: bool = False,
-                 doc: str = "") -> None:
+                 doc: str = "", packed: bool = False, align: int | None = None) -> None:
         fs = tuple(f if isinstance(f, Field) else Field(*f) for f in fields)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "fields", fs)
         object.__setattr__(self, "is_union", is_union)
         object.__setattr__(self, "doc", doc)
+        object.__setattr__(self, "packed", packed)
+        object.__setattr__(self, "align", align)
         _validate_decl(self)
 
     @property
@@ -146,8 +164,13 @@ class Struct(CType):
         return walk(self)
 
 
-def Union(name: str, fields: Sequence[Field | tuple], *, doc: str = "") -> Struct:  # noqa: N802
-    return Struct(name, fields, is_union=True, doc=doc)
+def Union(name: str, fields: Sequence[Field | tuple], *, doc: str = "", packed: bool = False,  # noqa: N802
+          align: int | None = None) -> Struct:
+    return Struct(name, fields, is_union=True, doc=doc, packed=packed, align=align)
+
+
+def _is_alignment(value: object) -> bool:
+    return type(value) is int and value > 0 and not value & (value - 1)
 
 
 def _validate_decl(s: Struct) -> None:
@@ -168,6 +191,11 @@ def _validate_decl(s: Struct) -> None:
             if not isinstance(f.type, Scalar) or not ok_width or s.is_union:
                 raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar, a width > 0 "
                                   "and a struct (not a union)")
+        if f.align is not None and (not _is_alignment(f.align) or f.bits is not None):
+            raise LayoutError(f"{s.name}.{f.name}: an explicit alignment must be a power of two on a "
+                              f"member that is not a bit-field, got {f.align!r}")
+    if s.align is not None and not _is_alignment(s.align):
+        raise LayoutError(f"{s.name}: an explicit alignment must be a power of two, got {s.align!r}")
     if not s.fields:
         raise LayoutError(f"{s.name}: an empty struct has no C layout")
 
@@ -261,6 +289,13 @@ class StructLayout:
         return self.fields[-1] if self.fields and self.fields[-1].flexible else None
 
 
+def _member_align(decl: Struct, f: Field, natural: int) -> int:
+    """A member's alignment in `decl`: 1 when packed (the struct or the member), raised to an
+    explicit alignment (which packing does not lower)."""
+    a = 1 if decl.packed or f.packed else natural
+    return a if f.align is None or f.align <= a else f.align
+
+
 def size_align(t: CType, target: Target) -> tuple[int, int]:
     """sizeof and in-struct alignment of a type (a flexible array has size 0)."""
     if isinstance(t, Scalar):
@@ -286,6 +321,7 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
         size = 0
         for f in decl.fields:
             fs, fa = size_align(f.type, target)
+            fa = _member_align(decl, f, fa)
             if f.bits is not None and f.bits > fs * 8:
                 raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
             fields.append(FieldLayout(f.name, 0, fs, fa, f.type,
@@ -296,11 +332,16 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
         bit = 0  # current position in bits; bit-fields share storage units
         for f in decl.fields:
             fs, fa = size_align(f.type, target)
+            fa = _member_align(decl, f, fa)
             if f.bits is not None:
                 unit = fs * 8
                 width = unit - bit % unit if f.bits == REST_OF_UNIT else f.bits
                 if width > unit:
                     raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
+                if decl.packed or f.packed:  # back to back, located from the byte of its first bit
+                    fields.append(FieldLayout(f.name, bit // 8, fs, 1, f.type, bit % 8, width))
+                    bit += width
+                    continue
                 # SysV: a bit-field may not straddle a naturally aligned unit of its type.
                 if bit // unit != (bit + width - 1) // unit:
                     bit = align_up(bit, fa * 8)
@@ -315,6 +356,8 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
             if fa > align:
                 align = fa
         size = -(-bit // 8)
+    if decl.align is not None and decl.align > align:
+        align = decl.align
     size = align_up(size, align)
     return StructLayout(decl, target, size, align, tuple(fields), _padding(fields, size, decl.is_union))
 
