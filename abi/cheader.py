@@ -191,8 +191,10 @@ class _Reader:
         K = ci.TypeKind
         canon = t.get_canonical()
         k = canon.kind
+        spelled = t.spelling
+        if spelled in self.target.scalars and k.name in _SCALARS:  # uint64_t, size_t...: as named
+            return Scalar(spelled)
         if k.name in _SCALARS:
-            spelled = t.spelling
             return Scalar(_SCALARS[k.name], spelled if spelled != _SCALARS[k.name] else None)
         if k == K.ENUM:
             under = canon.get_declaration().enum_type.get_canonical()
