@@ -11,6 +11,7 @@ from ireeabi.abi.layout import Struct, StructLayout
 from ireeabi.abi.targets import Target
 
 from . import describe, render
+from .errors import CliError
 from .render import Column
 from .resolve import CconvInput, default_spans_note, span_instances
 
@@ -57,19 +58,24 @@ def _struct_footer(lay: StructLayout, rows: Sequence[describe.StructRow]) -> lis
     return out
 
 
-def _struct_title(decl: Struct, where: str) -> str:
-    module = layouts.module_of(decl.name)
-    source = "derived from its cconv fragment" if module == "cconv" else f"ireeabi.layouts.{module}"
-    return f"{decl.keyword} {decl.name} on {where} ({source})"
+def _struct_title(decl: Struct, where: str, source: str | None = None) -> str:
+    if source is None:
+        module = layouts.module_of(decl.name)
+        source = "derived from its cconv fragment" if module == "cconv" else f"ireeabi.layouts.{module}"
+    attrs = ", ".join(a for a in ("packed" if decl.packed else "",
+                                  f"aligned({decl.align})" if decl.align else "") if a)
+    return f"{decl.keyword} {decl.name}{f' [{attrs}]' if attrs else ''} on {where} ({source})"
 
 
-def struct_text(decl: Struct, target: Target) -> list[str]:
+def struct_text(decl: Struct, target: Target, source: str | None = None) -> list[str]:
+    """The pahole-style table of `decl` on `target`; `source` says where the declaration comes from
+    (default: its catalog module)."""
     lay = decl.layout(target)
     rows = describe.struct_rows(lay)
     cols = [Column("offset", ">"), Column("size", ">"), Column("field", shrink=True, min_width=16),
             Column("type", shrink=True, min_width=12)]
     cells = [(_offset_cell(r), _size_cell(r), _name_cell(r), _type_cell(r)) for r in rows]
-    return [*render.wrap(_struct_title(decl, target.name), subsequent=2), *render.table(cols, cells),
+    return [*render.wrap(_struct_title(decl, target.name, source), subsequent=2), *render.table(cols, cells),
             *_struct_footer(lay, rows)]
 
 
@@ -98,25 +104,34 @@ def _targets_table_lines(label_header: str, rows: Callable[[], Iterable[tuple[st
                                       [natural[i] for i in picked], indent=2)
 
 
-def struct_all_text(decl: Struct, tgts: Sequence[Target]) -> list[str]:
-    per_rows = [describe.struct_rows(decl.layout(t)) for t in tgts]
+def struct_all_text(decl: Struct, tgts: Sequence[Target], source: str | None = None,
+                    decls: Sequence[Struct] | None = None) -> list[str]:
+    """`decl` on every target side by side; `decls`: one declaration per target instead (a header
+    read for each triple), which must declare the same fields."""
+    decls = list(decls) if decls is not None else [decl] * len(tgts)
+    per_rows = [describe.struct_rows(d.layout(t)) for d, t in zip(decls, tgts)]
     field_rows = [[r for r in rows if r.kind == "field"] for rows in per_rows]
     labels = [_name_cell(r) for r in field_rows[0]]
     per_target: list[list[str]] = []
-    for t, rows in zip(tgts, field_rows):
-        lay = decl.layout(t)
+    for d, t, rows in zip(decls, tgts, field_rows):
+        if [r.path for r in rows] != [r.path for r in field_rows[0]]:
+            raise CliError(f"{decl.name} declares other fields on {t.name} than on {tgts[0].name}; "
+                           "lay it out one --target at a time")
+        lay = d.layout(t)
         pad = sum(n for _, n, _ in describe.unused_ranges(lay))
         col = [f"{_offset_cell(r)}/{_size_cell(r)}" for r in rows]
         col += [str(lay.size), str(lay.align), str(pad)]
         per_target.append(col)
     labels += ["sizeof", "alignof", "padding bytes"]
-    title = [*render.wrap(_struct_title(decl, f"{len(tgts)} targets"), subsequent=2),
+    title = [*render.wrap(_struct_title(decl, f"{len(tgts)} targets", source), subsequent=2),
              f"cells: offset/size (bit-fields byte:bit/bits); {DIFF} = differs from {tgts[0].name}"]
     return _targets_table(title, "field", labels, per_target, [t.name for t in tgts])
 
 
-def struct_data(decl: Struct, tgts: Sequence[Target], all_targets: bool) -> Any:
-    objs = [describe.struct_json(decl.layout(t)) for t in tgts]
+def struct_data(decl: Struct, tgts: Sequence[Target], all_targets: bool,
+                decls: Sequence[Struct] | None = None) -> Any:
+    decls = list(decls) if decls is not None else [decl] * len(tgts)
+    objs = [describe.struct_json(d.layout(t)) for d, t in zip(decls, tgts)]
     return objs if all_targets else objs[0]
 
 

@@ -1,6 +1,8 @@
 """The `ireeabi` command line.
 
     ireeabi layout NAME_OR_CCONV [--target T | --all-targets] [--spans 4,3] [--json]
+    ireeabi layout NAME --header FILE.h [-I DIR] [-D NAME[=V]] [--target T | --all-targets] [--json]
+    ireeabi layout NAME --dwarf FILE.o|.so [--target T | --all-targets] [--json]
     ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json]
     ireeabi targets [--json]
     ireeabi list [--json]
@@ -24,7 +26,7 @@ import sys
 from typing import Any, Sequence, TextIO
 
 from ireeabi import layouts
-from ireeabi.abi import cconv
+from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 
@@ -58,6 +60,17 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Without --spans every span has 1 element.")
     p.add_argument("name", metavar="NAME_OR_CCONV")
     _target_options(p)
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--header", metavar="FILE.h",
+                     help="NAME is a struct, union or typedef of this C header, parsed by libclang for "
+                          "each target's triple and cross-checked with libclang's own layout")
+    src.add_argument("--dwarf", metavar="FILE",
+                     help="NAME is a struct of this object's DWARF, as the compiler that built it laid "
+                          "it out (its own data model by default; --all-targets re-lays it everywhere)")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="header search directory (with --header; repeatable)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
+                   help="preprocessor definition (with --header; repeatable)")
     p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
                        description="Findings of the cconv rules and of the hand-written span readers, "
                                    "with the bytes involved. Without --spans, counts 0..3 per span are "
@@ -97,6 +110,10 @@ def _emit_json(obj: Any, out: TextIO) -> None:
 
 
 def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
+    if args.header or args.dwarf:
+        return _layout_foreign_struct(args, out)
+    if args.include_dirs or args.defines:
+        raise CliError("-I and -D apply to --header")
     tgts = select_targets(args.target, args.all_targets)
     spans = parse_spans(args.spans)
     what = resolve(args.name)
@@ -117,6 +134,32 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
         _emit(cmd_layout.cconv_all_text(what, tgts, spans), out)
     else:
         _emit(cmd_layout.cconv_text(what, tgts[0], spans), out)
+    return EXIT_OK
+
+
+def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
+    """`layout --header FILE.h NAME` / `layout --dwarf FILE NAME`."""
+    if args.spans is not None:
+        raise CliError("--spans applies to calling conventions, not to structs")
+    if args.header:
+        tgts = select_targets(args.target, args.all_targets)
+        decls = [cheader.header_struct(args.header, args.name, t, include_dirs=args.include_dirs,
+                                       defines=args.defines) for t in tgts]
+        source = f"{args.header}, checked with libclang"
+    else:
+        if args.include_dirs or args.defines:
+            raise CliError("-I and -D apply to --header")
+        own, decl = dwarf.dwarf_struct(args.dwarf, args.name)
+        tgts = select_targets(args.target, args.all_targets) if args.target or args.all_targets else [own]
+        tgts = sorted(tgts, key=lambda t: t is not own)  # cells are marked against the file's own model
+        decls = [decl] * len(tgts)
+        source = f"DWARF of {args.dwarf} ({own.name})"
+    if args.json:
+        _emit_json(cmd_layout.struct_data(decls[0], tgts, args.all_targets, decls), out)
+    elif args.all_targets:
+        _emit(cmd_layout.struct_all_text(decls[0], tgts, source, decls), out)
+    else:
+        _emit(cmd_layout.struct_text(decls[0], tgts[0], source), out)
     return EXIT_OK
 
 
