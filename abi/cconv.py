@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_right
 from collections.abc import Sequence as _SequenceABC
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
@@ -963,6 +963,50 @@ def _compare(frag: Fragment, t: Target, spans: tuple[int, ...], size: int,
                 f"{where}: sizeof({fixed_struct.name}) is {flay.size} B but the VM packs the fixed part "
                 f"in {fixed_end} B; a reader starting the first span at sizeof reads its count at "
                 f"{flay.size} instead of {fixed_end}", fixed_end)
+
+
+def read_by(lay: FragmentLayout, struct: Struct) -> FragmentLayout:
+    """This instance with a struct of one's own (a native shim's argument or result struct, from a
+    header or DWARF) in place of the generic shim's: without spans as the shim struct the whole
+    buffer is read through, with spans as the struct of the fixed part before the first span (a
+    reader then starts the first span at its sizeof). Its findings are `struct_findings`'."""
+    slay = layout_of(struct, lay.target)
+    if lay.fragment.has_spans:
+        out = replace(lay, shim=None, fixed_struct=struct, findings=())
+    else:
+        view = ShimView(struct, slay.size, slay.size, [f.offset for f in slay.fields], None, None)
+        out = replace(lay, shim=view, fixed_struct=None, findings=())
+    return replace(out, findings=struct_findings(out))
+
+
+def struct_findings(lay: FragmentLayout) -> tuple[Finding, ...]:
+    """Where the struct `read_by` put in `lay` disagrees with how the VM packs the instance: the
+    generic shim's rules (shim-length, shim-offset) or the fixed part's (fixed-struct-offset,
+    fixed-struct-sizeof: IREE #24827's loader bug), and struct-fields / struct-field-size when it
+    does not declare one member per value, of that value's size."""
+    t, frag = lay.target, lay.fragment
+    struct = lay.fixed_struct if frag.has_spans else lay.shim.struct if lay.shim else None
+    if struct is None:
+        return ()
+    fixed = [v for v in lay.values if v.span is None] if frag.has_spans else list(lay.values)
+    slay = layout_of(struct, t)
+    where = f"{frag.text!r} on {t.name}" + (f" spans={list(lay.spans)}" if lay.spans else "")
+    out: list[Finding] = []
+    if len(slay.fields) != len(fixed):
+        part = "values before the first span" if frag.has_spans else "values"
+        out.append(Finding("struct-fields", f"{where}: {struct.name} declares {len(slay.fields)} members, "
+                                            f"the VM packs {len(fixed)} {part}"))
+    for v, f in zip(fixed, slay.fields):
+        if f.size != v.size or f.bits is not None:
+            out.append(Finding("struct-field-size", f"{where}: {struct.name}.{f.name} is {f.size} B"
+                                                    f"{' (a bit-field)' if f.bits is not None else ''}, "
+                                                    f"{_describe(v)} is {v.size} B", v.offset))
+    if frag.has_spans and not fixed:
+        return tuple(out)
+    found = _compare(frag, t, lay.spans, lay.size, lay.values, lay.counts, lay.packed_size, lay.shim,
+                     lay.fixed_struct)
+    out += [f for f in found if f.rule != "pack-overflow"]  # the VM's own rule, not the struct's
+    return tuple(out)
 
 
 def compare_reader(lay: FragmentLayout, reader: ReaderView) -> tuple[Finding, ...]:

@@ -9,10 +9,11 @@ comes with the byte ranges it is about, drawn under a hex dump of a sample buffe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ireeabi.abi import cconv, codec
 from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
+from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import Target
 
 from . import describe, render
@@ -94,6 +95,13 @@ def involved(f: Finding, lay: FragmentLayout, reader: ReaderView | None = None) 
         lo, hi = sorted((lay.size, lay.shim.required_length))
         return [Involved(f"between the VM's {lay.size} B and the shim's {lay.shim.required_length} B",
                          OTHER, lo, hi - lo)]
+    if f.rule == "struct-field-size" and f.offset is not None:
+        struct = lay.fixed_struct or (lay.shim.struct if lay.shim else None)
+        fixed = [v for v in lay.values if v.span is None]
+        for v, fl in zip(fixed, struct.layout(lay.target).fields if struct else ()):
+            if v.offset == f.offset:
+                return [Involved("value packed", PACKED, v.offset, v.size),
+                        Involved(f"{struct.name}.{fl.name}", READ, fl.offset, fl.size)]
     if f.rule == "pack-overflow":
         return [Involved("written past the allocation", OTHER, lay.size, lay.packed_size - lay.size)]
     return [Involved("offset", OTHER, f.offset, 1)] if f.offset is not None else []
@@ -107,6 +115,7 @@ class CheckResult:
     instances: list[Instance]
     total: int = 0  # instances a full sweep would lay out (= len(instances) unless sampled)
     sweep: Sweep | None = None  # of the side with spans, when swept
+    read_through: str | None = None  # "<side> read through <struct> (<source>)" with a struct of one's own
 
     @property
     def sampled(self) -> bool:
@@ -121,7 +130,11 @@ class CheckResult:
         return 1 if self.n_findings else 0
 
 
-def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) -> CheckResult:
+def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None,
+        struct_for: Callable[[Target], Struct] | None = None, struct_side: str = "arguments") -> CheckResult:
+    """Every instance's findings. `struct_for(target)`: a struct of one's own (a header's or an
+    object's) that a native shim reads the `struct_side` buffer through: that side is checked against
+    it (`cconv.read_by`) instead of against IREE's generic shim struct and span readers."""
     out: list[Instance] = []
     sweeps = [sweep_of(side, spans) for side in inp.sides]
     total = len(tgts) * sum(1 if sw is None else sw.total for sw in sweeps)
@@ -130,9 +143,16 @@ def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None) 
         for side in inp.sides:
             for counts in span_instances(side, spans, sweep=True):
                 lay = cconv.layout(side.fragment, t, counts)
+                own = struct_for is not None and side.label in (struct_side, "fragment")
+                if own:
+                    vm_rules = [f for f in lay.findings if f.rule == "pack-overflow"]
+                    lay = cconv.read_by(lay, struct_for(t))
+                    lay_findings = [*vm_rules, *lay.findings]
+                else:
+                    lay_findings = list(lay.findings)
                 inst = Instance(t, side.label, lay)
-                inst.findings = [Annotated(f, involved(f, lay)) for f in lay.findings]
-                if side.fragment.has_spans:
+                inst.findings = [Annotated(f, involved(f, lay)) for f in lay_findings]
+                if side.fragment.has_spans and not own:
                     for form in cconv.READER_FORMS:
                         reader = cconv.span_reader(side.fragment, t, counts, form=form)
                         found = cconv.compare_reader(lay, reader)
@@ -158,6 +178,8 @@ def _sides_line(inp: CconvInput) -> str:
 def text(res: CheckResult, inp: CconvInput) -> list[str]:
     where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
     out = render.wrap(f"check {res.text} on {where}: {_sides_line(inp)}", subsequent=2)
+    if res.read_through:
+        out += render.wrap(res.read_through, subsequent=2)
     if any(s.n_spans for s in inp.sides if s.label != "results"):
         if res.spans is not None:
             out.append(f"span counts: {list(res.spans)}")
@@ -252,6 +274,8 @@ def data(res: CheckResult) -> dict[str, Any]:
         "sweep": sweep,
         "instances": len(res.instances),
     }
+    if res.read_through:
+        out["read_through"] = res.read_through
     if res.sampled and sweep is not None:  # past SWEEP_CAP: how many of how many were checked
         sweep.update(cap=SWEEP_CAP, combinations=res.sweep.total, checked=res.sweep.checked)
         out["instances_total"] = res.total

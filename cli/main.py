@@ -23,12 +23,13 @@ import errno
 import json
 import os
 import sys
-from typing import Any, Sequence, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
 from ireeabi import layouts
 from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
+from ireeabi.abi.targets import Target
 
 from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, render
 from .errors import CliError
@@ -47,6 +48,20 @@ def _target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output (see README)")
 
 
+def _struct_source_options(p: argparse.ArgumentParser, what: str) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--header", metavar="FILE.h",
+                     help=f"{what} a struct, union or typedef of this C header, parsed by libclang for "
+                          "each target's triple and cross-checked with libclang's own layout")
+    src.add_argument("--dwarf", metavar="FILE",
+                     help=f"{what} a struct of this object's DWARF, as the compiler that built it laid "
+                          "it out (its own data model by default; --all-targets re-lays it everywhere)")
+    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="header search directory (with --header; repeatable)")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
+                   help="preprocessor definition (with --header; repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ireeabi",
@@ -60,23 +75,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Without --spans every span has 1 element.")
     p.add_argument("name", metavar="NAME_OR_CCONV")
     _target_options(p)
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--header", metavar="FILE.h",
-                     help="NAME is a struct, union or typedef of this C header, parsed by libclang for "
-                          "each target's triple and cross-checked with libclang's own layout")
-    src.add_argument("--dwarf", metavar="FILE",
-                     help="NAME is a struct of this object's DWARF, as the compiler that built it laid "
-                          "it out (its own data model by default; --all-targets re-lays it everywhere)")
-    p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-                   help="header search directory (with --header; repeatable)")
-    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=V]",
-                   help="preprocessor definition (with --header; repeatable)")
+    _struct_source_options(p, "NAME is")
     p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
                        description="Findings of the cconv rules and of the hand-written span readers, "
                                    "with the bytes involved. Without --spans, counts 0..3 per span are "
                                    "swept. Exit 0: no finding, 1: findings, 2: bad input.")
     p.add_argument("cconv", metavar="CCONV")
     _target_options(p)
+    _struct_source_options(p, "--struct names")
+    p.add_argument("--struct", metavar="NAME",
+                   help="with --header or --dwarf: the struct a native shim reads the buffer through "
+                        "(the whole buffer, or the fixed part before the first span), checked against "
+                        "the VM's packing instead of IREE's generic shim struct")
+    p.add_argument("--side", choices=["arguments", "results"], default="arguments",
+                   help="which buffer of a whole signature --struct describes (default arguments)")
     p = sub.add_parser("targets", help="the data models and their ABI numbers")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("list", help="the catalog's struct names")
@@ -141,19 +153,8 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h NAME` / `layout --dwarf FILE NAME`."""
     if args.spans is not None:
         raise CliError("--spans applies to calling conventions, not to structs")
-    if args.header:
-        tgts = select_targets(args.target, args.all_targets)
-        decls = [cheader.header_struct(args.header, args.name, t, include_dirs=args.include_dirs,
-                                       defines=args.defines) for t in tgts]
-        source = f"{args.header}, checked with libclang"
-    else:
-        if args.include_dirs or args.defines:
-            raise CliError("-I and -D apply to --header")
-        own, decl = dwarf.dwarf_struct(args.dwarf, args.name)
-        tgts = select_targets(args.target, args.all_targets) if args.target or args.all_targets else [own]
-        tgts = sorted(tgts, key=lambda t: t is not own)  # cells are marked against the file's own model
-        decls = [decl] * len(tgts)
-        source = f"DWARF of {args.dwarf} ({own.name})"
+    tgts, struct_for, source = _own_struct(args, args.name)
+    decls = [struct_for(t) for t in tgts]
     if args.json:
         _emit_json(cmd_layout.struct_data(decls[0], tgts, args.all_targets, decls), out)
     elif args.all_targets:
@@ -163,11 +164,41 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Callable[[Target], Struct], str]:
+    """(targets, target -> declaration, where it comes from) of `--header`/`--dwarf` NAME: a header is
+    read for each target's triple; an object's DWARF once, on its own model (the default target and
+    the first column)."""
+    if args.header:
+        tgts = select_targets(args.target, args.all_targets)
+
+        def from_header(t: Target) -> Struct:
+            return cheader.header_struct(args.header, name, t, include_dirs=args.include_dirs,
+                                         defines=args.defines)
+        return tgts, from_header, f"{args.header}, checked with libclang"
+    if args.include_dirs or args.defines:
+        raise CliError("-I and -D apply to --header")
+    own, decl = dwarf.dwarf_struct(args.dwarf, name)
+    tgts = select_targets(args.target, args.all_targets) if args.target or args.all_targets else [own]
+    tgts = sorted(tgts, key=lambda t: t is not own)  # cells are marked against the file's own model
+    return tgts, lambda t: decl, f"DWARF of {args.dwarf} ({own.name})"
+
+
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    tgts = select_targets(args.target, args.all_targets)
-    spans = parse_spans(args.spans)
     inp = require_cconv(args.cconv)
-    res = cmd_check.run(inp, tgts, spans)
+    spans = parse_spans(args.spans)
+    if args.header or args.dwarf:
+        if not args.struct:
+            raise CliError("--header and --dwarf name the file of --struct NAME; give the struct")
+        tgts, struct_for, source = _own_struct(args, args.struct)
+        for t in tgts:
+            struct_for(t)  # a bad header or name is reported before any output
+        res = cmd_check.run(inp, tgts, spans, struct_for, args.side)
+        side = args.side if inp.signature is not None else "the fragment"
+        res.read_through = f"{side} read through {args.struct} ({source})"
+    else:
+        if args.struct or args.include_dirs or args.defines:
+            raise CliError("--struct, -I and -D need --header FILE.h or --dwarf FILE")
+        res = cmd_check.run(inp, select_targets(args.target, args.all_targets), spans)
     if args.json:
         _emit_json(cmd_check.data(res), out)
     else:
