@@ -448,7 +448,8 @@ class PlannedCall:
         if ctx.state is not module.state:  # the module's state was replaced since planning
             ctx = self._ctx = CallContext(heap, module, module.state)
         try:
-            self.shim(ctx, CALL_BEGIN, ByteSpan(aaddr, asize), ByteSpan(raddr, rsize), export.function)
+            self.shim(ctx, CALL_BEGIN, _new(ByteSpan, (aaddr, asize)), _new(ByteSpan, (raddr, rsize)),
+                      export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
             error = _shim_failure(e, module.name, export.name, rsize)
         try:
@@ -470,8 +471,11 @@ class PlannedCall:
         if error is not None:  # a failed call: the results are dropped unread, as the VM drops them
             raise error
         for i in self.res_refs:
-            values[i] = Ref(*values[i])
+            values[i] = _new(Ref, values[i])  # Ref(*values[i]) without NamedTuple's Python __new__
         return values
+
+
+_new = tuple.__new__  # a NamedTuple from a tuple, without its Python-level __new__
 
 
 def _release_all(heap: Heap, refs: list) -> None:
