@@ -128,31 +128,36 @@ class UnknownTargetError(UnknownNameError):
         super().__init__("target", name, TARGETS)
 
 
+# Other spellings of the data models: platform.machine() names and common aliases. Triples (the ones
+# `ireeabi targets` prints) are accepted too; every spelling is matched without regard to case.
+ALIASES: Mapping[str, str] = MappingProxyType({
+    "amd64": "x86_64", "x64": "x86_64",
+    "arm64": "aarch64",
+    "x86": "i386", "i486": "i386", "i586": "i386", "i686": "i386",
+    "armv7l": "armv7",
+    "wasm": "wasm32",
+})
+_SPELLINGS: Mapping[str, str] = MappingProxyType({
+    **{a: n for a, n in ALIASES.items()},
+    **{t.triple: n for n, t in TARGETS.items()},
+    **{n: n for n in TARGETS},
+})
+
+
 def get(name: "str | Target") -> Target:
-    """The data model called `name` (a Target passes through)."""
+    """The data model called `name`: its name, its triple or an alias (a Target passes through)."""
     if isinstance(name, Target):
         return name
     if not isinstance(name, str):
         raise IreeAbiError(f"target must be a name, got {type(name).__name__}")
-    try:
-        return TARGETS[name]
-    except KeyError:
-        raise UnknownTargetError(name) from None
+    canonical = _SPELLINGS.get(name.lower())
+    if canonical is None:
+        raise UnknownTargetError(name)
+    return TARGETS[canonical]
 
 
 def names() -> list[str]:
     return list(TARGETS)
-
-
-# platform.machine() spellings of the modelled data models.
-_MACHINES = {
-    "x86_64": "x86_64", "amd64": "x86_64",
-    "aarch64": "aarch64", "arm64": "aarch64",
-    "riscv64": "riscv64", "riscv32": "riscv32",
-    "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386", "x86": "i386",
-    "armv7l": "armv7", "armv7": "armv7",
-    "wasm32": "wasm32",
-}
 
 
 class HostError(IreeAbiError):
@@ -166,7 +171,7 @@ def host() -> Target:
     import sys
 
     machine = platform.machine().lower()
-    name = _MACHINES.get(machine)
+    name = _SPELLINGS.get(machine)
     pointer = ctypes.sizeof(ctypes.c_void_p)
     if name in ("x86_64", "i386") and pointer == 4:
         name = "i386"  # a 32-bit Python on a 64-bit kernel

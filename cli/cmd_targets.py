@@ -21,6 +21,7 @@ def target_json(t: Target) -> dict[str, Any]:
     ref_size, ref_align = _ref(t)
     return {
         "name": t.name, "triple": t.triple, "description": t.description,
+        "aliases": [a for a, n in targets.ALIASES.items() if n == t.name],
         "pointer_size": t.pointer_size,
         "int64_member_align": i64.align, "int64_gnu_alignof": i64.preferred_align,
         "long_double": {"size": ld.size, "align": ld.align},
@@ -49,4 +50,6 @@ def text() -> list[str]:
     out.append("i64: alignment of int64_t/double as a struct member (C11 _Alignof); i64 GNU: __alignof__,")
     out.append("  which iree_alignof uses; vm_ref_t: iree_vm_ref_t; iree_max_align_t: sizeof(long double)")
     out.append("  off Windows, the unit iree_sizeof_struct rounds to")
+    aliases = "; ".join(f"{' '.join(d['aliases'])} ({d['name']})" for d in data() if d["aliases"])
+    out += render.wrap(f"--target takes a name, its triple or an alias: {aliases}", subsequent=2)
     return out

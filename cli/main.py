@@ -7,7 +7,7 @@
     ireeabi targets [--json]
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
-    ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json]
+    ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json] [--disassemble]
     ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--reference] [--legacy-*]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.metadata
 import json
 import os
 import sys
@@ -62,12 +63,43 @@ def _struct_source_options(p: argparse.ArgumentParser, what: str) -> None:
                    help="preprocessor definition (with --header; repeatable)")
 
 
+def version() -> str:
+    """The installed distribution's version (package metadata), as `ireeabi --version` prints it."""
+    try:
+        return importlib.metadata.version("ireeabi")
+    except importlib.metadata.PackageNotFoundError:
+        raise CliError("ireeabi has no package metadata: install it (pip install -e .)") from None
+
+
+def cconv_help() -> str:
+    """What the characters of a calling convention mean (runtime/src/iree/vm/module.h:
+    iree_vm_function_signature_t and the IREE_VM_CCONV_TYPE_* characters), for --help."""
+    c, d, w = cconv.SPAN_START, cconv.SPAN_END, 11
+    types = ", ".join(cconv.KINDS.values())
+    return "\n".join([
+        "calling conventions (CCONV), as IREE's runtime/src/iree/vm/module.h defines them:",
+        f"  {cconv.VERSION:<{w}}version prefix: a whole signature starts with it (the only version)",
+        f"  {' '.join(cconv.KINDS):<{w}}one value each: {types} (iree_vm_ref_t); f, F pack as i, I",
+        f"  {c + '...' + d:<{w}}a span: a count, then that many tuples of the values between {c} and {d}",
+        f"  {'':<{w}}(variadic; arguments only)",
+        f"  {cconv.VOID:<{w}}no values: a side that has none (0v_v)",
+        f"  {cconv.SPLIT:<{w}}ends the arguments; the results follow (without it: all arguments)",
+        "  e.g. 0rIiiiCiDCrIID_v is hal_loader's executable.dispatch; a bare fragment such as",
+        "  rIiiiCiDCrIID (no 0, no _) is one side alone.",
+        "targets (T): a name, triple or alias: x86_64, x86_64-linux-gnu and amd64 are one target;",
+        "  `ireeabi targets` lists them.",
+    ])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ireeabi",
         description="Inspect IREE's runtime native ABI: struct layouts and calling conventions "
                     "per data model.",
+        epilog=cconv_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="store_true", help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p = sub.add_parser("layout", help="struct table or cconv instance layout",
                        description="A catalog struct (pahole-style table) or a calling convention "
@@ -108,6 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
     p.add_argument("--check-imports", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--disassemble", action="store_true",
+                   help="append the bytecode disassembly, as iree-dump-module --output=disassembly "
+                        "prints it (with --json: each function's lines)")
+    p.add_argument("--bytecode-offsets", "--bytecode_offsets", dest="bytecode_offsets",
+                   action="store_true", help="with --disassemble: prefix each op's [offset]")
     cmd_run.add_parser(sub)
     return parser
 
@@ -237,12 +274,13 @@ def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     (target,) = select_targets(args.target, False)
-    d = cmd_inspect.data(cmd_inspect.load(args.module), target, args.check_imports)
+    result, status = cmd_inspect.command(cmd_inspect.load(args.module), target, args.check_imports,
+                                         args.json, args.disassemble, args.bytecode_offsets)
     if args.json:
-        _emit_json(d, out)
+        _emit_json(result, out)
     else:
-        _emit(cmd_inspect.text(d), out)
-    return EXIT_FINDINGS if args.check_imports and not d["compatible"] else EXIT_OK
+        out.write(result)
+    return status
 
 
 COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
@@ -346,6 +384,9 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
             args = parser.parse_args(argv)
         except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (0)
             return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
+        if args.version:
+            out.write(f"ireeabi {version()}\n")
+            return EXIT_OK
         if args.command is None:
             parser.print_help(out)
             return EXIT_OK
