@@ -1,0 +1,12 @@
+"""`python -m ireeabi`: the `ireeabi` command.
+
+ireeabi is a namespace package (pyproject's package-dir maps each subpackage to its folder); this
+folder is its one other portion, holding only this module, so that editable and wheel installs both
+find `ireeabi.__main__`.
+"""
+import sys
+
+from ireeabi.cli.main import main
+
+if __name__ == "__main__":
+    sys.exit(main())

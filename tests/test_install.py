@@ -1,0 +1,172 @@
+"""ireeabi as a dependency, installed as a user installs it, in fresh virtual environments.
+
+- `pip install -e .` without the test extra builds the C helper (setup.py, cffi_modules) at install
+  time, so an inline-dynamic module runs with no C compiler on PATH: its output is iree-run-module's,
+  and nothing is compiled at run time (the run-time build cache stays empty);
+- `python -m ireeabi` and `ireeabi --version` (the version from the package metadata);
+- `pip wheel .` gives a wheel with the helper, `py.typed` and the license, which runs the module
+  without a compiler too;
+- an install where no compiler is present stops with one message saying so, and with
+  IREEABI_NO_NATIVE=1 installs without the helper: the run then names what is missing.
+
+Each venv is new (`python -m venv`), so this takes tens of seconds; it never skips: a venv or an
+install that cannot be made fails the test with pip's output.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import iree_tools
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAM = REPO / "tests" / "programs" / "add16.mlir"
+INPUTS = ["16xf32=1", "16xf32=2"]
+COMPILERS = ("cc", "gcc", "clang", "c99", "x86_64-linux-gnu-gcc")
+TIMEOUT_S = 300
+
+
+def _run(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+         check: bool = True) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=TIMEOUT_S)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} exited {proc.returncode}\n--- stdout ---\n"
+                             f"{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}")
+    return proc
+
+
+def _source_copy(dst: Path) -> Path:
+    """The project's files (tracked, and new ones not ignored), as a fresh clone would have them."""
+    files = _run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO).stdout
+    for name in filter(None, files.split("\0")):
+        src = REPO / name
+        if src.is_file():
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / name)
+    return dst
+
+
+def _venv(path: Path) -> Path:
+    _run([sys.executable, "-m", "venv", str(path)])
+    return path / "bin"
+
+
+def _no_compiler_env(bin_dir: Path, tmp: Path) -> dict[str, str]:
+    """An environment whose PATH holds the venv's scripts and nothing else: no C compiler."""
+    path = str(bin_dir)
+    found = [c for c in COMPILERS if shutil.which(c, path=path)]
+    assert not found, f"a compiler is still on PATH: {found}"
+    cache = tmp / "runtime-build-cache"
+    cache.mkdir(exist_ok=True)
+    return {"PATH": path, "HOME": str(tmp), "IREEABI_CACHE_DIR": str(cache), "LC_ALL": "C.UTF-8"}
+
+
+@pytest.fixture(scope="module")
+def module_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """add16 compiled for inline-dynamic by the system's iree-compile, copied out of the cache."""
+    out = tmp_path_factory.mktemp("module") / "add16.vmfb"
+    shutil.copy(iree_tools.compile_mlir(PROGRAM, model="inline-dynamic"), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected(module_file: Path) -> str:
+    return iree_tools.run_module(module_file, "add", INPUTS)
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(venv bin, source copy): `pip install -e .` of a copy of the project, no test extra."""
+    tmp = tmp_path_factory.mktemp("editable")
+    src = _source_copy(tmp / "src")
+    bin_dir = _venv(tmp / "venv")
+    _run([str(bin_dir / "pip"), "install", "-q", "-e", str(src)])
+    return bin_dir, src
+
+
+def _run_module(bin_dir: Path, module_file: Path, tmp: Path) -> subprocess.CompletedProcess:
+    env = _no_compiler_env(bin_dir, tmp)
+    return _run([str(bin_dir / "ireeabi"), "run", str(module_file), "--function", "add",
+                 *(f"--input={i}" for i in INPUTS)], env=env, cwd=tmp, check=False)
+
+
+def test_editable_install_runs_inline_dynamic_without_a_compiler(editable, module_file, expected,
+                                                                 tmp_path):
+    bin_dir, src = editable
+    assert list((src / "hal").glob("_native*.so")), "the install did not build the C helper"
+    proc = _run_module(bin_dir, module_file, tmp_path)
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout == expected
+    assert list((tmp_path / "runtime-build-cache").iterdir()) == []  # nothing built at run time
+
+
+def test_version_and_python_m(editable, tmp_path):
+    bin_dir, _ = editable
+    env = _no_compiler_env(bin_dir, tmp_path)
+    meta = _run([str(bin_dir / "python"), "-c",
+                 "import importlib.metadata as m; print(m.version('ireeabi'))"], env=env).stdout
+    assert meta.strip() == "0.1.0"
+    for argv in ([str(bin_dir / "ireeabi"), "--version"],
+                 [str(bin_dir / "python"), "-m", "ireeabi", "--version"]):
+        assert _run(argv, env=env, cwd=tmp_path).stdout == f"ireeabi {meta.strip()}\n"
+    via_m = _run([str(bin_dir / "python"), "-m", "ireeabi", "targets"], env=env, cwd=tmp_path)
+    assert via_m.stdout == _run([str(bin_dir / "ireeabi"), "targets"], env=env, cwd=tmp_path).stdout
+    assert via_m.stdout.startswith("data models")
+
+
+def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_file, expected,
+                                                              tmp_path):
+    bin_dir, _ = editable
+    src = _source_copy(tmp_path / "src")  # a copy of its own: the wheel's build leaves files
+    wheels = tmp_path / "wheels"
+    _run([str(bin_dir / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(src)])
+    (wheel,) = wheels.glob("ireeabi-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("ireeabi/hal/_native") and n.endswith(".so")]
+    assert "ireeabi/__main__.py" in names
+    for pkg in ("abi", "layouts", "vm", "vm/interp", "hal", "tooling", "cli"):
+        assert f"ireeabi/{pkg}/py.typed" in names
+    assert (REPO / "LICENSE").read_bytes() == zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/licenses/LICENSE")))
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+    assert b"\nLicense-Expression: Apache-2.0\n" in meta
+
+    wheel_bin = _venv(tmp_path / "venv")
+    _run([str(wheel_bin / "pip"), "install", "-q", str(wheel)])
+    proc = _run_module(wheel_bin, module_file, tmp_path)
+    assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", expected)
+    assert list((tmp_path / "runtime-build-cache").iterdir()) == []
+    env = _no_compiler_env(wheel_bin, tmp_path)
+    assert _run([str(wheel_bin / "python"), "-m", "ireeabi", "--version"], env=env,
+                cwd=tmp_path).stdout == "ireeabi 0.1.0\n"
+
+
+def test_install_without_a_compiler_says_so(module_file, tmp_path):
+    src = _source_copy(tmp_path / "src")
+    bin_dir = _venv(tmp_path / "venv")
+    env = _no_compiler_env(bin_dir, tmp_path)
+    pip = [str(bin_dir / "pip"), "install", "-q", "-e", str(src)]
+    proc = _run(pip, env=env, check=False)
+    assert proc.returncode != 0
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert "ireeabi: building the C helper ireeabi.hal._native" in out
+    assert "needs a C compiler, and none worked" in out
+    assert "IREEABI_NO_NATIVE=1" in out
+    assert not list((src / "hal").glob("_native*.so"))
+
+    # IREEABI_NO_NATIVE=1 installs without the helper; a run then says in one message what is
+    # missing (and that building it needs a compiler), as an error line, not a traceback.
+    _run(pip, env={**env, "IREEABI_NO_NATIVE": "1"})
+    proc = _run_module(bin_dir, module_file, tmp_path)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    message = " ".join(proc.stderr.split())
+    assert message.startswith("ireeabi: error: ")
+    assert "ireeabi.hal._native is not installed" in message
+    assert "C compiler" in message
