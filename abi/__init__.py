@@ -1,11 +1,16 @@
 """ireeabi.abi: data models, the struct layout engine and IREE calling conventions.
 
-- `targets`: the seven C data models (`targets.get("riscv32")`).
+- `targets`: the seven C data models (`targets.get("riscv32")`; a triple or an alias works too).
 - `layout`: declare a struct once (`Struct`, `Field`, `Scalar`, ...), lay it out on any target.
 - `views`: ctypes and construct views of a layout, checked to agree with it.
 - `cdecl`: self-contained C text of declarations; `oracles`: real compilers measuring that C.
+- `cheader`: your own structs from a C header (libclang, per triple); `dwarf`: from an object's DWARF.
 - `cconv`: parse cconv strings and lay out argument/result buffers by each IREE rule.
 - `codec`: precompiled `struct` and construct codecs of one cconv instance.
+- `errors`: the exception classes every layer shares (`IreeAbiError` and its kinds).
 
 Nothing here touches process memory: this layer only computes layouts and bytes.
 """
+
+__all__ = ["targets", "layout", "views", "cdecl", "oracles", "cheader", "dwarf", "cconv", "codec",
+           "errors"]

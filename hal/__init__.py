@@ -1,1 +1,15 @@
-"""ireeabi.hal."""
+"""ireeabi.hal: the inline HAL on the emulated VM, running real IREE-compiled kernels.
+
+- `runtime`: one emulated inline runtime (`runtime.HalRuntime`): heap, ref types, hal_inline and
+  hal_loader;
+- `resource`, `buffer`, `buffer_view`: ref-counted HAL objects, buffers and mappings, buffer views;
+- `inline_module`, `loader_module`: the `hal_inline` and `hal_loader` native modules;
+- `library`, `executable`, `elf_loader`, `python_executable`: kernel libraries (embedded ELF through an
+  emulation of IREE's loader, system ELF, Python) and their dispatch;
+- `cpu`: host CPU data as IREE exposes it to kernels;
+- `native`, `native_build`: the C helper kernels run through (built at install time).
+"""
+
+__all__ = ["runtime", "resource", "buffer", "buffer_view", "inline_module", "loader_module",
+           "library", "executable", "elf_loader", "python_executable", "cpu", "native",
+           "native_build"]

@@ -1,7 +1,11 @@
 """ireeabi.layouts: the catalog of IREE structs, one declaration each, grouped like IREE's headers.
 
 `get(name)` finds any catalog struct by its C name, and derives `iree_vm_abi_<types>_t` shim structs
-from their cconv fragment on demand; `names()` lists the catalog.
+from their cconv fragment on demand; `names()` lists the catalog, `all_structs()` its declarations,
+`module_of(name)` the module declaring one. The catalog modules (`MODULES`: `base`, `ref`, `buffer`,
+`vm_module`, `executable_library`, `hal_buffer`, `hal_inline`, `hal_loader`) each hold a STRUCTS
+list; `hal_module` has the full `hal` module's exports; `modules` declares native modules and their
+export tables; `fixtures` builds and verifies the golden packed-buffer fixtures.
 """
 from __future__ import annotations
 
@@ -9,11 +13,14 @@ import importlib
 import re
 
 from ireeabi.abi import cconv
-from ireeabi.abi.errors import UnknownNameError  # noqa: F401  (re-exported)
+from ireeabi.abi.errors import UnknownNameError
 from ireeabi.abi.layout import Struct
 
 # Modules of the catalog, in dependency order; each has a STRUCTS list.
 MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
+
+__all__ = ["get", "names", "all_structs", "module_of", "UnknownNameError", "MODULES", *MODULES,
+           "hal_module", "modules", "fixtures"]
 
 _ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
 

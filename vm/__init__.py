@@ -1,1 +1,18 @@
-"""ireeabi.vm."""
+"""ireeabi.vm: IREE's VM on real memory, laid out for any data model.
+
+- `machine`: the data model a runtime runs on (`machine.machine("riscv32")`);
+- `address_space`, `heap`: emulated address spaces and the tracked heap (`heap.tracked_heap`);
+- `allocator`, `callbacks`, `status`: iree_allocator_t, function pointers backed by Python, statuses;
+- `ref`, `module_ref`, `buffer`: iree_vm_ref_t and its types, module heads, iree_vm_buffer_t;
+- `call`, `shims`, `module`: argument/result buffers as the VM fills them, the shims that read
+  them, and native modules (`module.NativeModule`);
+- `module_file`, `imports`: the `.vmfb` reader and the import checker;
+- `isa`, `decoder`, `interp`: the bytecode ISA, its decoder and the interpreter (`interp.Context`);
+- `reference_path`: the switch that forces the interpreter's reference path.
+
+`ireeabi.vm.testing` holds pytest fixtures (it imports pytest, so it is not part of `*`).
+"""
+
+__all__ = ["machine", "address_space", "heap", "allocator", "callbacks", "status", "ref",
+           "module_ref", "buffer", "call", "shims", "module", "module_file", "imports", "isa",
+           "decoder", "interp", "reference_path"]

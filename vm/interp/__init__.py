@@ -34,5 +34,5 @@ __all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver",
            "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",
            "VmFailError", "BytecodeVerifyError", "ImportResolutionError", "ArgumentError",
            "ContextClosedError", "ContextBusyError", "SUPPORTED_OPS", "UNSUPPORTED_OPS",
-           "unsupported_in", "PURE_OPS",           "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION", "VmBufferFactory",
-           "RodataLeakError"]
+           "unsupported_in", "PURE_OPS", "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION",
+           "VmBufferFactory", "RodataLeakError"]
