@@ -3,6 +3,10 @@
 The runtime runs on one data model: its heap's (`target`, the host by default). Every struct, argument
 buffer and shim is laid out for it; kernels of host machine code load only when it is the host.
 
+Native modules of one's own (`modules`: runnable `layouts.modules.ModuleDescriptor`s) run next to
+them: each becomes a NativeModule on the same heap whose implementations get, as `ctx.state`, the
+runtime's `ModuleApi` (buffer views and buffers) or the state their declaration's factory made of it.
+
 Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 - `legacy_vm_buffer`: VM buffer destroy assumes every handle is a create/clone co-allocation;
 - `legacy_inline`: the storage wrapper never records its allocator and HAL buffer (it leaks);
@@ -10,13 +14,15 @@ Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor
 from ireeabi.abi.targets import Target
 from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.vm.module import NativeModule
 from ireeabi.vm.ref import TypeRegistry
 
 from . import cpu
@@ -24,16 +30,19 @@ from .buffer import BufferTypes
 from .buffer_view import BufferViewTypes
 from .inline_module import HalInlineModule
 from .loader_module import HalLoaderModule, LoadedExecutable
+from .module_api import ModuleApi
 from .resource import ResourceType
 
 
 class HalRuntime:
     """hal_inline and hal_loader on a heap of one data model. `target` (a name, Target or Machine)
-    makes a heap of that model when no `heap` is given; with a heap, it must be the heap's."""
+    makes a heap of that model when no `heap` is given; with a heap, it must be the heap's.
+    `modules`: native modules of one's own to run as well (see the module docstring); an export
+    declared with several cconvs runs its first (`ModuleDescriptor.select` picks others)."""
 
     def __init__(self, heap: Heap | None = None, *, target: "Machine | Target | str | None" = None,
                  legacy_vm_buffer: bool = False, legacy_inline: bool = False, legacy_loader: bool = False,
-                 cpu_data: list[int] | None = None) -> None:
+                 cpu_data: list[int] | None = None, modules: Sequence[ModuleDescriptor] = ()) -> None:
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"HalRuntime target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -53,8 +62,36 @@ class HalRuntime:
         self.inline = HalInlineModule(self.vm_buffers, self.hal_buffers, self.views, self.cpu_data,
                                       legacy=legacy_inline)
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader)
-        self.modules = {m.module.name: m.module for m in (self.inline, self.loader)}
+        self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}
+        self.api = ModuleApi(self)
         self.closed = False
+        self._own_modules: list[tuple[NativeModule, Any]] = []
+        try:
+            for d in modules:
+                self._add(d)
+        except BaseException:
+            self.close()
+            raise
+
+    def _add(self, d: ModuleDescriptor) -> None:
+        """Instantiate a declared module on this runtime's heap, its state made from the API."""
+        if not isinstance(d, ModuleDescriptor):
+            raise ModuleDeclarationError(f"a native module must be a ModuleDescriptor, got {d!r}")
+        where = f"native module {d.name!r}" + (f" ({d.source})" if d.source else "")
+        if d.name in self.modules:
+            raise ModuleDeclarationError(f"{where}: a module named {d.name!r} is already on the runtime")
+        if not d.runnable:
+            raise ModuleDeclarationError(f"{where} declares exports only (no implementations): it "
+                                         f"serves import checking, not running")
+        state = d.state(self.api) if d.state is not None else self.api
+        try:
+            module = NativeModule(self.heap, d.name, d.select().exports, version=d.version, state=state,
+                                  sort=True)
+        except BaseException:
+            _close_state(state)
+            raise
+        self._own_modules.append((module, state))
+        self.modules[d.name] = module
 
     def call(self, full_name: str, *args: Any) -> list[Any]:
         """Call `module.function` as the VM calls an import: packed arguments, shim, results."""
@@ -71,6 +108,9 @@ class HalRuntime:
         if self.closed:
             return
         self.closed = True
+        for module, state in reversed(self._own_modules):
+            module.close()
+            _close_state(state)
         self.loader.close()
         self.inline.close()
         for t in (self.executables, self.views, self.hal_buffers, self.vm_buffers):
@@ -84,3 +124,9 @@ class HalRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _close_state(state: Any) -> None:
+    """A module state with a close() of its own is closed with the module."""
+    if not isinstance(state, ModuleApi) and callable(getattr(state, "close", None)):
+        state.close()

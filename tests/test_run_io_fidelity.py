@@ -368,7 +368,7 @@ def test_random_text_fails_or_prints_alike(compiled):
 def test_limits_fail_cleanly(compiled):
     """iree-run-module takes ranks up to 128 and packed sub-byte types; numpy has at most 64
     dimensions and ireeabi whole-byte elements. A tensor beyond the emulated heap is refused before
-    numpy fills it (iree-run-module would allocate the 400 MB)."""
+    numpy fills it (iree-run-module would allocate the 400 MB; a 64 MiB --heap-limit refuses it)."""
     path = compiled["echo", "inline-static"]
     rank65 = "x".join(["1"] * 65) + "xf32=1"
     assert iree(path, "t2d", [rank65])[0] == 0
@@ -381,7 +381,7 @@ def test_limits_fail_cleanly(compiled):
     rc, out, err = ours(path, "tf32", ["1xi4=05"])
     assert (rc, out) == (1, "") and "i4 elements are not supported" in err
     start = time.monotonic()
-    rc, out, err = ours(path, "tf32", ["100000000xf32=1"])
+    rc, out, err = ours(path, "tf32", ["100000000xf32=1"], ["--heap-limit", "64M"])
     assert (rc, out) == (1, "") and "RESOURCE_EXHAUSTED" in err
     assert time.monotonic() - start < 5
 

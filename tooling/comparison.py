@@ -10,9 +10,10 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.hal_buffer import ElementType, iree_hal_element_bit_count
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ireeabi.hal.element_types import element_type_of
 
-from .function_io import (ListResult, OpaqueResult, StorageInput, Value, c_atof, element_type_of,
-                          format_buffer_view, format_elements)
+from .function_io import (ListResult, OpaqueResult, StorageInput, Value, c_atof, format_buffer_view,
+                          format_elements)
 
 _F32 = np.float32
 DEFAULT_F16_ATOL = float(_F32(0.001))  # float flags: the threshold is held as a C float

@@ -11,6 +11,15 @@ One `HalRuntime` (hal_inline and hal_loader as native modules on a tracked heap)
 as module-storage buffers) and `NativeImports` (every import call packed into an argument buffer and
 run through the export's shim). The context, and so the module's globals, live across calls.
 
+Native modules of one's own (`modules=[...]`, `layouts.modules.ModuleDescriptor`s with
+implementations) run next to hal_inline and hal_loader; a module the program imports and nobody
+passed is looked up among the registered ones (`layouts.modules.register`) and those installed
+packages declare (`layouts.module_sources.installed`). Each is instantiated with the overloads the
+program's imports ask for (`ModuleDescriptor.select`).
+
+`heap_limit` bounds the program's live heap bytes (default: the host's memory, within the target's
+address window; RESOURCE_EXHAUSTED past it).
+
 The program runs on one data model (`target`, the host by default; or the given heap's): every struct,
 argument buffer and shim is laid out for it, so a module runs as it would on a riscv32, armv7, wasm32
 or i386 device. Kernels of host machine code (inline-dynamic) run only when the target is the host.
@@ -35,15 +44,15 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.targets import Target
 from ireeabi.hal.runtime import HalRuntime
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts.hal_buffer import EncodingType
+from ireeabi.layouts import module_sources, modules as _modules
+from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import Heap, LeakError, leak_report
 from ireeabi.vm.interp.context import DEFAULT_MAX_DEPTH, Context
@@ -56,9 +65,8 @@ from ireeabi.vm.machine import Machine, machine as _machine
 from ireeabi.vm.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
 
-from .function_io import OpaqueResult, ResultList, Value, dtype_of, element_type_of, list_item
+from .function_io import OpaqueResult, ResultList, Value, list_item
 
-INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 
 
@@ -74,6 +82,8 @@ class Program:
     as iree-run-module).
     `reference`: run the interpreter's per-instruction handlers instead of its compiled basic blocks
     (vm/interp/blocks.py); IREEABI_REFERENCE=1 does the same for every program.
+    `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
+    module docstring).
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -82,23 +92,35 @@ class Program:
                  legacy_inline: bool = False, legacy_vm_buffer: bool = False,
                  cpu_data: dict[str, int] | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
-                 reference: bool = False) -> None:
+                 reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
+                 heap_limit: int | None = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
+        if heap is not None and heap_limit is not None:
+            raise IreeAbiError("heap_limit applies to the program's own heap; the given heap has its "
+                               "own limit")
+        declared = native_modules_for(self.module, modules)
         # Calls from several threads are serialized: the heap, the runtime and the context under
         # the program have no locks of their own (a context refuses a second thread's invoke).
         self._lock = threading.RLock()
         self._own_heap = heap is None
-        self.heap = heap if heap is not None else Heap(target=target, name=f"program {self.module.name}")
+        self.heap = heap if heap is not None else Heap(target=target, limit=heap_limit,
+                                                        name=f"program {self.module.name}")
         self.machine = self.heap.machine
         self._mark = self.heap.mark()
         self.closed = False
         self._signatures: dict[str, tuple[str, str]] = {}
-        self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
-                                  legacy_inline=legacy_inline, legacy_loader=legacy_loader,
-                                  cpu_data=cpu_data)
+        try:
+            self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
+                                      legacy_inline=legacy_inline, legacy_loader=legacy_loader,
+                                      cpu_data=cpu_data, modules=declared)
+        except BaseException:  # e.g. a module of one's own that cannot be made
+            if self._own_heap:
+                self.heap.close()
+            self.closed = True
+            raise
         self.buffers = VmBufferFactory(self.runtime.vm_buffers)
         self.imports = NativeImports(self.runtime.modules)
         try:
@@ -169,24 +191,7 @@ class Program:
             return self._buffer_view(array)
 
     def _buffer_view(self, array: Any) -> Ref:
-        arr = np.asarray(array)  # (np.ascontiguousarray would turn a 0-d array into 1-d)
-        if not arr.flags.c_contiguous:
-            arr = arr.copy(order="C")
-        element_type = element_type_of(arr.dtype)
-        data = arr.tobytes()
-        rt = self.runtime
-        buffer = rt.hal_buffers.allocate(len(data), min_alignment=INPUT_ALIGNMENT,
-                                         memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
-                                         allowed_access=HB.MemoryAccess.ALL,
-                                         allowed_usage=HB.BufferUsage.DEFAULT)
-        try:
-            if data:
-                self.heap.write(rt.hal_buffers.get(buffer).storage, data)
-            view = rt.views.create(buffer, list(arr.shape), element_type,
-                                   int(EncodingType.DENSE_ROW_MAJOR), rt.inline.host_allocator)
-        finally:
-            rt.hal_buffers.resources.release(buffer)
-        return Ref(view, rt.views.type)
+        return self.runtime.api.new_view(array)
 
     def to_numpy(self, view: Ref) -> np.ndarray:
         """A copy of a hal.buffer_view's contents as a numpy array of its shape and element type."""
@@ -194,18 +199,7 @@ class Program:
             return self._to_numpy(view)
 
     def _to_numpy(self, view: Ref) -> np.ndarray:
-        views = self.runtime.views
-        ptr = views.deref(view)
-        shape = views.shape(ptr)
-        dtype = dtype_of(views.element_type(ptr))
-        count = int(np.prod(shape)) if shape else 1
-        nbytes = count * dtype.itemsize
-        buffer = self.runtime.hal_buffers.get(views.buffer(ptr))
-        if nbytes > buffer.byte_length:
-            raise IreeAbiError(f"buffer view 0x{ptr:x} of shape {shape} needs {nbytes} bytes, its "
-                               f"buffer has {buffer.byte_length}")
-        raw = self.heap.read(buffer.storage, nbytes)
-        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        return self.runtime.api.to_numpy(view)
 
     def _convert_results(self, results: list, chars: str) -> list[Value]:
         out: list[Value] = []
@@ -308,12 +302,44 @@ def _scalar(char: str, value: Any, what: str) -> Any:
 
 
 def load_program(path: "str | os.PathLike | bytes", *, target: "Machine | Target | str | None" = None,
-                 legacy: bool = False, heap: Heap | None = None, **modes: bool) -> Program:
+                 legacy: bool = False, heap: Heap | None = None,
+                 modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
+                 **modes: Any) -> Program:
     """A Program for a .vmfb on `target` (the host by default); `legacy=True` turns on every pre-fix
-    mode of the runtime (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one."""
+    mode of the runtime (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one.
+    `modules` and `heap_limit` as Program's."""
     if legacy:
         modes = {"legacy_loader": True, "legacy_inline": True, "legacy_vm_buffer": True, **modes}
-    return Program(path, target=target, heap=heap, **modes)
+    return Program(path, target=target, heap=heap, modules=modules, heap_limit=heap_limit, **modes)
 
 
-__all__ = ["Program", "KernelTargetError", "load_program", "INPUT_ALIGNMENT"]
+def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
+    """The native modules of one's own a program runs with: every one `given` (a name given twice is
+    an error), then, for each module the program imports from that neither they nor the runtime
+    provide, the registered or installed runnable declaration of that name (registered first). Each
+    with the overloads the program's imports ask for."""
+    wanted: dict[str, dict[str, "str | None"]] = {}
+    for dep in module.dependencies:
+        wanted.setdefault(dep.name, {})
+    for imp in module.imported_functions:
+        mod, _, fn = imp.full_name.partition(".")
+        wanted.setdefault(mod, {})[fn] = imp.cconv
+    chosen: dict[str, ModuleDescriptor] = {}
+    for d in given:
+        if not isinstance(d, ModuleDescriptor):
+            raise IreeAbiError(f"modules= takes ModuleDescriptors, got {d!r}")
+        if d.name in chosen:
+            raise IreeAbiError(f"native module {d.name!r} is given twice")
+        chosen[d.name] = d
+    missing = [n for n in wanted if n not in chosen and n not in _modules.BUILTIN]
+    if missing:
+        known = [d for d in _modules.registered() if d.name not in _modules.BUILTIN]
+        known += module_sources.installed()
+        for name in missing:
+            found = next((d for d in known if d.name == name and d.runnable), None)
+            if found is not None:  # else the context reports the module as not registered
+                chosen[name] = found
+    return [d.select(wanted.get(d.name, {})) for d in chosen.values()]
+
+
+__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for"]

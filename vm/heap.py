@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import collections
 import ctypes
+import os
 import struct
 import sys
 from contextlib import contextmanager
@@ -50,7 +51,21 @@ from .status import StatusCode, StatusError
 
 UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
-DEFAULT_LIMIT = 256 << 20  # live bytes before allocations fail with RESOURCE_EXHAUSTED
+
+
+def host_memory() -> int:
+    """The host's physical memory in bytes (what any program on it can hold at most)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # no sysconf: a 64-bit host's practical bound
+        return 1 << 40
+
+
+def default_limit(machine: Machine) -> int:
+    """Live bytes a heap of `machine` allows by default: the host's physical memory, bounded by the
+    addresses the target's pointers reach (a 32-bit target's window is below 4 GiB). Only past it do
+    allocations fail with RESOURCE_EXHAUSTED."""
+    return min(host_memory(), window_limit(machine.pointer_size, machine.is_host))
 STACK_DEPTH = 16
 MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fills write
 REDZONE = 32  # unaddressable bytes around every block
@@ -181,7 +196,8 @@ def _is_int(x: object) -> bool:
 class Heap:
     """Tracked memory of one data model. Addresses are plain ints of the target's address space;
     see the module docstring for the checks. `target` is a data model name, Target or Machine
-    (default: the host); `limit` caps the live bytes (RESOURCE_EXHAUSTED past it)."""
+    (default: the host); `limit` caps the live bytes (RESOURCE_EXHAUSTED past it; by default
+    `default_limit`: the host's memory within the target's address window)."""
 
     # Slots: every access goes through a few of these, and CPython's attribute fast path for plain
     # instances stops at 30 attributes.
@@ -193,13 +209,17 @@ class Heap:
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "__weakref__")
 
-    def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int = DEFAULT_LIMIT,
+    def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int | None = None,
                  capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
                  scratch_size: int = 64 << 10, quarantine_bytes: int = QUARANTINE_BYTES,
                  quarantine_large: int = QUARANTINE_LARGE, name: str = "heap") -> None:
         self.machine: Machine = _machine(target)
         self.target: Target = self.machine.target
         self.name = name
+        if limit is None:
+            limit = default_limit(self.machine)
+        elif not _is_int(limit) or limit <= 0:
+            raise IreeAbiError(f"heap limit must be a positive number of bytes, got {limit!r}")
         self.limit = limit
         self.capture_stacks = capture_stacks
         # strict: free_aligned of a pointer malloc_aligned did not return is a HeapError (what a

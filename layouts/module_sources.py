@@ -1,0 +1,135 @@
+"""Where native module declarations come from, besides the code that makes them.
+
+- `load(spec)`: a command line's `--native-module`: `PKG.MOD[:FACTORY]` imports PKG.MOD and takes
+  FACTORY from it (default `native_module`); a path ending in .toml or .json is an exports-only
+  file (for import checking alone).
+- `installed()`: the modules of installed packages, through the entry-point group
+  `ireeabi.native_modules` (each entry point names a ModuleDescriptor or a factory of them).
+- `from_file(path)`: the exports-only file format:
+
+      name = "mymod"            # TOML; JSON has the same keys
+      version = 1
+      [[exports]]
+      name = "compute"
+      cconv = "0rr_r"
+
+The object a spec or entry point names is a `ModuleDescriptor`, or a callable taking no arguments
+that returns one or a sequence of them.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport
+
+ENTRY_POINT_GROUP = "ireeabi.native_modules"
+DEFAULT_FACTORY = "native_module"
+FILE_SUFFIXES = (".toml", ".json")
+
+
+def _descriptors(obj: Any, where: str) -> list[ModuleDescriptor]:
+    """A ModuleDescriptor, or what a zero-argument factory returns (one or a sequence)."""
+    if not isinstance(obj, ModuleDescriptor):
+        if not callable(obj):
+            raise ModuleDeclarationError(f"{where} is neither a ModuleDescriptor nor a factory of "
+                                         f"them: {obj!r}")
+        try:
+            obj = obj()
+        except ModuleDeclarationError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a third party's factory: report it on one line
+            raise ModuleDeclarationError(f"{where} failed: {type(e).__name__}: {e}") from e
+    found = [obj] if isinstance(obj, ModuleDescriptor) else obj
+    try:
+        found = list(found)
+    except TypeError:
+        found = [found]
+    for d in found:
+        if not isinstance(d, ModuleDescriptor):
+            raise ModuleDeclarationError(f"{where} gave {d!r}, not a ModuleDescriptor")
+    return found
+
+
+def load(spec: str) -> list[ModuleDescriptor]:
+    """The declarations a `--native-module` value names (see the module docstring)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModuleDeclarationError(f"--native-module needs PKG.MOD[:FACTORY] or a .toml/.json "
+                                     f"file, got {spec!r}")
+    if spec.lower().endswith(FILE_SUFFIXES):
+        return [from_file(spec)]
+    module_name, _, attr = spec.partition(":")
+    attr = attr or DEFAULT_FACTORY
+    if not all(part.isidentifier() for part in module_name.split(".")) or not attr.isidentifier():
+        raise ModuleDeclarationError(f"native module spec {spec!r} is not PKG.MOD[:FACTORY] (nor a "
+                                     f".toml/.json file)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ModuleDeclarationError(f"native module spec {spec!r}: cannot import {module_name}: "
+                                     f"{e}") from None
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        raise ModuleDeclarationError(f"native module spec {spec!r}: {module_name} has no "
+                                     f"{attr!r}") from None
+    return _descriptors(obj, f"{module_name}:{attr}")
+
+
+def installed() -> list[ModuleDescriptor]:
+    """The declarations installed packages add through the `ireeabi.native_modules` entry points,
+    in entry-point name order."""
+    found: list[ModuleDescriptor] = []
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        where = f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})"
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - an installed package's bug: one line naming it
+            raise ModuleDeclarationError(f"{where} cannot be loaded: {type(e).__name__}: {e}") from None
+        found += _descriptors(obj, where)
+    return found
+
+
+def from_file(path: "str | Path") -> ModuleDescriptor:
+    """An exports-only declaration from a TOML or JSON file (for import checking)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise ModuleDeclarationError(f"{p}: {e.strerror or e}") from None
+    try:
+        if p.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            try:
+                import tomllib
+            except ImportError:  # Python 3.10
+                raise ModuleDeclarationError(f"{p}: TOML needs Python 3.11 (tomllib); use a .json "
+                                             f"file") from None
+            data = tomllib.loads(raw.decode())
+    except ModuleDeclarationError:
+        raise
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ModuleDeclarationError(f"{p}: not valid {p.suffix[1:].upper()}: {e}") from None
+    if not isinstance(data, dict):
+        raise ModuleDeclarationError(f"{p}: expected a table with name, version and exports")
+    unknown = sorted(set(data) - {"name", "version", "exports"})
+    if unknown:
+        raise ModuleDeclarationError(f"{p}: unknown key(s) {', '.join(unknown)}; a module has name, "
+                                     f"version and exports")
+    exports = data.get("exports", [])
+    if not isinstance(exports, list):
+        raise ModuleDeclarationError(f"{p}: exports must be a list of tables with name and cconv")
+    table = []
+    for i, e in enumerate(exports):
+        if not isinstance(e, dict) or set(e) != {"name", "cconv"}:
+            raise ModuleDeclarationError(f"{p}: exports[{i}] must have exactly name and cconv, got "
+                                         f"{e!r}")
+        table.append(ModuleExport(e["name"], e["cconv"], ""))
+    return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table), source=str(p))
+
+
+__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "from_file"]
