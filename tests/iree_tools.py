@@ -19,21 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
-# Flags per execution model; both verified with iree-compile 3.13.0.
-MODEL_FLAGS: dict[str, tuple[str, ...]] = {
-    # hal_inline + hal_loader modules; kernels are an embedded ELF loaded by hal_loader.
-    "inline-dynamic": (
-        "--iree-execution-model=inline-dynamic",
-        "--iree-hal-target-device=local",
-        "--iree-hal-local-target-device-backends=llvm-cpu",
-        "--iree-llvmcpu-target-cpu=generic",
-    ),
-    # hal_inline only; vmvx-inline turns kernels into VM bytecode inside the module itself.
-    "inline-static": (
-        "--iree-execution-model=inline-static",
-        "--iree-hal-target-backends=vmvx-inline",
-    ),
-}
+# Flags per execution model: the library's own list (one source of truth, also in its messages).
+from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 _TIMEOUT_S = 600
 _session_dir: Path | None = None

@@ -1,0 +1,73 @@
+"""Which of iree-compile's execution models ireeabi runs, and the flags that compile for them.
+
+IREE's compiler emits one of several runtime shapes (`--iree-execution-model=`): the default
+(async-internal) drives a full HAL device through the `hal` module (hal.devices.get,
+hal.command_buffer.*, hal.fence.*), while the two inline models call only the small `hal_inline`
+module (inline-static: kernels turned into VM bytecode by vmvx-inline) or `hal_inline` +
+`hal_loader` (inline-dynamic: kernels as an embedded ELF). ireeabi emulates `hal_inline` and
+`hal_loader` only, so a module importing `hal` cannot run; `require_inline` says so, and how to
+compile the module for a model that runs. MODEL_FLAGS is the one list of flags (the tests compile
+their corpus with it). Flags checked with iree-compile 3.13.0.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm.module_file import ModuleFile
+
+# The models ireeabi runs and the iree-compile flags of each (in the order a reader tries them).
+MODEL_FLAGS: Mapping[str, tuple[str, ...]] = {
+    # hal_inline + hal_loader; kernels are an embedded ELF loaded by hal_loader (host CPU only).
+    "inline-dynamic": (
+        "--iree-execution-model=inline-dynamic",
+        "--iree-hal-target-device=local",
+        "--iree-hal-local-target-device-backends=llvm-cpu",
+        "--iree-llvmcpu-target-cpu=generic",
+    ),
+    # hal_inline only; vmvx-inline turns kernels into VM bytecode inside the module itself.
+    "inline-static": (
+        "--iree-execution-model=inline-static",
+        "--iree-hal-target-backends=vmvx-inline",
+    ),
+}
+
+# The native module of the full HAL that the default execution model's modules import.
+FULL_HAL_MODULE = "hal"
+
+
+class ExecutionModelError(IreeAbiError):
+    """A module compiled for an execution model ireeabi does not run (it imports the full `hal`
+    module); `imports` are the offending import names, and the message gives the iree-compile flags
+    of the models that run."""
+
+    def __init__(self, module_name: str, imports: tuple[str, ...]) -> None:
+        self.module_name = module_name
+        self.imports = imports
+        more = f" and {len(imports) - 1} more" if len(imports) > 1 else ""
+        super().__init__(
+            f"module '{module_name}' was compiled for iree-compile's default execution model: it "
+            f"imports the full HAL module `{FULL_HAL_MODULE}` ({imports[0]}{more}), which ireeabi "
+            f"does not emulate. {runs_text()}")
+
+
+def runs_text() -> str:
+    """One sentence: the execution models ireeabi runs and the iree-compile flags of each."""
+    models = "; ".join(f"{name}: iree-compile {' '.join(flags)}" for name, flags in MODEL_FLAGS.items())
+    return f"ireeabi runs the inline execution models; recompile with one of them ({models})"
+
+
+def full_hal_imports(module: ModuleFile) -> tuple[str, ...]:
+    """The module's imports from the full `hal` module (empty for inline and host-only modules)."""
+    return tuple(f.full_name for f in module.imported_functions if f.module == FULL_HAL_MODULE)
+
+
+def require_inline(module: ModuleFile) -> None:
+    """Raise ExecutionModelError when `module` needs the full HAL (the default execution model)."""
+    names = full_hal_imports(module)
+    if names:
+        raise ExecutionModelError(module.name, names)
+
+
+__all__ = ["MODEL_FLAGS", "FULL_HAL_MODULE", "ExecutionModelError", "runs_text",
+           "full_hal_imports", "require_inline"]
