@@ -80,6 +80,20 @@ class ModuleFileError(IreeAbiError):
         return (type(self), (self.reason, self.offset, self.code))
 
 
+class NotAModuleError(ModuleFileError):
+    """The file is no `.vmfb` module at all (its archive framing fails: empty, text, another file
+    format): the message starts "not a .vmfb module" and says what the bytes look like
+    (`looks_like`), then the framing check that failed."""
+
+    def __init__(self, reason: str, offset: int,
+                 code: StatusCode = StatusCode.INVALID_ARGUMENT, looks_like: str = "") -> None:
+        self.looks_like = looks_like
+        super().__init__(reason, offset, code)
+
+    def __reduce__(self):
+        return (type(self), (self.reason, self.offset, self.code, self.looks_like))
+
+
 class FeatureBits(enum.IntFlag):
     """iree.vm.FeatureBits."""
 
@@ -734,6 +748,7 @@ class ModuleFile:
     global_bytes_capacity: int
     global_ref_count: int
     function_descriptors: tuple[FunctionDescriptor, ...]
+    internal_names: tuple[str | None, ...]  # per internal function: its debug-database name
     bytecode_version: int  # major << 16 | minor
     bytecode: bytes
     bytecode_offset: int  # file offset of the bytecode blob
@@ -853,6 +868,63 @@ def _locate(data: bytes) -> tuple[bool, int, int]:
     return zipped, fb, length
 
 
+# What a file that is no module looks like, from its first bytes: magic numbers of the formats a
+# user may hand over by mistake, then text (MLIR source, most likely).
+_MAGICS = (
+    (b"\x93NUMPY", "a NumPy .npy array"),
+    (b"\x7fELF", "an ELF object or library"),
+    (b"ML\xefR", "MLIR bytecode (iree-compile's input, not its output)"),
+    (b"\x89HDF", "an HDF5 file"),
+    (b"PK\x03\x04", "a zip archive whose first entry is not an IREE module"),
+)
+_SNIFF_BYTES = 256
+
+
+def describe_content(data: "bytes | memoryview") -> str:
+    """What bytes that are not a module look like, for an error message ("MLIR text ...")."""
+    head = bytes(data[:_SNIFF_BYTES])
+    if not head:
+        return "an empty file"
+    for magic, what in _MAGICS:
+        if head.startswith(magic):
+            return what
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:  # a multi-byte character cut at the end is still text
+        text = head[:e.start].decode("utf-8") if e.start >= len(head) - 3 else ""
+    if text and all(c.isprintable() or c in "\t\r\n" for c in text):
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        shown = first if len(first) <= 40 else first[:37] + "..."
+        mlir = any(w in text for w in ("func.func", "module", "util.", "%", "tensor<", "vm."))
+        return f"{'MLIR' if mlir else 'plain'} text (first line {shown!r})"
+    return f"binary data starting {head[:8].hex(' ')}"
+
+
+def _has_identifier(data: "bytes | memoryview") -> bool:
+    """Whether IREE's file identifier sits where the framing puts it (after the optional zip local
+    file header, the size prefix and the root offset)."""
+    start = 0
+    if bytes(data[:4]) == ZIP_LOCAL_FILE_HEADER_SIGNATURE and len(data) >= ZIP_LOCAL_FILE_HEADER_SIZE:
+        start = (ZIP_LOCAL_FILE_HEADER_SIZE + int.from_bytes(data[26:28], "little")
+                 + int.from_bytes(data[28:30], "little"))
+    return bytes(data[start + 8:start + 12]) == FILE_IDENTIFIER
+
+
+def check_framing(data: "bytes | memoryview") -> tuple[bool, int, int]:
+    """The archive framing checks of IREE's loader (archive.c, then flatcc's buffer header):
+    (zip header present, FlatBuffer file offset, FlatBuffer length). A file failing them is no
+    module at all: NotAModuleError, "not a .vmfb module" with what the bytes look like."""
+    try:
+        return _locate(data)
+    except ModuleFileError as e:
+        if _has_identifier(data):  # a module whose framing is damaged (truncated, say): not "no module"
+            raise
+        looks = describe_content(data)
+        what = "is empty" if not len(data) else f"looks like {looks}"
+        raise NotAModuleError(f"not a .vmfb module: the file {what} ({e.reason})", e.offset,
+                              e.code, looks) from None
+
+
 def _check_descriptor(i: int, row: dict, code_length: int) -> None:
     """iree_vm_bytecode_module_flatbuffer_verify's rules for one function descriptor, in order."""
     at = row["_offset"]
@@ -878,7 +950,7 @@ def _check_descriptor(i: int, row: dict, code_length: int) -> None:
 
 
 def _read(data: bytes) -> ModuleFile:
-    zipped, fb, fb_len = _locate(data)
+    zipped, fb, fb_len = check_framing(data)
     _verify_flatbuffer(data, fb, fb_len)
     buf = _Buffer(data, fb, fb + fb_len)
     root_at = fb + Table(data, fb).Get(N.UOffsetTFlags, fb)
@@ -975,6 +1047,12 @@ def _read(data: bytes) -> ModuleFile:
             row["block_count"], row["i32_register_count"], row["ref_register_count"],
             code_at + off))
 
+    # Internal functions' own names live only in the debug database (a stripped module has none);
+    # IREE shows them where no export names the function (iree-dump-module, backtraces).
+    debug = root.table("debug_database")
+    names = [f.string("local_name") or None for f in debug.tables("functions")] if debug else []
+    internal_names = tuple(names[i] if i < len(names) else None for i in range(len(descriptors)))
+
     rwdata = tuple(r.scalar("byte_size") for r in root.tables("rwdata_segments"))
     state = root.table("module_state")
     global_bytes = state.scalar("global_bytes_capacity") if state else 0
@@ -1001,6 +1079,7 @@ def _read(data: bytes) -> ModuleFile:
         global_bytes_capacity=global_bytes,
         global_ref_count=global_refs,
         function_descriptors=tuple(descriptors),
+        internal_names=internal_names,
         bytecode_version=version,
         bytecode=code_bytes,
         bytecode_offset=code_at,
