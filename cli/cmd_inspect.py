@@ -1,5 +1,7 @@
-"""`ireeabi inspect MODULE.vmfb`: a compiled module's interface and, with --check-imports, whether its
-imports resolve against the emulated native modules (layouts.modules) and lay out cleanly."""
+"""`ireeabi inspect MODULE.vmfb`: what iree-dump-module shows of a compiled module (typed signatures
+and reflection attributes, the function table, the module state, `--disassemble`), the argument and
+result buffer sizes of every import and export on a data model, and with --check-imports, whether
+the imports resolve against the emulated native modules (layouts.modules) and lay out cleanly."""
 from __future__ import annotations
 
 import mmap
@@ -9,7 +11,9 @@ from typing import Any
 
 from ireeabi.abi import cconv
 from ireeabi.abi.targets import Target
-from ireeabi.layouts import modules
+from ireeabi.layouts.ref import iree_vm_ref_t
+from ireeabi.tooling import disassemble as dis
+from ireeabi.tooling import execution_model
 from ireeabi.vm import imports as import_check
 from ireeabi.vm import module_file as mf
 
@@ -18,23 +22,46 @@ from .errors import CliError
 from .render import Column
 
 
-def _sizes(sig: cconv.Signature | None, target: Target) -> tuple[str, str]:
-    """Argument/result buffer sizes on `target` (spans at 1 element, marked `+`)."""
-    if sig is None:
-        return "?", "?"
+_SPAN_LETTERS = "nmkl"  # element counts of a fragment's spans, in order, in the text's sizes
+
+
+def _span_element_bytes(frag: cconv.Fragment, target: Target) -> list[int]:
+    """Bytes one element of each span adds to the packed buffer: the span's values, aligned among
+    themselves as the VM packs them (an element is not rounded up to its alignment)."""
+    lay = cconv.layout(frag, target, (1,) * len(frag.spans))
     out = []
-    for frag in (sig.arguments, sig.results):
-        n = len(frag.spans)
-        lay = cconv.layout(frag, target, (1,) * n)
-        out.append(f"{lay.size}{'+' if n else ''}")
-    return out[0], out[1]
+    for k in range(len(frag.spans)):
+        vals = [v for v in lay.values if v.span == k]
+        out.append(max(v.offset + v.size for v in vals) - min(v.offset for v in vals) if vals else 0)
+    return out
+
+
+def _sizes(sig: cconv.Signature | None, target: Target) -> dict[str, Any]:
+    """Argument/result buffer sizes on `target`: the bytes the VM allocates with every span empty,
+    and the bytes each element of each span adds (null when the cconv does not parse)."""
+    out: dict[str, Any] = {}
+    for side, frag in (("argument", sig.arguments if sig else None),
+                       ("result", sig.results if sig else None)):
+        if frag is None:
+            out[f"{side}_bytes"] = out[f"{side}_span_element_bytes"] = None
+            continue
+        out[f"{side}_bytes"] = cconv.vm_size(frag, target, (0,) * len(frag.spans))
+        out[f"{side}_span_element_bytes"] = _span_element_bytes(frag, target)
+    return out
+
+
+def _size_cell(base: int | None, elements: list[int] | None) -> str:
+    """`48`, or `48+4n+24m` with spans (n, m: their element counts), `?` when unknown."""
+    if base is None or elements is None:
+        return "?"
+    return f"{base}" + "".join(f"+{e}{_SPAN_LETTERS[k % 4]}" for k, e in enumerate(elements))
 
 
 # The module reader's own first two steps (vm/module_file.py, bound here so a rename fails at
 # import): the archive and FlatBuffer header checks (zip framing, minimum size, size prefix within
 # the file, alignment, identifier), then flatcc's verification of the FlatBuffer itself. Both read
 # only the bytes they check, so on a memory map they touch a few pages, not the file.
-_check_framing = mf._locate
+_check_framing = mf.check_framing
 _verify_flatbuffer = mf._verify_flatbuffer
 
 
@@ -76,23 +103,69 @@ def _read_checked(p: Path) -> bytes:
         return f.read()
 
 
-def data(m: mf.ModuleFile, target: Target, check: bool) -> dict[str, Any]:
+def load_runnable(path: str) -> mf.ModuleFile:
+    """`load` for `run`: a module of an execution model ireeabi does not run (one importing the full
+    `hal` module) is refused with the iree-compile flags of the models that run."""
+    module = load(path)
+    execution_model.require_inline(module)
+    return module
+
+
+def _typed(cconv_text: str | None) -> str | None:
+    """`(i32, i64) -> (!vm.ref<?>)` as iree-dump-module prints a signature (None without a cconv;
+    the cconv itself when IREE's printer would refuse it)."""
+    if cconv_text is None:
+        return None
+    try:
+        return dis.signature_text(cconv_text)
+    except ValueError:
+        return cconv_text
+
+
+def _attrs(attrs: tuple[mf.Attr, ...]) -> list[dict[str, str]]:
+    return [{"key": a.key, "value": a.value} for a in attrs]
+
+
+def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = False,
+         bytecode_offsets: bool = False) -> dict[str, Any]:
+    """Everything `inspect` reports, as the documented JSON object."""
+    ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {
         "name": m.name, "version": m.version, "target": target.name,
         "requirements": list(m.requirement_names),
+        "attributes": _attrs(m.attrs),
+        "types": list(m.types),
         "dependencies": [{"name": d.name, "minimum_version": d.minimum_version, "required": d.required}
                          for d in m.dependencies],
-        "imports": [], "exports": [],
+        "imports": [], "exports": [], "functions": [],
+        "state": {"global_bytes": m.global_bytes_capacity, "global_refs": m.global_ref_count,
+                  "ref_bytes": ref_size,
+                  "total_bytes": m.global_bytes_capacity + ref_size * m.global_ref_count},
         "rodata": [{"ordinal": s.ordinal, "kind": s.kind, "offset": s.offset, "length": s.length}
                    for s in m.rodata_segments],
+        "rwdata": list(m.rwdata_segments),
+        "flatbuffer_bytes": m.flatbuffer_length, "bytecode_bytes": len(m.bytecode),
     }
     for f in m.imported_functions:
-        a, r = _sizes(f.signature, target)
-        out["imports"].append({"name": f.full_name, "cconv": f.cconv, "optional": f.optional,
-                               "argument_bytes": a, "result_bytes": r})
+        out["imports"].append({"ordinal": f.ordinal, "name": f.full_name, "cconv": f.cconv,
+                               "signature": _typed(f.cconv), "optional": f.optional,
+                               "attributes": _attrs(f.attrs), **_sizes(f.signature, target)})
     for f in m.exported_functions:
-        a, r = _sizes(f.signature, target)
-        out["exports"].append({"name": f.name, "cconv": f.cconv, "argument_bytes": a, "result_bytes": r})
+        out["exports"].append({"ordinal": f.ordinal, "name": f.name,
+                               "internal_ordinal": f.internal_ordinal, "cconv": f.cconv,
+                               "signature": _typed(f.cconv), "attributes": _attrs(f.attrs),
+                               **_sizes(f.signature, target)})
+    for d in m.function_descriptors:
+        fn: dict[str, Any] = {
+            "ordinal": d.ordinal, "name": dis.function_name(m, d.ordinal),
+            "bytecode_offset": d.bytecode_offset, "bytecode_length": d.bytecode_length,
+            "block_count": d.block_count, "i32_register_count": d.i32_register_count,
+            "ref_register_count": d.ref_register_count, "requirements": d.requirements,
+            "requirement_names": list(mf.feature_names(d.requirements)),
+            "aliases": [e.name for e in m.exported_functions if e.internal_ordinal == d.ordinal]}
+        if disassemble:
+            fn["disassembly"] = dis.function_lines(m, d.ordinal, bytecode_offsets)
+        out["functions"].append(fn)
     if check:
         reports = import_check.check_imports(m, modules.registered(), target)
         out["import_check"] = [r.as_dict() for r in reports]
@@ -100,44 +173,127 @@ def data(m: mf.ModuleFile, target: Target, check: bool) -> dict[str, Any]:
     return out
 
 
+def _signature_lines(label: str, entries: list[dict[str, Any]]) -> list[str]:
+    """iree-dump-module's listing: `[  N] name(types) -> (types)`, then each attribute indented
+    (a line longer than the width continues further indented)."""
+    lines = [label]
+    for x in entries:
+        sig = x["signature"]
+        mark = "?" if x.get("optional") else ""
+        lines += render.wrap(f"[{x['ordinal']:3d}] {mark}{x['name']}{sig if sig else ''}", indent=2,
+                             subsequent=10)
+        for a in x["attributes"]:
+            lines += render.wrap(f"{a['key']}: {a['value']}", indent=8, subsequent=10)
+    return lines
+
+
+def _missing_modules(reports: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Imports whose module is not registered at all, by module (one line each in the text)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in reports:
+        if r["status"] == "no-module":
+            groups.setdefault(r["name"].split(".", 1)[0], []).append(r)
+    return groups
+
+
+def _import_check_lines(d: dict[str, Any]) -> list[str]:
+    lines = [""]
+    bad = [r for r in d["import_check"] if not r["compatible"]]
+    lines.append(f"import check on {d['target']}: "
+                 + ("all compatible" if not bad else f"{len(bad)} of {len(d['import_check'])} "
+                    "imports incompatible"))
+    missing = _missing_modules(d["import_check"])
+    shown: set[str] = set()
+    for r in d["import_check"]:
+        module = r["name"].split(".", 1)[0]
+        if module in missing:
+            if module in shown:
+                continue
+            shown.add(module)
+            n = len(missing[module])
+            lines += render.wrap(f"  BAD {module}.* ({n} import{'s' if n > 1 else ''}): no-module - "
+                                 f"no native module `{module}` is registered", subsequent=8)
+            if module == execution_model.FULL_HAL_MODULE:
+                lines += render.wrap("note: the module was compiled for iree-compile's default "
+                                     "execution model (the full HAL). "
+                                     + execution_model.runs_text(), indent=8, subsequent=10)
+            continue
+        mark = "ok " if r["compatible"] else "BAD"
+        status = r["status"]
+        if status == "ok":
+            status = "resolves" + ("" if r["compatible"] else f", but IREE's layout rules disagree "
+                                   f"on {d['target']}")
+        lines += render.wrap(f"  {mark} {r['name']} {r['cconv'] or ''}: {status}"
+                             + (f" - {r['message']}" if r["message"] else ""), subsequent=8)
+        for f in r["findings"]:
+            lines += render.wrap(f"{f['rule']}: {f['message']}", indent=8, subsequent=10)
+        for f in r["notes"]:
+            lines += render.wrap(f"note {f['rule']}: {f['message']}", indent=8, subsequent=10)
+    return lines
+
+
 def text(d: dict[str, Any]) -> list[str]:
-    lines = [f"module {d['name']} version {d['version']} on {d['target']}"
+    lines = [f"module '{d['name']}' version {d['version']} on {d['target']}"
              f"; requires: {', '.join(d['requirements']) or 'nothing'}"]
     deps = ", ".join(f"{x['name']} >= {x['minimum_version']}{'' if x['required'] else ' (optional)'}"
                      for x in d["dependencies"])
     lines.append(f"dependencies: {deps or 'none'}")
+    for a in d["attributes"]:
+        lines += render.wrap(f"attribute {a['key']}: {a['value']}", subsequent=4)
+    st = d["state"]
+    lines.append(f"module state: {st['global_bytes']} bytes, {st['global_refs']} refs, "
+                 f"~{st['total_bytes']} bytes total on {d['target']} (iree_vm_ref_t: "
+                 f"{st['ref_bytes']} bytes)")
+    lines.append("")
+    lines += _signature_lines("imported functions:", d["imports"])
+    lines.append("")
+    lines += _signature_lines("exported functions:", d["exports"])
     cols = [Column("#", ">"), Column("import", shrink=True, min_width=20), Column("cconv"),
             Column("args B", ">"), Column("results B", ">")]
     lines.append("")
-    lines += render.table(cols, [(str(i), x["name"] + (" (optional)" if x["optional"] else ""),
-                                  x["cconv"] or "-", x["argument_bytes"], x["result_bytes"])
-                                 for i, x in enumerate(d["imports"])])
+    lines += render.table(cols, [(str(x["ordinal"]), x["name"] + (" (optional)" if x["optional"] else ""),
+                                  x["cconv"] or "-", _size_cell(x["argument_bytes"],
+                                                                x["argument_span_element_bytes"]),
+                                  _size_cell(x["result_bytes"], x["result_span_element_bytes"]))
+                                 for x in d["imports"]])
     cols[1] = Column("export", shrink=True, min_width=20)
     lines.append("")
-    lines += render.table(cols, [(str(i), x["name"], x["cconv"] or "-", x["argument_bytes"],
-                                  x["result_bytes"]) for i, x in enumerate(d["exports"])])
-    lines.append("(sizes with + are for 1 element per span)")
+    lines += render.table(cols, [(str(x["ordinal"]), x["name"], x["cconv"] or "-",
+                                  _size_cell(x["argument_bytes"], x["argument_span_element_bytes"]),
+                                  _size_cell(x["result_bytes"], x["result_span_element_bytes"]))
+                                 for x in d["exports"]])
+    lines += render.wrap("(buffer bytes on the target with every span empty; +Nn, +Nm: bytes each "
+                         "element of the first, second span adds before alignment)")
+    lines.append("")
+    lines += render.table(
+        [Column("function", ">"), Column("offset"), Column("length", ">"), Column("blocks", ">"),
+         Column("i32 #", ">"), Column("ref #", ">"), Column("requires"),
+         Column("aliases", shrink=True, min_width=12)],
+        [(str(f["ordinal"]), f"{f['bytecode_offset']:08X}", str(f["bytecode_length"]),
+          str(f["block_count"]), str(f["i32_register_count"]), str(f["ref_register_count"]),
+          " | ".join(f["requirement_names"]) or "-", ", ".join(f["aliases"]) or "-")
+         for f in d["functions"]])
+    lines.append(f"(bytecode: {d['bytecode_bytes']} bytes; FlatBuffer: {d['flatbuffer_bytes']} bytes)")
     lines.append("")
     lines += render.table([Column("rodata", ">"), Column("kind"), Column("file offset", ">"),
                            Column("bytes", ">")],
                           [(str(s["ordinal"]), s["kind"], str(s["offset"]), str(s["length"]))
                            for s in d["rodata"]])
     if "import_check" in d:
-        lines.append("")
-        bad = [r for r in d["import_check"] if not r["compatible"]]
-        lines.append(f"import check on {d['target']}: "
-                     + ("all compatible" if not bad else f"{len(bad)} of {len(d['import_check'])} "
-                        "imports incompatible"))
-        for r in d["import_check"]:
-            mark = "ok " if r["compatible"] else "BAD"
-            status = r["status"]
-            if status == "ok":
-                status = "resolves" + ("" if r["compatible"] else f", but IREE's layout rules disagree "
-                                       f"on {d['target']}")
-            lines += render.wrap(f"  {mark} {r['name']} {r['cconv'] or ''}: {status}"
-                                 + (f" - {r['message']}" if r["message"] else ""), subsequent=8)
-            for f in r["findings"]:
-                lines += render.wrap(f"{f['rule']}: {f['message']}", indent=8, subsequent=10)
-            for f in r["notes"]:
-                lines += render.wrap(f"note {f['rule']}: {f['message']}", indent=8, subsequent=10)
+        lines += _import_check_lines(d)
     return lines
+
+
+def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
+            disassemble: bool, bytecode_offsets: bool) -> tuple[Any, int]:
+    """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
+    finds an incompatible import. `--disassemble` appends iree-dump-module's disassembly text
+    verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
+    d = data(module, target, check, disassemble and as_json, bytecode_offsets)
+    status = 1 if check and not d["compatible"] else 0
+    if as_json:
+        return d, status
+    out = "".join(line + "\n" for line in text(d))
+    if disassemble:
+        out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)
+    return out, status

@@ -1,0 +1,415 @@
+"""The text iree-dump-module prints for a module: typed signatures and `--output=disassembly`.
+
+IREE keeps its disassembler with its tools (runtime/src/iree/vm/bytecode/disassembler.c, driven by
+tools/iree-dump-module-main.c), so it is tooling here too. Instructions come from the VM's decoder
+(`vm.decoder`, over the opcode tables of `vm.isa`); this file knows only how IREE writes them:
+
+- most ops read `RESULTS = vm.MNEMONIC OPERANDS`, registers in encoding order (`_generic`);
+- the ops IREE writes otherwise (globals, constants, stores, selects, switches, lists of refs,
+  casts, control flow, calls) each have a writer in `_WRITERS`;
+- i64/f64 registers print as `%iN:N+1`; a ref register prints `%R` (a move) only where IREE's
+  disassembler decodes that operand with its move bit (the fields `vm.isa` marks `move`, and every
+  entry of a register list), else `%r`;
+- blocks are numbered `^bbN` in bytecode order; `bytecode_offsets` prefixes `[%08X]` as
+  `--bytecode_offsets` does.
+
+`disassembly(module)` is the whole `iree-dump-module --output=disassembly` text (module
+directives, then every internal function); `signature_text` / `fragment_types` are the typed
+signatures of its metadata listing ("(i32, i64) -> (!vm.ref<?>)").
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Callable, Iterable
+
+from ireeabi.vm import isa
+from ireeabi.vm.decoder import BranchCase, Instruction, Register, Remap, decode_function, \
+    function_bytecode
+from ireeabi.vm.module_file import ModuleFile, rodata_bytes
+
+_TYPE_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64", "r": "!vm.ref<?>"}
+
+
+# --------------------------------------------------------------------------------------------------
+# Typed signatures
+
+
+def cconv_fragments(cconv: str) -> tuple[str, str]:
+    """(arguments, results) text of a calling convention `0ARGS_RESULTS` (either may be empty)."""
+    body = cconv[1:] if cconv.startswith("0") else cconv
+    args, _, results = body.partition("_")
+    return args, results
+
+
+def fragment_types(fragment: str) -> str:
+    """One cconv fragment as iree-dump-module lists it: `i32, !vm.ref<?>, tuple<i64>...`; `v`
+    (void) prints nothing but keeps its separator, as the tool's loop does."""
+    out: list[str] = []
+    i = 0
+    while i < len(fragment):
+        c = fragment[i]
+        if c == "C":
+            end = fragment.find("D", i + 1)
+            if end < 0:
+                raise ValueError(f"unterminated cconv span in {fragment!r}")
+            out.append(f"tuple<{fragment_types(fragment[i + 1:end])}>...")
+            i = end + 1
+            continue
+        if c != "v" and c not in _TYPE_NAMES:
+            raise ValueError(f"unsupported cconv type {c!r} in {fragment!r}")
+        out.append(_TYPE_NAMES.get(c, ""))
+        i += 1
+    return ", ".join(out)
+
+
+def signature_text(cconv: str) -> str:
+    """`(ARGS) -> (RESULTS)` of a cconv, as iree-dump-module prints imports and exports."""
+    args, results = cconv_fragments(cconv)
+    return f"({fragment_types(args)}) -> ({fragment_types(results)})"
+
+
+def _function_header_signature(cconv: str | None) -> str:
+    """`(%i0: i32, %i1:2: i64, %r0: !vm.ref<?>) -> (i32)`: a `vm.func` line's signature, argument
+    registers numbered per bank as the calling convention assigns them."""
+    args, results = cconv_fragments(cconv) if cconv else ("", "")
+    named, i32, ref = [], 0, 0
+    for c in args:
+        if c == "v":
+            continue
+        if c in "if":
+            named.append(f"%i{i32}: {_TYPE_NAMES[c]}")
+            i32 += 1
+        elif c in "IF":
+            named.append(f"%i{i32}:{i32 + 1}: {_TYPE_NAMES[c]}")
+            i32 += 2
+        elif c == "r":
+            named.append(f"%r{ref}: {_TYPE_NAMES[c]}")
+            ref += 1
+        else:
+            raise ValueError(f"unsupported cconv argument type {c!r} in {cconv!r}")
+    res = ", ".join(_TYPE_NAMES[c] for c in results if c != "v")
+    return f"({', '.join(named)}) -> ({res})"
+
+
+# --------------------------------------------------------------------------------------------------
+# Operands
+
+
+def _reg(r: Register, move: bool = True) -> str:
+    """A register as IREE names it; `move`: whether this operand shows its move bit (`%R`)."""
+    if r.is_ref:
+        return f"%{'R' if move and r.move else 'r'}{r.ordinal}"
+    if r.bank in (isa.I64, isa.F64):
+        return f"%i{r.ordinal}:{r.ordinal + 1}"
+    return f"%i{r.ordinal & isa.I32_REGISTER_MASK}"
+
+
+def _regs(regs: Iterable[Register]) -> str:
+    return ", ".join(_reg(r) for r in regs)
+
+
+def _remaps(pairs: Iterable[Remap]) -> str:
+    return ", ".join(f"{_reg(p.src)}->{_reg(p.dst)}" for p in pairs)
+
+
+def _f32(value: float) -> str:
+    return _c_float(value, "%.9g")
+
+
+def _c_float(value: float, fmt: str) -> str:
+    """printf's %g text: glibc writes inf/nan in lower case with their sign (`-nan` too)."""
+    if math.isnan(value) or math.isinf(value):
+        sign = "-" if math.copysign(1.0, value) < 0 else ""
+        return f"{sign}{'nan' if math.isnan(value) else 'inf'}"
+    return fmt % value
+
+
+class _Function:
+    """What the writers need besides the instruction: the module, and the function's blocks."""
+
+    def __init__(self, module: ModuleFile, blocks: dict[int, int] | None) -> None:
+        self.module = module
+        self.blocks = blocks  # block marker pc -> ordinal (None: while scanning, as IREE's pass 1)
+
+    def block(self, pc: int) -> str:
+        if self.blocks is None:
+            return f"^{pc:08X}"
+        return f"^bb{self.blocks[pc]}"
+
+    def type_name(self, type_id: int) -> str:
+        types = self.module.types
+        return types[type_id] if 0 <= type_id < len(types) else "*"
+
+    def callee(self, ordinal: int) -> str:
+        m = self.module
+        if ordinal & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+            i = ordinal & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+            name = m.imported_functions[i].full_name if i < len(m.imported_functions) else ""
+            return name or f"import:{i}"
+        name = m.internal_names[ordinal] if ordinal < len(m.internal_names) else None
+        return f"{m.name}.{name}" if name else f"{m.name}:{ordinal}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Instructions
+
+
+def _generic(inst: Instruction, fn: _Function) -> str:
+    """`RESULTS = vm.MNEMONIC OPERANDS` over the encoding's register fields, in order."""
+    results, operands = [], []
+    for f in inst.op.fields:
+        if f.kind not in isa.REGISTER_KINDS:
+            continue
+        text = _reg(inst.operands[f.name], f.move)
+        (results if f.access == isa.WRITE else operands).append(text)
+    head = f"{', '.join(results)} = " if results else ""
+    tail = f" {', '.join(operands)}" if operands else ""
+    return f"{head}vm.{inst.mnemonic}{tail}"
+
+
+def _value_type(inst: Instruction) -> str:
+    return inst.mnemonic.rsplit(".", 1)[-1]
+
+
+def _global(inst: Instruction, fn: _Function) -> str:
+    o, name = inst.operands, inst.mnemonic
+    if "indirect" in name:
+        where = _reg(o["byte_offset"] if "byte_offset" in o else o["global"], False)
+    else:
+        where = str(o["byte_offset"] if "byte_offset" in o else o["global"])
+    if name.endswith(".ref"):
+        slot = f".refs[{where}] : {fn.type_name(o['type'])}"
+        if ".load" in name:
+            return f"{_reg(o['result'])} = vm.{name} {slot}"
+        return f"vm.{name} {_reg(o['value'])}, {slot}"
+    if ".load" in name:
+        return f"{_reg(o['result'])} = vm.{name} .rwdata[{where}]"
+    return f"vm.{name} {_reg(o['value'])}, .rwdata[{where}]"
+
+
+def _const(inst: Instruction, fn: _Function) -> str:
+    v, res = inst.operands["value"], _reg(inst.operands["result"])
+    t = _value_type(inst)
+    if t == "i32":
+        return f"{res} = vm.const.i32 {v}  // 0x{v & 0xFFFFFFFF:08X}"
+    if t == "i64":
+        return f"{res} = vm.const.i64 {v}  // 0x{v & 0xFFFFFFFFFFFFFFFF:016X}"
+    if t == "f32":
+        return f"{res} = vm.const.f32 {_f32(v)}"
+    return f"{res} = vm.const.f64 {_c_float(v, '%.17g')}"
+
+
+def _const_ref_zero(inst: Instruction, fn: _Function) -> str:
+    return f"{_reg(inst.operands['result'], False)} = vm.const.ref.zero"
+
+
+def _const_ref_rodata(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    segments = fn.module.rodata_segments
+    length = segments[o["rodata"]].length if o["rodata"] < len(segments) else 0
+    return f"{_reg(o['result'])} = vm.const.ref.rodata {o['rodata']}  // {length}b"
+
+
+def _buffer_store(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"vm.{inst.mnemonic} {_reg(o['value'])}, {_reg(o['buffer'], False)}, "
+            f"{_reg(o['offset'])}")
+
+
+def _select(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    text = (f"{_reg(o['result'])} = vm.{inst.mnemonic} {_reg(o['condition'])} ? "
+            f"{_reg(o['true_value'])} : {_reg(o['false_value'])}")
+    return text + (f" -> {fn.type_name(o['type'])}" if "type" in o else "")
+
+
+def _switch(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"{_reg(o['result'])} = vm.{inst.mnemonic} {_reg(o['index'])}[{_regs(o['values'])}] "
+            f"else {_reg(o['default_value'])}")
+
+
+def _list_alloc(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"{_reg(o['result'])} = vm.list.alloc {_reg(o['initial_capacity'])} : "
+            f"!vm.list<{fn.type_name(o['type'])}>")
+
+
+def _list_get_ref(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"{_reg(o['result'])} = vm.list.get.ref {_reg(o['list'], False)}, "
+            f"{_reg(o['index'])} : {fn.type_name(o['type'])}")
+
+
+def _cast_any_ref(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"{_reg(o['result'])} = vm.cast.any.ref {_reg(o['operand'])} : !vm.ref<?> -> "
+            f"{fn.type_name(o['type'])}")
+
+
+def _discard_refs(inst: Instruction, fn: _Function) -> str:
+    return f"vm.discard.refs {_regs(inst.operands['refs'])}"
+
+
+def _branch(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    cond = f"{_reg(o['condition'])}, " if "condition" in o else ""
+    return f"vm.{inst.mnemonic} {cond}{fn.block(o['dest'])}({_remaps(o['operands'])})"
+
+
+def _cond_branch(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return (f"vm.cond_br {_reg(o['condition'])}, {fn.block(o['true_dest'])}("
+            f"{_remaps(o['true_operands'])}), {fn.block(o['false_dest'])}("
+            f"{_remaps(o['false_operands'])})")
+
+
+def _branch_table(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    text = (f"vm.br_table {_reg(o['index'])} {{ default: {fn.block(o['default_dest'])}("
+            f"{_remaps(o['default_operands'])}")
+    case: BranchCase
+    for i, case in enumerate(o["cases"]):
+        text += f"), {i}: {fn.block(case.dest)}({_remaps(case.operands)}"
+    return text + ") }"
+
+
+def _call(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    callee = f"@{fn.callee(o['callee'])}"
+    if "segment_sizes" in o:
+        callee += f" segments[{', '.join(str(n) for n in o['segment_sizes'])}]"
+    call = f"vm.{inst.mnemonic} {callee}({_regs(o['operands'])})"
+    if "resume" in o:  # yieldable: results after the resume block
+        return f"{call} -> {fn.block(o['resume'])}({_regs(o['results'])})"
+    return (f"{_regs(o['results'])} = " if o["results"] else "") + call
+
+
+def _return(inst: Instruction, fn: _Function) -> str:
+    regs = inst.operands["operands"]
+    return "vm.return" + (f" {_regs(regs)}" if regs else "")
+
+
+def _fail(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return f'vm.fail {_reg(o["status"])}, "{o["message"]}"'
+
+
+def _import_resolved(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    head = f"{_reg(o['result'])} = vm.import.resolved @"
+    ordinal = o["import"]
+    if not ordinal & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        return head + f"{{{{INVALID ORDINAL {struct.unpack('<i', struct.pack('<I', ordinal))[0]}}}}}"
+    return head + fn.callee(ordinal)
+
+
+def _trace(inst: Instruction, fn: _Function) -> str:
+    o = inst.operands
+    return f'vm.{inst.mnemonic} "{o["event_name"]}"({_regs(o["operands"])})'
+
+
+def _block(inst: Instruction, fn: _Function) -> str:
+    return f"{fn.block(inst.pc)}:" if fn.blocks is not None else "<block>"
+
+
+_Writer = Callable[[Instruction, _Function], str]
+
+# Encodings (vm.isa) IREE writes in their own shape; everything else is `_generic`.
+_BY_ENCODING: dict[str, _Writer] = {
+    "marker": _block, "const_ref_zero": _const_ref_zero, "const_ref_rodata": _const_ref_rodata,
+    "list_alloc": _list_alloc, "list_get_ref": _list_get_ref, "select_ref": _select,
+    "switch_ref": _switch, "cast_any_ref": _cast_any_ref, "discard_refs": _discard_refs,
+    "branch": _branch, "conditional_break": _branch, "conditional_branch": _cond_branch,
+    "branch_table": _branch_table, "call": _call, "call_variadic": _call,
+    "yieldable_call": _call, "call_variadic_yieldable": _call, "return": _return, "fail": _fail,
+    "import_resolved": _import_resolved, "trace": _trace,
+    "global_load_ref": _global, "global_store_ref": _global, "global_load_indirect_ref": _global,
+    "global_store_indirect_ref": _global,
+}
+for _t in (isa.I32, isa.I64, isa.F32, isa.F64):
+    for _cls, _writer in (("global_load", _global), ("global_store", _global),
+                          ("global_load_indirect", _global), ("global_store_indirect", _global),
+                          ("constant", _const), ("buffer_store", _buffer_store),
+                          ("select", _select), ("switch", _switch)):
+        _BY_ENCODING[f"{_t}_{_cls}"] = _writer
+
+
+def instruction_text(inst: Instruction, module: ModuleFile,
+                     blocks: dict[int, int] | None = None) -> str:
+    """One instruction as iree-dump-module writes it (without indentation); `blocks` maps block
+    marker pcs to their ordinals (without it, blocks show as `^%08X` pcs)."""
+    return _BY_ENCODING.get(inst.op.encoding, _generic)(inst, _Function(module, blocks))
+
+
+# --------------------------------------------------------------------------------------------------
+# Functions and modules
+
+
+def function_name(module: ModuleFile, ordinal: int) -> str:
+    """The name iree-dump-module gives internal function `ordinal`: its first export's, else its
+    debug-database name, else `fnN`."""
+    for e in module.exported_functions:
+        if e.internal_ordinal == ordinal:
+            return e.name
+    return module.internal_names[ordinal] or f"fn{ordinal}"
+
+
+def function_lines(module: ModuleFile, ordinal: int, bytecode_offsets: bool = False) -> list[str]:
+    """The body lines of one internal function (blocks unindented, ops indented by two)."""
+    code = function_bytecode(module, ordinal)
+    insts = decode_function(code, function_name(module, ordinal))
+    blocks = {i.pc: n for n, i in enumerate(x for x in insts if x.is_block)}
+    fn = _Function(module, blocks)
+    lines = []
+    for inst in insts:
+        indent = "" if inst.is_block else "  "
+        prefix = f"[{inst.pc:08X}]" if bytecode_offsets else ""
+        writer = _BY_ENCODING.get(inst.op.encoding, _generic)
+        lines.append(prefix + indent + writer(inst, fn))
+    return lines
+
+
+def _directives(module: ModuleFile) -> list[str]:
+    lines = [f"vm.type {t}" for t in module.types]
+    lines += [f'vm.import {"optional " if f.optional else ""}@{f.full_name} cconv '
+              f'"{f.cconv or ""}"' for f in module.imported_functions]
+    lines += [f"vm.rodata[{s.ordinal}] = {_rodata_hex(module, s.ordinal)}"
+              for s in module.rodata_segments]
+    return lines
+
+
+def _rodata_hex(module: ModuleFile, ordinal: int) -> str:
+    return rodata_bytes(module.rodata_segments[ordinal]).hex().upper()
+
+
+def disassembly(module: ModuleFile, function: str | None = None,
+                bytecode_offsets: bool = False) -> str:
+    """`iree-dump-module --output=disassembly` (with `--function=` / `--bytecode_offsets`): the
+    module's directives, then every internal function (or the one `function` names, by name or
+    internal ordinal)."""
+    out = [f"vm.module @{module.name} version {module.version}\n"]
+    directives = _directives(module)
+    if directives:
+        out.append("".join(line + "\n" for line in directives) + "\n")
+    for i in range(len(module.function_descriptors)):
+        name = function_name(module, i)
+        if function is not None and function != (str(i) if function.isdigit() else name):
+            continue
+        text = "".join(out)
+        if not text.endswith("\n\n"):  # one blank line before each top-level item
+            out.append("\n")
+        for e in module.exported_functions:
+            if e.internal_ordinal == i:
+                out.append(f"vm.export @{e.name}\n" if e.name == name
+                           else f"vm.export @{e.name} = @{name}\n")
+        sig = module.function_signatures[i].cconv
+        out.append(f"vm.func @{name}{_function_header_signature(sig)} {{\n")
+        out.append("".join(line + "\n" for line in function_lines(module, i, bytecode_offsets)))
+        out.append("}\n")
+    return "".join(out)
+
+
+__all__ = ["cconv_fragments", "fragment_types", "signature_text", "instruction_text",
+           "function_name", "function_lines", "disassembly"]
