@@ -40,8 +40,9 @@ from ireeabi.tooling.function_io import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, 
                                          StorageInput, format_results, parse_count_flag, parse_inputs,
                                          write_output)
 
-from .cmd_inspect import load as load_module
+from .cmd_inspect import load_runnable as load_module
 from .errors import CliError
+from .module_flags import add_module_arguments, module_path
 from .resolve import resolve_target
 
 
@@ -53,7 +54,7 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                     "results exactly as iree-run-module does. Inputs use iree-run-module's syntax "
                     "(`5`, `2.5`, `4xf32=1 2 3 4`, `2x2xi32=[1 2][3 4]`, `8x16xf32=0.25`, "
                     "`@in.npy`, `4xf32=@in.bin`).")
-    p.add_argument("module", metavar="MODULE.vmfb")
+    add_module_arguments(p)
     p.add_argument("--target", "-t", metavar="T", default=None,
                    help="data model to run on (default: the host's; `ireeabi targets` lists them): "
                         "every struct, argument buffer and shim is laid out for it")
@@ -150,7 +151,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     # Arguments first (an empty --target is an error, not the default), then the file: its header
     # is checked on a memory map before it is read whole.
     target = resolve_target(args.target) if args.target is not None else None
-    module = load_module(args.module)
+    module = load_module(module_path(args))
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference)
