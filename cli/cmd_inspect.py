@@ -11,6 +11,7 @@ from typing import Any
 
 from ireeabi.abi import cconv
 from ireeabi.abi.targets import Target
+from ireeabi.layouts import modules
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
 from ireeabi.tooling import execution_model
