@@ -56,7 +56,7 @@ def dtype_of(element_type: int) -> np.dtype:
         raise ElementTypeError(f"element type 0x{et:08X} ({format_element_type(et)}) has no numpy "
                                f"dtype here: ireeabi holds whole-byte elements only")
     size = bits // 8
-    signed = et >> 24 == NumericalType.INTEGERSIGNED_INTS
+    signed = et >> 24 == NumericalType.INTEGER_SIGNED
     base = (SIGNED_INTS if signed else UNSIGNED_INTS).get(size) or np.dtype(f"V{size}")
     dt = _tagged[et] = np.dtype(base, metadata={_TAG: et})
     return dt
