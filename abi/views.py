@@ -254,18 +254,104 @@ def parse(decl: Struct, target: "Target | str", data: bytes) -> dict:
     return _plain(v.construct.parse(bytes(data[: v.size])))
 
 
+class FieldValuesError(LayoutError):
+    """Values for `build` that do not match the declaration: every `missing` field and every
+    `unknown` key (dotted paths; `[i]` indexes array elements), and `wrong` shapes (a struct given
+    a non-dict, an array a list of another length)."""
+
+    def __init__(self, name: str, missing: list[str], unknown: list[str], wrong: list[str]) -> None:
+        self.name, self.missing, self.unknown, self.wrong = name, missing, unknown, wrong
+        parts = [f"{label} {', '.join(items)}" for label, items in
+                 (("missing", missing), ("unknown", unknown), ("wrong", wrong)) if items]
+        super().__init__(f"{name}: cannot build: {'; '.join(parts)}")
+
+
 def build(decl: Struct, target: "Target | str", values: dict) -> bytes:
-    """Build the bytes of `decl` on `target` from a dict (missing scalars are an error)."""
+    """Build the bytes of `decl` on `target` from a dict of its fields (nested structs as dicts,
+    arrays as lists, bit-fields as plain keys).
+
+    Every field must have a value and every key must name a field: `FieldValuesError` lists all
+    that are missing and all that are unknown. A union takes one member or more (parse gives them
+    all) and builds the first one given in declaration order. A flexible array member is optional:
+    given a list, its elements are laid from its offset on, as C co-allocates them (the result is
+    then longer than sizeof).
+    """
     v = views(decl, target)
+    missing: list[str] = []
+    unknown: list[str] = []
+    wrong: list[str] = []
+    _check_values(v.layout, values, "", missing, unknown, wrong)
+    if missing or unknown or wrong:
+        raise FieldValuesError(decl.name, missing, unknown, wrong)
+    flex = v.layout.flexible
     try:
-        return v.construct.build(values)
-    except (cs.ConstructError, KeyError, TypeError) as e:
+        data = v.construct.build(values)
+        if flex is None or flex.name not in values:
+            return data
+        elem = _construct_of(flex.type.elem, v.layout.target)
+        tail = b"".join(elem.build(item) for item in values[flex.name])
+    except (cs.ConstructError, KeyError, TypeError, ValueError, OverflowError) as e:
         raise LayoutError(f"{decl.name}: cannot build: {e}") from None
+    out = bytearray(data)
+    out[flex.offset:] = tail  # over the tail padding, as C's elements may lie
+    return bytes(out.ljust(len(data), b"\0"))
+
+
+def _check_values(lay: StructLayout, values: Any, prefix: str, missing: list[str],
+                  unknown: list[str], wrong: list[str]) -> None:
+    if not isinstance(values, dict):
+        wrong.append(f"{prefix[:-1] or lay.name} (a dict of {lay.decl.keyword} {lay.name}'s fields, "
+                     f"got {type(values).__name__})")
+        return
+    members = [f for f in lay.fields if not f.flexible]
+    flex = lay.flexible
+    names = {f.name for f in lay.fields}
+    unknown += [prefix + str(k) for k in values if k not in names]
+    if flex is not None and flex.name in values:
+        if prefix:  # only the outermost struct may end in elements past its sizeof
+            unknown.append(f"{prefix}{flex.name} (a flexible array inside a member has no bytes)")
+        elif not isinstance(values[flex.name], (list, tuple)):
+            wrong.append(f"{flex.name} (a list of elements, got {type(values[flex.name]).__name__})")
+        else:
+            for i, item in enumerate(values[flex.name]):
+                _check_value(flex.type.elem, item, f"{flex.name}[{i}]", lay.target, missing, unknown,
+                             wrong)
+    if lay.decl.is_union:
+        given = [f for f in members if f.name in values][:1]  # the member construct builds
+        if not given:
+            missing.append(f"{prefix}{{{' | '.join(f.name for f in members)}}}")
+    else:
+        given = members
+    for f in given:  # declaration order, depth first
+        if f.name not in values:
+            missing.append(prefix + f.name)
+        else:
+            _check_value(f.type, values[f.name], prefix + f.name, lay.target, missing, unknown, wrong)
+
+
+def _check_value(t: Any, value: Any, path: str, target: Target, missing: list[str],
+                 unknown: list[str], wrong: list[str]) -> None:
+    if isinstance(t, Struct):
+        _check_values(layout_of(t, target), value, path + ".", missing, unknown, wrong)
+    elif isinstance(t, Array):
+        count = t.count or 0
+        if not isinstance(value, (list, tuple)) or len(value) != count:
+            got = f"{len(value)} elements" if isinstance(value, (list, tuple)) else type(value).__name__
+            wrong.append(f"{path} (a list of {count} elements, got {got})")
+            return
+        for i, item in enumerate(value):
+            _check_value(t.elem, item, f"{path}[{i}]", target, missing, unknown, wrong)
+
+
+# Keys construct adds to what it parses: its context, not fields (a C field may start with "_", and
+# the engine names anonymous members "__anonymous<N>").
+_CONSTRUCT_KEYS = frozenset({"_io", "_", "_params", "_root", "_parsing", "_building", "_sizing",
+                             "_subcons", "_index"})
 
 
 def _plain(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items() if not k.startswith("_")}
+        return {k: _plain(v) for k, v in obj.items() if k not in _CONSTRUCT_KEYS}
     if isinstance(obj, list):
         return [_plain(v) for v in obj]
     return obj
@@ -340,17 +426,24 @@ def _fill_ctypes(inst: Any, values: dict) -> None:
         if isinstance(v, dict):
             _fill_ctypes(getattr(inst, k), v)
         elif isinstance(v, list):
-            arr = getattr(inst, k)
-            for i, item in enumerate(v):
-                if isinstance(item, dict):
-                    _fill_ctypes(arr[i], item)
-                else:
-                    arr[i] = item
+            _fill_array(getattr(inst, k), v)
         elif isinstance(v, bytes):
             arr = getattr(inst, k)
             ctypes.memmove(ctypes.addressof(arr), v, len(v))
         else:
             setattr(inst, k, v)
+
+
+def _fill_array(arr: Any, items: list) -> None:
+    for i, item in enumerate(items):
+        if isinstance(item, dict):
+            _fill_ctypes(arr[i], item)
+        elif isinstance(item, list):  # an array of arrays (C's part[2][3])
+            _fill_array(arr[i], item)
+        elif isinstance(item, bytes):
+            ctypes.memmove(ctypes.addressof(arr[i]), item, len(item))
+        else:
+            arr[i] = item
 
 
 def project(parsed: Any, expected: Any) -> Any:
