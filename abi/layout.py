@@ -205,18 +205,35 @@ def _validate_decl(s: Struct) -> None:
 
 
 class FieldLayout(NamedTuple):  # NamedTuple: cheap to build on the cconv first-layout path
+    """One member of a struct layout: `offset` (bytes from the struct's start), `size` and `align` of
+    its type.
+
+    A bit-field (`bits` is its width) is its declared type's storage unit plus a bit range in it:
+    `offset`, `size`, `align` are the unit's (for a packed struct or member, `offset` is the byte
+    holding its first bit), and the field's bits are `bits` bits from bit `bit_offset` on, counting
+    from bit 0 = the least significant bit of the byte at `offset` (every modelled target is little
+    endian); `first_bit` is that bit counted from the struct's start, `byte_span` the bytes the bits
+    touch. `ireeabi layout --json` gives bit-fields the same keys with the same meaning.
+    """
+
     name: str
     offset: int
     size: int  # bytes; for a bit-field, its storage unit's size
     align: int
     type: CType
-    bit_offset: int | None = None  # within the storage unit at `offset`, LSB first
+    bit_offset: int | None = None  # bit-fields: from the least significant bit at `offset`
     bits: int | None = None
     flexible: bool = False
 
     @property
     def end(self) -> int:
         return self.offset + self.size
+
+    @property
+    def first_bit(self) -> int | None:
+        """A bit-field's first (least significant) bit, counted from the struct's start (None for
+        other fields)."""
+        return None if self.bits is None else self.offset * 8 + self.bit_offset
 
     @property
     def byte_span(self) -> tuple[int, int]:

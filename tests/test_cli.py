@@ -353,11 +353,10 @@ def test_struct_json_schema(capsys):
     by_name = {f["name"]: f for f in d["fields"]}
     for path, f, offset, _ in lay.walk():
         assert {"name", "offset", "size", "type"} <= set(by_name[path])
-        if f.bits is None:
-            assert (by_name[path]["offset"], by_name[path]["size"]) == (offset, f.size)
-    bit = by_name["mapping.impl.is_persistent"]
-    assert (bit["bits"], bit["unit_offset"], bit["unit_size"]) == (1, lay.offsetof("mapping.impl") + 8, 4)
-    assert bit["offset"] * 8 + bit["bit_offset"] == bit["unit_offset"] * 8 + 16
+        assert (by_name[path]["offset"], by_name[path]["size"]) == (offset, f.size)
+    bit = by_name["mapping.impl.is_persistent"]  # FieldLayout's meaning (tests/test_bitfields.py)
+    assert (bit["offset"], bit["size"], bit["bit_offset"], bit["bits"]) == (
+        lay.offsetof("mapping.impl") + 8, 4, 16, 1)
     used = set()
     for path, f, offset, _ in lay.walk():
         if not isinstance(f.type, type(lay.decl)):  # leaves: every byte a field's bits touch
