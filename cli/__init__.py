@@ -2,9 +2,10 @@
 
 - `main`: the parser, the commands' dispatch and error reporting;
 - `cmd_layout`, `cmd_check`, `cmd_targets`, `cmd_inspect`, `cmd_run`, `cmd_fixtures`: one command each;
-- `resolve`, `describe`, `render`, `errors`: command-line text to engine objects, what the commands
-  show as data, plain-text rendering, and the command line's own errors.
+- `resolve`, `module_flags`, `describe`, `render`, `errors`: command-line text to engine objects
+  (iree-run-module's `--module`/`--device` among them), what the commands show as data, plain-text
+  rendering, and the command line's own errors.
 """
 
 __all__ = ["main", "cmd_layout", "cmd_check", "cmd_targets", "cmd_inspect", "cmd_run", "cmd_fixtures",
-           "resolve", "describe", "render", "errors"]
+           "resolve", "module_flags", "describe", "render", "errors"]

@@ -7,9 +7,11 @@
 - `library`, `executable`, `elf_loader`, `python_executable`: kernel libraries (embedded ELF through an
   emulation of IREE's loader, system ELF, Python) and their dispatch;
 - `cpu`: host CPU data as IREE exposes it to kernels;
+- `element_types`: IREE element types and the numpy dtypes that hold them;
+- `module_api`: what a native module's implementation may do with the HAL objects it is passed;
 - `native`, `native_build`: the C helper kernels run through (built at install time).
 """
 
 __all__ = ["runtime", "resource", "buffer", "buffer_view", "inline_module", "loader_module",
-           "library", "executable", "elf_loader", "python_executable", "cpu", "native",
-           "native_build"]
+           "library", "executable", "elf_loader", "python_executable", "cpu", "element_types",
+           "module_api", "native", "native_build"]

@@ -5,7 +5,8 @@ from their cconv fragment on demand; `names()` lists the catalog, `all_structs()
 `module_of(name)` the module declaring one. The catalog modules (`MODULES`: `base`, `ref`, `buffer`,
 `vm_module`, `executable_library`, `hal_buffer`, `hal_inline`, `hal_loader`) each hold a STRUCTS
 list; `hal_module` has the full `hal` module's exports; `modules` declares native modules and their
-export tables; `fixtures` builds and verifies the golden packed-buffer fixtures.
+export tables, `module_sources` loads them from `--native-module` specs; `fixtures` builds and
+verifies the golden packed-buffer fixtures.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ireeabi.abi.layout import Struct
 MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
 
 __all__ = ["get", "names", "all_structs", "module_of", "UnknownNameError", "MODULES", *MODULES,
-           "hal_module", "modules", "fixtures"]
+           "hal_module", "modules", "module_sources", "fixtures"]
 
 _ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
 
