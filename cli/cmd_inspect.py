@@ -7,11 +7,12 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ireeabi.abi import cconv
 from ireeabi.abi.targets import Target
-from ireeabi.layouts import modules
+from ireeabi.layouts import module_sources
+from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
 from ireeabi.tooling import execution_model
@@ -128,7 +129,7 @@ def _attrs(attrs: tuple[mf.Attr, ...]) -> list[dict[str, str]]:
 
 
 def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = False,
-         bytecode_offsets: bool = False) -> dict[str, Any]:
+         bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = ()) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
     ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {
@@ -168,7 +169,8 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
             fn["disassembly"] = dis.function_lines(m, d.ordinal, bytecode_offsets)
         out["functions"].append(fn)
     if check:
-        reports = import_check.check_imports(m, modules.registered(), target)
+        # registered, installed and --native-module declarations (module_sources.checked_against)
+        reports = import_check.check_imports(m, module_sources.checked_against(m, native_modules), target)
         out["import_check"] = [r.as_dict() for r in reports]
         out["compatible"] = all(r.compatible for r in reports)
     return out
@@ -286,11 +288,12 @@ def text(d: dict[str, Any]) -> list[str]:
 
 
 def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
-            disassemble: bool, bytecode_offsets: bool) -> tuple[Any, int]:
+            disassemble: bool, bytecode_offsets: bool,
+            native_modules: Sequence[ModuleDescriptor] = ()) -> tuple[Any, int]:
     """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
     finds an incompatible import. `--disassemble` appends iree-dump-module's disassembly text
     verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
-    d = data(module, target, check, disassemble and as_json, bytecode_offsets)
+    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules)
     status = 1 if check and not d["compatible"] else 0
     if as_json:
         return d, status

@@ -20,6 +20,12 @@ failing call or bad input (traps name the function and pc; a rejected input name
 text) is reported through the command line's error path, which exits 1 for `run`, as
 iree-run-module does on every failed load, parse or call.
 
+`--native-module PKG.MOD[:FACTORY]` (repeatable) runs the program with native modules of one's own
+(`layouts.module_sources.load`; modules installed packages declare are found by themselves).
+`--heap-limit SIZE` (bytes, or with K/M/G/T: 64M) bounds the program's live heap bytes; by default it
+is the host's memory within the target's address window, and only past it do allocations fail with
+RESOURCE_EXHAUSTED.
+
 `--max-steps N` bounds the instructions of the call (DEADLINE_EXCEEDED naming the function and pc);
 `--reference` runs the interpreter's per-instruction handlers instead of its compiled blocks (the
 same results, slower; for cross-checking the fast path).
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from ireeabi.layouts import module_sources
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import LeakError
 from ireeabi.tooling.program import Program
@@ -72,6 +79,13 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--reference", action="store_true",
                    help="run the interpreter's per-instruction handlers instead of its compiled "
                         "basic blocks (same results, slower)")
+    p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]",
+                   help="run with a native module of one's own: a ModuleDescriptor (or a factory "
+                        "of them) named FACTORY, default `native_module`, in module PKG.MOD "
+                        "(repeatable)")
+    p.add_argument("--heap-limit", type=parse_heap_limit, default=None, metavar="SIZE",
+                   help="bound the program's live heap bytes (e.g. 64M, 2G; default: the host's "
+                        "memory within the target's address window)")
     p.add_argument("--legacy-loader", action="store_true",
                    help="hal_loader's pre-fix dispatch shim (IREE #24827)")
     p.add_argument("--legacy-inline", action="store_true",
@@ -117,6 +131,24 @@ def parse_max_steps(text: str) -> int:
     return int(s)
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_heap_limit(text: str) -> int:
+    """`--heap-limit`: a positive byte count, optionally with a binary unit (K, M, G, T; KB/KiB...
+    spellings too): 64M is 64 MiB."""
+    s = text.strip().upper()
+    for suffix in ("IB", "B"):
+        if s.endswith(suffix) and s[:-len(suffix)][-1:] in "KMGT" and len(s) > len(suffix):
+            s = s[:-len(suffix)]
+            break
+    unit = s[-1:] if s[-1:] in "KMGT" and s[-1:] else ""
+    number = s[:-1] if unit else s
+    if not number.isascii() or not number.isdigit() or int(number) * _SIZE_UNITS[unit] <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive size (bytes, or e.g. 64M, 2G)")
+    return int(number) * _SIZE_UNITS[unit]
+
+
 def _input_error(e: InputParseError) -> CliError:
     """IREE's status text, then what in the input is wrong (IREE's own text may not say)."""
     return CliError(f"{e} ({e.detail})" if e.detail else str(e))
@@ -151,10 +183,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     # Arguments first (an empty --target is an error, not the default), then the file: its header
     # is checked on a memory map before it is read whole.
     target = resolve_target(args.target) if args.target is not None else None
+    modules = [d for spec in args.native_module for d in module_sources.load(spec)]
     module = load_module(module_path(args))
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
-                      max_steps=args.max_steps, reference=args.reference)
+                      max_steps=args.max_steps, reference=args.reference, modules=modules,
+                      heap_limit=args.heap_limit)
     owned: list = []
     try:
         if not args.function:

@@ -9,6 +9,7 @@
     ireeabi fixtures build|verify DIR
     ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json] [--disassemble]
     ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--reference] [--legacy-*]
+    ireeabi test MODULE.vmfb [--function F]... [--native-module PKG.MOD[:FACTORY]]... [--heap-limit SIZE]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
 Bad input is reported in one message naming the offending value; never with a traceback.
@@ -31,8 +32,9 @@ from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import Target
+from ireeabi.layouts import module_sources
 
-from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, render
+from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
 from .errors import CliError
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
@@ -139,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("module", metavar="MODULE.vmfb")
     p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
     p.add_argument("--check-imports", action="store_true")
+    p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
+                   help="with --check-imports: resolve against this native module too (a "
+                        "declaration in Python, or a .toml/.json file of its exports; repeatable)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--disassemble", action="store_true",
                    help="append the bytecode disassembly, as iree-dump-module --output=disassembly "
@@ -146,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bytecode-offsets", "--bytecode_offsets", dest="bytecode_offsets",
                    action="store_true", help="with --disassemble: prefix each op's [offset]")
     cmd_run.add_parser(sub)
+    cmd_test.add_parser(sub)
     return parser
 
 
@@ -274,8 +280,11 @@ def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     (target,) = select_targets(args.target, False)
+    native = [d for spec in args.native_module for d in module_sources.load(spec)]
+    if native and not args.check_imports:
+        raise CliError("--native-module applies to --check-imports")
     result, status = cmd_inspect.command(cmd_inspect.load(args.module), target, args.check_imports,
-                                         args.json, args.disassemble, args.bytecode_offsets)
+                                         args.json, args.disassemble, args.bytecode_offsets, native)
     if args.json:
         _emit_json(result, out)
     else:
@@ -284,7 +293,7 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
-            "fixtures": _cmd_fixtures, "run": cmd_run.command}
+            "fixtures": _cmd_fixtures, "run": cmd_run.command, "test": cmd_test.command}
 
 
 def error_lines(e: IreeAbiError) -> list[str]:
@@ -371,7 +380,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except IreeAbiError as e:
         _emit(error_lines(e), err)
         # `run` stands in for iree-run-module, which exits 1 on every failed load, parse or call.
-        return EXIT_RUN_FAILED if args.command == "run" else EXIT_BAD_INPUT
+        return EXIT_RUN_FAILED if args.command in ("run", "test") else EXIT_BAD_INPUT
 
 
 def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,

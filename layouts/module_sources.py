@@ -3,6 +3,7 @@
 - `load(spec)`: a command line's `--native-module`: `PKG.MOD[:FACTORY]` imports PKG.MOD and takes
   FACTORY from it (default `native_module`); a path ending in .toml or .json is an exports-only
   file (for import checking alone).
+- `checked_against(module)`: what `inspect --check-imports` resolves a program's imports against.
 - `installed()`: the modules of installed packages, through the entry-point group
   `ireeabi.native_modules` (each entry point names a ModuleDescriptor or a factory of them).
 - `from_file(path)`: the exports-only file format:
@@ -22,9 +23,9 @@ import importlib
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport
+from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport, registered
 
 ENTRY_POINT_GROUP = "ireeabi.native_modules"
 DEFAULT_FACTORY = "native_module"
@@ -93,6 +94,21 @@ def installed() -> list[ModuleDescriptor]:
     return found
 
 
+def checked_against(module: Any, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
+    """The modules `inspect --check-imports` resolves a program's imports against: the registered
+    ones (hal_inline, hal_loader...), then those installed packages declare, then `given` (a later
+    one replaces an earlier one of the same name), each with the overloads the program's imports
+    ask for. `module` is a ModuleFile (anything with `imported_functions`)."""
+    wanted: dict[str, dict[str, "str | None"]] = {}
+    for imp in module.imported_functions:
+        mod, _, fn = imp.full_name.partition(".")
+        wanted.setdefault(mod, {})[fn] = imp.cconv
+    by_name: dict[str, ModuleDescriptor] = {}
+    for d in [*registered(), *installed(), *given]:
+        by_name[d.name] = d
+    return [d.select(wanted.get(d.name, {})) for d in by_name.values()]
+
+
 def from_file(path: "str | Path") -> ModuleDescriptor:
     """An exports-only declaration from a TOML or JSON file (for import checking)."""
     p = Path(path)
@@ -132,4 +148,4 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
     return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table), source=str(p))
 
 
-__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "from_file"]
+__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "from_file"]
