@@ -129,10 +129,13 @@ def split(function: cc.CheckFunction, values: list) -> list[list]:
 
 
 def test_corpus_size_and_categories():
-    stems = {p.stem for p in FILES}
-    assert {"elementwise"} <= stems
-    assert len(FUNCTIONS) >= 10
+    """Issue 16's corpus: at least 40 functions over its categories, each with a numpy reference."""
+    assert {p.stem for p in FILES} == {"elementwise", "reductions", "linalg", "gather_scatter",
+                                      "sort_topk", "control_flow", "element_types", "dynamic"}
+    assert len(FUNCTIONS) >= 40
     assert {f.name for _, f in FUNCTIONS} == set(REFERENCE)
+    used = {call.check for _, f in FUNCTIONS for call in f.calls}
+    assert used == set(cc.CHECK_OPERANDS)
 
 
 @pytest.mark.parametrize("model", cc.MODELS)
