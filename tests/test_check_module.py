@@ -319,3 +319,12 @@ def test_ireeabi_test_refuses_functions_with_inputs(tmp_path):
                                      "or outputs, but export 'scale' has signature '0r_r'")
     rc, out, err = cli("test", str(own), "--function", "nope")
     assert rc == 1 and "no test function 'nope'" in err
+
+
+@pytest.mark.parametrize("target", ["riscv32", "armv7"])
+def test_ireeabi_test_on_a_foreign_target(compiled, target):
+    """The same tests on a 32-bit data model print the same (the check module reads that target's
+    views)."""
+    host = _normalized(cli("test", str(compiled["inline-static"]))[1])
+    rc, out, err = cli("test", str(compiled["inline-static"]), "--target", target)
+    assert (rc, err) == (1, "") and _normalized(out) == host
