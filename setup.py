@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, ExecError, PlatformError
 
@@ -19,7 +19,7 @@ NO_NATIVE = "IREEABI_NO_NATIVE"
 class BuildNative(build_ext):
     """build_ext whose compiler failure is one clear message instead of the compiler driver's trace."""
 
-    def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
+    def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except (CCompilerError, ExecError, PlatformError) as e:

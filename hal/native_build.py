@@ -26,7 +26,10 @@ What the C does:
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import cffi
 
 INSTALLED_NAME = "ireeabi.hal._native"  # the extension setup.py builds
 
@@ -212,7 +215,7 @@ int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uint
 DIGEST = hashlib.sha256((CDEF + SOURCE).encode()).hexdigest()[:16]
 
 
-def make_ffi(module_name: str = INSTALLED_NAME) -> Any:
+def make_ffi(module_name: str = INSTALLED_NAME) -> "cffi.FFI":
     """A `cffi.FFI` ready to build the helper as extension `module_name` (cffi's `cffi_modules` calls
     this with no argument)."""
     import cffi
