@@ -32,7 +32,7 @@ from ireeabi.hal.module_api import BufferViewInfo, ModuleApi
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.tooling.function_io import format_elements, widen_float_bits
+from ireeabi.tooling.function_io import format_buffer_view, format_elements, widen_float_bits
 from ireeabi.vm.module import Export
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
@@ -185,7 +185,6 @@ class CheckState:
 
     def _format(self, v: BufferViewInfo) -> str:
         """BufferViewToString: iree_hal_buffer_view_format with at most 1024 elements."""
-        from ireeabi.tooling.function_io import format_buffer_view  # (tooling formats views)
         try:
             array = v.array()
         except Exception:  # noqa: BLE001 - no numpy dtype: format the raw elements

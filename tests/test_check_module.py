@@ -24,7 +24,6 @@ import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
-from ireeabi.modules import check
 from ireeabi.modules.check import CHECK_MODULE, DEFAULT_ATOL, DEFAULT_RTOL, fuzzy_equal
 from ireeabi.vm.ref import NULL_REF, release_value
 from ireeabi.vm.status import StatusCode, StatusError

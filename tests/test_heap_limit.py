@@ -20,7 +20,7 @@ from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.heap import Heap, default_limit
 from ireeabi.vm.machine import machine
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.status import StatusCode
 
 LARGE = Path(__file__).parent / "programs" / "native" / "large_fill.mlir"
 TENSOR_BYTES = (1 << 27) * 4  # the program's one tensor: 512 MiB
