@@ -8,6 +8,8 @@ the helper instead: the library then builds it on first use, which needs a compi
 from __future__ import annotations
 
 import os
+import shutil
+from typing import Any
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -17,7 +19,16 @@ NO_NATIVE = "IREEABI_NO_NATIVE"
 
 
 class BuildNative(build_ext):
-    """build_ext whose compiler failure is one clear message instead of the compiler driver's trace."""
+    """build_ext whose compiler failure is one clear message instead of the compiler driver's trace,
+    and whose in-place copy (an editable install) replaces the helper atomically."""
+
+    def copy_file(self, infile: str, outfile: str, *args: Any, **kwargs: Any) -> tuple[str, bool]:
+        # A process that has the old helper loaded keeps its mapping; rewriting the file in place
+        # (what the default copy does) could pull the pages from under it.
+        tmp = f"{outfile}.{os.getpid()}.tmp"
+        shutil.copy2(infile, tmp)
+        os.replace(tmp, outfile)
+        return outfile, True
 
     def build_extension(self, ext: Extension) -> None:
         try:
