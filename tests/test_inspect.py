@@ -8,6 +8,7 @@ import pytest
 import iree_tools
 from ireeabi.abi import cconv
 from ireeabi.cli.main import main
+from ireeabi.tooling.program import Program
 from ireeabi.tooling.execution_model import MODEL_FLAGS, ExecutionModelError, require_inline
 from ireeabi.layouts import hal_loader, modules
 from ireeabi.layouts.hal_inline import ModuleExport
@@ -183,6 +184,9 @@ def test_default_execution_model_gets_the_flags_that_run(full_hal_add16, capsys)
         assert f"{model}: iree-compile {' '.join(flags)}" in err
     with pytest.raises(ExecutionModelError) as info:
         require_inline(mf.read_module(full_hal_add16))
+    assert info.value.imports == tuple(hal_imports)
+    with pytest.raises(ExecutionModelError) as info:  # the Python API says the same
+        Program(full_hal_add16)
     assert info.value.imports == tuple(hal_imports)
     # the flags the message gives compile modules that run (and print what iree-run-module prints)
     for model in MODEL_FLAGS:

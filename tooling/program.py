@@ -65,6 +65,7 @@ from ireeabi.vm.machine import Machine, machine as _machine
 from ireeabi.vm.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
 
+from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
 
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
@@ -95,6 +96,8 @@ class Program:
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        if not any(d.name == execution_model.FULL_HAL_MODULE for d in modules):
+            execution_model.require_inline(self.module)  # the flags that run, not "hal not registered"
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
