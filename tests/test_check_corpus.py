@@ -14,6 +14,7 @@ by ireeabi's `Program`. For every function:
 """
 from __future__ import annotations
 
+import io
 import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,11 +27,13 @@ import iree_tools as tools
 from check_reference import REFERENCE
 from ireeabi.tooling.function_io import (dtype_of, element_type_of, format_results,
                                          parse_element_type)
+from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.heap import tracked_heap
 
 FILES = cc.corpus_files()
 FUNCTIONS = [(path.stem, f) for path in FILES for f in cc.parse(path.read_text(), str(path))]
+FAILING = cc.CHECK_DIR / "failing.mlir"
 # ExpectAllTrue's element types (module.cc, ExpectAllTrue(bytes, element_type)).
 ALL_TRUE_TYPES = {"i8", "i16", "i32", "i64", "si8", "si16", "si32", "si64", "ui8", "ui16",
                   "ui32", "ui64", "f32", "f64"}
@@ -51,18 +54,30 @@ class Value:
         return self.array.astype(np.float64)
 
 
+def _compile_all(sources: list[tuple[str, Path]]) -> dict[tuple[str, str], Path]:
+    """(name, source) pairs compiled for both models, two compiles at a time."""
+    jobs = [(name, src, model) for name, src in sources for model in cc.MODELS]
+    with ThreadPoolExecutor(2) as pool:
+        built = list(pool.map(
+            lambda j: tools.compile_mlir(j[1], tools.session_dir(), j[2], cc.F64), jobs))
+    return {(name, model): vmfb for (name, _, model), vmfb in zip(jobs, built)}
+
+
 @pytest.fixture(scope="session")
 def twins() -> dict[tuple[str, str], Path]:
-    """Each corpus file's twin compiled for both models (two compiles at a time)."""
-    out = tools.session_dir()
-    jobs = []
-    for path in FILES:
-        twin = out / f"{path.stem}_twin.mlir"
+    """Each corpus file's twin (and failing.mlir's) compiled for both models."""
+    sources = []
+    for path in [*FILES, FAILING]:
+        twin = tools.session_dir() / f"{path.stem}_twin.mlir"
         twin.write_text(cc.twin_source(path.read_text(), str(path)))
-        jobs += [(path.stem, twin, model) for model in cc.MODELS]
-    with ThreadPoolExecutor(2) as pool:
-        built = list(pool.map(lambda j: tools.compile_mlir(j[1], out, j[2], cc.F64), jobs))
-    return {(stem, model): vmfb for (stem, _, model), vmfb in zip(jobs, built)}
+        sources.append((path.stem, twin))
+    return _compile_all(sources)
+
+
+@pytest.fixture(scope="session")
+def checks() -> dict[tuple[str, str], Path]:
+    """Each corpus file (and failing.mlir) as written, calling the check module."""
+    return _compile_all([(path.stem, path) for path in [*FILES, FAILING]])
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +199,93 @@ def assert_reference(call: cc.CheckCall, operands: list[Value], ref, name: str) 
     assert all(fuzzy(a, e, atol, rtol) for a, e in zip(ref_value.floats().ravel(),
                                                       expected.floats().ravel())), \
         f"{name}: numpy {ref!r} is not within tolerance of the .mlir's {expected.array!r}"
+
+
+# --------------------------------------------------------------------------- `ireeabi test`
+
+def ireeabi_test(vmfb: Path) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main(["test", str(vmfb)], stdout=out)
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize("model", cc.MODELS)
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_ireeabi_test_passes_the_corpus(checks, model, path):
+    code, out = ireeabi_test(checks[path.stem, model])
+    functions = cc.parse(path.read_text(), str(path))
+    assert code == 0, out
+    for f in functions:
+        assert f"[ RUN      ] module.{f.name}\n[       OK ] module.{f.name} (" in out
+    assert f"[  PASSED  ] {len(functions)} tests.\n" in out
+    assert "FAILED" not in out
+
+
+def _why_not_eq(lhs: Value, rhs: Value) -> str:
+    """ExpectEq's reasons, in module.cc's order."""
+    return "".join([" Element types do not match." if lhs.type_name != rhs.type_name else "",
+                    " Shapes do not match." if lhs.shape != rhs.shape else "",
+                    " Contents does not match." if lhs.raw != rhs.raw else ""])
+
+
+def _why_not_almost_eq(lhs: Value, rhs: Value, atol: float, rtol: float) -> str:
+    """ExpectAlmostEq's reasons; numbers as C++ streams print them (%g, then %.3e)."""
+    if lhs.type_name != rhs.type_name or lhs.shape != rhs.shape:
+        return "".join([" Element types do not match." if lhs.type_name != rhs.type_name else "",
+                        " Shapes do not match." if lhs.shape != rhs.shape else ""])
+    pairs = zip(lhs.floats().ravel(), rhs.floats().ravel())
+    i, (a, e) = next((i, p) for i, p in enumerate(pairs) if not fuzzy(*p, atol, rtol))
+    return (f" Contents does not match to tolerance parameters atol={atol:g}, rtol={rtol:g}. The "
+            f"first failure occurs at index {i} as the lhs value {a:g} differs from the rhs value "
+            f"{e:g} by {e - a:.3e}.")
+
+
+def _printed(text: str) -> list[str]:
+    """The value lines of iree-run-module's printout (a buffer view's line after its header)."""
+    lines = text.splitlines()
+    values = []
+    for i, line in enumerate(lines):
+        if line.startswith("result["):
+            values.append(lines[i + 1] if line.endswith("hal.buffer_view") else line.split(": ")[1])
+    return values
+
+
+@pytest.mark.parametrize("model", cc.MODELS)
+def test_ireeabi_test_reports_each_wrong_expectation(checks, twins, model):
+    """failing.mlir: every function fails, exit 1, and each failure carries module.cc's message
+    about the values iree-run-module computes for the same function (its twin)."""
+    functions = cc.parse(FAILING.read_text(), str(FAILING))
+    assert {c.check for f in functions for c in f.calls} == set(cc.CHECK_OPERANDS)
+    code, out = ireeabi_test(checks["failing", model])
+    assert code == 1, out
+    assert out.endswith(f"\n{len(functions):2d} FAILED TESTS\nTest failed\nOK\n")
+    reports = out.split("[ RUN      ] ")[1:]
+    assert len(reports) == len(functions)
+    for ordinal, (f, report) in enumerate(zip(functions, reports)):
+        assert report.startswith(f"module.{f.name}\n")
+        assert f"[  FAILED  ] module.{f.name}, where GetParam() = {ordinal} (" in report
+        text, values = iree_results(twins["failing", model], f.name, len(f.result_types))
+        printed = _printed(text)
+        call, = f.calls
+        if call.check == "expect_true":
+            assert f"\nExpected {int(values[0].array)} to be nonzero.\n" in report
+        elif call.check == "expect_false":
+            assert f"\nExpected {int(values[0].array)} to be zero.\n" in report
+        elif call.check == "expect_all_true":
+            # module.cc's EXPECT_THAT(ToSpan<T>(bytes), Each(Not(T(0)))): gtest prints the span.
+            elements = ", ".join(str(int(v)) for v in values[0].array)
+            assert "\nValue of: ToSpan<T>(bytes)\n" in report
+            assert f"  Actual: {{ {elements} }}" in report
+        else:
+            lhs, rhs = values[0], values[1]
+            if call.check == "expect_eq":
+                head = "Expected equality of these values." + _why_not_eq(lhs, rhs)
+            else:
+                atol, rtol = float(values[2].array), float(values[3].array)
+                head = ("Expected near equality of these values."
+                        + _why_not_almost_eq(lhs, rhs, atol, rtol))
+            assert (f"\n{head}\n  lhs:\n    {printed[0]}\n  rhs:\n    {printed[1]}\n"
+                    in report), report
 
 
 # --------------------------------------------------------------------------- the twin transform
