@@ -128,36 +128,10 @@ def struct_all_text(decl: Struct, tgts: Sequence[Target], source: str | None = N
     return _targets_table(title, "field", labels, per_target, [t.name for t in tgts])
 
 
-def field_json(r: describe.StructRow) -> dict[str, Any]:
-    """One field of `layout --json`, offsets counted from the start of the struct shown.
-
-    A bit-field has the keys of `FieldLayout` (abi/layout.py) with their meaning there: its storage
-    unit's `offset` and `size`, `bit_offset` from the least significant bit at `offset`, `bits`,
-    `first_bit` and `byte_span` (the bytes its bits touch, [first, end)).
-    """
-    if not r.is_bitfield:
-        d: dict[str, Any] = {"name": r.path, "offset": r.offset, "size": r.size, "type": r.type}
-        if r.flexible:
-            d.update(flexible=True, element_size=r.element_size)
-        return d
-    first_bit = r.offset * 8 + r.bit  # a row places a bit-field by the byte of its first bit
-    return {"name": r.path, "offset": r.unit_offset, "size": r.unit_size, "type": r.type,
-            "bit_offset": first_bit - r.unit_offset * 8, "bits": r.bits, "first_bit": first_bit,
-            "byte_span": [r.offset, r.offset + r.size]}
-
-
-def struct_json(lay: StructLayout) -> dict[str, Any]:
-    """The documented JSON form of one struct on one target."""
-    fields = [field_json(r) for r in describe.struct_rows(lay) if r.kind == "field"]
-    padding = [{"offset": o, "size": n, "kind": k} for o, n, k in describe.unused_ranges(lay)]
-    return {"name": lay.name, "kind": lay.decl.keyword, "target": lay.target.name, "size": lay.size,
-            "align": lay.align, "fields": fields, "padding": padding}
-
-
 def struct_data(decl: Struct, tgts: Sequence[Target], all_targets: bool,
                 decls: Sequence[Struct] | None = None) -> Any:
     decls = list(decls) if decls is not None else [decl] * len(tgts)
-    objs = [struct_json(d.layout(t)) for d, t in zip(decls, tgts)]
+    objs = [describe.struct_json(d.layout(t)) for d, t in zip(decls, tgts)]
     return objs if all_targets else objs[0]
 
 

@@ -92,21 +92,31 @@ def unused_ranges(lay: StructLayout) -> list[tuple[int, int, str]]:
     return out
 
 
-def struct_json(lay: StructLayout) -> dict[str, Any]:
-    """The documented JSON form of one struct on one target."""
-    fields: list[dict[str, Any]] = []
-    padding = [{"offset": o, "size": n, "kind": k} for o, n, k in unused_ranges(lay)]
-    for r in struct_rows(lay):
-        if r.kind != "field":
-            continue
+def field_json(r: StructRow) -> dict[str, Any]:
+    """One field of `layout --json`, offsets counted from the start of the struct shown.
+
+    A bit-field has the keys of `FieldLayout` (abi/layout.py) with their meaning there: its storage
+    unit's `offset` and `size`, `bit_offset` from the least significant bit at `offset`, `bits`,
+    `first_bit` and `byte_span` (the bytes its bits touch, [first, end)).
+    """
+    if not r.is_bitfield:
         d: dict[str, Any] = {"name": r.path, "offset": r.offset, "size": r.size, "type": r.type}
-        if r.is_bitfield:
-            d.update(bit_offset=r.bit, bits=r.bits, unit_offset=r.unit_offset, unit_size=r.unit_size)
         if r.flexible:
             d.update(flexible=True, element_size=r.element_size)
-        fields.append(d)
+        return d
+    first_bit = r.offset * 8 + r.bit  # a row places a bit-field by the byte of its first bit
+    return {"name": r.path, "offset": r.unit_offset, "size": r.unit_size, "type": r.type,
+            "bit_offset": first_bit - r.unit_offset * 8, "bits": r.bits, "first_bit": first_bit,
+            "byte_span": [r.offset, r.offset + r.size]}
+
+
+def struct_json(lay: StructLayout) -> dict[str, Any]:
+    """The documented JSON form of one struct on one target."""
+    fields = [field_json(r) for r in struct_rows(lay) if r.kind == "field"]
+    padding = [{"offset": o, "size": n, "kind": k} for o, n, k in unused_ranges(lay)]
     return {"name": lay.name, "kind": lay.decl.keyword, "target": lay.target.name, "size": lay.size,
             "align": lay.align, "fields": fields, "padding": padding}
+
 
 
 # --------------------------------------------------------------------------------------------------
@@ -208,5 +218,5 @@ def sample_values(lay: FragmentLayout) -> list[Any]:
     return out
 
 
-__all__ = ["StructRow", "SlotRow", "struct_rows", "struct_json", "slot_rows", "cconv_json",
+__all__ = ["StructRow", "SlotRow", "struct_rows", "field_json", "struct_json", "slot_rows", "cconv_json",
            "shim_summary", "sample_values"]
