@@ -24,7 +24,7 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.hal_buffer import EncodingType
-from ireeabi.vm.ref import Ref
+from ireeabi.vm.ref import Ref, release_value
 
 from .element_types import dtype_of, element_type_of
 
@@ -153,6 +153,11 @@ class ModuleApi:
         finally:
             self._buffers.resources.release(buf.ptr)
         return Ref(view, self._views.type)
+
+    def release(self, ref: Ref) -> None:
+        """Drop a reference one owns (a `new_view`/`new_buffer` result, or a ref a call returned),
+        as iree_vm_ref_release does: the object is destroyed with its last reference."""
+        release_value(self.heap, ref)
 
     def to_numpy(self, ref: Ref) -> np.ndarray:
         """A copy of a buffer view's elements."""
