@@ -173,7 +173,7 @@ def matvec_f32():
 
 @ref
 def dot_f32():
-    return [np.array(pattern((20,), np.float32, 5) @ pattern((20,), np.float32, 3, 5, 7), np.float32)]
+    return [np.array(pattern((8,), np.float32, 5) @ pattern((8,), np.float32, 3, 5, 7), np.float32)]
 
 
 CONV_KERNEL = f32(1, 0, -1, 0.5, 1, 0, 0, -1, 1, 0.5, 0.5, 0.5, 1, -1, 1, 0, 0, 1).reshape(3, 3, 1, 2)
@@ -203,8 +203,8 @@ def depthwise_conv_f32():
 
 @ref
 def max_pool_f32():
-    x = pattern((1, 6, 6, 1), np.float32, 5)
-    return [x.reshape(1, 3, 2, 3, 2, 1).max(axis=(2, 4))]
+    x = pattern((1, 4, 4, 1), np.float32, 5)
+    return [x.reshape(1, 2, 2, 2, 2, 1).max(axis=(2, 4))]
 
 
 # --- gather_scatter.mlir ----------------------------------------------------------------------
