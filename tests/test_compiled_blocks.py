@@ -94,9 +94,18 @@ def test_failing_calls_agree(name, function, args):
 
 
 def _heap_relative(text: str, heap) -> str:
+    """`text` with host addresses in the heap's window made relative to its base; an address with
+    only its low word stored over (its high word one of the window's) is named by that low word."""
     space = heap.space
-    return re.sub(r"0x[0-9a-f]+", lambda m: f"<heap+{int(m[0], 16) - space.base:#x}>"
-                  if space.base <= int(m[0], 16) <= space.end else m[0], text)
+
+    def name(m: re.Match) -> str:
+        a = int(m[0], 16)
+        if space.base <= a <= space.end:
+            return f"<heap+{a - space.base:#x}>"
+        if a >> 32 and space.base >> 32 <= a >> 32 <= space.end >> 32:
+            return f"<heap high word:{a & 0xFFFFFFFF:#x}>"
+        return m[0]
+    return re.sub(r"0x[0-9a-f]+", name, text)
 
 
 @pytest.mark.parametrize("field, value", [("length", 0), ("length", 4), ("data", 0), ("access", 0)])

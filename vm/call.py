@@ -181,8 +181,10 @@ def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, Any, 
     """counter address -> (value, retains, buffer, offset): `_counts_per_object` plus where each
     checked counter is, so the retains write it without a second check (nothing is freed between)."""
     per_counter: dict[int, list] = {}  # counter -> [first ref, retains]
-    unit, tag_mask = _ref.COUNTER_UNIT, _ref.TAG_MASK
+    unit, tag_mask, known = _ref.COUNTER_UNIT, _ref.TAG_MASK, heap.known_types
     for r in refs:
+        if r.type not in known:  # every type word, not only the first of those sharing a counter
+            _ref.check_registered(heap, r.ptr, r.type)
         c = r.ptr + unit * (r.type & tag_mask)
         e = per_counter.get(c)
         if e is None:

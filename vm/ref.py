@@ -145,7 +145,8 @@ def is_registered_type(heap: Heap, type_word: int) -> bool:
     return type_word in heap.known_types
 
 
-def _check_type(heap: Heap, ptr: int, type_word: int) -> None:
+def check_registered(heap: Heap, ptr: int, type_word: int) -> None:
+    """RefError unless `type_word` is a ref type registered on the heap."""
     if type_word not in heap.known_types:
         raise RefError(f"ref to 0x{ptr:x} has type 0x{type_word:x}, which is not a registered ref type")
 
@@ -165,7 +166,7 @@ def countable_cell(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tu
     """`countable_value` plus (buffer, offset) of the checked counter (Heap.cell), for a retain that
     writes it without a second check (nothing may be freed in between)."""
     if type_word not in heap.known_types:
-        _check_type(heap, ptr, type_word)
+        check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)
     value = _I32.unpack_from(raw, off)[0]
@@ -188,7 +189,7 @@ def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
     if not ptr:
         return
     if type_word not in heap.known_types:
-        _check_type(heap, ptr, type_word)
+        check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)
     value = _i32_unpack(raw, off)[0]
@@ -203,7 +204,7 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     if not ptr:
         return
     if type_word not in heap.known_types:
-        _check_type(heap, ptr, type_word)
+        check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
     old = _i32_unpack(raw, off)[0]

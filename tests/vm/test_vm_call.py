@@ -96,4 +96,12 @@ def test_forged_refs_fail_before_anything_is_retained(heap: Heap, buffers: Buffe
         C.pack_arguments(heap, "rr", [good, Ref(0xBAD0, buffers.type)])
     assert buffers.counter(b) == 1
     assert not [a for a in heap.live() if a.tag.startswith("arguments")]  # nothing was allocated
+    # The same object under an unregistered type word whose tag bits name the same counter: each
+    # slot's type is checked, not only the first of the slots sharing a counter (a fuzz find).
+    forged_type = (buffers.type & R.TAG_MASK) | 0x10
+    assert forged_type not in heap.known_types
+    for args in ([good, Ref(b, forged_type)], [Ref(b, forged_type), good]):
+        with pytest.raises(R.RefError, match="not a registered ref type"):
+            C.pack_arguments(heap, "rr", args)
+        assert buffers.counter(b) == 1
     buffers.release(b)
