@@ -105,14 +105,6 @@ def _read_checked(p: Path) -> bytes:
         return f.read()
 
 
-def load_runnable(path: str) -> mf.ModuleFile:
-    """`load` for `run`: a module of an execution model ireeabi does not run (one importing the full
-    `hal` module) is refused with the iree-compile flags of the models that run."""
-    module = load(path)
-    execution_model.require_inline(module)
-    return module
-
-
 def _typed(cconv_text: str | None) -> str | None:
     """`(i32, i64) -> (!vm.ref<?>)` as iree-dump-module prints a signature (None without a cconv;
     the cconv itself when IREE's printer would refuse it)."""

@@ -47,7 +47,7 @@ from ireeabi.tooling.function_io import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, 
                                          StorageInput, format_results, parse_count_flag, parse_inputs,
                                          write_output)
 
-from .cmd_inspect import load_runnable as load_module
+from .cmd_inspect import load as load_module
 from .errors import CliError
 from .module_flags import add_module_arguments, module_path
 from .resolve import resolve_target

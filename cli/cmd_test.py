@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
+from ireeabi.tooling import execution_model
 from ireeabi.tooling.program import Program
 from ireeabi.vm.interp.errors import VmStatusError
 from ireeabi.vm.status import StatusError
@@ -72,6 +73,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
     module = load_module(args.module)
+    execution_model.require_inline(module, modules)  # refused before any test line is printed
     tests = _tests(module, args.function)
     suite = module.name
     out.write(f"[==========] Running {_plural(len(tests), 'test', 'tests')} from 1 test suite.\n"

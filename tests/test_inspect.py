@@ -188,6 +188,9 @@ def test_default_execution_model_gets_the_flags_that_run(full_hal_add16, capsys)
     with pytest.raises(ExecutionModelError) as info:  # the Python API says the same
         Program(full_hal_add16)
     assert info.value.imports == tuple(hal_imports)
+    assert main(["test", str(full_hal_add16)]) == 1  # and `test`, before any test line
+    out, err = capsys.readouterr()
+    assert not out and "compiled for iree-compile's default execution model" in " ".join(err.split())
     # the flags the message gives compile modules that run (and print what iree-run-module prints)
     for model in MODEL_FLAGS:
         runnable = iree_tools.compile_with_flags(PROGRAMS / "add16.mlir", MODEL_FLAGS[model])

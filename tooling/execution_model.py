@@ -11,7 +11,7 @@ their corpus with it). Flags checked with iree-compile 3.13.0.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm.module_file import ModuleFile
@@ -62,8 +62,11 @@ def full_hal_imports(module: ModuleFile) -> tuple[str, ...]:
     return tuple(f.full_name for f in module.imported_functions if f.module == FULL_HAL_MODULE)
 
 
-def require_inline(module: ModuleFile) -> None:
-    """Raise ExecutionModelError when `module` needs the full HAL (the default execution model)."""
+def require_inline(module: ModuleFile, provided: Iterable[str] = ()) -> None:
+    """Raise ExecutionModelError when `module` needs the full HAL (the default execution model),
+    unless a native module named `hal` is among the `provided` ones (one's own)."""
+    if FULL_HAL_MODULE in provided:
+        return
     names = full_hal_imports(module)
     if names:
         raise ExecutionModelError(module.name, names)

@@ -96,8 +96,8 @@ class Program:
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
-        if not any(d.name == execution_model.FULL_HAL_MODULE for d in modules):
-            execution_model.require_inline(self.module)  # the flags that run, not "hal not registered"
+        # The flags that run, not the VM's "required module 'hal' not registered".
+        execution_model.require_inline(self.module, [d.name for d in modules])
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
