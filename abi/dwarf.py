@@ -38,6 +38,7 @@ _BASE = {
 _MACHINES = {("EM_X86_64", 64): "x86_64", ("EM_386", 32): "i386", ("EM_AARCH64", 64): "aarch64",
              ("EM_ARM", 32): "armv7", ("EM_RISCV", 64): "riscv64", ("EM_RISCV", 32): "riscv32",
              ("EM_WEBASSEMBLY", 32): "wasm32"}
+_MAX_CHAIN = 256  # typedef/qualifier links followed before a chain is taken for a (damaged) cycle
 _QUALIFIERS = ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type", "DW_TAG_atomic_type")
 
 
@@ -62,6 +63,12 @@ def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]
         raise DwarfError(f"{path}: no such file") from None
     except (ELFError, OSError) as e:
         raise DwarfError(f"{path}: not a readable ELF file ({e})") from None
+    except DwarfError:
+        raise
+    except IreeAbiError as e:  # a declaration the engine refuses (e.g. a bit-field wider than its type)
+        raise DwarfError(f"{path}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - pyelftools on damaged input: asserts, huge sizes, bad indices
+        raise DwarfError(f"{path}: damaged ELF or DWARF ({type(e).__name__}: {e})") from None
 
 
 def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
@@ -106,9 +113,11 @@ class _Reader:
         return out
 
     def _strip(self, die: Any) -> Any:
-        while die.tag in _QUALIFIERS and "DW_AT_type" in die.attributes:
+        for _ in range(_MAX_CHAIN):
+            if die.tag not in _QUALIFIERS or "DW_AT_type" not in die.attributes:
+                return die
             die = die.get_DIE_from_attribute("DW_AT_type")
-        return die
+        raise DwarfError(f"{self._where(die)}: a qualifier chain of over {_MAX_CHAIN} links (a cycle?)")
 
     def _where(self, die: Any, member: str = "") -> str:
         line = _int(die, "DW_AT_decl_line")
@@ -201,7 +210,9 @@ class _Reader:
 
     def ctype(self, die: Any, member: Any, hint: str) -> CType:
         alias = None
-        while die.tag in _QUALIFIERS or die.tag == "DW_TAG_typedef":
+        for _ in range(_MAX_CHAIN):
+            if die.tag not in _QUALIFIERS and die.tag != "DW_TAG_typedef":
+                break
             if die.tag == "DW_TAG_typedef":
                 if _name(die) in self.target.scalars:  # uint64_t, size_t...: the same on every model
                     return Scalar(_name(die))
@@ -210,6 +221,9 @@ class _Reader:
             if "DW_AT_type" not in die.attributes:
                 break
             die = die.get_DIE_from_attribute("DW_AT_type")
+        else:
+            raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: a typedef chain "
+                             f"of over {_MAX_CHAIN} links (a cycle?)")
         tag = die.tag
         if tag == "DW_TAG_base_type":
             base = _name(die) or ""

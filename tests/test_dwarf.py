@@ -60,3 +60,26 @@ def test_bad_files_are_named(tmp_path):
         dwarf.dwarf_structs(tmp_path / "missing.o")
     with pytest.raises(UnknownNameError, match="nope"):
         dwarf.dwarf_struct(_object(tmp_path, "-g"), "nope")
+
+
+def test_damaged_objects_give_dwarf_errors(tmp_path):
+    """Truncated and byte-flipped objects (fixed seed) are refused with DwarfError, never another
+    exception from the ELF/DWARF parser."""
+    import random
+    data = _object(tmp_path, "-g").read_bytes()
+    rng = random.Random(20261204)
+    damaged = tmp_path / "damaged.o"
+    refused = 0
+    for i in range(120):
+        b = bytearray(data)
+        if i % 3 == 0:
+            b = b[:rng.randrange(64, len(b))]
+        else:
+            for _ in range(rng.choice((1, 5, 20))):
+                b[rng.randrange(64, len(b))] = rng.randrange(256)
+        damaged.write_bytes(bytes(b))
+        try:
+            dwarf.dwarf_structs(damaged)
+        except dwarf.DwarfError:  # anything else fails the test
+            refused += 1
+    assert refused >= 40  # truncations at least
