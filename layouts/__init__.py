@@ -3,10 +3,10 @@
 `get(name)` finds any catalog struct by its C name, and derives `iree_vm_abi_<types>_t` shim structs
 from their cconv fragment on demand; `names()` lists the catalog, `all_structs()` its declarations,
 `module_of(name)` the module declaring one. The catalog modules (`MODULES`: `base`, `ref`, `buffer`,
-`vm_module`, `executable_library`, `hal_buffer`, `hal_inline`, `hal_loader`) each hold a STRUCTS
-list; `hal_module` has the full `hal` module's exports; `modules` declares native modules and their
-export tables, `module_sources` loads them from `--native-module` specs; `fixtures` builds and
-verifies the golden packed-buffer fixtures.
+`vm_module`, `executable_library`, `hal_buffer`, `hal_inline`, `hal_loader`, `hal_module_dispatch`:
+the full HAL's dispatch shims) each hold a STRUCTS list; `hal_module` has the full `hal` module's
+exports; `modules` declares native modules and their export tables, `module_sources` loads them from
+`--native-module` specs; `fixtures` builds and verifies the golden packed-buffer fixtures.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from ireeabi.abi.errors import UnknownNameError
 from ireeabi.abi.layout import Struct
 
 # Modules of the catalog, in dependency order; each has a STRUCTS list.
-MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline", "hal_loader"]
+MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline",
+           "hal_loader", "hal_module_dispatch"]
 
 __all__ = ["get", "names", "all_structs", "module_of", "UnknownNameError", "MODULES", *MODULES,
            "hal_module", "modules", "module_sources", "fixtures"]
