@@ -5,6 +5,10 @@ the VM's size rule, its packer and the generic shim structs; fragments with span
 the hand-written span readers (`cconv.span_reader`, each of `cconv.READER_FORMS`). Every finding
 comes with the byte ranges it is about, drawn under a hex dump of a sample buffer packed by
 `abi.codec` with recognisable values (every byte of value #k is k).
+
+A cconv that is the full `hal` module's `command_buffer.dispatch[.indirect]` is also reported as that
+shim's sizeof site per target (`layouts.hal_module_dispatch.sizeof_site`): IREE's shim starts the spans
+at sizeof of the fixed part's C struct, latent where that reads every instance right, live elsewhere.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from ireeabi.abi import cconv, codec
 from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import Target
+from ireeabi.layouts import hal_module_dispatch
+from ireeabi.layouts.hal_module_dispatch import SizeofSite
 
 from . import describe, render
 from .render import Mark
@@ -116,6 +122,7 @@ class CheckResult:
     total: int = 0  # instances a full sweep would lay out (= len(instances) unless sampled)
     sweep: Sweep | None = None  # of the side with spans, when swept
     read_through: str | None = None  # "<side> read through <struct> (<source>)" with a struct of one's own
+    sites: list[SizeofSite] = field(default_factory=list)  # full-HAL dispatch shims of this cconv
 
     @property
     def sampled(self) -> bool:
@@ -159,7 +166,9 @@ def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None,
                         inst.readers[form] = len(found)
                         inst.findings += [Annotated(f, involved(f, lay, reader)) for f in found]
                 out.append(inst)
-    return CheckResult(inp.text, list(tgts), spans, out, total, swept)
+    shims = [] if struct_for is not None else hal_module_dispatch.shim_for_cconv(inp.text)
+    sites = [hal_module_dispatch.sizeof_site(s, t) for t in tgts for s in shims]
+    return CheckResult(inp.text, list(tgts), spans, out, total, swept, sites=sites)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -200,6 +209,8 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
         for side in inp.sides:
             sinsts = [i for i in insts if i.side == side.label]
             out += _side_text(side.label, sinsts)
+            if side.label in ("arguments", "fragment"):
+                out += _site_text(side.label, [s for s in res.sites if s.target is t])
     out.append("")
     if res.sampled:
         out.append(f"checked {len(res.instances)} of {res.total} instances (span counts sampled)")
@@ -210,6 +221,19 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
                            f"(rules: {', '.join(rules)}); exit 1")
     else:
         out.append(f"no finding in {len(res.instances)} instances: every rule agrees; exit 0")
+    return out
+
+
+def _site_text(label: str, sites: Sequence[SizeofSite]) -> list[str]:
+    """The full-HAL dispatch shims this cconv is: how IREE's shim reads it on the target."""
+    out: list[str] = []
+    sweep = f"0..{max(hal_module_dispatch.SPAN_SWEEP)} per span"
+    for site in sites:
+        s = site.shim
+        out += render.wrap(f"  {label}: {s.full_name} is read by {s.function} (hal/module.c), which "
+                           f"starts the spans at sizeof({s.params.name}) (the "
+                           f"{hal_module_dispatch.IREE_FORM} reader above): {site.summary()} ({sweep})",
+                           subsequent=4)
     return out
 
 
@@ -276,6 +300,8 @@ def data(res: CheckResult) -> dict[str, Any]:
     }
     if res.read_through:
         out["read_through"] = res.read_through
+    if res.sites:
+        out["sizeof_sites"] = [s.as_dict() for s in res.sites]
     if res.sampled and sweep is not None:  # past SWEEP_CAP: how many of how many were checked
         sweep.update(cap=SWEEP_CAP, combinations=res.sweep.total, checked=res.sweep.checked)
         out["instances_total"] = res.total

@@ -1,7 +1,13 @@
 """`ireeabi inspect MODULE.vmfb`: what iree-dump-module shows of a compiled module (typed signatures
 and reflection attributes, the function table, the module state, `--disassemble`), the argument and
 result buffer sizes of every import and export on a data model, and with --check-imports, whether
-the imports resolve against the emulated native modules (layouts.modules) and lay out cleanly."""
+the imports resolve against the emulated native modules (layouts.modules) and lay out cleanly.
+
+A module of iree-compile's default execution model imports the full `hal` module: unless a `hal`
+declaration is registered or given, its imports are checked against IREE's export table
+(`layouts.hal_module`), and each import of a span-reading dispatch shim gets that shim's sizeof site
+on the target (`layouts.hal_module_dispatch`): a note where IREE's shim reads every instance right
+(latent), findings and incompatible where it misreads some (live)."""
 from __future__ import annotations
 
 import mmap
@@ -11,7 +17,7 @@ from typing import Any, Sequence
 
 from ireeabi.abi import cconv
 from ireeabi.abi.targets import Target
-from ireeabi.layouts import module_sources
+from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
@@ -161,11 +167,46 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
             fn["disassembly"] = dis.function_lines(m, d.ordinal, bytecode_offsets)
         out["functions"].append(fn)
     if check:
-        # registered, installed and --native-module declarations (module_sources.checked_against)
-        reports = import_check.check_imports(m, module_sources.checked_against(m, native_modules), target)
-        out["import_check"] = [r.as_dict() for r in reports]
-        out["compatible"] = all(r.compatible for r in reports)
+        reports = import_check.check_imports(m, checked_against(m, native_modules), target)
+        out["import_check"] = [_with_sizeof_site(r.as_dict(), target) for r in reports]
+        out["compatible"] = all(r["compatible"] for r in out["import_check"])
     return out
+
+
+def full_hal_declaration() -> ModuleDescriptor:
+    """The full `hal` module as IREE declares it (layouts.hal_module's export table), for import
+    checking only."""
+    # The variadic exports until the whole table is there (it is being filled in beside this).
+    exports = getattr(hal_module, "EXPORTS", None) or hal_module.VARIADIC_EXPORTS
+    return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
+                            tuple(exports), source="IREE's exports.inl (layouts.hal_module)")
+
+
+def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
+    """The registered, installed and given declarations (module_sources.checked_against), plus
+    `full_hal_declaration()` when the module imports `hal` and none of them is named so."""
+    out = module_sources.checked_against(m, given)
+    wanted = {f.full_name.partition(".")[2]: f.cconv for f in m.imported_functions
+              if f.module == hal_module.IREE_HAL_MODULE_NAME}
+    if wanted and not any(d.name == hal_module.IREE_HAL_MODULE_NAME for d in out):
+        out.append(full_hal_declaration().select(wanted))
+    return out
+
+
+def _with_sizeof_site(r: dict[str, Any], target: Target) -> dict[str, Any]:
+    """An import report of a full-HAL dispatch shim with IREE's shim's sizeof site on `target`
+    (`sizeof_site`): a note when latent; when live, its findings and incompatible."""
+    shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == r["cconv"]]
+    if r["status"] != "ok" or not shims:
+        return r
+    site = hal_module_dispatch.sizeof_site(shims[0], target)
+    r["sizeof_site"] = site.as_dict()
+    r["notes"].append({"rule": "sizeof-site", "message": f"{site.shim.function} starts the spans at "
+                                                         f"sizeof: {site.summary()}"})
+    if site.misread:
+        r["findings"] += [{"rule": f.rule, "message": f.message} for f in site.findings]
+        r["compatible"] = False
+    return r
 
 
 def _signature_lines(label: str, entries: list[dict[str, Any]]) -> list[str]:

@@ -200,16 +200,17 @@ def test_default_execution_model_gets_the_flags_that_run(full_hal_add16, capsys)
         assert capsys.readouterr().out == iree_tools.run_module(runnable, "add", inputs)
 
 
-def test_check_imports_groups_a_missing_module(full_hal_add16, capsys):
-    assert main(["inspect", str(full_hal_add16), "--check-imports"]) == 1
+def test_check_imports_resolves_the_full_hal(full_hal_add16, capsys):
+    """The default model's hal.* imports are checked against IREE's `hal` export table
+    (cmd_inspect.full_hal_declaration), one report each, never a module-not-registered group;
+    tests/test_hal_module_dispatch_cli.py checks every status and the grouping of a missing module."""
+    main(["inspect", str(full_hal_add16), "--check-imports"])
     out = capsys.readouterr().out
     m = mf.read_module(full_hal_add16)
     n = sum(1 for f in m.imported_functions if f.module == "hal")
-    lines = [line for line in out.splitlines() if "hal." in line and "BAD" in line]
-    assert lines == [f"  BAD hal.* ({n} imports): no-module - no native module `hal` is registered"]
-    assert "--iree-execution-model=inline-static" in out
+    assert "no-module" not in out
+    assert sum(1 for line in out.splitlines() if re.match(r"  (ok |BAD) hal\.", line)) == n
     assert all(len(line) <= 100 for line in out.splitlines())
-    # JSON keeps one report per import
-    assert main(["inspect", str(full_hal_add16), "--check-imports", "--json"]) == 1
+    main(["inspect", str(full_hal_add16), "--check-imports", "--json"])
     d = json.loads(capsys.readouterr().out)
-    assert sum(r["status"] == "no-module" for r in d["import_check"]) == n
+    assert len(d["import_check"]) == n and not any(r["status"] == "no-module" for r in d["import_check"])
