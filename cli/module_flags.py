@@ -3,9 +3,10 @@
 iree-run-module takes the module as `--module=FILE` and the HAL device as `--device=URI`
 (runtime/src/iree/tooling/context_util.c, device_util.c). `ireeabi run` takes the module either
 that way or as its positional argument, and accepts `--device=local-sync` / `local-task` (with or
-without a `://...` suffix): inline modules carry their own HAL (hal_inline, hal_loader), so no
-device is created and the value changes nothing, as with iree-run-module for inline modules. Any
-other device is an error: ireeabi emulates no other driver.
+without a `://...` suffix): inline modules carry their own HAL (hal_inline, hal_loader) and need no
+device; a module of the default execution model gets the one local-sync device of the full `hal`
+module (hal/hal_module.py), and `local-task` names the same device (ireeabi runs single-threaded).
+Any other device is an error: ireeabi emulates no other driver.
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def parse_device(text: str) -> str:
     driver = text.split("://", 1)[0]
     if driver not in LOCAL_DEVICES:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: ireeabi runs inline modules, which need no device; only "
-            f"{' and '.join(LOCAL_DEVICES)} are accepted (and change nothing)")
+            f"{text!r}: ireeabi emulates one single-threaded local CPU device; only "
+            f"{' and '.join(LOCAL_DEVICES)} are accepted (both name it)")
     return text
 
 
@@ -32,8 +33,9 @@ def add_module_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--module", dest="module_flag", action="append", default=[], metavar="FILE",
                    help="the module, as iree-run-module takes it (instead of the positional form)")
     p.add_argument("--device", type=parse_device, default=None, metavar="local-sync|local-task",
-                   help="accepted for iree-run-module's command lines and ignored: inline modules "
-                        "need no HAL device")
+                   help="iree-run-module's device: both name ireeabi's one single-threaded local "
+                        "device (used by modules of the default execution model; inline modules "
+                        "need none)")
 
 
 def module_path(args: argparse.Namespace) -> str:

@@ -84,6 +84,9 @@ class ModuleApi:
         self.machine = runtime.machine
         self._views = runtime.views
         self._buffers = runtime.hal_buffers
+        # The params of new buffers (the inline HAL's; a runtime with the full HAL sets the device's).
+        self.input_memory_type = int(HB.MemoryType.OPTIMAL_FOR_HOST)
+        self.input_usage = int(HB.BufferUsage.DEFAULT)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -121,9 +124,9 @@ class ModuleApi:
             payload = np.ascontiguousarray(data).tobytes() if isinstance(data, np.ndarray) else bytes(data)
             n = len(payload)
         ptr = self._buffers.allocate(n, min_alignment=INPUT_ALIGNMENT,
-                                     memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
+                                     memory_type=self.input_memory_type,
                                      allowed_access=HB.MemoryAccess.ALL,
-                                     allowed_usage=HB.BufferUsage.DEFAULT)
+                                     allowed_usage=self.input_usage)
         if payload:
             self.heap.write(self._buffers.get(ptr).storage, payload)
         return Ref(ptr, self._buffers.type)

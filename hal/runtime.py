@@ -1,4 +1,5 @@
-"""One emulated inline runtime: a tracked heap, the ref types and the hal_inline / hal_loader modules.
+"""One emulated runtime: a tracked heap, the ref types and the hal_inline / hal_loader modules (and,
+with `full_hal=True`, the full `hal` module of the default execution model: hal/hal_module.py).
 
 The runtime runs on one data model: its heap's (`target`, the host by default). Every struct, argument
 buffer and shim is laid out for it; kernels of host machine code load only when it is the host.
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor
 from ireeabi.abi.targets import Target
 from ireeabi.vm.buffer import BufferType
@@ -28,6 +30,8 @@ from ireeabi.vm.ref import TypeRegistry
 from . import cpu
 from .buffer import BufferTypes
 from .buffer_view import BufferViewTypes
+from .device import compatible_params
+from .hal_module import HalModule
 from .inline_module import HalInlineModule
 from .loader_module import HalLoaderModule, LoadedExecutable
 from .module_api import ModuleApi
@@ -42,7 +46,8 @@ class HalRuntime:
 
     def __init__(self, heap: Heap | None = None, *, target: "Machine | Target | str | None" = None,
                  legacy_vm_buffer: bool = False, legacy_inline: bool = False, legacy_loader: bool = False,
-                 cpu_data: list[int] | None = None, modules: Sequence[ModuleDescriptor] = ()) -> None:
+                 cpu_data: list[int] | None = None, modules: Sequence[ModuleDescriptor] = (),
+                 full_hal: bool = False) -> None:
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"HalRuntime target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -64,6 +69,15 @@ class HalRuntime:
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader)
         self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}
         self.api = ModuleApi(self)
+        # The full `hal` module (the default execution model), made on request: it registers more
+        # ref types and the device (see hal/hal_module.py). Inputs are then made as iree-run-module
+        # makes them for a device (DEVICE_LOCAL, through the heap allocator's compatibility rules).
+        self.hal: HalModule | None = None
+        if full_hal:
+            self.hal = HalModule(self)
+            self.modules[self.hal.module.name] = self.hal.module
+            self.api.input_memory_type, self.api.input_usage = compatible_params(
+                int(HB.MemoryType.DEVICE_LOCAL), int(HB.BufferUsage.DEFAULT))
         self.closed = False
         self._own_modules: list[tuple[NativeModule, Any]] = []
         try:
@@ -111,6 +125,8 @@ class HalRuntime:
         for module, state in reversed(self._own_modules):
             module.close()
             _close_state(state)
+        if self.hal is not None:
+            self.hal.close()
         self.loader.close()
         self.inline.close()
         for t in (self.executables, self.views, self.hal_buffers, self.vm_buffers):

@@ -51,7 +51,7 @@ def test_device_with_a_path_is_accepted(add16, capsys):
 def test_other_devices_are_refused(add16, capsys):
     assert main(["run", "--device=cuda", f"--module={add16}", "--function=add"]) == 2
     err = capsys.readouterr().err
-    assert "argument --device: 'cuda': ireeabi runs inline modules" in err
+    assert "argument --device: 'cuda': ireeabi emulates one single-threaded local CPU device" in err
     assert "local-sync and local-task" in err
 
 

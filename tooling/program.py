@@ -96,8 +96,9 @@ class Program:
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
-        # The flags that run, not the VM's "required module 'hal' not registered".
-        execution_model.require_inline(self.module, [d.name for d in modules])
+        # iree-compile's default execution model imports the full `hal` module: served by the
+        # runtime's local-sync device unless a `hal` module of one's own is given.
+        full_hal = execution_model.needs_full_hal(self.module, [d.name for d in modules])
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -118,7 +119,7 @@ class Program:
         try:
             self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
                                       legacy_inline=legacy_inline, legacy_loader=legacy_loader,
-                                      cpu_data=cpu_data, modules=declared)
+                                      cpu_data=cpu_data, modules=declared, full_hal=full_hal)
         except BaseException:  # e.g. a module of one's own that cannot be made
             if self._own_heap:
                 self.heap.close()

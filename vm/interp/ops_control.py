@@ -1,5 +1,5 @@
 """Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
-calls (internal and import, variadic), return, vm.import.resolved and vm.fail."""
+calls (internal and import, variadic, yieldable), return, vm.import.resolved and vm.fail."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -108,6 +108,28 @@ def _make_call(ctx, fn, inst):
     def call_internal(ctx, frame, _):
         return ctx.enter_internal(frame, callee, operands, results)
     return call_internal, None
+
+
+@op("CallYieldable", "CallVariadicYieldable")
+def _make_yieldable_call(ctx, fn, inst):
+    """vm.call.yieldable / vm.call.variadic.yieldable of an import: the call, then on to the resume
+    block. ireeabi's imports never yield (its HAL is synchronous: fence.await waits in the call), so
+    the resume block is entered at once, as IREE enters it when the callee completes without a
+    DEFERRED status (bytecode_dispatch.c). The compiler puts the resume block right after the call;
+    any other placement is refused rather than run with a branch the block compiler would not see."""
+    o = inst.operands
+    callee = o["callee"]
+    if not callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        raise BytecodeVerifyError("yieldable call of an internal function (ireeabi runs yieldable "
+                                  "calls of imports only)", inst.pc)
+    if o["resume"] != inst.pc + inst.length:
+        raise BytecodeVerifyError(f"yieldable call resumes at pc 0x{o['resume']:X}, not at the "
+                                  f"instruction after it (ireeabi runs only that placement)", inst.pc)
+    segments = o.get("segment_sizes")
+    ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+    imp = ctx.module.imported_functions[ordinal]
+    check_call_lists(fn, imp.cconv, segments, o["operands"], o["results"], inst, imp.full_name)
+    return ctx.import_call(ordinal, segments, o["operands"], o["results"]), None
 
 
 @op("ImportResolved")

@@ -1,0 +1,643 @@
+"""The full `hal` native module (version 0.7) on the emulated VM ABI: iree-compile's default
+execution model, served by one local-sync CPU device.
+
+Every export of runtime/src/iree/modules/hal/exports.inl (layouts.hal_module.EXPORTS, checked
+against the installed runtime's table) is registered with its exact cconv and called through
+ireeabi.vm's shims on packed memory: the generic fixed and single-span shims, and for
+`command_buffer.dispatch` / `dispatch.indirect` (two spans, `EXPORT_FN_CUSTOM`) the multi-span
+reader with the fixed rule (constants after the packed fixed part, bindings aligned as the VM packs
+them; module.c reads them at sizeof(iree_vm_abi_rrIiiiI_t) and alignof(iree_vm_abi_iirII_t), which
+agree with the packing on every target ireeabi models).
+
+What each export does follows runtime/src/iree/modules/hal/module.c (argument checks in its order,
+its status codes and messages) over:
+- the device and its heap allocator (hal/device.py, sync_device.c, allocator_heap.c);
+- buffers and buffer views (hal/buffer.py, hal/buffer_view.py); the buffer-view exports and
+  buffer.length/subspan are the hal_inline module's own functions, as module.c and
+  inline/module.c share them (utils/buffer_diagnostics.c);
+- semaphores and fences (hal/semaphore.py): every queue operation waits for its wait fence (an
+  unreached one is an error: nothing else could signal it), runs, and signals its signal fence, or
+  fails it with the operation's status and returns that status (sync_device.c queue_op_begin/end);
+- command buffers (hal/command_buffer.py), replayed on queue.execute with the binding table;
+- executables: ELF kernels (embedded-elf / system-elf of the host) through hal/executable.py and
+  vmvx bytecode through hal/vmvx_executable.py; dispatches through hal/local_dispatch.py.
+
+Not modelled (UNIMPLEMENTED with the reason): channels and collectives (the compiler emits them only
+for multi-device programs), files (ex.file.from_memory, queue.read/write: parameter streaming),
+allocator.import of host memory and indirect dispatch parameters from a buffer that is not mapped.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ireeabi.layouts import hal_buffer as HB
+from ireeabi.layouts import hal_module as HM
+from ireeabi.layouts.buffer import BufferAccess
+from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
+from ireeabi.vm.shims import CallContext
+from ireeabi.vm.status import StatusCode, StatusError
+
+from . import executable as elf
+from .command_buffer import BufferRef, CommandBuffer, CommandBufferTypes, Resolver, do_fill, fill_pattern
+from .device import DeviceTypes
+from .library import ExecutableError, UnresolvedImportError
+from .loader_module import LoadedExecutable, _no_loader
+from .local_dispatch import LocalDispatcher
+from .semaphore import Fence, SemaphoreTypes
+from . import vmvx_executable
+
+MAX_DESCRIPTOR_BINDING_COUNT = 32  # IREE_HAL_MODULE_MAX_DESCRIPTOR_BINDING_COUNT (module.c)
+MAX_FENCE_AWAIT = 32  # IREE_VM_ABI_VLA_STACK_DEREF_OR_NULL bound in fence.await
+_U32 = 0xFFFFFFFF
+_INFINITE_TIMEOUT = 0xFFFFFFFF
+_ORIGIN_MODULE = int(BufferAccess.ORIGIN_MODULE)
+
+
+class HalModule:
+    """The `hal` module of one HalRuntime (its heap, ref types, hal_inline and hal_loader modules,
+    whose buffer-view and executable-lookup functions it shares)."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.heap = runtime.heap
+        self.machine = runtime.machine
+        self._mask = self.machine.word_mask
+        self._vm_buffers = runtime.vm_buffers
+        self._buffers = runtime.hal_buffers
+        self._executables = runtime.executables
+        self._inline = runtime.inline
+        self.devices = DeviceTypes(runtime.types, self._buffers, runtime.cpu_data, self.supports_format)
+        self.semaphores = SemaphoreTypes(runtime.types)
+        self.command_buffers = CommandBufferTypes(runtime.types)
+        self.dispatcher = LocalDispatcher(self.heap, self._buffers)
+        inline, loader = runtime.inline, runtime.loader
+        targets: dict[str, Callable] = {
+            "allocator.allocate": self._allocator_allocate,
+            "allocator.import": self._allocator_import,
+            "allocator.select": self._allocator_select,
+            "buffer.allocation.discard": self._allocation_discard,
+            "buffer.allocation.is_terminal": self._allocation_is_terminal,
+            "buffer.allocation.preserve": self._allocation_preserve,
+            "buffer.assert": self._buffer_assert,
+            "buffer.length": inline._length,
+            "buffer.load": self._buffer_load,
+            "buffer.store": self._buffer_store,
+            "buffer.subspan": inline._subspan,
+            "buffer_view.assert": inline._view_assert,
+            "buffer_view.buffer": inline._view_buffer,
+            "buffer_view.create": inline._view_create,
+            "buffer_view.dim": inline._view_dim,
+            "buffer_view.element_type": inline._view_element_type,
+            "buffer_view.encoding_type": inline._view_encoding_type,
+            "buffer_view.rank": inline._view_rank,
+            "buffer_view.trace": inline._view_trace,
+            "channel.create": self._channel_create,
+            "channel.rank_and_count": self._channel_unavailable,
+            "channel.split": self._channel_unavailable,
+            "command_buffer.advise_buffer": self._cb_advise_buffer,
+            "command_buffer.begin_debug_group": self._cb_begin_debug_group,
+            "command_buffer.collective": self._cb_collective,
+            "command_buffer.copy_buffer": self._cb_copy_buffer,
+            "command_buffer.create": self._cb_create,
+            "command_buffer.dispatch": self._cb_dispatch,
+            "command_buffer.dispatch.indirect": self._cb_dispatch_indirect,
+            "command_buffer.end_debug_group": self._cb_end_debug_group,
+            "command_buffer.execution_barrier": self._cb_execution_barrier,
+            "command_buffer.fill_buffer": self._cb_fill_buffer,
+            "command_buffer.finalize": self._cb_finalize,
+            "command_buffer.flush_buffer": self._cb_flush_buffer,
+            "command_buffer.invalidate_buffer": self._cb_flush_buffer,
+            "command_buffer.update_buffer": self._cb_update_buffer,
+            "device.allocator": self._device_allocator,
+            "device.query.i64": self._device_query_i64,
+            "device.queue.alloca": self._queue_alloca,
+            "device.queue.barrier": self._queue_barrier,
+            "device.queue.copy": self._queue_copy,
+            "device.queue.dealloca": self._queue_dealloca,
+            "device.queue.execute": self._queue_execute,
+            "device.queue.execute.indirect": self._queue_execute_indirect,
+            "device.queue.fill": self._queue_fill,
+            "device.queue.flush": self._queue_flush,
+            "device.queue.read": self._queue_file,
+            "device.queue.update": self._queue_update,
+            "device.queue.write": self._queue_file,
+            "devices.count": self._devices_count,
+            "devices.get": self._devices_get,
+            "ex.file.from_memory": self._file_from_memory,
+            "executable.create": self._executable_create,
+            "executable.lookup.function": loader._lookup_function,
+            "fence.await": self._fence_await,
+            "fence.create": self._fence_create,
+            "fence.fail": self._fence_fail,
+            "fence.join": self._fence_join,
+            "fence.query": self._fence_query,
+            "fence.signal": self._fence_signal,
+        }
+        exports = [Export(e.name, e.cconv, targets[e.name]) for e in HM.EXPORTS]
+        self.module = NativeModule(self.heap, HM.IREE_HAL_MODULE_NAME, exports,
+                                   version=HM.IREE_HAL_MODULE_VERSION_LATEST)
+
+    def close(self) -> None:
+        self.module.close()
+        self.dispatcher.close()
+        self.devices.close()
+        self.command_buffers.close()
+        self.semaphores.close()
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def supports_format(self, fmt: str) -> bool:
+        """The device's executable loaders: IREE's ELF loaders for the heap's architecture and the
+        vmvx module loader (any data model). An ELF format of another architecture is noted in the
+        loader's `foreign_formats`, so a program can say which target runs the kernels."""
+        if fmt == vmvx_executable.FORMAT or elf.query_support(fmt, self.machine):
+            return True
+        arch = elf.foreign_arch(fmt, self.machine)
+        if arch is not None:
+            self.runtime.loader.foreign_formats[fmt] = arch
+        return False
+
+    def _device(self, ref: Ref) -> Any:
+        return self.devices.devices.deref(ref)[1]
+
+    def _fence(self, ref: Ref) -> Fence | None:
+        """iree_hal_fence_deref: a fence, or NULL for a null ref or a ref of another type."""
+        if ref.type != self.semaphores.fences.type or not ref.ptr:
+            return None
+        return self.semaphores.fences.payload(ref.ptr)
+
+    def _fence_or_null(self, ref: Ref) -> Fence | None:
+        """iree_hal_fence_check_deref_or_null: a null ref is NULL, another type an error."""
+        if ref.type == TYPE_NULL:
+            return None
+        return self.semaphores.fences.deref(ref)[1]
+
+    def _buffer_or_null(self, ref: Ref) -> int:
+        """iree_hal_buffer_check_deref_or_null: 0 for a null ref."""
+        if ref.type == TYPE_NULL:
+            return 0
+        return self._buffers.deref(ref)[0]
+
+    def _queue_op(self, wait: Ref, signal: Ref, what: str, body: Callable[[], Any]) -> Any:
+        """One local-sync queue operation: wait, run, then signal the signal fence, or fail it with
+        the body's status and return that status."""
+        wait_fence, signal_fence = self._fence(wait), self._fence(signal)
+        self.semaphores.wait(wait_fence, what)
+        try:
+            result = body()
+        except StatusError as e:
+            self.semaphores.fail(signal_fence, e)
+            raise
+        self.semaphores.signal(signal_fence)
+        return result
+
+    def _cb(self, ref: Ref) -> CommandBuffer:
+        return self.command_buffers.resources.deref(ref)[1]
+
+    def _buffer_ref(self, slot: int, buffer: Ref, offset: int, length: int) -> BufferRef:
+        return BufferRef(self._buffer_or_null(buffer), slot & _U32, offset & self._mask, length & self._mask)
+
+    def _span(self, buffer: int, offset: int, length: int) -> tuple[int, int]:
+        return Resolver(self._buffers, (), self._mask).span(BufferRef(buffer, 0, offset, length), "target")
+
+    # -- allocators and buffers ---------------------------------------------------------------------
+
+    def _allocator_allocate(self, ctx: CallContext, allocator: Ref, queue_affinity: int, memory_types: int,
+                            buffer_usage: int, allocation_size: int) -> Ref:
+        self.devices.allocators.deref(allocator)
+        return self._buffers.resources.move_ref(
+            self.devices.allocate(memory_types & _U32, buffer_usage & _U32, allocation_size))
+
+    def _allocator_import(self, ctx: CallContext, allocator: Ref, try_import: int, queue_affinity: int,
+                          memory_types: int, buffer_usage: int, source: Ref, offset: int, length: int) -> Ref:
+        self.devices.allocators.deref(allocator)
+        self._vm_buffers.check_deref(source)
+        if try_import:  # the heap allocator could alias host memory; ireeabi does not: "not imported"
+            return NULL_REF
+        raise StatusError(StatusCode.UNIMPLEMENTED, "importing host memory into a hal.buffer is not "
+                          "modelled by ireeabi (try_import=0 requires it)")
+
+    def _allocator_select(self, ctx: CallContext, memory_types: int, buffer_usage: int, flags: int,
+                          pairs: list[tuple[Ref, int]]) -> tuple[Ref, int]:
+        # iree_hal_allocator_select_from: the first (device, affinity) whose allocator can allocate
+        # the params; the heap allocator can allocate any.
+        if not pairs:
+            raise StatusError(StatusCode.NOT_FOUND, "no devices provided to select from")
+        device_ref, affinity = pairs[0]
+        ptr, _ = self.devices.devices.deref(device_ref)
+        self.devices.devices.retain(ptr)
+        return Ref(ptr, self.devices.devices.type), affinity
+
+    def _allocation_preserve(self, ctx: CallContext, buffer: Ref) -> None:
+        self._buffers.deref(buffer)
+
+    def _allocation_discard(self, ctx: CallContext, buffer: Ref) -> int:
+        # iree_hal_buffer_allocation_discard: true when the caller held the last reference besides
+        # the one the call borrows (heap buffers have no preserve count of their own).
+        ptr, _ = self._buffers.deref(buffer)
+        return 1 if self._buffers.resources.counter(ptr) <= 2 else 0
+
+    def _allocation_is_terminal(self, ctx: CallContext, buffer: Ref) -> int:
+        ptr, _ = self._buffers.deref(buffer)
+        return 1 if self._buffers.resources.counter(ptr) <= 2 else 0
+
+    def _buffer_assert(self, ctx: CallContext, buffer: Ref, message: Ref, allocator: Ref, minimum_length: int,
+                       memory_types: int, buffer_usage: int) -> None:
+        _, b = self._buffers.deref(buffer)
+        self._vm_buffers.check_deref(message)
+        text = self._vm_buffers.text(message)
+        minimum_length &= self._mask
+        if b.byte_length < minimum_length:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{text} buffer byte length {b.byte_length} less "
+                              f"than expected minimum {minimum_length}")
+        required = memory_types & _U32
+        if b.memory_type & required != required:
+            raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} buffer memory type is not compatible; "
+                              f"buffer has {b.memory_type:08X}, operation requires {required:08X}")
+        usage = buffer_usage & _U32
+        if b.allowed_usage & usage != usage:
+            raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} requested usage was not specified when "
+                              f"the buffer was allocated; buffer allows {b.allowed_usage:08X}, operation "
+                              f"requires {usage:08X}")
+        self.devices.allocators.deref(allocator)
+
+    def _buffer_load(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> int:
+        ptr, _ = self._buffers.deref(buffer)
+        n = length & _U32
+        if n > 4:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"load length byte count {_i32(n)} exceeds max")
+        address, n = self._span(ptr, offset, n)
+        return _i32(int.from_bytes(self.heap.read(address, n) + bytes(4 - n), "little"))
+
+    def _buffer_store(self, ctx: CallContext, value: int, buffer: Ref, offset: int, length: int) -> None:
+        ptr, b = self._buffers.deref(buffer)
+        n = length & _U32
+        if n > 4:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"store length byte count {_i32(n)} exceeds max")
+        off = offset & self._mask
+        if off + n > b.byte_length:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"store out of bounds (target_offset={off}, length={n} "
+                              f"into max {b.byte_length})")
+        address, n = self._span(ptr, off, n)
+        self.heap.write(address, (value & _U32).to_bytes(4, "little")[:n])
+
+    # -- channels and files (not modelled) ----------------------------------------------------------
+
+    def _channel_create(self, ctx: CallContext, device: Ref, queue_affinity: int, flags: int, id: Ref,
+                        group: Ref, rank: int, count: int) -> Ref:
+        self._device(device)
+        raise StatusError(StatusCode.UNIMPLEMENTED, "collectives not implemented on the local-sync device")
+
+    def _channel_unavailable(self, ctx: CallContext, channel: Ref, *args: Any) -> Any:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "ref type mismatch" if channel.type != TYPE_NULL
+                          else "ref is null")
+
+    def _cb_collective(self, ctx: CallContext, cb: Ref, channel: Ref, *args: Any) -> None:
+        self._cb(cb)
+        self._channel_unavailable(ctx, channel)
+
+    def _file_from_memory(self, ctx: CallContext, device: Ref, queue_affinity: int, access: int, buffer: Ref,
+                          offset: int, length: int, flags: int) -> Ref:
+        self._device(device)
+        self._vm_buffers.check_deref(buffer)
+        raise StatusError(StatusCode.UNIMPLEMENTED, "hal.file (parameter streaming) is not modelled by ireeabi")
+
+    def _queue_file(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                    source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
+                    flags: int) -> None:
+        self._device(device)
+        raise StatusError(StatusCode.UNIMPLEMENTED, "hal.file (parameter streaming) is not modelled by ireeabi")
+
+    # -- command buffers ----------------------------------------------------------------------------
+
+    def _cb_create(self, ctx: CallContext, device: Ref, modes: int, categories: int, queue_affinity: int,
+                   binding_capacity: int) -> Ref:
+        self._device(device)
+        ptr = self.command_buffers.create(modes & _U32, categories & _U32, queue_affinity,
+                                          binding_capacity & self._mask)
+        return self.command_buffers.resources.move_ref(ptr)
+
+    def _cb_finalize(self, ctx: CallContext, cb: Ref) -> None:
+        self.command_buffers.end(self._cb(cb))
+
+    def _cb_begin_debug_group(self, ctx: CallContext, cb: Ref, label: Ref) -> None:
+        c = self._cb(cb)
+        self._vm_buffers.check_deref(label)
+        self.command_buffers.record(c, _nothing)
+
+    def _cb_end_debug_group(self, ctx: CallContext, cb: Ref) -> None:
+        self.command_buffers.record(self._cb(cb), _nothing)
+
+    def _cb_execution_barrier(self, ctx: CallContext, cb: Ref, source_stage: int, target_stage: int,
+                              flags: int) -> None:
+        # Commands replay in order in one thread: a barrier has nothing left to order.
+        self.command_buffers.record(self._cb(cb), _nothing)
+
+    def _cb_advise_buffer(self, ctx: CallContext, cb: Ref, buffer: Ref, flags: int, arg0: int, arg1: int,
+                          slot: int) -> None:
+        c = self._cb(cb)
+        ref = self._buffer_ref(slot, buffer, 0, -1)
+        self.command_buffers.record(c, _nothing, [(self._buffers.resources, ref.buffer)])
+
+    def _cb_flush_buffer(self, ctx: CallContext, cb: Ref, slot: int, buffer: Ref, offset: int,
+                         length: int) -> None:
+        # Heap memory is host-coherent: flushes and invalidations have nothing to do.
+        c = self._cb(cb)
+        ref = self._buffer_ref(slot, buffer, offset, length)
+        self.command_buffers.record(c, _nothing, [(self._buffers.resources, ref.buffer)])
+
+    def _cb_fill_buffer(self, ctx: CallContext, cb: Ref, target: Ref, offset: int, length: int, slot: int,
+                        pattern: int, pattern_length: int, flags: int) -> None:
+        c = self._cb(cb)
+        ref = self._buffer_ref(slot, target, offset, length)
+        n = pattern_length & _U32
+        if n > 8:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "fill patterns must be < 8 bytes")
+        heap = self.heap
+
+        def fill(resolver: Resolver) -> None:
+            address, length = resolver.span(ref, "fill target")
+            do_fill(heap, address, length, fill_pattern(pattern, n))
+        self.command_buffers.record(c, fill, [(self._buffers.resources, ref.buffer)])
+
+    def _cb_update_buffer(self, ctx: CallContext, cb: Ref, source: Ref, source_offset: int, target: Ref,
+                          target_offset: int, length: int, slot: int, flags: int) -> None:
+        c = self._cb(cb)
+        src = self._vm_buffers.check_deref(source)
+        ref = self._buffer_ref(slot, target, target_offset, length)
+        data, n = self._vm_buffers.map_ro(src, source_offset & self._mask, length & self._mask, 1)
+        payload = self.heap.read(data, n)  # copied at record time, as the deferred command buffer does
+        heap = self.heap
+
+        def update(resolver: Resolver) -> None:
+            address, length = resolver.span(ref, "update target")
+            heap.write(address, payload[:length])
+        self.command_buffers.record(c, update, [(self._buffers.resources, ref.buffer)])
+
+    def _cb_copy_buffer(self, ctx: CallContext, cb: Ref, source_slot: int, target_slot: int, source: Ref,
+                        source_offset: int, target: Ref, target_offset: int, length: int, flags: int) -> None:
+        c = self._cb(cb)
+        src = self._buffer_ref(source_slot, source, source_offset, length)
+        dst = self._buffer_ref(target_slot, target, target_offset, length)
+        heap = self.heap
+
+        def copy(resolver: Resolver) -> None:
+            s, sn = resolver.span(src, "copy source")
+            d, dn = resolver.span(dst, "copy target")
+            if sn != dn:
+                raise StatusError(StatusCode.OUT_OF_RANGE, f"copy source length {sn} differs from the target "
+                                  f"length {dn}")
+            heap.memmove(d, s, sn)
+        self.command_buffers.record(c, copy, [(self._buffers.resources, src.buffer),
+                                              (self._buffers.resources, dst.buffer)])
+
+    def _bindings(self, bindings: list[tuple[int, int, Ref, int, int]]) -> list[BufferRef]:
+        if len(bindings) > MAX_DESCRIPTOR_BINDING_COUNT:
+            raise StatusError(StatusCode.OUT_OF_RANGE,
+                              f"binding count {len(bindings)} > {MAX_DESCRIPTOR_BINDING_COUNT}")
+        return [self._buffer_ref(slot, buffer, offset, length) for _, slot, buffer, offset, length in bindings]
+
+    def _cb_dispatch(self, ctx: CallContext, cb: Ref, executable: Ref, function_id: int, x: int, y: int, z: int,
+                     flags: int, constants: list[int], bindings: list[tuple[int, int, Ref, int, int]]) -> None:
+        c = self._cb(cb)
+        exe_ptr, exe = self._executables.deref(executable)
+        refs = self._bindings(bindings)
+        consts = [v & _U32 for v in constants]
+        counts = (x & _U32, y & _U32, z & _U32)
+        self._record_dispatch(c, exe_ptr, exe, function_id, lambda resolver: counts, consts, refs)
+
+    def _cb_dispatch_indirect(self, ctx: CallContext, cb: Ref, executable: Ref, function_id: int,
+                              workgroups_slot: int, workgroups_buffer: Ref, workgroups_offset: int, flags: int,
+                              constants: list[int], bindings: list[tuple[int, int, Ref, int, int]]) -> None:
+        c = self._cb(cb)
+        exe_ptr, exe = self._executables.deref(executable)
+        count_ref = self._buffer_ref(workgroups_slot, workgroups_buffer, workgroups_offset, 12)
+        refs = self._bindings(bindings)
+        consts = [v & _U32 for v in constants]
+        heap = self.heap
+
+        def counts(resolver: Resolver) -> tuple[int, int, int]:
+            address, _ = resolver.span(count_ref, "workgroup count")
+            raw = heap.read(address, 12)
+            return tuple(int.from_bytes(raw[i:i + 4], "little") for i in (0, 4, 8))  # type: ignore[return-value]
+        self._record_dispatch(c, exe_ptr, exe, function_id, counts, consts, refs,
+                              [(self._buffers.resources, count_ref.buffer)])
+
+    def _record_dispatch(self, c: CommandBuffer, exe_ptr: int, exe: LoadedExecutable, function_id: int,
+                         counts: Callable[[Resolver], tuple[int, int, int]], consts: list[int],
+                         refs: list[BufferRef], extra: list | None = None) -> None:
+        dispatcher = self.dispatcher
+
+        def dispatch(resolver: Resolver) -> None:
+            resolved = [resolver.resolve(r) for r in refs]
+            dispatcher.dispatch(exe.library, function_id, counts(resolver), consts, resolved)
+        retain = [(self._executables, exe_ptr)] + [(self._buffers.resources, r.buffer) for r in refs]
+        self.command_buffers.record(c, dispatch, retain + (extra or []))
+
+    # -- devices ------------------------------------------------------------------------------------
+
+    def _devices_count(self, ctx: CallContext) -> int:
+        return 1
+
+    def _devices_get(self, ctx: CallContext, index: int) -> Ref:
+        if index != 0:
+            return NULL_REF
+        return self.devices.devices.retain_ref(self.devices.device)
+
+    def _device_allocator(self, ctx: CallContext, device: Ref) -> Ref:
+        return self.devices.allocators.retain_ref(self._device(device).allocator)
+
+    def _device_query_i64(self, ctx: CallContext, device: Ref, category: Ref, key: Ref) -> tuple[int, int]:
+        d = self._device(device)
+        cat = self._vm_buffers.text(category)
+        k = self._vm_buffers.text(key)
+        ok, value = self.devices.query_i64(d, cat, k)
+        return (1 if ok else 0), value
+
+    def _queue_alloca(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                      pool: int, memory_types: int, buffer_usage: int, allocation_size: int, flags: int) -> Ref:
+        self._device(device)
+        if pool != 0:
+            raise StatusError(StatusCode.UNIMPLEMENTED, "VM queue allocation pools are not supported")
+        ptr = self._queue_op(wait, signal, "queue.alloca",
+                             lambda: self.devices.allocate(memory_types & _U32, buffer_usage & _U32,
+                                                           allocation_size))
+        return self._buffers.resources.move_ref(ptr)
+
+    def _queue_dealloca(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                        buffer: Ref, flags: int) -> None:
+        self._device(device)
+        self._buffers.deref(buffer)
+        # Heap buffers are not transient: the memory goes with the buffer's last reference.
+        self._queue_op(wait, signal, "queue.dealloca", _nothing_now)
+
+    def _queue_barrier(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                       flags: int) -> None:
+        self._device(device)
+        self._queue_op(wait, signal, "queue.barrier", _nothing_now)
+
+    def _queue_fill(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                    target: Ref, target_offset: int, length: int, pattern: int, pattern_length: int,
+                    flags: int) -> None:
+        self._device(device)
+        ptr, _ = self._buffers.deref(target)
+        n = pattern_length & self._mask
+
+        def fill() -> None:
+            address, count = self._span(ptr, target_offset, length)
+            do_fill(self.heap, address, count, fill_pattern(pattern, n))
+        self._queue_op(wait, signal, "queue.fill", fill)
+
+    def _queue_update(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                      source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
+                      flags: int) -> None:
+        self._device(device)
+        src = self._vm_buffers.check_deref(source)
+        ptr, _ = self._buffers.deref(target)
+        data, n = self._vm_buffers.map_ro(src, source_offset & self._mask, length & self._mask, 1)
+
+        def update() -> None:
+            address, count = self._span(ptr, target_offset, n)
+            self.heap.memmove(address, data, count)
+        self._queue_op(wait, signal, "queue.update", update)
+
+    def _queue_copy(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                    source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
+                    flags: int) -> None:
+        self._device(device)
+        sptr, _ = self._buffers.deref(source)
+        tptr, _ = self._buffers.deref(target)
+
+        def copy() -> None:
+            s, sn = self._span(sptr, source_offset, length)
+            d, dn = self._span(tptr, target_offset, length)
+            self.heap.memmove(d, s, min(sn, dn))
+        self._queue_op(wait, signal, "queue.copy", copy)
+
+    def _queue_execute(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                       cb: Ref, flags: int) -> None:
+        self._device(device)
+        c = self._cb(cb)
+        resolver = Resolver(self._buffers, (), self._mask)
+        self._queue_op(wait, signal, "queue.execute", lambda: self.command_buffers.execute(c, resolver))
+
+    def _queue_execute_indirect(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                                cb: Ref, flags: int, table: list[tuple[Ref, int, int]]) -> None:
+        self._device(device)
+        c = self._cb(cb)
+        entries = [(self._buffer_or_null(buffer), offset, length) for buffer, offset, length in table]
+        resolver = Resolver(self._buffers, entries, self._mask)
+        self._queue_op(wait, signal, "queue.execute", lambda: self.command_buffers.execute(c, resolver))
+
+    def _queue_flush(self, ctx: CallContext, device: Ref, queue_affinity: int) -> None:
+        self._device(device)  # local-sync operations complete in their calls: nothing is buffered
+
+    # -- executables --------------------------------------------------------------------------------
+
+    def _executable_create(self, ctx: CallContext, device: Ref, queue_affinity: int, format: Ref, data: Ref,
+                           constants: Ref) -> Ref:
+        self._device(device)
+        vmb = self._vm_buffers
+        fmt = vmb.text(format)
+        dbuf = vmb.check_deref(data)
+        ptr, n = vmb.map_ro(dbuf, 0, vmb.length(dbuf), 1)
+        consts: list[int] = []
+        if constants.type != TYPE_NULL and vmb.ref_type.isa(constants):
+            cbuf = vmb.check_deref(constants)
+            clen = vmb.length(cbuf)
+            if clen % 4:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, "constant buffer data must contain 4-byte "
+                                  f"elements but data length is {clen}")
+            cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
+            raw = self.heap.read(cptr, clen)
+            consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
+        if not self.supports_format(fmt):
+            raise _no_loader(fmt)
+        image = self.heap.read(ptr, n)
+        try:
+            if fmt == vmvx_executable.FORMAT:
+                library = vmvx_executable.load(self.runtime, image, consts)
+            else:
+                library = elf.load_library(fmt, image, consts, self.runtime.cpu_data, self.machine)
+        except UnresolvedImportError as e:
+            raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
+                              "executable imports") from e
+        except ExecutableError as e:
+            if e.code in ("NOT_FOUND", "CANCELLED"):
+                raise _no_loader(fmt) from e
+            raise StatusError(StatusCode[e.code], e.message) from None
+        return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
+                                                                    tag=f"hal.executable {library.name}"))
+
+    # -- fences -------------------------------------------------------------------------------------
+
+    def _fence_create(self, ctx: CallContext, device: Ref, flags: int) -> Ref:
+        self._device(device)
+        return self.semaphores.fences.move_ref(self.semaphores.new_timeline_fence())
+
+    def _fence_join(self, ctx: CallContext, flags: int, fences: list[Ref]) -> Ref:
+        found = [self._fence_or_null(ref) for ref in fences]  # every one checked first
+        if not sum(len(f.timepoints) for f in found if f is not None):
+            return NULL_REF  # all empty: immediately signalled
+        sems = self.semaphores
+        joined = sems.create_fence()
+        payload = sems.fences.payload(joined)
+        for f in found:
+            if f is not None:
+                for sem, value in f.timepoints:
+                    sems.insert(payload, sem, value)
+        return sems.fences.move_ref(joined)
+
+    def _fence_query(self, ctx: CallContext, fence: Ref) -> int:
+        _, f = self.semaphores.fences.deref(fence)
+        status = self.semaphores.query(f)
+        return 0 if status is None else int(status.code)
+
+    def _fence_signal(self, ctx: CallContext, fence: Ref) -> None:
+        _, f = self.semaphores.fences.deref(fence)
+        self.semaphores.signal(f)
+
+    def _fence_fail(self, ctx: CallContext, fence: Ref, status: int) -> None:
+        _, f = self.semaphores.fences.deref(fence)
+        code = status & 0x1F  # IREE_STATUS_CODE_MASK
+        self.semaphores.fail(f, StatusError(StatusCode(code)) if code in _CODES else
+                             StatusError(StatusCode.UNKNOWN))
+
+    def _fence_await(self, ctx: CallContext, timeout_millis: int, flags: int, fences: list[Ref]) -> int:
+        if len(fences) > MAX_FENCE_AWAIT:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"count {len(fences)} > {MAX_FENCE_AWAIT}")
+        found = [self._fence_or_null(ref) for ref in fences]
+        pending = False
+        for f in found:  # iree_hal_module_fence_elide_reached: reached ones drop, failures propagate
+            status = self.semaphores.query(f)
+            if status is None:
+                continue
+            if status.code != StatusCode.DEFERRED:
+                raise status
+            pending = True
+        if not pending:
+            return 0
+        if timeout_millis & _U32 != _INFINITE_TIMEOUT:
+            return int(StatusCode.DEADLINE_EXCEEDED)  # nothing can signal it before the deadline
+        raise StatusError(StatusCode.DEADLINE_EXCEEDED,
+                          "fence.await with an infinite timeout on a fence that is not signalled and that "
+                          "nothing can signal (single-threaded local-sync device: IREE would block forever)")
+
+
+def _nothing(resolver: Resolver) -> None:
+    return None
+
+
+def _nothing_now() -> None:
+    return None
+
+
+def _i32(v: int) -> int:
+    v &= _U32
+    return v - (1 << 32) if v >> 31 else v
+
+
+_CODES = {int(c) for c in StatusCode}
+
+__all__ = ["HalModule", "MAX_DESCRIPTOR_BINDING_COUNT"]
