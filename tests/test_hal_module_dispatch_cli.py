@@ -106,6 +106,22 @@ def test_check_imports_reports_the_sizeof_site(modules, name):
     assert ("BAD hal.command_buffer.dispatch" in out) == (name == "i386")
 
 
+# The README's hazard table, full-HAL rows: what --check-imports finds incompatible in add16.
+I386_BAD_ADD16 = ["hal.buffer_view.create", "hal.buffer_view.assert", "hal.command_buffer.create",
+                  "hal.command_buffer.dispatch", "hal.device.query.i64", "hal.device.queue.execute.indirect",
+                  "hal.fence.await"]
+
+
+@pytest.mark.parametrize("backend", FLAGS)
+def test_readme_rows_incompatible_imports_per_target(modules, backend):
+    for name in targets.names():
+        rc, out = cli("inspect", str(modules["add16", backend]), "--check-imports", "--json",
+                      "--target", name, "--native-module", str(TABLE))
+        bad = [r["name"] for r in json.loads(out)["import_check"] if not r["compatible"]]
+        assert bad == (I386_BAD_ADD16 if name == "i386" else []), name
+        assert rc == (1 if name == "i386" else 0)
+
+
 def test_check_imports_groups_a_missing_module():
     """A module nobody declares is still one grouped line (the default-model hal never is)."""
     own = iree_tools.compile_mlir(HERE / "programs" / "native" / "own_module.mlir", iree_tools.session_dir(),
