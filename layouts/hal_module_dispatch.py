@@ -176,6 +176,9 @@ class SizeofSite:
     instances: int
     misread: int  # instances the shim's reader misreads (a value, a count, or the length check)
     findings: tuple[Finding, ...]  # the first misread instance's, empty when latent
+    # instances still misread were the spans started at the packed size (#24827's loader fix):
+    # the fixed part's C members can sit elsewhere than the VM packs them (i386)
+    packed_start_misread: int = 0
 
     @property
     def state(self) -> str:
@@ -193,13 +196,15 @@ class SizeofSite:
             return f"{self.state} sizeof site on {self.target.name}: {sizes}; the shim reads all " \
                    f"{self.instances} instances right"
         return f"{self.state} sizeof site on {self.target.name}: {sizes}; the shim misreads " \
-               f"{self.misread} of {self.instances} instances"
+               f"{self.misread} of {self.instances} instances (a packed-size start, #24827's hal_loader " \
+               f"fix, would still misread {self.packed_start_misread})"
 
     def as_dict(self) -> dict:
         return {"export": self.shim.full_name, "cconv": self.shim.cconv, "shim": self.shim.function,
                 "struct": self.shim.params.name, "target": self.target.name, "sizeof": self.sizeof,
                 "packed": self.packed, "state": self.state, "instances": self.instances,
-                "misread": self.misread, "findings": [f.as_dict() for f in self.findings]}
+                "misread": self.misread, "packed_start_misread": self.packed_start_misread,
+                "findings": [f.as_dict() for f in self.findings]}
 
 
 def reader(s: DispatchShim, target: "Target | str", spans: Sequence[int]) -> cconv.ReaderView:
@@ -216,7 +221,7 @@ def sizeof_site(s: DispatchShim, target: "Target | str", sweep: Sequence[int] = 
     frag = cconv.parse(s.cconv).arguments
     sizeof = s.params.layout(t).size
     packed = cconv.layout(frag, t, (0,) * len(frag.spans)).counts[0].offset
-    misread, first = 0, ()
+    misread, fixed_misread, first = 0, 0, ()
     n = 0
     for counts in itertools.product(sweep, repeat=len(frag.spans)):
         n += 1
@@ -225,7 +230,9 @@ def sizeof_site(s: DispatchShim, target: "Target | str", sweep: Sequence[int] = 
         if found:
             misread += 1
             first = first or found
-    return SizeofSite(s, t, sizeof, packed, n, misread, tuple(first))
+        packed_start = cconv.span_reader(frag, t, counts, form="fixed")
+        fixed_misread += bool(cconv.compare_reader(lay, packed_start))
+    return SizeofSite(s, t, sizeof, packed, n, misread, tuple(first), fixed_misread)
 
 
 def sizeof_sites(target: "Target | str") -> list[SizeofSite]:
