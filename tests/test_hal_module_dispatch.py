@@ -178,3 +178,23 @@ def test_c_paths_resolve():
         lay = args.layout("x86_64")
         for c_name, path in H.C_PATHS[args.name].items():
             assert lay.offsetof(path) * 8 == m.bit_offsets[path], c_name
+
+
+def test_a_shim_without_the_trailing_i64_would_be_live():
+    """The check catches the day a full-HAL dispatch stops being latent: the same shim with the fixed
+    part `rrIiii` (no flags i64) has 4 bytes of tail padding where int64 members are 8-aligned
+    (sizeof 56 vs packed 52 on x86_64, libclang's sizeof). On i386 the sizes agree (36) and it is
+    live all the same: the shim aligns the binding array to alignof(iirII) = 4, the VM to 8, so the
+    instances whose binding count ends 4 bytes off an 8-byte boundary are misread (6 of 16)."""
+    params = cconv.shim_struct("rrIiii")
+    s = H.DispatchShim("command_buffer.dispatch", "0rrIiiiCiDCiirIID_v", H.SHIMS[0].args, params,
+                       H.iree_vm_abi_iirII_t, "iree_hal_module_command_buffer_dispatch_shim")
+    for name in targets.names():
+        t = targets.get(name)
+        site = H.sizeof_site(s, t)
+        assert site.sizeof == oracles.measure_libclang([params], t)[params.name].size
+        assert site.state == "live" and site.packed_start_misread == 0, name
+        assert site.sizes_agree == (name == "i386")
+        assert site.misread == (6 if name == "i386" else 16)
+    x86 = H.sizeof_site(s, "x86_64")
+    assert (x86.sizeof, x86.packed) == (56, 52)
