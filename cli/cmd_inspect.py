@@ -196,7 +196,8 @@ def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) ->
 def _with_sizeof_site(r: dict[str, Any], target: Target) -> dict[str, Any]:
     """An import report of a full-HAL dispatch shim with IREE's shim's sizeof site on `target`
     (`sizeof_site`): a note when latent; when live, its findings and incompatible."""
-    shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == r["cconv"]]
+    cc = r["cconv"] or r["export_cconv"]  # an import without a cconv takes the export's
+    shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == cc]
     if r["status"] != "ok" or not shims:
         return r
     site = hal_module_dispatch.sizeof_site(shims[0], target)

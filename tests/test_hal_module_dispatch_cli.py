@@ -156,3 +156,15 @@ def test_check_json_sites_on_every_target():
         assert live == ["i386"] and rc == 1
     rc, out = cli("check", "0rIiiiCiDCrIID_v", "--json")  # hal_loader's: not a full-HAL site
     assert "sizeof_sites" not in json.loads(out)
+
+
+def test_site_for_an_import_without_cconv_and_none_for_a_mismatch():
+    """An import that declares no cconv resolves to the export's (vm/imports.py) and gets its site;
+    one whose cconv differs does not resolve (mismatch) and gets none."""
+    from ireeabi.vm.imports import ImportReport
+    bare = ImportReport("hal.command_buffer.dispatch", None, "ok", "", H.DISPATCH_CCONV).as_dict()
+    r = cmd_inspect._with_sizeof_site(bare, targets.get("i386"))
+    assert r["sizeof_site"]["state"] == "live" and not r["compatible"]
+    other = ImportReport("hal.command_buffer.dispatch", "0rrIiiiCiDCiirIID_v", "mismatch", "",
+                         H.DISPATCH_CCONV).as_dict()
+    assert "sizeof_site" not in cmd_inspect._with_sizeof_site(other, targets.get("i386"))
