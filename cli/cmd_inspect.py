@@ -21,7 +21,6 @@ from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
-from ireeabi.tooling import execution_model
 from ireeabi.vm import imports as import_check
 from ireeabi.vm import module_file as mf
 
@@ -250,10 +249,6 @@ def _import_check_lines(d: dict[str, Any]) -> list[str]:
             n = len(missing[module])
             lines += render.wrap(f"  BAD {module}.* ({n} import{'s' if n > 1 else ''}): no-module - "
                                  f"no native module `{module}` is registered", subsequent=8)
-            if module == execution_model.FULL_HAL_MODULE:
-                lines += render.wrap("note: the module was compiled for iree-compile's default "
-                                     "execution model (the full HAL). "
-                                     + execution_model.runs_text(), indent=8, subsequent=10)
             continue
         mark = "ok " if r["compatible"] else "BAD"
         status = r["status"]
