@@ -21,6 +21,7 @@ from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
+from ireeabi.vm import decoder, isa
 from ireeabi.vm import imports as import_check
 from ireeabi.vm import module_file as mf
 
@@ -167,7 +168,9 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
         out["functions"].append(fn)
     if check:
         reports = import_check.check_imports(m, checked_against(m, native_modules), target)
-        out["import_check"] = [_with_sizeof_site(r.as_dict(), target) for r in reports]
+        passed = _dispatch_call_spans(m)
+        out["import_check"] = [_with_sizeof_site(r.as_dict(), target, passed.get(k, ()))
+                               for k, r in enumerate(reports)]
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
     return out
 
@@ -192,9 +195,42 @@ def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) ->
     return out
 
 
-def _with_sizeof_site(r: dict[str, Any], target: Target) -> dict[str, Any]:
+def _dispatch_call_spans(m: mf.ModuleFile) -> dict[int, list[tuple[int, ...]]]:
+    """Import ordinal of each full-HAL dispatch import -> the span counts the module's
+    `vm.call.variadic`s of it pass (their segment sizes at the span positions), in bytecode order.
+    Empty when the module imports no such shim or its bytecode does not decode (the import check
+    then rests on the swept counts alone)."""
+    wanted = {k: f.signature.arguments for k, f in enumerate(m.imported_functions)
+              if f.signature is not None and any(s.full_name == f.full_name and s.cconv == f.cconv
+                                                 for s in hal_module_dispatch.SHIMS)}
+    if not wanted:
+        return {}
+    try:
+        decoded = decoder.decode_module(m)
+    except decoder.DecodeError:
+        return {}
+    out: dict[int, list[tuple[int, ...]]] = {}
+    for insts in decoded.values():
+        for inst in insts:
+            callee, sizes = inst.operands.get("callee"), inst.operands.get("segment_sizes")
+            if sizes is None or not isinstance(callee, int) or not callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+                continue
+            frag = wanted.get(callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT)
+            if frag is None or len(sizes) != len(frag.items):
+                continue  # a malformed call: the VM refuses it before any shim reads it
+            spans = tuple(n for n, item in zip(sizes, frag.items) if isinstance(item, cconv.Span))
+            if all(n <= cconv.MAX_SPAN_COUNT for n in spans):
+                counts = out.setdefault(callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT, [])
+                if spans not in counts:
+                    counts.append(spans)
+    return out
+
+
+def _with_sizeof_site(r: dict[str, Any], target: Target,
+                      passed: Sequence[tuple[int, ...]] = ()) -> dict[str, Any]:
     """An import report of a full-HAL dispatch shim with IREE's shim's sizeof site on `target`
-    (`sizeof_site`): a note when latent; when live, its findings and incompatible."""
+    (`sizeof_site`, 0..3 elements per span) and the instances the module's calls pass (`passed`):
+    a note when all are read right; otherwise their findings, and incompatible."""
     cc = r["cconv"] or r["export_cconv"]  # an import without a cconv takes the export's
     shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == cc]
     if r["status"] != "ok" or not shims:
@@ -203,8 +239,23 @@ def _with_sizeof_site(r: dict[str, Any], target: Target) -> dict[str, Any]:
     r["sizeof_site"] = site.as_dict()
     r["notes"].append({"rule": "sizeof-site", "message": f"{site.shim.function} starts the spans at "
                                                          f"sizeof: {site.summary()}"})
-    if site.misread:
-        r["findings"] += [{"rule": f.rule, "message": f.message} for f in site.findings]
+    found = list(site.findings)
+    frag = cconv.parse(site.shim.cconv).arguments
+    misread = []
+    for spans in passed:
+        bad = cconv.compare_reader(cconv.layout(frag, target, spans),
+                                   hal_module_dispatch.reader(site.shim, target, spans))
+        if bad:
+            misread.append(spans)
+            found += bad[:1]
+    if passed:
+        shown = ", ".join(str(list(x)) for x in passed)
+        r["sizeof_site"]["module_spans"] = [list(x) for x in passed]
+        r["notes"].append({"rule": "sizeof-site", "message": (
+            f"the module's calls pass spans {shown}: the shim "
+            + ("reads each right" if not misread else f"misreads {len(misread)} of {len(passed)}"))})
+    if found:
+        r["findings"] += [{"rule": f.rule, "message": f.message} for f in found]
         r["compatible"] = False
     return r
 

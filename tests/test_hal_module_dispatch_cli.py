@@ -25,7 +25,8 @@ HERE = Path(__file__).parent
 TABLE = HERE / "data" / "hal_module_exports_3_13.json"
 FLAGS = {b: ("--iree-hal-target-device=local", f"--iree-hal-local-target-device-backends={b}")
          for b in ("llvm-cpu", "vmvx")}
-PROGRAMS = {"add16": HERE / "programs" / "add16.mlir", "dynamic": HERE / "programs" / "e2e" / "dynamic.mlir"}
+PROGRAMS = {"add16": HERE / "programs" / "add16.mlir", "dynamic": HERE / "programs" / "e2e" / "dynamic.mlir",
+            "multi_dispatch": HERE / "programs" / "e2e" / "multi_dispatch.mlir"}
 
 
 def cli(*argv: str) -> tuple[int, str]:
@@ -91,7 +92,7 @@ def test_check_imports_reports_the_sizeof_site(modules, name):
     d = json.loads(out)
     (r,) = [r for r in d["import_check"] if r["name"] == "hal.command_buffer.dispatch"]
     site = H.sizeof_site(H.SHIMS[0], name)
-    assert r["sizeof_site"] == site.as_dict()
+    assert r["sizeof_site"] == {**site.as_dict(), "module_spans": [[0, 3]]}
     assert r["sizeof_site"]["state"] == ("live" if name == "i386" else "latent")
     assert {"rule": "sizeof-site", "message": f"{H.SHIMS[0].function} starts the spans at sizeof: "
                                               f"{site.summary()}"} in r["notes"]
@@ -104,6 +105,33 @@ def test_check_imports_reports_the_sizeof_site(modules, name):
     assert f"note sizeof-site: {H.SHIMS[0].function} starts the spans at sizeof: {site.summary()}" in flat
     assert all(len(line) <= 100 for line in out.splitlines())
     assert ("BAD hal.command_buffer.dispatch" in out) == (name == "i386")
+
+
+@pytest.mark.parametrize("key", [(p, b) for p in PROGRAMS for b in FLAGS], ids="-".join)
+def test_check_imports_reads_the_spans_the_module_passes(modules, key):
+    """The span counts of every `vm.call.variadic @hal.command_buffer.dispatch` (iree-dump-module's
+    disassembly: the segment sizes at the two span positions) are checked too: read right on the
+    host, misread on i386."""
+    path = str(modules[key])
+    dumped = iree_tools.dump_module(path, "--output=all")
+    passed = []
+    for seg in re.findall(r"vm\.call\.variadic @hal\.command_buffer\.dispatch segments\[([\d, ]+)\]", dumped):
+        spans = [int(x) for x in seg.split(",")][-2:]
+        if spans not in passed:
+            passed.append(spans)
+    assert passed
+    for name, ok in (("x86_64", True), ("i386", False)):
+        rc, out = cli("inspect", path, "--check-imports", "--json", "--target", name,
+                      "--native-module", str(TABLE))
+        (r,) = [r for r in json.loads(out)["import_check"] if r["name"] == "hal.command_buffer.dispatch"]
+        assert r["sizeof_site"]["module_spans"] == passed
+        shown = ", ".join(str(x) for x in passed)
+        said = "reads each right" if ok else f"misreads {len(passed)} of {len(passed)}"
+        assert {"rule": "sizeof-site",
+                "message": f"the module's calls pass spans {shown}: the shim {said}"} in r["notes"]
+        spans_found = [f for f in r["findings"] if "spans=" in f["message"]
+                       and any(f"spans={x}" in f["message"] for x in passed)]
+        assert bool(spans_found) == (not ok)
 
 
 # The README's hazard table, full-HAL rows: what --check-imports finds incompatible in add16.
@@ -168,3 +196,34 @@ def test_site_for_an_import_without_cconv_and_none_for_a_mismatch():
     other = ImportReport("hal.command_buffer.dispatch", "0rrIiiiCiDCiirIID_v", "mismatch", "",
                          H.DISPATCH_CCONV).as_dict()
     assert "sizeof_site" not in cmd_inspect._with_sizeof_site(other, targets.get("i386"))
+
+
+def test_damaged_bytecode_is_never_a_traceback(modules, tmp_path):
+    """Reading the dispatch calls' span counts decodes the bytecode: 300 deterministic byte flips in
+    a default-model module's bytecode end in a report (exit 0/1) or a named error (exit 2), never
+    an exception; when the bytecode does not decode the swept counts still stand."""
+    import random
+    from ireeabi.vm import decoder, module_file as mf
+    data = modules["add16", "vmvx"].read_bytes()
+    code = mf.read_module(data).bytecode
+    start = data.find(code)
+    assert start > 0 and data.find(code, start + 1) < 0
+    rng = random.Random(20261204)
+    path = tmp_path / "m.vmfb"
+    seen, undecodable = set(), 0
+    for _ in range(300):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            b[start + rng.randrange(len(code))] = rng.randrange(256)
+        path.write_bytes(bytes(b))
+        try:
+            decoder.decode_module(mf.read_module(bytes(b)))
+        except decoder.DecodeError:
+            undecodable += 1
+        out, err = io.StringIO(), io.StringIO()
+        rc = main(["inspect", str(path), "--check-imports", "--json", "--native-module", str(TABLE)],
+                  stdout=out, stderr=err)
+        assert rc in (0, 1, 2) and "Traceback" not in err.getvalue()
+        seen.add(rc)
+    assert 0 in seen or 1 in seen
+    assert undecodable > 50  # the damage reaches the decoder
