@@ -178,10 +178,8 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
 def full_hal_declaration() -> ModuleDescriptor:
     """The full `hal` module as IREE declares it (layouts.hal_module's export table), for import
     checking only."""
-    # The variadic exports until the whole table is there (it is being filled in beside this).
-    exports = getattr(hal_module, "EXPORTS", None) or hal_module.VARIADIC_EXPORTS
     return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
-                            tuple(exports), source="IREE's exports.inl (layouts.hal_module)")
+                            tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
 
 
 def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
