@@ -9,9 +9,9 @@ iree_hal_buffer_binding_table_resolve_ref resolves it (command_buffer.h): a dire
 NULL buffer with an empty table stays NULL, a slot past the table is OUT_OF_RANGE, and a slot's
 range is the reference's range within the binding's.
 
-Recording state (command_buffer.c / command_buffer_validation.c): `create` begins recording (as the
-`hal` module's command_buffer.create does), `finalize` ends it; recording into an ended buffer or
-ending one twice is FAILED_PRECONDITION, and only an ended buffer can be executed.
+Recording state and every record-time check are the validation layer's
+(hal/command_buffer_validation.py): `create` begins recording (as the `hal` module's
+command_buffer.create does), `finalize` ends it. The deferred recording itself appends.
 """
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from typing import Any, Callable, Sequence
 from ireeabi.vm.ref import TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
+from . import command_buffer_validation as V
 from .buffer import BufferTypes, calculate_range
+from .command_buffer_validation import ValidationState
 from .resource import ResourceType
 
 
@@ -45,7 +47,7 @@ class CommandBuffer:
     categories: int
     queue_affinity: int
     binding_capacity: int
-    recording: bool = True
+    validation: ValidationState | None = None  # None: created UNVALIDATED
     commands: list[Callable[["Resolver"], None]] = field(default_factory=list)
     resources: list[tuple[ResourceType, int]] = field(default_factory=list)  # retained objects
 
@@ -106,16 +108,18 @@ class CommandBufferTypes:
             rtype.release(obj)
 
     def create(self, mode: int, categories: int, queue_affinity: int, binding_capacity: int) -> int:
-        return self.resources.create(CommandBuffer(mode, categories, queue_affinity, binding_capacity),
-                                     tag="hal.command_buffer")
+        """iree_hal_command_buffer_create then begin (the `hal` module does both)."""
+        V.check_create(mode, binding_capacity)
+        validation = None if mode & V.MODE_UNVALIDATED else ValidationState(categories, binding_capacity)
+        cb = CommandBuffer(mode, categories, queue_affinity, binding_capacity, validation)
+        if validation is not None:
+            V.begin(validation)
+        return self.resources.create(cb, tag="hal.command_buffer")
 
     @staticmethod
     def record(cb: CommandBuffer, command: Callable[[Resolver], None],
                retain: Sequence[tuple[ResourceType, int]] = ()) -> None:
-        """Append a command (FAILED_PRECONDITION once the buffer has ended), retaining the objects
-        it names directly."""
-        if not cb.recording:
-            raise StatusError(StatusCode.FAILED_PRECONDITION, "command buffer is not in a recording state")
+        """Append a command (validated by the caller), retaining the objects it names directly."""
         for rtype, obj in retain:
             if obj:
                 rtype.retain(obj)
@@ -124,38 +128,62 @@ class CommandBufferTypes:
 
     @staticmethod
     def end(cb: CommandBuffer) -> None:
-        if not cb.recording:
-            raise StatusError(StatusCode.FAILED_PRECONDITION, "command buffer is not in a recording state")
-        cb.recording = False
+        if cb.validation is not None:
+            V.end(cb.validation)
+
+    def validate_submission(self, cb: CommandBuffer, table: Sequence[tuple[int, int, int]], mask: int,
+                            buffers: BufferTypes) -> None:
+        """iree_hal_command_buffer_validate_submission: recorded and ended, a binding table large
+        enough for the slots the commands use, each slot's binding meeting its requirements."""
+        v = cb.validation
+        count = v.binding_count if v is not None else 0
+        V.submission(v, count, len(table))
+        if v is None:
+            return
+        for slot in range(count):
+            buffer, offset, length = table[slot]
+            try:
+                V.binding(buffers, buffer, offset & mask, length & mask, v.slots.get(slot, V.Requirements()),
+                          mask)
+            except StatusError as e:
+                raise StatusError(e.code, e.message, e.annotations + (f"binding table slot {slot}",)) from None
 
     @staticmethod
     def execute(cb: CommandBuffer, resolver: Resolver) -> None:
         """Replay every command in order (the first failure ends the execution)."""
-        if cb.recording:
-            raise StatusError(StatusCode.FAILED_PRECONDITION,
-                              "command buffer must be finalized (ended) before it is executed")
         for command in list(cb.commands):
             command(resolver)
 
 
-def fill_pattern(pattern: int, pattern_length: int) -> bytes:
-    """The fill pattern bytes: the low `pattern_length` bytes of the little-endian u64 (1, 2 or 4
-    bytes, as iree_hal_buffer_map_fill accepts; 8 is refused by the deferred command buffer as
-    larger than its pattern field, and any other length by the fill)."""
+def map_fill(heap: Any, buffers: BufferTypes, buffer: int, offset: int, length: int, pattern: int,
+             pattern_length: int, mask: int) -> None:
+    """iree_hal_buffer_map_fill: the pattern's low 1, 2 or 4 bytes (little-endian) repeated over
+    [offset, offset + length) of `buffer` (WHOLE_BUFFER: to its end), which must be aligned to the
+    pattern length."""
     if pattern_length not in (1, 2, 4):
-        raise StatusError(StatusCode.INVALID_ARGUMENT, f"fill patterns must be 1, 2 or 4 bytes (got "
+        raise StatusError(StatusCode.INVALID_ARGUMENT, f"fill patterns must be 1, 2, or 4 bytes (got "
                           f"{pattern_length})")
-    return (pattern & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")[:pattern_length]
+    if length == 0:
+        return
+    b = buffers.get(buffer)
+    off, n = calculate_range(buffer, b.byte_length, offset, length, mask)
+    if length == mask:
+        length = n
+    if offset % pattern_length or length % pattern_length:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, f"attempting to fill a range with {pattern_length} byte "
+                          f"values that is not aligned (offset={offset}, length={length})")
+    if n:
+        heap.write(b.storage + off, (pattern & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_length]
+                   * (n // pattern_length))
 
 
-def do_fill(heap: Any, address: int, length: int, pattern: bytes) -> None:
-    """Fill `length` bytes at `address` with `pattern` repeated (the length must be a multiple of
-    the pattern's, as iree_hal_buffer_map_fill requires)."""
-    if length % len(pattern):
-        raise StatusError(StatusCode.INVALID_ARGUMENT, f"fill length {length} is not a multiple of the "
-                          f"pattern length {len(pattern)}")
-    if length:
-        heap.write(address, pattern * (length // len(pattern)))
+def map_write(heap: Any, buffers: BufferTypes, buffer: int, offset: int, data: bytes, mask: int) -> None:
+    """iree_hal_buffer_map_write: `data` into [offset, offset + len(data)) of `buffer`."""
+    if not data:
+        return
+    b = buffers.get(buffer)
+    off, n = calculate_range(buffer, b.byte_length, offset, len(data), mask)
+    heap.write(b.storage + off, data[:n])
 
 
-__all__ = ["BufferRef", "CommandBuffer", "Resolver", "CommandBufferTypes", "fill_pattern", "do_fill"]
+__all__ = ["BufferRef", "CommandBuffer", "Resolver", "CommandBufferTypes", "map_fill", "map_write"]

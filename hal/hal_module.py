@@ -39,8 +39,10 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from . import executable as elf
-from .command_buffer import BufferRef, CommandBuffer, CommandBufferTypes, Resolver, do_fill, fill_pattern
+from . import command_buffer_validation as V
+from .command_buffer import BufferRef, CommandBuffer, CommandBufferTypes, Resolver, map_fill, map_write
 from .device import DeviceTypes
+from .flag_names import buffer_usage_text, memory_type_text
 from .library import ExecutableError, UnresolvedImportError
 from .loader_module import LoadedExecutable, _no_loader
 from .local_dispatch import LocalDispatcher
@@ -71,6 +73,9 @@ class HalModule:
         self.semaphores = SemaphoreTypes(runtime.types)
         self.command_buffers = CommandBufferTypes(runtime.types)
         self.dispatcher = LocalDispatcher(self.heap, self._buffers)
+        # Preserve counts of allocated buffers (iree_hal_buffer_t.preserve_count, 1 when allocated):
+        # root address -> (its payload, count).
+        self._preserve: dict[int, tuple[Any, int]] = {}
         inline, loader = runtime.inline, runtime.loader
         targets: dict[str, Callable] = {
             "allocator.allocate": self._allocator_allocate,
@@ -126,7 +131,7 @@ class HalModule:
             "devices.get": self._devices_get,
             "ex.file.from_memory": self._file_from_memory,
             "executable.create": self._executable_create,
-            "executable.lookup.function": loader._lookup_function,
+            "executable.lookup.function": self._lookup_function,
             "fence.await": self._fence_await,
             "fence.create": self._fence_create,
             "fence.fail": self._fence_fail,
@@ -229,18 +234,32 @@ class HalModule:
         self.devices.devices.retain(ptr)
         return Ref(ptr, self.devices.devices.type), affinity
 
+    def _preserve_count(self, buffer: Ref) -> tuple[int, Any]:
+        """(root buffer address, its payload): the allocated buffer whose preserve count a buffer
+        shares (buffer.c: a subspan uses its allocated buffer's)."""
+        ptr, b = self._buffers.deref(buffer)
+        root = b.parent or ptr
+        return root, self._buffers.get(root)
+
+    def _preserve_get(self, root: int, payload: Any) -> int:
+        held = self._preserve.get(root)
+        # A count kept for an earlier buffer at the same address is not this one's: it starts at 1.
+        return held[1] if held is not None and held[0] is payload else 1
+
     def _allocation_preserve(self, ctx: CallContext, buffer: Ref) -> None:
-        self._buffers.deref(buffer)
+        root, payload = self._preserve_count(buffer)
+        self._preserve[root] = (payload, (self._preserve_get(root, payload) + 1) & _U32)
 
     def _allocation_discard(self, ctx: CallContext, buffer: Ref) -> int:
-        # iree_hal_buffer_allocation_discard: true when the caller held the last reference besides
-        # the one the call borrows (heap buffers have no preserve count of their own).
-        ptr, _ = self._buffers.deref(buffer)
-        return 1 if self._buffers.resources.counter(ptr) <= 2 else 0
+        # iree_hal_buffer_allocation_discard: fetch_sub of the preserve count; true when it was 1.
+        root, payload = self._preserve_count(buffer)
+        old = self._preserve_get(root, payload)
+        self._preserve[root] = (payload, (old - 1) & _U32)
+        return 1 if old == 1 else 0
 
     def _allocation_is_terminal(self, ctx: CallContext, buffer: Ref) -> int:
-        ptr, _ = self._buffers.deref(buffer)
-        return 1 if self._buffers.resources.counter(ptr) <= 2 else 0
+        root, payload = self._preserve_count(buffer)
+        return 1 if self._preserve_get(root, payload) == 1 else 0
 
     def _buffer_assert(self, ctx: CallContext, buffer: Ref, message: Ref, allocator: Ref, minimum_length: int,
                        memory_types: int, buffer_usage: int) -> None:
@@ -254,12 +273,13 @@ class HalModule:
         required = memory_types & _U32
         if b.memory_type & required != required:
             raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} buffer memory type is not compatible; "
-                              f"buffer has {b.memory_type:08X}, operation requires {required:08X}")
+                              f"buffer has {memory_type_text(b.memory_type)}, operation requires "
+                              f"{memory_type_text(required)}")
         usage = buffer_usage & _U32
         if b.allowed_usage & usage != usage:
             raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} requested usage was not specified when "
-                              f"the buffer was allocated; buffer allows {b.allowed_usage:08X}, operation "
-                              f"requires {usage:08X}")
+                              f"the buffer was allocated; buffer allows {buffer_usage_text(b.allowed_usage)}, "
+                              f"operation requires {buffer_usage_text(usage)}")
         self.devices.allocators.deref(allocator)
 
     def _buffer_load(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> int:
@@ -324,25 +344,39 @@ class HalModule:
     def _cb_begin_debug_group(self, ctx: CallContext, cb: Ref, label: Ref) -> None:
         c = self._cb(cb)
         self._vm_buffers.check_deref(label)
+        if c.validation is not None:
+            c.validation.debug_group_depth += 1
         self.command_buffers.record(c, _nothing)
 
     def _cb_end_debug_group(self, ctx: CallContext, cb: Ref) -> None:
-        self.command_buffers.record(self._cb(cb), _nothing)
+        c = self._cb(cb)
+        if c.validation is not None:
+            c.validation.debug_group_depth -= 1
+        self.command_buffers.record(c, _nothing)
 
     def _cb_execution_barrier(self, ctx: CallContext, cb: Ref, source_stage: int, target_stage: int,
                               flags: int) -> None:
-        # Commands replay in order in one thread: a barrier has nothing left to order.
+        # Not validated (any command buffer may barrier); commands replay in order in one thread, so a
+        # barrier has nothing left to order.
         self.command_buffers.record(self._cb(cb), _nothing)
+
+    def _validate_ref(self, c: CommandBuffer, ref: BufferRef, req: V.Requirements) -> None:
+        if c.validation is not None:
+            V.buffer_ref(c.validation, self._buffers, ref.buffer, ref.slot, ref.offset, ref.length, req, self._mask)
 
     def _cb_advise_buffer(self, ctx: CallContext, cb: Ref, buffer: Ref, flags: int, arg0: int, arg1: int,
                           slot: int) -> None:
         c = self._cb(cb)
         ref = self._buffer_ref(slot, buffer, 0, -1)
+        if c.validation is not None:
+            V.categories(c.validation, V.CATEGORY_TRANSFER)
+            self._validate_ref(c, ref, V.Requirements(type=int(HB.MemoryType.DEVICE_VISIBLE),
+                                                      max_byte_offset=(ref.offset + ref.length) & self._mask))
         self.command_buffers.record(c, _nothing, [(self._buffers.resources, ref.buffer)])
 
     def _cb_flush_buffer(self, ctx: CallContext, cb: Ref, slot: int, buffer: Ref, offset: int,
                          length: int) -> None:
-        # Heap memory is host-coherent: flushes and invalidations have nothing to do.
+        # In the 3.13 table only; heap memory is host-coherent: nothing to flush or invalidate.
         c = self._cb(cb)
         ref = self._buffer_ref(slot, buffer, offset, length)
         self.command_buffers.record(c, _nothing, [(self._buffers.resources, ref.buffer)])
@@ -352,13 +386,26 @@ class HalModule:
         c = self._cb(cb)
         ref = self._buffer_ref(slot, target, offset, length)
         n = pattern_length & _U32
+        if c.validation is not None:  # iree_hal_command_buffer_fill_buffer_validation
+            V.categories(c.validation, V.CATEGORY_TRANSFER)
+            if n not in (1, 2, 4):
+                raise StatusError(StatusCode.INVALID_ARGUMENT, f"fill value length is not one of the "
+                                  f"supported values (pattern_length={n})")
+            if ref.offset % n or ref.length % n:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, f"binding offset and/or length do not match the "
+                                  f"required alignment of one or more command (offset={ref.offset}, "
+                                  f"length={ref.length}, pattern_length={n})")
+            self._validate_ref(c, ref, V.transfer_requirements(True, (ref.offset + ref.length) & self._mask, n))
         if n > 8:
             raise StatusError(StatusCode.INVALID_ARGUMENT, "fill patterns must be < 8 bytes")
-        heap = self.heap
+        heap, buffers, mask = self.heap, self._buffers, self._mask
+        value = pattern & ((1 << (8 * n)) - 1) if n else 0
 
         def fill(resolver: Resolver) -> None:
-            address, length = resolver.span(ref, "fill target")
-            do_fill(heap, address, length, fill_pattern(pattern, n))
+            buffer, off, count = resolver.resolve(ref)
+            if not buffer:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, "fill target buffer is NULL")
+            map_fill(heap, buffers, buffer, off, count, value, n, mask)
         self.command_buffers.record(c, fill, [(self._buffers.resources, ref.buffer)])
 
     def _cb_update_buffer(self, ctx: CallContext, cb: Ref, source: Ref, source_offset: int, target: Ref,
@@ -367,12 +414,17 @@ class HalModule:
         src = self._vm_buffers.check_deref(source)
         ref = self._buffer_ref(slot, target, target_offset, length)
         data, n = self._vm_buffers.map_ro(src, source_offset & self._mask, length & self._mask, 1)
+        if c.validation is not None:
+            V.categories(c.validation, V.CATEGORY_TRANSFER)
+            self._validate_ref(c, ref, V.transfer_requirements(True, (ref.offset + ref.length) & self._mask))
         payload = self.heap.read(data, n)  # copied at record time, as the deferred command buffer does
-        heap = self.heap
+        heap, buffers, mask = self.heap, self._buffers, self._mask
 
         def update(resolver: Resolver) -> None:
-            address, length = resolver.span(ref, "update target")
-            heap.write(address, payload[:length])
+            buffer, off, count = resolver.resolve(ref)
+            if not buffer:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, "update target buffer is NULL")
+            map_write(heap, buffers, buffer, off, payload[:count], mask)
         self.command_buffers.record(c, update, [(self._buffers.resources, ref.buffer)])
 
     def _cb_copy_buffer(self, ctx: CallContext, cb: Ref, source_slot: int, target_slot: int, source: Ref,
@@ -380,17 +432,35 @@ class HalModule:
         c = self._cb(cb)
         src = self._buffer_ref(source_slot, source, source_offset, length)
         dst = self._buffer_ref(target_slot, target, target_offset, length)
+        mask = self._mask
+        if c.validation is not None:  # iree_hal_command_buffer_copy_buffer_validation
+            V.categories(c.validation, V.CATEGORY_TRANSFER)
+            self._validate_ref(c, src, V.transfer_requirements(False, (src.offset + src.length) & mask))
+            self._validate_ref(c, dst, V.transfer_requirements(True, (dst.offset + dst.length) & mask))
+            if src.buffer and dst.buffer and self._overlap(src, dst):
+                raise StatusError(StatusCode.INVALID_ARGUMENT,
+                                  "source and target ranges overlap within the same buffer")
         heap = self.heap
 
         def copy(resolver: Resolver) -> None:
             s, sn = resolver.span(src, "copy source")
             d, dn = resolver.span(dst, "copy target")
-            if sn != dn:
-                raise StatusError(StatusCode.OUT_OF_RANGE, f"copy source length {sn} differs from the target "
-                                  f"length {dn}")
-            heap.memmove(d, s, sn)
+            heap.memmove(d, s, min(sn, dn))
         self.command_buffers.record(c, copy, [(self._buffers.resources, src.buffer),
                                               (self._buffers.resources, dst.buffer)])
+
+    def _overlap(self, a: BufferRef, b: BufferRef) -> bool:
+        """iree_hal_buffer_test_overlap(...) != DISJOINT for two direct references."""
+        pa, pb = self._buffers.get(a.buffer), self._buffers.get(b.buffer)
+        if (pa.parent or a.buffer) != (pb.parent or b.buffer):
+            return False
+        mask = self._mask
+        la = pa.byte_length - a.offset if a.length == mask else a.length
+        lb = pb.byte_length - b.offset if b.length == mask else b.length
+        oa, ob = pa.byte_offset + a.offset, pb.byte_offset + b.offset
+        if not la or not lb:
+            return False
+        return (oa == ob and la == lb) or (oa + la > ob and ob + lb > oa)
 
     def _bindings(self, bindings: list[tuple[int, int, Ref, int, int]]) -> list[BufferRef]:
         if len(bindings) > MAX_DESCRIPTOR_BINDING_COUNT:
@@ -398,11 +468,37 @@ class HalModule:
                               f"binding count {len(bindings)} > {MAX_DESCRIPTOR_BINDING_COUNT}")
         return [self._buffer_ref(slot, buffer, offset, length) for _, slot, buffer, offset, length in bindings]
 
+    def _validate_dispatch(self, c: CommandBuffer, refs: list[BufferRef], count_ref: BufferRef | None) -> None:
+        """iree_hal_command_buffer_dispatch_validation (constants are whole uint32s here)."""
+        v = c.validation
+        if v is None:
+            return
+        mask = self._mask
+        V.categories(v, V.CATEGORY_DISPATCH)
+        if count_ref is not None:
+            if count_ref.offset % 4:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, f"workgroup count offset does not match the "
+                                  f"required natural alignment of uint32_t (offset={count_ref.offset}, "
+                                  f"min_byte_alignment=4)")
+            end_ = count_ref.offset + 12
+            if end_ > mask:
+                raise StatusError(StatusCode.OUT_OF_RANGE, f"workgroup count offset overflows device size "
+                                  f"(offset={count_ref.offset}, length=12)")
+            req = V.Requirements(V.COMPAT_QUEUE_DISPATCH, int(HB.BufferUsage.DISPATCH_INDIRECT_PARAMETERS),
+                                 int(HB.MemoryAccess.READ), int(HB.MemoryType.DEVICE_VISIBLE), end_, 4)
+            V.buffer_ref(v, self._buffers, count_ref.buffer, count_ref.slot, count_ref.offset, 12, req, mask)
+        for i, r in enumerate(refs):
+            try:
+                self._validate_ref(c, r, V.dispatch_requirements((r.offset + r.length) & mask))
+            except StatusError as e:
+                raise StatusError(e.code, e.message, e.annotations + (f"binding[{i}]",)) from None
+
     def _cb_dispatch(self, ctx: CallContext, cb: Ref, executable: Ref, function_id: int, x: int, y: int, z: int,
                      flags: int, constants: list[int], bindings: list[tuple[int, int, Ref, int, int]]) -> None:
         c = self._cb(cb)
         exe_ptr, exe = self._executables.deref(executable)
         refs = self._bindings(bindings)
+        self._validate_dispatch(c, refs, None)
         consts = [v & _U32 for v in constants]
         counts = (x & _U32, y & _U32, z & _U32)
         self._record_dispatch(c, exe_ptr, exe, function_id, lambda resolver: counts, consts, refs)
@@ -414,6 +510,7 @@ class HalModule:
         exe_ptr, exe = self._executables.deref(executable)
         count_ref = self._buffer_ref(workgroups_slot, workgroups_buffer, workgroups_offset, 12)
         refs = self._bindings(bindings)
+        self._validate_dispatch(c, refs, count_ref)
         consts = [v & _U32 for v in constants]
         heap = self.heap
 
@@ -483,11 +580,9 @@ class HalModule:
         self._device(device)
         ptr, _ = self._buffers.deref(target)
         n = pattern_length & self._mask
-
-        def fill() -> None:
-            address, count = self._span(ptr, target_offset, length)
-            do_fill(self.heap, address, count, fill_pattern(pattern, n))
-        self._queue_op(wait, signal, "queue.fill", fill)
+        mask = self._mask
+        self._queue_op(wait, signal, "queue.fill", lambda: map_fill(
+            self.heap, self._buffers, ptr, target_offset & mask, length & mask, pattern, n, mask))
 
     def _queue_update(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
                       source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
@@ -496,11 +591,9 @@ class HalModule:
         src = self._vm_buffers.check_deref(source)
         ptr, _ = self._buffers.deref(target)
         data, n = self._vm_buffers.map_ro(src, source_offset & self._mask, length & self._mask, 1)
-
-        def update() -> None:
-            address, count = self._span(ptr, target_offset, n)
-            self.heap.memmove(address, data, count)
-        self._queue_op(wait, signal, "queue.update", update)
+        payload = self.heap.read(data, n)
+        self._queue_op(wait, signal, "queue.update", lambda: map_write(
+            self.heap, self._buffers, ptr, target_offset & self._mask, payload, self._mask))
 
     def _queue_copy(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
                     source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
@@ -509,16 +602,17 @@ class HalModule:
         sptr, _ = self._buffers.deref(source)
         tptr, _ = self._buffers.deref(target)
 
-        def copy() -> None:
+        def copy() -> None:  # map the source range, then map_write it into the target
             s, sn = self._span(sptr, source_offset, length)
-            d, dn = self._span(tptr, target_offset, length)
-            self.heap.memmove(d, s, min(sn, dn))
+            map_write(self.heap, self._buffers, tptr, target_offset & self._mask, self.heap.read(s, sn),
+                      self._mask)
         self._queue_op(wait, signal, "queue.copy", copy)
 
     def _queue_execute(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
                        cb: Ref, flags: int) -> None:
         self._device(device)
         c = self._cb(cb)
+        self.command_buffers.validate_submission(c, (), self._mask, self._buffers)
         resolver = Resolver(self._buffers, (), self._mask)
         self._queue_op(wait, signal, "queue.execute", lambda: self.command_buffers.execute(c, resolver))
 
@@ -527,6 +621,7 @@ class HalModule:
         self._device(device)
         c = self._cb(cb)
         entries = [(self._buffer_or_null(buffer), offset, length) for buffer, offset, length in table]
+        self.command_buffers.validate_submission(c, entries, self._mask, self._buffers)
         resolver = Resolver(self._buffers, entries, self._mask)
         self._queue_op(wait, signal, "queue.execute", lambda: self.command_buffers.execute(c, resolver))
 
@@ -569,6 +664,16 @@ class HalModule:
             raise StatusError(StatusCode[e.code], e.message) from None
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                     tag=f"hal.executable {library.name}"))
+
+    def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
+        """The executable's lookup by name: a vmvx module's own (its bytecode module's statuses), an
+        ELF library's as hal_loader looks it up (local_executable.c, the same library tables)."""
+        _, exe = self._executables.deref(executable)
+        if isinstance(exe.library, vmvx_executable.VmvxLibrary):
+            vmb = self._vm_buffers
+            buf = vmb.check_deref(name)
+            return exe.library.lookup(self.heap.read(vmb.data(buf), vmb.length(buf)))
+        return self.runtime.loader._lookup_function(ctx, executable, name)
 
     # -- fences -------------------------------------------------------------------------------------
 

@@ -59,8 +59,9 @@ class VmvxLibrary:
         self._vm_buffers = runtime.vm_buffers
         try:
             module = read_module(image)
-        except IreeAbiError as e:
-            raise ExecutableError("INVALID_ARGUMENT", f"vmvx executable is not a valid bytecode module: "
+        except IreeAbiError as e:  # the status code of IREE's bytecode module verifier
+            code = getattr(e, "code", StatusCode.INVALID_ARGUMENT)
+            raise ExecutableError(StatusCode(code).name, f"vmvx executable is not a valid bytecode module: "
                                   f"{e}") from None
         self.name = module.name
         self.has_names = True
@@ -105,6 +106,17 @@ class VmvxLibrary:
             self._invoke("__set_constants", ref)
         finally:
             self._drop_view(ref, block)
+
+    def lookup(self, name: bytes) -> int:
+        """iree_hal_vmvx_executable_lookup_export_by_name: the bytecode module's lookup of an export
+        by name (its statuses), mapped to the entry point's index."""
+        if not name:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, "function name required for query")
+        for e in self.exports:
+            if e.name_bytes == name:
+                return e.ordinal
+        raise StatusError(StatusCode.NOT_FOUND, f"no function `{name.decode('utf-8', 'replace')}` exported "
+                          f"by module")
 
     # -- vm.buffer views over memory ---------------------------------------------------------------
 
