@@ -82,7 +82,7 @@ def test_host_programs_agree(name, function, calls):
 ERROR_CASES = [("buffers.mlir", "copy_slice", (-5, 16)), ("buffers.mlir", "copy_slice", (-5, -4)),
                ("buffers.mlir", "copy_slice", (9, 1 << 62)), ("lists.mlir", "list_oob", (2,)),
                ("fail.mlir", "checked_div", (5, 0)), ("fail.mlir", "status", (5,)),
-               ("divrem.mlir", "div_i32", (1, 0))]
+               ("divrem.mlir", "div_i32", (1, 0)), ("loops.vm.mlir", "oob", (9,))]
 
 
 @pytest.mark.parametrize("name, function, args", ERROR_CASES, ids=[f"{c[0]}:{c[1]}{c[2]}" for c in ERROR_CASES])
@@ -220,3 +220,67 @@ def test_e2e_corpus_agrees_with_heap_events(corpus_modules, model, target, monke
         assert seen[0][1], "the recorder saw no heap events"
         assert seen[1][0] == seen[0][0], (program, function, inputs)
         assert seen[1][1] == seen[0][1], (program, function, inputs)
+
+
+def _region_functions(ctx) -> dict[str, list]:
+    """function name -> the distinct loop-region functions (registers as locals) in its code."""
+    out: dict[str, list] = {}
+    for fn in ctx.functions:
+        for entry in fn.code:
+            run = entry[0]
+            if "locals region" in run.__code__.co_filename and run not in out.setdefault(fn.name, []):
+                out[fn.name].append(run)
+    return out
+
+
+def test_loops_keep_their_registers_in_locals():
+    """Every loop of loops.vm.mlir runs in a region function whose loop counters and accumulators
+    are Python locals (regions.py names them L<register>_<count>), not reads of the register bytes."""
+    with Context(host("loops.vm.mlir")) as ctx:
+        regions = _region_functions(ctx)
+        for name in ("copy_f32", "f32_acc", "nested", "handlers", "widths", "oob"):
+            names = {v for run in regions[name] for v in run.__code__.co_varnames}
+            assert any(re.fullmatch(r"L\d+_[12]", v) for v in names), (name, sorted(names))
+
+
+def _count_calls(ctx, prefix: str) -> list:
+    """Wrap every name bound with `prefix` in the region functions' namespaces with a counter."""
+    calls = [0]
+    for runs in _region_functions(ctx).values():
+        for run in runs:
+            namespace = run.__globals__
+            for key, value in list(namespace.items()):
+                if key.startswith(prefix) and key[len(prefix):].isdigit() and callable(value):
+                    def counted(*args, _f=value):
+                        calls[0] += 1
+                        return _f(*args)
+                    namespace[key] = counted
+    return calls
+
+
+def test_a_signaling_nan_load_runs_the_load_handler():
+    """A float local cannot hold an f32 signaling NaN's bits (Python's f32 reader quiets it): the
+    region hands such a load to the instruction's own handler and returns to the interpreter loop.
+    copy_f32's copy loop adds each element to a NaN-free accumulator before storing it: the first
+    signaling NaN takes that path once; the accumulator, now a NaN, makes the loop's next entry run
+    the byte-register region. The copy keeps the bits, as iree-run-module's does (test_interpreter.py)."""
+    handled, fallbacks = {}, {}
+    for bits in (0x3FC00000, 0x7F800001):
+        with Context(host("loops.vm.mlir")) as ctx:
+            calls, fb = _count_calls(ctx, "h"), _count_calls(ctx, "fb")
+            first, last, _ = ctx.invoke("copy_f32", bits, 5)
+            assert first == last == (bits if bits < 1 << 31 else bits - (1 << 32))
+            handled[bits], fallbacks[bits] = calls[0], fb[0]
+    assert handled[0x7F800001] - handled[0x3FC00000] == 1
+    assert (fallbacks[0x3FC00000], fallbacks[0x7F800001]) == (0, 1)
+
+
+def test_a_loop_entered_with_a_nan_runs_the_byte_register_region():
+    """An f32 loop local entered holding a NaN would lose its payload bits: that run goes to
+    blocks.py's byte-register region (the fallback), with the reference path's result."""
+    for start, fallbacks in ((1.0, 0), (float("nan"), 1)):
+        with Context(host("loops.vm.mlir")) as ctx, Context(host("loops.vm.mlir"), reference=True) as ref:
+            calls = _count_calls(ctx, "fb")
+            got = ctx.invoke("f32_acc", start, 1.5, 4)
+            assert _bits(got) == _bits(ref.invoke("f32_acc", start, 1.5, 4))
+            assert calls[0] == fallbacks

@@ -31,6 +31,7 @@ from .numerics import _I32, _U64, PURE_OPS, _SIGN_BIT_OPS
 from .ops_buffer import LOAD_OPS, STORE_OPS, _buffer, _check_elements, element_parts
 from .ops_scalar import pure_parts
 from .registers import SIZES, WRITE, retain_or_move, write_i32
+from .regions import LocalsEmitter, RegionPlan
 
 if TYPE_CHECKING:
     from .registers import Function
@@ -65,7 +66,9 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             region_starts.add(s)
     region = [b for b in blocks if b[0] in region_starts]
     if region:
-        run = _Emitter(ctx, fn, code).region(region)
+        # Registers as locals (regions.py), with this module's byte-register region as its fallback.
+        fallback = _Emitter(ctx, fn, code).region(region)
+        run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
         for s, _ in region:
             code[s] = (run, None, code[s][2])
     ends = {s: e for s, e in blocks}

@@ -270,8 +270,6 @@ def _pure_ops() -> dict[str, Callable]:
     for w, u, s in ((32, u32, _s32), (64, u64, _s64)):
         t = f"I{w}"
         ops.update({
-            f"Add{t}": lambda a, b: a + b, f"Sub{t}": lambda a, b: a - b,
-            f"Mul{t}": lambda a, b: a * b,
             f"Div{t}S": lambda a, b, w=w: _c_div(a, b, w, True, f"div.i{w}.s"),
             f"Div{t}U": lambda a, b, w=w, u=u: _c_div(u(a), u(b), w, False, f"div.i{w}.u"),
             f"Rem{t}S": lambda a, b, w=w: _c_rem(a, b, w, True, f"rem.i{w}.s"),
@@ -281,37 +279,24 @@ def _pure_ops() -> dict[str, Callable]:
             f"Min{t}U": lambda a, b, u=u: b if u(b) < u(a) else a,
             f"Max{t}S": lambda a, b: b if a < b else a,
             f"Max{t}U": lambda a, b, u=u: b if u(a) < u(b) else a,
-            f"Not{t}": lambda a: ~a, f"And{t}": lambda a, b: a & b,
-            f"Or{t}": lambda a, b: a | b, f"Xor{t}": lambda a, b: a ^ b,
             f"Ctlz{t}": lambda a, w=w: _ctlz(a, w),
-            f"Shl{t}": lambda a, n, w=w: a << (n & (w - 1)),
-            f"Shr{t}S": lambda a, n, w=w: a >> (n & (w - 1)),
             f"Shr{t}U": lambda a, n, w=w, u=u: u(a) >> (n & (w - 1)),
-            f"CmpEQ{t}": lambda a, b: int(a == b), f"CmpNE{t}": lambda a, b: int(a != b),
-            f"CmpLT{t}S": lambda a, b: int(a < b),
             f"CmpLT{t}U": lambda a, b, u=u: int(u(a) < u(b)),
-            f"CmpNZ{t}": lambda a: int(a != 0),
         })
     ops.update({
         "TruncI32I8": lambda a: a & 0xFF, "TruncI32I16": lambda a: a & 0xFFFF,
         "ExtI8I32S": lambda a: ((a & 0xFF) ^ 0x80) - 0x80, "ExtI8I32U": lambda a: a & 0xFF,
         "ExtI16I32S": lambda a: ((a & 0xFFFF) ^ 0x8000) - 0x8000,
         "ExtI16I32U": lambda a: a & 0xFFFF,
-        "TruncI64I32": lambda a: a, "ExtI32I64S": lambda a: a, "ExtI32I64U": lambda a: a & M32,
     })
     for t in ("F32", "F64"):
         ops.update({
-            f"Add{t}": lambda a, b: a + b, f"Sub{t}": lambda a, b: a - b,
-            f"Mul{t}": lambda a, b: a * b, f"Div{t}": _fdiv,
+            f"Div{t}": _fdiv,
             f"Ceil{t}": _ceil, f"Floor{t}": _floor, f"Round{t}": _round_away,
             f"Min{t}": lambda a, b: b if b < a else a, f"Max{t}": lambda a, b: b if a < b else a,
-            f"CmpEQ{t}O": lambda a, b: int(a == b),
             f"CmpEQ{t}U": lambda a, b: int(_unord(a, b) or a == b),
-            f"CmpNE{t}O": lambda a, b: int(a != b),
             f"CmpNE{t}U": lambda a, b: int(_unord(a, b) or a != b),
-            f"CmpLT{t}O": lambda a, b: int(a < b),
             f"CmpLT{t}U": lambda a, b: int(_unord(a, b) or a < b),
-            f"CmpLTE{t}O": lambda a, b: int(a <= b),
             f"CmpLTE{t}U": lambda a, b: int(_unord(a, b) or a <= b),
             f"CmpNaN{t}": lambda a: int(math.isnan(a)),
         })
@@ -335,9 +320,34 @@ def _pure_ops() -> dict[str, Callable]:
         "BitcastI64F64": lambda a: a, "BitcastF64I64": lambda a: a,
     })
     ops.update(_math_ops())
+    for symbol, template in PURE_EXPRESSIONS.items():
+        names = ("a", "b", "c")[:template.count("{") - template.count("{{")]
+        ops[symbol] = eval(f"lambda {', '.join(names)}: {template.format(*names)}")  # noqa: S307
     return ops
 
 
+def _pure_expressions() -> dict[str, str]:
+    """The pure ops that are one Python expression of their operand values ({0}, {1}): the block
+    compiler writes them inline, and PURE_OPS' functions are made from the same text."""
+    out: dict[str, str] = {}
+    for t in ("I32", "I64"):
+        out.update({f"Add{t}": "{0} + {1}", f"Sub{t}": "{0} - {1}", f"Mul{t}": "{0} * {1}",
+                    f"Not{t}": "~{0}", f"And{t}": "{0} & {1}", f"Or{t}": "{0} | {1}",
+                    f"Xor{t}": "{0} ^ {1}", f"CmpEQ{t}": "int({0} == {1})",
+                    f"CmpNE{t}": "int({0} != {1})", f"CmpLT{t}S": "int({0} < {1})",
+                    f"CmpNZ{t}": "int({0} != 0)"})
+    w = {"I32": 31, "I64": 63}
+    for t in ("I32", "I64"):
+        out.update({f"Shl{t}": "{0} << ({1} & %d)" % w[t], f"Shr{t}S": "{0} >> ({1} & %d)" % w[t]})
+    for t in ("F32", "F64"):
+        out.update({f"Add{t}": "{0} + {1}", f"Sub{t}": "{0} - {1}", f"Mul{t}": "{0} * {1}",
+                    f"CmpEQ{t}O": "int({0} == {1})", f"CmpNE{t}O": "int({0} != {1})",
+                    f"CmpLT{t}O": "int({0} < {1})", f"CmpLTE{t}O": "int({0} <= {1})"})
+    out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32})
+    return out
+
+
+PURE_EXPRESSIONS = _pure_expressions()
 PURE_OPS = _pure_ops()
 # Bitcasts and sign-bit ops move raw bits: their registers are read and written as integers.
 _RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),

@@ -1,0 +1,192 @@
+// VM dialect (compile with --compile-from=vm): loops whose registers the compiled regions keep as
+// Python locals (vm/interp/regions.py), each against the reference handlers in
+// tests/test_compiled_blocks.py: raw f32 copies that must keep signaling-NaN bits, an f32 loop
+// accumulator entered with a NaN, nested loops with signed i32 and i64 counters, handlers (buffer
+// fill, list ops) inside a loop, narrow element loads and stores, f64, and a loop that stores out of
+// bounds.
+vm.module @loops {
+  // Fills n i32 elements with `bits`, copies them as f32 loads and stores, and returns the copy's
+  // first and last element bits and the f32 sum of the copy.
+  vm.func @copy_f32(%bits : i32, %n : i64) -> (i32, i32, f32) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %c4 = vm.const.i64 4
+    %align = vm.const.i32 16
+    %bytes = vm.mul.i64 %n, %c4 : i64
+    %a = vm.buffer.alloc %bytes, %align : !vm.buffer
+    %b = vm.buffer.alloc %bytes, %align : !vm.buffer
+    %zero = vm.const.f32.zero
+    vm.br ^fill(%c0 : i64)
+  ^fill(%i : i64):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^fill_body, ^copy(%c0, %zero : i64, f32)
+  ^fill_body:
+    vm.buffer.store.i32 %bits, %a[%i] : i32 -> !vm.buffer
+    %i1 = vm.add.i64 %i, %c1 : i64
+    vm.br ^fill(%i1 : i64)
+  ^copy(%j : i64, %acc : f32):
+    %more2 = vm.cmp.lt.i64.s %j, %n : i64
+    vm.cond_br %more2, ^copy_body, ^done(%acc : f32)
+  ^copy_body:
+    %x = vm.buffer.load.f32 %a[%j] : !vm.buffer -> f32
+    %acc2 = vm.add.f32 %acc, %x : f32
+    vm.buffer.store.f32 %x, %b[%j] : f32 -> !vm.buffer
+    %j1 = vm.add.i64 %j, %c1 : i64
+    vm.br ^copy(%j1, %acc2 : i64, f32)
+  ^done(%sum : f32):
+    %first = vm.buffer.load.i32 %b[%c0] : !vm.buffer -> i32
+    %last_index = vm.sub.i64 %n, %c1 : i64
+    %last = vm.buffer.load.i32 %b[%last_index] : !vm.buffer -> i32
+    vm.return %first, %last, %sum : i32, i32, f32
+  }
+  vm.export @copy_f32
+
+  // An f32 accumulator that may start as a NaN or overflow to infinity: acc = acc * x + 1, n times.
+  vm.func @f32_acc(%start : f32, %x : f32, %n : i32) -> f32 {
+    %c0 = vm.const.i32 0
+    %c1 = vm.const.i32 1
+    %one = vm.const.f32 1.0
+    vm.br ^loop(%c0, %start : i32, f32)
+  ^loop(%i : i32, %acc : f32):
+    %more = vm.cmp.lt.i32.s %i, %n : i32
+    vm.cond_br %more, ^body, ^done(%acc : f32)
+  ^body:
+    %m = vm.mul.f32 %acc, %x : f32
+    %acc2 = vm.add.f32 %m, %one : f32
+    %i1 = vm.add.i32 %i, %c1 : i32
+    vm.br ^loop(%i1, %acc2 : i32, f32)
+  ^done(%r : f32):
+    vm.return %r : f32
+  }
+  vm.export @f32_acc
+
+  // Nested loops: i from lo to hi (signed i32, may be negative), j from 0 to i * i (i64); returns the
+  // i32 sum of i * j (wrapping) and the i64 count of inner steps and the last shifted value.
+  vm.func @nested(%lo : i32, %hi : i32) -> (i32, i64, i64) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %k1 = vm.const.i32 1
+    %k0 = vm.const.i32 0
+    %k3 = vm.const.i32 3
+    vm.br ^outer(%lo, %k0, %c0, %c0 : i32, i32, i64, i64)
+  ^outer(%i : i32, %sum : i32, %count : i64, %shl : i64):
+    %more = vm.cmp.lt.i32.s %i, %hi : i32
+    vm.cond_br %more, ^outer_body, ^done(%sum, %count, %shl : i32, i64, i64)
+  ^outer_body:
+    %ii = vm.mul.i32 %i, %i : i32
+    %limit = vm.ext.i32.i64.s %ii : i32 -> i64
+    vm.br ^inner(%c0, %sum, %count, %shl : i64, i32, i64, i64)
+  ^inner(%j : i64, %s : i32, %c : i64, %h : i64):
+    %more2 = vm.cmp.lt.i64.s %j, %limit : i64
+    vm.cond_br %more2, ^inner_body, ^next(%s, %c, %h : i32, i64, i64)
+  ^inner_body:
+    %j32 = vm.trunc.i64.i32 %j : i64 -> i32
+    %p = vm.mul.i32 %i, %j32 : i32
+    %s2 = vm.add.i32 %s, %p : i32
+    %c2 = vm.add.i64 %c, %c1 : i64
+    %h1 = vm.shl.i64 %c2, %k3 : i64
+    %h2 = vm.xor.i64 %h1, %h : i64
+    %j1 = vm.add.i64 %j, %c1 : i64
+    vm.br ^inner(%j1, %s2, %c2, %h2 : i64, i32, i64, i64)
+  ^next(%s3 : i32, %c3 : i64, %h3 : i64):
+    %i1 = vm.add.i32 %i, %k1 : i32
+    vm.br ^outer(%i1, %s3, %c3, %h3 : i32, i32, i64, i64)
+  ^done(%rs : i32, %rc : i64, %rh : i64):
+    vm.return %rs, %rc, %rh : i32, i64, i64
+  }
+  vm.export @nested
+
+  // Handlers inside a loop: each step fills a byte range, appends to a list and reads it back.
+  vm.func @handlers(%n : i64, %v : i32) -> (i64, i32, i32) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %k0 = vm.const.i32 0
+    %k1 = vm.const.i32 1
+    %align = vm.const.i32 16
+    %cap = vm.const.i32 4
+    %buf = vm.buffer.alloc %n, %align : !vm.buffer
+    %list = vm.list.alloc %cap : (i32) -> !vm.list<i32>
+    vm.br ^loop(%c0, %k0 : i64, i32)
+  ^loop(%i : i64, %acc : i32):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^body, ^done(%acc : i32)
+  ^body:
+    %rest = vm.sub.i64 %n, %i : i64
+    %byte = vm.trunc.i64.i32 %i : i64 -> i32
+    %x = vm.add.i32 %byte, %v : i32
+    vm.buffer.fill.i8 %buf, %i, %rest, %x : i32 -> !vm.buffer
+    %size = vm.list.size %list : (!vm.list<i32>) -> i32
+    %size1 = vm.add.i32 %size, %k1 : i32
+    vm.list.resize %list, %size1 : (!vm.list<i32>, i32)
+    vm.list.set.i32 %list, %size, %x : (!vm.list<i32>, i32, i32)
+    %got = vm.list.get.i32 %list, %size : (!vm.list<i32>, i32) -> i32
+    %b = vm.buffer.load.i8.s %buf[%i] : !vm.buffer -> i32
+    %t = vm.add.i32 %got, %b : i32
+    %acc2 = vm.add.i32 %acc, %t : i32
+    %i1 = vm.add.i64 %i, %c1 : i64
+    vm.br ^loop(%i1, %acc2 : i64, i32)
+  ^done(%r : i32):
+    %len = vm.buffer.length %buf : !vm.buffer -> i64
+    %last = vm.list.size %list : (!vm.list<i32>) -> i32
+    vm.return %len, %r, %last : i64, i32, i32
+  }
+  vm.export @handlers
+
+  // Narrow and wide elements in one loop: i16 stores of a wrapping counter, i8 signed/unsigned loads,
+  // f64 math on them; returns the sums and the last i16 read back.
+  vm.func @widths(%n : i64, %step : i32) -> (i32, i32, f64, i32) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %c2 = vm.const.i64 2
+    %k0 = vm.const.i32 0
+    %align = vm.const.i32 8
+    %f0 = vm.const.f64.zero
+    %half = vm.const.f64 0.5
+    %bytes = vm.mul.i64 %n, %c2 : i64
+    %buf = vm.buffer.alloc %bytes, %align : !vm.buffer
+    vm.br ^loop(%c0, %k0, %k0, %k0, %f0 : i64, i32, i32, i32, f64)
+  ^loop(%i : i64, %ctr : i32, %su : i32, %ss : i32, %fs : f64):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^body, ^done(%su, %ss, %fs : i32, i32, f64)
+  ^body:
+    %ctr2 = vm.add.i32 %ctr, %step : i32
+    vm.buffer.store.i16 %ctr2, %buf[%i] : i32 -> !vm.buffer
+    %i2 = vm.mul.i64 %i, %c2 : i64
+    %u = vm.buffer.load.i8.u %buf[%i2] : !vm.buffer -> i32
+    %s = vm.buffer.load.i8.s %buf[%i2] : !vm.buffer -> i32
+    %su2 = vm.add.i32 %su, %u : i32
+    %ss2 = vm.add.i32 %ss, %s : i32
+    %s64 = vm.ext.i32.i64.s %s : i32 -> i64
+    %sf = vm.cast.si64.f64 %s64 : i64 -> f64
+    %m = vm.mul.f64 %sf, %half : f64
+    %fs2 = vm.add.f64 %fs, %m : f64
+    %i1 = vm.add.i64 %i, %c1 : i64
+    vm.br ^loop(%i1, %ctr2, %su2, %ss2, %fs2 : i64, i32, i32, i32, f64)
+  ^done(%a : i32, %b : i32, %c : f64):
+    %last_index = vm.sub.i64 %n, %c1 : i64
+    %last = vm.buffer.load.i16.s %buf[%last_index] : !vm.buffer -> i32
+    vm.return %a, %b, %c, %last : i32, i32, f64, i32
+  }
+  vm.export @widths
+
+  // Stores i64 elements i = 0, 1, ... into a 32-byte buffer until `n`: past element 3 it traps.
+  vm.func @oob(%n : i64) -> i64 {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %c32 = vm.const.i64 32
+    %align = vm.const.i32 16
+    %buf = vm.buffer.alloc %c32, %align : !vm.buffer
+    vm.br ^loop(%c0 : i64)
+  ^loop(%i : i64):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^body, ^done
+  ^body:
+    vm.buffer.store.i64 %i, %buf[%i] : i64 -> !vm.buffer
+    %i1 = vm.add.i64 %i, %c1 : i64
+    vm.br ^loop(%i1 : i64)
+  ^done:
+    %last = vm.buffer.load.i64 %buf[%c0] : !vm.buffer -> i64
+    vm.return %last : i64
+  }
+  vm.export @oob
+}
