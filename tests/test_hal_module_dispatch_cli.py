@@ -227,3 +227,21 @@ def test_damaged_bytecode_is_never_a_traceback(modules, tmp_path):
         seen.add(rc)
     assert 0 in seen or 1 in seen
     assert undecodable > 50  # the damage reaches the decoder
+
+
+@pytest.mark.parametrize("name", targets.names())
+def test_run_does_what_the_rows_say(modules, name, capsys):
+    """README hazard table, full-HAL rows: a vmvx module of the default model runs on every target
+    --check-imports finds compatible and prints what iree-run-module prints; on i386 it fails at the
+    first incompatible import `__init` calls, with IREE's generic-shim status."""
+    path = str(modules["add16", "vmvx"])
+    inputs = ["16xf32=1", "16xf32=2"]
+    rc = main(["run", path, "--function", "add", "--target", name, *(f"--input={i}" for i in inputs)])
+    out, err = capsys.readouterr()
+    if name == "i386":
+        assert rc == 1 and not out
+        assert ("INVALID_ARGUMENT; argument/result signature mismatch; while calling import "
+                "hal.device.query.i64") in " ".join(err.split())
+        assert "hal.device.query.i64" in I386_BAD_ADD16
+    else:
+        assert rc == 0 and out == iree_tools.run_module(path, "add", inputs)
