@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable, Generic, TypeVar
 
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.heap import Heap
+from ireeabi.vm.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -92,7 +92,10 @@ class ResourceType(Generic[P]):
         return list(self._objects)
 
     def _destroy(self, ptr: int) -> None:
-        payload = self._objects.pop(ptr)
+        payload = self._objects.pop(ptr, _MISSING)
+        if payload is _MISSING:  # a forged reference (a non-object under this type) reached zero
+            raise HeapError(f"0x{ptr:x} is not a live {self.name}: a reference to it under that type "
+                            f"reached zero", ptr)
         try:
             self._on_destroy(ptr, payload)
         finally:
