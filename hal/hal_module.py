@@ -225,10 +225,10 @@ class HalModule:
 
     def _allocator_select(self, ctx: CallContext, memory_types: int, buffer_usage: int, flags: int,
                           pairs: list[tuple[Ref, int]]) -> tuple[Ref, int]:
-        # iree_hal_allocator_select_from: the first (device, affinity) whose allocator can allocate
-        # the params; the heap allocator can allocate any.
+        # No device policy is set (IREE's tools set none): the first pair is chosen.
         if not pairs:
-            raise StatusError(StatusCode.NOT_FOUND, "no devices provided to select from")
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              "at least one device/queue affinity pair must be provided")
         device_ref, affinity = pairs[0]
         ptr, _ = self.devices.devices.deref(device_ref)
         self.devices.devices.retain(ptr)
@@ -710,8 +710,8 @@ class HalModule:
                              StatusError(StatusCode.UNKNOWN))
 
     def _fence_await(self, ctx: CallContext, timeout_millis: int, flags: int, fences: list[Ref]) -> int:
-        if len(fences) > MAX_FENCE_AWAIT:
-            raise StatusError(StatusCode.OUT_OF_RANGE, f"count {len(fences)} > {MAX_FENCE_AWAIT}")
+        if len(fences) > MAX_FENCE_AWAIT:  # IREE_VM_ABI_VLA_STACK_DEREF_OR_NULL
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"count {len(fences)} of iree_hal_fence > {MAX_FENCE_AWAIT}")
         found = [self._fence_or_null(ref) for ref in fences]
         pending = False
         for f in found:  # iree_hal_module_fence_elide_reached: reached ones drop, failures propagate

@@ -753,7 +753,7 @@ class Heap:
             if n <= _SMALL_ZERO:  # a struct pack into the block: no foreign call
                 (_SPANS.get(n) or _span(n)).pack_into(self._stack_raw, start - self._stack_base, _ZEROS)
             else:
-                _memset(start, 0, n)
+                _memset(start + self._host_delta, 0, n)
         return start
 
     def scratch_memory(self) -> tuple[Any, int]:
