@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import struct
+import weakref
 
 import numpy as np
 import pytest
@@ -156,14 +157,20 @@ def corpus_modules():
 
 class _Recorder:
     """Heap events of every heap in the process, in order: allocations and frees (serial, address,
-    size, tag), and after each import call the bytes of every live allocation (so every ref
-    counter, every buffer and every struct an import left behind)."""
+    size, tag), retains and releases of counted references (object, type), and after each import
+    call the bytes of every live allocation (so every ref counter, every buffer and every struct an
+    import left behind)."""
 
     def __init__(self, monkeypatch, snapshots: bool) -> None:
-        self.events: list = []
+        self.monkeypatch = monkeypatch
+        self.snapshots = snapshots
+        self.heaps: list = []  # weak references to every heap that allocated
+        self.reset()
         allocate, release, import_call = Heap._allocate, Heap._release, Context.import_call
 
         def _allocate(heap, size, *args, **kwargs):
+            if not any(r() is heap for r in self.heaps):
+                self.heaps.append(weakref.ref(heap))
             a = allocate(heap, size, *args, **kwargs)
             self.events.append(("malloc", a.serial, a.address if snapshots else None, size, a.tag))
             return a
@@ -190,6 +197,40 @@ class _Recorder:
         monkeypatch.setattr(Heap, "_release", _release)
         monkeypatch.setattr(Context, "import_call", _import_call)
 
+    def reset(self) -> None:
+        """A new event list, which also receives every heap's retains and releases (Heap.ref_events)."""
+        self.events = _CountedTrace(self.heaps)
+        self.monkeypatch.setattr(Heap, "ref_events", self.events)
+
+
+class _CountedTrace(list):
+    """Heap.ref_events for the recorder: a retain or release of the object at `ptr` is recorded as
+    (kind, serial of the live allocation holding the object, offset in it, type tag bits), so the
+    two paths compare on host heaps mapped at different addresses."""
+
+    def __init__(self, heaps: list) -> None:
+        super().__init__()
+        self.heaps = heaps
+
+    def _where(self, ptr: int) -> tuple:
+        for ref in self.heaps:
+            heap = ref()
+            if heap is not None and not heap.closed:
+                a = heap._find_live(ptr)
+                if a is not None:
+                    return a.serial, ptr - a.address
+        return None, ptr  # not in a tracked allocation (module storage in the image, say)
+
+    def append(self, event: tuple) -> None:
+        if event[0] in ("retain", "release"):
+            kind, ptr, type_word = event
+            event = (kind, *self._where(ptr), type_word & 7)
+        super().append(event)
+
+    def extend(self, events) -> None:
+        for e in events:
+            self.append(e)
+
 
 def _run_case(path, function, inputs, target, reference):
     with Program(path.read_bytes(), target=target, reference=reference) as prog:
@@ -210,16 +251,19 @@ def test_e2e_corpus_agrees_with_heap_events(corpus_modules, model, target, monke
     heap events. On riscv32 the address space is the program's own, so addresses and the memory
     after each import must match too; on the host, addresses are the host allocator's."""
     recorder = _Recorder(monkeypatch, snapshots=target is not None)
+    counted = set()
     for program, function, inputs in corpus.CASES:
         path = corpus_modules[(program, model)]
         seen = []
         for reference in (True, False):
-            recorder.events = []
+            recorder.reset()
             text = _run_case(path, function, inputs, target, reference)
-            seen.append((text, recorder.events))
+            seen.append((text, list(recorder.events)))
         assert seen[0][1], "the recorder saw no heap events"
+        counted |= {e[0] for e in seen[0][1] if e[0] in ("retain", "release")}
         assert seen[1][0] == seen[0][0], (program, function, inputs)
         assert seen[1][1] == seen[0][1], (program, function, inputs)
+    assert counted == {"retain", "release"}, "the recorder saw no retains or releases"
 
 
 def _region_functions(ctx) -> dict[str, list]:

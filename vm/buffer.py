@@ -325,6 +325,8 @@ class BufferType:
         # fetch_add on the counter inside the handle just checked (nothing freed in between).
         old = _I32_FROM(raw, off + L.counter_off)[0]
         _I32_INTO(raw, off + L.counter_off, ((old + 1 + _I32_MIN) & 0xFFFFFFFF) - _I32_MIN)
+        if self.heap.ref_events is not None:
+            self.heap.ref_events.append(("retain", buf, self.type))
         if old == 0:
             module_ref.retain(self.heap, module)
 

@@ -204,14 +204,19 @@ def _check_all_countable(heap: Heap, refs: list[Ref]) -> None:
 
 
 def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], *,
-                   scratch: bool = False) -> CallBuffer:
-    """A new argument buffer holding `args`, refs retained into it; with `scratch`, on the heap's
-    scratch stack as the VM allocas it (release it before any later scratch frame is popped)."""
+                   scratch: bool = False, moved: tuple[int, ...] = ()) -> CallBuffer:
+    """A new argument buffer holding `args`, refs retained into it (those at the packer-order
+    indices `moved` are taken over instead, as the VM's retain_or_move of a MOVE-marked register);
+    with `scratch`, on the heap's scratch stack as the VM allocas it (release it before any later
+    scratch frame is popped)."""
     frag = cconv.as_fragment(fragment)
     flat, counts = flatten(frag, args, heap.machine.word_mask)
     plan = _plan(frag, counts, heap.machine)
     lay = plan.layout
-    refs = [r for r in (flat[i] for i in plan.ref_index) if r.ptr]
+    bad = [i for i in moved if i not in plan.ref_index]
+    if bad:
+        raise IreeAbiError(f"{frag.text!r}: moved value(s) {bad} are not refs")
+    refs = [r for r in (flat[i] for i in plan.ref_index if i not in moved) if r.ptr]
     retains = _retain_plan(heap, refs) if refs else {}
     if scratch:
         buf = CallBuffer(heap, lay, heap.scratch_push(plan.size), True, plan)
@@ -225,6 +230,8 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     # Checked above: each object takes all its retains; the buffers are the checked counters' own.
     for value, n, raw, off in retains.values():
         _I32.pack_into(raw, off, value + n)
+    if heap.ref_events is not None:
+        heap.ref_events.extend(("retain", r.ptr, r.type) for r in refs)
     return buf
 
 

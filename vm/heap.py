@@ -209,6 +209,10 @@ class Heap:
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "__weakref__")
 
+    # Not a slot: a trace for differential tests, set on the class (every heap of the process appends
+    # ("retain" | "release", ptr, type word) for each counted reference taken or dropped), None in use.
+    ref_events: list | None = None
+
     def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int | None = None,
                  capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
                  scratch_size: int = 64 << 10, quarantine_bytes: int = QUARANTINE_BYTES,

@@ -293,7 +293,10 @@ class NativeModule:
         """Call an export by name; its results (refs owned by the caller)."""
         return self.call_ordinal(self.lookup(name), *args)
 
-    def call_ordinal(self, ordinal: int, *args: Any) -> list[Any]:
+    def call_ordinal(self, ordinal: int, *args: Any, moved: tuple[int, ...] = ()) -> list[Any]:
+        """Call export `ordinal` with Python arguments (spans as lists of element tuples) through
+        its shim on packed memory; `moved`: packer-order indices of refs whose references the
+        caller hands over to the argument buffer (released with it) instead of having them retained."""
         if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
@@ -302,11 +305,16 @@ class NativeModule:
         heap = self.heap
         # Both buffers on the scratch stack, as the VM allocas them: results first, so the argument
         # frame (released first) is on top.
-        results = _call.allocate_results(heap, sig.results, scratch=True)
         try:
-            arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True)
+            results = _call.allocate_results(heap, sig.results, scratch=True)
+        except BaseException:
+            _release_moved(heap, sig.arguments, args, moved)
+            raise
+        try:
+            arguments = _call.pack_arguments(heap, sig.arguments, args, scratch=True, moved=moved)
         except BaseException:
             _call.abandon_results(results)
+            _release_moved(heap, sig.arguments, args, moved)
             raise
         error: BaseException | None = None
         try:
@@ -442,6 +450,8 @@ class PlannedCall:
         elif retains:
             for value, n, raw, off in retains.values():
                 _I32_PACK(raw, off, value + n)
+        if heap.ref_events is not None:  # in argument order, as the layered path reports them
+            heap.ref_events.extend(("retain", r[0], r[1]) for r in (flat[i] for i in retained) if r[0])
         export = self.export
         error: BaseException | None = None
         ctx = self._ctx
@@ -476,6 +486,14 @@ class PlannedCall:
 
 
 _new = tuple.__new__  # a NamedTuple from a tuple, without its Python-level __new__
+
+
+def _release_moved(heap: Heap, fragment: Any, args: Sequence[Any], moved: tuple[int, ...]) -> None:
+    """The moved references of a call whose argument buffer never took them over."""
+    if not moved:
+        return
+    flat, _ = _call.flatten(fragment, args, heap.machine.word_mask)
+    _release_all(heap, [flat[i] for i in moved])
 
 
 def _release_all(heap: Heap, refs: list) -> None:

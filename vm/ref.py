@@ -197,6 +197,8 @@ def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
     _i32_pack(raw, off, value + 1)
+    if heap.ref_events is not None:
+        heap.ref_events.append(("retain", ptr, type_word))
 
 
 def object_release(heap: Heap, ptr: int, type_word: int) -> None:
@@ -208,6 +210,8 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
     raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
     old = _i32_unpack(raw, off)[0]
+    if heap.ref_events is not None and old > 0:
+        heap.ref_events.append(("release", ptr, type_word))
     if old > 1:
         _i32_pack(raw, off, old - 1)
         return

@@ -214,8 +214,10 @@ def test_fuzz_planned_calls_with_forged_refs(which: int, picks: list[int], count
 
 
 def _events(heap: Heap, log: list):  # noqa: ANN202
-    """Record `heap`'s allocations and frees (order, size, tag) into `log`; returns the undo."""
+    """Record `heap`'s allocations and frees (order, size, tag), and the retains and releases of
+    counted references (Heap.ref_events: object, type), into `log`; returns the undo."""
     allocate, release = Heap._allocate, Heap._release
+    Heap.ref_events = log
 
     def _allocate(self, size, *args, **kwargs):  # noqa: ANN001, ANN202
         a = allocate(self, size, *args, **kwargs)
@@ -232,6 +234,7 @@ def _events(heap: Heap, log: list):  # noqa: ANN202
 
     def undo() -> None:
         Heap._allocate, Heap._release = allocate, release
+        Heap.ref_events = None
     return undo
 
 
@@ -242,8 +245,8 @@ def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], coun
     """Issue 14's differential on the shims' fuzz inputs: the fast path of an import call
     (NativeModule.planned) and the reference path (call_ordinal, the layered pack/shim/release) get
     the same values, forged refs included, one after the other in the same world: the same results,
-    the same error type and text, the same allocations and frees, and every real counter back where
-    it was after each."""
+    the same error type and text, the same allocations, frees, retains and releases in the same
+    order, and every real counter back where it was after each."""
     sig, form = F.SIGNATURES[which]
     world = F.World()
 

@@ -24,6 +24,7 @@ The environment variable IREEABI_REFERENCE=1 (or `Context(reference=True)`) forc
 """
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .handlers import HANDLERS
@@ -66,9 +67,11 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             region_starts.add(s)
     region = [b for b in blocks if b[0] in region_starts]
     if region:
-        # Registers as locals (regions.py), with this module's byte-register region as its fallback.
-        fallback = _Emitter(ctx, fn, code).region(region)
-        run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
+        # Registers as locals (regions.py), with this module's byte-register region as its fallback
+        # (and its only form on a big-endian host: regions.py reads elements through native views).
+        run = fallback = _Emitter(ctx, fn, code).region(region)
+        if sys.byteorder == "little":
+            run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
         for s, _ in region:
             code[s] = (run, None, code[s][2])
     ends = {s: e for s, e in blocks}

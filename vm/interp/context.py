@@ -470,6 +470,7 @@ class Context:
                             zip(value_chars(results_cc or ""), results))
         n_results = len(result_plan)
         imports = self.imports
+        native = isinstance(imports, NativeImports)
 
         def call(_ctx: "Context", frame: Frame, _payload: Any) -> None:
             if not resolved:
@@ -477,14 +478,18 @@ class Context:
                                     f"(ordinal {ordinal}) not resolved")
             args, moved = gather(frame)
             try:
-                out = imports.call(full_name, cconv, args)
+                if native:  # the argument buffer takes the moved references over, as the VM's does
+                    out = imports.call(full_name, cconv, args, moved=tuple(i for i, _ in moved))
+                    moved = ()
+                else:
+                    out = imports.call(full_name, cconv, args)
             except VmError:
                 raise
             except StatusError as e:  # a native module's failing status
                 raise VmStatusError(e.code, annotate(e.message, f"while calling import {full_name}")) \
                     from e
             finally:
-                for value in moved:  # the VM releases its argument buffer whatever the status
+                for _, value in moved:  # borrowed by other resolvers: released whatever the status
                     self.release(value)
             out = list(out) if out is not None else []
             if len(out) != n_results:
@@ -680,20 +685,23 @@ def _gatherer(plan: tuple) -> Callable[[Frame], tuple[list, Sequence]]:
 
 
 def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:
-    """(arguments, moved refs): MOVE-marked refs are taken out of their registers (in order, as the
-    VM's retain_or_move into the argument buffer does) and must be released after the call."""
+    """(arguments, moved refs as (index in packer order, ref)): MOVE-marked refs are taken out of
+    their registers (in order, as the VM's retain_or_move into the argument buffer does); the
+    argument buffer takes them over, or the caller releases them after the call."""
     regs, refs = frame.regs, frame.refs
     moved: list = []
+    index = [0]  # the value's position in packer order (spans flattened)
 
     def value(entry: tuple) -> Any:
         kind, a, b = entry
+        index[0] += 1
         if kind == 0:
             return a.unpack_from(regs, b)[0]
         v = refs[a]
         if b:
             refs[a] = None
             if v is not None:
-                moved.append(v)
+                moved.append((index[0] - 1, v))
         return v
 
     out: list = []

@@ -107,7 +107,9 @@ class NativeImports(ImportResolver):
         sites on them (`NativeModule.planned`)."""
         return self._bind(full_name, cconv)
 
-    def call(self, full_name: str, cconv: str, args: list) -> list:
+    def call(self, full_name: str, cconv: str, args: list, moved: Sequence[int] = ()) -> list:
+        """As ImportResolver.call; `moved`: indices (packer order, spans flattened) of refs whose
+        references the caller hands to the argument buffer instead of having them retained."""
         bound = self._bound.get(full_name) or self._bind(full_name, cconv)
         if bound is None:
             raise ImportResolutionError(full_name, "no native module provides it")
@@ -119,7 +121,7 @@ class NativeImports(ImportResolver):
             elif type(a) is list:
                 args[i] = [e if None not in e else tuple(NULL_REF if x is None else x for x in e)
                            for e in a]
-        results = module.call_ordinal(ordinal, *args)
+        results = module.call_ordinal(ordinal, *args, moved=tuple(moved))
         for i, r in enumerate(results):
             if type(r) is Ref and r.type == TYPE_NULL:
                 results[i] = None
