@@ -224,9 +224,9 @@ def test_every_import_goes_through_the_native_modules(compiled, monkeypatch):
     calls = []
     real, real_planned = NativeModule.call_ordinal, PlannedCall.__call__
 
-    def record(self, ordinal, *args):
+    def record(self, ordinal, *args, **kwargs):
         calls.append(f"{self.name}.{self.exports[ordinal].name}")
-        return real(self, ordinal, *args)
+        return real(self, ordinal, *args, **kwargs)
 
     def record_planned(self, flat):  # the interpreter's call sites
         calls.append(f"{self.module.name}.{self.export.name}")

@@ -479,8 +479,9 @@ class Context:
             args, moved = gather(frame)
             try:
                 if native:  # the argument buffer takes the moved references over, as the VM's does
-                    out = imports.call(full_name, cconv, args, moved=tuple(i for i, _ in moved))
-                    moved = ()
+                    # (call_ordinal releases them itself if the buffer never takes them)
+                    handed, moved = tuple(i for i, _ in moved), ()
+                    out = imports.call(full_name, cconv, args, moved=handed)
                 else:
                     out = imports.call(full_name, cconv, args)
             except VmError:
