@@ -9,7 +9,8 @@ is gtest's (its pretty printer: RUN / OK / FAILED lines, each failure with its s
 message, the summary), then `Test failed` and the run's status when any test failed.
 
 Here every function runs in a fresh `Program` (a fresh context, as the tool's SetUp makes) with
-ireeabi's `check` module (`ireeabi.modules.check`) and any `--native-module`. `--function` runs
+ireeabi's `check` module (`ireeabi.modules.check`) and any `--native-module`; a module of
+iree-compile's default execution model gets the full `hal` module there, as with `run`. `--function` runs
 only the functions named, in the module's order (the tool selects with --gtest_filter). Times are
 the host's, in milliseconds as gtest prints them.
 
@@ -23,7 +24,6 @@ from typing import Any, TextIO
 
 from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
-from ireeabi.tooling import execution_model
 from ireeabi.tooling.program import Program
 from ireeabi.vm.interp.errors import VmStatusError
 from ireeabi.vm.status import StatusError
@@ -73,7 +73,6 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
     module = load_module(args.module)
-    execution_model.require_inline(module, modules)  # refused before any test line is printed
     tests = _tests(module, args.function)
     suite = module.name
     out.write(f"[==========] Running {_plural(len(tests), 'test', 'tests')} from 1 test suite.\n"

@@ -8,6 +8,7 @@ bytecode module). Output compared byte for byte; nothing may leak.
 from __future__ import annotations
 
 import io
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 import e2e_corpus as corpus
 import iree_tools as tools
-from e2e_corpus import CASES, E2E, F64, ours
+from e2e_corpus import CASES, E2E, F64, HERE, ours
 from ireeabi.cli.main import main
 from ireeabi.tooling.execution_model import DEFAULT_MODELS, needs_full_hal
 from ireeabi.tooling.program import KernelTargetError, Program
@@ -149,3 +150,32 @@ def test_i386_hits_the_iI_results_hazard(default_compiled):
         with pytest.raises(VmStatusError, match="argument/result signature mismatch; while calling "
                                                 "import hal.device.query.i64"):
             Program(path, heap=heap)
+
+
+@pytest.mark.parametrize("model", DEFAULT_MODELS)
+def test_reference_path(default_compiled, model):
+    """The interpreter's reference path (per-instruction handlers, layered import calls, the
+    yieldable fence.await among them) prints the same as the fast path and iree-run-module."""
+    with tracked_heap() as heap:
+        for name, function, inputs in [c for c in CASES if c[0] in ("multi_dispatch", "counter", "dynamic")]:
+            path = default_compiled[name, model]
+            with Program(path, heap=heap, reference=True) as p:
+                assert ours(p, function, inputs) == corpus.iree_output(path, function, tuple(inputs))
+
+
+@pytest.mark.parametrize("model", DEFAULT_MODELS)
+def test_ireeabi_test_on_the_check_corpus(model):
+    """`ireeabi test` on check-style modules of the default model (the check ops with their device
+    argument): tests/programs/check's elementwise.mlir passes, and failing.mlir prints exactly what it
+    prints in the inline-static model (the same seven failures and messages; times aside)."""
+    check = HERE / "programs" / "check"
+    outputs = {}
+    for stem, m in [("elementwise", model), ("failing", model), ("failing", "inline-static")]:
+        path = tools.compile_mlir(check / f"{stem}.mlir", model=m, extra_flags=F64)
+        out = io.StringIO()
+        code = main(["test", str(path)], stdout=out)
+        outputs[stem, m] = (code, re.sub(r"\(\d+ ms( total)?\)", "", out.getvalue()))
+    code, text = outputs["elementwise", model]
+    assert code == 0 and "[  PASSED  ]" in text and "FAILED" not in text
+    assert outputs["failing", model] == outputs["failing", "inline-static"]
+    assert outputs["failing", model][0] == 1 and " 7 FAILED TESTS" in outputs["failing", model][1]
