@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any
+from typing import Callable, Any
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.buffer import BufferOverflowError, field_struct
@@ -100,6 +100,8 @@ class HalBuffer:
     allowed_usage: int
     parent: int = 0  # retained buffer a subspan views (0 for an allocation)
     byte_offset: int = 0  # within the parent
+    # A wrapped (imported) buffer's release callback instead of freeing its storage (None: owned).
+    release: "Callable[[], None] | None" = None
 
 
 class BufferTypes:
@@ -117,8 +119,17 @@ class BufferTypes:
     def _destroy(self, ptr: int, b: HalBuffer) -> None:
         if b.parent:
             self.resources.release(b.parent)
+        elif b.release is not None:
+            b.release()
         else:
             self.heap.free(b.storage)
+
+    def wrap(self, storage: int, length: int, *, memory_type: int, allowed_access: int, allowed_usage: int,
+             release: "Callable[[], None]") -> int:
+        """iree_hal_heap_buffer_wrap: a buffer (ref count 1) over memory it does not own; `release`
+        runs when its last reference goes."""
+        return self.resources.create(HalBuffer(storage, length, length, int(memory_type), int(allowed_access),
+                                               int(allowed_usage), release=release), tag="hal.buffer (wrapped)")
 
     def allocate(self, size: int, *, min_alignment: int = 0,
                  memory_type: int = HB.MemoryType.OPTIMAL_FOR_HOST,

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -25,6 +26,8 @@ from . import command_buffer_validation as V
 from .buffer import BufferTypes, calculate_range
 from .command_buffer_validation import ValidationState
 from .resource import ResourceType
+
+_DISCARD_WRITE = int(HB.MemoryAccess.DISCARD_WRITE)
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,7 @@ def map_fill(heap: Any, buffers: BufferTypes, buffer: int, offset: int, length: 
     if length == 0:
         return
     b = buffers.get(buffer)
+    V.validate_access(b.allowed_access, _DISCARD_WRITE)  # iree_hal_buffer_map_range's access check
     off, n = calculate_range(buffer, b.byte_length, offset, length, mask)
     if length == mask:
         length = n
@@ -182,6 +186,7 @@ def map_write(heap: Any, buffers: BufferTypes, buffer: int, offset: int, data: b
     if not data:
         return
     b = buffers.get(buffer)
+    V.validate_access(b.allowed_access, _DISCARD_WRITE)  # iree_hal_buffer_map_range's access check
     off, n = calculate_range(buffer, b.byte_length, offset, len(data), mask)
     heap.write(b.storage + off, data[:n])
 

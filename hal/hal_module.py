@@ -23,8 +23,7 @@ its status codes and messages) over:
   vmvx bytecode through hal/vmvx_executable.py; dispatches through hal/local_dispatch.py.
 
 Not modelled (UNIMPLEMENTED with the reason): channels and collectives (the compiler emits them only
-for multi-device programs), files (ex.file.from_memory, queue.read/write: parameter streaming),
-allocator.import of host memory and indirect dispatch parameters from a buffer that is not mapped.
+for multi-device programs) and files (ex.file.from_memory, queue.read/write: parameter streaming).
 """
 from __future__ import annotations
 
@@ -33,6 +32,7 @@ from typing import Any, Callable
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_module as HM
 from ireeabi.layouts.buffer import BufferAccess
+from ireeabi.vm import ref as R
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
 from ireeabi.vm.shims import CallContext
@@ -41,7 +41,8 @@ from ireeabi.vm.status import StatusCode, StatusError
 from . import executable as elf
 from . import command_buffer_validation as V
 from .command_buffer import BufferRef, CommandBuffer, CommandBufferTypes, Resolver, map_fill, map_write
-from .device import DeviceTypes
+from .buffer import HEAP_BUFFER_ALIGNMENT
+from .device import DeviceTypes, compatible_params
 from .flag_names import buffer_usage_text, memory_type_text
 from .library import ExecutableError, UnresolvedImportError
 from .loader_module import LoadedExecutable, _no_loader
@@ -216,12 +217,42 @@ class HalModule:
 
     def _allocator_import(self, ctx: CallContext, allocator: Ref, try_import: int, queue_affinity: int,
                           memory_types: int, buffer_usage: int, source: Ref, offset: int, length: int) -> Ref:
+        """iree_hal_module_allocator_import over the heap allocator's import_buffer: a hal.buffer
+        aliasing [offset, offset + length) of a vm.buffer (retained until the hal.buffer goes);
+        read-only sources only for SHARING_IMMUTABLE usage; data not 64-byte aligned is refused by
+        iree_hal_heap_buffer_wrap (OUT_OF_RANGE), which `try_import` turns into a null result."""
         self.devices.allocators.deref(allocator)
-        self._vm_buffers.check_deref(source)
-        if try_import:  # the heap allocator could alias host memory; ireeabi does not: "not imported"
-            return NULL_REF
-        raise StatusError(StatusCode.UNIMPLEMENTED, "importing host memory into a hal.buffer is not "
-                          "modelled by ireeabi (try_import=0 requires it)")
+        vmb = self._vm_buffers
+        src = vmb.check_deref(source)
+        available = vmb.length(src)
+        offset, length = _i64(offset), _i64(length)
+        if length == -1:
+            length = available
+        if length < 0 or offset < 0 or offset > available or offset + length > available:
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"byte range out of bounds (requested "
+                              f"{offset & self._mask}-{(offset + length - 1) & self._mask} of available "
+                              f"{available})")
+        access = int(HB.MemoryAccess.READ)
+        immutable = buffer_usage & int(HB.BufferUsage.SHARING_IMMUTABLE)
+        if not int(vmb.access(src)) & int(BufferAccess.MUTABLE):
+            if not immutable:
+                raise StatusError(StatusCode.PERMISSION_DENIED, "source buffer is immutable and can only be "
+                                  "imported for constant usage")
+        elif not immutable:
+            access |= int(HB.MemoryAccess.WRITE)
+        data = vmb.data(src) + offset
+        if data % HEAP_BUFFER_ALIGNMENT:
+            if try_import:
+                return NULL_REF
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"imported heap buffer data must be aligned to "
+                              f"{HEAP_BUFFER_ALIGNMENT}; got 0x{data:x}")
+        memory_type, usage = compatible_params(memory_types & _U32, buffer_usage & _U32)
+        vmb.retain(src)
+        heap, vm_type = self.heap, vmb.type
+        buffer = self._buffers.wrap(data, length, memory_type=memory_type, allowed_access=access,
+                                    allowed_usage=usage,
+                                    release=lambda: R.release_value(heap, Ref(src, vm_type)))
+        return self._buffers.resources.move_ref(buffer)
 
     def _allocator_select(self, ctx: CallContext, memory_types: int, buffer_usage: int, flags: int,
                           pairs: list[tuple[Ref, int]]) -> tuple[Ref, int]:
@@ -287,6 +318,7 @@ class HalModule:
         n = length & _U32
         if n > 4:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"load length byte count {_i32(n)} exceeds max")
+        V.validate_access(self._buffers.get(ptr).allowed_access, int(HB.MemoryAccess.READ))  # map_read
         address, n = self._span(ptr, offset, n)
         return _i32(int.from_bytes(self.heap.read(address, n) + bytes(4 - n), "little"))
 
@@ -299,8 +331,7 @@ class HalModule:
         if off + n > b.byte_length:
             raise StatusError(StatusCode.OUT_OF_RANGE, f"store out of bounds (target_offset={off}, length={n} "
                               f"into max {b.byte_length})")
-        address, n = self._span(ptr, off, n)
-        self.heap.write(address, (value & _U32).to_bytes(4, "little")[:n])
+        map_write(self.heap, self._buffers, ptr, off, (value & _U32).to_bytes(4, "little")[:n], self._mask)
 
     # -- channels and files (not modelled) ----------------------------------------------------------
 
@@ -736,6 +767,11 @@ def _nothing(resolver: Resolver) -> None:
 
 def _nothing_now() -> None:
     return None
+
+
+def _i64(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >> 63 else v
 
 
 def _i32(v: int) -> int:

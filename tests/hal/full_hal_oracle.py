@@ -24,9 +24,12 @@ from ireeabi.vm.status import StatusError
 
 @dataclass(frozen=True)
 class Str:
-    """A vm.buffer argument with these bytes (text is UTF-8 encoded)."""
+    """A vm.buffer argument with these bytes (text is UTF-8 encoded), its data aligned to
+    `alignment` (0: the default) and mutable or not."""
 
     data: "str | bytes"
+    alignment: int = 0
+    mutable: bool = True
 
     @property
     def bytes(self) -> bytes:
@@ -72,9 +75,13 @@ class RealHal:
             args.push_int(int(a))
         elif isinstance(a, Str):
             data = a.bytes
-            buf = B.VmBuffer(len(data), mutable=True)
+            buf = B.VmBuffer(len(data), alignment=a.alignment, mutable=True)
             if data:
                 memoryview(buf)[:] = data
+            if not a.mutable:  # a read-only buffer with the same bytes
+                ro = B.VmBuffer(len(data), alignment=a.alignment, mutable=False)
+                self.lists.append(buf)
+                buf = ro
             self.lists.append(buf)
             args.push_ref(buf.ref)
         elif isinstance(a, Handle):
@@ -134,11 +141,15 @@ class OurHal:
         if isinstance(a, Str):
             vmb = self.rt.vm_buffers
             data = a.bytes
-            b = vmb.create(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, len(data))
+            b = vmb.create(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, len(data), a.alignment)
             if data:
                 vmb.write_elements(b, 0, data, 1)
             ref = Ref(b, vmb.type)
             self.held.append(ref)
+            if not a.mutable:
+                ro = vmb.create(BufferAccess.ORIGIN_HOST, len(data), a.alignment)
+                ref = Ref(ro, vmb.type)
+                self.held.append(ref)
             return ref
         if isinstance(a, Handle):
             return self.results[a.index][a.position]

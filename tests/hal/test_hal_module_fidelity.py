@@ -108,6 +108,39 @@ def test_buffers(both):
     _same(b)
 
 
+def test_allocator_import(both):
+    """allocator.import (module.c) over the heap allocator's import_buffer and
+    iree_hal_heap_buffer_wrap: a buffer aliasing the vm.buffer's bytes (writes through it show in
+    the vm.buffer's memory and back); the byte-range check (offsets printed as device sizes);
+    read-only sources only for SHARING_IMMUTABLE usage; data not 64-byte aligned is OUT_OF_RANGE, or
+    a null result with try_import."""
+    b = both
+    dev = b("devices.get", 0)
+    alloc = b("device.allocator", dev)
+    data = bytes(range(128))
+    imported = b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64), 0, -1)
+    b("buffer.length", imported)
+    b("buffer.load", imported, 4, 4)
+    b("buffer.store", 0x01020304, imported, 64, 4, nres=0)
+    b("buffer.load", imported, 64, 4)
+    inner = b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64), 64, 32)
+    b("buffer.length", inner)
+    b("buffer.load", inner, 0, 4)
+    b("buffer.assert", imported, Str("t"), alloc, 128, 0x30, 0xC03, nres=0)
+    b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64), 8, 16)
+    b("allocator.import", alloc, 1, -1, 0x30, 0xC03, Str(data, 64), 8, 16)
+    b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64, mutable=False), 0, -1)
+    ro = b("allocator.import", alloc, 0, -1, 0x30, 0xC03 | (1 << 19), Str(data, 64, mutable=False), 0, -1)
+    b("buffer.store", 1, ro, 0, 4, nres=0)
+    b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64), 0, 200)
+    b("allocator.import", alloc, 0, -1, 0x30, 0xC03, Str(data, 64), -1, 4)
+    b("allocator.import", dev, 0, -1, 0x30, 0xC03, Str(data, 64), 0, -1)
+    bad = b.mismatches()
+    # The misaligned address is printed with %p: the codes and the text before it agree.
+    assert [(n, r[0], o[0]) for n, _, r, o in bad] == [("allocator.import", "OUT_OF_RANGE", "OUT_OF_RANGE")]
+    assert bad[0][2][1].split(" got ")[0] == bad[0][3][1].split(" got ")[0]
+
+
 def test_fences(both):
     """fence.create (a new semaphore at 0, payload 1), fence.query (DEFERRED = 17 pending, 0
     reached), fence.signal twice (iree_async_semaphore_signal_untainted: "already signaled past"),
