@@ -22,8 +22,9 @@ its status codes and messages) over:
 - executables: ELF kernels (embedded-elf / system-elf of the host) through hal/executable.py and
   vmvx bytecode through hal/vmvx_executable.py; dispatches through hal/local_dispatch.py.
 
-Not modelled (UNIMPLEMENTED with the reason): channels and collectives (the compiler emits them only
-for multi-device programs) and files (ex.file.from_memory, queue.read/write: parameter streaming).
+Files (ex.file.from_memory, queue.read/write) are memory files (hal/file.py). Not modelled
+(UNIMPLEMENTED with the reason): channels and collectives (the compiler emits them only for
+multi-device programs).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from . import command_buffer_validation as V
 from .command_buffer import BufferRef, CommandBuffer, CommandBufferTypes, Resolver, map_fill, map_write
 from .buffer import HEAP_BUFFER_ALIGNMENT
 from .device import DeviceTypes, compatible_params
+from .file import FileTypes, validate_access as validate_file_access
 from .flag_names import buffer_usage_text, memory_type_text
 from .library import ExecutableError, UnresolvedImportError
 from .loader_module import LoadedExecutable, _no_loader
@@ -73,6 +75,7 @@ class HalModule:
         self.devices = DeviceTypes(runtime.types, self._buffers, runtime.cpu_data, self.supports_format)
         self.semaphores = SemaphoreTypes(runtime.types)
         self.command_buffers = CommandBufferTypes(runtime.types)
+        self.files = FileTypes(runtime.types, self._buffers)
         self.dispatcher = LocalDispatcher(self.heap, self._buffers)
         # Preserve counts of allocated buffers (iree_hal_buffer_t.preserve_count, 1 when allocated):
         # root address -> (its payload, count).
@@ -125,9 +128,9 @@ class HalModule:
             "device.queue.execute.indirect": self._queue_execute_indirect,
             "device.queue.fill": self._queue_fill,
             "device.queue.flush": self._queue_flush,
-            "device.queue.read": self._queue_file,
+            "device.queue.read": self._queue_read,
             "device.queue.update": self._queue_update,
-            "device.queue.write": self._queue_file,
+            "device.queue.write": self._queue_write,
             "devices.count": self._devices_count,
             "devices.get": self._devices_get,
             "ex.file.from_memory": self._file_from_memory,
@@ -149,6 +152,7 @@ class HalModule:
         self.dispatcher.close()
         self.devices.close()
         self.command_buffers.close()
+        self.files.close()
         self.semaphores.close()
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -350,15 +354,50 @@ class HalModule:
 
     def _file_from_memory(self, ctx: CallContext, device: Ref, queue_affinity: int, access: int, buffer: Ref,
                           offset: int, length: int, flags: int) -> Ref:
+        """ex.file.from_memory: a read-only memory file over a range of a vm.buffer (retained until
+        the file's storage goes)."""
         self._device(device)
-        self._vm_buffers.check_deref(buffer)
-        raise StatusError(StatusCode.UNIMPLEMENTED, "hal.file (parameter streaming) is not modelled by ireeabi")
+        vmb = self._vm_buffers
+        src = vmb.check_deref(buffer)
+        if access & _U32 & ~int(HB.MemoryAccess.READ):
+            raise StatusError(StatusCode.PERMISSION_DENIED,
+                              "only read-only memory can be accessed via a file handle (today)")
+        data, n = vmb.map_ro(src, offset & self._mask, length & self._mask, 1)
+        vmb.retain(src)
+        heap, vm_type = self.heap, vmb.type
+        file = self.files.wrap(access & _U32, data, n, lambda: R.release_value(heap, Ref(src, vm_type)))
+        return self.files.files.move_ref(file)
 
-    def _queue_file(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+    def _queue_read(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
                     source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
                     flags: int) -> None:
+        """sync_device.c queue_read of a memory file: a queue copy from its storage buffer."""
         self._device(device)
-        raise StatusError(StatusCode.UNIMPLEMENTED, "hal.file (parameter streaming) is not modelled by ireeabi")
+        _, f = self.files.files.deref(source)
+        tptr, _ = self._buffers.deref(target)
+        validate_file_access(f, int(HB.MemoryAccess.READ))
+        length &= self._mask
+        if length == 0:
+            self._queue_op(wait, signal, "queue.read", _nothing_now)
+            return
+        start = source_offset & ((1 << 64) - 1)
+        if f.length > 0 and start + length > f.length:
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"read range [{start}, {start + length}) exceeds file "
+                              f"length {f.length}")
+        self._copy(wait, signal, "queue.read", f.storage, start, tptr, target_offset, length)
+
+    def _queue_write(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
+                     source: Ref, source_offset: int, target: Ref, target_offset: int, length: int,
+                     flags: int) -> None:
+        """sync_device.c queue_write: memory files from ex.file.from_memory are read-only."""
+        self._device(device)
+        sptr, _ = self._buffers.deref(source)
+        _, f = self.files.files.deref(target)
+        validate_file_access(f, int(HB.MemoryAccess.WRITE))
+        if length & self._mask == 0:
+            self._queue_op(wait, signal, "queue.write", _nothing_now)
+            return
+        self._copy(wait, signal, "queue.write", sptr, source_offset, f.storage, target_offset, length)
 
     # -- command buffers ----------------------------------------------------------------------------
 
@@ -632,12 +671,17 @@ class HalModule:
         self._device(device)
         sptr, _ = self._buffers.deref(source)
         tptr, _ = self._buffers.deref(target)
+        self._copy(wait, signal, "queue.copy", sptr, source_offset, tptr, target_offset, length)
 
-        def copy() -> None:  # map the source range, then map_write it into the target
+    def _copy(self, wait: Ref, signal: Ref, what: str, sptr: int, source_offset: int, tptr: int,
+              target_offset: int, length: int) -> None:
+        """sync_device.c queue_copy: map the source range (READ), map_write it into the target."""
+        def copy() -> None:
+            V.validate_access(self._buffers.get(sptr).allowed_access, int(HB.MemoryAccess.READ))
             s, sn = self._span(sptr, source_offset, length)
             map_write(self.heap, self._buffers, tptr, target_offset & self._mask, self.heap.read(s, sn),
                       self._mask)
-        self._queue_op(wait, signal, "queue.copy", copy)
+        self._queue_op(wait, signal, what, copy)
 
     def _queue_execute(self, ctx: CallContext, device: Ref, queue_affinity: int, wait: Ref, signal: Ref,
                        cb: Ref, flags: int) -> None:

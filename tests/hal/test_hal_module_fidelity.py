@@ -141,6 +141,37 @@ def test_allocator_import(both):
     assert bad[0][2][1].split(" got ")[0] == bad[0][3][1].split(" got ")[0]
 
 
+def test_memory_files(both):
+    """ex.file.from_memory (module.c: read-only access only, the vm.buffer range checked) and the
+    local-sync queue's read/write of a memory file (sync_device.c: access checked, the read range
+    against the file's length, the transfer a queue copy through the file's storage buffer), for
+    64-byte aligned and unaligned contents."""
+    b = both
+    dev = b("devices.get", 0)
+    alloc = b("device.allocator", dev)
+    data = bytes(range(100))
+    w = b("fence.create", dev, 0)
+    b("fence.signal", w, nres=0)
+    for alignment, offset in ((64, 0), (64, 3)):
+        f = b("ex.file.from_memory", dev, -1, 1, Str(data, alignment), offset, 64, 0)
+        dst = b("allocator.allocate", alloc, -1, 0x30, 0xC03, 32)
+        s1 = b("fence.create", dev, 0)
+        b("device.queue.read", dev, -1, w, s1, f, 8, dst, 0, 32, 0, nres=0)
+        b("fence.query", s1)
+        for at in (0, 4, 28):
+            b("buffer.load", dst, at, 4)
+        s2 = b("fence.create", dev, 0)
+        b("device.queue.read", dev, -1, w, s2, f, 40, dst, 0, 32, 0, nres=0)
+        b("device.queue.read", dev, -1, w, s2, f, 0, dst, 0, 0, 0, nres=0)
+        b("fence.query", s2)
+        s3 = b("fence.create", dev, 0)
+        b("device.queue.write", dev, -1, w, s3, dst, 0, f, 0, 4, 0, nres=0)
+    b("ex.file.from_memory", dev, -1, 3, Str(data, 64), 0, 64, 0)
+    b("ex.file.from_memory", dev, -1, 1, Str(data, 64), 90, 64, 0)
+    b("ex.file.from_memory", alloc, -1, 1, Str(data, 64), 0, 64, 0)
+    _same(b)
+
+
 def test_fences(both):
     """fence.create (a new semaphore at 0, payload 1), fence.query (DEFERRED = 17 pending, 0
     reached), fence.signal twice (iree_async_semaphore_signal_untainted: "already signaled past"),
