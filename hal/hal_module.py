@@ -342,7 +342,7 @@ class HalModule:
     def _channel_create(self, ctx: CallContext, device: Ref, queue_affinity: int, flags: int, id: Ref,
                         group: Ref, rank: int, count: int) -> Ref:
         self._device(device)
-        raise StatusError(StatusCode.UNIMPLEMENTED, "collectives not implemented on the local-sync device")
+        raise StatusError(StatusCode.UNIMPLEMENTED, "collectives not implemented")
 
     def _channel_unavailable(self, ctx: CallContext, channel: Ref, *args: Any) -> Any:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "ref type mismatch" if channel.type != TYPE_NULL

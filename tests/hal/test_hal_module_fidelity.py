@@ -172,6 +172,28 @@ def test_memory_files(both):
     _same(b)
 
 
+def test_channels_and_the_remaining_commands(both):
+    """Channels: the local-sync device creates none (UNIMPLEMENTED, as iree.runtime 3.13 answers);
+    channel.rank_and_count/split and command_buffer.collective refuse a non-channel; advise_buffer
+    and the 3.13 table's flush_buffer/invalidate_buffer record (nothing to do on host memory)."""
+    b = both
+    dev = b("devices.get", 0)
+    alloc = b("device.allocator", dev)
+    buf = b("allocator.allocate", alloc, -1, DEVICE_LOCAL_TYPE, DISPATCH_USAGE, 64)
+    b("channel.create", dev, -1, 0, Str(""), Str(""), 0, 1)
+    b("channel.create", dev, -1, 0, Str("id"), Str("group"), -1, -1)
+    b("channel.create", alloc, -1, 0, Str(""), Str(""), 0, 1)
+    b("channel.rank_and_count", dev, nres=2)
+    b("channel.split", dev, 0, 0, 0)
+    cb = b("command_buffer.create", dev, 1, 3, -1, 0)
+    b("command_buffer.collective", cb, dev, 0, 0, 0, 0, buf, buf, 0, 4, 0, 4, 1, nres=0)
+    b("command_buffer.advise_buffer", cb, buf, 0, 0, 0, 0, nres=0)
+    b("command_buffer.flush_buffer", cb, 0, buf, 0, 4, nres=0)
+    b("command_buffer.invalidate_buffer", cb, 0, buf, 0, 4, nres=0)
+    b("command_buffer.finalize", cb, nres=0)
+    _same(b)
+
+
 def test_fences(both):
     """fence.create (a new semaphore at 0, payload 1), fence.query (DEFERRED = 17 pending, 0
     reached), fence.signal twice (iree_async_semaphore_signal_untainted: "already signaled past"),
@@ -346,7 +368,7 @@ def _real_crashes(body: str) -> subprocess.CompletedProcess:
 def test_where_the_real_runtime_crashes_ireeabi_reports(both):
     """fence.query of a failed fence kills iree.runtime 3.13's process (the module consumes the
     query's failure status for its code, then ignores the consumed status); ireeabi returns the
-    failure's code (13 = INTERNAL)."""
+    failure's code (13 = INTERNAL). So does an unbalanced end_debug_group."""
     proc = _real_crashes("""
         r.call("fence.create", (Handle(0), 0), 1)
         r.call("fence.fail", (Handle(1), 13), 0)
@@ -358,4 +380,18 @@ def test_where_the_real_runtime_crashes_ireeabi_reports(both):
     f = b("fence.create", dev, 0)
     b("fence.fail", f, 13, nres=0)
     assert b.ours.call("fence.query", (f,), 1) == [13]
+
+    # command_buffer.end_debug_group with no group open kills it too; ireeabi records the depth
+    # going to -1 and finalize reports it (command_buffer_validation.c end_validation).
+    proc = _real_crashes("""
+        r.call("command_buffer.create", (Handle(0), 1, 3, -1, 0), 1)
+        print(r.call("command_buffer.end_debug_group", (Handle(1),), 0), flush=True)
+        print("done", flush=True)
+        """)
+    assert proc.returncode < 0 and "done" not in proc.stdout
+    assert b.ours.call("command_buffer.create", (dev, 1, 3, -1, 0), 1) == [("ref", "hal.command_buffer")]
+    cb = Handle(len(b.ours.results) - 1)
+    assert b.ours.call("command_buffer.end_debug_group", (cb,), 0) == []
+    assert b.ours.call("command_buffer.finalize", (cb,), 0) == (
+        "FAILED_PRECONDITION", "unbalanced debug group depth (expected 0, is -1)")
 
