@@ -328,3 +328,16 @@ def test_a_loop_entered_with_a_nan_runs_the_byte_register_region():
             got = ctx.invoke("f32_acc", start, 1.5, 4)
             assert _bits(got) == _bits(ref.invoke("f32_acc", start, 1.5, 4))
             assert calls[0] == fallbacks
+
+
+@pytest.mark.parametrize("args", [(5, -7), ("x", 1), (1 << 40, 1), (None, 1), (1.5, 2), (True, 3), (1,)])
+def test_generated_entries_and_returns_agree(args):
+    """The fast path's per-export entry (arguments into registers) and per-return-site exit (results
+    out of them) are `_invoke`'s and `_leave_external`'s loops generated: the same results, and the
+    same error type and text for every bad argument."""
+    path = host("arith.mlir")
+    with Context(path, reference=True) as ref, Context(path) as fast:
+        for _ in range(2):  # the second call runs the generated exit
+            want = _outcome(lambda: ref.invoke("i32_ops", *args))
+            assert _outcome(lambda: fast.invoke("i32_ops", *args)) == want
+        assert fast._entries["i32_ops"][2] is not None and ref._entries["i32_ops"][2] is None

@@ -28,7 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .handlers import HANDLERS
-from .numerics import _I32, _U64, PURE_OPS, _SIGN_BIT_OPS
+from .numerics import _I32, _U64, PURE_EXPRESSIONS, PURE_OPS, _SIGN_BIT_OPS
 from .ops_buffer import LOAD_OPS, STORE_OPS, _buffer, _check_elements, element_parts
 from .ops_scalar import pure_parts
 from .registers import SIZES, WRITE, retain_or_move, write_i32
@@ -230,8 +230,10 @@ class _Emitter:
             return True
         if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in _SIGN_BIT_OPS:
             f, reads, (writer, woff) = pure_parts(inst)  # as compile_instruction's make_pure
-            args = ", ".join(f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads)
-            lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {bind(f, 'f')}({args}))")
+            args = [f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads]
+            template = PURE_EXPRESSIONS.get(symbol)  # the text f is made from, inline
+            value = template.format(*args) if template else f"{bind(f, 'f')}({', '.join(args)})"
+            lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {value})")
         elif symbol in _CONSTS and inst.op.fields[1].kind != "f32":  # (an f32 NaN keeps its bits)
             kind = inst.op.fields[1].kind
             data = bytearray(SIZES[kind])

@@ -89,7 +89,7 @@ class Context:
         self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
         self.global_refs: list = [None] * max(m.global_ref_count, 0)
         self.rodata: list = []
-        self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...]]] = {}
+        self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...], Callable | None]] = {}
         try:
             self.rodata = self.buffers.rodata_buffers(m)
             names = function_names(m)
@@ -119,7 +119,7 @@ class Context:
         if self.closed:
             raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
                                      f"(module {self.module.name})")
-        if not self._busy.acquire(blocking=False):
+        if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
             if self._owner == threading.get_ident():  # a nested invoke on the running thread
                 return self._invoke(function_name, args)
             raise ContextBusyError(f"invoke of {function_name!r} while another thread runs a call "
@@ -136,11 +136,13 @@ class Context:
         entry = self._entries.get(function_name)
         if entry is None:
             entry = self._entry(function_name)
-        fn, places = entry
+        fn, places, enter = entry
         if len(args) != len(places):
             export = self.exported(function_name)
             raise ArgumentError(f"{function_name} takes {len(places)} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
+        if enter is not None:  # the fast path: the loop below, generated for this export
+            return self._execute(enter(self, args))
         frame = Frame(fn)
         try:
             refs, regs = frame.refs, frame.regs
@@ -160,7 +162,7 @@ class Context:
             raise
         return self._execute(frame)
 
-    def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...]]:
+    def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...], Callable | None]:
         """(function, where each argument goes: (cconv char, ref index or register byte offset))
         of an export, checked once and kept for later invokes."""
         export = self.exported(function_name)
@@ -181,7 +183,9 @@ class Context:
                 i32_reg += i32_reg & 1
             places.append((char, 4 * i32_reg))
             i32_reg += 2 if char in "IF" else 1
-        entry = self._entries[function_name] = (fn, tuple(places))
+        places = tuple(places)
+        enter = None if self.reference else _entry_function(fn, places, function_name)
+        entry = self._entries[function_name] = (fn, places, enter)
         return entry
 
     def close(self) -> None:
@@ -359,7 +363,10 @@ class Context:
                 if out is RETURN:
                     stack.pop()
                     if not stack:
-                        return self._leave_external(frame, payload)
+                        leave = frame.fn.leavers.get(id(payload))
+                        if leave is None:
+                            return self._leave_external(frame, payload)
+                        return leave(self, frame)
                     caller = stack[-1]
                     self._leave_internal(frame, payload, caller)
                     frame = caller
@@ -428,6 +435,8 @@ class Context:
                 release_frame(self, callee)
 
     def _leave_external(self, frame: Frame, operands: Sequence[Register]) -> list:
+        if not self.reference:  # next time: this loop generated for the return site
+            frame.fn.leavers[id(operands)] = _leave_function(frame.fn, operands, self.counted)
         out: list = []
         try:
             for char, reg in zip(frame.fn.result_chars, operands):
@@ -683,6 +692,59 @@ def _gatherer(plan: tuple) -> Callable[[Frame], tuple[list, Sequence]]:
         return [a.unpack_from(regs, b)[0] if kind == 0 else refs[a] for kind, a, b in plan], \
             no_moves
     return simple
+
+
+def _entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
+    """`_invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame` with each
+    argument's register or ref slot, fast test and message as literals (the same checks, the same
+    stores, the same release of the frame on an error)."""
+    names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
+                             "release_frame": release_frame, "P64": _U64.pack_into, "P32": _U32.pack_into}
+    lines = ["def enter(ctx, args):", "    frame = Frame(fn)", "    regs = frame.regs",
+             "    refs = frame.refs", "    try:"]
+    for index, (char, at) in enumerate(places):
+        what = f"{function_name} argument {index}"
+        lines.append(f"        v = args[{index}]")
+        if char == "r":
+            lines += ["        if v is not None:", "            ctx.retain(v)", f"        refs[{at}] = v"]
+        elif char in "Ii":
+            lo, hi, pack, mask = ((_I64_MIN, _U64_END, "P64", M64) if char == "I"
+                                  else (_I32_MIN, _U32_END, "P32", M32))
+            lines.append(f"        if type(v) is int and {lo} <= v < {hi}: {pack}(regs, {at}, v & {mask})")
+            lines.append(f"        else: store_value(regs, {at}, {char!r}, v, {what!r})")
+        else:
+            lines.append(f"        store_value(regs, {at}, {char!r}, v, {what!r})")
+    if not places:
+        lines.append("        pass")
+    lines += ["    except BaseException:", "        release_frame(ctx, frame)", "        raise", "    return frame"]
+    exec(compile("\n".join(lines), f"<entry {function_name!r}>", "exec"), names)
+    return names["enter"]
+
+
+def _leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
+    """`_leave_external` for one return site, generated: `leave(ctx, frame) -> results` with each
+    result's register, move and reader as literals (the same retains, the same release of the
+    results already taken on an error, the same frame release)."""
+    names: dict[str, Any] = {"release_frame": release_frame, "num": (int, float)}
+    lines = ["def leave(ctx, frame):", "    out = []", "    refs = frame.refs", "    regs = frame.regs", "    try:"]
+    for char, reg in zip(fn.result_chars, operands):
+        k = reg.ordinal
+        if char == "r":
+            lines.append(f"        v = refs[{k}]")
+            lines.append(f"        refs[{k}] = None" if reg.move else "        if v is not None: ctx.retain(v)")
+            lines.append("        out.append(v)")
+        else:
+            names[f"U{char}"] = _SCALAR[char].unpack_from
+            lines.append(f"        out.append(U{char}(regs, {4 * k})[0])")
+    if len(lines) == 5:  # no results
+        lines.append("        pass")
+    lines += ["    except BaseException:", "        for v in out:",
+              "            if v is not None and not isinstance(v, num):", "                ctx.release(v)",
+              "        raise", "    finally:"]
+    lines.append("        release_frame(ctx, frame)" if counted else "        pass")
+    lines.append("    return out")
+    exec(compile("\n".join(lines), f"<return of {fn.name!r}>", "exec"), names)
+    return names["leave"]
 
 
 def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:

@@ -67,6 +67,8 @@ class Function:
     code: list = field(default_factory=list)  # (handler, payload, instruction)
     result_chars: tuple[str, ...] = ()  # value_chars(cconv_results), kept for every return
     block_index: dict[int, int] = field(default_factory=dict)  # block pc -> index after marker
+    # id(return operands) -> the context's leave function generated for that return site (fast path)
+    leavers: dict[int, Any] = field(default_factory=dict)
 
 
 class Frame:
