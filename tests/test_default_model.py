@@ -118,14 +118,20 @@ def test_division_by_zero(default_compiled, model):
 
 
 def test_vmvx_runs_on_a_32_bit_data_model(default_compiled):
-    """vmvx kernels are bytecode: the default model runs on riscv32 (ILP32 structs and argument
-    buffers) with iree-run-module's output."""
-    cases = [c for c in CASES if c[0] in ("multi_dispatch", "dynamic", "matmul", "scalars", "reduction")]
+    """vmvx kernels are bytecode: the whole corpus runs on riscv32 (ILP32 structs and argument
+    buffers) with iree-run-module's output, one program per file on one heap that ends empty."""
     with tracked_heap(target="riscv32") as heap:
-        for name, function, inputs in cases:
-            path = default_compiled[name, "vmvx"]
-            with Program(path, heap=heap) as p:
-                assert ours(p, function, inputs) == corpus.iree_output(path, function, tuple(inputs))
+        mark = heap.mark()
+        programs: dict = {}
+        try:
+            for name, function, inputs in CASES:
+                path = default_compiled[name, "vmvx"]
+                p = programs.get(name) or programs.setdefault(name, Program(path, heap=heap))
+                assert ours(p, function, inputs) == corpus.iree_output(path, function, tuple(inputs)), name
+        finally:
+            for p in programs.values():
+                p.close()
+        assert heap.leaks(mark) == []
 
 
 def test_llvm_cpu_kernels_need_the_host(default_compiled):
