@@ -24,6 +24,8 @@ from ireeabi.vm.status import StatusCode, StatusError
 from .resource import ResourceType
 
 HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
+_PERSISTENT = int(HB.MappingMode.PERSISTENT)
+_SCOPED = int(HB.MappingMode.SCOPED)
 
 
 @derived("hal_buffer")
@@ -198,13 +200,12 @@ class BufferTypes:
                 L.zero_mapping.pack_into(raw, off)  # zeroed before the check, as ever
                 raise
         mode = int(mode)  # plain int flag tests (an IntFlag's & is slow)
-        persistent = 1 if mode & HB.MappingMode.PERSISTENT else 0
-        unit = ((access & 0xFFFF) << L.access_shift) | (persistent << L.persistent_shift)
+        unit = ((access & 0xFFFF) << L.access_shift) | ((1 if mode & _PERSISTENT else 0) << L.persistent_shift)
         data = b.storage + offset
         # impl.byte_offset is the range's offset within the allocated (root) buffer, as
         # iree_hal_buffer_prepare_map_range stores calculate_range's adjusted offset.
         offset = (b.byte_offset + offset) & mask
-        if mode & HB.MappingMode.SCOPED:
+        if mode & _SCOPED:
             try:
                 _object_retain(self.heap, ptr, self.type)
             except BaseException:  # the mapping as it stood when the retain failed: no contents yet

@@ -57,7 +57,17 @@ class StorageWrapperLayout:
 
 
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
-STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE  # no COALLOCATED: stored as initialize stores it
+_FREE = int(Command.FREE)
+_OPTIMAL_FOR_HOST = int(HB.MemoryType.OPTIMAL_FOR_HOST)
+_ACCESS_ALL = int(HB.MemoryAccess.ALL)
+_ALLOCATE_USAGE = int(ALLOCATE_USAGE)
+_SCOPED = int(HB.MappingMode.SCOPED)
+_ACCESS_ANY = int(HB.MemoryAccess.ANY)
+STORAGE_ACCESS = BufferAccess.ORIGIN_HOST | BufferAccess.MUTABLE
+_STORAGE_ACCESS = int(STORAGE_ACCESS) & ~int(BufferAccess.COALLOCATED)  # as initialize stores it
+_MAX_RANK = HI.MAX_BUFFER_VIEW_RANK
+_object_retain = _ref.object_retain  # per call: no module attribute lookups
+_object_release = _ref.object_release
 
 
 class HalInlineModule:
@@ -122,24 +132,24 @@ class HalInlineModule:
         if not self.legacy:
             a = self.host_allocator
             W.allocator_fmt.pack_into(raw, off + W.allocator_off, a.self, a.ctl)
-            _ref.object_retain(heap, buffer, self._buffer_type)
+            _object_retain(heap, buffer, self._buffer_type)
             W.word.pack_into(raw, off + W.hal_buffer_off, buffer)
         try:
             if b is None:
                 b = hal_buffers.get(buffer)
-            data, length = hal_buffers.map_into(raw, off + W.mapping_off, buffer, b, HB.MappingMode.SCOPED,
-                                                HB.MemoryAccess.ANY, 0, b.byte_length)
+            data, length = hal_buffers.map_into(raw, off + W.mapping_off, buffer, b, _SCOPED, _ACCESS_ANY, 0,
+                                                b.byte_length)
         except StatusError:
             self._destroy_wrapper(wrapper)
             raise
         # iree_vm_buffer_initialize over the mapping: a handle with counter 1, moved into the ref.
         vm_buffers = self._vm_buffers
-        vm_buffers.write_handle(raw, off + W.vm_buffer_off, 1, STORAGE_ACCESS, data, length,
+        vm_buffers.write_handle(raw, off + W.vm_buffer_off, 1, _STORAGE_ACCESS, data, length,
                                 AllocatorT(wrapper, self._ctl), 0)
         return Ref(wrapper + W.vm_buffer_off, vm_buffers.type)
 
     def _storage_ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
-        if command != Command.FREE:
+        if command != _FREE:
             raise StatusError(StatusCode.FAILED_PRECONDITION, "storage buffers cannot be (re)allocated")
         self._destroy_wrapper(self_ptr)  # *inout_ptr (the handle) is not needed: self is the wrapper
 
@@ -151,7 +161,7 @@ class HalInlineModule:
         # Read after the unmap, as the fields stand then (the wrapper itself is not freed by it).
         a_self, a_ctl, hal_buffer = W.teardown_fmt.unpack_from(raw, off)
         if hal_buffer:
-            _ref.object_release(heap, hal_buffer, self._buffer_type)
+            _object_release(heap, hal_buffer, self._buffer_type)
         _alloc.free(heap, AllocatorT(a_self, a_ctl), wrapper)  # a null allocator (pre-fix) frees nothing
 
     # -- buffers ------------------------------------------------------------------------------------
@@ -160,8 +170,8 @@ class HalInlineModule:
         # The heap device allocator never reads params.min_alignment (any value passes; storage is
         # aligned to IREE_HAL_HEAP_BUFFER_ALIGNMENT), and `size` is a device size: a negative i64
         # fails (or wraps) in the slab arithmetic, which allocate models.
-        return self._hal_buffers.allocate(size, memory_type=HB.MemoryType.OPTIMAL_FOR_HOST,
-                                          allowed_access=HB.MemoryAccess.ALL, allowed_usage=ALLOCATE_USAGE)
+        return self._hal_buffers.allocate(size, memory_type=_OPTIMAL_FOR_HOST, allowed_access=_ACCESS_ALL,
+                                          allowed_usage=_ALLOCATE_USAGE)
 
     def _allocate(self, ctx: CallContext, min_alignment: int, size: int) -> tuple[Ref, Ref]:
         buffer = self._new_buffer(min_alignment, size)
@@ -204,11 +214,11 @@ class HalInlineModule:
                      encoding_type: int, shape: list[int]) -> Ref:
         hal_buffers, heap, buffer_type = self._hal_buffers, self.heap, self._buffer_type
         ptr, b = hal_buffers.resources.deref(buffer)  # before the span count check, as IREE
-        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
+        if len(shape) > _MAX_RANK:
             raise _count_error(len(shape))
         if offset == 0 and length == b.byte_length:
             source = ptr
-            _ref.object_retain(heap, source, buffer_type)
+            _object_retain(heap, source, buffer_type)
         else:
             try:
                 source = hal_buffers.subspan(ptr, offset, length)
@@ -217,12 +227,12 @@ class HalInlineModule:
         try:
             view = self._views.create(source, shape, element_type, encoding_type, self.host_allocator)
         finally:
-            _ref.object_release(heap, source, buffer_type)
+            _object_release(heap, source, buffer_type)
         return Ref(view, self._view_type)
 
     def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
                      shape: list[int]) -> None:
-        if len(shape) > HI.MAX_BUFFER_VIEW_RANK:
+        if len(shape) > _MAX_RANK:
             raise _count_error(len(shape))
         views = self._views
         vptr = views.deref(view)
@@ -250,7 +260,7 @@ class HalInlineModule:
 
     def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
         buffer = self._views.deref_buffer(view)
-        _ref.object_retain(self.heap, buffer, self._buffer_type)
+        _object_retain(self.heap, buffer, self._buffer_type)
         return Ref(buffer, self._buffer_type)
 
     def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
@@ -288,7 +298,7 @@ class HalInlineModule:
 
 def _count_error(count: int) -> StatusError:
     """IREE_VM_ABI_VLA_STACK_CAST's status for a span of more than 128 dims."""
-    return StatusError(StatusCode.OUT_OF_RANGE, f"count {count} > {HI.MAX_BUFFER_VIEW_RANK}")
+    return StatusError(StatusCode.OUT_OF_RANGE, f"count {count} > {_MAX_RANK}")
 
 
 def _subspan_error(e: StatusError, offset: int, length: int, mask: int) -> StatusError:

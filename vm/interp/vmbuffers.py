@@ -39,6 +39,7 @@ from .lists import VmList
 
 GUEST_ACCESS = BufferAccess.MUTABLE | BufferAccess.ORIGIN_GUEST  # vm.buffer.alloc / clone
 RODATA_ALIGNMENT = 64
+_MUTABLE = int(BufferAccess.MUTABLE)
 
 
 class RodataLeakError(IreeAbiError):
@@ -139,7 +140,7 @@ class VmBufferFactory(BufferFactory):
         head = heap.check_range(ptr + self._access_off, self._head_fmt.size)
         words = self._head_fmt.unpack_from(head.raw, ptr + self._access_off - head.base)
         access, data, length = words
-        mutable = bool(access & BufferAccess.MUTABLE)
+        mutable = bool(access & _MUTABLE)
         if length:
             block = heap.check_range(data, length)
             view = ByteBuffer(heap.view(data, length), mutable, 0, f"vm.buffer 0x{ptr:x}", data)
