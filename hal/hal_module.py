@@ -5,9 +5,9 @@ Every export of runtime/src/iree/modules/hal/exports.inl (layouts.hal_module.EXP
 against the installed runtime's table) is registered with its exact cconv and called through
 ireeabi.vm's shims on packed memory: the generic fixed and single-span shims, and for
 `command_buffer.dispatch` / `dispatch.indirect` (two spans, `EXPORT_FN_CUSTOM`) the multi-span
-reader with the fixed rule (constants after the packed fixed part, bindings aligned as the VM packs
-them; module.c reads them at sizeof(iree_vm_abi_rrIiiiI_t) and alignof(iree_vm_abi_iirII_t), which
-agree with the packing on every target ireeabi models).
+reader in module.c's form: the constants at sizeof(iree_vm_abi_rrIiiiI_t), the bindings at
+alignof(iree_vm_abi_iirII_t) (layouts.hal_module_dispatch). That agrees with the VM's packing on
+every target but i386, where IREE's shim misreads the count (`ireeabi check` reports the site).
 
 What each export does follows runtime/src/iree/modules/hal/module.c (argument checks in its order,
 its status codes and messages) over:
@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_module as HM
+from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import ref as R
 from ireeabi.vm.module import Export, NativeModule
@@ -143,7 +144,12 @@ class HalModule:
             "fence.query": self._fence_query,
             "fence.signal": self._fence_signal,
         }
-        exports = [Export(e.name, e.cconv, targets[e.name]) for e in HM.EXPORTS]
+        # The two dispatch exports read their spans as module.c's custom shims do: from sizeof of the
+        # fixed part, bindings at the C struct's alignment (layouts.hal_module_dispatch.IREE_FORM;
+        # the packing agrees on every target but i386, where IREE misreads and so does this module).
+        dispatch = {shim.export for shim in HMD.SHIMS}
+        exports = [Export(e.name, e.cconv, targets[e.name], form=HMD.IREE_FORM) if e.name in dispatch
+                   else Export(e.name, e.cconv, targets[e.name]) for e in HM.EXPORTS]
         self.module = NativeModule(self.heap, HM.IREE_HAL_MODULE_NAME, exports,
                                    version=HM.IREE_HAL_MODULE_VERSION_LATEST)
 

@@ -300,3 +300,37 @@ def test_dispatch_indirect_reads_the_workgroup_count_buffer(hal, affine_kernels)
     hal("command_buffer.finalize", cb)
     _execute(hal, cb)
     assert hal.read(dst) == (x * 3 + 1).astype(np.float32).tobytes()
+
+
+@pytest.mark.parametrize("target", ["x86_64", "riscv32", "i386"])
+def test_dispatch_exports_read_their_spans_as_module_c(target):
+    """The runtime's command_buffer.dispatch[.indirect] shims read their spans in module.c's form
+    (layouts.hal_module_dispatch.IREE_FORM: constants at sizeof of the fixed struct, bindings at its
+    C alignment): a buffer the VM packs with two constants and one binding decodes to them where
+    `ireeabi check` calls the site latent, and not on i386, where it calls it live."""
+    from ireeabi.layouts import hal_module_dispatch as HMD
+    from ireeabi.vm import call as C
+
+    with tracked_heap(target=target) as heap:
+        rt = HalRuntime(heap, full_hal=True)
+        try:
+            module = rt.hal.module
+            for s in HMD.SHIMS:
+                ordinal = module.lookup(s.export)
+                shim = module.shims[ordinal]
+                assert shim.form == HMD.IREE_FORM
+                items = module.exports[ordinal].signature.arguments.items
+                fixed = [NULL_REF if getattr(it, "char", "") == "r" else 7 for it in items[:-2]]
+                args = fixed + [[(1,), (2,)], [(3, 4, NULL_REF, 0, 8)]]
+                buf = C.pack_arguments(heap, module.exports[ordinal].signature.arguments, args)
+                try:
+                    try:
+                        constants, bindings = shim.decode_arguments(heap, 0, buf.span)[-2:]
+                        right = constants == [1, 2] and [tuple(b) for b in bindings] == [(3, 4, NULL_REF, 0, 8)]
+                    except StatusError:
+                        right = False
+                finally:
+                    C.release_arguments(buf)
+                assert right == (HMD.sizeof_site(s, target).state == "latent"), (target, s.export)
+        finally:
+            rt.close()
