@@ -48,7 +48,7 @@ from .device import DeviceTypes, compatible_params
 from .file import FileTypes, validate_access as validate_file_access
 from .flag_names import buffer_usage_text, memory_type_text
 from .library import ExecutableError, UnresolvedImportError
-from .loader_module import LoadedExecutable, _no_loader
+from .loader_module import LoadedExecutable, _no_loader, executable_constants
 from .local_dispatch import LocalDispatcher
 from .semaphore import Fence, SemaphoreTypes
 from . import vmvx_executable
@@ -81,7 +81,7 @@ class HalModule:
         # Preserve counts of allocated buffers (iree_hal_buffer_t.preserve_count, 1 when allocated):
         # root address -> (its payload, count).
         self._preserve: dict[int, tuple[Any, int]] = {}
-        inline, loader = runtime.inline, runtime.loader
+        inline = runtime.inline
         targets: dict[str, Callable] = {
             "allocator.allocate": self._allocator_allocate,
             "allocator.import": self._allocator_import,
@@ -718,16 +718,7 @@ class HalModule:
         fmt = vmb.text(format)
         dbuf = vmb.check_deref(data)
         ptr, n = vmb.map_ro(dbuf, 0, vmb.length(dbuf), 1)
-        consts: list[int] = []
-        if constants.type != TYPE_NULL and vmb.ref_type.isa(constants):
-            cbuf = vmb.check_deref(constants)
-            clen = vmb.length(cbuf)
-            if clen % 4:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "constant buffer data must contain 4-byte "
-                                  f"elements but data length is {clen}")
-            cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
-            raw = self.heap.read(cptr, clen)
-            consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
+        consts = executable_constants(vmb, constants)
         if not self.supports_format(fmt):
             raise _no_loader(fmt)
         image = self.heap.read(ptr, n)

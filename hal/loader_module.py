@@ -129,16 +129,7 @@ class HalLoaderModule:
         fmt = self._vm_buffers.text(format)
         dbuf = vmb.check_deref(data)
         ptr, n = vmb.map_ro(dbuf, 0, vmb.length(dbuf), 1)
-        consts: list[int] = []
-        if constants.type != TYPE_NULL and vmb.ref_type.isa(constants):
-            cbuf = vmb.check_deref(constants)
-            clen = vmb.length(cbuf)
-            if clen % 4:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "constant buffer data must contain 4-byte "
-                                  f"elements but data length is {clen} (not a multiple of 4)")
-            cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
-            raw = self.heap.read(cptr, clen)
-            consts = [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
+        consts = executable_constants(vmb, constants, " (not a multiple of 4)")
         if not self._supports(fmt):  # no loader takes the format: none is tried
             raise _no_loader(fmt)
         try:
@@ -225,6 +216,22 @@ class HalLoaderModule:
         if result.status != 0:
             raise StatusError(StatusCode.INTERNAL,
                               f"executable entry point returned catastrophic error {result.status}")
+
+
+def executable_constants(vmb: BufferType, constants: Ref, detail: str = "") -> list[int]:
+    """The u32 words of an executable's optional constants vm.buffer (none for a null or non-buffer
+    ref), as both modules' executable creation reads them; a length not a multiple of 4 is
+    INVALID_ARGUMENT (`detail` ends the message: the loader module says why, module.c does not)."""
+    if constants.type == TYPE_NULL or not vmb.ref_type.isa(constants):
+        return []
+    cbuf = vmb.check_deref(constants)
+    clen = vmb.length(cbuf)
+    if clen % 4:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "constant buffer data must contain 4-byte elements "
+                          f"but data length is {clen}{detail}")
+    cptr, _ = vmb.map_ro(cbuf, 0, clen, 1)
+    raw = vmb.heap.read(cptr, clen)
+    return [int.from_bytes(raw[i:i + 4], "little") for i in range(0, clen, 4)]
 
 
 def _fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: "object") -> str:

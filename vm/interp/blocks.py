@@ -32,7 +32,7 @@ from .numerics import _I32, _U64, PURE_EXPRESSIONS, PURE_OPS, _SIGN_BIT_OPS
 from .ops_buffer import LOAD_OPS, STORE_OPS, _buffer, _check_elements, element_parts
 from .ops_scalar import pure_parts
 from .registers import SIZES, WRITE, retain_or_move, write_i32
-from .regions import LocalsEmitter, RegionPlan
+from .regions import LocalsEmitter, RegionPlan, dispatch_tree
 
 if TYPE_CHECKING:
     from .registers import Function
@@ -170,14 +170,9 @@ class _Emitter:
 
     def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
         """Dispatch on ip by bisection over the blocks' starts, then each block's body."""
-        if len(blocks) > 1:
-            mid = len(blocks) // 2
-            lines.append(f"{pad}if ip < {blocks[mid][0]}:")
-            self._tree(blocks[:mid], inside, lines, pad + "    ")
-            lines.append(f"{pad}else:")
-            self._tree(blocks[mid:], inside, lines, pad + "    ")
-            return
-        start, end = blocks[0]
+        dispatch_tree(blocks, lines, pad, lambda start, end, p: self._body(start, end, inside, lines, p))
+
+    def _body(self, start: int, end: int, inside: set, lines: list, pad: str) -> None:
         self.derefs.clear()  # a block is entered from several places
         for i in range(start, end - 1):
             lines.append(f"{pad}k = {i}")

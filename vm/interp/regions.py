@@ -31,9 +31,9 @@ from typing import Any
 from .handlers import HANDLERS
 from .numerics import _F32, _F64, _I32, _I64, _U32, _U64, M32, M64, PURE_EXPRESSIONS, PURE_OPS, _RAW_BANKS, \
     _SIGN_BIT_OPS
-from .ops_buffer import LOAD_OPS, STORE_OPS, _buffer, _check_elements, element_parts
+from .ops_buffer import LOAD_OPS, STORE_OPS, _check_elements, element_parts
 from .ops_scalar import pure_parts
-from .registers import SIZES, WRITE, retain_or_move
+from .registers import SIZES, WRITE
 from .. import isa
 
 _BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
@@ -272,6 +272,19 @@ class RegionPlan:
         for t in self.succ[start]:
             out |= self.every if t is None else live[t]
         return out
+
+
+def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
+    """Dispatch on `ip` by bisection over the blocks' starts; `body(start, end, pad)` writes each
+    block (blocks.py's byte-register regions and this module's both dispatch this way)."""
+    if len(blocks) > 1:
+        mid = len(blocks) // 2
+        lines.append(f"{pad}if ip < {blocks[mid][0]}:")
+        dispatch_tree(blocks[:mid], lines, pad + "    ", body)
+        lines.append(f"{pad}else:")
+        dispatch_tree(blocks[mid:], lines, pad + "    ", body)
+        return
+    body(blocks[0][0], blocks[0][1], pad)
 
 
 def _balanced(text: str) -> bool:
@@ -549,15 +562,7 @@ class LocalsEmitter:
         return b.finish(lines, "locals region " + ",".join(str(s) for s, _ in blocks))
 
     def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
-        if len(blocks) > 1:
-            mid = len(blocks) // 2
-            lines.append(f"{pad}if ip < {blocks[mid][0]}:")
-            self._tree(blocks[:mid], inside, lines, pad + "    ")
-            lines.append(f"{pad}else:")
-            self._tree(blocks[mid:], inside, lines, pad + "    ")
-            return
-        start, end = blocks[0]
-        self._block(start, end, inside, lines, pad, ())
+        dispatch_tree(blocks, lines, pad, lambda start, end, p: self._block(start, end, inside, lines, p, ()))
 
     def _block(self, start: int, end: int, inside: set, lines: list, pad: str, chain: tuple) -> None:
         """One block's body and its branch; `chain`: the blocks written out around it (not again)."""
@@ -830,4 +835,4 @@ _FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
 _VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
-__all__ = ["RegionPlan", "LocalsEmitter", "accesses", "moves"]
+__all__ = ["RegionPlan", "LocalsEmitter", "accesses", "dispatch_tree", "moves"]
