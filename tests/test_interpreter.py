@@ -125,6 +125,7 @@ CASES = [
     ("loops.vm.mlir", "handlers", [(6, 250), (0, 1)]),
     ("loops.vm.mlir", "widths", [(9, 30000), (300, -77)]),
     ("loops.vm.mlir", "oob", [(3,), (4,)]),
+    ("loops.vm.mlir", "nonfinite", [(1.5, 3), (-2.0, 1), (0.0, 2)]),
 ]
 
 

@@ -382,9 +382,6 @@ class LocalsEmitter:
     def lname(first: int, n: int) -> str:
         return f"L{first}_{n}"
 
-    def kind_of_local(self, first: int, n: int) -> str | None:
-        return self.local.get((first, n))
-
     # -- moving values between locals and bytes ------------------------------------------------------
 
     def load_stmt(self, name: str, first: int, n: int, kind: str) -> str:
@@ -704,8 +701,10 @@ class LocalsEmitter:
             name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
             lines.append(f"{pad}{name} = {0 if kind == 'int' else 0.0!r}")
             return
-        self.write(first, _BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, repr(constant_value(inst)),
-                   lines, pad)
+        value = constant_value(inst)
+        # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
+        text = repr(value) if type(value) is int else self.b.bind(value, "c")
+        self.write(first, _BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, text, lines, pad)
 
     def header_hits(self, bo: int, lines: list, pad: str) -> None:
         """After buffer `bo` is remembered: hit<x> is true for every stored-to buffer x whose data

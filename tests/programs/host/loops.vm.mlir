@@ -189,4 +189,30 @@ vm.module @loops {
     vm.return %last : i64
   }
   vm.export @oob
+
+  // Non-finite constants inside a loop: max(acc, x) against +inf/-inf, and a NaN compare.
+  vm.func @nonfinite(%x : f64, %n : i32) -> (f64, f64, i32) {
+    %c0 = vm.const.i32 0
+    %c1 = vm.const.i32 1
+    %f0 = vm.const.f64.zero
+    vm.br ^loop(%c0, %f0, %f0, %c0 : i32, f64, f64, i32)
+  ^loop(%i : i32, %a : f64, %b : f64, %u : i32):
+    %more = vm.cmp.lt.i32.s %i, %n : i32
+    vm.cond_br %more, ^body, ^done(%a, %b, %u : f64, f64, i32)
+  ^body:
+    %inf = vm.const.f64 0x7FF0000000000000
+    %ninf = vm.const.f64 0xFFF0000000000000
+    %nan = vm.const.f64 0x7FF8000000000001
+    %p = vm.mul.f64 %x, %inf : f64
+    %q = vm.add.f64 %x, %ninf : f64
+    %a2 = vm.add.f64 %a, %p : f64
+    %b2 = vm.sub.f64 %q, %nan : f64
+    %un = vm.cmp.eq.f64.o %b2, %b2 : f64
+    %u2 = vm.add.i32 %u, %un : i32
+    %i1 = vm.add.i32 %i, %c1 : i32
+    vm.br ^loop(%i1, %a2, %b2, %u2 : i32, f64, f64, i32)
+  ^done(%ra : f64, %rb : f64, %ru : i32):
+    vm.return %ra, %rb, %ru : f64, f64, i32
+  }
+  vm.export @nonfinite
 }
