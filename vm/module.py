@@ -492,8 +492,11 @@ def _release_moved(heap: Heap, fragment: Any, args: Sequence[Any], moved: tuple[
     """The moved references of a call whose argument buffer never took them over."""
     if not moved:
         return
-    flat, _ = _call.flatten(fragment, args, heap.machine.word_mask)
-    _release_all(heap, [flat[i] for i in moved])
+    try:
+        flat, _ = _call.flatten(fragment, args, heap.machine.word_mask)
+    except IreeAbiError:  # arguments that do not fit the cconv: the refs cannot be found in them
+        return
+    _release_all(heap, [flat[i] for i in moved if i < len(flat) and isinstance(flat[i], Ref)])
 
 
 def _release_all(heap: Heap, refs: list) -> None:

@@ -5,6 +5,8 @@ import random
 
 import pytest
 
+from ireeabi.abi.errors import IreeAbiError
+
 from ireeabi.abi.codec import CodecError
 from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
@@ -211,6 +213,32 @@ def test_planned_call_failure_paths_drop_every_reference(heap: Heap, buffers: Bu
     buffers.retain(b)
     with pytest.raises(CodecError, match="'ri'.*not an integer"):  # "x" is no int
         mod.planned(1, (), moved=(0,))([r, "x"])
+    assert buffers.counter(b) == 1
+    buffers.release(b)
+    mod.close()
+
+
+def test_call_ordinal_moves_marked_refs_as_the_planned_call(heap: Heap, buffers: BufferType) -> None:
+    """call_ordinal(moved=...) (the reference path's import call): the argument buffer takes the
+    moved reference over, the same counts as the planned call above; a call whose arguments do not
+    pack still drops the moved reference; a moved index that is no ref is an ireeabi error."""
+    b = buffers.create(BufferAccess.MUTABLE, 8)
+    r = Ref(b, buffers.type)
+    counts = []
+
+    def look(ctx: CallContext, x: Ref, y: int) -> None:
+        counts.append(buffers.counter(b))
+
+    mod = NativeModule(heap, "m", [Export("look", "0ri_v", look)])
+    buffers.retain(b)
+    mod.call_ordinal(0, r, 5, moved=(0,))
+    assert counts == [2] and buffers.counter(b) == 1  # moved: no retain; released by the walk
+    buffers.retain(b)
+    with pytest.raises(IreeAbiError):  # "x" does not pack as an i32
+        mod.call_ordinal(0, r, "x", moved=(0,))
+    assert buffers.counter(b) == 1
+    with pytest.raises(IreeAbiError, match="not refs"):
+        mod.call_ordinal(0, r, 5, moved=(1,))
     assert buffers.counter(b) == 1
     buffers.release(b)
     mod.close()
