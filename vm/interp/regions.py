@@ -364,6 +364,7 @@ class LocalsEmitter:
         self.ctx = base.ctx
         self.temps: dict[tuple[int, int], tuple[str, str, bool]] = {}  # (first, n) -> (name, kind, dirty)
         self.valid: set[int] = set()  # buffers remembered on every path to the code being written
+        self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
         self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
         self._biased: dict[str, str] = {}  # signed read of a local -> its sign-flipped bits
         self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
@@ -556,7 +557,18 @@ class LocalsEmitter:
         else:
             lines += [line[4:] for line in body]
         lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
-        return b.finish(lines, "locals region " + ",".join(str(s) for s, _ in blocks))
+        # Typed views are made where a buffer is remembered, before the code that indexes them is
+        # written: the casts nothing indexes are dropped now (they would run on every remember).
+        kept = []
+        for line in lines:
+            head, mark, tail = line.partition("  #view ")
+            if mark:
+                bo, fmt = tail.split()
+                if (int(bo), fmt) not in self.views:
+                    continue
+                line = head
+            kept.append(line)
+        return b.finish(kept, "locals region " + ",".join(str(s) for s, _ in blocks))
 
     def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
         dispatch_tree(blocks, lines, pad, lambda start, end, p: self._block(start, end, inside, lines, p, ()))
@@ -743,6 +755,7 @@ class LocalsEmitter:
                 name, kind = self.raw_target(first, 1, "int", lines, pad)
                 fmt = elem.format[-1]
                 sign = " & 4294967295" if fmt.islower() else ""
+                self.views.add((bo, fmt))
                 lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]{sign}")
                 lines.append(f"{pad}else:")
                 lines.append(f"{pad}    k = {i}")
@@ -751,6 +764,7 @@ class LocalsEmitter:
             n = size // 4
             name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
             fmt = _VIEW[(kind, size)]
+            self.views.add((bo, fmt))
             lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
             lines.append(f"{pad}else:")
             lines.append(f"{pad}    k = {i}")
@@ -787,6 +801,7 @@ class LocalsEmitter:
             lines.append(f"{pad}    s = {slow}")
             lines.append(f"{pad}{d}[s:s + {size}] = regs[{val}:{val + size}]")
         else:
+            self.views.add((bo, fmt))
             lines.append(f"{pad}if {fast}: v{bo}_{fmt}[{index}] = {value}")
             lines.append(f"{pad}else:")
             lines.append(f"{pad}    k = {i}")
@@ -820,8 +835,8 @@ class LocalsEmitter:
         lines.append(f"{pad}    n = d{bo}.nbytes")
         for sz in sorted({sz for sz, _ in self.sizes[bo]}):
             lines.append(f"{pad}    q{bo}_{sz}r = n // {sz}")
-            for fmt in _FORMATS[sz]:
-                lines.append(f"{pad}    v{bo}_{fmt} = d{bo}[:n - n % {sz}].cast({fmt!r})")
+            for fmt in _FORMATS[sz]:  # only the views the region indexes stay (region() prunes)
+                lines.append(f"{pad}    v{bo}_{fmt} = d{bo}[:n - n % {sz}].cast({fmt!r})  #view {bo} {fmt}")
             if (sz, True) in self.sizes[bo]:
                 lines.append(f"{pad}    q{bo}_{sz}w = q{bo}_{sz}r if b.mutable else 0")
         self.header_hits(bo, lines, pad + "    ")
