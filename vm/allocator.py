@@ -184,14 +184,7 @@ def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: i
                     heap.write_word(inout, 0)
             elif command in _ALLOCATING:
                 byte_length = heap.read_word((params or 0) + heap.machine.allocator.byte_length_off)
-                if byte_length == 0:
-                    raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
-                existing = heap.read_word(inout)
-                if existing and command == _REALLOC:
-                    new = heap.realloc(existing, byte_length)
-                else:
-                    new = heap.malloc(byte_length, zero=command == _CALLOC)
-                heap.write_word(inout, new)
+                heap.write_word(inout, _heap_allocate(heap, command, byte_length, heap.read_word(inout)))
             else:
                 raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
         except StatusError as e:
@@ -202,6 +195,16 @@ def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: i
     except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
         callbacks.park(e)
         return _ctl_error(e)
+
+
+def _heap_allocate(heap: Heap, command: int, byte_length: int, existing: int) -> int:
+    """allocator_libc.c's MALLOC/CALLOC/REALLOC on the heap, given the words its ctl reads: the new
+    block (REALLOC of a non-NULL `existing` moves it)."""
+    if byte_length == 0:
+        raise StatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
+    if existing and command == _REALLOC:
+        return heap.realloc(existing, byte_length)
+    return heap.malloc(byte_length, zero=command == _CALLOC)
 
 
 def _ctl_error(exc: BaseException) -> int:
@@ -235,6 +238,8 @@ def heap_allocator(heap: Heap) -> AllocatorT:
         _heaps[token] = weakref.ref(heap, lambda ref, token=token: _drop_token(token, ref))
         a = _allocators[heap] = AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN,
                                                                           _heap_ctl_entry))
+        if not heap.reference:
+            heap.direct_allocator = a
     return a
 
 
@@ -280,6 +285,14 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
     L = heap.machine.allocator
     if type(byte_length) is not int or not 0 <= byte_length <= L.word_mask:
         _check_size(byte_length, "byte_length", L.word_mask)
+    if allocator == heap.direct_allocator and type(inout_value) is int and heap.scratch_fits(L.frame_size):
+        # The heap's own libc allocator: its rule on the values the ctl would read, without the
+        # function pointer and the frame's words. A failure changed nothing: the layered path
+        # below makes it again, as the status IREE's code sees.
+        try:
+            return _heap_allocate(heap, command, byte_length, inout_value & L.word_mask)
+        except (StatusError, HeapError):
+            pass
     frame = heap.scratch_push(L.frame_size)  # zeroed
     try:
         heap.write_word(frame + L.byte_length_off, byte_length)
@@ -333,6 +346,13 @@ def free(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
 def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
     """`free` given the allocator's two words as read from memory, with ptr and ctl known non-NULL
     (no AllocatorT to build on a destroy path, e.g. a VM buffer's)."""
+    own = heap.direct_allocator
+    if own is not None and ctl == own[1] and self == own[0] and heap.scratch_fits(heap.pointer_size):
+        try:  # as in _issue_alloc: the heap's own FREE, the layered path for any failure
+            heap.free(ptr & heap.machine.word_mask)
+            return
+        except HeapError:
+            pass
     slot = heap.scratch_push(heap.pointer_size)
     try:
         heap.write_word(slot, ptr)

@@ -47,6 +47,7 @@ from ..abi.targets import Target
 from . import callbacks, status as _status
 from .address_space import GRANULE, PAGE, AddressSpace, AddressSpaceError, window_limit
 from .machine import Machine, machine as _machine
+from .reference_path import reference_forced
 from .status import StatusCode, StatusError
 
 UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
@@ -207,7 +208,7 @@ class Heap:
                  "closed", "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
                  "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
-                 "_scratch_frames", "_guard_pool", "__weakref__")
+                 "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
 
     # Not a slot: a trace for differential tests, set on the class (every heap of the process appends
     # ("retain" | "release", ptr, type word) for each counted reference taken or dropped), None in use.
@@ -278,6 +279,13 @@ class Heap:
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
         # guarded block of that size reuses one without two mprotect calls each way.
         self._guard_pool: dict[int, list[int]] = {}
+        # The reference path everywhere on this heap (IREEABI_REFERENCE=1, or a reference Context
+        # on it: `force_reference`). Otherwise `direct_allocator` is the libc allocator value
+        # vm.allocator made over this heap (None before), whose commands may skip the function
+        # pointer and the scratch words: allocator.py gives both paths the same rule and falls
+        # back to the layered one for every failure.
+        self.reference = reference_forced()
+        self.direct_allocator: Any = None
 
     def host_address(self, address: int) -> int:
         """The host address of `address` (itself on the host target): only for C code that runs on
@@ -759,6 +767,17 @@ class Heap:
             else:
                 _memset(start + self._host_delta, 0, n)
         return start
+
+    def scratch_fits(self, n: int) -> bool:
+        """Whether `scratch_push(n)` would find room (a fast path that pushes no frame stays where
+        the reference path would not overflow)."""
+        align = self.malloc_alignment
+        return ((self._stack_top + align - 1) & -align) + n <= self._stack_hi
+
+    def force_reference(self) -> None:
+        """The reference path from now on for everything on this heap (see `reference`)."""
+        self.reference = True
+        self.direct_allocator = None
 
     def scratch_memory(self) -> tuple[Any, int]:
         """(buffer, base) of the scratch stack: the bytes of a frame this caller pushed are

@@ -225,3 +225,70 @@ def test_allocator_tokens_name_live_heaps_only() -> None:
     assert again.allocation(p) is None
     for h in (other, again):
         h.close()
+
+
+def _allocator_script(heap: Heap) -> list:
+    """What the heap's own libc allocator gives for a run of commands, good and bad: every result or
+    error (type and message), then the live blocks' offsets, sizes and bytes and the serial count."""
+    a = A.heap_allocator(heap)
+    seen: list = []
+
+    def do(fn, *args):
+        try:
+            seen.append(("ok", fn(heap, a, *args)))
+        except (StatusError, HeapError) as e:
+            seen.append((type(e).__name__, getattr(e, "code", None), str(e)))
+    do(A.malloc, 24)
+    do(A.malloc_uninitialized, 40)
+    p = seen[0][1]
+    heap.write(p, b"kept bytes")
+    do(A.realloc, 64, p)
+    do(A.realloc, 8, 0)  # REALLOC of NULL allocates
+    do(A.malloc, 0)  # INVALID_ARGUMENT, from the ctl's rule
+    do(A.malloc, heap.limit + 1)  # RESOURCE_EXHAUSTED as libc's failure, with the heap's annotation
+    do(A.realloc, 16, 0x1230)  # a pointer the heap never gave
+    do(A.free, seen[2][1])
+    do(A.free, seen[2][1])  # double free
+    do(A.free, 0x40)  # forged
+    base = heap.space.base
+    live = [(x.address - base, x.size, bytes(heap.read(x.address, x.size))) for x in heap.leaks()]
+    for x in heap.leaks():
+        heap.free(x.address)
+    return [(k, v - base if k == "ok" and v else v) if len(s) == 2 else s for s in seen
+            for k, v in [s[:2]]] + [live, heap.mark()]
+
+
+def test_the_direct_heap_allocator_agrees_with_the_layered_one(monkeypatch) -> None:
+    """Issue 14's fast path for the heap's own libc allocator (no function pointer, no scratch
+    words) against the layered path (IREE's iree_allocator_* through ctl): the same pointers,
+    statuses, errors, bytes and allocations, on a target whose addresses are the heap's own; and
+    the fast path really skips the pointer (the layered one only for the failures)."""
+    through_ctl: list = []
+    real = A._call_ctl
+    monkeypatch.setattr(A, "_call_ctl", lambda heap, ctl, *rest: through_ctl.append(rest[1]) or real(heap, ctl, *rest))
+    runs = []
+    for reference in (True, False):
+        heap = Heap(target="riscv32", limit=1 << 20, capture_stacks=False, name="direct")  # stacks differ by path
+        if reference:
+            heap.force_reference()
+        through_ctl.clear()
+        runs.append((_allocator_script(heap), list(through_ctl)))
+        heap.close()
+    (layered, layered_ctl), (direct, direct_ctl) = runs
+    assert direct == layered
+    assert [s[0] for s in layered[:10]] == ["ok"] * 4 + ["StatusError"] * 2 + ["HeapError"] + ["ok"] + ["HeapError"] * 2
+    assert len(layered_ctl) == 10  # every command goes through ctl
+    # the direct path reaches the pointer only where the command fails (and the layered path reports it)
+    assert len(direct_ctl) == 5, direct_ctl
+
+
+def test_the_environment_switch_turns_the_direct_allocator_off(monkeypatch) -> None:
+    monkeypatch.setenv("IREEABI_REFERENCE", "1")
+    heap = Heap(name="forced")
+    A.heap_allocator(heap)
+    assert heap.reference and heap.direct_allocator is None
+    heap.close()
+    monkeypatch.delenv("IREEABI_REFERENCE")
+    heap = Heap(name="fast")
+    assert heap.direct_allocator is None and A.heap_allocator(heap) == heap.direct_allocator
+    heap.close()

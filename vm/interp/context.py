@@ -79,6 +79,9 @@ class Context:
         # call) when asked for; else compiled basic blocks (blocks.py) and planned import call
         # sites. A step budget counts single instructions, so it runs without blocks.
         self.reference = reference or reference_forced()
+        heap = getattr(self.buffers, "heap", None)  # counted backends run on a heap
+        if self.reference and heap is not None:
+            heap.force_reference()
         self.compiled = not self.reference and max_steps is None
         # One thread at a time runs the context (the heap under it has no locks, as IREE's VM
         # context has none): another thread's invoke is refused at once, never interleaved.
