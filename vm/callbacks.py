@@ -204,15 +204,21 @@ def direct_call(prototype: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
     argument and the result converted as ctypes converts them on the way through, an exception
     parked (C would print and drop it, returning 0). Generated from the prototype's types."""
     names = [f"a{i}" for i in range(len(prototype._argtypes_))]
-    converted = ", ".join(f"{_CONVERT[t]}({n})" for t, n in zip(prototype._argtypes_, names))
+    # An int argument is converted inline (the functions' own expressions); anything else goes
+    # through the function, which says what ctypes would refuse.
+    inline = {ctypes.c_void_p: "({n} & _WORD_MASK or None)",
+              ctypes.c_int: "((({n} & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000)"}
+    converted = "".join(f"    c{n[1:]} = {inline[t].format(n=n)} if type({n}) is int else {_CONVERT[t]}({n})\n"
+                        for t, n in zip(prototype._argtypes_, names))
+    args = ", ".join(f"c{n[1:]}" for n in names)
     restype = prototype._restype_
-    result = "fn(*args)\n        return None" if restype is None else f"return {_CONVERT[restype]}(fn(*args))"
+    result = f"fn({args})\n        return None" if restype is None else f"return {_CONVERT[restype]}(fn({args}))"
     # The arguments are converted at the call (a wrong type raises there, as ctypes does); what
     # the function raises, or a result that is no pointer, is parked (C would print and drop it).
-    source = (f"def call({', '.join(names)}):\n    args = ({converted},)\n    try:\n        {result}\n"
+    source = (f"def call({', '.join(names)}):\n{converted}    try:\n        {result}\n"
               f"    except BaseException as e:\n        park(e)\n        return None\n")
     namespace = {"fn": fn, "ctypes": ctypes, "park": park, "_pointer_value": _pointer_value,
-                 "_int_value": _int_value}
+                 "_int_value": _int_value, "_WORD_MASK": _WORD_MASK}
     exec(compile(source, f"<direct call {getattr(fn, '__name__', '?')}>", "exec"), namespace)
     return namespace["call"]
 
