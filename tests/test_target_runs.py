@@ -95,7 +95,20 @@ class Recorder:
                 return real(self, ctx, flags, args, rets, function)
             return shim
 
+        real_frame = _shims.Shim.on_frame
+
+        def framed(self, arguments, results):  # noqa: ANN001, ANN202 - a generic shim on the call site's frame
+            call = real_frame(self, arguments, results)
+
+            def recorded(ctx, function, buf, offset, address, results_offset):  # noqa: ANN001, ANN202
+                if rec._site:
+                    lay, flat = rec._site[-1]
+                    rec.buffers.append((lay, flat, bytes(buf[offset:offset + arguments.size])))
+                return call(ctx, function, buf, offset, address, results_offset)
+            return None if call is None else recorded
+
         monkeypatch.setattr(PlannedCall, "__call__", planned)
+        monkeypatch.setattr(_shims.Shim, "on_frame", framed)
         monkeypatch.setattr(_shims.Shim, "__call__", seen(real_shim))
         monkeypatch.setattr(_shims._LoaderShim, "__call__", seen(real_loader))
 

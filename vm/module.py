@@ -373,7 +373,7 @@ class PlannedCall:
 
     __slots__ = ("module", "export", "shim", "heap", "args", "results", "acodec", "rcodec", "asize",
                  "rsize", "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack", "roff",
-                 "nvalues", "where", "word_mask")
+                 "nvalues", "where", "word_mask", "on_frame")
 
     def __init__(self, module: NativeModule, ordinal: int, span_counts: tuple[int, ...],
                  moved: tuple[int, ...]) -> None:
@@ -406,6 +406,10 @@ class PlannedCall:
         self.roff = -(-self.rsize // align) * align
         self.nvalues = len(self.args.layout.values)
         self.where = f"{module.name}.{export.name} ({export.cconv})"
+        # A generic shim runs on this frame's bytes (its spans are this call's own); a custom
+        # one gets the spans.
+        self.on_frame = self.shim.on_frame(self.args.layout, self.results.layout) \
+            if isinstance(self.shim, Shim) else None
 
     def _empty(self) -> int:
         self.empty = _call._empty_block(self.heap)
@@ -458,8 +462,11 @@ class PlannedCall:
         if ctx.state is not module.state:  # the module's state was replaced since planning
             ctx = self._ctx = CallContext(heap, module, module.state)
         try:
-            self.shim(ctx, CALL_BEGIN, _new(ByteSpan, (aaddr, asize)), _new(ByteSpan, (raddr, rsize)),
-                      export.function)
+            if self.on_frame is not None:
+                self.on_frame(ctx, export.function, stack, aaddr - base, aaddr, raddr - base if rsize else 0)
+            else:
+                self.shim(ctx, CALL_BEGIN, _new(ByteSpan, (aaddr, asize)), _new(ByteSpan, (raddr, rsize)),
+                          export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
             error = _shim_failure(e, module.name, export.name, rsize)
         try:

@@ -39,7 +39,7 @@ from functools import cached_property, lru_cache
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
-from ..abi.cconv import Fragment, Value
+from ..abi.cconv import Fragment, FragmentLayout, Value
 from ..abi.errors import IreeAbiError
 from ..abi.layout import StructLayout, layout_of
 from ..abi.targets import Target
@@ -200,6 +200,17 @@ class _Fixed(_Decoder):
              f"    return [{', '.join(r._exprs)}]\n", ns)
         return ns["decode"]
 
+    @cached_property
+    def at(self) -> Callable[[Any, int], list[Any]]:
+        """The values of the struct at buf[offset:], for a caller that laid out a span of exactly
+        this size there (compiled for this struct)."""
+        r = self.reader
+        ns: dict[str, Any] = {"_Ref": Ref, "_unpack_from": r.struct.unpack_from}
+        exec(f"def decode_at(buf, offset):\n"
+             f"    t = _unpack_from(buf, offset)\n"
+             f"    return [{', '.join(r._exprs)}]\n", ns)
+        return ns["decode_at"]
+
 
 @dataclass(frozen=True)
 class _Vla(_Decoder):
@@ -326,16 +337,16 @@ class _ResultWriter:
     def write(self, view: memoryview, values: Sequence[Any]) -> None:
         if self.reader is None:
             return
-        self._pack(view, values)
+        self._pack(view, 0, values)
 
     @cached_property
-    def _pack(self) -> Callable[[memoryview, Sequence[Any]], None]:
+    def _pack(self) -> Callable[[Any, int, Sequence[Any]], None]:
         """pack_into of the values (a ref as its two words), compiled for the result kinds."""
         items = []
         for i, k in enumerate(self.reader.kinds):
             items += [f"v[{i}][0]", f"v[{i}][1]"] if k == "ref" else [f"v[{i}]"]
         ns: dict[str, Any] = {"_pack_into": self.reader.struct.pack_into}
-        exec(f"def pack(view, v):\n    _pack_into(view, 0, {', '.join(items)})\n", ns)
+        exec(f"def pack(buf, offset, v):\n    _pack_into(buf, offset, {', '.join(items)})\n", ns)
         return ns["pack"]
 
 
@@ -467,22 +478,63 @@ class Shim:
         result = function(ctx, *values) if values else function(ctx)
         if write is None and result is None:  # the common void case, as _normalize_results takes it
             return
+        self._deliver(heap, view, 0, result)
+
+    def _deliver(self, heap: Heap, buf: Any, offset: int, result: Any) -> None:
+        """Write the function's return value as the results struct at buf[offset:] (zeroed)."""
         if self._n_results == 1 and type(result) in _ONE_VALUE:  # a lone Ref or scalar
             out = [result]
         else:
             out = _normalize_results(result, self._n_results, self._where)
+        write = self._write
         if write is None:
             return
         try:
-            write(view, out)
+            write(buf, offset, out)
         except (struct.error, TypeError, IndexError) as e:
             # pack_into may have written the values before the bad one: clear them, so the words of
             # the refs released below are not left in the buffer as if it still owned them.
-            view[:self._rsize] = self._rzeros
+            buf[offset:offset + self._rsize] = self._rzeros
             for v in out:  # results never reach the caller: drop the references they carried
                 if isinstance(v, Ref):
                     _ref.release_value(heap, v)
             raise MarshalError(f"{self._where}: cannot write results {out!r}: {e}") from None
+
+    def on_frame(self, arguments: FragmentLayout, results: FragmentLayout) -> "Callable[..., None] | None":
+        """For a caller that packs `arguments` and sizes `results` itself in one frame it zeroed
+        and owns (the VM's planned call sites): `call(ctx, function, buf, args_offset, args_address,
+        results_offset)`, this shim's `__call__` on the caller's bytes: the same decode (and its
+        checks), function call and results write, without re-checking spans the caller made. A
+        fixed struct that is exactly the packed layout is read without its length check, which
+        passes by construction. None for the hand-written span rules (`_LoaderShim`) and for
+        results the writer's struct would refuse (the checked call says so)."""
+        if type(self) is not Shim or (self._write is not None and results.size != self._rsize):
+            return None
+        decoder = self._args
+        decode_at = decoder.at if isinstance(decoder, _Fixed) and _agrees(arguments, decoder) else None
+        decode, size = self._decode, arguments.size
+        deliver = self._deliver
+        void = self._write is None
+
+        def call(ctx: CallContext, function: NativeFunction, buf: Any, args_offset: int, args_address: int,
+                 results_offset: int) -> None:
+            if decode_at is not None:
+                values = decode_at(buf, args_offset)
+            else:  # checked as the spans would be: a mismatch raises here, as it does there
+                values = decode(buf[args_offset:args_offset + size], args_address)
+            result = function(ctx, *values) if values else function(ctx)
+            if void and result is None:
+                return
+            deliver(ctx.heap, buf, results_offset, result)
+        return call
+
+
+def _agrees(layout: FragmentLayout, part: _Fixed) -> bool:
+    """Whether the packed `layout` is byte for byte the C struct `part` reads."""
+    reader = part.reader
+    c = _c_layout(layout.fragment.text, _machine(layout.target))
+    return (layout.size == reader.size == c.size and len(layout.values) == len(c.fields)
+            and all(v.offset == f.offset for v, f in zip(layout.values, c.fields)))
 
 
 def _is_loader_like(signature: Any, form: str, m: Machine) -> bool:

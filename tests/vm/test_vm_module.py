@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import struct
 
 import pytest
 
@@ -155,16 +156,27 @@ def test_planned_call_keeps_float_bit_patterns(heap: Heap, monkeypatch: pytest.M
     """A float32 signalling NaN reaches the callee's argument buffer bit for bit (a Python float
     would quiet it), and a float result comes back as its bits."""
     seen = []
-    real = Shim.__call__
+    real, real_frame = Shim.__call__, Shim.on_frame
 
     def spy(self, ctx, flags, args, rets, target):  # the argument buffer as the shim receives it
         seen.append(heap.read(args.data, args.length))
         return real(self, ctx, flags, args, rets, target)
 
+    def frame_spy(self, arguments, results):  # the same, where the shim runs on the call site's frame
+        call = real_frame(self, arguments, results)
+
+        def spied(ctx, target, buf, offset, address, results_offset):
+            seen.append(bytes(buf[offset:offset + arguments.size]))
+            return call(ctx, target, buf, offset, address, results_offset)
+        return spied
+
     monkeypatch.setattr(Shim, "__call__", spy)
+    monkeypatch.setattr(Shim, "on_frame", frame_spy)
     mod = NativeModule(heap, "m", [Export("echo", "0f_f", lambda ctx, x: x)])
     assert mod.planned(0)([0x7F800001]) == [0x7FC00001]  # the float target quiets it, as C would
-    assert seen == [(0x7F800001).to_bytes(4, "little")]
+    mod.call_ordinal(0, 1.5)
+    assert seen[0] == (0x7F800001).to_bytes(4, "little")  # the planned call's frame
+    assert len(seen) == 2  # and the layered call's spans
     mod.close()
 
 
