@@ -52,7 +52,7 @@ def test_callbacks_are_real_c_function_pointers_and_checked() -> None:
 
 
 EDGE_ARGS = [(0, 1, None, 5), (None, 2**31, 0, 0), (2**64 - 1, -1, 1, 1), (-1, 2**40 + 3, 1, 1),
-             (2**64, 0, 0, 0), (0x1000, -(2**31) - 1, 0x7F, 2**63)]
+             (2**64, 0, 0, 0), (0x1000, -(2**31) - 1, 0x7F, 2**63), (True, True, False, True)]
 EDGE_RESULTS = [0, None, 1, 2**64 - 1, -5, 2**64 + 8]
 
 
