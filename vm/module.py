@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
 from ..abi.codec import codec
@@ -373,7 +373,7 @@ class PlannedCall:
 
     __slots__ = ("module", "export", "shim", "heap", "args", "results", "acodec", "rcodec", "asize",
                  "rsize", "retained", "moved", "arg_refs", "res_refs", "empty", "_ctx", "stack", "roff",
-                 "nvalues", "where", "word_mask", "on_frame")
+                 "nvalues", "where", "word_mask", "on_frame", "run")
 
     def __init__(self, module: NativeModule, ordinal: int, span_counts: tuple[int, ...],
                  moved: tuple[int, ...]) -> None:
@@ -410,86 +410,113 @@ class PlannedCall:
         # one gets the spans.
         self.on_frame = self.shim.on_frame(self.args.layout, self.results.layout) \
             if isinstance(self.shim, Shim) else None
+        self.run = self._generate()
 
     def _empty(self) -> int:
         self.empty = _call._empty_block(self.heap)
         return self.empty
 
     def __call__(self, flat: list) -> list:
-        heap, module, asize, rsize, roff = self.heap, self.module, self.asize, self.rsize, self.roff
-        if len(flat) != self.nvalues:
-            raise MarshalError(f"{self.where}: {self.nvalues} argument value(s) expected, "
-                               f"got {len(flat)}")
-        moved = [r if type(r) is Ref else _as_ref(r, self.where, self.word_mask)
-                 for r in (flat[i] for i in self.moved)] if self.moved else ()
-        try:
-            empty = 0 if rsize else (self.empty or self._empty())
-            frame = heap.scratch_push(roff + asize)
-        except BaseException:
-            _release_all(heap, moved)
-            raise
-        raddr = frame if rsize else empty
-        aaddr = frame + roff
-        stack, base = self.stack  # the frame is this call's own: no check per access
-        retained = self.retained
-        try:
-            if len(retained) == 1:  # the common case: one counter to check (and write below)
-                r = flat[retained[0]]
-                one = countable_cell(heap, r[0], r[1]) if r[0] else None
-                retains = None
-            else:
-                one = None
-                refs = [r for r in (flat[i] for i in retained) if r[0]] if retained else None
-                retains = _call._retain_plan(heap, refs) if refs else None
-            self.acodec.pack_into(stack, aaddr - base, flat)
-        except BaseException as e:
-            heap.scratch_pop(frame)
-            _release_all(heap, moved)
-            if isinstance(e, (TypeError, ValueError, IndexError)):  # a ref that is no (ptr, type)
-                raise MarshalError(f"{self.where}: bad argument values {flat!r}: {e}") from None
-            raise
-        # Every counter was checked above and nothing freed since: the retains cannot fail.
-        if one is not None:
-            _I32_PACK(one[2], one[3], one[1] + 1)
-        elif retains:
-            for value, n, raw, off in retains.values():
-                _I32_PACK(raw, off, value + n)
-        if heap.ref_events is not None:  # in argument order, as the layered path reports them
-            heap.ref_events.extend(("retain", r[0], r[1]) for r in (flat[i] for i in retained) if r[0])
-        export = self.export
-        error: BaseException | None = None
-        ctx = self._ctx
-        if ctx.state is not module.state:  # the module's state was replaced since planning
-            ctx = self._ctx = CallContext(heap, module, module.state)
-        try:
-            if self.on_frame is not None:
-                self.on_frame(ctx, export.function, stack, aaddr - base, aaddr, raddr - base if rsize else 0)
-            else:
-                self.shim(ctx, CALL_BEGIN, _new(ByteSpan, (aaddr, asize)), _new(ByteSpan, (raddr, rsize)),
-                          export.function)
-        except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
-            error = _shim_failure(e, module.name, export.name, rsize)
-        try:
-            # The VM's release walk over the argument buffer as the callee left it: every slot is
-            # released even if one fails (a forged ref); the first failure is the call's error.
-            values = self.acodec.unpack(stack, aaddr - base)
+        return self.run(flat)
+
+    def _generate(self) -> Callable[[list], list]:
+        """This call site's call as one function, generated from the plan: the value count, the
+        frame size and offsets, which values are retained, moved and released, and which results
+        are refs are fixed in its text. What it does, in order: check the count; take the moved
+        refs; push one scratch frame (results, then arguments, as the VM allocas them); check every
+        counter a retain will write, pack the arguments, then write the retains (nothing can fail
+        between); run the shim (on the frame when it is a generic one); walk the argument buffer
+        as the callee left it, releasing every ref even if one fails (the first failure is the
+        call's error); read the results; pop the frame. A failed call's results are dropped unread,
+        as the VM drops them (`_shim_failure` says what the failure becomes)."""
+        module, export = self.module, self.export
+        stack, base = self.stack
+        roff, asize, rsize = self.roff, self.asize, self.rsize
+        retained, moved = self.retained, self.moved
+        ns: dict[str, Any] = {
+            "_self": self, "_heap": self.heap, "_module": module, "_stack": stack, "_base": base,
+            "_where": self.where, "_mask": self.word_mask, "_Ref": Ref, "_as_ref": _as_ref,
+            "_MarshalError": MarshalError, "_IreeAbiError": IreeAbiError, "_release_all": _release_all,
+            "_push": self.heap.scratch_push, "_pop": self.heap.scratch_pop,
+            "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
+            "_unpack_results": self.rcodec.unpack, "_countable_cell": countable_cell,
+            "_retain_plan": _call._retain_plan, "_I32_PACK": _I32_PACK, "_CallContext": CallContext,
+            "_on_frame": self.on_frame, "_shim": self.shim, "_function": export.function,
+            "_shim_failure": _shim_failure, "_object_release": object_release, "_new": _new,
+            "_ByteSpan": ByteSpan, "_CALL_BEGIN": CALL_BEGIN}
+        flat_at = ", ".join
+        L = ["def call(flat):",
+             f"    if len(flat) != {self.nvalues}:",
+             f"        raise _MarshalError(f'{{_where}}: {self.nvalues} argument value(s) expected, got {{len(flat)}}')"]
+        if moved:
+            L.append(f"    moved = [r if type(r) is _Ref else _as_ref(r, _where, _mask) for r in "
+                     f"({flat_at(f'flat[{i}]' for i in moved)},)]")
+        else:
+            L.append("    moved = ()")
+        L += ["    try:"]
+        if not rsize:
+            L.append("        raddr = _self.empty or _self._empty()")
+        L += [f"        frame = _push({roff + asize})",
+              "    except BaseException:",
+              "        _release_all(_heap, moved)",
+              "        raise"]
+        if rsize:
+            L.append("    raddr = frame")
+        L += [f"    aoff = frame + {roff - base}", "    try:"]
+        if len(retained) == 1:
+            L += [f"        r = flat[{retained[0]}]",
+                  "        one = _countable_cell(_heap, r[0], r[1]) if r[0] else None"]
+        elif retained:
+            L += [f"        refs = [r for r in ({flat_at(f'flat[{i}]' for i in retained)},) if r[0]]",
+                  "        retains = _retain_plan(_heap, refs) if refs else None"]
+        L += ["        _pack_args(_stack, aoff, flat)",
+              "    except BaseException as e:",
+              "        _pop(frame)",
+              "        _release_all(_heap, moved)",
+              "        if isinstance(e, (TypeError, ValueError, IndexError)):  # a ref that is no (ptr, type)",
+              "            raise _MarshalError(f'{_where}: bad argument values {flat!r}: {e}') from None",
+              "        raise"]
+        if len(retained) == 1:  # every counter was checked above and nothing freed since
+            L += ["    if one is not None:", "        _I32_PACK(one[2], one[3], one[1] + 1)"]
+        elif retained:
+            L += ["    if retains:", "        for value, n, raw, off in retains.values():",
+                  "            _I32_PACK(raw, off, value + n)"]
+        if retained:  # in argument order, as the layered path reports them
+            L += ["    if _heap.ref_events is not None:",
+                  f"        _heap.ref_events.extend(('retain', r[0], r[1]) for r in "
+                  f"({flat_at(f'flat[{i}]' for i in retained)},) if r[0])"]
+        L += ["    error = None",
+              "    ctx = _self._ctx",
+              "    if ctx.state is not _module.state:  # the module's state was replaced since planning",
+              "        ctx = _self._ctx = _CallContext(_heap, _module, _module.state)",
+              "    try:"]
+        if self.on_frame is not None:
+            L.append(f"        _on_frame(ctx, _function, _stack, aoff, frame + {roff}, "
+                     f"{'frame - _base' if rsize else '0'})")
+        else:
+            L.append(f"        _shim(ctx, _CALL_BEGIN, _new(_ByteSpan, (frame + {roff}, {asize})), "
+                     f"_new(_ByteSpan, (raddr, {rsize})), _function)")
+        L += ["    except BaseException as e:",
+              f"        error = _shim_failure(e, {module.name!r}, {export.name!r}, {rsize})"]
+        # The VM's release walk over the argument buffer as the callee left it.
+        L.append("    try:")
+        if self.arg_refs:
+            L.append("        values = _unpack_args(_stack, aoff)")
             for i in self.arg_refs:
-                ptr, typ = values[i]
-                if ptr and typ:
-                    try:
-                        object_release(heap, ptr, typ)
-                    except IreeAbiError as e:
-                        error = error or e
-            values = self.rcodec.unpack(stack, raddr - base) if rsize else []
-        except BaseException as e:  # noqa: BLE001 - reading its own frame: the heap closed
-            heap.scratch_pop(frame)
-            raise error or e
-        heap.scratch_pop(frame)
-        if error is not None:  # a failed call: the results are dropped unread, as the VM drops them
-            raise error
+                L += [f"        ptr, typ = values[{i}]", "        if ptr and typ:", "            try:",
+                      "                _object_release(_heap, ptr, typ)",
+                      "            except _IreeAbiError as e:", "                error = error or e"]
+        L.append(f"        values = {'_unpack_results(_stack, frame - _base)' if rsize else '[]'}")
+        L += ["    except BaseException as e:  # reading its own frame: the heap closed",
+              "        _pop(frame)", "        raise error or e",
+              "    _pop(frame)",
+              "    if error is not None:  # a failed call: the results are dropped unread",
+              "        raise error"]
         for i in self.res_refs:
-            values[i] = _new(Ref, values[i])  # Ref(*values[i]) without NamedTuple's Python __new__
-        return values
+            L.append(f"    values[{i}] = _new(_Ref, values[{i}])")
+        L.append("    return values")
+        exec(compile("\n".join(L) + "\n", f"<planned call {self.where}>", "exec"), ns)
+        return ns["call"]
 
 
 _new = tuple.__new__  # a NamedTuple from a tuple, without its Python-level __new__
