@@ -70,7 +70,7 @@ def child(name: str, rounds: int) -> None:
     from ireeabi.vm import heap
     bench = bp.PROGRAMS[name]
     vmfb = iree_tools.compile_mlir(bench.source, model="inline-dynamic")
-    median, _ = bp.ireeabi_ms(vmfb, bench, bp._rounds(bench, rounds), checked=False)
+    median, _ = bp.ireeabi_ms(vmfb, bench, bp._rounds(bench, rounds), heap="bare")
     print(Path(heap.__file__).name, median)
 
 

@@ -38,16 +38,18 @@ def main() -> None:
     rounds = _rounds(bench, args.rounds)
     pairs = []
     for _ in range(args.pairs):
-        ours = ireeabi_ms(vmfb, bench, rounds, checked=False)
+        ours = ireeabi_ms(vmfb, bench, rounds)
         theirs = iree_benchmark_ms(vmfb, bench)
         pairs.append((ours[0], theirs[0]))
-    checked = ireeabi_ms(vmfb, bench, max(20, rounds // 4), checked=True)
+    checked = ireeabi_ms(vmfb, bench, max(20, rounds // 4), heap="default")
+    bare = ireeabi_ms(vmfb, bench, rounds, heap="bare")
     ratios = sorted(o / t for o, t in pairs)
     print(f"add1m: add ({bench.elements} f32 elements), default execution model ({args.model}), "
           f"ms per call (medians); {args.pairs} alternating pairs, {rounds} calls each")
-    print(f"  ireeabi Program, heap without stacks/quarantine  {statistics.median(o for o, _ in pairs):9.4f}  "
+    print(f"  ireeabi Program, tracked heap without stacks     {statistics.median(o for o, _ in pairs):9.4f}  "
           f"(pairs: {', '.join(f'{o:.4f}' for o, _ in pairs)})")
     print(f"  ireeabi Program, default tracked heap            {checked[0]:9.4f}")
+    print(f"  ireeabi Program, no stacks and no quarantine     {bare[0]:9.4f}")
     print(f"  iree-benchmark-module (local-sync)               {statistics.median(t for _, t in pairs):9.4f}  "
           f"(pairs: {', '.join(f'{t:.4f}' for _, t in pairs)})")
     print(f"  ratio, median of the pairs' (min, max)           {statistics.median(ratios):9.2f}x  "

@@ -87,17 +87,26 @@ def _release_all(program: Program, values: list) -> None:
             program.buffers.release(v)
 
 
-def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, checked: bool,
+# The heaps a measurement runs on. Issue 14's ratios hold on the default tracked heap with its
+# checks on, stack capture off allowed: "no-stacks" (freed blocks still poisoned and quarantined).
+HEAPS = {
+    "default": {},  # every allocation's Python stack recorded, freed blocks poisoned and quarantined
+    "no-stacks": {"capture_stacks": False},  # the same, without stacks
+    "bare": {"capture_stacks": False, "quarantine": 0},  # no stacks, freed memory reused at once
+}
+
+
+def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, heap: str = "no-stacks",
                target: "str | None" = None, reference: bool = False) -> tuple[float, float]:
     """(median, mean) ms of one whole call in the interpreter (and the release of its results), on
-    a heap of `target` (the host by default). `checked`: the default tracked heap (every
-    allocation's Python stack recorded, freed blocks poisoned and quarantined: the last 1024
-    remembered, up to 16 MiB of blocks of <= 1 MiB kept unreused); otherwise no stacks and no
-    quarantine (freed memory goes back to the free lists at once). `reference`: the interpreter's
-    per-instruction handlers and layered import calls instead of compiled blocks and planned calls."""
-    heap = Heap(target=target, name="bench") if checked else \
-        Heap(target=target, capture_stacks=False, quarantine=0, name="bench")
-    program = Program(vmfb, heap=heap, reference=reference)
+    a heap of `target` (the host by default) configured as HEAPS[heap]: "default" is the default
+    tracked heap (every allocation's Python stack recorded, freed blocks poisoned and quarantined:
+    the last 1024 remembered, up to 16 MiB of blocks of <= 1 MiB kept unreused), "no-stacks" the
+    same without stacks, "bare" neither stacks nor quarantine (freed memory goes back to the free
+    lists at once). `reference`: the interpreter's per-instruction handlers and layered import
+    calls instead of compiled blocks and planned calls."""
+    heap_ = Heap(target=target, name="bench", **HEAPS[heap])
+    program = Program(vmfb, heap=heap_, reference=reference)
     args = _inputs(program, bench)
     invoke, function = program.context.invoke, bench.function
     out = invoke(function, *args)
@@ -132,7 +141,7 @@ def iree_benchmark_ms(vmfb: Path, bench: Bench) -> tuple[float, float]:
 
 
 def profile(vmfb: Path, bench: Bench, rounds: int) -> None:
-    program = Program(vmfb, heap=Heap(capture_stacks=False, quarantine=0, name="bench"))
+    program = Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"]))
     args = _inputs(program, bench)
     invoke = program.context.invoke
     prof = cProfile.Profile()
@@ -146,7 +155,8 @@ def profile(vmfb: Path, bench: Bench, rounds: int) -> None:
 
 
 def breakdown(vmfb: Path, bench: Bench, rounds: int) -> None:
-    """Mean µs per call of each import (by export name) and of the whole call, no stacks/quarantine."""
+    """Mean µs per call of each import (by export name) and of the whole call, on the tracked heap
+    without stacks."""
     spent: collections.Counter = collections.Counter()
     calls: collections.Counter = collections.Counter()
     real = PlannedCall.__call__
@@ -160,7 +170,7 @@ def breakdown(vmfb: Path, bench: Bench, rounds: int) -> None:
             spent[name] += time.perf_counter() - t0
             calls[name] += 1
 
-    program = Program(vmfb, heap=Heap(capture_stacks=False, quarantine=0, name="bench"))
+    program = Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"]))
     args = _inputs(program, bench)
     invoke = program.context.invoke
     PlannedCall.__call__ = timed  # type: ignore[method-assign]
@@ -198,8 +208,8 @@ def compare_targets(args: argparse.Namespace) -> None:
         pairs = []
         try:
             for _ in range(args.pairs):
-                theirs = ireeabi_ms(vmfb, bench, rounds, checked=False, target=args.target)
-                ours = ireeabi_ms(vmfb, bench, rounds, checked=False)
+                theirs = ireeabi_ms(vmfb, bench, rounds, target=args.target)
+                ours = ireeabi_ms(vmfb, bench, rounds)
                 pairs.append((theirs[0], ours[0]))
         except KernelTargetError as e:
             print(f"  {name}: cannot run on {args.target}: {str(e).split('; ')[-1]}")
@@ -208,7 +218,7 @@ def compare_targets(args: argparse.Namespace) -> None:
             print(f"  {name}: fails on {args.target} as `inspect --check-imports` predicts: {e}")
             continue
         ratios = sorted(t / h for t, h in pairs)
-        print(f"  {name}: {bench.function}; {args.pairs} alternating pairs, heap without stacks/quarantine")
+        print(f"  {name}: {bench.function}; {args.pairs} alternating pairs, tracked heap without stacks")
         print(f"    on {args.target:8s} {statistics.median(t for t, _ in pairs):9.4f}  "
               f"(pairs: {', '.join(f'{t:.4f}' for t, _ in pairs)})")
         print(f"    on {host:8s} {statistics.median(h for _, h in pairs):9.4f}  "
@@ -221,8 +231,8 @@ def compare_paths(vmfb: Path, name: str, bench: Bench, rounds: int, pairs_n: int
     """The reference path and the fast path, alternately, on the default tracked heap."""
     pairs = []
     for _ in range(pairs_n):
-        ref = ireeabi_ms(vmfb, bench, rounds, checked=True, reference=True)
-        fast = ireeabi_ms(vmfb, bench, rounds, checked=True)
+        ref = ireeabi_ms(vmfb, bench, rounds, heap="default", reference=True)
+        fast = ireeabi_ms(vmfb, bench, rounds, heap="default")
         pairs.append((ref[0], fast[0]))
     ratios = sorted(r / f for r, f in pairs)
     print(f"  {name}: {bench.function}; {pairs_n} alternating pairs, default tracked heap")
@@ -292,19 +302,21 @@ def main() -> None:
         # alternately, and the ratio is the median of the per-pair ratios.
         pairs = []
         for _ in range(args.pairs):
-            fast = ireeabi_ms(vmfb, bench, rounds, checked=False, reference=args.reference)
+            fast = ireeabi_ms(vmfb, bench, rounds, reference=args.reference)
             theirs = iree_benchmark_ms(vmfb, bench)
             pairs.append((fast[0], theirs[0]))
-        checked = ireeabi_ms(vmfb, bench, bench.rounds or max(20, rounds // 4), checked=True,
+        checked = ireeabi_ms(vmfb, bench, bench.rounds or max(20, rounds // 4), heap="default",
                              reference=args.reference)
+        bare = ireeabi_ms(vmfb, bench, rounds, heap="bare", reference=args.reference)
         ours = statistics.median(o for o, _ in pairs)
         native = statistics.median(t for _, t in pairs)
         ratios = sorted(o / t for o, t in pairs)
         what = f"{n} elements" if n else "scalar, no import calls"
         print(f"  {name}: {bench.function} ({what}); {args.pairs} alternating pairs")
-        print(f"    ireeabi Program, heap without stacks/quarantine  {ours:9.4f}  "
+        print(f"    ireeabi Program, tracked heap without stacks     {ours:9.4f}  "
               f"(pairs: {', '.join(f'{o:.4f}' for o, _ in pairs)})")
         print(f"    ireeabi Program, default tracked heap            {checked[0]:9.4f}")
+        print(f"    ireeabi Program, no stacks and no quarantine     {bare[0]:9.4f}")
         print(f"    iree-benchmark-module (local-sync)               {native:9.4f}  "
               f"(pairs: {', '.join(f'{t:.4f}' for _, t in pairs)})")
         print(f"    ratio, median of the pairs' (min, max)           {statistics.median(ratios):9.1f}x"

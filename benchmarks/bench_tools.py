@@ -63,7 +63,7 @@ def main() -> None:
     print(f"{args.program} ({args.model}), median of {args.runs} runs each, outputs identical")
     print(f"  process  ireeabi run {o:8.3f} s   iree-run-module {t:8.3f} s   ratio {o / t:7.1f}x")
     rounds = bench_program._rounds(bench, 400)
-    call = bench_program.ireeabi_ms(vmfb, bench, rounds, checked=False)[0]
+    call = bench_program.ireeabi_ms(vmfb, bench, rounds, heap="bare")[0]
     tool = bench_program.iree_benchmark_ms(vmfb, bench)[0]
     print(f"  call     ireeabi     {call:8.3f} ms  iree-benchmark-module {tool:8.3f} ms   "
           f"ratio {call / tool:7.1f}x")
