@@ -305,21 +305,21 @@ class HalModule:
     def _buffer_assert(self, ctx: CallContext, buffer: Ref, message: Ref, allocator: Ref, minimum_length: int,
                        memory_types: int, buffer_usage: int) -> None:
         _, b = self._buffers.deref(buffer)
-        self._vm_buffers.check_deref(message)
-        text = self._vm_buffers.text(message)
+        vmb = self._vm_buffers
+        vmb.check_deref(message)  # the message's text is read only for a failure, as IREE formats it then
         minimum_length &= self._mask
         if b.byte_length < minimum_length:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{text} buffer byte length {b.byte_length} less "
-                              f"than expected minimum {minimum_length}")
+            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{vmb.text(message)} buffer byte length "
+                              f"{b.byte_length} less than expected minimum {minimum_length}")
         required = memory_types & _U32
         if b.memory_type & required != required:
-            raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} buffer memory type is not compatible; "
-                              f"buffer has {memory_type_text(b.memory_type)}, operation requires "
+            raise StatusError(StatusCode.PERMISSION_DENIED, f"{vmb.text(message)} buffer memory type is not "
+                              f"compatible; buffer has {memory_type_text(b.memory_type)}, operation requires "
                               f"{memory_type_text(required)}")
         usage = buffer_usage & _U32
         if b.allowed_usage & usage != usage:
-            raise StatusError(StatusCode.PERMISSION_DENIED, f"{text} requested usage was not specified when "
-                              f"the buffer was allocated; buffer allows {buffer_usage_text(b.allowed_usage)}, "
+            raise StatusError(StatusCode.PERMISSION_DENIED, f"{vmb.text(message)} requested usage was not "
+                              f"specified when the buffer was allocated; buffer allows {buffer_usage_text(b.allowed_usage)}, "
                               f"operation requires {buffer_usage_text(usage)}")
         self.devices.allocators.deref(allocator)
 
