@@ -732,6 +732,10 @@ class Heap:
             a = self._last
             if a.address <= address and end <= a.end:
                 return a.raw, address - a.base
+            a = self._live.get(address)  # a block's start (most counters are): no bisection
+            if a is not None and end <= a.end:
+                self._last = a
+                return a.raw, address - a.base
             i = _bisect_right(self._starts, address) - 1
             if i >= 0:
                 a = self._blocks[i]

@@ -106,7 +106,7 @@ class _Reader:
     def assemble(self) -> Callable[[tuple], list]:
         """items -> the values: each ref's two words as a `Ref`, scalars as they are (compiled for
         these kinds)."""
-        ns: dict[str, Any] = {"_Ref": Ref}
+        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__}
         exec(f"def assemble(t):\n    return [{', '.join(self._exprs)}]\n", ns)
         return ns["assemble"]
 
@@ -115,7 +115,7 @@ class _Reader:
         exprs, i = [], 0
         for k in self.kinds:
             if k == "ref":
-                exprs.append(f"_Ref(t[{i}], t[{i + 1}])")
+                exprs.append(f"_new(_Ref, (t[{i}], t[{i + 1}]))")  # Ref(...) without its Python __new__
                 i += 2
             else:
                 exprs.append(f"t[{i}]")
@@ -128,7 +128,7 @@ class _Reader:
         (refs as `Ref`), by a function compiled for these kinds."""
         exprs = self._exprs
         body = exprs[0] if len(exprs) == 1 else "(" + "".join(e + ", " for e in exprs) + ")"
-        ns: dict[str, Any] = {"_Ref": Ref}
+        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__}
         exec(f"def element(t):\n    return {body}\n", ns)
         return ns["element"]
 
@@ -191,7 +191,7 @@ class _Fixed(_Decoder):
     def fast(self) -> Callable[[memoryview, int], list[Any]]:
         """The size check, the unpack and the values, compiled for this struct (runs per call)."""
         r = self.reader
-        ns: dict[str, Any] = {"_Ref": Ref, "_unpack_from": r.struct.unpack_from,
+        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_unpack_from": r.struct.unpack_from,
                               "_mismatch": _mismatch}
         exec(f"def decode(view, base):\n"
              f"    if len(view) != {r.size}:\n"
@@ -205,7 +205,7 @@ class _Fixed(_Decoder):
         """The values of the struct at buf[offset:], for a caller that laid out a span of exactly
         this size there (compiled for this struct)."""
         r = self.reader
-        ns: dict[str, Any] = {"_Ref": Ref, "_unpack_from": r.struct.unpack_from}
+        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_unpack_from": r.struct.unpack_from}
         exec(f"def decode_at(buf, offset):\n"
              f"    t = _unpack_from(buf, offset)\n"
              f"    return [{', '.join(r._exprs)}]\n", ns)
