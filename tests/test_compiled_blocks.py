@@ -68,6 +68,15 @@ def test_environment_forces_the_reference_path(monkeypatch):
                        for fn in ctx.functions for entry in fn.code)
 
 
+def test_a_reference_program_takes_the_heap_allocator_through_its_pointer(corpus_modules):
+    """Program(reference=True) puts its heap on the reference path before the runtime makes
+    anything (the allocator's direct path off), a default Program leaves the direct path on."""
+    path = corpus_modules[(corpus.CASES[0][0], "inline-dynamic")]
+    with Program(path.read_bytes(), reference=True) as ref, Program(path.read_bytes()) as fast:
+        assert ref.heap.reference and ref.heap.direct_allocator is None
+        assert not fast.heap.reference and fast.heap.direct_allocator is not None
+
+
 @pytest.mark.parametrize("name, function, calls", HOST_CASES, ids=[f"{c[0]}:{c[1]}" for c in HOST_CASES])
 def test_host_programs_agree(name, function, calls):
     path = host(name)

@@ -81,8 +81,10 @@ class Program:
     `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
     `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no bound,
     as iree-run-module).
-    `reference`: run the interpreter's per-instruction handlers instead of its compiled basic blocks
-    (vm/interp/blocks.py); IREEABI_REFERENCE=1 does the same for every program.
+    `reference`: the reference path everywhere: the interpreter's per-instruction handlers instead
+    of its compiled basic blocks (vm/interp/blocks.py), layered import calls instead of planned call
+    sites, and the heap's allocator through its function pointer (`Heap.force_reference`, also on a
+    heap given); IREEABI_REFERENCE=1 does the same for every program.
     `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
     module docstring).
     """
@@ -112,6 +114,8 @@ class Program:
         self._own_heap = heap is None
         self.heap = heap if heap is not None else Heap(target=target, limit=heap_limit,
                                                         name=f"program {self.module.name}")
+        if reference:  # the runtime's own calls below take the reference path too
+            self.heap.force_reference()
         self.machine = self.heap.machine
         self._mark = self.heap.mark()
         self.closed = False
