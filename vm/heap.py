@@ -570,7 +570,7 @@ class Heap:
     def check_range(self, address: int, n: int) -> Allocation:
         """The live allocation holding all of [address, address + n); HeapError otherwise."""
         # Hot path (every access): exact-int test, the block found last, the scratch stack (argument
-        # frames), then a bisection. The accessors below inline the first step.
+        # frames), a block start, then a bisection. The accessors below inline the first step.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
             a = self._last
@@ -578,6 +578,10 @@ class Heap:
                 return a
             if self._stack_lo <= address and end <= self._stack_hi:
                 return self._stack_block
+            a = self._live.get(address)  # a block's start (a field at offset 0): no bisection
+            if a is not None and end <= a.end:
+                self._last = a
+                return a
             i = _bisect_right(self._starts, address) - 1
             if i >= 0:
                 a = self._blocks[i]
