@@ -499,13 +499,11 @@ class PlannedCall:
         L += ["    except BaseException as e:",
               f"        error = _shim_failure(e, {module.name!r}, {export.name!r}, {rsize})"]
         # The VM's release walk over the argument buffer as the callee left it.
-        L.append("    try:")
-        if self.arg_refs:
-            L.append("        values = _unpack_args(_stack, aoff)")
-            for i in self.arg_refs:
-                L += [f"        ptr, typ = values[{i}]", "        if ptr and typ:", "            try:",
-                      "                _object_release(_heap, ptr, typ)",
-                      "            except _IreeAbiError as e:", "                error = error or e"]
+        L += ["    try:", "        values = _unpack_args(_stack, aoff)"]
+        for i in self.arg_refs:
+            L += [f"        ptr, typ = values[{i}]", "        if ptr and typ:", "            try:",
+                  "                _object_release(_heap, ptr, typ)",
+                  "            except _IreeAbiError as e:", "                error = error or e"]
         L.append(f"        values = {'_unpack_results(_stack, frame - _base)' if rsize else '[]'}")
         L += ["    except BaseException as e:  # reading its own frame: the heap closed",
               "        _pop(frame)", "        raise error or e",
