@@ -462,7 +462,7 @@ class PlannedCall:
               "        raise"]
         if rsize:
             L.append("    raddr = frame")
-        L += [f"    aoff = frame + {roff - base}", "    try:"]
+        L += [f"    aoff = frame + {roff} - _base  # the arguments' offset in the scratch block", "    try:"]
         if len(retained) == 1:
             L += [f"        r = flat[{retained[0]}]",
                   "        one = _countable_cell(_heap, r[0], r[1]) if r[0] else None"]
