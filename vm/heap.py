@@ -118,23 +118,36 @@ Frame = tuple[str, int, str]
 
 
 def _capture_stack(skip: int) -> tuple:
-    """The caller's stack, outermost first, as (code object, line) pairs: cheap to take on every
-    malloc and free; `frames()` / `format_stack` turn them into (file, line, function)."""
-    frames = []
-    append = frames.append
+    """The caller's stack, outermost first, as one flat tuple (code object, instruction offset, ...):
+    cheap to take on every malloc and free (one object, no line lookups); `frames()` /
+    `format_stack` turn it into (file, line, function) when a report needs it."""
+    flat = []
+    append = flat.append
     f = sys._getframe(skip + 1)
     for _ in range(STACK_DEPTH):
         if f is None:
             break
-        append((f.f_code, f.f_lineno))
+        append(f.f_lasti)
+        append(f.f_code)
         f = f.f_back
-    frames.reverse()
-    return tuple(frames)
+    flat.reverse()  # (code, offset) pairs, outermost first
+    return tuple(flat)
+
+
+def _line_of(code: Any, offset: int) -> int:
+    """The source line of the instruction at byte `offset` of `code` (what frame.f_lineno says)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
 
 
 def frames(stack: tuple) -> tuple[Frame, ...]:
     """A captured stack as (file, line, function) frames (already-converted frames pass through)."""
-    return tuple(e if len(e) == 3 else (e[0].co_filename, e[1], e[0].co_name) for e in stack)
+    if stack and type(stack[0]) is tuple:
+        return tuple(stack)
+    return tuple((stack[i].co_filename, _line_of(stack[i], stack[i + 1]), stack[i].co_name)
+                 for i in range(0, len(stack), 2))
 
 
 def format_stack(stack: tuple, indent: str = "    ") -> str:
@@ -147,7 +160,7 @@ class Allocation:
     size: int
     serial: int  # allocation order in its heap
     tag: str
-    stack: tuple  # as _capture_stack took it: (code, line) pairs; frames() gives (file, line, function)
+    stack: tuple  # as _capture_stack took it (code objects and offsets); frames() gives (file, line, function)
     raw: Any = field(repr=False)  # the arena's bytes (a memoryview); None once the chunk is given back
     internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
     freed_stack: tuple | None = field(default=None, repr=False)  # likewise

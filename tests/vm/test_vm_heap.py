@@ -264,3 +264,26 @@ def test_sizes_past_the_address_space_are_resource_exhausted(size: int, align) -
     p = heap.malloc(64)
     heap.free(p)
     heap.close()
+
+
+def test_captured_stacks_name_the_lines_python_names() -> None:
+    """Stacks are taken as code objects and instruction offsets; the lines they report are the ones
+    Python's own traceback gives for the same frames (the oracle), the malloc's and free's lines
+    included."""
+    import traceback
+    heap = Heap(name="stacks")
+
+    def allocates() -> tuple:
+        where = traceback.extract_stack()  # this line's frames; the malloc is on the next line
+        return heap.malloc(8), where
+
+    p, where = allocates()
+    got = H.frames(heap.allocation(p).stack)
+    want = [(f.filename, f.lineno, f.name) for f in where]
+    assert got[-1] == (want[-1][0], want[-1][1] + 1, "allocates")  # the malloc's line
+    assert got[:-1] == tuple(want[-len(got):-1])  # every caller, as traceback names it
+    heap.free(p)
+    with pytest.raises(HeapError) as e:
+        heap.free(p)
+    assert f'line {want[-1][1] + 1}, in allocates' in str(e.value)
+    heap.close()
