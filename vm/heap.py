@@ -154,6 +154,25 @@ def format_stack(stack: tuple, indent: str = "    ") -> str:
     return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
 
 
+class _Guarding:
+    """`Heap.guarded_allocations`' context (a class, not a generator: every HAL buffer allocation
+    enters one)."""
+
+    __slots__ = ("heap", "before")
+
+    def __init__(self, heap: "Heap") -> None:
+        self.heap = heap
+        self.before = False
+
+    def __enter__(self) -> None:
+        heap = self.heap
+        self.before = heap.guarding
+        heap.guarding = heap.machine.is_host
+
+    def __exit__(self, *exc: object) -> None:
+        self.heap.guarding = self.before
+
+
 @dataclass(eq=False, slots=True, init=False)
 class Allocation:
     address: int
@@ -421,17 +440,11 @@ class Heap:
             return None
         return chunk, chunk_size, fresh, (self._base + back - (size or 1)) & -align
 
-    @contextmanager
-    def guarded_allocations(self) -> Iterator[None]:
+    def guarded_allocations(self) -> "_Guarding":
         """Within the block, mallocs that do not say otherwise (those an allocator's ctl function
         makes for IREE's buffer code included) are guarded, on a host heap: where native code
         (kernels) touches the memory. Elsewhere nothing native runs on it and blocks stay ordinary."""
-        before = self.guarding
-        self.guarding = self.machine.is_host
-        try:
-            yield
-        finally:
-            self.guarding = before
+        return _Guarding(self)
 
     def free(self, address: int) -> None:
         """Free a block malloc returned; NULL is a no-op as in C."""

@@ -511,22 +511,22 @@ class Shim:
         if type(self) is not Shim or (self._write is not None and results.size != self._rsize):
             return None
         decoder = self._args
-        decode_at = decoder.at if isinstance(decoder, _Fixed) and _agrees(arguments, decoder) else None
-        decode, size = self._decode, arguments.size
-        deliver = self._deliver
-        void = self._write is None
-
-        def call(ctx: CallContext, function: NativeFunction, buf: Any, args_offset: int, args_address: int,
-                 results_offset: int) -> None:
-            if decode_at is not None:
-                values = decode_at(buf, args_offset)
-            else:  # checked as the spans would be: a mismatch raises here, as it does there
-                values = decode(buf[args_offset:args_offset + size], args_address)
-            result = function(ctx, *values) if values else function(ctx)
-            if void and result is None:
-                return
-            deliver(ctx.heap, buf, results_offset, result)
-        return call
+        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_decode": self._decode,
+                              "_deliver": self._deliver}
+        if isinstance(decoder, _Fixed) and _agrees(arguments, decoder):  # the struct's values, inline
+            ns["_unpack_from"] = decoder.reader.struct.unpack_from
+            read = ["    t = _unpack_from(buf, args_offset)"]
+            values = ", ".join(decoder.reader._exprs)
+        else:  # checked as the spans would be: a mismatch raises here, as it does there
+            read = [f"    values = _decode(buf[args_offset:args_offset + {arguments.size}], args_address)"]
+            values = "*values"
+        lines = ["def call(ctx, function, buf, args_offset, args_address, results_offset):", *read,
+                 f"    result = function(ctx{', ' + values if values else ''})"]
+        if self._write is None:
+            lines += ["    if result is None:", "        return"]
+        lines.append("    _deliver(ctx.heap, buf, results_offset, result)")
+        exec(compile("\n".join(lines) + "\n", f"<shim on frame {self.signature.text}>", "exec"), ns)
+        return ns["call"]
 
 
 def _agrees(layout: FragmentLayout, part: _Fixed) -> bool:
