@@ -404,6 +404,8 @@ class Heap:
         if guard:
             a.guarded = True
         self._live[address] = a
+        if not internal:  # the caller writes into it next: the first check finds it at once
+            self._last = a
         starts = self._starts
         if not starts or address > starts[-1]:
             starts.append(address)
