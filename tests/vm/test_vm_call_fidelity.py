@@ -311,6 +311,35 @@ def test_failures_are_annotated_with_the_native_function(heap: Heap):
     mod.close()
 
 
+@pytest.mark.parametrize("target, cconv_text, args, flat, spans", [
+    # the VM packs I at 8 (16 bytes), the C struct has it at 4 (12 bytes)
+    ("i386", "0iI_v", [1, 2], [1, 2], ()),
+    # 40 packed bytes against a 36-byte struct
+    ("i386", "0rIirI_v", [Ref(0, 0), 1, 2, Ref(0, 0), 3], [Ref(0, 0), 1, 2, Ref(0, 0), 3], ()),
+    # sizeof(C struct) pads past the array start on LP64
+    ("x86_64", "0ICiD_v", [1, [2]], [1, 2], (1,)),
+])
+def test_a_struct_the_packed_buffer_is_not_is_a_mismatch_on_both_paths(target, cconv_text, args, flat, spans):
+    """Where the VM's packed buffer and the shim's C struct disagree (the layout oracles measure both),
+    the planned call site's shim, run on its frame, makes the shim's own length check and fails with
+    the same annotated INVALID_ARGUMENT as the layered call; the target never runs."""
+    heap = Heap(target=target, name="mismatch")
+    ran = []
+    mod = NativeModule(heap, "mod", [Export("f", cconv_text, lambda ctx, *a: ran.append(a))])
+    planned = mod.planned(0, spans)
+    assert planned.on_frame is not None  # the generic shim on the frame, not the spans
+    seen = []
+    for call in (lambda: mod.call_ordinal(0, *args), lambda: planned(flat)):
+        with pytest.raises(StatusError) as e:
+            call()
+        seen.append((e.value.code, e.value.message, e.value.__notes__))
+    assert seen[0] == seen[1] == (StatusCode.INVALID_ARGUMENT, SIGNATURE_MISMATCH,
+                                  ["while invoking native function mod.f"])
+    assert not ran
+    mod.close()
+    heap.close()
+
+
 @pytest.mark.parametrize("cconv_text, code, message", [
     ("0i_i", StatusCode.UNIMPLEMENTED, "yield in imports with results not supported"),
     ("0i_v", StatusCode.DEFERRED, "later"),
