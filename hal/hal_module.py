@@ -319,8 +319,8 @@ class HalModule:
         usage = buffer_usage & _U32
         if b.allowed_usage & usage != usage:
             raise StatusError(StatusCode.PERMISSION_DENIED, f"{vmb.text(message)} requested usage was not "
-                              f"specified when the buffer was allocated; buffer allows {buffer_usage_text(b.allowed_usage)}, "
-                              f"operation requires {buffer_usage_text(usage)}")
+                              "specified when the buffer was allocated; buffer allows "
+                              f"{buffer_usage_text(b.allowed_usage)}, operation requires {buffer_usage_text(usage)}")
         self.devices.allocators.deref(allocator)
 
     def _buffer_load(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> int:

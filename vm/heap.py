@@ -143,9 +143,7 @@ def _line_of(code: Any, offset: int) -> int:
 
 
 def frames(stack: tuple) -> tuple[Frame, ...]:
-    """A captured stack as (file, line, function) frames (already-converted frames pass through)."""
-    if stack and type(stack[0]) is tuple:
-        return tuple(stack)
+    """A captured stack as (file, line, function) frames."""
     return tuple((stack[i].co_filename, _line_of(stack[i], stack[i + 1]), stack[i].co_name)
                  for i in range(0, len(stack), 2))
 

@@ -200,17 +200,6 @@ class _Fixed(_Decoder):
              f"    return [{', '.join(r._exprs)}]\n", ns)
         return ns["decode"]
 
-    @cached_property
-    def at(self) -> Callable[[Any, int], list[Any]]:
-        """The values of the struct at buf[offset:], for a caller that laid out a span of exactly
-        this size there (compiled for this struct)."""
-        r = self.reader
-        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_unpack_from": r.struct.unpack_from}
-        exec(f"def decode_at(buf, offset):\n"
-             f"    t = _unpack_from(buf, offset)\n"
-             f"    return [{', '.join(r._exprs)}]\n", ns)
-        return ns["decode_at"]
-
 
 @dataclass(frozen=True)
 class _Vla(_Decoder):
