@@ -16,7 +16,6 @@ per fragment, target and span counts.
 """
 from __future__ import annotations
 
-import struct
 import weakref
 
 from dataclasses import dataclass, field
@@ -32,7 +31,6 @@ from .machine import Machine, machine as _machine
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
 
-_I32 = struct.Struct("<i")
 
 
 class PackOverflowError(IreeAbiError):
@@ -191,11 +189,11 @@ def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, Any, 
             per_counter[c] = [r, 1]
         else:
             e[1] += 1
-    out: dict[int, tuple[int, int, Any, int]] = {}
+    out: dict[int, tuple[int, int, memoryview, int]] = {}
     countable_cell = _ref.countable_cell
     for c, (r, n) in per_counter.items():
-        _, value, raw, off = countable_cell(heap, r.ptr, r.type, n)  # every check of a retain
-        out[c] = (value, n, raw, off)
+        _, value, cells, i = countable_cell(heap, r.ptr, r.type, n)  # every check of a retain
+        out[c] = (value, n, cells, i)
     return out
 
 
@@ -227,9 +225,9 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     except BaseException:
         _free(buf)
         raise
-    # Checked above: each object takes all its retains; the buffers are the checked counters' own.
-    for value, n, raw, off in retains.values():
-        _I32.pack_into(raw, off, value + n)
+    # Checked above: each object takes all its retains; the views are the checked counters' own.
+    for value, n, cells, i in retains.values():
+        cells[i] = value + n
     if heap.ref_events is not None:
         heap.ref_events.extend(("retain", r.ptr, r.type) for r in refs)
     return buf

@@ -72,6 +72,7 @@ MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fill
 REDZONE = 32  # unaddressable bytes around every block
 QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
+MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps at most
 GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
 
 
@@ -235,7 +236,7 @@ class Heap:
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
-                 "closed", "_live", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
+                 "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
                  "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
@@ -272,6 +273,9 @@ class Heap:
         self.space = AddressSpace(reserve, pointer_size=m.pointer_size, host=m.is_host,
                                   name=f"{name} ({m.name})")
         self._raw = self.space.bytes
+        # The arena as native int32s (every target is little-endian, as the host): a 4-aligned
+        # counter at arena offset `off` is `int32s[off >> 2]`, read and written without a codec.
+        self.int32s = self._raw.cast("i")
         self._base = self.space.base
         self._take_chunk, self._give_chunk = self.space.allocate, self.space.release
         self._host_delta = self.space.host_base - self.space.base
@@ -283,6 +287,11 @@ class Heap:
         self.guarding = False  # see guarded_allocations
         self.closed = False
         self._live: dict[int, Allocation] = {}
+        # The checked-address memo: every live block's start, and each interior address a check
+        # found by bisection before (counters and descriptors at fixed offsets of their objects),
+        # so a repeated check is one dict lookup. Entries of freed blocks fail the range test (a
+        # released block's end is -1) and are overwritten or dropped when the memo is rebuilt.
+        self._known: dict[int, Allocation] = {}
         self._starts: list[int] = []  # live block addresses, sorted
         self._blocks: list[Allocation] = []  # the block at each of _starts (bisection, no dict lookup)
         self._freed: dict[int, Allocation] = {}
@@ -402,6 +411,7 @@ class Heap:
         if guard:
             a.guarded = True
         self._live[address] = a
+        self._known[address] = a
         if not internal:  # the caller writes into it next: the first check finds it at once
             self._last = a
         starts = self._starts
@@ -478,6 +488,8 @@ class Heap:
             self._last = _NOWHERE
         address = a.address
         del self._live[address]
+        del self._known[address]
+        a.end = -1  # memo entries of the block fail every range test from now on
         starts = self._starts
         if starts[-1] == address:
             starts.pop()
@@ -596,7 +608,8 @@ class Heap:
     def check_range(self, address: int, n: int) -> Allocation:
         """The live allocation holding all of [address, address + n); HeapError otherwise."""
         # Hot path (every access): exact-int test, the block found last, the scratch stack (argument
-        # frames), a block start, then a bisection. The accessors below inline the first step.
+        # frames), the memo (block starts, addresses found before), then a bisection. The accessors
+        # below inline the first step.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
             a = self._last
@@ -604,7 +617,7 @@ class Heap:
                 return a
             if self._stack_lo <= address and end <= self._stack_hi:
                 return self._stack_block
-            a = self._live.get(address)  # a block's start (a field at offset 0): no bisection
+            a = self._known.get(address)  # a block's start or an address checked before
             if a is not None and end <= a.end:
                 self._last = a
                 return a
@@ -613,6 +626,7 @@ class Heap:
                 a = self._blocks[i]
                 if end <= a.end:
                     self._last = a
+                    self._remember(address, a)
                     return a
         self._check_open()
         if not _is_int(address) or not _is_int(n) or n < 0:
@@ -638,6 +652,14 @@ class Heap:
         if type(address) is not int or not (a.address <= address and address + n <= a.end):
             a = self.check_range(address, n)
         fmt.pack_into(a.raw, address - a.base, *values)
+
+    def _remember(self, address: int, a: Allocation) -> None:
+        """Memoize an interior address found by bisection; past MEMO_INTERIOR interior entries the
+        memo starts again from the live blocks' starts."""
+        known = self._known
+        if len(known) - len(self._live) >= MEMO_INTERIOR:
+            known = self._known = dict(self._live)
+        known[address] = a
 
     def _range_message(self, address: int, n: int) -> str:
         what = f"{self.name}: access of {n} byte(s) at 0x{address:x}"
@@ -762,7 +784,7 @@ class Heap:
             a = self._last
             if a.address <= address and end <= a.end:
                 return a.raw, address - a.base
-            a = self._live.get(address)  # a block's start (most counters are): no bisection
+            a = self._known.get(address)  # a block's start or an address checked before
             if a is not None and end <= a.end:
                 self._last = a
                 return a.raw, address - a.base
@@ -771,9 +793,24 @@ class Heap:
                 a = self._blocks[i]
                 if end <= a.end:
                     self._last = a
+                    self._remember(address, a)
                     return a.raw, address - a.base
         a = self.check_range(address, n)  # raises
         return a.raw, address - a.base
+
+    def int32_cell(self, address: int) -> tuple[memoryview, int]:
+        """(int32 view, index) of the checked 4 bytes at `address`, for a counter's read-modify-write
+        with one check: the arena's `int32s` where the counter is 4-aligned (as IREE's are), a
+        one-element view of it otherwise (a forged pointer may be anywhere)."""
+        a = self._last
+        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
+            a = self._known.get(address) if type(address) is int else None
+            if a is None or address + 4 > a.end:
+                a = self.check_range(address, 4)  # the bisection (memoized), or the error
+        off = address - a.base  # every block's raw is the arena: int32s[off >> 2] is its word
+        if off & 3:
+            return a.raw[off:off + 4].cast("i"), 0
+        return self.int32s, off >> 2
 
     @contextmanager
     def scratch(self, n: int) -> Iterator[int]:
@@ -851,6 +888,7 @@ class Heap:
         self._last = _NOWHERE
         self._stack_lo, self._stack_hi = 1, 0  # the fast paths must not find the scratch block
         self._live.clear()
+        self._known.clear()
         self._starts.clear()
         self._blocks.clear()
         self._freed.clear()

@@ -355,7 +355,6 @@ class NativeModule:
             self.release()
 
 
-_I32_PACK = _call._I32.pack_into
 
 
 class PlannedCall:
@@ -440,7 +439,7 @@ class PlannedCall:
             "_push": self.heap.scratch_push, "_pop": self.heap.scratch_pop,
             "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
             "_unpack_results": self.rcodec.unpack, "_countable_cell": countable_cell,
-            "_retain_plan": _call._retain_plan, "_I32_PACK": _I32_PACK, "_CallContext": CallContext,
+            "_retain_plan": _call._retain_plan, "_CallContext": CallContext,
             "_on_frame": self.on_frame, "_shim": self.shim, "_function": export.function,
             "_shim_failure": _shim_failure, "_object_release": object_release, "_new": _new,
             "_ByteSpan": ByteSpan, "_CALL_BEGIN": CALL_BEGIN}
@@ -477,10 +476,10 @@ class PlannedCall:
               "            raise _MarshalError(f'{_where}: bad argument values {flat!r}: {e}') from None",
               "        raise"]
         if len(retained) == 1:  # every counter was checked above and nothing freed since
-            L += ["    if one is not None:", "        _I32_PACK(one[2], one[3], one[1] + 1)"]
+            L += ["    if one is not None:", "        one[2][one[3]] = one[1] + 1"]
         elif retained:
-            L += ["    if retains:", "        for value, n, raw, off in retains.values():",
-                  "            _I32_PACK(raw, off, value + n)"]
+            L += ["    if retains:", "        for value, n, cells, i in retains.values():",
+                  "            cells[i] = value + n"]
         if retained:  # in argument order, as the layered path reports them
             L += ["    if _heap.ref_events is not None:",
                   f"        _heap.ref_events.extend(('retain', r[0], r[1]) for r in "

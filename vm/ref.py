@@ -152,8 +152,6 @@ def check_registered(heap: Heap, ptr: int, type_word: int) -> None:
 
 
 INT32_MAX = (1 << 31) - 1
-_I32 = struct.Struct("<i")
-_i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
 
 
 def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int]:
@@ -162,18 +160,19 @@ def countable_value(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> t
     return counter, value
 
 
-def countable_cell(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> tuple[int, int, object, int]:
-    """`countable_value` plus (buffer, offset) of the checked counter (Heap.cell), for a retain that
-    writes it without a second check (nothing may be freed in between)."""
+def countable_cell(heap: Heap, ptr: int, type_word: int,
+                   retains: int = 1) -> tuple[int, int, memoryview, int]:
+    """`countable_value` plus (int32 view, index) of the checked counter (Heap.int32_cell), for a
+    retain that writes it without a second check (nothing may be freed in between)."""
     if type_word not in heap.known_types:
         check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
-    raw, off = heap.cell(counter, 4)
-    value = _I32.unpack_from(raw, off)[0]
+    cells, i = heap.int32_cell(counter)
+    value = cells[i]
     if value < 0 or value > INT32_MAX - retains:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
-    return counter, value, raw, off
+    return counter, value, cells, i
 
 
 def check_countable(heap: Heap, ptr: int, type_word: int, retains: int = 1) -> int:
@@ -191,12 +190,12 @@ def object_retain(heap: Heap, ptr: int, type_word: int) -> None:
     if type_word not in heap.known_types:
         check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
-    raw, off = heap.cell(counter, 4)
-    value = _i32_unpack(raw, off)[0]
+    cells, i = heap.int32_cell(counter)
+    value = cells[i]
     if value < 0 or value >= INT32_MAX:
         raise RefCountError(f"ref to 0x{ptr:x} (type 0x{type_word:x}) has counter {value} at 0x{counter:x}: "
                             "not a live object", ptr)
-    _i32_pack(raw, off, value + 1)
+    cells[i] = value + 1
     if heap.ref_events is not None:
         heap.ref_events.append(("retain", ptr, type_word))
 
@@ -208,18 +207,18 @@ def object_release(heap: Heap, ptr: int, type_word: int) -> None:
     if type_word not in heap.known_types:
         check_registered(heap, ptr, type_word)
     counter = ptr + COUNTER_UNIT * (type_word & TAG_MASK)
-    raw, off = heap.cell(counter, 4)  # one check for the read-modify-write
-    old = _i32_unpack(raw, off)[0]
+    cells, i = heap.int32_cell(counter)  # one check for the read-modify-write
+    old = cells[i]
     if heap.ref_events is not None and old > 0:
         heap.ref_events.append(("release", ptr, type_word))
     if old > 1:
-        _i32_pack(raw, off, old - 1)
+        cells[i] = old - 1
         return
     if old <= 0:
         raise RefCountError(f"release of object 0x{ptr:x} (type 0x{type_word:x}) whose counter at "
                             f"0x{counter:x} is {old}: over-release", ptr)
     r = _destroy_target(heap, type_word)  # validated before anything changes
-    _i32_pack(raw, off, 0)  # nothing was freed in between: still the checked counter
+    cells[i] = 0  # nothing was freed in between: still the checked counter
     if r is None:
         return
     r.pointer(ptr)  # callbacks.call_registered, inlined

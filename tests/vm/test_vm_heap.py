@@ -1,6 +1,8 @@
 """The tracked heap: sanitizer errors name the address, leaks name size and stack, views stay valid."""
 from __future__ import annotations
 
+import random
+import struct
 import subprocess
 import sys
 import textwrap
@@ -153,7 +155,7 @@ def test_no_fast_path_outlives_its_block_or_the_heap() -> None:
         "cell": lambda a: heap.cell(a, 4), "view": lambda a: heap.view(a, 4),
         "unpack": lambda a: heap.unpack(heap.machine.i32, a), "pack": lambda a: heap.pack(heap.machine.i32, a, 1),
         "memset": lambda a: heap.memset(a, 0, 4), "read": lambda a: heap.read(a, 4),
-        "fetch_add_i32": lambda a: heap.fetch_add_i32(a, 1),
+        "fetch_add_i32": lambda a: heap.fetch_add_i32(a, 1), "int32_cell": lambda a: heap.int32_cell(a),
     }
     for name, access in accessors.items():
         with pytest.raises(HeapError, match="freed memory"):
@@ -287,3 +289,73 @@ def test_captured_stacks_name_the_lines_python_names() -> None:
         heap.free(p)
     assert f'line {want[-1][1] + 1}, in allocates' in str(e.value)
     heap.close()
+
+
+@pytest.mark.parametrize("model", ["x86_64", "riscv32"])
+def test_checked_address_memo_agrees_with_a_list_of_live_ranges(model: str, monkeypatch) -> None:  # noqa: ANN001
+    """Random mallocs, frees and checks, mostly of interior addresses (so the memo fills, is hit again
+    after its block was freed and its range reused, and is rebuilt past its bound), answer as a plain
+    list of the live blocks' ranges does: the block holding the whole range, or HeapError."""
+    monkeypatch.setattr(H, "MEMO_INTERIOR", 24)
+    rng = random.Random(1729)
+    heap = Heap(target=model, capture_stacks=False, quarantine=4)  # freed ranges come back soon
+    live: dict[int, int] = {}
+    gone: list[tuple[int, int]] = []
+    checks = memo_hits = stale_hits = 0
+    for _ in range(6000):
+        r = rng.random()
+        if r < 0.15 or not live:
+            n = rng.choice((0, 8, 24, 40, 120, 240, 300))
+            live[heap.malloc(n)] = n
+            continue
+        if r < 0.3:
+            p = rng.choice(list(live))
+            gone.append((p, live.pop(p)))
+            heap.free(p)
+            continue
+        base, size = rng.choice(list(live.items()) if r < 0.8 or not gone else gone[-8:])
+        # Mostly fixed offsets, as counters and descriptors are, so addresses repeat.
+        address = base + (rng.choice((4, 8, 72, size - 4, size, size + 4, -4)) if rng.random() < 0.8
+                          else rng.randrange(-8, size + 8))
+        n = rng.choice((0, 1, 4, 8))
+        owner = [b for b, s in live.items() if b <= address and address + n <= b + s]
+        memo_hits += address in heap._known
+        stale_hits += address in heap._known and heap._known[address].end == -1
+        access = rng.choice(("check_range", "cell", "int32_cell"))
+        checks += 1
+        if owner:
+            if access == "check_range":
+                assert heap.check_range(address, n).address == owner[0]
+            elif access == "cell":
+                raw, off = heap.cell(address, n)
+                assert off == address - heap._live[owner[0]].base
+            elif n == 4:
+                cells, i = heap.int32_cell(address)
+                assert cells[i] == struct.unpack("<i", heap.read(address, 4))[0]
+        elif access != "int32_cell" or n == 4:
+            with pytest.raises(HeapError):
+                heap.check_range(address, n) if access == "check_range" else (
+                    heap.cell(address, n) if access == "cell" else heap.int32_cell(address))
+    # The memo was exercised (hits, entries of freed blocks), not only the bisection.
+    assert checks > 3000 and memo_hits > 150 and stale_hits > 10, (checks, memo_hits, stale_hits)
+    assert len(heap._known) - len(heap._live) <= 24
+    for p in live:
+        heap.free(p)
+
+
+def test_int32_cell_is_the_counter_at_its_address_aligned_or_not(heap: Heap) -> None:
+    """Counters go through the arena's int32 view where 4-aligned and a one-element view elsewhere;
+    either way a write is the little-endian int32 at that address, and nothing around it changes."""
+    p = heap.malloc(16)
+    heap.write(p, bytes(range(16)))
+    for off in (0, 4, 1, 3, 12):
+        cells, i = heap.int32_cell(p + off)
+        assert cells[i] == struct.unpack_from("<i", heap.read(p, 16), off)[0]
+        before = heap.read(p, 16)
+        cells[i] = -2
+        after = heap.read(p, 16)
+        assert after[off:off + 4] == struct.pack("<i", -2)
+        assert after[:off] == before[:off] and after[off + 4:] == before[off + 4:]
+    with pytest.raises(HeapError, match="runs 1 byte"):
+        heap.int32_cell(p + 13)
+    heap.free(p)
