@@ -7,6 +7,9 @@
 - heaps: add16's whole call (median of N) on the default tracked heap, without stacks, without
   stacks with a quarantine of 8 blocks, and bare (no stacks, no quarantine);
 - stack capture: one `_capture_stack` 30 frames deep (what the default heap takes per malloc and free);
+- heap operations: a malloc and its free (120 and 240 bytes, among 200 live blocks) with the default
+  quarantine and with none, and a retain with its release (a vm.buffer's counter, through the
+  checked-address memo and the int32 view);
 - add1m parts: the whole call, the kernel alone (`Library.issue`, timed inside the call), and a
   4 MiB memset on the heap (the CALLOC zero-fill of the output buffer).
 
@@ -25,7 +28,7 @@ from ireeabi.tooling.program import Program
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, _capture_stack
 from ireeabi.vm.module import Export, NativeModule
-from ireeabi.vm.ref import Ref, TypeRegistry, object_release
+from ireeabi.vm.ref import Ref, TypeRegistry, object_release, object_retain
 
 
 def _median_us(fn, n: int) -> float:
@@ -88,6 +91,31 @@ def stack_capture(n: int) -> None:
     print(f"  stack capture, 30 frames deep: {deep(30):6.2f} us")
 
 
+def heap_operations(n: int) -> None:
+    for label, quarantine in (("quarantine 1024", 1024), ("no quarantine", 0)):
+        heap = Heap(name="ops", capture_stacks=False, quarantine=quarantine)
+        keep = [heap.malloc(64 + 16 * (i % 8)) for i in range(200)]
+
+        def pair() -> None:
+            a, b = heap.malloc(120), heap.malloc(240)
+            heap.free(a)
+            heap.free(b)
+        print(f"  malloc + free, {label + ':':17s} {_median_us(pair, n) / 2:6.2f} us per pair")
+        for p in keep:
+            heap.free(p)
+    heap = Heap(name="ops", capture_stacks=False)
+    bt = BufferType(TypeRegistry(heap))
+    bufs = [bt.create(BufferAccess.MUTABLE, 64) for _ in range(3)]
+
+    def counts() -> None:
+        for b in bufs:
+            object_retain(heap, b, bt.type)
+            object_release(heap, b, bt.type)
+    print(f"  retain + release of a vm.buffer:  {_median_us(counts, n) / 3:6.2f} us per pair")
+    for b in bufs:
+        object_release(heap, b, bt.type)
+
+
 def add1m_parts(n: int) -> None:
     heap = Heap(name="bench", **HEAPS["no-stacks"])
     program, args, call = _program("add1m", heap)
@@ -121,6 +149,7 @@ def main() -> None:
     args = ap.parse_args()
     import_floor(args.calls * 10)
     stack_capture(args.calls * 10)
+    heap_operations(args.calls * 10)
     heaps(args.calls)
     add1m_parts(max(50, args.calls // 8))
 
