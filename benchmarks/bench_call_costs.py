@@ -6,6 +6,9 @@
   of trivial targets: `0i_i`, `0r_r` (the result released after), `0r_v`;
 - heaps: add16's whole call (median of N) on the default tracked heap, without stacks, without
   stacks with a quarantine of 8 blocks, and bare (no stacks, no quarantine);
+- cold caches: add16's whole call without stacks, each call after a memset of 1, 2 or 4 MiB of
+  other memory (outside the timing), as add1m's calls come after its zero-fill and its kernel:
+  how much of the interpreter's working set the 2 MiB L2 loses, and what that costs;
 - stack capture: one `_capture_stack` 30 frames deep (what the default heap takes per malloc and free);
 - heap operations: a malloc and its free (120 and 240 bytes, among 200 live blocks) with the default
   quarantine and with none, and a retain with its release (a vm.buffer's counter, through the
@@ -83,6 +86,22 @@ def heaps(n: int) -> None:
         program.close()
 
 
+def cold_caches(n: int) -> None:
+    program, args, call = _program("add16", Heap(name="bench", **HEAPS["no-stacks"]))
+    other = ctypes.create_string_buffer(4 << 20)
+    for mib in (0, 1, 2, 4):
+        samples = []
+        for _ in range(n):
+            if mib:
+                ctypes.memset(other, 1, mib << 20)
+            t0 = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - t0)
+        print(f"  add16 without stacks, after a {mib} MiB memset: {statistics.median(samples) * 1e6:8.1f} us per call")
+    _release_all(program, args)
+    program.close()
+
+
 def stack_capture(n: int) -> None:
     def deep(k: int) -> float:
         if k:
@@ -151,6 +170,7 @@ def main() -> None:
     stack_capture(args.calls * 10)
     heap_operations(args.calls * 10)
     heaps(args.calls)
+    cold_caches(args.calls // 2)
     add1m_parts(max(50, args.calls // 8))
 
 

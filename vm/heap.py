@@ -22,6 +22,11 @@ or older blocks go back to the address space's free lists right after poisoning,
 into them may later land in a new block (a double free of them is still reported while they are
 remembered). Every block has unaddressable red zones on both sides.
 
+A check finds the block holding an address through a memo: every live block's start, and each
+interior address (a counter or descriptor at a fixed offset of its object) found once by bisecting
+the sorted block starts. A freed block's end becomes -1, so its memo entries fail every range test.
+Ref counters are read and written through the arena seen as native int32s (`Heap.int32_cell`).
+
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
 (uninitialized) block shows UNINITIALIZED_BYTE in its first `MAX_FILL` bytes only, the rest reads as
 zero; and a freed block larger than `quarantine_large`, whose memory goes straight back to the free
