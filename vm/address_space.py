@@ -13,11 +13,15 @@ real host memory that struct codecs, memoryviews and numpy read and write in pla
   right below the window that no allocation can cover: a call through them is dispatched by the
   heap's function table (`callbacks`), and a read through them is an out-of-bounds access.
 
-Ranges (chunks) are handed out by a small allocator: exact-size free lists for chunks up to 64 KiB,
-page-sized chunks beyond that from a coalescing free list, and a bump pointer over memory never
-used. A freed chunk keeps its bytes until it is reused (a stale view sees them), except that chunks
-of RETURN_PAGES_MIN bytes and more give their pages back to the OS at once (past a prefix the heap
-asks to keep), so the resident size of programs with large tensors follows their live set. The heap (`vm.heap`) puts blocks, red zones and the checks on top.
+Ranges (chunks) are handed out by a small allocator. Chunks up to SLAB_CHUNK_MAX bytes come from
+size-class slabs: runs of whole pages holding chunks of one size (a multiple of the granule) side by
+side, so the chunk holding an address is found by arithmetic (`slab_chunk`), with a free list per
+size. Larger chunks up to 64 KiB come from exact-size free lists, page-sized chunks beyond that from
+a coalescing free list, and all of them from a bump pointer over memory never used. A freed chunk
+keeps its bytes until it is reused (a stale view sees them), except that chunks of RETURN_PAGES_MIN
+bytes and more give their pages back to the OS at once (past a prefix the heap asks to keep), so the
+resident size of programs with large tensors follows their live set. The heap (`vm.heap`) puts
+blocks, red zones and the checks on top.
 """
 from __future__ import annotations
 
@@ -30,6 +34,8 @@ from ..abi.errors import IreeAbiError
 PAGE = mmap.PAGESIZE
 GRANULE = 16  # chunk sizes and starts are multiples of this (the largest MALLOC_ALIGNMENT)
 SMALL_MAX = 64 << 10  # chunks up to this size are reused by exact size; larger ones are page-sized
+SLAB_CHUNK_MAX = 4096  # chunks up to this size come from size-class slabs
+SLAB_SIZE = 64 << 10  # a slab's pages (rounded as a page-sized chunk)
 RETURN_PAGES_MIN = 16 << 20  # freed chunks this large give their pages back to the OS at once
 CODE_SIZE = 0xF000  # the function handle range below the window
 FOREIGN_BASE_32 = 0x10000  # a 32-bit target's window starts here (NULL page and code range below)
@@ -86,6 +92,12 @@ class AddressSpace:
         self._small: dict[int, list[int]] = {}  # chunk size -> free chunk offsets
         self._large: list[int] = []  # free large ranges: sorted offsets
         self._large_size: dict[int, int] = {}  # offset -> size
+        # Slabs: page number -> (slab offset, chunk size, end of its last chunk) for every page of
+        # every slab; per chunk size, the free chunks (LIFO) and the part of its newest slab never
+        # handed out, [next, end, fresh].
+        self.slab_pages: dict[int, tuple[int, int, int]] = {}
+        self._slab_free: dict[int, list[int]] = {}
+        self._slab_rest: dict[int, list] = {}
 
     def _map(self, size: int) -> mmap.mmap:
         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
@@ -110,6 +122,12 @@ class AddressSpace:
         """(arena offset, chunk size, fresh) of a free chunk that holds `n` bytes: its size rounded to
         the granule up to SMALL_MAX, to the page beyond; `fresh` means it was never handed out before,
         so its bytes are zero. The chunk size is what `release` takes back."""
+        if n <= SLAB_CHUNK_MAX:
+            chunk = (n + GRANULE - 1) & -GRANULE
+            free = self._slab_free.get(chunk)
+            if free:  # the common case: a chunk of this size came back before
+                return free.pop(), chunk, False
+            return self._from_slab(chunk)
         if n <= SMALL_MAX:
             chunk = (n + GRANULE - 1) & -GRANULE
             free = self._small.get(chunk)
@@ -137,6 +155,29 @@ class AddressSpace:
         self._top = offset + chunk
         return offset, chunk, True
 
+    def _from_slab(self, chunk: int) -> tuple[int, int, bool]:
+        """A chunk never handed out from the newest slab of its size, or from a new slab."""
+        rest = self._slab_rest.get(chunk)
+        if rest is None or rest[0] + chunk > rest[1]:
+            slab, size, fresh = self.allocate_pages(SLAB_SIZE)
+            end = slab + size // chunk * chunk  # past the last whole chunk
+            for page in range(slab // PAGE, (slab + size) // PAGE):
+                self.slab_pages[page] = (slab, chunk, end)
+            rest = self._slab_rest[chunk] = [slab, end, fresh]
+        offset = rest[0]
+        rest[0] = offset + chunk
+        return offset, chunk, rest[2]
+
+    def slab_chunk(self, offset: int) -> tuple[int, int] | None:
+        """(chunk offset, chunk size) of the slab chunk holding arena offset `offset`; None outside
+        every slab and in a slab's tail, which no chunk covers."""
+        found = self.slab_pages.get(offset // PAGE)
+        if found is None:
+            return None
+        slab, chunk, end = found
+        start = slab + (offset - slab) // chunk * chunk
+        return (start, chunk) if start < end else None
+
     @staticmethod
     def pages_chunk_size(n: int) -> int:
         """The size of the chunk `allocate_pages(n)` hands out."""
@@ -160,6 +201,12 @@ class AddressSpace:
     def release(self, offset: int, chunk: int, keep: int = 0) -> None:
         """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past
         its first `keep` bytes (what is left there, e.g. poison, stays readable until reuse)."""
+        if chunk <= SLAB_CHUNK_MAX:
+            free = self._slab_free.get(chunk)
+            if free is None:
+                free = self._slab_free[chunk] = []
+            free.append(offset)
+            return
         if chunk <= SMALL_MAX:
             free = self._small.get(chunk)
             if free is None:
@@ -177,6 +224,8 @@ class AddressSpace:
     def in_use(self) -> int:
         """Bytes of chunks handed out and not given back (counted when asked: not on the hot path)."""
         free = sum(size * len(offsets) for size, offsets in self._small.items())
+        free += sum(size * len(offsets) for size, offsets in self._slab_free.items())
+        free += sum(end - start for start, end, _ in self._slab_rest.values())
         return self._top - free - sum(self._large_size.values())
 
     def _give(self, offset: int, size: int) -> None:
@@ -218,4 +267,5 @@ class AddressSpace:
                 f"({self.size} bytes reserved, {self.in_use} in use)")
 
 
-__all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "GRANULE", "PAGE", "SMALL_MAX", "window_limit"]
+__all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "GRANULE", "PAGE", "SLAB_CHUNK_MAX", "SMALL_MAX",
+           "window_limit"]

@@ -22,9 +22,11 @@ or older blocks go back to the address space's free lists right after poisoning,
 into them may later land in a new block (a double free of them is still reported while they are
 remembered). Every block has unaddressable red zones on both sides.
 
-A check finds the block holding an address through a memo: every live block's start, and each
-interior address (a counter or descriptor at a fixed offset of its object) found once by bisecting
-the sorted block starts. A freed block's end becomes -1, so its memo entries fail every range test.
+Blocks up to a few KiB (with red zones) live in size-class slabs (`vm.address_space`), so the block
+holding an address is found by arithmetic on its chunk; larger blocks by bisecting their sorted
+starts. A check looks in a memo first: every live block's start, and each interior address (a
+counter or descriptor at a fixed offset of its object) found once by either way. A freed block's end
+becomes -1, so its memo entries fail every range test.
 Ref counters are read and written through the arena seen as native int32s (`Heap.int32_cell`).
 
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
@@ -50,7 +52,7 @@ from ..abi.errors import IreeAbiError
 from ..abi.layout import Struct
 from ..abi.targets import Target
 from . import callbacks, status as _status
-from .address_space import GRANULE, PAGE, AddressSpace, AddressSpaceError, window_limit
+from .address_space import GRANULE, PAGE, SLAB_CHUNK_MAX, AddressSpace, AddressSpaceError, window_limit
 from .machine import Machine, machine as _machine
 from .reference_path import reference_forced
 from .status import StatusCode, StatusError
@@ -241,8 +243,8 @@ class Heap:
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
-                 "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_freed", "_quarantine", "_quarantine_max", "_held",
-                 "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
+                 "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks", "_slab_pages",
+                 "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
 
@@ -293,12 +295,17 @@ class Heap:
         self.closed = False
         self._live: dict[int, Allocation] = {}
         # The checked-address memo: every live block's start, and each interior address a check
-        # found by bisection before (counters and descriptors at fixed offsets of their objects),
+        # found before (counters and descriptors at fixed offsets of their objects),
         # so a repeated check is one dict lookup. Entries of freed blocks fail the range test (a
         # released block's end is -1) and are overwritten or dropped when the memo is rebuilt.
         self._known: dict[int, Allocation] = {}
-        self._starts: list[int] = []  # live block addresses, sorted
-        self._blocks: list[Allocation] = []  # the block at each of _starts (bisection, no dict lookup)
+        # Blocks in slab chunks (all small ones) are found by the chunk holding an address: arena
+        # offset of the chunk -> its block. The others (large, guarded, the scratch stack) by
+        # bisection: their addresses, sorted, and the block at each.
+        self._slab_blocks: dict[int, Allocation] = {}
+        self._slab_pages = self.space.slab_pages
+        self._starts: list[int] = []
+        self._blocks: list[Allocation] = []
         self._freed: dict[int, Allocation] = {}
         self._quarantine: collections.deque[Allocation] = collections.deque()
         self._quarantine_max = quarantine
@@ -419,14 +426,17 @@ class Heap:
         self._known[address] = a
         if not internal:  # the caller writes into it next: the first check finds it at once
             self._last = a
-        starts = self._starts
-        if not starts or address > starts[-1]:
-            starts.append(address)
-            self._blocks.append(a)
+        if chunk_size <= SLAB_CHUNK_MAX:
+            self._slab_blocks[chunk] = a
         else:
-            i = _bisect_left(starts, address)
-            starts.insert(i, address)
-            self._blocks.insert(i, a)
+            starts = self._starts
+            if not starts or address > starts[-1]:
+                starts.append(address)
+                self._blocks.append(a)
+            else:
+                i = _bisect_left(starts, address)
+                starts.insert(i, address)
+                self._blocks.insert(i, a)
         if not internal:
             self.live_bytes += size
         return a
@@ -495,14 +505,17 @@ class Heap:
         del self._live[address]
         del self._known[address]
         a.end = -1  # memo entries of the block fail every range test from now on
-        starts = self._starts
-        if starts[-1] == address:
-            starts.pop()
-            self._blocks.pop()
+        if a.chunk_size <= SLAB_CHUNK_MAX:
+            del self._slab_blocks[a.chunk]
         else:
-            i = _bisect_left(starts, address)
-            del starts[i]
-            del self._blocks[i]
+            starts = self._starts
+            if starts[-1] == address:
+                starts.pop()
+                self._blocks.pop()
+            else:
+                i = _bisect_left(starts, address)
+                del starts[i]
+                del self._blocks[i]
         size = a.size
         if not a.internal:
             self.live_bytes -= size
@@ -603,11 +616,22 @@ class Heap:
 
     # -- checked access --------------------------------------------------------------------------
 
-    def _find_live(self, address: int) -> Allocation | None:
+    def _holder(self, address: int) -> Allocation | None:
+        """The live block whose slab chunk holds `address` (red zones included), else the last other
+        block starting at or before it; None when there is none. The caller checks the range."""
+        off = address - self._base
+        slab = self._slab_pages.get(off // PAGE)
+        if slab is not None:
+            first, size, end = slab
+            chunk = first + (off - first) // size * size
+            return self._slab_blocks.get(chunk) if chunk < end else None
         i = _bisect_right(self._starts, address) - 1
-        if i < 0:
+        return self._blocks[i] if i >= 0 else None
+
+    def _find_live(self, address: int) -> Allocation | None:
+        a = self._holder(address)
+        if a is None or address < a.address:
             return None
-        a = self._blocks[i]
         return a if address < a.end or (address == a.address) else None
 
     def check_range(self, address: int, n: int) -> Allocation:
@@ -626,13 +650,11 @@ class Heap:
             if a is not None and end <= a.end:
                 self._last = a
                 return a
-            i = _bisect_right(self._starts, address) - 1
-            if i >= 0:
-                a = self._blocks[i]
-                if end <= a.end:
-                    self._last = a
-                    self._remember(address, a)
-                    return a
+            a = self._holder(address)
+            if a is not None and a.address <= address and end <= a.end:
+                self._last = a
+                self._remember(address, a)
+                return a
         self._check_open()
         if not _is_int(address) or not _is_int(n) or n < 0:
             raise HeapError(f"{self.name}: bad range {address!r} + {n!r}",
@@ -659,8 +681,8 @@ class Heap:
         fmt.pack_into(a.raw, address - a.base, *values)
 
     def _remember(self, address: int, a: Allocation) -> None:
-        """Memoize an interior address found by bisection; past MEMO_INTERIOR interior entries the
-        memo starts again from the live blocks' starts."""
+        """Memoize an interior address found by its chunk or by bisection; past MEMO_INTERIOR
+        interior entries the memo starts again from the live blocks' starts."""
         known = self._known
         if len(known) - len(self._live) >= MEMO_INTERIOR:
             known = self._known = dict(self._live)
@@ -782,8 +804,8 @@ class Heap:
         """(buffer, offset) of the checked range [address, address + n), for a read-modify-write of
         that range with one check (`struct.*_from` / `*_into` on the buffer). Only valid until the
         block is freed: use it at once."""
-        # check_range's hot path, inlined: cells are mostly ref counters and descriptors of
-        # different objects, so the bisection is common here.
+        # check_range's hot path, inlined (cells are mostly ref counters and descriptors of
+        # different objects: the memo serves them).
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
             a = self._last
@@ -793,14 +815,7 @@ class Heap:
             if a is not None and end <= a.end:
                 self._last = a
                 return a.raw, address - a.base
-            i = _bisect_right(self._starts, address) - 1
-            if i >= 0:
-                a = self._blocks[i]
-                if end <= a.end:
-                    self._last = a
-                    self._remember(address, a)
-                    return a.raw, address - a.base
-        a = self.check_range(address, n)  # raises
+        a = self.check_range(address, n)  # the slab chunk or bisection (memoized), or the error
         return a.raw, address - a.base
 
     def int32_cell(self, address: int) -> tuple[memoryview, int]:
@@ -896,6 +911,7 @@ class Heap:
         self._known.clear()
         self._starts.clear()
         self._blocks.clear()
+        self._slab_blocks.clear()
         self._freed.clear()
         self._quarantine.clear()
         self._held.clear()

@@ -1,6 +1,7 @@
 """The tracked heap: sanitizer errors name the address, leaks name size and stack, views stay valid."""
 from __future__ import annotations
 
+import bisect
 import random
 import struct
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import heap as H
+from ireeabi.vm.address_space import PAGE, SLAB_CHUNK_MAX, AddressSpace
 from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -305,7 +307,7 @@ def test_checked_address_memo_agrees_with_a_list_of_live_ranges(model: str, monk
     for _ in range(6000):
         r = rng.random()
         if r < 0.15 or not live:
-            n = rng.choice((0, 8, 24, 40, 120, 240, 300))
+            n = rng.choice((0, 8, 24, 40, 120, 240, 300, 4000, 5000))  # slab chunks and larger ones
             live[heap.malloc(n)] = n
             continue
         if r < 0.3:
@@ -359,3 +361,49 @@ def test_int32_cell_is_the_counter_at_its_address_aligned_or_not(heap: Heap) -> 
     with pytest.raises(HeapError, match="runs 1 byte"):
         heap.int32_cell(p + 13)
     heap.free(p)
+
+
+def test_slab_chunk_finds_every_byte_of_every_slab_chunk_handed_out() -> None:
+    """Chunks of slab sizes come out of whole-page slabs of one size each, never overlapping anything
+    handed out; on every slab page `slab_chunk` names the chunk handed out that holds an offset (as a
+    record of every chunk handed out says), and elsewhere only a chunk overlapping none of them, or
+    None; a released chunk is the next of its size."""
+    space = AddressSpace(64 << 20, pointer_size=8, host=False, name="slabs")
+    rng = random.Random(31)
+    out: dict[int, int] = {}
+    handed: dict[int, int] = {}  # every chunk handed out, live or released
+    for _ in range(3000):
+        if out and rng.random() < 0.4:
+            offset = rng.choice(list(out))
+            size = out.pop(offset)
+            space.release(offset, size)
+            again = space.allocate(size)
+            assert again[:2] == (offset, size) and not again[2]  # LIFO per size, not fresh
+            out[offset] = size
+            offset = rng.choice(list(out))
+            space.release(offset, out.pop(offset))
+            continue
+        offset, size, _ = space.allocate(rng.choice((1, 16, 17, 100, 368, 1000, SLAB_CHUNK_MAX, 5000)))
+        assert all(offset + size <= o or o + s <= offset for o, s in out.items())
+        assert handed.get(offset, size) == size  # a chunk start is always the same chunk
+        out[offset] = handed[offset] = size
+    starts = sorted(handed)
+    assert any(s > SLAB_CHUNK_MAX for s in handed.values())
+    for offset, size in handed.items():
+        assert space.slab_chunk(offset + size // 2) == ((offset, size) if size <= SLAB_CHUNK_MAX else None)
+    pages = sorted(space.slab_pages)
+    assert len(pages) >= 16
+    for page in pages:
+        for offset in range(page * PAGE, (page + 1) * PAGE, 8):
+            i = bisect.bisect_right(starts, offset) - 1
+            holder = (starts[i], handed[starts[i]]) if i >= 0 and offset < starts[i] + handed[starts[i]] else None
+            found = space.slab_chunk(offset)
+            if holder is not None:
+                assert found == holder, (offset, found, holder)
+            elif found is not None:  # a chunk of the slab not handed out yet
+                chunk, size = found
+                assert chunk <= offset < chunk + size and size == space.slab_pages[page][1]
+                last = space.slab_pages.get((chunk + size - 1) // PAGE)  # the chunk ends in its slab
+                assert last is not None and last[0] == space.slab_pages[page][0]
+                j = bisect.bisect_left(starts, chunk)
+                assert j == len(starts) or starts[j] >= chunk + size
