@@ -32,7 +32,6 @@ from .ref import Ref
 from .shims import ByteSpan, MarshalError
 
 
-
 class PackOverflowError(IreeAbiError):
     """The packer would write past the buffer the size rule allocates (IREE corrupts memory)."""
 

@@ -26,8 +26,8 @@ Blocks up to a few KiB (with red zones) live in size-class slabs (`vm.address_sp
 holding an address is found by arithmetic on its chunk; larger blocks by bisecting their sorted
 starts. A check looks in a memo first: every live block's start, and each interior address (a
 counter or descriptor at a fixed offset of its object) found once by either way. A freed block's end
-becomes -1, so its memo entries fail every range test.
-Ref counters are read and written through the arena seen as native int32s (`Heap.int32_cell`).
+becomes -1, so its memo entries fail every range test. Ref counters are read and written through
+the arena seen as native int32s (`Heap.int32_cell`).
 
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
 (uninitialized) block shows UNINITIALIZED_BYTE in its first `MAX_FILL` bytes only, the rest reads as
@@ -244,7 +244,8 @@ class Heap:
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
                  "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks", "_slab_pages",
-                 "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large", "_aligned", "known_types", "_last", "_serial",
+                 "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
+                 "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
 
@@ -295,9 +296,9 @@ class Heap:
         self.closed = False
         self._live: dict[int, Allocation] = {}
         # The checked-address memo: every live block's start, and each interior address a check
-        # found before (counters and descriptors at fixed offsets of their objects),
-        # so a repeated check is one dict lookup. Entries of freed blocks fail the range test (a
-        # released block's end is -1) and are overwritten or dropped when the memo is rebuilt.
+        # found before (counters and descriptors at fixed offsets of their objects), so a repeated
+        # check is one dict lookup. Entries of freed blocks fail the range test (a released block's
+        # end is -1) and are overwritten or dropped when the memo is rebuilt.
         self._known: dict[int, Allocation] = {}
         # Blocks in slab chunks (all small ones) are found by the chunk holding an address: arena
         # offset of the chunk -> its block. The others (large, guarded, the scratch stack) by
@@ -620,11 +621,9 @@ class Heap:
         """The live block whose slab chunk holds `address` (red zones included), else the last other
         block starting at or before it; None when there is none. The caller checks the range."""
         off = address - self._base
-        slab = self._slab_pages.get(off // PAGE)
-        if slab is not None:
-            first, size, end = slab
-            chunk = first + (off - first) // size * size
-            return self._slab_blocks.get(chunk) if chunk < end else None
+        if off // PAGE in self._slab_pages:
+            found = self.space.slab_chunk(off)
+            return None if found is None else self._slab_blocks.get(found[0])
         i = _bisect_right(self._starts, address) - 1
         return self._blocks[i] if i >= 0 else None
 
@@ -637,8 +636,8 @@ class Heap:
     def check_range(self, address: int, n: int) -> Allocation:
         """The live allocation holding all of [address, address + n); HeapError otherwise."""
         # Hot path (every access): exact-int test, the block found last, the scratch stack (argument
-        # frames), the memo (block starts, addresses found before), then a bisection. The accessors
-        # below inline the first step.
+        # frames), the memo (block starts, addresses found before), then the slab chunk or a
+        # bisection. The accessors below inline the first step.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
             a = self._last
