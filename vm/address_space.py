@@ -226,6 +226,8 @@ class AddressSpace:
         free = sum(size * len(offsets) for size, offsets in self._small.items())
         free += sum(size * len(offsets) for size, offsets in self._slab_free.items())
         free += sum(end - start for start, end, _ in self._slab_rest.values())
+        slab_size = self.pages_chunk_size(SLAB_SIZE)
+        free += sum(slab + slab_size - end for slab, _, end in set(self.slab_pages.values()))  # tails
         return self._top - free - sum(self._large_size.values())
 
     def _give(self, offset: int, size: int) -> None:

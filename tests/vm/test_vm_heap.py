@@ -387,6 +387,7 @@ def test_slab_chunk_finds_every_byte_of_every_slab_chunk_handed_out() -> None:
         assert all(offset + size <= o or o + s <= offset for o, s in out.items())
         assert handed.get(offset, size) == size  # a chunk start is always the same chunk
         out[offset] = handed[offset] = size
+    assert space.in_use == sum(out.values())
     starts = sorted(handed)
     assert any(s > SLAB_CHUNK_MAX for s in handed.values())
     for offset, size in handed.items():
@@ -407,3 +408,6 @@ def test_slab_chunk_finds_every_byte_of_every_slab_chunk_handed_out() -> None:
                 assert last is not None and last[0] == space.slab_pages[page][0]
                 j = bisect.bisect_left(starts, chunk)
                 assert j == len(starts) or starts[j] >= chunk + size
+    for offset, size in out.items():
+        space.release(offset, size)
+    assert space.in_use == 0
