@@ -858,6 +858,34 @@ class Heap:
                 _memset(start + self._host_delta, 0, n)
         return start
 
+    def scratch_source(self, n: int) -> tuple[list[str], list[str], dict[str, Any]]:
+        """`frame = scratch_push(n)` and `scratch_pop(frame)` as lines of Python, for a generated
+        caller that pushes a fixed `n` bytes (vm.module's import call sites), with the names they
+        use. The lines take the methods' steps (align, bound, record, zero; check the order,
+        restore) and call the methods themselves for anything out of the ordinary, which raise
+        their own errors: a closed heap, an overflow, a frame popped out of order. Sizes the
+        methods zero with a foreign memset are pushed by the method."""
+        ns: dict[str, Any] = {"_scratch_heap": self, "_scratch_push": self.scratch_push,
+                              "_scratch_pop": self.scratch_pop, "_scratch_frames": self._scratch_frames}
+        pop = ["if _scratch_frames and frame >= _scratch_frames[-1]:",
+               "    _scratch_heap._stack_top = _scratch_frames.pop()",
+               "else:",
+               "    _scratch_pop(frame)  # raises"]
+        if not 0 < n <= _SMALL_ZERO:
+            return [f"frame = _scratch_push({n})"], pop, ns
+        align = self.malloc_alignment
+        ns.update(_scratch_zero=_span(n).pack_into, _scratch_raw=self._stack_raw,
+                  _scratch_base=self._stack_base, _SCRATCH_ZEROS=_ZEROS)
+        push = ["top = _scratch_heap._stack_top",
+                f"frame = (top + {align - 1}) & {-align}",
+                f"if _scratch_heap.closed or frame + {n} > _scratch_heap._stack_hi:",
+                f"    frame = _scratch_push({n})  # raises",
+                "else:",
+                "    _scratch_frames.append(top)",
+                f"    _scratch_heap._stack_top = frame + {n}",
+                "    _scratch_zero(_scratch_raw, frame - _scratch_base, _SCRATCH_ZEROS)"]
+        return push, pop, ns
+
     def scratch_fits(self, n: int) -> bool:
         """Whether `scratch_push(n)` would find room (a fast path that pushes no frame stays where
         the reference path would not overflow)."""

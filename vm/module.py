@@ -436,7 +436,7 @@ class PlannedCall:
             "_self": self, "_heap": self.heap, "_module": module, "_stack": stack, "_base": base,
             "_where": self.where, "_mask": self.word_mask, "_Ref": Ref, "_as_ref": _as_ref,
             "_MarshalError": MarshalError, "_IreeAbiError": IreeAbiError, "_release_all": _release_all,
-            "_push": self.heap.scratch_push, "_pop": self.heap.scratch_pop,
+            "_pop": self.heap.scratch_pop,
             "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
             "_unpack_results": self.rcodec.unpack, "_countable_cell": countable_cell,
             "_retain_plan": _call._retain_plan, "_CallContext": CallContext,
@@ -455,8 +455,10 @@ class PlannedCall:
         L += ["    try:"]
         if not rsize:
             L.append("        raddr = _self.empty or _self._empty()")
-        L += [f"        frame = _push({roff + asize})",
-              "    except BaseException:",
+        push, pop, scratch_names = self.heap.scratch_source(roff + asize)
+        ns.update(scratch_names)
+        L += ["        " + line for line in push]
+        L += ["    except BaseException:",
               "        _release_all(_heap, moved)",
               "        raise"]
         if rsize:
@@ -506,7 +508,7 @@ class PlannedCall:
         L.append(f"        values = {'_unpack_results(_stack, frame - _base)' if rsize else '[]'}")
         L += ["    except BaseException as e:  # reading its own frame: the heap closed",
               "        _pop(frame)", "        raise error or e",
-              "    _pop(frame)",
+              *("    " + line for line in pop),
               "    if error is not None:  # a failed call: the results are dropped unread",
               "        raise error"]
         for i in self.res_refs:

@@ -411,3 +411,47 @@ def test_slab_chunk_finds_every_byte_of_every_slab_chunk_handed_out() -> None:
     for offset, size in out.items():
         space.release(offset, size)
     assert space.in_use == 0
+
+
+
+def _scratch_lines(heap: Heap, n: int, frame: "int | None") -> int:
+    """Run Heap.scratch_source's push lines (frame None) or pop lines, as a call site runs them."""
+    push, pop, ns = heap.scratch_source(n)
+    lines = push + ["return frame"] if frame is None else pop
+    exec("def step(frame):\n" + "".join(f"    {line}\n" for line in lines), ns)
+    return ns["step"](frame)
+
+
+@pytest.mark.parametrize("n", [0, 1, 20, 24, 1024, 1025, 5000, 9000])
+def test_scratch_source_is_scratch_push_and_pop(n: int) -> None:
+    """The lines a generated call site pushes and pops its frame with leave the frame, the scratch
+    block's bytes and the stack top as scratch_push / scratch_pop do (a frame zeroed over dirty
+    memory, from an unaligned top), and raise their errors: overflow, out of order, after close."""
+    def scenario(inline: bool) -> list:
+        heap = Heap(target="riscv32", capture_stacks=False, scratch_size=8192)  # the same addresses
+        push = (lambda k: _scratch_lines(heap, k, None)) if inline else heap.scratch_push
+        pop = (lambda f: _scratch_lines(heap, 0, f)) if inline else heap.scratch_pop
+        stack = heap._stack_block
+        dirty = heap.scratch_push(8000)
+        heap.memset(dirty, 0xAB, 8000)
+        heap.scratch_pop(dirty)
+        below = heap.scratch_push(8)  # the frame starts past an 8-byte one: aligned up
+        seen: list = []
+        try:
+            frame = push(n)
+        except HeapError as e:
+            return [str(e)]
+        seen += [frame, heap.read(stack.address, stack.size), heap.scratch_fits(0)]
+        with pytest.raises(HeapError, match="popped out of order") as e:
+            pop(below)
+        seen.append(str(e.value))
+        pop(frame)
+        heap.scratch_pop(below)
+        seen.append(heap.scratch_push(0))
+        heap.close()
+        with pytest.raises(HeapError, match="used after close") as e:
+            push(n)
+        return seen + [str(e.value)]
+    reference, inline = scenario(False), scenario(True)
+    assert inline == reference
+    assert len(reference) == (1 if n > 8000 else 6)

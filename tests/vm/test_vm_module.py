@@ -273,3 +273,50 @@ def test_planned_call_refuses_bad_argument_values(heap: Heap) -> None:
     assert heap.scratch_push(0) == top  # every frame was popped
     heap.scratch_pop(top)
     mod.close()
+
+
+def test_planned_call_scratch_frame_is_the_methods_frame() -> None:
+    """The call site pushes and pops its frame inline (Heap.scratch_source): where the frame does not
+    fit, after close, and where the target leaves a frame of its own pushed, it fails as
+    scratch_push / scratch_pop do (and as the layered call does), and a good call leaves the stack
+    as it was."""
+    from ireeabi.vm.heap import HeapError
+    leave: list[int] = []
+
+    def target(ctx: CallContext, x: int) -> int:
+        if x < 0:
+            leave.append(ctx.heap.scratch_push(16))  # a frame the target never pops
+        return x + 1
+    heap = Heap(capture_stacks=False, scratch_size=4096)
+    mod = NativeModule(heap, "m", [Export("i", "0i_i", target)])
+    planned = mod.planned(0)
+    top = heap.scratch_push(0)
+    heap.scratch_pop(top)
+    assert planned([5]) == [6] and mod.call_ordinal(0, 5) == [6]
+    assert heap.scratch_push(0) == top  # every frame popped
+    heap.scratch_pop(top)
+    frames = []
+    while heap.scratch_fits(64):
+        frames.append(heap.scratch_push(64))
+    errors = []  # the call site's one frame (results, then arguments), as scratch_push refuses it
+    for call in (lambda: planned([5]), lambda: heap.scratch_push(planned.roff + planned.asize)):
+        with pytest.raises(HeapError, match="scratch stack overflow") as e:
+            call()
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    with pytest.raises(HeapError, match="scratch stack overflow"):
+        mod.call_ordinal(0, 5)
+    for frame in reversed(frames):
+        heap.scratch_pop(frame)
+    errors = []
+    for call in (lambda: planned([-1]), lambda: mod.call_ordinal(0, -1)):
+        with pytest.raises(HeapError, match="popped out of order") as e:
+            call()
+        errors.append(str(e.value).split(" 0x")[0])
+        heap.scratch_pop(leave.pop())
+    assert errors[0] == errors[1]
+    assert planned([7]) == [8]
+    mod.close()
+    heap.close()
+    with pytest.raises(HeapError, match="used after close"):
+        planned([5])
