@@ -201,16 +201,11 @@ class AddressSpace:
     def release(self, offset: int, chunk: int, keep: int = 0) -> None:
         """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past
         its first `keep` bytes (what is left there, e.g. poison, stays readable until reuse)."""
-        if chunk <= SLAB_CHUNK_MAX:
-            free = self._slab_free.get(chunk)
+        if chunk <= SMALL_MAX:  # to its size's free list: in the slabs, or of exact sizes
+            lists = self._slab_free if chunk <= SLAB_CHUNK_MAX else self._small
+            free = lists.get(chunk)
             if free is None:
-                free = self._slab_free[chunk] = []
-            free.append(offset)
-            return
-        if chunk <= SMALL_MAX:
-            free = self._small.get(chunk)
-            if free is None:
-                free = self._small[chunk] = []
+                free = lists[chunk] = []
             free.append(offset)
             return
         if chunk >= RETURN_PAGES_MIN and _DONTNEED is not None:
