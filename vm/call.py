@@ -174,8 +174,8 @@ def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]
     return {c: (value, n) for c, (value, n, _, _) in _retain_plan(heap, refs).items()}
 
 
-def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, Any, int]]:
-    """counter address -> (value, retains, buffer, offset): `_counts_per_object` plus where each
+def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, memoryview, int]]:
+    """counter address -> (value, retains, int32 view, index): `_counts_per_object` plus where each
     checked counter is, so the retains write it without a second check (nothing is freed between)."""
     per_counter: dict[int, list] = {}  # counter -> [first ref, retains]
     unit, tag_mask, known = _ref.COUNTER_UNIT, _ref.TAG_MASK, heap.known_types

@@ -355,8 +355,6 @@ class NativeModule:
             self.release()
 
 
-
-
 class PlannedCall:
     """One import call site of the bytecode VM, planned once: what `NativeModule.call_ordinal` does,
     with the argument layout, codecs and ref slots fixed for the call site's span counts.
