@@ -79,7 +79,7 @@ MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fill
 REDZONE = 32  # unaddressable bytes around every block
 QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
-MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps at most
+MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps (more with more live blocks)
 GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
 
 
@@ -680,10 +680,12 @@ class Heap:
         fmt.pack_into(a.raw, address - a.base, *values)
 
     def _remember(self, address: int, a: Allocation) -> None:
-        """Memoize an interior address found by its chunk or by bisection; past MEMO_INTERIOR
-        interior entries the memo starts again from the live blocks' starts."""
+        """Memoize an interior address found by its chunk or by bisection. Past MEMO_INTERIOR
+        interior entries, or as many as there are live blocks if more (so the rebuild's copy stays
+        a constant cost per entry), the memo starts again from the live blocks' starts."""
         known = self._known
-        if len(known) - len(self._live) >= MEMO_INTERIOR:
+        live = len(self._live)
+        if len(known) - live >= (MEMO_INTERIOR if live < MEMO_INTERIOR else live):
             known = self._known = dict(self._live)
         known[address] = a
 
