@@ -42,3 +42,18 @@ def test_unknown_target_lists_valid_names():
 def test_unknown_scalar():
     with pytest.raises(IreeAbiError, match="int128"):
         targets.get("x86_64").scalar("int128")
+
+
+def test_the_runtime_refuses_a_big_endian_data_model() -> None:
+    """Every codec of the runtime (vm.machine) and the heap's int32 view are little-endian: a data
+    model of the other order is refused by name, not run with its bytes swapped."""
+    from dataclasses import replace
+
+    from ireeabi.vm.heap import Heap
+    from ireeabi.vm.machine import TargetError, machine
+    big = replace(targets.get("armv7"), name="armv7be", endian="big")
+    with pytest.raises(TargetError, match="armv7be.*little-endian data models only, not big-endian"):
+        machine(big)
+    with pytest.raises(TargetError, match="armv7be"):
+        Heap(target=big)
+    assert machine("armv7").target.endian == "little"

@@ -243,7 +243,7 @@ class Heap:
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
-                 "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks", "_slab_pages",
+                 "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks",
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
@@ -281,8 +281,12 @@ class Heap:
         self.space = AddressSpace(reserve, pointer_size=m.pointer_size, host=m.is_host,
                                   name=f"{name} ({m.name})")
         self._raw = self.space.bytes
-        # The arena as native int32s (every target is little-endian, as the host): a 4-aligned
-        # counter at arena offset `off` is `int32s[off >> 2]`, read and written without a codec.
+        # The arena as native int32s: a 4-aligned counter at arena offset `off` is
+        # `int32s[off >> 2]`, read and written without a codec. Native is the target's order only
+        # on a little-endian host (every Machine is little-endian).
+        if sys.byteorder != "little":
+            raise HeapError(f"{name}: the heap reads target memory with native views, which needs a "
+                            f"little-endian host; this one is {sys.byteorder}-endian")
         self.int32s = self._raw.cast("i")
         self._base = self.space.base
         self._take_chunk, self._give_chunk = self.space.allocate, self.space.release
@@ -304,7 +308,6 @@ class Heap:
         # offset of the chunk -> its block. The others (large, guarded, the scratch stack) by
         # bisection: their addresses, sorted, and the block at each.
         self._slab_blocks: dict[int, Allocation] = {}
-        self._slab_pages = self.space.slab_pages
         self._starts: list[int] = []
         self._blocks: list[Allocation] = []
         self._freed: dict[int, Allocation] = {}
@@ -619,11 +622,11 @@ class Heap:
 
     def _holder(self, address: int) -> Allocation | None:
         """The live block whose slab chunk holds `address` (red zones included), else the last other
-        block starting at or before it; None when there is none. The caller checks the range."""
-        off = address - self._base
-        if off // PAGE in self._slab_pages:
-            found = self.space.slab_chunk(off)
-            return None if found is None else self._slab_blocks.get(found[0])
+        block starting at or before it (none covers a slab's page); None when there is none. The
+        caller checks the range."""
+        found = self.space.slab_chunk(address - self._base)
+        if found is not None:
+            return self._slab_blocks.get(found[0])
         i = _bisect_right(self._starts, address) - 1
         return self._blocks[i] if i >= 0 else None
 

@@ -47,6 +47,9 @@ class Machine:
     """One data model's sizes and codecs for the runtime (see the module docstring)."""
 
     def __init__(self, target: Target) -> None:
+        if target.endian != "little":  # every codec below, and the heap's int32 view, is little-endian
+            raise TargetError(f"target {target.name}: the runtime models little-endian data models only, "
+                              f"not {target.endian}-endian")
         self.target = target
         self.name = target.name
         self.pointer_size = p = target.pointer_size
@@ -101,7 +104,7 @@ _MACHINES: dict[Target, Machine] = {}
 
 
 class TargetError(IreeAbiError):
-    """A target name that is empty or names no data model."""
+    """A target name that is empty or names no data model, or a data model the runtime cannot run."""
 
 
 _HOST: list[Machine] = []  # the host's Machine, found once (targets.host() asks the platform)
