@@ -10,6 +10,14 @@ numpy's BLAS threads are pinned to one (OPENBLAS_NUM_THREADS=1): its idle thread
 that have nothing to do with the call. `--tree DIR` runs the ireeabi checked out in DIR (a git
 worktree of another commit: its abi/, vm/, hal/... are put first on the module path) instead of
 this one, so two versions are compared on the same inputs.
+
+`--cache` counts last-level cache misses instead, with callgrind's cache simulator set to this
+machine's per-core caches (L1i, L1d, and the L2 as the last level: the L3 is shared with the other
+core and with other machines): instruction-fetch and data-read misses per call, on the heap the
+ratios are measured on (`--heap no-stacks`, bench_program.py's HEAPS). `--evict MIB` writes that
+many MiB of other memory before each call, as add1m's zero-fill and kernel do before its imports:
+the misses that run adds are the cold-cache cost of a call, counted rather than timed (the
+eviction's own writes are write misses, which are not reported).
 """
 from __future__ import annotations
 
@@ -37,11 +45,17 @@ try:  # a tree from before ireeabi.tooling (tried first: this tree's tooling wou
 except ImportError:
     from ireeabi.tooling.program import Program
 source, function, elements, model, target, n = {source!r}, {function!r}, {elements}, {model!r}, {target!r}, {n}
-heap = Heap(capture_stacks=False, quarantine=0, name="bench", **({{"target": target}} if target else {{}}))
+heap = Heap(name="bench", **{heap_kwargs!r}, **({{"target": target}} if target else {{}}))
 p = Program(iree_tools.compile_mlir(source, model=model), heap=heap)
 args = [1] if not elements else [p.buffer_view(np.full(elements, 1.5, np.float32)),
                                  p.buffer_view(np.full(elements, 2.0, np.float32))]
+evict = {evict}
+if evict:
+    import ctypes
+    other = ctypes.create_string_buffer(evict)
 for _ in range(n):
+    if evict:
+        ctypes.memset(other, 1, evict)
     for v in p.context.invoke(function, *args):
         if not isinstance(v, (int, float)):
             p.buffers.release(v)
@@ -51,6 +65,15 @@ PROGRAMS = {
     "counter": (ROOT / "tests" / "programs" / "e2e" / "counter.mlir", "next", 0),
     "add16": (ROOT / "tests" / "programs" / "add16.mlir", "add", 16),
 }
+
+# Heap settings, as bench_program.py's HEAPS; instructions are counted on the bare heap (the
+# numbers in the README since 2026-12-03 are), cache misses on the heap the ratios use.
+HEAPS = {
+    "bare": {"capture_stacks": False, "quarantine": 0},
+    "no-stacks": {"capture_stacks": False},
+}
+# callgrind's events with --cache-sim=yes, in the order of its "Collected :" line.
+CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
 def _tree_path(tree: "Path | None") -> list[str]:
@@ -65,21 +88,44 @@ def _tree_path(tree: "Path | None") -> list[str]:
     return [str(pkg.parent)]
 
 
-def count(program: str, model: str, target: "str | None", n: int, tree: "Path | None") -> int:
+def _cache_options() -> list[str]:
+    """callgrind's --I1/--D1/--LL for this machine's cpu0: its L1 caches, and its L2 as the last
+    level."""
+    caches = {}
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        level, kind = (index / "level").read_text().strip(), (index / "type").read_text().strip()
+        size = (index / "size").read_text().strip()
+        if not size.endswith("K"):
+            raise SystemExit(f"unexpected cache size {size!r} in {index}")
+        caches[(level, kind)] = (f"{int(size[:-1]) * 1024},{(index / 'ways_of_associativity').read_text().strip()},"
+                                 f"{(index / 'coherency_line_size').read_text().strip()}")
+    try:
+        return [f"--I1={caches[('1', 'Instruction')]}", f"--D1={caches[('1', 'Data')]}",
+                f"--LL={caches[('2', 'Unified')]}"]
+    except KeyError as e:
+        raise SystemExit(f"no {e.args[0]} cache described under /sys/devices/system/cpu/cpu0/cache") from None
+
+
+def count(program: str, model: str, target: "str | None", n: int, tree: "Path | None",
+          heap: str = "bare", evict: int = 0, cache: bool = False) -> dict[str, int]:
+    """callgrind's event totals for `n` calls (Ir only, or CACHE_EVENTS with `cache`)."""
     source, function, elements = PROGRAMS[program]
     code = _CHILD.format(tests=str(ROOT / "tests"), source=str(source), function=function,
-                         elements=elements, model=model, target=target, n=n)
+                         elements=elements, model=model, target=target, n=n, heap_kwargs=HEAPS[heap],
+                         evict=evict)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(_tree_path(tree) + [os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+    options = ["--cache-sim=yes", *_cache_options()] if cache else []
+    out = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *options,
                           sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=3600)
     if out.returncode != 0:
         raise SystemExit(f"the program failed under valgrind:\n{out.stderr[-3000:]}")
-    m = re.search(r"Collected : (\d+)", out.stderr)
-    if not m:
-        raise SystemExit(f"no instruction count in valgrind's output:\n{out.stderr[-2000:]}")
-    return int(m.group(1))
+    m = re.search(r"Collected : ([\d ]+)", out.stderr)
+    events = CACHE_EVENTS if cache else CACHE_EVENTS[:1]
+    if not m or len(m.group(1).split()) != len(events):
+        raise SystemExit(f"no event counts in valgrind's output:\n{out.stderr[-2000:]}")
+    return dict(zip(events, map(int, m.group(1).split())))
 
 
 def main() -> None:
@@ -90,16 +136,32 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, default=None, help="another checkout of ireeabi to measure")
     ap.add_argument("-n", type=int, default=0, help="calls in the shorter run (default: 20 for add16, "
                                                     "200 for counter)")
+    ap.add_argument("--cache", action="store_true", help="count last-level cache misses (see above)")
+    ap.add_argument("--heap", choices=sorted(HEAPS), default=None,
+                    help="heap settings (default: bare for instructions, no-stacks with --cache)")
+    ap.add_argument("--evict", type=int, default=0, metavar="MIB",
+                    help="MiB of other memory written before each call")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is needed (Debian: apt-get install valgrind)")
     n = args.n or (20 if PROGRAMS[args.program][2] else 200)
-    short = count(args.program, args.model, args.target, n, args.tree)
-    long = count(args.program, args.model, args.target, 10 * n, args.tree)
-    per_call = (long - short) / (9 * n)
+    heap = args.heap or ("no-stacks" if args.cache else "bare")
+    evict = args.evict << 20
+    short = count(args.program, args.model, args.target, n, args.tree, heap, evict, args.cache)
+    long = count(args.program, args.model, args.target, 10 * n, args.tree, heap, evict, args.cache)
+    per_call = {e: (long[e] - short[e]) / (9 * n) for e in long}
     where = f"tree {args.tree}" if args.tree else "this tree"
-    print(f"{args.program} ({args.model}, {args.target or 'host'}), {where}: {per_call:,.0f} instructions "
-          f"per call ({n} and {10 * n} calls counted)")
+    what = f"{args.program} ({args.model}, {args.target or 'host'}, {heap} heap"
+    what += f", {args.evict} MiB written before each call), " if args.evict else "), "
+    if args.cache:
+        size, ways, _ = _cache_options()[-1][len("--LL="):].split(",")
+        # The eviction's own lines are write misses: write misses are only told without it.
+        writes = "" if args.evict else f", {per_call['DLmw']:,.0f} data-write"
+        print(f"{what}{where}: {per_call['ILmr']:,.0f} instruction-fetch, {per_call['DLmr']:,.0f} "
+              f"data-read{writes} misses of the simulated L2 ({int(size) >> 10} KiB, {ways}-way) per call "
+              f"({n} and {10 * n} calls counted)")
+    else:
+        print(f"{what}{where}: {per_call['Ir']:,.0f} instructions per call ({n} and {10 * n} calls counted)")
 
 
 if __name__ == "__main__":
