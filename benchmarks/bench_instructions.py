@@ -15,9 +15,9 @@ this one, so two versions are compared on the same inputs.
 machine's per-core caches (L1i, L1d, and the L2 as the last level: the L3 is shared with the other
 core and with other machines): instruction-fetch and data-read misses per call, on the heap the
 ratios are measured on (`--heap no-stacks`, bench_program.py's HEAPS). `--evict MIB` writes that
-many MiB of other memory before each call, as add1m's zero-fill and kernel do before its imports:
-the misses that run adds are the cold-cache cost of a call, counted rather than timed (the
-eviction's own writes are write misses, which are not reported).
+many MiB of other memory before each call, as add1m's zero-fill and kernel do before its imports;
+two more runs count the evictions alone, which are subtracted. The misses the eviction adds are the
+cold-cache cost of a call, counted rather than timed.
 """
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ if evict:
 for _ in range(n):
     if evict:
         ctypes.memset(other, 1, evict)
+    if not {call}:  # the eviction alone: its own counts, subtracted
+        continue
     for v in p.context.invoke(function, *args):
         if not isinstance(v, (int, float)):
             p.buffers.release(v)
@@ -107,12 +109,13 @@ def _cache_options() -> list[str]:
 
 
 def count(program: str, model: str, target: "str | None", n: int, tree: "Path | None",
-          heap: str = "bare", evict: int = 0, cache: bool = False) -> dict[str, int]:
-    """callgrind's event totals for `n` calls (Ir only, or CACHE_EVENTS with `cache`)."""
+          heap: str = "bare", evict: int = 0, cache: bool = False, call: bool = True) -> dict[str, int]:
+    """callgrind's event totals for `n` calls (Ir only, or CACHE_EVENTS with `cache`); without
+    `call`, for the `n` evictions alone."""
     source, function, elements = PROGRAMS[program]
     code = _CHILD.format(tests=str(ROOT / "tests"), source=str(source), function=function,
                          elements=elements, model=model, target=target, n=n, heap_kwargs=HEAPS[heap],
-                         evict=evict)
+                         evict=evict, call=call)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1",
                PYTHONPATH=os.pathsep.join(_tree_path(tree) + [os.environ.get("PYTHONPATH", "")]))
     options = ["--cache-sim=yes", *_cache_options()] if cache else []
@@ -147,19 +150,19 @@ def main() -> None:
     n = args.n or (20 if PROGRAMS[args.program][2] else 200)
     heap = args.heap or ("no-stacks" if args.cache else "bare")
     evict = args.evict << 20
-    short = count(args.program, args.model, args.target, n, args.tree, heap, evict, args.cache)
-    long = count(args.program, args.model, args.target, 10 * n, args.tree, heap, evict, args.cache)
-    per_call = {e: (long[e] - short[e]) / (9 * n) for e in long}
+    runs = [(n, True), (10 * n, True)] + ([(n, False), (10 * n, False)] if evict else [])
+    short, long, *alone = [count(args.program, args.model, args.target, k, args.tree, heap, evict, args.cache,
+                                 call) for k, call in runs]
+    per_call = {e: (long[e] - short[e] - (alone[1][e] - alone[0][e] if alone else 0)) / (9 * n) for e in long}
     where = f"tree {args.tree}" if args.tree else "this tree"
     what = f"{args.program} ({args.model}, {args.target or 'host'}, {heap} heap"
     what += f", {args.evict} MiB written before each call), " if args.evict else "), "
     if args.cache:
         size, ways, _ = _cache_options()[-1][len("--LL="):].split(",")
-        # The eviction's own lines are write misses: write misses are only told without it.
-        writes = "" if args.evict else f", {per_call['DLmw']:,.0f} data-write"
         print(f"{what}{where}: {per_call['ILmr']:,.0f} instruction-fetch, {per_call['DLmr']:,.0f} "
-              f"data-read{writes} misses of the simulated L2 ({int(size) >> 10} KiB, {ways}-way) per call "
-              f"({n} and {10 * n} calls counted)")
+              f"data-read and {per_call['DLmw']:,.0f} data-write misses of the simulated L2 "
+              f"({int(size) >> 10} KiB, {ways}-way) per call ({n} and {10 * n} calls counted"
+              f"{', less the evictions alone' if evict else ''})")
     else:
         print(f"{what}{where}: {per_call['Ir']:,.0f} instructions per call ({n} and {10 * n} calls counted)")
 
