@@ -16,8 +16,9 @@ machine's per-core caches (L1i, L1d, and the L2 as the last level: the L3 is sha
 core and with other machines): instruction-fetch and data-read misses per call, on the heap the
 ratios are measured on (`--heap no-stacks`, bench_program.py's HEAPS). `--evict MIB` writes that
 many MiB of other memory before each call, as add1m's zero-fill and kernel do before its imports;
-two more runs count the evictions alone, which are subtracted. The misses the eviction adds are the
-cold-cache cost of a call, counted rather than timed.
+two more runs count the evictions alone, which are subtracted. The read misses the eviction adds are
+the cold-cache cost of a call, counted rather than timed (write misses are told only without an
+eviction: the eviction's own depend on how much of its buffer the call displaced).
 """
 from __future__ import annotations
 
@@ -159,10 +160,12 @@ def main() -> None:
     what += f", {args.evict} MiB written before each call), " if args.evict else "), "
     if args.cache:
         size, ways, _ = _cache_options()[-1][len("--LL="):].split(",")
+        # With an eviction, the eviction's own write misses depend on how much of its buffer the
+        # call displaced: they do not cancel out, so write misses are only told without one.
+        writes = "" if evict else f" and {per_call['DLmw']:,.0f} data-write"
         print(f"{what}{where}: {per_call['ILmr']:,.0f} instruction-fetch, {per_call['DLmr']:,.0f} "
-              f"data-read and {per_call['DLmw']:,.0f} data-write misses of the simulated L2 "
-              f"({int(size) >> 10} KiB, {ways}-way) per call ({n} and {10 * n} calls counted"
-              f"{', less the evictions alone' if evict else ''})")
+              f"data-read{writes} misses of the simulated L2 ({int(size) >> 10} KiB, {ways}-way) per call "
+              f"({n} and {10 * n} calls counted{', less the evictions alone' if evict else ''})")
     else:
         print(f"{what}{where}: {per_call['Ir']:,.0f} instructions per call ({n} and {10 * n} calls counted)")
 
