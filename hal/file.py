@@ -23,7 +23,6 @@ _A = HB.MemoryAccess
 _ACCESS_NAMES = ((int(_A.ALL), "ALL"), (int(_A.DISCARD_WRITE), "DISCARD_WRITE"), (int(_A.READ), "READ"),
                  (int(_A.WRITE), "WRITE"), (int(_A.DISCARD), "DISCARD"), (int(_A.MAY_ALIAS), "MAY_ALIAS"),
                  (int(_A.ANY), "ANY"))
-_UNALIGNED = int(_A.UNALIGNED)
 
 
 @dataclass
@@ -56,7 +55,7 @@ class FileTypes:
             usage |= int(HB.BufferUsage.TRANSFER_TARGET)
         memory_type, usage = compatible_params(int(HB.MemoryType.OPTIMAL_FOR_HOST | HB.MemoryType.DEVICE_VISIBLE),
                                                usage)
-        storage_access = access | int(_A.DISCARD) | (_UNALIGNED if data % HEAP_BUFFER_ALIGNMENT else 0)
+        storage_access = access | int(_A.DISCARD) | (int(_A.UNALIGNED) if data % HEAP_BUFFER_ALIGNMENT else 0)
         storage = self.buffers.wrap(data, length, memory_type=memory_type, allowed_access=storage_access,
                                     allowed_usage=usage, release=release)  # type: ignore[arg-type]
         return self.files.create(MemoryFile(access, length, storage), tag="hal.file (memory)")
