@@ -13,7 +13,7 @@ this one, so two versions are compared on the same inputs.
 
 `--cache` counts last-level cache misses instead, with callgrind's cache simulator set to this
 machine's per-core caches (L1i, L1d, and the L2 as the last level: the L3 is shared with the other
-core and with other machines): instruction-fetch and data-read misses per call, on the heap the
+core): instruction-fetch and data-read misses per call, on the heap the
 ratios are measured on (`--heap no-stacks`, bench_program.py's HEAPS). `--evict MIB` writes that
 many MiB of other memory before each call, as add1m's zero-fill and kernel do before its imports;
 two more runs count the evictions alone, which are subtracted. The read misses the eviction adds are
