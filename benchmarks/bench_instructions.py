@@ -31,6 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_program import HEAPS
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("abi", "layouts", "vm", "hal", "tooling", "cli")
 
@@ -69,12 +71,8 @@ PROGRAMS = {
     "add16": (ROOT / "tests" / "programs" / "add16.mlir", "add", 16),
 }
 
-# Heap settings, as bench_program.py's HEAPS; instructions are counted on the bare heap (the
-# numbers in the README since 2026-12-03 are), cache misses on the heap the ratios use.
-HEAPS = {
-    "bare": {"capture_stacks": False, "quarantine": 0},
-    "no-stacks": {"capture_stacks": False},
-}
+# Heap settings are bench_program.py's HEAPS: instructions are counted on the bare heap (the numbers
+# in the README since 2026-12-03 are), cache misses on the heap the ratios use (no-stacks).
 # callgrind's events with --cache-sim=yes, in the order of its "Collected :" line.
 CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
@@ -146,6 +144,8 @@ def main() -> None:
     ap.add_argument("--evict", type=int, default=0, metavar="MIB",
                     help="MiB of other memory written before each call")
     args = ap.parse_args()
+    if args.evict < 0:
+        ap.error(f"--evict takes a number of MiB, not {args.evict}")
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is needed (Debian: apt-get install valgrind)")
     n = args.n or (20 if PROGRAMS[args.program][2] else 200)
