@@ -1,4 +1,4 @@
-"""Builds the C helper (hal/native_build.py) into the extension ireeabi.hal._native at install time,
+"""Builds the C helper (hal/local/native_build.py) into the extension ireeabi.hal.local._native at install time,
 through cffi's setuptools integration, so running a kernel needs no C compiler afterwards. Everything
 else about the package is in pyproject.toml.
 
@@ -44,4 +44,4 @@ class BuildNative(build_ext):
 
 native = os.environ.get(NO_NATIVE, "") != "1"
 setup(cmdclass={"build_ext": BuildNative},
-      cffi_modules=["hal/native_build.py:make_ffi"] if native else [])
+      cffi_modules=["hal/local/native_build.py:make_ffi"] if native else [])

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 from .cdecl import PRELUDE
 from .errors import IreeAbiError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct
-from .oracles import Measured, OracleError, _clang_index, diff, engine_view
+from .oracles import Measured, OracleError, clang_index, diff, engine_view
 from .targets import Target, get as _get_target
 
 
@@ -88,7 +88,7 @@ class _Reader:
     def __init__(self, path: Path, target: Target, include_dirs: Sequence[str],
                  defines: Sequence[str]) -> None:
         try:
-            self.ci = ci = _clang_index()
+            self.ci = ci = clang_index()
         except OracleError as e:
             raise HeaderError(str(e)) from None
         if not path.is_file():

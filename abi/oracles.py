@@ -83,7 +83,7 @@ def _field_paths(s: Struct, prefix: str = "") -> Iterable[tuple[str, bool]]:
 # -- libclang ---------------------------------------------------------------------------------------
 
 
-def _clang_index():  # noqa: ANN202
+def clang_index():  # noqa: ANN202
     try:
         import clang.cindex as ci
     except ImportError as e:  # pragma: no cover - the test extra installs it
@@ -92,7 +92,7 @@ def _clang_index():  # noqa: ANN202
 
 
 def measure_libclang(structs: Sequence[Struct], target: Target, extra_source: str = "") -> dict[str, Measured]:
-    ci = _clang_index()
+    ci = clang_index()
     src = c_source(structs) + extra_source
     tu = ci.Index.create().parse(
         "ireeabi_probe.c",
@@ -117,7 +117,7 @@ def measure_libclang(structs: Sequence[Struct], target: Target, extra_source: st
 
 
 def _clang_fields(t, prefix: str, base_bits: int, m: Measured) -> None:  # noqa: ANN001
-    ci = _clang_index()
+    ci = clang_index()
     for f in t.get_fields():
         path = prefix + f.spelling
         bits = base_bits + f.get_field_offsetof()
@@ -129,7 +129,7 @@ def _clang_fields(t, prefix: str, base_bits: int, m: Measured) -> None:  # noqa:
 
 def measure_scalars_libclang(target: Target, c_types: Iterable[str]) -> dict[str, tuple[int, int, int]]:
     """{C type: (sizeof, alignment as struct member, GNU __alignof__)} from libclang."""
-    ci = _clang_index()
+    ci = clang_index()
     lines = [c_source([], prelude=True)]
     names = list(c_types)
     for i, t in enumerate(names):

@@ -26,7 +26,7 @@ import statistics
 import time
 
 from bench_program import HEAPS, PROGRAMS, _inputs, _release_all, iree_tools
-from ireeabi.hal import executable
+from ireeabi.hal.local import elf_executable as executable
 from ireeabi.tooling.program import Program
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, _capture_stack

@@ -11,7 +11,7 @@ processes. Each child prints which file its `ireeabi.vm.heap` came from, so a ru
 back to the .py files shows.
 
 `--modules hot` compiles the 15 modules the add16 profile spends its time in; `all` (default) every
-module of vm/, vm/interp/ and hal/. Type annotations are not used as C types
+module of vm/, vm/bytecode/ and hal/. Type annotations are not used as C types
 (annotation_typing=False): the package's annotations are documentation, and some name ctypes
 metaclasses Cython would enforce.
 """
@@ -28,9 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HOT = ("vm/heap.py", "vm/ref.py", "vm/allocator.py", "vm/module.py", "vm/shims.py", "vm/buffer.py",
-       "vm/callbacks.py", "vm/status.py", "vm/interp/context.py", "hal/inline_module.py",
-       "hal/loader_module.py", "hal/buffer.py", "hal/buffer_view.py", "hal/resource.py",
-       "hal/executable.py")
+       "vm/callbacks.py", "vm/status.py", "vm/bytecode/context.py", "modules/hal/inline.py",
+       "modules/hal/loader.py", "hal/buffer.py", "hal/buffer_view.py", "hal/resource.py",
+       "hal/local/elf_executable.py")
 # Cython 3.3.1 emits C that does not compile for this one (a closure scope it never declares); it is
 # not on the per-call path.
 UNCOMPILABLE = frozenset({"hal/cpu.py"})

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests" / "hal"))
 import iree_tools  # noqa: E402
 from conftest import Session  # noqa: E402
 from hal_programs import program  # noqa: E402
-from ireeabi.hal.runtime import HalRuntime  # noqa: E402
+from ireeabi.modules.hal.runtime import HalRuntime  # noqa: E402
 
 
 def ireeabi_ms(rounds: int = 400) -> tuple[float, float]:

@@ -44,7 +44,7 @@ import numpy as np
 import iree_tools
 from ireeabi.vm.heap import Heap
 try:  # a tree from before ireeabi.tooling (tried first: this tree's tooling would load its own vm)
-    from ireeabi.vm.interp.program import Program
+    from ireeabi.vm.bytecode.program import Program
 except ImportError:
     from ireeabi.tooling.program import Program
 source, function, elements, model, target, n = {source!r}, {function!r}, {elements}, {model!r}, {target!r}, {n}

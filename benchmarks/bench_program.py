@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 from ireeabi.tooling.program import KernelTargetError  # noqa: E402
-from ireeabi.vm.interp import VmError  # noqa: E402
+from ireeabi.vm.bytecode import VmError  # noqa: E402
 from ireeabi.vm import machine  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402

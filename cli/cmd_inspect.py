@@ -21,9 +21,9 @@ from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
 from ireeabi.tooling import disassemble as dis
-from ireeabi.vm import decoder, isa
+from ireeabi.vm.bytecode import decoder, isa
 from ireeabi.vm import imports as import_check
-from ireeabi.vm import module_file as mf
+from ireeabi.vm.bytecode import module_file as mf
 
 from . import render
 from .errors import CliError
@@ -65,7 +65,7 @@ def _size_cell(base: int | None, elements: list[int] | None) -> str:
     return f"{base}" + "".join(f"+{e}{_SPAN_LETTERS[k % 4]}" for k, e in enumerate(elements))
 
 
-# The module reader's own first two steps (vm/module_file.py, bound here so a rename fails at
+# The module reader's own first two steps (vm/bytecode/module_file.py, bound here so a rename fails at
 # import): the archive and FlatBuffer header checks (zip framing, minimum size, size prefix within
 # the file, alignment, identifier), then flatcc's verification of the FlatBuffer itself. Both read
 # only the bytes they check, so on a memory map they touch a few pages, not the file.

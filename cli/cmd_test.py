@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
 from ireeabi.tooling.program import Program
-from ireeabi.vm.interp.errors import VmStatusError
+from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
 
 from .cmd_inspect import load as load_module

@@ -5,7 +5,7 @@ iree-run-module takes the module as `--module=FILE` and the HAL device as `--dev
 that way or as its positional argument, and accepts `--device=local-sync` / `local-task` (with or
 without a `://...` suffix): inline modules carry their own HAL (hal_inline, hal_loader) and need no
 device; a module of the default execution model gets the one local-sync device of the full `hal`
-module (hal/hal_module.py), and `local-task` names the same device (ireeabi runs single-threaded).
+module (modules/hal/module.py), and `local-task` names the same device (ireeabi runs single-threaded).
 Any other device is an error: ireeabi emulates no other driver.
 """
 from __future__ import annotations

@@ -1,17 +1,18 @@
-"""ireeabi.hal: the inline HAL on the emulated VM, running real IREE-compiled kernels.
+"""ireeabi.hal: IREE's HAL objects on the emulated VM (runtime/src/iree/hal), any data model.
 
-- `runtime`: one emulated inline runtime (`runtime.HalRuntime`): heap, ref types, hal_inline and
-  hal_loader;
 - `resource`, `buffer`, `buffer_view`: ref-counted HAL objects, buffers and mappings, buffer views;
-- `inline_module`, `loader_module`: the `hal_inline` and `hal_loader` native modules;
-- `library`, `executable`, `elf_loader`, `python_executable`: kernel libraries (embedded ELF through an
-  emulation of IREE's loader, system ELF, Python) and their dispatch;
+- `device`, `semaphore`, `file`, `command_buffer`, `command_buffer_validation`: the local-sync
+  device, its timeline semaphores and fences, memory files, recorded command buffers and their
+  validation;
+- `element_types`, `flag_names`: IREE element types with the numpy dtypes that hold them, and HAL
+  bitfields as IREE prints them;
 - `cpu`: host CPU data as IREE exposes it to kernels;
-- `element_types`: IREE element types and the numpy dtypes that hold them;
-- `module_api`: what a native module's implementation may do with the HAL objects it is passed;
-- `native`, `native_build`: the C helper kernels run through (built at install time).
+- `local`: executables and their loaders, IREE's ELF loader, the dispatch of kernels
+  (runtime/src/iree/hal/local).
+
+The native modules that hand these objects to programs (`hal`, `hal_inline`, `hal_loader`) and the
+runtime that assembles them are `ireeabi.modules.hal`.
 """
 
-__all__ = ["runtime", "resource", "buffer", "buffer_view", "inline_module", "loader_module",
-           "library", "executable", "elf_loader", "python_executable", "cpu", "element_types",
-           "module_api", "native", "native_build"]
+__all__ = ["resource", "buffer", "buffer_view", "device", "semaphore", "file", "command_buffer",
+           "command_buffer_validation", "element_types", "flag_names", "cpu", "local"]

@@ -8,7 +8,7 @@ union of its args struct, reads the constant count at that sizeof, the binding c
 constants, aligns the binding array to `alignof(iree_vm_abi_iirII_t)` and walks it with that
 struct's stride. That is the reader `ireeabi.abi.cconv.span_reader` calls "pre-fix" (hal_loader's
 dispatch before IREE #24827); IREE's full HAL reads that way in the snapshot and, by the machine
-code of iree-run-module 3.13.0 (tests/test_hal_module_dispatch_binary.py), in 3.13.
+code of iree-run-module 3.13.0 (tests/layouts/test_hal_module_dispatch_binary.py), in 3.13.
 
 History (git log of module.c): until #22845 (2026-01) the shim structs were packed and the VM packed
 unaligned, so sizeof and the packer always agreed; #22845 gave both C alignment, from when on the

@@ -5,7 +5,7 @@ context.c): the dependency's minimum version, then each function by name with a 
 comparison. The same declaration runs the module when each export carries its implementation
 (`ireeabi.vm.module.Export`: name, cconv, function): a `HalRuntime` or `Program` given it makes a
 native module of it, with `state` (if any) making the per-instance state from the runtime's
-`ireeabi.hal.module_api.ModuleApi`. Exports that only name a cconv (`ModuleExport`, or a TOML/JSON
+`ireeabi.modules.hal.module_api.ModuleApi`. Exports that only name a cconv (`ModuleExport`, or a TOML/JSON
 file, see `module_sources`) serve import checking alone.
 
 An export name may be declared with several cconvs (overloads): IREE resolves an import against the

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ireeabi.hal.element_types import dtype_of
-from ireeabi.hal.module_api import BufferViewInfo, ModuleApi
+from ireeabi.modules.hal.module_api import BufferViewInfo, ModuleApi
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.layouts.modules import ModuleDescriptor

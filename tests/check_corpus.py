@@ -1,5 +1,5 @@
 """The check-style corpus (tests/programs/check): its functions, their check calls, and the returning
-twins derived from them, shared by tests/test_check_corpus.py.
+twins derived from them, shared by tests/modules/test_check_corpus.py.
 
 The .mlir files are the one source of truth. They follow a strict convention so that a small text
 transform turns every check function into a twin that iree-run-module (which has no `check`

@@ -95,7 +95,7 @@ class Result:
 
 def modules(out_dir: "Path | None" = None) -> list[Module]:
     """The campaign's modules: each program in both inline models, with its regions located."""
-    from ireeabi.vm.module_file import read_module
+    from ireeabi.vm.bytecode.module_file import read_module
     out = []
     for src, function, inputs in PROGRAMS:
         for model in MODELS:
@@ -226,7 +226,7 @@ def campaign(count: int = 2000, seed: int = 0, timeout: float = 10.0, mods: "lis
              verbose: bool = False) -> Result:
     # Import ireeabi (and build the C helper) before forking, so each mutant starts warm.
     from ireeabi.cli import main  # noqa: F401
-    from ireeabi.hal.native import native
+    from ireeabi.hal.local.native import native
     native()
     mods = mods if mods is not None else modules()
     by_name = {m.name: m for m in mods}

@@ -18,7 +18,7 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
 
 def test_the_plugin_is_registered():
     eps = {e.name: e.value for e in importlib.metadata.entry_points(group="pytest11")}
-    assert eps.get("ireeabi") == "ireeabi.hal.testing"
+    assert eps.get("ireeabi") == "ireeabi.tooling.testing"
 
 
 def test_the_examples_pass_through_the_registered_plugin():

@@ -130,7 +130,7 @@ def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_f
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.startswith("ireeabi/hal/_native") and n.endswith(".so")]
     assert "ireeabi/__main__.py" in names
-    for pkg in ("abi", "layouts", "vm", "vm/interp", "hal", "tooling", "cli"):
+    for pkg in ("abi", "layouts", "vm", "vm/bytecode", "hal", "tooling", "cli"):
         assert f"ireeabi/{pkg}/py.typed" in names
     assert (REPO / "LICENSE").read_bytes() == zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/licenses/LICENSE")))
@@ -155,7 +155,7 @@ def test_install_without_a_compiler_says_so(module_file, tmp_path):
     proc = _run(pip, env=env, check=False)
     assert proc.returncode != 0
     out = " ".join((proc.stdout + proc.stderr).split())
-    assert "ireeabi: building the C helper ireeabi.hal._native" in out
+    assert "ireeabi: building the C helper ireeabi.hal.local._native" in out
     assert "needs a C compiler, and none worked" in out
     assert "IREEABI_NO_NATIVE=1" in out
     assert not list((src / "hal").glob("_native*.so"))
@@ -168,5 +168,5 @@ def test_install_without_a_compiler_says_so(module_file, tmp_path):
     assert "Traceback" not in proc.stderr
     message = " ".join(proc.stderr.split())
     assert message.startswith("ireeabi: error: ")
-    assert "ireeabi.hal._native is not installed" in message
+    assert "ireeabi.hal.local._native is not installed" in message
     assert "C compiler" in message

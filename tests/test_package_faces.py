@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-FACES = ["ireeabi.abi", "ireeabi.layouts", "ireeabi.vm", "ireeabi.vm.interp", "ireeabi.hal",
-         "ireeabi.tooling", "ireeabi.cli"]
+FACES = ["ireeabi.abi", "ireeabi.layouts", "ireeabi.vm", "ireeabi.vm.bytecode", "ireeabi.hal",
+         "ireeabi.hal.local", "ireeabi.modules", "ireeabi.modules.hal", "ireeabi.tooling", "ireeabi.cli"]
 
 
 @pytest.mark.parametrize("face", FACES)

@@ -2,13 +2,13 @@
 
 IREE keeps its disassembler with its tools (runtime/src/iree/vm/bytecode/disassembler.c, driven by
 tools/iree-dump-module-main.c), so it is tooling here too. Instructions come from the VM's decoder
-(`vm.decoder`, over the opcode tables of `vm.isa`); this file knows only how IREE writes them:
+(`vm.bytecode.decoder`, over the opcode tables of `vm.bytecode.isa`); this file knows only how IREE writes them:
 
 - most ops read `RESULTS = vm.MNEMONIC OPERANDS`, registers in encoding order (`_generic`);
 - the ops IREE writes otherwise (globals, constants, stores, selects, switches, lists of refs,
   casts, control flow, calls) each have a writer in `_WRITERS`;
 - i64/f64 registers print as `%iN:N+1`; a ref register prints `%R` (a move) only where IREE's
-  disassembler decodes that operand with its move bit (the fields `vm.isa` marks `move`, and every
+  disassembler decodes that operand with its move bit (the fields `vm.bytecode.isa` marks `move`, and every
   entry of a register list), else `%r`;
 - blocks are numbered `^bbN` in bytecode order; `bytecode_offsets` prefixes `[%08X]` as
   `--bytecode_offsets` does.
@@ -23,10 +23,10 @@ import math
 import struct
 from typing import Callable, Iterable
 
-from ireeabi.vm import isa
-from ireeabi.vm.decoder import BranchCase, Instruction, Register, Remap, decode_function, \
-    function_bytecode
-from ireeabi.vm.module_file import ModuleFile, rodata_bytes
+from ireeabi.vm.bytecode import isa
+from ireeabi.vm.bytecode.decoder import (BranchCase, Instruction, Register, Remap, decode_function,
+                                         function_bytecode)
+from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
 
 _TYPE_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64", "r": "!vm.ref<?>"}
 
@@ -316,7 +316,7 @@ def _block(inst: Instruction, fn: _Function) -> str:
 
 _Writer = Callable[[Instruction, _Function], str]
 
-# Encodings (vm.isa) IREE writes in their own shape; everything else is `_generic`.
+# Encodings (vm.bytecode.isa) IREE writes in their own shape; everything else is `_generic`.
 _BY_ENCODING: dict[str, _Writer] = {
     "marker": _block, "const_ref_zero": _const_ref_zero, "const_ref_rodata": _const_ref_rodata,
     "list_alloc": _list_alloc, "list_get_ref": _list_get_ref, "select_ref": _select,

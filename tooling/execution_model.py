@@ -5,7 +5,7 @@ IREE's compiler emits one of several runtime shapes (`--iree-execution-model=`):
 hal.command_buffer.*, hal.fence.*), while the two inline models call only the small `hal_inline`
 module (inline-static: kernels turned into VM bytecode by vmvx-inline) or `hal_inline` +
 `hal_loader` (inline-dynamic: kernels as an embedded ELF). ireeabi runs all three: `needs_full_hal`
-tells a program to add the full `hal` module (hal/hal_module.py, one local-sync device).
+tells a program to add the full `hal` module (modules/hal/module.py, one local-sync device).
 `require_inline` remains for callers that serve only the inline HAL: it refuses a module that
 imports `hal` and names the flags of the inline models. MODEL_FLAGS is the one list of flags (the
 tests compile their corpus with it): the two inline models, and the default model with llvm-cpu
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.module_file import ModuleFile
+from ireeabi.vm.bytecode.module_file import ModuleFile
 
 # The models ireeabi runs and the iree-compile flags of each (in the order a reader tries them).
 MODEL_FLAGS: Mapping[str, tuple[str, ...]] = {

@@ -50,19 +50,19 @@ import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.targets import Target
-from ireeabi.hal.runtime import HalRuntime
+from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts import module_sources, modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import Heap, LeakError, leak_report
-from ireeabi.vm.interp.context import DEFAULT_MAX_DEPTH, Context
-from ireeabi.vm.interp.errors import ArgumentError, ContextClosedError
-from ireeabi.vm.interp.imports import NativeImports
-from ireeabi.vm.interp.lists import VmList
-from ireeabi.vm.interp.registers import cconv_fragments, value_chars
-from ireeabi.vm.interp.vmbuffers import VmBufferFactory
+from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.bytecode.errors import ArgumentError, ContextClosedError
+from ireeabi.vm.bytecode.import_resolvers import NativeImports
+from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.bytecode.registers import cconv_fragments, value_chars
+from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.machine import Machine, machine as _machine
-from ireeabi.vm.module_file import ModuleFile, read_module
+from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
 
 from . import execution_model
@@ -82,7 +82,7 @@ class Program:
     `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no bound,
     as iree-run-module).
     `reference`: the reference path everywhere: the interpreter's per-instruction handlers instead
-    of its compiled basic blocks (vm/interp/blocks.py), layered import calls instead of planned call
+    of its compiled basic blocks (vm/bytecode/blocks.py), layered import calls instead of planned call
     sites, and the heap's allocator through its function pointer (`Heap.force_reference`, also on a
     heap given); IREEABI_REFERENCE=1 does the same for every program.
     `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the

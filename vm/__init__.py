@@ -6,13 +6,14 @@
 - `ref`, `module_ref`, `buffer`: iree_vm_ref_t and its types, module heads, iree_vm_buffer_t;
 - `call`, `shims`, `module`: argument/result buffers as the VM fills them, the shims that read
   them, and native modules (`module.NativeModule`);
-- `module_file`, `imports`: the `.vmfb` reader and the import checker;
-- `isa`, `decoder`, `interp`: the bytecode ISA, its decoder and the interpreter (`interp.Context`);
+- `imports`: the import checker (a compiled module's imports against native modules);
+- `bytecode`: bytecode modules, as runtime/src/iree/vm/bytecode: the `.vmfb` reader, the ISA, its
+  decoder, the verifier and the interpreter (`bytecode.Context`);
 - `reference_path`: the switch that forces the interpreter's reference path.
 
 `ireeabi.vm.testing` holds pytest fixtures (it imports pytest, so it is not part of `*`).
 """
 
 __all__ = ["machine", "address_space", "heap", "allocator", "callbacks", "status", "ref",
-           "module_ref", "buffer", "call", "shims", "module", "module_file", "imports", "isa",
-           "decoder", "interp", "reference_path"]
+           "module_ref", "buffer", "call", "shims", "module", "imports", "bytecode",
+           "reference_path"]

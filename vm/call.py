@@ -58,7 +58,7 @@ class CallBuffer:
         return self.heap.read(self.address, self.layout.size)
 
 
-def _as_ref(x: Any, where: str, word_mask: int) -> Ref:
+def as_ref(x: Any, where: str, word_mask: int) -> Ref:
     if isinstance(x, Ref):
         return x
     try:
@@ -86,7 +86,7 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any], word_mask: int) -> 
             elif type(arg) is Ref:  # the common case, without the general checks
                 append(arg)
             else:
-                append(_as_ref(arg, f"{frag.text!r} index {item.index}", word_mask))
+                append(as_ref(arg, f"{frag.text!r} index {item.index}", word_mask))
             continue
         if not isinstance(arg, (list, tuple)):
             raise MarshalError(f"{frag.text!r} index {item.index}: a span needs a list, got {arg!r}")
@@ -108,7 +108,7 @@ def flatten(fragment: "Fragment | str", args: Sequence[Any], word_mask: int) -> 
                     fields = list(fields)
                     for k in refs_at:
                         if type(fields[k]) is not Ref:
-                            fields[k] = _as_ref(fields[k], f"{frag.text!r} span element {e}", word_mask)
+                            fields[k] = as_ref(fields[k], f"{frag.text!r} span element {e}", word_mask)
                     break
             flat.extend(fields)
     return flat, tuple(counts)

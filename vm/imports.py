@@ -16,7 +16,7 @@ from ireeabi.abi import cconv, targets
 from ireeabi.abi.targets import Target
 from ireeabi.layouts.modules import ModuleDescriptor
 
-from .module_file import ModuleFile
+from ireeabi.vm.bytecode.module_file import ModuleFile
 
 SPAN_SWEEP = range(0, 4)  # span counts tried per span when checking layout rules
 # Findings about the C struct of a multi-span fragment's fixed part are hazards for a reader that

@@ -32,7 +32,7 @@ from . import module_ref
 from .heap import Heap
 from .machine import Machine
 from .ref import Ref, countable_cell, object_release
-from .call import _as_ref
+from .call import as_ref
 from .shims import READER_FORMS, CALL_BEGIN, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
 from .status import StatusCode, StatusError
 
@@ -432,7 +432,7 @@ class PlannedCall:
         retained, moved = self.retained, self.moved
         ns: dict[str, Any] = {
             "_self": self, "_heap": self.heap, "_module": module, "_stack": stack, "_base": base,
-            "_where": self.where, "_mask": self.word_mask, "_Ref": Ref, "_as_ref": _as_ref,
+            "_where": self.where, "_mask": self.word_mask, "_Ref": Ref, "as_ref": as_ref,
             "_MarshalError": MarshalError, "_IreeAbiError": IreeAbiError, "_release_all": _release_all,
             "_pop": self.heap.scratch_pop,
             "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
@@ -446,7 +446,7 @@ class PlannedCall:
              f"    if len(flat) != {self.nvalues}:",
              f"        raise _MarshalError(f'{{_where}}: {self.nvalues} argument value(s) expected, got {{len(flat)}}')"]
         if moved:
-            L.append(f"    moved = [r if type(r) is _Ref else _as_ref(r, _where, _mask) for r in "
+            L.append(f"    moved = [r if type(r) is _Ref else as_ref(r, _where, _mask) for r in "
                      f"({flat_at(f'flat[{i}]' for i in moved)},)]")
         else:
             L.append("    moved = ()")

@@ -1,5 +1,5 @@
 """pytest fixtures for code that uses `ireeabi.vm`. They are part of ireeabi's registered pytest
-plugin (`ireeabi.hal.testing`, which adds a HalRuntime and native modules of one's own); a
+plugin (`ireeabi.tooling.testing`, which adds a HalRuntime and native modules of one's own); a
 conftest.py may also import them.
 
 - `target`: the data model of `heap` (None: the host). Parametrize it to run a test on other data

@@ -1,6 +1,6 @@
 // VM dialect (compile with --compile-from=vm): loops whose registers the compiled regions keep as
-// Python locals (vm/interp/regions.py), each against the reference handlers in
-// tests/test_compiled_blocks.py: raw f32 copies that must keep signaling-NaN bits, an f32 loop
+// Python locals (vm/bytecode/regions.py), each against the reference handlers in
+// tests/vm/bytecode/test_compiled_blocks.py: raw f32 copies that must keep signaling-NaN bits, an f32 loop
 // accumulator entered with a NaN, nested loops with signed i32 and i64 counters, handlers (buffer
 // fill, list ops) inside a loop, narrow element loads and stores, f64, and a loop that stores out of
 // bounds.

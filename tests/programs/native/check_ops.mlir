@@ -1,4 +1,4 @@
-// ireeabi's own check-module test program (tests/test_check_module.py): a few functions per check
+// ireeabi's own check-module test program (tests/modules/test_check_module.py): a few functions per check
 // function, declared on buffer views without the device argument (the inline models have none).
 // Functions named *_fails hold one deliberately wrong expectation each.
 util.func private @check.expect_true(%operand: i32)

@@ -1,5 +1,5 @@
-// A program importing a native module of one's own (`mymod`, tests/test_native_modules.py): the
-// module reads buffer views and buffers through ireeabi.hal.module_api and returns a new view.
+// A program importing a native module of one's own (`mymod`, tests/modules/test_native_modules.py): the
+// module reads buffer views and buffers through ireeabi.modules.hal.module_api and returns a new view.
 util.func private @mymod.scale(%view: !hal.buffer_view, %factor: f32) -> !hal.buffer_view
 util.func private @mymod.byte_sum(%buffer: !hal.buffer) -> i64
 

@@ -1,4 +1,4 @@
-// Programs the inline models compile to wrong results (tests/test_inline_issues.py pins each).
+// Programs the inline models compile to wrong results (tests/tooling/test_inline_issues.py pins each).
 
 // Two tensors of the same size filled in separate stream regions: each gets its own
 // hal_inline.buffer.allocate, but hal_inline's imports declare buffer.allocate `nosideeffects`, so

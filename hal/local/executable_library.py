@@ -1,0 +1,198 @@
+"""What every kernel library kind shares: its errors, export descriptions, dispatch results, and the
+dispatch_state_v0 / workgroup_state_v0 memory a dispatch hands it.
+
+hal_loader dispatches through `DispatchState`, laid out for the runtime's data model in its heap; the
+library kinds (`executable`: ELF machine code on the host, `python_executable`: Python kernels on any
+target) read it from there.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.layouts import executable_library as X
+from ireeabi.vm.buffer import field_struct
+from ireeabi.vm.machine import Machine, derived
+
+_U32 = 0xFFFFFFFF
+
+class ExecutableError(IreeAbiError):
+    """A kernel library that cannot be loaded or dispatched; `code` is the IREE status code name."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        self.message = message
+        super().__init__(f"{code}: {message}")
+
+
+class UnresolvedImportError(ExecutableError):
+    """A library needs an import no provider resolves. ireeabi has no import provider; hal_loader
+    reports this as IREE does for a NULL provider (see loader_module)."""
+
+
+class ForeignKernelError(ExecutableError):
+    """A kernel library of a target that is not the host: its machine code cannot run here."""
+
+
+@dataclass(frozen=True)
+class ExportInfo:
+    ordinal: int
+    name: str  # decoded for display (invalid UTF-8 replaced)
+    function: int  # address of the dispatch function
+    constant_count: int
+    binding_count: int
+    workgroup_size: tuple[int, int, int]
+    local_memory_pages: int
+    flags: int
+    name_bytes: bytes = b""  # the exact C string: lookups compare bytes, as IREE does
+
+
+@dataclass
+class DispatchResult:
+    status: int  # the kernel's return value of the last call (0 = success)
+    calls: int  # workgroups called
+    # A trapped fault: (signal, faulting address, workgroup id (x, y, z)); the status is then the
+    # helper's FAULTED and the library is unusable.
+    fault: "tuple[int, int, tuple[int, int, int]] | None" = None
+
+
+def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:
+    """Refuse fewer constants or bindings than the export declares: the kernel would read past the
+    arrays. IREE's hal_loader makes no such check (its kernel reads whatever lies there); the
+    messages are those of IREE's inline command buffer, which does check."""
+    if constant_count < export.constant_count:
+        raise ExecutableError("INVALID_ARGUMENT", f"constant count mismatch, expected {export.constant_count} "
+                              f"but was provided {constant_count}")
+    if binding_count < export.binding_count:
+        raise ExecutableError("INVALID_ARGUMENT", f"binding count mismatch, expected {export.binding_count} "
+                              f"but was provided {binding_count}")
+
+
+@derived("dispatch_state")
+class DispatchLayout:
+    """dispatch_state_v0 and workgroup_state_v0 on one data model, and the codecs that fill them."""
+
+    def __init__(self, m: Machine) -> None:
+        ds = m.layout(X.iree_hal_executable_dispatch_state_v0_t)
+        wg = m.layout(X.iree_hal_executable_workgroup_state_v0_t)
+        self.size, self.align = ds.size, ds.align
+        self.word_size, self.word_code = m.pointer_size, m.word_code
+        # The counts part (sizes, counts, constant/binding counts, max_concurrency) is contiguous at
+        # the start: rewritten per dispatch with one pack (constant_count, max_concurrency and
+        # binding_count get the values they already hold, so the bytes are those of field stores).
+        names = ("workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count",
+                 "workgroup_count_x", "workgroup_count_y", "workgroup_count_z", "max_concurrency",
+                 "binding_count")
+        fields = [ds.field(n) for n in names]
+        assert fields[0].offset == 0 and all(a.offset + a.size == b.offset for a, b in zip(fields, fields[1:]))
+        self.counts_fmt = struct.Struct("<" + "".join({4: "I", 2: "H", 1: "B"}[f.size] for f in fields))
+        assert self.counts_fmt.size == ds.offsetof("constants")
+        # The three array pointers, one word each, right after the counts.
+        self.arrays_off = ds.offsetof("constants")
+        self.arrays_fmt = field_struct(m, [(ds.offsetof(n) - self.arrays_off, "W")
+                                           for n in ("constants", "binding_ptrs", "binding_lengths")])
+        self.wg_size = wg.size
+        self.wg_align = max(64, wg.align)  # IREE keeps it 64-byte aligned on its stack
+        self.wg_ids = tuple(wg.field(f"workgroup_id_{a}").offset for a in "xyz")
+        self.wg_processor_off = wg.field("processor_id").offset
+
+    def block_size(self, constant_count: int, binding_count: int) -> int:
+        """dispatch_state_v0 followed by its constants (uint32), binding pointers and lengths (words)."""
+        return self.size + 4 * max(constant_count, 1) + 2 * self.word_size * max(binding_count, 1) + self.word_size
+
+
+class DispatchState:
+    """dispatch_state_v0 plus the constant and binding arrays it points at, in one block of memory
+    laid out for `machine`: `memory[offset:]` is the block and `address` where the data model sees
+    it (a heap block, or host memory for `Library.dispatch`). The arrays' codecs are compiled once
+    per (constant count, binding count)."""
+
+    def __init__(self, machine: Machine, constant_count: int, binding_count: int, memory: Any, offset: int,
+                 address: int) -> None:
+        L: DispatchLayout = machine.dispatch_state
+        self._L = L
+        self.machine = machine
+        self.memory, self.offset, self.address = memory, offset, address
+        # as a (truncating) C field store leaves them
+        self.constant_count, self.binding_count = constant_count & 0xFFFF, binding_count & 0xFF
+        p = L.word_size
+        c_off = L.size
+        ptrs_off = -(-(c_off + 4 * max(constant_count, 1)) // p) * p
+        lengths_off = ptrs_off + p * max(binding_count, 1)
+        self._constants_off, self._ptrs_off, self._lengths_off = c_off, ptrs_off, lengths_off
+        self._constants_fmt = struct.Struct(f"<{constant_count}I")
+        self._bindings_fmt = struct.Struct(f"<{binding_count}{L.word_code}")
+        L.counts_fmt.pack_into(memory, offset, 0, 0, 0, self.constant_count, 0, 0, 0, 1, self.binding_count)
+        L.arrays_fmt.pack_into(memory, offset + L.arrays_off, address + c_off, address + ptrs_off,
+                               address + lengths_off)
+
+    @property
+    def state(self) -> Any:
+        """A ctypes view of the dispatch_state_v0 (laid out for the data model) over its memory."""
+        return self.machine.ctype(X.iree_hal_executable_dispatch_state_v0_t).from_buffer(self.memory, self.offset)
+
+    def set(self, *, workgroup_size: tuple[int, int, int], workgroup_count: tuple[int, int, int],
+            constants: Sequence[int], bindings: Sequence[tuple[int, int]]) -> None:
+        """Any caller's values, truncated as C field stores truncate them (`pack` is the dispatcher's)."""
+        (sx, sy, sz), (cx, cy, cz) = workgroup_size, workgroup_count
+        self._L.counts_fmt.pack_into(self.memory, self.offset, sx & _U32, sy & _U32, sz & 0xFFFF,
+                                     self.constant_count, cx & _U32, cy & _U32, cz & 0xFFFF, 1,
+                                     self.binding_count)
+        mask = (1 << (8 * self._L.word_size)) - 1
+        self._pack_arrays([c & _U32 for c in constants], [p & mask for p, _ in bindings],
+                          [n & mask for _, n in bindings])
+
+    def pack(self, counts: tuple[int, int, int], constants: Sequence[int], ptrs: Sequence[int],
+             lengths: Sequence[int]) -> None:
+        """`set` with workgroup size 1x1x1 for in-range counts (x, y as uint32, z as uint16), exactly
+        `constant_count` constants (masked to uint32 here) and `binding_count` binding words."""
+        self._L.counts_fmt.pack_into(self.memory, self.offset, 1, 1, 1, self.constant_count, counts[0], counts[1],
+                                     counts[2], 1, self.binding_count)
+        self._pack_arrays([c & _U32 for c in constants] if constants else (), ptrs, lengths)
+
+    def _pack_arrays(self, constants: Sequence[int], ptrs: Sequence[int], lengths: Sequence[int]) -> None:
+        memory, offset = self.memory, self.offset
+        if constants:
+            self._constants_fmt.pack_into(memory, offset + self._constants_off, *constants)
+        if ptrs:
+            self._bindings_fmt.pack_into(memory, offset + self._ptrs_off, *ptrs)
+            self._bindings_fmt.pack_into(memory, offset + self._lengths_off, *lengths)
+
+
+def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_id: int = 0) -> None:
+    """A zeroed workgroup_state_v0 with `processor_id` (the ids are set per workgroup call)."""
+    L: DispatchLayout = machine.dispatch_state
+    memory[offset:offset + L.wg_size] = bytes(L.wg_size)
+    struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
+
+
+def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: "object") -> str:
+    """What a trapped kernel fault tells: the export, the workgroup, the address, and where it lies
+    against the bindings (IREE's process dies here; the library is unusable from now on)."""
+    signal_number, host_address, (x, y, z) = fault
+    address = host_address - heap.host_address(0)  # the heap's own address for it
+    where = "outside every binding"
+    best = None  # (distance, text) of the nearest binding the address lies before or past
+    for i, (p, n) in enumerate(zip(ptrs, lengths)):
+        if p <= address < p + n:
+            where = f"inside binding {i} at offset {address - p}"
+            best = None
+            break
+        if address >= p + n:
+            text = f"{address - (p + n)} byte(s) past the end of binding {i} ({n} bytes)"
+            distance = address - (p + n)
+        else:
+            text = f"{p - address} byte(s) before the start of binding {i} ({n} bytes)"
+            distance = p - address
+        if best is None or distance < best[0]:
+            best = (distance, text)
+    if best is not None:
+        where = best[1]
+    return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): signal {signal_number} at address "
+            f"0x{address:x}, {where}; the executable cannot be dispatched again")
+
+
+__all__ = ["ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "DispatchResult",
+           "check_counts", "DispatchLayout", "DispatchState", "write_workgroup_state", "fault_message"]

@@ -1,0 +1,100 @@
+"""Structs from C headers (abi/cheader.py) on all seven data models.
+
+Oracles: libclang's record layout of the header itself for each target triple (parse_header refuses
+any disagreement, and the test re-measures the engine's C text of the same declarations with libclang
+again), the host's C compiler through cffi (x86_64) and `gcc -m32` (i386) on that C text.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ireeabi.abi import cheader, oracles
+from ireeabi.abi.layout import Array, FunctionPointer, Pointer, Scalar, Struct
+from ireeabi.abi.targets import TARGETS, get
+
+HEADERS = Path(__file__).parents[1] / "fixtures" / "headers"
+CONSTRUCTS = HEADERS / "constructs.h"
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_construct_agrees_with_libclang(target):
+    structs = cheader.parse_header(CONSTRUCTS, target)  # raises on any disagreement with the header
+    s = structs["everything_t"]
+    assert structs["struct everything"] is s and structs["everything"] is s
+    t = get(target)
+    # The engine's own C text of the declarations, measured by libclang for the triple.
+    decls = [s, structs["wire"], structs["value_t"], structs["cacheline_t"]]
+    assert oracles.disagreements(decls, oracles.measure_libclang(decls, t), t) == {}
+    lay = s.layout(t)
+    kinds = {f.name: f for f in s.fields}
+    assert kinds["__anonymous0"].anonymous and kinds["__anonymous0"].type.is_union
+    assert not kinds["point"].anonymous and isinstance(kinds["point"].type, Struct)
+    assert isinstance(kinds["parts"].type, Array) and kinds["parts"].type.display() == "part[2][3]"
+    assert isinstance(kinds["next"].type, Pointer) and isinstance(kinds["callback"].type, FunctionPointer)
+    assert kinds["callback"].type.display() == "callback_t"
+    assert kinds["mode"].type == Scalar("unsigned int", "mode_t_")
+    assert kinds["aligned16"].align == 16 and kinds["aligned8"].align == 8
+    assert kinds["packed_member"].packed and lay.field("packed_member").offset == \
+        lay.field("aligned8").offset + 1
+    assert structs["wire"].packed and structs["cacheline_t"].align == 32 and lay.align == 32
+    assert lay.flexible is not None and lay.flexible.name == "data"
+    assert lay.field("straddle").bits == 40 and lay.field("small").bits == 3
+
+
+def test_the_host_compiler_and_gcc_m32_agree():
+    for target, measure in (("x86_64", oracles.measure_host_cc), ("i386", oracles.measure_gcc_m32)):
+        structs = cheader.parse_header(CONSTRUCTS, target)
+        decls = [structs["everything_t"], structs["wire"]]
+        assert oracles.disagreements(decls, measure(decls), get(target)) == {}, target
+
+
+def test_include_dirs_and_defines_reach_the_parser(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "inner.h").write_text("typedef struct inner { char c; COUNT_T n; } inner_t;\n")
+    (tmp_path / "top.h").write_text('#include "inner.h"\n'
+                                    "#if __SIZEOF_POINTER__ == 4\ntypedef struct top { inner_t i; } top_t;\n"
+                                    "#else\ntypedef struct top { inner_t i; void* p; } top_t;\n#endif\n")
+    for target, fields in (("x86_64", ["i", "p"]), ("riscv32", ["i"])):
+        s = cheader.header_struct(tmp_path / "top.h", "top_t", target, include_dirs=[str(tmp_path / "sub")],
+                                  defines=["COUNT_T=long long"])
+        assert [f.name for f in s.fields] == fields  # the triple's #if branch
+        assert s.fields[0].type.fields[1].type.c_type == "long long"  # -D
+    with pytest.raises(cheader.HeaderError, match=r"top\.h:1: 'inner\.h' file not found"):
+        cheader.parse_header(tmp_path / "top.h", "x86_64")
+
+
+@pytest.mark.parametrize("text,line,what", [
+    ("struct s { int a; int : 0; int b; };", 1, "zero-width"),
+    ("struct s {\n  char c;\n  __int128 big;\n};", 3, "type __int128"),
+    ("typedef float v4 __attribute__((vector_size(16)));\nstruct s { v4 v; };", 2, "type v4"),
+    ("struct s { _Complex double z; };", 1, "complex"),
+    ("struct s { _Atomic int a; };", 1, "atomic"),
+    ("#define A 8\nstruct s { char c __attribute__((aligned(A))); };", 2, "integer-literal"),
+])
+def test_unsupported_constructs_name_their_line(tmp_path, text, line, what):
+    path = tmp_path / "bad.h"
+    path.write_text(text + "\n")
+    with pytest.raises(cheader.HeaderError, match=rf"bad\.h:{line}: .*{what}"):
+        cheader.parse_header(path, "x86_64")
+
+
+def test_a_disagreement_with_libclang_is_an_error(tmp_path):
+    """#pragma pack is not read into the declaration: the cross-check catches the difference."""
+    path = tmp_path / "pragma.h"
+    path.write_text("#pragma pack(2)\nstruct packed2 { char c; int i; };\n")
+    with pytest.raises(cheader.HeaderError, match=r"pragma\.h:2: packed2: the engine and libclang "
+                                                  r"\(x86_64-linux-gnu\) disagree: sizeof: engine 8, oracle 6"):
+        cheader.parse_header(path, "x86_64")
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(cheader.HeaderError, match="no such header"):
+        cheader.parse_header(tmp_path / "missing.h", "x86_64")
+    path = tmp_path / "syntax.h"
+    path.write_text("struct s {\n  int a b;\n};\n")
+    with pytest.raises(cheader.HeaderError, match=r"syntax\.h:2: expected ';'"):
+        cheader.parse_header(path, "x86_64")
+    with pytest.raises(Exception, match="nope"):
+        cheader.header_struct(CONSTRUCTS, "nope", "x86_64")

@@ -1,0 +1,352 @@
+"""Compiled basic blocks (vm/bytecode/blocks.py) against the reference per-instruction handlers.
+
+Every host program case of the interpreter tests and every case of the e2e corpus (both execution
+models) runs twice, on the reference path (`reference=True`) and on the compiled blocks: the
+results must be the same bits, a failure the same exception type and text (function and pc
+included), and the heap must see the same allocations (count and live bytes after each call). The
+reference path's own results are checked against iree-run-module by test_interpreter.py and
+test_e2e.py.
+"""
+from __future__ import annotations
+
+import re
+
+import struct
+import weakref
+
+import numpy as np
+import pytest
+
+import e2e_corpus as corpus
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.tooling.function_io import format_results, parse_input
+from ireeabi.tooling.program import Program
+from ireeabi.vm.allocator import allocator_null
+from ireeabi.vm.buffer import BufferAccess, BufferType
+from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
+from ireeabi.vm.ref import Ref, TypeRegistry
+from ireeabi.vm.bytecode import Context
+from test_interpreter import CASES as HOST_CASES, host
+
+
+def _bits(values: list) -> list:
+    """Results as comparable bits (NaN payloads and signed zeros kept)."""
+    out = []
+    for v in values:
+        if isinstance(v, float):
+            out.append(("f", struct.pack("<d", v)))
+        elif isinstance(v, (np.floating, np.integer)):
+            out.append(("n", v.dtype.str, v.tobytes()))
+        else:
+            out.append(v)
+    return out
+
+
+def _outcome(call):
+    try:
+        return ("ok", _bits(call()))
+    except IreeAbiError as e:
+        return ("error", type(e).__name__, str(e))
+
+
+def test_compiled_contexts_use_blocks():
+    """The switch works both ways: the compiled path replaces entries with block functions, the
+    reference path (argument or IREEABI_REFERENCE=1) keeps one handler per instruction."""
+    path = host("control.mlir")
+    with Context(path) as fast, Context(path, reference=True) as ref:
+        assert any(entry[0].__name__ == "run" and entry[0].__code__.co_filename.startswith("<block")
+                   for fn in fast.functions for entry in fn.code)
+        assert not any(entry[0].__code__.co_filename.startswith("<block")
+                       for fn in ref.functions for entry in fn.code)
+
+
+def test_environment_forces_the_reference_path(monkeypatch):
+    monkeypatch.setenv("IREEABI_REFERENCE", "1")
+    with Context(host("control.mlir")) as ctx:
+        assert not any(entry[0].__code__.co_filename.startswith("<block")
+                       for fn in ctx.functions for entry in fn.code)
+
+
+def test_a_reference_program_takes_the_heap_allocator_through_its_pointer(corpus_modules):
+    """Program(reference=True) puts its heap on the reference path before the runtime makes
+    anything (the allocator's direct path off), a default Program leaves the direct path on."""
+    path = corpus_modules[(corpus.CASES[0][0], "inline-dynamic")]
+    with Program(path.read_bytes(), reference=True) as ref, Program(path.read_bytes()) as fast:
+        assert ref.heap.reference and ref.heap.direct_allocator is None
+        assert not fast.heap.reference and fast.heap.direct_allocator is not None
+
+
+@pytest.mark.parametrize("name, function, calls", HOST_CASES, ids=[f"{c[0]}:{c[1]}" for c in HOST_CASES])
+def test_host_programs_agree(name, function, calls):
+    path = host(name)
+    with Context(path, reference=True) as ref, Context(path) as fast:
+        for args in calls:
+            want = _outcome(lambda: ref.invoke(function, *args))
+            got = _outcome(lambda: fast.invoke(function, *args))
+            assert got == want, (function, args)
+
+
+# The failing calls of test_interpreter.py (their statuses checked there against iree-run-module)
+# and the wrapped buffer offset it traps: the compiled path names the same function, pc and text.
+ERROR_CASES = [("buffers.mlir", "copy_slice", (-5, 16)), ("buffers.mlir", "copy_slice", (-5, -4)),
+               ("buffers.mlir", "copy_slice", (9, 1 << 62)), ("lists.mlir", "list_oob", (2,)),
+               ("fail.mlir", "checked_div", (5, 0)), ("fail.mlir", "status", (5,)),
+               ("divrem.mlir", "div_i32", (1, 0)), ("loops.vm.mlir", "oob", (9,))]
+
+
+@pytest.mark.parametrize("name, function, args", ERROR_CASES, ids=[f"{c[0]}:{c[1]}{c[2]}" for c in ERROR_CASES])
+def test_failing_calls_agree(name, function, args):
+    with Context(host(name), reference=True) as ref, Context(host(name)) as fast:
+        want = _outcome(lambda: ref.invoke(function, *args))
+        assert want[0] == "error"
+        assert _outcome(lambda: fast.invoke(function, *args)) == want
+
+
+def _heap_relative(text: str, heap) -> str:
+    """`text` with host addresses in the heap's window made relative to its base; an address with
+    only its low word stored over (its high word one of the window's) is named by that low word."""
+    space = heap.space
+
+    def name(m: re.Match) -> str:
+        a = int(m[0], 16)
+        if space.base <= a <= space.end:
+            return f"<heap+{a - space.base:#x}>"
+        if a >> 32 and space.base >> 32 <= a >> 32 <= space.end >> 32:
+            return f"<heap high word:{a & 0xFFFFFFFF:#x}>"
+        return m[0]
+    return re.sub(r"0x[0-9a-f]+", name, text)
+
+
+@pytest.mark.parametrize("field, value", [("length", 0), ("length", 4), ("data", 0), ("access", 0)])
+def test_a_store_onto_a_buffer_handle_is_seen_by_the_next_access(field, value):
+    """The compiled path remembers a buffer it dereferenced (the region's memo) until something may
+    change what deref would read; a store that overlaps the buffer's handle is such a thing. Buffer
+    b's handle lies inside buffer a's data; poke() loads from b, stores into a over one field of b's
+    handle, and loads from b again: both paths give the same result or error."""
+    path = host("alias.vm.mlir")
+    outcomes = []
+    for reference in (True, False):
+        with tracked_heap() as heap:
+            types = TypeRegistry(heap)
+            vmb = BufferType(types)
+            factory = VmBufferFactory(vmb)
+            a = factory.allocate(256, 16)
+            b_data = factory.allocate(16, 16)
+            L = heap.machine.vm_buffer
+            a_data = vmb.data(a.ptr)
+            handle = a_data + 64  # b's handle: inside a's data
+            vmb.initialize(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, vmb.data(b_data.ptr), 16,
+                           allocator_null(), handle)
+            heap.write(vmb.data(b_data.ptr), struct.pack("<i", 7))
+            b = Ref(handle, factory.type)
+            offset = {"length": L.length_off, "data": L.data_off, "access": L.access_off}[field]
+            assert (64 + offset) % 4 == 0
+            with Context(path, buffers=factory, reference=reference) as ctx:
+                outcome = _outcome(lambda: ctx.invoke("poke", a, b, (64 + offset) // 4, value))
+                assert ctx.reference is reference
+            # The two heaps need not be mapped at the same host address: compared relative to it.
+            outcomes.append(tuple(_heap_relative(x, heap) if isinstance(x, str) else x for x in outcome))
+            heap.write(handle, bytes(L.size))  # b's handle was never counted: nothing to release
+            factory.release(a)
+            factory.release(b_data)
+            vmb.close()
+            types.close()
+    assert outcomes[0] == outcomes[1]
+    if (field, value) in (("access", 0), ("length", 4)):  # a load reads no access bits; 4 bytes hold it
+        assert outcomes[0] == ("ok", [14])
+    else:  # the second load sees the new handle: no bytes, or no memory
+        assert outcomes[0][0] == "error", outcomes
+
+
+@pytest.fixture(scope="module")
+def corpus_modules():
+    return corpus.compile_all()
+
+
+class _Recorder:
+    """Heap events of every heap in the process, in order: allocations and frees (serial, address,
+    size, tag), retains and releases of counted references (object, type), and after each import
+    call the bytes of every live allocation (so every ref counter, every buffer and every struct an
+    import left behind)."""
+
+    def __init__(self, monkeypatch, snapshots: bool) -> None:
+        self.monkeypatch = monkeypatch
+        self.snapshots = snapshots
+        self.heaps: list = []  # weak references to every heap that allocated
+        self.reset()
+        allocate, release, import_call = Heap._allocate, Heap._release, Context.import_call
+
+        def _allocate(heap, size, *args, **kwargs):
+            if not any(r() is heap for r in self.heaps):
+                self.heaps.append(weakref.ref(heap))
+            a = allocate(heap, size, *args, **kwargs)
+            self.events.append(("malloc", a.serial, a.address if snapshots else None, size, a.tag))
+            return a
+
+        def _release(heap, a, stack):
+            self.events.append(("free", a.serial, a.address if snapshots else None, a.size))
+            return release(heap, a, stack)
+
+        def _import_call(ctx, ordinal, *args):
+            handler = import_call(ctx, ordinal, *args)
+            name = ctx.module.imported_functions[ordinal].full_name
+            heap = ctx.buffers.heap
+
+            def recorded(c, frame, payload):
+                try:
+                    return handler(c, frame, payload)
+                finally:
+                    self.events.append(("import", name, [
+                        (a.serial, a.address, bytes(heap.read(a.address, a.size)))
+                        for a in heap.live() if not a.internal] if snapshots else None))
+            return recorded
+
+        monkeypatch.setattr(Heap, "_allocate", _allocate)
+        monkeypatch.setattr(Heap, "_release", _release)
+        monkeypatch.setattr(Context, "import_call", _import_call)
+
+    def reset(self) -> None:
+        """A new event list, which also receives every heap's retains and releases (Heap.ref_events)."""
+        self.events = _CountedTrace(self.heaps)
+        self.monkeypatch.setattr(Heap, "ref_events", self.events)
+
+
+class _CountedTrace(list):
+    """Heap.ref_events for the recorder: a retain or release of the object at `ptr` is recorded as
+    (kind, serial of the live allocation holding the object, offset in it, type tag bits), so the
+    two paths compare on host heaps mapped at different addresses."""
+
+    def __init__(self, heaps: list) -> None:
+        super().__init__()
+        self.heaps = heaps
+
+    def _where(self, ptr: int) -> tuple:
+        for ref in self.heaps:
+            heap = ref()
+            if heap is not None and not heap.closed:
+                a = heap._find_live(ptr)
+                if a is not None:
+                    return a.serial, ptr - a.address
+        return None, ptr  # not in a tracked allocation (module storage in the image, say)
+
+    def append(self, event: tuple) -> None:
+        if event[0] in ("retain", "release"):
+            kind, ptr, type_word = event
+            event = (kind, *self._where(ptr), type_word & 7)
+        super().append(event)
+
+    def extend(self, events) -> None:
+        for e in events:
+            self.append(e)
+
+
+def _run_case(path, function, inputs, target, reference):
+    with Program(path.read_bytes(), target=target, reference=reference) as prog:
+        chars, _ = prog.signature(function)
+        try:
+            values = [parse_input(text, char) for text, char in zip(inputs, chars)]
+            return format_results(prog.call(function, *values))
+        except IreeAbiError as e:
+            return f"{type(e).__name__}: {e}"
+
+
+# riscv32 runs the vmvx-inline kernels of inline-static only: inline-dynamic's kernels are host code.
+@pytest.mark.parametrize("model, target", [(m, None) for m in corpus.MODELS] + [("inline-static", "riscv32")],
+                         ids=[f"{m}-host" for m in corpus.MODELS] + ["inline-static-riscv32"])
+def test_e2e_corpus_agrees_with_heap_events(corpus_modules, model, target, monkeypatch):
+    """Reference path (per-instruction handlers, layered import calls) against the fast path
+    (compiled blocks, planned import call sites): the same printed results or error, and the same
+    heap events. On riscv32 the address space is the program's own, so addresses and the memory
+    after each import must match too; on the host, addresses are the host allocator's."""
+    recorder = _Recorder(monkeypatch, snapshots=target is not None)
+    counted = set()
+    for program, function, inputs in corpus.CASES:
+        path = corpus_modules[(program, model)]
+        seen = []
+        for reference in (True, False):
+            recorder.reset()
+            text = _run_case(path, function, inputs, target, reference)
+            seen.append((text, list(recorder.events)))
+        assert seen[0][1], "the recorder saw no heap events"
+        counted |= {e[0] for e in seen[0][1] if e[0] in ("retain", "release")}
+        assert seen[1][0] == seen[0][0], (program, function, inputs)
+        assert seen[1][1] == seen[0][1], (program, function, inputs)
+    assert counted == {"retain", "release"}, "the recorder saw no retains or releases"
+
+
+def _region_functions(ctx) -> dict[str, list]:
+    """function name -> the distinct loop-region functions (registers as locals) in its code."""
+    out: dict[str, list] = {}
+    for fn in ctx.functions:
+        for entry in fn.code:
+            run = entry[0]
+            if "locals region" in run.__code__.co_filename and run not in out.setdefault(fn.name, []):
+                out[fn.name].append(run)
+    return out
+
+
+def test_loops_keep_their_registers_in_locals():
+    """Every loop of loops.vm.mlir runs in a region function whose loop counters and accumulators
+    are Python locals (regions.py names them L<register>_<count>), not reads of the register bytes."""
+    with Context(host("loops.vm.mlir")) as ctx:
+        regions = _region_functions(ctx)
+        for name in ("copy_f32", "f32_acc", "nested", "handlers", "widths", "oob"):
+            names = {v for run in regions[name] for v in run.__code__.co_varnames}
+            assert any(re.fullmatch(r"L\d+_[12]", v) for v in names), (name, sorted(names))
+
+
+def _count_calls(ctx, prefix: str) -> list:
+    """Wrap every name bound with `prefix` in the region functions' namespaces with a counter."""
+    calls = [0]
+    for runs in _region_functions(ctx).values():
+        for run in runs:
+            namespace = run.__globals__
+            for key, value in list(namespace.items()):
+                if key.startswith(prefix) and key[len(prefix):].isdigit() and callable(value):
+                    def counted(*args, _f=value):
+                        calls[0] += 1
+                        return _f(*args)
+                    namespace[key] = counted
+    return calls
+
+
+def test_a_signaling_nan_load_runs_the_load_handler():
+    """A float local cannot hold an f32 signaling NaN's bits (Python's f32 reader quiets it): the
+    region hands such a load to the instruction's own handler and returns to the interpreter loop.
+    copy_f32's copy loop adds each element to a NaN-free accumulator before storing it: the first
+    signaling NaN takes that path once; the accumulator, now a NaN, makes the loop's next entry run
+    the byte-register region. The copy keeps the bits, as iree-run-module's does (test_interpreter.py)."""
+    handled, fallbacks = {}, {}
+    for bits in (0x3FC00000, 0x7F800001):
+        with Context(host("loops.vm.mlir")) as ctx:
+            calls, fb = _count_calls(ctx, "h"), _count_calls(ctx, "fb")
+            first, last, _ = ctx.invoke("copy_f32", bits, 5)
+            assert first == last == (bits if bits < 1 << 31 else bits - (1 << 32))
+            handled[bits], fallbacks[bits] = calls[0], fb[0]
+    assert handled[0x7F800001] - handled[0x3FC00000] == 1
+    assert (fallbacks[0x3FC00000], fallbacks[0x7F800001]) == (0, 1)
+
+
+def test_a_loop_entered_with_a_nan_runs_the_byte_register_region():
+    """An f32 loop local entered holding a NaN would lose its payload bits: that run goes to
+    blocks.py's byte-register region (the fallback), with the reference path's result."""
+    for start, fallbacks in ((1.0, 0), (float("nan"), 1)):
+        with Context(host("loops.vm.mlir")) as ctx, Context(host("loops.vm.mlir"), reference=True) as ref:
+            calls = _count_calls(ctx, "fb")
+            got = ctx.invoke("f32_acc", start, 1.5, 4)
+            assert _bits(got) == _bits(ref.invoke("f32_acc", start, 1.5, 4))
+            assert calls[0] == fallbacks
+
+
+@pytest.mark.parametrize("args", [(5, -7), ("x", 1), (1 << 40, 1), (None, 1), (1.5, 2), (True, 3), (1,)])
+def test_generated_entries_and_returns_agree(args):
+    """The fast path's per-export entry (arguments into registers) and per-return-site exit (results
+    out of them) are `_invoke`'s and `_leave_external`'s loops generated: the same results, and the
+    same error type and text for every bad argument."""
+    path = host("arith.mlir")
+    with Context(path, reference=True) as ref, Context(path) as fast:
+        for _ in range(2):  # the second call runs the generated exit
+            want = _outcome(lambda: ref.invoke("i32_ops", *args))
+            assert _outcome(lambda: fast.invoke("i32_ops", *args)) == want
+        assert fast._entries["i32_ops"][2] is not None and ref._entries["i32_ops"][2] is None

@@ -1,0 +1,47 @@
+"""The pytest plugin of ireeabi: fixtures for testing native modules and shims on packed memory.
+
+Installed with ireeabi and registered through the `pytest11` entry point, so any test in the
+environment can ask for these fixtures by name (nothing runs unless a test does):
+
+- `target`: the data model (None: the host). Parametrize it to run a test on several:
+  `@pytest.mark.parametrize("target", ["x86_64", "riscv32"])`.
+- `heap`: a fresh tracked heap on `target`; the test errors at teardown with LeakError (every live
+  allocation with its size and the stack that made it, and any failing status nobody consumed).
+- `types`, `buffers`: the heap's ref type registry and its vm.buffer type (`ireeabi.vm.testing`).
+- `native_modules`: the native modules of one's own to put on the runtime (default none); a test
+  module overrides this fixture to return its `ModuleDescriptor`s.
+- `runtime`: a `HalRuntime` on `heap` with hal_inline, hal_loader and `native_modules`, closed
+  before the leak check. `runtime.call("module.function", *args)` runs a whole import call as the
+  bytecode VM does (arguments packed into tracked memory as the VM packs them, the export's shim
+  reading them, results written and read back, argument references released whatever the status);
+  `runtime.api` makes and reads buffer views and buffers (`ireeabi.modules.hal.module_api`).
+
+See examples/custom_module for a complete native module tested this way.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+import pytest
+
+from ireeabi.layouts.modules import ModuleDescriptor
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
+
+from ireeabi.modules.hal.runtime import HalRuntime
+
+
+@pytest.fixture
+def native_modules() -> Sequence[ModuleDescriptor]:
+    """The native modules of one's own the `runtime` fixture runs (override it in a test module)."""
+    return ()
+
+
+@pytest.fixture
+def runtime(heap: Heap, native_modules: Sequence[ModuleDescriptor]) -> Iterator[HalRuntime]:
+    rt = HalRuntime(heap, modules=native_modules)
+    yield rt
+    rt.close()
+
+
+__all__ = ["buffers", "heap", "native_modules", "runtime", "target", "types"]

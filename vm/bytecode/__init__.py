@@ -1,0 +1,42 @@
+"""IREE VM bytecode modules (runtime/src/iree/vm/bytecode): the `.vmfb` reader, the ISA and its
+decoder, the verifier, and a Python interpreter for the subset iree-compile emits, split by concept:
+
+- `module_file`: the archive and FlatBuffer reader (archive.c, module.c);
+- `isa`, `decoder`: the bytecode ISA as data and its decoder;
+- `errors`: VmError and its kinds (traps, statuses, vm.fail), verification/argument errors;
+- `numerics`: scalar op semantics (vm/ops.h on x86-64), SipHash;
+- `buffer_factory`: ByteBuffer and the BufferFactory interface (plain-Python backend);
+- `vm_buffer_factory`: the real backend: vm.buffer refs on ireeabi.vm.buffer's BufferType, counted in
+  memory;
+- `lists`: vm.list;
+- `registers`: frames, register banks, ref slots (retain/move/release), cconv helpers;
+- `handlers`, `ops_scalar`, `ops_ref`, `ops_buffer`, `ops_list`, `ops_control`, `compile`: one
+  handler maker per op, compiled once per instruction;
+- `verifier`: the bytecode verifier's checks (verifier.c);
+- `import_resolvers`: ImportResolver and its implementations (Python callables, other contexts, native
+  modules);
+- `context`: Context (module state, run loop, calls).
+
+See `context` for the calling semantics and `vm_buffer_factory` for the reference counting. Running a module
+as iree-run-module does (`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.
+"""
+from __future__ import annotations
+
+from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
+from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
+from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
+                                        ContextClosedError, ImportResolutionError, VmError,
+                                        VmFailError, VmStatusError, VmTrapError)
+from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
+                                                  NativeImports)
+from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.bytecode.numerics import PURE_OPS, siphash24
+from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
+
+__all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
+           "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",
+           "VmFailError", "BytecodeVerifyError", "ImportResolutionError", "ArgumentError",
+           "ContextClosedError", "ContextBusyError", "SUPPORTED_OPS", "UNSUPPORTED_OPS",
+           "unsupported_in", "PURE_OPS", "siphash24", "DEFAULT_MAX_DEPTH", "DEFAULT_MAX_ALLOCATION",
+           "VmBufferFactory", "RodataLeakError"]

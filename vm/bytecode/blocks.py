@@ -1,0 +1,286 @@
+"""Compiled basic blocks: the fast path of the interpreter, generated from the per-instruction handlers.
+
+The reference path runs one handler per instruction (context.py's loop: fetch, call, look at the
+answer). Here each basic block of a function becomes one generated Python function that runs the
+block's instructions in order, with the loop's per-instruction work gone:
+
+- a pure op (arithmetic, compare, convert: `ops_scalar.pure_parts`) is inlined as the read, the
+  PURE_OPS function and the write its handler would make, with the register offsets as literals;
+- a constant is inlined as the bytes its handler would store;
+- any other instruction calls its own handler, with its own payload, exactly as the loop would.
+
+A block ends at a branch, a return, a call or vm.fail, and before every branch target. The block
+function stands in the code table at the block's first instruction; the loop runs it like any
+handler, and the instructions after the first keep their own entries (a branch into the middle of a
+block never happens: targets start blocks). What the loop does per instruction stays exact:
+
+- `frame.ip` is where the reference path would leave it: after the block, or set by its branch; on an
+  error, one past the instruction that raised, so the loop names that instruction's pc;
+- the same handlers, readers, writers and functions run in the same order, so registers, statuses,
+  heap events and errors are those of the reference path (tests/vm/bytecode/test_compiled_blocks.py compares them).
+
+`max_steps` counts single instructions, so a context with a step budget runs the reference path.
+The environment variable IREEABI_REFERENCE=1 (or `Context(reference=True)`) forces it everywhere.
+"""
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ireeabi.vm.bytecode.handlers import HANDLERS
+from ireeabi.vm.bytecode.numerics import I32, U64, PURE_EXPRESSIONS, PURE_OPS, SIGN_BIT_OPS
+from ireeabi.vm.bytecode.ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
+                                            element_parts)
+from ireeabi.vm.bytecode.ops_scalar import pure_parts
+from ireeabi.vm.bytecode.registers import SIZES, WRITE, retain_or_move, write_i32
+from ireeabi.vm.bytecode.regions import LocalsEmitter, RegionPlan, dispatch_tree
+
+if TYPE_CHECKING:
+    from ireeabi.vm.bytecode.registers import Function
+
+# Instructions after which control may not fall through to the next one in the same block.
+_ENDS_BLOCK = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "CallVariadic",
+                         "Fail", "Break", "CondBreak"})
+_BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
+_CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
+_ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
+_LOADS = frozenset(LOAD_OPS)
+_STORES = frozenset(STORE_OPS)
+
+
+def compile_blocks(ctx: Any, fn: "Function") -> list:
+    """The function's code table with generated functions at block starts (the other entries
+    unchanged), for the data model of `ctx`: one region function for all blocks that end in a
+    branch or fall through (the loops), one block function for each other block."""
+    code = list(fn.code)
+    starts = {0} | set(fn.block_index.values())
+    for i, (_, _, inst) in enumerate(code):
+        if inst.op.symbol in _ENDS_BLOCK:
+            starts.add(i + 1)
+    ordered = sorted(s for s in starts if s < len(code))
+    blocks = [(s, ordered[n + 1] if n + 1 < len(ordered) else len(code)) for n, s in enumerate(ordered)]
+    # The region: blocks that end in a branch, and blocks that fall through into the region.
+    region_starts: set[int] = set()
+    for n in range(len(blocks) - 1, -1, -1):
+        s, e = blocks[n]
+        last = code[e - 1][2].op.symbol
+        if last in _BRANCHES or (last not in _ENDS_BLOCK and e in region_starts):
+            region_starts.add(s)
+    region = [b for b in blocks if b[0] in region_starts]
+    if region:
+        # Registers as locals (regions.py), with this module's byte-register region as its fallback
+        # (and its only form on a big-endian host: regions.py reads elements through native views).
+        run = fallback = _Emitter(ctx, fn, code).region(region)
+        if sys.byteorder == "little":
+            run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
+        for s, _ in region:
+            code[s] = (run, None, code[s][2])
+    ends = {s: e for s, e in blocks}
+    for start, end in blocks:
+        if start in region_starts:
+            continue
+        # Through the blocks it falls into (none of them in the region), to a call, a return, a
+        # fail or a branch table: one straight run.
+        while end in ends and code[end - 1][2].op.symbol not in _ENDS_BLOCK:
+            end = ends[end]
+        if end - start > 1:
+            # The loop reads a returning handler's payload from the entry (the returned registers).
+            last_handler, last_payload, last_inst = code[end - 1]
+            payload = last_payload if last_inst.op.symbol == "Return" else None
+            code[start] = (_Emitter(ctx, fn, code).block(start, end), payload, code[start][2])
+    return code
+
+
+class _Emitter:
+    """Python source for runs of instructions, and the values it names."""
+
+    def __init__(self, ctx: Any, fn: "Function", code: list) -> None:
+        self.ctx, self.fn, self.code = ctx, fn, code
+        self.names: dict[str, Any] = {"u64": U64.unpack_from, "i32": I32.unpack_from,
+                                      "check": check_elements, "null": buffer_operand,
+                                      "write_i32": write_i32, "retain_or_move": retain_or_move}
+        # Ref ordinals whose buffer (local `buf<ordinal>`) was dereferenced earlier in the same
+        # block with nothing since that could change memory or registers of refs (only pure ops,
+        # constants and loads ran): the next access reuses it, as deref would return the same.
+        self.derefs: set[int] = set()
+        # In a region function: the ref ordinals its buffer accesses use, each with a runtime memo
+        # (`buf<ordinal>`, None when unknown) of its buffer and the header span deref reads. It
+        # holds across blocks and iterations: nothing in a region frees memory or changes a ref
+        # register except handler calls and ref remaps (which forget every buffer), and a store
+        # forgets the buffers whose header it overlaps.
+        self.memo: tuple[int, ...] | None = None
+
+    def bind(self, value: Any, prefix: str) -> str:
+        name = f"{prefix}{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def forget(self, lines: list, pad: str) -> None:
+        """After something that may free memory or change ref registers: no buffer is known."""
+        self.derefs.clear()
+        if self.memo:
+            lines.append(pad + " = ".join(f"buf{m}" for m in self.memo) + " = None")
+
+    def finish(self, lines: list, where: str) -> Any:
+        namespace = dict(self.names)
+        exec(compile("\n".join(lines), f"<block {self.fn.name!r}@{where}>", "exec"), namespace)
+        run = namespace["run"]
+        run.is_block = True  # the loop reads the raising instruction from frame.ip (context._pc)
+        return run
+
+    def prologue(self) -> list:
+        return ["def run(ctx, frame, _):", "    regs = frame.regs", "    refs = frame.refs",
+                "    deref = ctx.buffers.deref"]
+
+    def block(self, start: int, end: int) -> Any:
+        """One block's function: `run(ctx, frame, _)` over code[start:end]."""
+        lines = self.prologue() + [f"    k = {start}", "    try:"]
+        pad = " " * 8
+        self.derefs.clear()
+        for i in range(start, end):
+            handler, payload, inst = self.code[i]
+            if i > start:
+                lines.append(f"{pad}k = {i}")
+            if i < end - 1 or not self.inlined(i, lines, pad):
+                if i == end - 1:
+                    # The loop's contract: ip past this instruction before its handler runs (a
+                    # call saves it as the return point; a branch overwrites it).
+                    lines.append(f"{pad}frame.ip = {i + 1}")
+                    lines.append(f"{pad}return {self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
+                else:
+                    self.instruction(i, lines, pad)
+            else:  # inlined: the block falls through to the next one
+                lines.append(f"{pad}frame.ip = {end}")
+        lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
+        return self.finish(lines, str(start))
+
+    def region(self, blocks: list) -> Any:
+        """One function for blocks that end in a branch or fall through: it runs from the block at
+        frame.ip - 1 (the loop advanced it) from block to block, and returns to the loop (frame.ip
+        set) when control reaches a block outside the region."""
+        inside = {s for s, _ in blocks}
+        self.memo = tuple(sorted({self.code[i][2].operands["buffer"].ordinal for s, e in blocks
+                                  for i in range(s, e) if self.code[i][2].op.symbol in _LOADS
+                                  or self.code[i][2].op.symbol in _STORES}))
+        lines = self.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
+        lines += [f"    buf{m} = None" for m in self.memo]
+        lines += ["    try:", "        while True:"]
+        self._tree(blocks, inside, lines, " " * 12)
+        lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
+        return self.finish(lines, "region " + ",".join(str(s) for s, _ in blocks))
+
+    def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
+        """Dispatch on ip by bisection over the blocks' starts, then each block's body."""
+        dispatch_tree(blocks, lines, pad, lambda start, end, p: self._body(start, end, inside, lines, p))
+
+    def _body(self, start: int, end: int, inside: set, lines: list, pad: str) -> None:
+        self.derefs.clear()  # a block is entered from several places
+        for i in range(start, end - 1):
+            lines.append(f"{pad}k = {i}")
+            self.instruction(i, lines, pad)
+        lines.append(f"{pad}k = {end - 1}")
+        inst = self.code[end - 1][2]
+        symbol = inst.op.symbol
+        if symbol == "CondBranch":
+            o = inst.operands
+            lines.append(f"{pad}if i32(regs, {4 * o['condition'].ordinal})[0]:")
+            self._jump(self.fn.block_index[o["true_dest"]], o["true_operands"], inside, lines, pad + "    ")
+            lines.append(f"{pad}else:")
+            self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
+        elif symbol in _BRANCHES:
+            o = inst.operands
+            self._jump(self.fn.block_index[o["dest"]], o["operands"], inside, lines, pad)
+        else:
+            self.instruction(end - 1, lines, pad)
+            self._jump(end, (), inside, lines, pad)
+
+    def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
+        """ops_control.remap's copies in order, then the next block: in the region, or the loop's."""
+        for src, dst in pairs:
+            if src.is_ref:
+                self.forget(lines, pad)
+                lines.append(f"{pad}retain_or_move(ctx, refs, {self.bind(src, 'g')}, refs, {dst.ordinal})")
+            else:
+                s, d = 4 * src.ordinal, 4 * dst.ordinal
+                lines.append(f"{pad}regs[{d}:{d + 4}] = regs[{s}:{s + 4}]")
+        if target in inside:
+            lines.append(f"{pad}ip = {target}")
+            lines.append(f"{pad}continue")
+        else:
+            lines.append(f"{pad}frame.ip = {target}")
+            lines.append(f"{pad}return None")
+
+    def instruction(self, i: int, lines: list, pad: str) -> None:
+        """An instruction that does not end its block: inlined, or its handler called."""
+        if not self.inlined(i, lines, pad):
+            handler, payload, _ = self.code[i]
+            lines.append(f"{pad}{self.bind(handler, 'h')}(ctx, frame, {self.bind(payload, 'p')})")
+            self.forget(lines, pad)
+
+    def inlined(self, i: int, lines: list, pad: str) -> bool:
+        """Append the inline form of instruction i, if it has one."""
+        inst = self.code[i][2]
+        symbol = inst.op.symbol
+        bind = self.bind
+        if symbol == "Block":  # a block marker: its handler does nothing
+            return True
+        if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
+            f, reads, (writer, woff) = pure_parts(inst)  # as compile_instruction's make_pure
+            args = [f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads]
+            template = PURE_EXPRESSIONS.get(symbol)  # the text f is made from, inline
+            value = template.format(*args) if template else f"{bind(f, 'f')}({', '.join(args)})"
+            lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {value})")
+        elif symbol in _CONSTS and inst.op.fields[1].kind != "f32":  # (an f32 NaN keeps its bits)
+            kind = inst.op.fields[1].kind
+            data = bytearray(SIZES[kind])
+            WRITE[kind](data, 0, inst.operands["value"])
+            off = 4 * inst.operands["result"].ordinal
+            lines.append(f"{pad}regs[{off}:{off + len(data)}] = {bytes(data)!r}")
+        elif symbol in _ZEROS:
+            off = 4 * inst.operands["result"].ordinal
+            lines.append(f"{pad}regs[{off}:{off + _ZEROS[symbol]}] = {bytes(_ZEROS[symbol])!r}")
+        elif symbol in _LOADS or symbol in _STORES:
+            # as ops_buffer's handler: the buffer (its null error from buffer_operand), IREE's bounds check,
+            # the element's bytes
+            b, off, size, elem, val, mask = element_parts(self.ctx, inst)
+            load = symbol in _LOADS
+            what = "source_buffer" if load else "target_buffer"
+            null = f"null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})"
+            if self.memo is not None:
+                lines.append(f"{pad}b = buf{b}")
+                lines.append(f"{pad}if b is None:")
+                lines.append(f"{pad}    b = deref(refs[{b}])")
+                lines.append(f"{pad}    if b is None: {null}")
+                lines.append(f"{pad}    buf{b} = b")
+                lines.append(f"{pad}    lo{b}, hi{b} = span(refs[{b}])")
+            elif b in self.derefs:
+                lines.append(f"{pad}b = buf{b}")
+            else:
+                lines.append(f"{pad}b = buf{b} = deref(refs[{b}])")
+                lines.append(f"{pad}if b is None: {null}")
+                self.derefs.add(b)
+            # check_elements' conditions for one element, inline; it runs (and raises) when one fails
+            lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
+            lines.append(f"{pad}n = b.data.nbytes")
+            lines.append(f"{pad}s = (o * {size}) & {mask}")
+            ok = f"((o + 1) * {size}) & {mask} <= n and s + {size} <= n" + ("" if load else " and b.mutable")
+            lines.append(f"{pad}if not ({ok}): check(b, o, 1, {size}, {not load}, {mask})")
+            if not load:
+                lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
+                self.derefs.clear()  # the store may have written a buffer's header
+                if self.memo:
+                    lines.append(f"{pad}if b.address is not None:")
+                    lines.append(f"{pad}    s += b.address")
+                    for m in self.memo:
+                        lines.append(f"{pad}    if buf{m} is not None and lo{m} < s + {size} and s < hi{m}: "
+                                     f"buf{m} = None")
+            elif elem is None:
+                lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
+            else:
+                lines.append(f"{pad}write_i32(regs, {val}, {bind(elem.unpack_from, 'e')}(b.data, s)[0])")
+        else:
+            return False
+        return True
+
+
+__all__ = ["compile_blocks"]

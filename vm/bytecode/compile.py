@@ -1,0 +1,47 @@
+"""Turning decoded instructions into handlers, and which ops the interpreter runs."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ireeabi.vm.bytecode import isa
+from ireeabi.vm.bytecode.decoder import Instruction, UnsupportedOpError
+from ireeabi.vm.bytecode import ops_buffer, ops_control, ops_list, ops_ref  # noqa: F401 - they register handlers
+from ireeabi.vm.bytecode.state import ExecutionState
+from ireeabi.vm.bytecode.handlers import HANDLERS, Handler
+from ireeabi.vm.bytecode.numerics import SIGN_BIT_OPS, PURE_OPS
+from ireeabi.vm.bytecode.ops_scalar import make_pure, make_sign_bit
+
+if TYPE_CHECKING:
+    from ireeabi.vm.bytecode.registers import Frame, Function
+
+
+def compile_instruction(ctx: "ExecutionState", fn: "Function", inst: Instruction) -> tuple[Handler, Any]:
+    """The handler and its precomputed payload for one instruction."""
+    symbol = inst.op.symbol
+    make = HANDLERS.get(symbol)
+    if make is not None:
+        return make(ctx, fn, inst)
+    if symbol in SIGN_BIT_OPS:
+        return make_sign_bit(inst)
+    if symbol in PURE_OPS:
+        return make_pure(inst)
+    return _unsupported, inst
+
+
+def _unsupported(ctx: "ExecutionState", frame: "Frame", inst: Instruction) -> None:
+    raise UnsupportedOpError(inst.opcode, inst.pc, inst.prefix, inst.mnemonic)
+
+
+SUPPORTED_OPS: frozenset[str] = frozenset(
+    op.symbol for table in isa.OPCODES.values() for op in table.values()
+    if op.symbol in HANDLERS or op.symbol in PURE_OPS or op.symbol in SIGN_BIT_OPS)
+UNSUPPORTED_OPS: frozenset[str] = frozenset(
+    op.symbol for table in isa.OPCODES.values() for op in table.values()) - SUPPORTED_OPS
+
+
+def unsupported_in(instructions: Iterable[Instruction]) -> set[str]:
+    """Mnemonics among `instructions` this interpreter does not execute."""
+    return {i.mnemonic for i in instructions if i.op.symbol in UNSUPPORTED_OPS}
+
+
+__all__ = ["compile_instruction", "SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"]

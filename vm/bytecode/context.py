@@ -1,0 +1,800 @@
+"""`Context`: one instance of a bytecode module — its state, its prepared functions, the run loop.
+
+Creating a Context reads the module (path, bytes or `vm.bytecode.module_file.ModuleFile`), makes its rodata
+buffers (through the buffer factory), decodes and verifies every function (IREE does when it
+creates the module, before any context sees it), resolves its imports (as iree_vm_context_register_
+modules does: `_resolve_imports`), compiles every function, allocates the module state (a zeroed globals blob of `global_bytes_capacity` bytes plus
+`global_ref_count` ref slots) and runs the `__init` export. `invoke(name, *args) -> list` then calls
+exports, keeping the state across calls; `close()` releases the state's references and what the
+factory allocated.
+
+Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
+
+- internal calls place arguments as the callee's calling convention lays them out (i32/f32 one
+  register each, i64/f64 on the next even register, refs in order, each ref retained or moved per
+  its MOVE bit) and copy results back by the same widths; leaving a frame releases every ref
+  register it still holds (also when an error unwinds the stack);
+- import calls gather the operand registers in cconv order (spans as lists of per-element tuples,
+  sized by the segment sizes) and hand them to the ImportResolver; ref arguments are borrowed for
+  the call, MOVE-marked ones are taken out of their registers first and released after the call
+  (whatever its status), as the VM releases its argument buffer; ref results are owned by the
+  registers they land in;
+- `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
+  results.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable, Sequence
+
+from ireeabi.abi.errors import UnknownNameError
+from ireeabi.vm.bytecode.decoder import (DecodeError, Register, UnsupportedOpError, decode_function,
+                                         function_bytecode, function_names)
+from ireeabi.vm.heap import HeapError
+from ireeabi.vm.bytecode.module_file import ExportedFunction, ModuleFile, read_module
+from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.reference_path import reference_forced
+from ireeabi.vm.bytecode.blocks import compile_blocks
+from ireeabi.vm.bytecode.buffer_factory import BufferFactory
+from ireeabi.vm.bytecode.compile import compile_instruction
+from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
+                                        ContextClosedError, ImportResolutionError, VmError,
+                                        VmStatusError, VmTrapError, annotate)
+from ireeabi.vm.bytecode.handlers import RETURN
+from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
+                                                  NativeImports)
+from ireeabi.vm.call import as_ref
+from ireeabi.vm.ref import NULL_REF, Ref
+from ireeabi.vm.bytecode.numerics import M32, M64, F32, F64, I32, I64, U32, U64
+from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
+                                           retain_or_move, store_ref, store_value, value_chars)
+from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
+
+DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
+_SCALAR = {"i": I32, "I": I64, "f": F32, "F": F64}
+_I32_MIN, _U32_END, _I64_MIN, _U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
+
+
+class Context:
+    """One module instance: its state (globals) lives across `invoke` calls."""
+
+    def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
+                 imports: ImportResolver | None = None, *, buffers: BufferFactory | None = None,
+                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
+                 run_init: bool = True, reference: bool = False) -> None:
+        self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        self.imports = imports
+        self.buffers = buffers if buffers is not None else BufferFactory()
+        self.machine = self.buffers.machine  # the data model of every buffer op and import call
+        self.retain: Callable[[Any], None] = self.buffers.retain
+        self.release: Callable[[Any], None] = self.buffers.release
+        self.counted = self.buffers.counted
+        self.max_depth = max_depth
+        if max_steps is not None and (type(max_steps) is not int or max_steps < 1):
+            raise ArgumentError(f"max_steps must be a positive instruction count, not {max_steps!r}")
+        # Instructions one invoke may run (None: unbounded, as IREE). Not IREE behaviour: a bound a
+        # caller sets so that a module that loops forever ends in an error instead of a hang.
+        self.max_steps = max_steps
+        # The reference path (per-instruction handlers, imports through the resolver's layered
+        # call) when asked for; else compiled basic blocks (blocks.py) and planned import call
+        # sites. A step budget counts single instructions, so it runs without blocks.
+        self.reference = reference or reference_forced()
+        heap = getattr(self.buffers, "heap", None)  # counted backends run on a heap
+        if self.reference and heap is not None:
+            heap.force_reference()
+        self.compiled = not self.reference and max_steps is None
+        # One thread at a time runs the context (the heap under it has no locks, as IREE's VM
+        # context has none): another thread's invoke is refused at once, never interleaved.
+        self._busy = threading.Lock()
+        self._owner: int | None = None
+        self.closed = False
+        m = self.module
+        self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
+        self.global_refs: list = [None] * max(m.global_ref_count, 0)
+        self.rodata: list = []
+        self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...], Callable | None]] = {}
+        try:
+            self.rodata = self.buffers.rodata_buffers(m)
+            names = function_names(m)
+            self.functions: list[Function] = [self._prepare(i, names[i])
+                                              for i in range(len(m.function_descriptors))]
+            self.resolved = self._resolve_imports()
+            for fn in self.functions:
+                self._compile(fn)
+            if run_init and any(e.name == "__init" for e in m.exported_functions):
+                self.invoke("__init")
+        except BaseException:
+            self.close()
+            raise
+
+    # ---------------------------------------------------------------------------------- public API
+
+    def exported(self, name: str) -> ExportedFunction:
+        for e in self.module.exported_functions:
+            if e.name == name:
+                return e
+        raise UnknownNameError("exported function", name,
+                               [e.name for e in self.module.exported_functions])
+
+    def invoke(self, function_name: str, *args: Any) -> list:
+        """Call an export with Python values (ints, floats, ref values) per its cconv; return its
+        results (ref results owned by the caller)."""
+        if self.closed:
+            raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
+                                     f"(module {self.module.name})")
+        if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
+            if self._owner == threading.get_ident():  # a nested invoke on the running thread
+                return self._invoke(function_name, args)
+            raise ContextBusyError(f"invoke of {function_name!r} while another thread runs a call "
+                                   f"on this context (module {self.module.name}): a context and "
+                                   "its heap belong to one thread at a time")
+        self._owner = threading.get_ident()
+        try:
+            return self._invoke(function_name, args)
+        finally:
+            self._owner = None
+            self._busy.release()
+
+    def _invoke(self, function_name: str, args: tuple) -> list:
+        entry = self._entries.get(function_name)
+        if entry is None:
+            entry = self._entry(function_name)
+        fn, places, enter = entry
+        if len(args) != len(places):
+            export = self.exported(function_name)
+            raise ArgumentError(f"{function_name} takes {len(places)} argument(s) "
+                                f"({export.cconv}), got {len(args)}")
+        if enter is not None:  # the fast path: the loop below, generated for this export
+            return self._execute(enter(self, args))
+        frame = Frame(fn)
+        try:
+            refs, regs = frame.refs, frame.regs
+            for index, ((char, at), value) in enumerate(zip(places, args)):
+                if char == "r":
+                    if value is not None:
+                        self.retain(value)
+                    refs[at] = value
+                elif char == "I" and type(value) is int and _I64_MIN <= value < _U64_END:
+                    U64.pack_into(regs, at, value & M64)  # as write_i64 stores it
+                elif char == "i" and type(value) is int and _I32_MIN <= value < _U32_END:
+                    U32.pack_into(regs, at, value & M32)
+                else:  # the general case, with its checks and messages
+                    store_value(regs, at, char, value, f"{function_name} argument {index}")
+        except BaseException:
+            release_frame(self, frame)
+            raise
+        return self._execute(frame)
+
+    def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...], Callable | None]:
+        """(function, where each argument goes: (cconv char, ref index or register byte offset))
+        of an export, checked once and kept for later invokes."""
+        export = self.exported(function_name)
+        fn = self.functions[export.internal_ordinal]
+        if fn.cconv_args is None:
+            raise ArgumentError(f"export {function_name!r} has no calling convention")
+        if any(c in fn.cconv_args for c in "CD"):
+            raise ArgumentError(f"export {function_name!r} takes spans ({export.cconv}); "
+                                f"bytecode functions cannot")
+        places = []
+        i32_reg = ref_reg = 0
+        for char in value_chars(fn.cconv_args):
+            if char == "r":
+                places.append((char, ref_reg))
+                ref_reg += 1
+                continue
+            if char in "IF":
+                i32_reg += i32_reg & 1
+            places.append((char, 4 * i32_reg))
+            i32_reg += 2 if char in "IF" else 1
+        places = tuple(places)
+        enter = None if self.reference else _entry_function(fn, places, function_name)
+        entry = self._entries[function_name] = (fn, places, enter)
+        return entry
+
+    def close(self) -> None:
+        """Release the module state's references (ref globals) and the factory's rodata; later
+        invokes raise ContextClosedError. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        first: BaseException | None = None
+        refs = self.global_refs
+        for i, value in enumerate(refs):
+            if value is not None:
+                refs[i] = None
+                try:
+                    self.release(value)
+                except BaseException as e:  # noqa: BLE001 - release everything, then report
+                    first = first or e
+        try:
+            self.buffers.close()
+        except BaseException as e:  # noqa: BLE001
+            first = first or e
+        if first is not None:
+            raise first
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --------------------------------------------------------------------------------- preparation
+
+    def _resolve_imports(self) -> list[bool]:
+        """Which imports resolve, or the first failure IREE reports (iree_vm_context_resolve_module_
+        imports): the module's dependencies in table order (a required one must be registered, at
+        its minimum version or later), then each import in order: a fully-qualified name, its
+        module registered and exporting the function (else skipped when optional), the export's
+        cconv equal to the import's when the import declares one (optional imports too), a cconv
+        version the call can use. The resolver's modules are the registered ones: a ContextImports'
+        contexts, a NativeImports' modules, the module names of a FunctionImports' functions (whose
+        cconvs and versions are not known, so not checked); another resolver's `resolves` decides
+        alone. Failures raise `ImportStatusError` with IREE's code and message."""
+        m, imports = self.module, self.imports
+        registered = _registered_modules(imports)
+        if registered is not None:
+            for dep in m.dependencies:  # iree_vm_context_check_module_dependency
+                if dep.name in registered:
+                    version = registered[dep.name]
+                    if not dep.required or version is None or version >= dep.minimum_version:
+                        continue  # an optional one is fine at any version
+                    reason = (f"required module '{dep.name}' version mismatch; have {version} but "
+                              f"require {dep.minimum_version}")
+                elif dep.optional:
+                    continue
+                else:  # required, or flagged neither way
+                    reason = f"required module '{dep.name}' not registered on the context"
+                first = next((i.full_name for i in m.imported_functions if i.module == dep.name),
+                             dep.name)
+                raise self._import_error(StatusCode.NOT_FOUND, reason, first)
+        resolved = []
+        for imp in m.imported_functions:
+            full_name = imp.full_name
+            module_name, dot, function = full_name.partition(".")
+            if not dot:
+                raise self._import_error(StatusCode.INVALID_ARGUMENT, f"import name not fully-"
+                                         f"qualified (module.func): '{full_name}'", full_name)
+            if registered is None:
+                ok = imports.resolves(full_name, imp.cconv)
+                if not ok and not imp.optional:
+                    raise self._import_error(StatusCode.NOT_FOUND, "required import not resolved "
+                                             "(the resolver does not provide it)", full_name)
+                resolved.append(ok)
+                continue
+            if module_name not in registered:
+                found: "tuple[StatusCode, str] | str | None" = (
+                    StatusCode.NOT_FOUND, f"module '{module_name}' required for import "
+                    f"'{full_name}' not registered with the context")
+            else:
+                found = _lookup_export(imports, module_name, function)
+            if isinstance(found, tuple):
+                if found[0] == StatusCode.NOT_FOUND and imp.optional:
+                    resolved.append(False)  # left unresolved: calls fail, import.resolved is 0
+                    continue
+                raise self._import_error(found[0], found[1], full_name)
+            if imp.cconv and found is not None and found != imp.cconv:
+                raise self._import_error(
+                    StatusCode.INTERNAL, f"import function {full_name} signature mismatch between "
+                    f"{m.name} and source {module_name}; expected {imp.cconv} but got {found}",
+                    full_name)
+            cconv = found if found is not None else imp.cconv
+            if cconv and cconv[0] != "0":  # iree_vm_function_call_get_cconv_fragments
+                raise self._import_error(StatusCode.UNIMPLEMENTED,
+                                         f"unsupported cconv version {cconv[0]}", full_name)
+            if not imports.resolves(full_name, imp.cconv or None):  # the resolver agrees
+                raise self._import_error(StatusCode.NOT_FOUND, "the resolver does not provide it",
+                                         full_name)
+            resolved.append(True)
+        return resolved
+
+    def _import_error(self, code: StatusCode, reason: str, full_name: str) -> "ImportStatusError":
+        return ImportStatusError(full_name, code, f"{reason}; resolving module "
+                                 f"'{self.module.name}' imports")
+
+    def _prepare(self, ordinal: int, name: str) -> Function:
+        """Decode and verify one function (its frame as IREE allocates it: `frame_i32_registers`)."""
+        m = self.module
+        d = m.function_descriptors[ordinal]
+        args, results = cconv_fragments(m.function_signatures[ordinal].cconv)
+        code = function_bytecode(m, ordinal)
+        try:
+            insts = decode_function(code, name)
+        except DecodeError as e:
+            if e.pc != len(code) - 1:
+                raise
+            # An op starting at the last byte: IREE's verifier walks pc < length - 1 and never
+            # decodes it, so a lone opcode byte there is no error of its own (the function then
+            # loads if a terminator precedes it, else lacks one).
+            insts = decode_function(code[:-1], name)
+        fn = Function(ordinal, name, frame_i32_registers(d.i32_register_count),
+                      d.ref_register_count, d.requirements, args, results, insts)
+        fn.result_chars = tuple(value_chars(results or ""))
+        for i, inst in enumerate(insts):
+            if inst.is_block:
+                fn.block_index[inst.pc] = i + 1
+        try:
+            verify_function(self, fn)
+        except BytecodeVerifyError as e:
+            raise e.in_function(name) from None
+        return fn
+
+    def _compile(self, fn: Function) -> None:
+        for inst in fn.instructions:
+            try:
+                handler, payload = compile_instruction(self, fn, inst)
+            except BytecodeVerifyError as e:
+                raise e.in_function(fn.name) from None
+            fn.code.append((handler, payload, inst))
+        if self.compiled:
+            fn.code = compile_blocks(self, fn)
+
+    # ----------------------------------------------------------------------------------- execution
+
+    def _execute(self, frame: Frame) -> list:
+        stack = [frame]
+        # counted down per instruction; from -1 an unbounded run never reaches 0
+        budget = self.max_steps + 1 if self.max_steps is not None else -1
+        try:
+            code = frame.fn.code
+            end = len(code)
+            while True:
+                budget -= 1
+                if not budget:
+                    raise self._out_of_steps(frame, stack)
+                ip = frame.ip
+                if ip >= end:
+                    err = VmTrapError("execution ran past the end of the function")
+                    raise err.locate(frame.fn.name, _end_pc(frame.fn), _callers(stack))
+                handler, payload, inst = code[ip]
+                frame.ip = ip + 1
+                try:
+                    out = handler(self, frame, payload)
+                except VmError as e:
+                    raise e.locate(frame.fn.name, _pc(frame, handler, inst),
+                                   _callers(stack)) from None
+                except StatusError as e:  # a failing status of the memory model (allocation...)
+                    raise VmStatusError(e.code, e.message).locate(
+                        frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
+                except HeapError as e:  # what would corrupt memory in the native runtime
+                    raise VmTrapError(f"memory error: {e}").locate(
+                        frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
+                except UnsupportedOpError as e:
+                    raise e.in_function(frame.fn.name) from None
+                if out is None:
+                    continue
+                if out is RETURN:
+                    stack.pop()
+                    if not stack:
+                        leave = frame.fn.leavers.get(id(payload))
+                        if leave is None:
+                            return self._leave_external(frame, payload)
+                        return leave(self, frame)
+                    caller = stack[-1]
+                    self._leave_internal(frame, payload, caller)
+                    frame = caller
+                    code = frame.fn.code
+                    end = len(code)
+                    continue
+                if len(stack) >= self.max_depth:
+                    release_frame(self, out)
+                    err = VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                                        f"call depth exceeds {self.max_depth} frames")
+                    raise err.locate(frame.fn.name, _pc(frame, handler, inst), _callers(stack))
+                stack.append(out)
+                frame = out
+                code = frame.fn.code
+                end = len(code)
+        except BaseException:
+            if self.counted:  # unwinding: every frame still on the stack releases its refs
+                for f in reversed(stack):
+                    try:
+                        release_frame(self, f)
+                    except BaseException:  # noqa: BLE001 - the original error matters more
+                        pass
+            raise
+
+    def _out_of_steps(self, frame: Frame, stack: list) -> VmStatusError:
+        ip = frame.ip
+        pc = frame.fn.code[ip][2].pc if ip < len(frame.fn.code) else _end_pc(frame.fn)
+        err = VmStatusError(StatusCode.DEADLINE_EXCEEDED,
+                            f"the call ran {self.max_steps} instructions, its max_steps budget")
+        return err.locate(frame.fn.name, pc, _callers(stack))
+
+    def enter_internal(self, caller: Frame, ordinal: int, operands: Sequence[Register],
+                       results: Sequence[Register]) -> Frame:
+        """The callee's frame with its arguments in place (refs retained or moved)."""
+        callee = self.functions[ordinal]
+        frame = Frame(callee)
+        caller.return_regs = results
+        i32_reg = ref_reg = 0
+        cregs, fregs = caller.regs, frame.regs
+        for char, reg in zip(value_chars(callee.cconv_args), operands):
+            if char == "r":
+                retain_or_move(self, caller.refs, reg, frame.refs, ref_reg)
+                ref_reg += 1
+                continue
+            width = 8 if char in "IF" else 4
+            if width == 8:
+                i32_reg += i32_reg & 1
+            src = 4 * reg.ordinal
+            fregs[4 * i32_reg:4 * i32_reg + width] = cregs[src:src + width]
+            i32_reg += width // 4
+        return frame
+
+    def _leave_internal(self, callee: Frame, operands: Sequence[Register], caller: Frame) -> None:
+        try:
+            for char, src, dst in zip(value_chars(callee.fn.cconv_results), operands,
+                                      caller.return_regs):
+                if char == "r":
+                    retain_or_move(self, callee.refs, src, caller.refs, dst.ordinal)
+                else:
+                    width = 8 if char in "IF" else 4
+                    caller.regs[4 * dst.ordinal:4 * dst.ordinal + width] = \
+                        callee.regs[4 * src.ordinal:4 * src.ordinal + width]
+            caller.return_regs = ()
+        finally:
+            if self.counted:
+                release_frame(self, callee)
+
+    def _leave_external(self, frame: Frame, operands: Sequence[Register]) -> list:
+        if not self.reference:  # next time: this loop generated for the return site
+            frame.fn.leavers[id(operands)] = _leave_function(frame.fn, operands, self.counted)
+        out: list = []
+        try:
+            for char, reg in zip(frame.fn.result_chars, operands):
+                if char == "r":
+                    value = frame.refs[reg.ordinal]
+                    if reg.move:
+                        frame.refs[reg.ordinal] = None
+                    elif value is not None:
+                        self.retain(value)
+                    out.append(value)
+                else:
+                    out.append(_SCALAR[char].unpack_from(frame.regs, 4 * reg.ordinal)[0])
+        except BaseException:
+            for value in out:
+                if value is not None and not isinstance(value, (int, float)):
+                    self.release(value)
+            raise
+        finally:
+            if self.counted:
+                release_frame(self, frame)
+        return out
+
+    def import_call(self, ordinal: int, segment_sizes: Sequence[int] | None,
+                    operands: Sequence[Register], results: Sequence[Register]
+                    ) -> Callable[["Context", Frame, Any], None]:
+        """The instruction handler `(ctx, frame, payload)` calling import `ordinal` from a frame:
+        operand registers gathered per the import's cconv (planned here, once per call site),
+        results stored in `results`."""
+        imp = self.module.imported_functions[ordinal]
+        full_name, cconv = imp.full_name, imp.cconv
+        resolved = self.resolved[ordinal]
+        args_cc, results_cc = cconv_fragments(cconv)
+        plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
+        if resolved and not self.reference and isinstance(self.imports, NativeImports):
+            direct = self._native_call(full_name, cconv, plan, segment_sizes, results_cc, results)
+            if direct is not None:
+                return direct
+        gather = _gatherer(plan)
+        result_plan = tuple((char, reg, _SCALAR.get(char)) for char, reg in
+                            zip(value_chars(results_cc or ""), results))
+        n_results = len(result_plan)
+        imports = self.imports
+        native = isinstance(imports, NativeImports)
+
+        def call(_ctx: "Context", frame: Frame, _payload: Any) -> None:
+            if not resolved:
+                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{full_name}` "
+                                    f"(ordinal {ordinal}) not resolved")
+            args, moved = gather(frame)
+            try:
+                if native:  # the argument buffer takes the moved references over, as the VM's does
+                    # (call_ordinal releases them itself if the buffer never takes them)
+                    handed, moved = tuple(i for i, _ in moved), ()
+                    out = imports.call(full_name, cconv, args, moved=handed)
+                else:
+                    out = imports.call(full_name, cconv, args)
+            except VmError:
+                raise
+            except StatusError as e:  # a native module's failing status
+                raise VmStatusError(e.code, annotate(e.message, f"while calling import {full_name}")) \
+                    from e
+            finally:
+                for _, value in moved:  # borrowed by other resolvers: released whatever the status
+                    self.release(value)
+            out = list(out) if out is not None else []
+            if len(out) != n_results:
+                for value in out:
+                    if value is not None and not isinstance(value, (int, float)):
+                        self.release(value)
+                raise VmStatusError(StatusCode.INTERNAL,
+                                    f"import {full_name} ({cconv}) returned {len(out)} "
+                                    f"result(s), expected {n_results}")
+            regs, refs = frame.regs, frame.refs
+            for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
+                if char == "r":
+                    store_ref(self, refs, reg.ordinal, value)
+                else:
+                    try:
+                        store_value(regs, 4 * reg.ordinal, char, value,
+                                    f"{full_name} result {i}", import_result=True)
+                    except BaseException:
+                        for later in out[i + 1:]:
+                            if later is not None and not isinstance(later, (int, float)):
+                                self.release(later)
+                        raise
+        return call
+
+
+    def _native_call(self, full_name: str, cconv: str, plan: tuple,
+                     segment_sizes: Sequence[int] | None, results_cc: str | None,
+                     results: Sequence[Register]) -> Callable[["Context", Frame, Any], None] | None:
+        """The call site as one generated function over a planned native call
+        (`NativeModule.planned`): operand registers read straight into the argument values in
+        packer order (scalars as the register bits, refs as they are, MOVE-marked ones handed to the
+        argument buffer as the VM's retain_or_move does), results written straight back. None when
+        the call site cannot take this path (a MOVE-marked register read twice)."""
+        module, ordinal = self.imports.bound(full_name, cconv)
+        flat = [e for entry in plan for e in (
+            [x for element in entry[1] for x in element] if entry[0] == 2 else [entry])]
+        moved_regs = [a for kind, a, b in flat if kind == 1 and b]
+        ref_regs = [a for kind, a, _ in flat if kind == 1]
+        if any(ref_regs.count(a) > 1 for a in moved_regs):
+            return None
+        counts = tuple(len(entry[1]) for entry in plan if entry[0] == 2)
+        moved = tuple(i for i, (kind, _, b) in enumerate(flat) if kind == 1 and b)
+        planned = module.planned(ordinal, counts, moved)
+        ns: dict[str, Any] = {"_planned": planned, "_Ref": Ref, "_NULL": NULL_REF, "as_ref": as_ref,
+                              "_VmError": VmError, "_StatusError": StatusError,
+                              "_VmStatusError": VmStatusError, "_annotate": annotate, "_ctx": self,
+                              "I32": I32.unpack_from, "I64": I64.unpack_from,
+                              "_I32p": I32.pack_into, "_I64p": I64.pack_into,
+                              "_MASK": self.machine.word_mask}
+        wide = {I64, F64}
+        lines = ["def call(_c, frame, _p):", "    regs, refs = frame.regs, frame.refs"]
+        names = []
+        for i, (kind, a, b) in enumerate(flat):
+            if kind == 0:
+                names.append(f"{'I64' if a in wide else 'I32'}(regs, {b})[0]")
+                continue
+            lines += [f"    v{i} = refs[{a}]", f"    if type(v{i}) is not _Ref:",
+                      f"        v{i} = _NULL if v{i} is None else as_ref(v{i}, 'operand {i} of "
+                      f"{full_name}', _MASK)"]
+            names.append(f"v{i}")
+        lines += [f"    refs[{a}] = None" for a in moved_regs]
+        lines += ["    try:", f"        out = _planned([{', '.join(names)}])",
+                  "    except _VmError:", "        raise", "    except _StatusError as e:",
+                  f"        raise _VmStatusError(e.code, _annotate(e.message, 'while calling import "
+                  f"{full_name}')) from e"]
+        for i, (char, reg) in enumerate(zip(value_chars(results_cc or ""), results)):
+            if char == "r":
+                lines += [f"    x = out[{i}]", "    if x[1] == 0:", "        x = None",
+                          f"    old = refs[{reg.ordinal}]", f"    refs[{reg.ordinal}] = x",
+                          "    if old is not None:", "        _ctx.release(old)"]
+            else:
+                lines.append(f"    {'_I64p' if char in 'IF' else '_I32p'}(regs, {4 * reg.ordinal}, "
+                             f"out[{i}])")
+        exec(compile("\n".join(lines) + "\n", f"<import call {full_name}>", "exec"), ns)
+        return ns["call"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Import resolution
+
+
+class ImportStatusError(ImportResolutionError):
+    """An import IREE's context would not resolve: `code` is the StatusCode it reports, the message
+    its message (after `import <full_name>: `); `full_name` is the import's name (for a missing
+    required module, its first import from that module, else the module's name)."""
+
+    def __init__(self, full_name: str, code: StatusCode, reason: str) -> None:
+        super().__init__(full_name, reason)
+        self.code = code
+        self.reason = reason
+
+    def __reduce__(self):
+        return (type(self), (self.full_name, self.code, self.reason))
+
+
+def _registered_modules(imports: ImportResolver | None) -> "dict[str, int | None] | None":
+    """Module name -> version (None: not known) of the modules a resolver stands for; None for a
+    resolver whose modules are not known."""
+    if imports is None:
+        return {}
+    if isinstance(imports, ContextImports):
+        return {name: ctx.module.version for name, ctx in imports.contexts.items()}
+    if isinstance(imports, NativeImports):
+        return {name: module.version for name, module in imports.modules.items()}
+    if isinstance(imports, FunctionImports):
+        return {name.partition(".")[0]: None for name in imports.functions if "." in name}
+    return None
+
+
+def _lookup_export(imports: ImportResolver, module_name: str,
+                   function: str) -> "tuple[StatusCode, str] | str | None":
+    """The export's cconv (None when not known), or (code, message) as the module's
+    lookup_function fails: a bytecode module (module.c) or a native one (native_module.c)."""
+    if isinstance(imports, ContextImports):
+        if not function:
+            return StatusCode.INVALID_ARGUMENT, "function name required for query"
+        module = imports.contexts[module_name].module
+        for e in module.exported_functions:
+            if e.name == function:
+                return e.cconv or ""
+        return StatusCode.NOT_FOUND, f"no function `{function}` exported by module"
+    if isinstance(imports, NativeImports):
+        native = imports.modules[module_name]
+        try:
+            ordinal = native.lookup(function)
+        except StatusError as e:
+            return StatusCode(e.code), e.message
+        return native.exports[ordinal].cconv or ""
+    if f"{module_name}.{function}" in imports.functions:  # FunctionImports
+        return None
+    return StatusCode.NOT_FOUND, f"no function `{function}` exported by module `{module_name}`"
+
+
+# --------------------------------------------------------------------------------------------------
+# Import argument gathering
+
+# A plan entry: (0, struct, byte offset) a scalar; (1, ref ordinal, move) a ref; (2, elements, _) a
+# span, elements being a tuple of per-element plans.
+
+
+def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
+                 operands: Sequence[Register], name: str) -> tuple:
+    if cconv is None:
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                            f"import {name} has no calling convention")
+    regs = iter(operands)
+
+    def one(char: str) -> tuple:
+        reg = next(regs)
+        if char == "r":
+            return (1, reg.ordinal, reg.move)
+        return (0, _SCALAR[char], 4 * reg.ordinal)
+
+    plan: list = []
+    i = seg = 0
+    try:
+        while i < len(cconv):
+            char = cconv[i]
+            if char == "C":
+                end = cconv.index("D", i)
+                if segment_sizes is None:
+                    raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                                        f"import {name} is variadic but was called without "
+                                        f"segment sizes")
+                body = [c for c in cconv[i + 1:end] if c in "iIfFr"]
+                elements = tuple(tuple([one(c) for c in body])
+                                 for _ in range(segment_sizes[seg]))
+                plan.append((2, elements, None))
+                i = end
+            elif char in "iIfFr":
+                plan.append(one(char))
+            i += 1
+            seg += 1
+    except (StopIteration, IndexError):
+        raise VmStatusError(StatusCode.INVALID_ARGUMENT,
+                            f"operands of the call to {name} do not match its cconv {cconv!r} "
+                            f"(segment sizes {segment_sizes})") from None
+    return tuple(plan)
+
+
+def _gatherer(plan: tuple) -> Callable[[Frame], tuple[list, Sequence]]:
+    """The gathering function of a plan: a single comprehension when no operand is a span or a
+    MOVE-marked ref (the common case), `_gather` otherwise."""
+    if any(kind == 2 or (kind == 1 and b) for kind, _, b in plan):
+        return lambda frame: _gather(plan, frame)
+    no_moves: tuple = ()
+
+    def simple(frame: Frame) -> tuple[list, Sequence]:
+        regs, refs = frame.regs, frame.refs
+        return [a.unpack_from(regs, b)[0] if kind == 0 else refs[a] for kind, a, b in plan], \
+            no_moves
+    return simple
+
+
+def _entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
+    """`_invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame` with each
+    argument's register or ref slot, fast test and message as literals (the same checks, the same
+    stores, the same release of the frame on an error)."""
+    names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
+                             "release_frame": release_frame, "P64": U64.pack_into, "P32": U32.pack_into}
+    lines = ["def enter(ctx, args):", "    frame = Frame(fn)", "    regs = frame.regs",
+             "    refs = frame.refs", "    try:"]
+    for index, (char, at) in enumerate(places):
+        what = f"{function_name} argument {index}"
+        lines.append(f"        v = args[{index}]")
+        if char == "r":
+            lines += ["        if v is not None:", "            ctx.retain(v)", f"        refs[{at}] = v"]
+        elif char in "Ii":
+            lo, hi, pack, mask = ((_I64_MIN, _U64_END, "P64", M64) if char == "I"
+                                  else (_I32_MIN, _U32_END, "P32", M32))
+            lines.append(f"        if type(v) is int and {lo} <= v < {hi}: {pack}(regs, {at}, v & {mask})")
+            lines.append(f"        else: store_value(regs, {at}, {char!r}, v, {what!r})")
+        else:
+            lines.append(f"        store_value(regs, {at}, {char!r}, v, {what!r})")
+    if not places:
+        lines.append("        pass")
+    lines += ["    except BaseException:", "        release_frame(ctx, frame)", "        raise", "    return frame"]
+    exec(compile("\n".join(lines), f"<entry {function_name!r}>", "exec"), names)
+    return names["enter"]
+
+
+def _leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
+    """`_leave_external` for one return site, generated: `leave(ctx, frame) -> results` with each
+    result's register, move and reader as literals (the same retains, the same release of the
+    results already taken on an error, the same frame release)."""
+    names: dict[str, Any] = {"release_frame": release_frame, "num": (int, float)}
+    lines = ["def leave(ctx, frame):", "    out = []", "    refs = frame.refs", "    regs = frame.regs", "    try:"]
+    for char, reg in zip(fn.result_chars, operands):
+        k = reg.ordinal
+        if char == "r":
+            lines.append(f"        v = refs[{k}]")
+            lines.append(f"        refs[{k}] = None" if reg.move else "        if v is not None: ctx.retain(v)")
+            lines.append("        out.append(v)")
+        else:
+            names[f"U{char}"] = _SCALAR[char].unpack_from
+            lines.append(f"        out.append(U{char}(regs, {4 * k})[0])")
+    if len(lines) == 5:  # no results
+        lines.append("        pass")
+    lines += ["    except BaseException:", "        for v in out:",
+              "            if v is not None and not isinstance(v, num):", "                ctx.release(v)",
+              "        raise", "    finally:"]
+    lines.append("        release_frame(ctx, frame)" if counted else "        pass")
+    lines.append("    return out")
+    exec(compile("\n".join(lines), f"<return of {fn.name!r}>", "exec"), names)
+    return names["leave"]
+
+
+def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:
+    """(arguments, moved refs as (index in packer order, ref)): MOVE-marked refs are taken out of
+    their registers (in order, as the VM's retain_or_move into the argument buffer does); the
+    argument buffer takes them over, or the caller releases them after the call."""
+    regs, refs = frame.regs, frame.refs
+    moved: list = []
+    index = [0]  # the value's position in packer order (spans flattened)
+
+    def value(entry: tuple) -> Any:
+        kind, a, b = entry
+        index[0] += 1
+        if kind == 0:
+            return a.unpack_from(regs, b)[0]
+        v = refs[a]
+        if b:
+            refs[a] = None
+            if v is not None:
+                moved.append((index[0] - 1, v))
+        return v
+
+    out: list = []
+    for entry in plan:
+        if entry[0] == 2:
+            out.append([tuple([value(e) for e in element]) for element in entry[1]])
+        else:
+            out.append(value(entry))
+    return out, moved
+
+
+def _pc(frame: Frame, handler: Any, inst: Any) -> int:
+    """The pc of the instruction that raised or called: a block function leaves frame.ip one past
+    it; a single handler is its own instruction."""
+    if getattr(handler, "is_block", False):
+        return frame.fn.code[frame.ip - 1][2].pc
+    return inst.pc
+
+
+def _callers(stack: list) -> list[tuple[str, int]]:
+    return [(f.fn.name, f.fn.code[f.ip - 1][2].pc) for f in reversed(stack[:-1])]
+
+
+def _end_pc(fn: Function) -> int:
+    last = fn.instructions[-1] if fn.instructions else None
+    return last.pc + last.length if last else 0
+
+
+__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError"]

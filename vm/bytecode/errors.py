@@ -1,0 +1,104 @@
+"""The interpreter's exceptions: traps, failing statuses, verification and argument errors.
+
+Every class derives from `ireeabi.abi.errors.IreeAbiError` and carries the offending detail: the
+function and pc of the instruction that failed (and its callers), the status code, the import name.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm.bytecode.decoder import DecodeError
+from ireeabi.vm.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
+
+
+class VmError(IreeAbiError):
+    """A failure while running bytecode; names the function and pc when known, and the callers."""
+
+    def __init__(self, message: str, function: str | None = None, pc: int | None = None) -> None:
+        self.message = message
+        self.function = function
+        self.pc = pc
+        self.stack: tuple[tuple[str, int], ...] = ()  # callers, innermost first
+        super().__init__(message)
+
+    def locate(self, function: str, pc: int, stack: Sequence[tuple[str, int]] = ()) -> "VmError":
+        """Record where the error happened (the first location recorded wins)."""
+        if self.function is None:
+            self.function, self.pc, self.stack = function, pc, tuple(stack)
+        return self
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.function is not None:
+            text += f" (in {self.function} at pc 0x{self.pc:X}"
+            for name, pc in self.stack:
+                text += f", called from {name} at pc 0x{pc:X}"
+            text += ")"
+        return text
+
+
+class VmTrapError(VmError):
+    """What would crash or abort the native runtime: integer division by zero, signed division
+    overflow, running off the end of a function, an access outside a buffer that IREE's wrapping
+    bounds check lets through."""
+
+
+class VmStatusError(VmError):
+    """A failing iree_status_t the runtime would return (bounds, null refs, import failures...)."""
+
+    def __init__(self, code: "StatusCode | int", message: str, function: str | None = None,
+                 pc: int | None = None) -> None:
+        self.code = status_code(code)
+        # iree_status_code_string: "" for the unnamed codes, so the text starts with "; " as IREE's
+        super().__init__(f"{code_string(self.code)}; {message}", function, pc)
+        self.detail = message
+
+    @property
+    def status(self) -> Status:
+        return Status(self.code, self.detail)
+
+
+def annotate(message: str, note: str) -> str:
+    """A status message with an annotation appended as IREE appends it (no empty segment when the
+    status had no message of its own)."""
+    return f"{message}; {note}" if message else note
+
+
+class VmFailError(VmStatusError):
+    """vm.fail with a nonzero status: the program's own failure (`code`, `detail` = its message)."""
+
+
+class BytecodeVerifyError(DecodeError):
+    """A function that decodes but that IREE's bytecode verifier would reject."""
+
+
+class ImportResolutionError(IreeAbiError):
+    """A required import no resolver provides."""
+
+    def __init__(self, full_name: str, reason: str) -> None:
+        self.full_name = full_name
+        super().__init__(f"import {full_name}: {reason}")
+
+
+class ArgumentError(IreeAbiError):
+    """Arguments to `Context.invoke` (or import results) that do not match the cconv."""
+
+
+class ContextClosedError(IreeAbiError):
+    """A call on a Context or Program after `close()`."""
+
+
+class ContextBusyError(IreeAbiError):
+    """A call on a Context while another thread runs one: a context (and the heap under it) is owned
+    by one thread at a time, as an IREE VM context is."""
+
+
+def status_code(code: "StatusCode | int") -> StatusCode:
+    """The StatusCode of a raw code, masked as IREE masks it; codes status.h leaves unnamed (19..31)
+    stay themselves, as every code within the mask is valid."""
+    return as_code(int(code) & STATUS_CODE_MASK)
+
+
+__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
+           "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError", "status_code"]

@@ -1,0 +1,35 @@
+"""The handler registry: one maker per op symbol, turning a decoded instruction into a closure.
+
+A maker `make(ctx, fn, inst) -> (handler, payload)` runs once per instruction when a function is
+prepared; it precomputes register offsets and constants so the handler does no decoding. At run time
+`handler(ctx, frame, payload)` returns None (next instruction), a new Frame (a call: push it) or
+`RETURN` (the payload is then the tuple of returned registers).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ireeabi.vm.bytecode.decoder import Instruction
+from ireeabi.vm.bytecode.state import ExecutionState
+
+if TYPE_CHECKING:
+    from ireeabi.vm.bytecode.registers import Frame, Function
+
+
+Handler = Callable[[ExecutionState, "Frame", Any], Any]
+Maker = Callable[[ExecutionState, "Function", Instruction], "tuple[Handler, Any]"]
+
+HANDLERS: dict[str, Maker] = {}
+RETURN = object()  # a handler's "leave this frame" answer
+
+
+def op(*symbols: str) -> Callable[[Maker], Maker]:
+    """Register a maker for op symbols (isa.OpInfo.symbol, e.g. "AddI32")."""
+    def register(make: Maker) -> Maker:
+        for s in symbols:
+            HANDLERS[s] = make
+        return make
+    return register
+
+
+__all__ = ["Handler", "Maker", "HANDLERS", "RETURN", "op"]

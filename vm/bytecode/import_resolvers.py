@@ -1,0 +1,131 @@
+"""Import resolvers: what serves the functions a bytecode module imports.
+
+`ImportResolver.call(full_name, cconv, args) -> results` gets the arguments flattened in cconv
+order, each span (`C...D`) as a list of per-element tuples (segment sizes of variadic calls give the
+element counts), and returns the results flattened the same way. Ref arguments are borrowed (the
+caller keeps its references for the duration of the call); ref results are owned by the caller.
+
+- `FunctionImports`: Python callables;
+- `ContextImports`: the exports of other interpreter Contexts;
+- `NativeImports`: ireeabi.vm `NativeModule`s (e.g. a HalRuntime's hal_inline / hal_loader), called
+  through `NativeModule.call_ordinal`: arguments packed into a buffer on the heap's scratch stack as
+  the bytecode VM packs them (refs retained into it), the export's shim, the arguments released, the
+  results moved out.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Callable, Mapping, Sequence
+
+from ireeabi.vm.module import NativeModule
+from ireeabi.vm.ref import NULL_REF, TYPE_NULL, Ref
+from ireeabi.vm.status import StatusError
+from ireeabi.vm.bytecode.errors import ImportResolutionError
+from ireeabi.vm.bytecode.state import ExecutionState
+
+class ImportResolver(abc.ABC):
+    """Native (or other) modules the bytecode imports from."""
+
+    @abc.abstractmethod
+    def call(self, full_name: str, cconv: str, args: list) -> list:
+        """Call `full_name` (`module.function`) with `args` flattened per `cconv`'s arguments (spans
+        as lists of per-element tuples); return its results flattened per the cconv's results."""
+
+    def resolves(self, full_name: str, cconv: str | None) -> bool:
+        """Whether `call` can serve this import (checked when a Context is created)."""
+        return True
+
+
+class FunctionImports(ImportResolver):
+    """Imports served by Python callables: full_name -> fn(*args) -> list of results."""
+
+    def __init__(self, functions: Mapping[str, Callable[..., Sequence]]) -> None:
+        self.functions = dict(functions)
+
+    def resolves(self, full_name: str, cconv: str | None) -> bool:
+        return full_name in self.functions
+
+    def call(self, full_name: str, cconv: str, args: list) -> list:
+        return list(self.functions[full_name](*args))
+
+
+class ContextImports(ImportResolver):
+    """Imports served by the exports of other interpreter Contexts, found by module name."""
+
+    def __init__(self, *contexts: "ExecutionState") -> None:
+        self.contexts = {c.module.name: c for c in contexts}
+
+    def _target(self, full_name: str) -> "tuple[ExecutionState, str] | None":
+        module, _, function = full_name.partition(".")
+        ctx = self.contexts.get(module)
+        if ctx is None or not any(e.name == function for e in ctx.module.exported_functions):
+            return None
+        return ctx, function
+
+    def resolves(self, full_name: str, cconv: str | None) -> bool:
+        return self._target(full_name) is not None
+
+    def call(self, full_name: str, cconv: str, args: list) -> list:
+        ctx, function = self._target(full_name)
+        return ctx.invoke(function, *args)
+
+
+class NativeImports(ImportResolver):
+    """Imports served by ireeabi.vm NativeModules, by module name (e.g. `HalRuntime.modules`).
+
+    An import resolves when its module is present, exports the function (IREE's binary search) and
+    the export's calling convention is exactly the import's; each resolved name is bound to its
+    export ordinal once, so calls skip the lookup.
+    """
+
+    def __init__(self, modules: Mapping[str, NativeModule]) -> None:
+        self.modules = dict(modules)
+        self._bound: dict[str, tuple[NativeModule, int]] = {}
+
+    def _bind(self, full_name: str, cconv: str | None) -> "tuple[NativeModule, int] | None":
+        bound = self._bound.get(full_name)
+        if bound is not None:
+            return bound
+        module_name, _, function = full_name.partition(".")
+        module = self.modules.get(module_name)
+        if module is None:
+            return None
+        try:
+            ordinal = module.lookup(function)
+        except StatusError:
+            return None
+        if cconv is not None and module.exports[ordinal].cconv != cconv:
+            return None
+        self._bound[full_name] = (module, ordinal)
+        return module, ordinal
+
+    def resolves(self, full_name: str, cconv: str | None) -> bool:
+        return self._bind(full_name, cconv) is not None
+
+    def bound(self, full_name: str, cconv: str | None) -> "tuple[NativeModule, int] | None":
+        """(module, export ordinal) serving the import, if it resolves: a Context plans its call
+        sites on them (`NativeModule.planned`)."""
+        return self._bind(full_name, cconv)
+
+    def call(self, full_name: str, cconv: str, args: list, moved: Sequence[int] = ()) -> list:
+        """As ImportResolver.call; `moved`: indices (packer order, spans flattened) of refs whose
+        references the caller hands to the argument buffer instead of having them retained."""
+        bound = self._bound.get(full_name) or self._bind(full_name, cconv)
+        if bound is None:
+            raise ImportResolutionError(full_name, "no native module provides it")
+        module, ordinal = bound
+        # Null refs are None in registers and NULL_REF ({0, 0}) in argument/result buffers.
+        for i, a in enumerate(args):
+            if a is None:
+                args[i] = NULL_REF
+            elif type(a) is list:
+                args[i] = [e if None not in e else tuple(NULL_REF if x is None else x for x in e)
+                           for e in a]
+        results = module.call_ordinal(ordinal, *args, moved=tuple(moved))
+        for i, r in enumerate(results):
+            if type(r) is Ref and r.type == TYPE_NULL:
+                results[i] = None
+        return results
+
+
+__all__ = ["ImportResolver", "FunctionImports", "ContextImports", "NativeImports"]

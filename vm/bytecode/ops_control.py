@@ -1,0 +1,153 @@
+"""Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
+calls (internal and import, variadic, yieldable), return, vm.import.resolved and vm.fail."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ireeabi.vm.bytecode import isa
+from ireeabi.vm.bytecode.decoder import Remap
+from ireeabi.vm.bytecode.errors import BytecodeVerifyError, VmFailError
+from ireeabi.vm.bytecode.state import ExecutionState
+from ireeabi.vm.bytecode.handlers import RETURN, op
+from ireeabi.vm.bytecode.numerics import I32, U32
+from ireeabi.vm.bytecode.registers import Frame, retain_or_move, value_chars, write_i32
+from ireeabi.vm.bytecode.verifier import check_call_lists, check_cconv_regs
+
+@op("Block")
+def _make_block(ctx, fn, inst):
+    return (lambda ctx, frame, _: None), None
+
+
+def remap(ctx: "ExecutionState", frame: Frame, pairs: Sequence[Remap]) -> None:
+    """Branch operands: (src, dst) register copies in order, refs retained or moved."""
+    regs, refs = frame.regs, frame.refs
+    for src, dst in pairs:
+        if src.is_ref:
+            retain_or_move(ctx, refs, src, refs, dst.ordinal)
+        else:
+            s, d = 4 * src.ordinal, 4 * dst.ordinal
+            regs[d:d + 4] = regs[s:s + 4]
+
+
+@op("Branch", "Break", "CondBreak")  # CondBreak: a debugger hook in IREE, otherwise a branch
+def _make_branch(ctx, fn, inst):
+    target = fn.block_index[inst.operands["dest"]]
+    pairs = inst.operands["operands"]
+
+    def run(ctx, frame, _):
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+    return run, None
+
+
+@op("CondBranch")
+def _make_cond_branch(ctx, fn, inst):
+    o = inst.operands
+    cond = 4 * o["condition"].ordinal
+    t, tp = fn.block_index[o["true_dest"]], o["true_operands"]
+    f, fp = fn.block_index[o["false_dest"]], o["false_operands"]
+
+    def run(ctx, frame, _):
+        if I32.unpack_from(frame.regs, cond)[0]:
+            if tp:
+                remap(ctx, frame, tp)
+            frame.ip = t
+        else:
+            if fp:
+                remap(ctx, frame, fp)
+            frame.ip = f
+    return run, None
+
+
+@op("BranchTable")
+def _make_branch_table(ctx, fn, inst):
+    o = inst.operands
+    index = 4 * o["index"].ordinal
+    default = (fn.block_index[o["default_dest"]], o["default_operands"])
+    cases = tuple((fn.block_index[c.dest], c.operands) for c in o["cases"])
+
+    def run(ctx, frame, _):
+        i = I32.unpack_from(frame.regs, index)[0]
+        target, pairs = cases[i] if 0 <= i < len(cases) else default
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+    return run, None
+
+
+@op("Return")
+def _make_return(ctx, fn, inst):
+    operands = inst.operands["operands"]
+    if fn.cconv_results is None:
+        raise BytecodeVerifyError(f"vm.return in {fn.name}, which has no calling convention",
+                                  inst.pc)
+    check_cconv_regs(fn, value_chars(fn.cconv_results), operands, "vm.return operands", inst)
+
+    def run(ctx, frame, _):
+        return RETURN
+    return run, operands
+
+
+@op("Call", "CallVariadic")
+def _make_call(ctx, fn, inst):
+    o = inst.operands
+    callee, operands, results = o["callee"], o["operands"], o["results"]
+    segments = o.get("segment_sizes")
+    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+        imp = ctx.module.imported_functions[ordinal]
+        check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
+        return ctx.import_call(ordinal, segments, operands, results), None
+    if segments is not None:
+        raise BytecodeVerifyError("vm.call.variadic of an internal function (IREE supports "
+                                  "variadic calls to imports only)", inst.pc)
+    target = ctx.module.function_signatures[callee]
+    check_call_lists(fn, target.cconv, None, operands, results, inst, f"function#{callee}")
+
+    def call_internal(ctx, frame, _):
+        return ctx.enter_internal(frame, callee, operands, results)
+    return call_internal, None
+
+
+@op("CallYieldable", "CallVariadicYieldable")
+def _make_yieldable_call(ctx, fn, inst):
+    """vm.call.yieldable / vm.call.variadic.yieldable of an import: the call, then on to the resume
+    block. ireeabi's imports never yield (its HAL is synchronous: fence.await waits in the call), so
+    the resume block is entered at once, as IREE enters it when the callee completes without a
+    DEFERRED status (bytecode_dispatch.c). The compiler puts the resume block right after the call;
+    any other placement is refused rather than run with a branch the block compiler would not see."""
+    o = inst.operands
+    callee = o["callee"]
+    if not callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        raise BytecodeVerifyError("yieldable call of an internal function (ireeabi runs yieldable "
+                                  "calls of imports only)", inst.pc)
+    if o["resume"] != inst.pc + inst.length:
+        raise BytecodeVerifyError(f"yieldable call resumes at pc 0x{o['resume']:X}, not at the "
+                                  f"instruction after it (ireeabi runs only that placement)", inst.pc)
+    segments = o.get("segment_sizes")
+    ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+    imp = ctx.module.imported_functions[ordinal]
+    check_call_lists(fn, imp.cconv, segments, o["operands"], o["results"], inst, imp.full_name)
+    return ctx.import_call(ordinal, segments, o["operands"], o["results"]), None
+
+
+@op("ImportResolved")
+def _make_import_resolved(ctx, fn, inst):
+    ordinal = inst.operands["import"] & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+    dst = 4 * inst.operands["result"].ordinal
+
+    def run(ctx, frame, _):
+        write_i32(frame.regs, dst, int(ctx.resolved[ordinal]))
+    return run, None
+
+
+@op("Fail")
+def _make_fail(ctx, fn, inst):
+    status, message = 4 * inst.operands["status"].ordinal, inst.operands["message"]
+
+    def run(ctx, frame, _):
+        code = U32.unpack_from(frame.regs, status)[0]
+        if code != 0:
+            raise VmFailError(code, message)
+    return run, None

@@ -1,0 +1,852 @@
+"""Loop regions with registers as Python locals: the fast path of blocks.py for blocks that branch.
+
+blocks.py compiles the blocks that end in a branch (the loops) into one region function that reads
+and writes the frame's register bytes at every instruction. Here the same region keeps register
+values in Python locals instead, and touches the bytes only where something else could look at them:
+
+- a register used with one width and one kind everywhere in the region (an i64 loop counter, an f32
+  accumulator) is a region local: read from the bytes when the region is entered, written back when
+  it is left or before a handler that reads registers, read again after that handler;
+- any other register is a block temporary: a value written in a block is kept in a local for the
+  reads after it in the same block, and written to the bytes at the block's end only when a block
+  that follows may read it (liveness over the region's blocks; leaving the region counts as a read
+  of everything).
+
+What the locals hold is what the reference path would read from the bytes: integers as their
+unsigned bits, floats as the Python float the f32/f64 reader returns. Writing them back gives the
+bytes the reference path writes, with one exception handled here: an f32 signaling NaN loaded from a
+buffer (Python's f32 reader quiets it). A NaN loaded into an f32 local leaves the locals (written
+back), runs that load's own handler, and returns to the loop; a region entered with a NaN in an f32
+region local runs blocks.py's byte-register region instead.
+
+The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
+made from; the others call their PURE_OPS function as blocks.py does. Errors leave frame.ip one past
+the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+from ireeabi.vm.bytecode.handlers import HANDLERS
+from ireeabi.vm.bytecode.numerics import (F32, F64, I32, I64, U32, U64, M32, M64,
+                                          PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS)
+from ireeabi.vm.bytecode.ops_buffer import LOAD_OPS, STORE_OPS, check_elements, element_parts
+from ireeabi.vm.bytecode.ops_scalar import pure_parts
+from ireeabi.vm.bytecode.registers import SIZES, WRITE
+from ireeabi.vm.bytecode import isa
+
+_BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
+_CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
+_ZEROS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
+_LOADS = frozenset(LOAD_OPS)
+_STORES = frozenset(STORE_OPS)
+# register bank -> (registers, kind of value a local holds)
+_BANKS = {"i32": (1, "int"), "b32": (1, "int"), "i64": (2, "int"), "b64": (2, "int"),
+          "f32": (1, "f32"), "f64": (2, "f64")}
+_SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
+_MASK = {1: M32, 2: M64}
+_INT_STRUCT = {1: U32, 2: U64}
+_FLOAT_STRUCT = {"f32": F32, "f64": F64}
+# Integer ops whose wrapped result is the same for signed and unsigned operand values.
+_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl")
+                     for t in ("I32", "I64")) | {"TruncI64I32"}
+_UNSIGNED = {"i32": "b32", "i64": "b64"}
+_SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
+_NO_FALLTHROUGH = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Fail", "Break", "CondBreak"})
+
+
+class Opaque(Exception):
+    """An instruction the region calls as a handler (it may read and write any register)."""
+
+
+def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
+    """The register accesses of an instruction the region writes inline, in order: (r/w, first
+    register, registers, kind: int, f32, f64 or raw = bits copied). Raises Opaque for the others."""
+    symbol = inst.op.symbol
+    if symbol == "Block":
+        return []
+    if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
+        banks = RAW_BANKS.get(symbol)
+        out = []
+        for f in inst.op.fields:
+            bank = f.kind if banks is None else banks[0 if _is_read(f) else 1]
+            if bank not in _BANKS:
+                raise Opaque
+            n, kind = _BANKS[bank]
+            out.append(("r" if _is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
+        return out
+    if symbol in _CONSTS:
+        n, kind = _BANKS[inst.op.fields[1].kind]
+        if kind == "f32" and constant_value(inst) != constant_value(inst):
+            raise Opaque  # a NaN constant's bits would not survive a float local
+        return [("w", inst.operands["result"].ordinal, n, kind)]
+    if symbol in _ZEROS:
+        return [("w", inst.operands["result"].ordinal, _ZEROS[symbol], "raw")]
+    if symbol in _LOADS or symbol in _STORES:
+        _, off, size, elem, val, _ = element_parts(ctx, inst)
+        index = ("r", off // 4, 2, "int")
+        if symbol in _LOADS:
+            return [index, ("w", val // 4, 1, "int") if elem is not None else ("w", val // 4, size // 4, "raw")]
+        return [index, ("r", val // 4, 1, "int") if size < 4 else ("r", val // 4, size // 4, "raw")]
+    if symbol == "CondBranch":
+        return [("r", inst.operands["condition"].ordinal, 1, "int")]
+    if symbol in _BRANCHES:
+        return []
+    raise Opaque
+
+
+def _is_read(field: Any) -> bool:
+    return field.access == isa.READ
+
+
+def constant_value(inst: Any) -> Any:
+    """A constant op's value as the reference reader would read its register back."""
+    kind = inst.op.fields[1].kind
+    n, vkind = _BANKS[kind]
+    data = bytearray(SIZES[kind])
+    WRITE[kind](data, 0, inst.operands["value"])
+    return (_INT_STRUCT[n] if vkind == "int" else _FLOAT_STRUCT[vkind]).unpack_from(data)[0]
+
+
+def moves(pairs: Any) -> list[tuple]:
+    """Branch operand copies as moves: ("ref", src, dst) or ("i32", src, dst, registers), two
+    adjacent copies of consecutive registers joined into one two-register move."""
+    out: list[tuple] = []
+    pairs = list(pairs)
+    i = 0
+    while i < len(pairs):
+        src, dst = pairs[i]
+        if src.is_ref:
+            out.append(("ref", src, dst.ordinal))
+            i += 1
+            continue
+        if i + 1 < len(pairs):
+            s2, d2 = pairs[i + 1]
+            if not s2.is_ref and s2.ordinal == src.ordinal + 1 and d2.ordinal == dst.ordinal + 1 \
+                    and abs(src.ordinal - dst.ordinal) >= 2:
+                out.append(("i32", src.ordinal, dst.ordinal, 2))
+                i += 2
+                continue
+        out.append(("i32", src.ordinal, dst.ordinal, 1))
+        i += 1
+    return out
+
+
+class RegionPlan:
+    """Which registers of a region are region locals, and what each block reads before it writes
+    (for the temporaries' write-backs)."""
+
+    def __init__(self, ctx: Any, fn: Any, code: list, blocks: list) -> None:
+        self.blocks = blocks
+        inside = {s for s, _ in blocks}
+        self.acc: dict[int, list | None] = {}
+        self.succ: dict[int, list[int | None]] = {}
+        block_moves: dict[int, list[tuple]] = {}
+        for s, e in blocks:
+            for i in range(s, e):
+                try:
+                    self.acc[i] = accesses(ctx, code[i][2])
+                except Opaque:
+                    self.acc[i] = None
+            inst = code[e - 1][2]
+            symbol = inst.op.symbol
+            targets = []
+            if symbol == "CondBranch":
+                o = inst.operands
+                for dest, ops in ((o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])):
+                    targets.append((fn.block_index[dest], ops))
+            elif symbol in _BRANCHES:
+                targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
+            else:
+                targets.append((e, ()))
+            block_moves[s] = [m for _, ops in targets for m in moves(ops) if m[0] == "i32"]
+            self.succ[s] = [t if t in inside else None for t, _ in targets]
+        # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
+        # bytes where control enters it and written back where it leaves (a register may hold other
+        # values, of another width or kind, outside the loop: a preheader's constants).
+        self.loop_of: dict[int, int] = {}
+        self.locals_of: list[dict[tuple[int, int], str]] = []
+        self.written_of: list[list[tuple[int, int]]] = []
+        for members in _loops(self.succ):
+            shapes: dict[int, set] = {}  # register -> {(first, registers)} touching it
+            kinds: dict[tuple[int, int], set] = {}
+            written: set[tuple[int, int]] = set()
+            move_edges: list[tuple] = []
+            for s, e in blocks:
+                if s not in members:
+                    continue
+                for i in range(s, e):
+                    for rw, first, n, kind in self.acc[i] or ():
+                        self._shape(shapes, kinds, first, n, kind)
+                        if rw == "w":
+                            written.add((first, n))
+                for _, src, dst, n in block_moves[s]:
+                    self._shape(shapes, kinds, src, n, "raw")
+                    self._shape(shapes, kinds, dst, n, "raw")
+                    written.add((dst, n))
+                    move_edges.append((src, dst, n))
+            # A loop local: every access of the register in the loop has the same first register and
+            # width, and at most one kind besides raw.
+            local: dict[tuple[int, int], str] = {}
+            for (first, n), ks in kinds.items():
+                if any(shapes[r] != {(first, n)} for r in range(first, first + n)):
+                    continue
+                real = ks - {"raw"}
+                if len(real) > 1:
+                    continue
+                local[(first, n)] = real.pop() if real else "int"
+            # A move into a local must come from a local of the same kind (no bits of unknown kind
+            # enter a local, and no NaN check is needed in the middle of a branch).
+            changed = True
+            while changed:
+                changed = False
+                for src, dst, n in move_edges:
+                    if (dst, n) in local and local.get((src, n)) != local[(dst, n)]:
+                        del local[(dst, n)]
+                        changed = True
+            for s in members:
+                self.loop_of[s] = len(self.locals_of)
+            self.locals_of.append(local)
+            self.written_of.append(sorted(k for k in local if k in written))
+        self._liveness(code, fn.i32_count)
+
+    def locals_at(self, start: int) -> tuple[dict, list]:
+        """The region locals of the loop block `start` is in (none outside loops), and those of
+        them the loop writes."""
+        loop = self.loop_of.get(start)
+        return ({}, []) if loop is None else (self.locals_of[loop], self.written_of[loop])
+
+    @staticmethod
+    def _shape(shapes: dict, kinds: dict, first: int, n: int, kind: str) -> None:
+        for r in range(first, first + n):
+            shapes.setdefault(r, set()).add((first, n))
+        kinds.setdefault((first, n), set()).add(kind)
+
+    def _liveness(self, code: list, registers: int) -> None:
+        """live_in[block start]: registers a block may read before writing them. Leaving the region
+        and calling a handler read every register."""
+        every = frozenset(range(registers))
+        uses: dict[int, set] = {}
+        defs: dict[int, set] = {}
+        for s, e in self.blocks:
+            u: set = set()
+            d: set = set()
+            for i in range(s, e):
+                acc = self.acc[i]
+                if acc is None:
+                    u |= every - d
+                    break
+                for rw, first, n, _ in acc:
+                    regs = set(range(first, first + n))
+                    if rw == "r":
+                        u |= regs - d
+                    else:
+                        d |= regs
+            else:
+                inst = code[e - 1][2]
+                if inst.op.symbol in _BRANCHES:  # the copies read their sources
+                    o = inst.operands
+                    lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" \
+                        else [o["operands"]]
+                    for ops in lists:
+                        for src, _dst in ops:
+                            if not src.is_ref and src.ordinal not in d:
+                                u.add(src.ordinal)
+            uses[s], defs[s] = u, d
+        self.every = every
+        live: dict[int, set] = {s: set() for s, _ in self.blocks}
+        changed = True
+        while changed:
+            changed = False
+            for s, _ in self.blocks:
+                new = uses[s] | (self.live_out(s, live) - defs[s])
+                if new != live[s]:
+                    live[s] = new
+                    changed = True
+        self.live_in = live
+
+    def live_out(self, start: int, live: dict | None = None) -> set:
+        live = self.live_in if live is None else live
+        out: set = set()
+        for t in self.succ[start]:
+            out |= self.every if t is None else live[t]
+        return out
+
+
+def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
+    """Dispatch on `ip` by bisection over the blocks' starts; `body(start, end, pad)` writes each
+    block (blocks.py's byte-register regions and this module's both dispatch this way)."""
+    if len(blocks) > 1:
+        mid = len(blocks) // 2
+        lines.append(f"{pad}if ip < {blocks[mid][0]}:")
+        dispatch_tree(blocks[:mid], lines, pad + "    ", body)
+        lines.append(f"{pad}else:")
+        dispatch_tree(blocks[mid:], lines, pad + "    ", body)
+        return
+    body(blocks[0][0], blocks[0][1], pad)
+
+
+def _balanced(text: str) -> bool:
+    """Whether every parenthesis in `text` closes inside it (so `int(text)` is one call)."""
+    depth = 0
+    for c in text:
+        depth += c == "("
+        depth -= c == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
+    """The byte offset of element `o` after ops_buffer's whole check (the region's slow path)."""
+    n = buf.data.nbytes
+    s = (o * size) & mask
+    if not (((o + 1) * size) & mask <= n and s + size <= n and (not write or buf.mutable)):
+        check_elements(buf, o, 1, size, write, mask)
+    return s
+
+
+def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
+    """The strongly connected sets of blocks that contain a cycle (Tarjan's algorithm, iterative)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[set[int]] = []
+    counter = 0
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, pos = work.pop()
+            if pos == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            edges = [t for t in succ[v] if t is not None]
+            if pos < len(edges):
+                work.append((v, pos + 1))
+                w = edges[pos]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            for w in edges:
+                if w in on_stack and index[w] > index[v]:
+                    low[v] = min(low[v], low[w])
+            if low[v] == index[v]:
+                members = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.add(w)
+                    if w == v:
+                        break
+                if len(members) > 1 or v in succ[v]:
+                    out.append(members)
+    return out
+
+
+class LocalsEmitter:
+    """The region function with registers as locals (see the module docstring). `base` is
+    blocks.py's emitter of the same region (its names, memo and fallback)."""
+
+    def __init__(self, base: Any, plan: RegionPlan, fallback: Any) -> None:
+        self.b = base
+        self.plan = plan
+        self.fallback = fallback
+        self.code = base.code
+        self.fn = base.fn
+        self.ctx = base.ctx
+        self.temps: dict[tuple[int, int], tuple[str, str, bool]] = {}  # (first, n) -> (name, kind, dirty)
+        self.valid: set[int] = set()  # buffers remembered on every path to the code being written
+        self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
+        self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
+        self._biased: dict[str, str] = {}  # signed read of a local -> its sign-flipped bits
+        self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
+        self.written: list[tuple[int, int]] = []
+        names = base.names
+        names.update({"F32A": array("f", [0.0]), "F64A": array("d", [0.0])})
+        for n in (1, 2):
+            names[f"UI{n}"] = _INT_STRUCT[n].unpack_from
+            names[f"PI{n}"] = _INT_STRUCT[n].pack_into
+        names.update({"Uf32": F32.unpack_from, "Pf32": F32.pack_into, "Uf64": F64.unpack_from,
+                      "Pf64": F64.pack_into, "Uh": __import__("struct").Struct("<H").pack_into})
+
+    # -- names --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def lname(first: int, n: int) -> str:
+        return f"L{first}_{n}"
+
+    # -- moving values between locals and bytes ------------------------------------------------------
+
+    def load_stmt(self, name: str, first: int, n: int, kind: str) -> str:
+        if kind == "int":
+            return f"{name} = UI{n}(regs, {4 * first})[0]"
+        return f"{name} = U{kind}(regs, {4 * first})[0]"
+
+    def store_stmt(self, name: str, first: int, n: int, kind: str) -> str:
+        if kind == "int":
+            return f"PI{n}(regs, {4 * first}, {name})"
+        return f"P{kind}(regs, {4 * first}, {name})"
+
+    def flush_locals(self, lines: list, pad: str) -> None:
+        for first, n in self.written:
+            lines.append(pad + self.store_stmt(self.lname(first, n), first, n, self.local[(first, n)]))
+
+    def flush_temps(self, lines: list, pad: str, live: set | None = None, forget: bool = True) -> None:
+        for (first, n), (name, kind, dirty) in list(self.temps.items()):
+            if dirty and (live is None or any(r in live for r in range(first, first + n))):
+                lines.append(pad + self.store_stmt(name, first, n, kind))
+        if forget:
+            self.temps.clear()
+
+    def reload_locals(self, lines: list, pad: str, resume: int | None, local: dict | None = None) -> None:
+        """Read every loop local from the bytes; an f32 NaN leaves the region at `resume` (None: run
+        the fallback region instead, at entry)."""
+        nan = []
+        for (first, n), kind in sorted((self.local if local is None else local).items()):
+            name = self.lname(first, n)
+            lines.append(pad + self.load_stmt(name, first, n, kind))
+            if kind == "f32":
+                nan.append(name)
+        if nan:
+            test = " or ".join(f"{x} != {x}" for x in nan)
+            if resume is None:
+                lines.append(f"{pad}if {test}: return {self.b.bind(self.fallback, 'fb')}(ctx, frame, _)")
+            else:
+                lines.append(f"{pad}if {test}:")
+                lines.append(f"{pad}    frame.ip = {resume}")
+                lines.append(f"{pad}    return None")
+
+    def drop_overlapping(self, first: int, n: int, lines: list, pad: str, write: bool) -> None:
+        """Before a bytes access of registers [first, first + n): temporaries over them are
+        written back (a read must see them) and, for a write, forgotten."""
+        for key, (name, kind, dirty) in list(self.temps.items()):
+            f, m = key
+            if f < first + n and first < f + m:
+                if write and f >= first and f + m <= first + n:
+                    del self.temps[key]  # overwritten whole: its value is never read
+                    continue
+                if dirty:
+                    lines.append(pad + self.store_stmt(name, f, m, kind))
+                    self.temps[key] = (name, kind, False)
+                if write or key != (first, n):
+                    del self.temps[key]
+
+    # -- reads and writes of one operand ------------------------------------------------------------
+
+    def read(self, first: int, n: int, bank: str, lines: list, pad: str) -> str:
+        """An expression of the register's value as the reference reader of `bank` returns it."""
+        _, kind = _BANKS[bank]
+        name = None
+        if (first, n) in self.local:
+            name, have = self.lname(first, n), self.local[(first, n)]
+            assert have == kind, (first, n, have, kind)  # RegionPlan gives a local one kind
+        elif (first, n) in self.temps and self.temps[(first, n)][1] == kind:
+            name, have = self.temps[(first, n)][0], kind
+        if name is not None and have == kind:
+            if bank in _SIGNED:
+                sign = _SIGNED[bank]
+                expr = f"(({name} ^ {sign}) - {sign})"
+                self._biased[expr] = f"({name} ^ {sign})"
+                return expr
+            return name
+        self.drop_overlapping(first, n, lines, pad, write=False)
+        reader = {"i32": I32, "b32": U32, "i64": I64, "b64": U64, "f32": F32, "f64": F64}[bank]
+        return f"{self.b.bind(reader.unpack_from, 'r')}(regs, {4 * first})[0]"
+
+    def write(self, first: int, n: int, bank: str, expr: str, lines: list, pad: str) -> None:
+        """Assign the result of a pure op as the bank's writer would (wrapped, rounded)."""
+        _, kind = _BANKS[bank]
+        if (first, n) in self.local:
+            name = self.lname(first, n)
+        else:
+            self.drop_overlapping(first, n, lines, pad, write=True)
+            name = f"T{first}_{n}"
+            self.temps[(first, n)] = (name, kind, True)
+        if kind == "int" and expr.startswith("int(") and expr.endswith(")") and _balanced(expr[4:-1]):
+            lines.append(f"{pad}{name} = 1 if {expr[4:-1]} else 0")  # a comparison: 0 or 1, nothing to wrap
+            if (first, n) not in self.local:  # a branch right after it may test the comparison itself
+                self.last_compare = (len(lines) - 1, name, expr[4:-1], (first, n))
+        elif kind == "int":
+            lines.append(f"{pad}{name} = ({expr}) & {_MASK[n]}")
+        elif kind == "f32":
+            lines.append(f"{pad}F32A[0] = {expr}")
+            lines.append(f"{pad}{name} = F32A[0]")
+        else:
+            lines.append(f"{pad}F64A[0] = {expr}")
+            lines.append(f"{pad}{name} = F64A[0]")
+
+    def raw_target(self, first: int, n: int, kind_hint: str, lines: list, pad: str) -> tuple[str | None, str]:
+        """Where a raw write (load, zero, move) of registers [first, first + n) goes: (local name,
+        its kind), or (None, "") for the bytes."""
+        if (first, n) in self.local:
+            return self.lname(first, n), self.local[(first, n)]
+        self.drop_overlapping(first, n, lines, pad, write=True)
+        name = f"T{first}_{n}"
+        self.temps[(first, n)] = (name, kind_hint, True)
+        return name, kind_hint
+
+    def next_kind(self, i: int, end: int, first: int, n: int) -> str:
+        """The kind the next read of register (first, n) in this block wants (int if it is raw,
+        absent, or of another shape: bits are kept exactly)."""
+        for j in range(i + 1, end):
+            acc = self.plan.acc[j]
+            if acc is None:
+                return "int"
+            for rw, f, m, kind in acc:
+                if f < first + n and first < f + m:
+                    if rw == "r" and (f, m) == (first, n) and kind != "raw":
+                        return kind
+                    return "int"
+        return "int"
+
+    # -- the region ----------------------------------------------------------------------------------
+
+    def region(self) -> Any:
+        blocks = self.plan.blocks
+        inside = {s for s, _ in blocks}
+        self.ends = dict(blocks)
+        # In-region edges into each block: a block with one is also written out where that edge is
+        # taken (no return to the dispatch), besides its own entry for the interpreter loop.
+        self.preds: dict[int, int] = {}
+        for s, e in blocks:
+            if e - s == 1 and self.code[s][2].op.symbol == "Block" and s > 0 and \
+                    self.code[s - 1][2].op.symbol in _NO_FALLTHROUGH:
+                continue  # a lone block marker after a branch: nothing reaches it (targets are past it)
+            for t in self.plan.succ[s]:
+                if t is not None:
+                    self.preds[t] = self.preds.get(t, 0) + 1
+        b = self.b
+        self.sizes: dict[int, set] = {}  # buffer ordinal -> {(element size, store)}
+        for s, e in blocks:
+            for i in range(s, e):
+                inst = self.code[i][2]
+                if inst.op.symbol in _LOADS or inst.op.symbol in _STORES:
+                    bo, _, size, _, _, _ = element_parts(self.ctx, inst)
+                    self.sizes.setdefault(bo, set()).add((size, inst.op.symbol in _STORES))
+        self.stored = sorted(bo for bo, sz in self.sizes.items() if any(w for _, w in sz))
+        b.memo = tuple(sorted(self.sizes))
+        b.names["offset"] = _offset
+        lines = b.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
+        lines += [f"    buf{m} = None" for m in b.memo]
+        lines += [f"    hit{m} = False" for m in self.stored]
+        for loop, local in enumerate(self.plan.locals_of):  # entered inside a loop: its locals
+            if local:
+                starts = sorted(s for s, x in self.plan.loop_of.items() if x == loop)
+                lines.append(f"    if ip in {set(starts)!r}:")
+                self.reload_locals(lines, "        ", None, local)
+        lines += ["    try:", "        while True:"]
+        # The blocks control comes back to (the loops' heads) first, by equality; then every block.
+        self.heads: list[int] = []
+        body: list = []
+        self._tree(blocks, inside, body, " " * 16)
+        pad = " " * 12
+        for n, head in enumerate(self.heads):
+            lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
+            self._block(head, self.ends[head], inside, lines, pad + "    ", ())
+        if self.heads:
+            lines.append(f"{pad}else:")
+            lines += body
+        else:
+            lines += [line[4:] for line in body]
+        lines += ["    except BaseException:", "        frame.ip = k + 1", "        raise"]
+        # Typed views are made where a buffer is remembered, before the code that indexes them is
+        # written: the casts nothing indexes are dropped now (they would run on every remember).
+        kept = []
+        for line in lines:
+            head, mark, tail = line.partition("  #view ")
+            if mark:
+                bo, fmt = tail.split()
+                if (int(bo), fmt) not in self.views:
+                    continue
+                line = head
+            kept.append(line)
+        return b.finish(kept, "locals region " + ",".join(str(s) for s, _ in blocks))
+
+    def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
+        dispatch_tree(blocks, lines, pad, lambda start, end, p: self._block(start, end, inside, lines, p, ()))
+
+    def _block(self, start: int, end: int, inside: set, lines: list, pad: str, chain: tuple) -> None:
+        """One block's body and its branch; `chain`: the blocks written out around it (not again)."""
+        self.b.derefs.clear()
+        self.temps.clear()
+        if not chain:
+            self.valid = set()  # entered from the dispatch: no buffer known remembered
+        self.start = start
+        self.chain = chain + (start,)
+        self.local, self.written = self.plan.locals_at(start)
+        for i in range(start, end - 1):
+            self.instruction(i, end, lines, pad)
+        inst = self.code[end - 1][2]
+        symbol = inst.op.symbol
+        if symbol == "CondBranch":
+            o = inst.operands
+            if any(src.is_ref for src, _ in list(o["true_operands"]) + list(o["false_operands"])):
+                lines.append(f"{pad}k = {end - 1}")
+            cond = self.read(o["condition"].ordinal, 1, "b32", lines, pad)
+            fused = self.last_compare
+            if fused is not None and fused[0] == len(lines) - 1 and fused[1] == cond:
+                # `if <comparison>:` instead of storing 0/1 and testing it: in each arm the
+                # temporary is that constant (written back as such where it is live)
+                lines.pop()
+                cond = fused[2]
+            else:
+                fused = None
+            lines.append(f"{pad}if {cond}:")
+            if fused:
+                self.temps[fused[3]] = ("1", "int", True)
+            self._jump(self.fn.block_index[o["true_dest"]], o["true_operands"], inside, lines, pad + "    ")
+            lines.append(f"{pad}else:")
+            if fused:
+                self.temps[fused[3]] = ("0", "int", True)
+            self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
+        elif symbol in _BRANCHES:
+            o = inst.operands
+            if any(src.is_ref for src, _ in o["operands"]):
+                lines.append(f"{pad}k = {end - 1}")
+            self._jump(self.fn.block_index[o["dest"]], o["operands"], inside, lines, pad)
+        else:
+            self.instruction(end - 1, end, lines, pad)
+            self._jump(end, (), inside, lines, pad)
+
+    def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
+        temps, start, chain, local, written = dict(self.temps), self.start, self.chain, self.local, self.written
+        valid = set(self.valid)
+        for m in moves(pairs):
+            if m[0] == "ref":
+                _, src, dst = m
+                self.b.forget(lines, pad)
+                self.valid.clear()
+                lines.append(f"{pad}retain_or_move(ctx, refs, {self.b.bind(src, 'g')}, refs, {dst})")
+                continue
+            _, src, dst, n = m
+            sk, dk = self.local.get((src, n)), self.local.get((dst, n))
+            if dk is not None:  # RegionPlan: then the source is a region local of the same kind
+                lines.append(f"{pad}{self.lname(dst, n)} = {self.lname(src, n)}")
+                continue
+            if sk is not None:
+                lines.append(pad + self.store_stmt(self.lname(src, n), src, n, sk))
+            else:
+                self.drop_overlapping(src, n, lines, pad, write=False)
+            self.drop_overlapping(dst, n, lines, pad, write=True)
+            s, d = 4 * src, 4 * dst
+            lines.append(f"{pad}regs[{d}:{d + 4 * n}] = regs[{s}:{s + 4 * n}]")
+        if target in inside:
+            self.flush_temps(lines, pad, self.plan.live_in[target])
+            same_loop = self.plan.loop_of.get(target) == self.plan.loop_of.get(start)
+            if not same_loop:
+                self.flush_locals(lines, pad)  # leaving this loop, entering another or none
+                self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
+            if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
+                self._block(target, self.ends[target], inside, lines, pad, chain)
+            else:
+                if target not in self.heads:
+                    self.heads.append(target)
+                lines.append(f"{pad}ip = {target}")
+                lines.append(f"{pad}continue")
+        else:
+            self.flush_temps(lines, pad)
+            self.flush_locals(lines, pad)
+            lines.append(f"{pad}frame.ip = {target}")
+            lines.append(f"{pad}return None")
+        self.temps, self.start, self.chain, self.local, self.written = temps, start, chain, local, written
+        self.valid = valid
+
+    def instruction(self, i: int, end: int, lines: list, pad: str) -> None:
+        handler, payload, inst = self.code[i]
+        symbol = inst.op.symbol
+        b = self.b
+        acc = self.plan.acc[i]
+        if acc is None:
+            lines.append(f"{pad}k = {i}")
+            self.flush_temps(lines, pad)
+            self.flush_locals(lines, pad)
+            lines.append(f"{pad}{b.bind(handler, 'h')}(ctx, frame, {b.bind(payload, 'p')})")
+            b.forget(lines, pad)
+            self.valid.clear()
+            self.reload_locals(lines, pad, i + 1)
+            return
+        if symbol == "Block":
+            return
+        if symbol in _CONSTS or symbol in _ZEROS:
+            self.constant(i, end, inst, lines, pad)
+            return
+        if symbol in _LOADS or symbol in _STORES:
+            self.memory(i, end, inst, handler, payload, lines, pad)
+            return
+        # a pure op
+        f, _reads, _write = pure_parts(inst)
+        banks = RAW_BANKS.get(symbol)
+        args, result = [], None
+        for fld in inst.op.fields:
+            reg = inst.operands[fld.name]
+            bank = fld.kind if banks is None else banks[0 if _is_read(fld) else 1]
+            n = _BANKS[bank][0]
+            if _is_read(fld):
+                if symbol in _MODULAR:  # the result is wrapped: the operands' sign does not matter
+                    bank = _UNSIGNED.get(bank, bank)
+                args.append(self.read(reg.ordinal, n, bank, lines, pad))
+            else:
+                result = (reg.ordinal, n, bank)
+        if symbol in _SIGNED_COMPARES and all(a in self._biased for a in args):
+            args = [self._biased[a] for a in args]  # (x ^ sign) orders unsigned bits as signed values
+        template = PURE_EXPRESSIONS.get(symbol)
+        if template is not None:
+            expr = template.format(*args)
+        else:
+            lines.append(f"{pad}k = {i}")
+            expr = f"{b.bind(f, 'f')}({', '.join(args)})"
+        self.write(*result[:2], result[2], expr, lines, pad)
+
+    def constant(self, i: int, end: int, inst: Any, lines: list, pad: str) -> None:
+        symbol = inst.op.symbol
+        first = inst.operands["result"].ordinal
+        if symbol in _ZEROS:
+            n = _ZEROS[symbol]
+            name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
+            lines.append(f"{pad}{name} = {0 if kind == 'int' else 0.0!r}")
+            return
+        value = constant_value(inst)
+        # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
+        text = repr(value) if type(value) is int else self.b.bind(value, "c")
+        self.write(first, _BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, text, lines, pad)
+
+    def header_hits(self, bo: int, lines: list, pad: str) -> None:
+        """After buffer `bo` is remembered: hit<x> is true for every stored-to buffer x whose data
+        (in target memory) overlaps a remembered buffer's header (kept conservatively: a forgotten
+        buffer leaves it set until x is remembered again)."""
+        memo = self.b.memo
+        if bo in self.stored:
+            tests = " or ".join(f"(buf{m} is not None and lo{m} < a{bo} + d{bo}.nbytes and a{bo} < hi{m})"
+                                for m in memo)
+            lines.append(f"{pad}hit{bo} = a{bo} is not None and ({tests})")
+        for x in self.stored:
+            if x != bo:
+                lines.append(f"{pad}if buf{x} is not None and a{x} is not None and lo{bo} < a{x} + d{x}.nbytes "
+                             f"and a{x} < hi{bo}: hit{x} = True")
+
+    def memory(self, i: int, end: int, inst: Any, handler: Any, payload: Any, lines: list, pad: str) -> None:
+        b = self.b
+        symbol = inst.op.symbol
+        bo, off, size, elem, val, mask = element_parts(self.ctx, inst)
+        load = symbol in _LOADS
+        if bo not in self.valid:
+            self.remember(i, bo, inst, "source_buffer" if load else "target_buffer", lines, pad)
+        index = self.read(off // 4, 2, "b64", lines, pad)
+        if not (mask == M64 and index.isidentifier()):  # a local holds unsigned 64-bit values
+            lines.append(f"{pad}o = {index} & {mask}")
+            index = "o"
+        # IREE's bounds check: an element wholly inside the data (no wrap) is one comparison, and the
+        # element is item `index` of a typed view of the data; the rest (out of range, or wrapping
+        # round the data model's size_t) takes the whole check and a byte offset.
+        fast = f"{index} < q{bo}_{size}{'r' if load else 'w'}"
+        slow = f"offset(buf{bo}, {index}, {size}, {not load}, {mask})"
+        d = f"d{bo}"
+        first = val // 4
+        if load:
+            if elem is not None:
+                name, kind = self.raw_target(first, 1, "int", lines, pad)
+                fmt = elem.format[-1]
+                sign = " & 4294967295" if fmt.islower() else ""
+                self.views.add((bo, fmt))
+                lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]{sign}")
+                lines.append(f"{pad}else:")
+                lines.append(f"{pad}    k = {i}")
+                lines.append(f"{pad}    {name} = {b.bind(elem.unpack_from, 'e')}({d}, {slow})[0]{sign}")
+                return
+            n = size // 4
+            name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
+            fmt = _VIEW[(kind, size)]
+            self.views.add((bo, fmt))
+            lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
+            lines.append(f"{pad}else:")
+            lines.append(f"{pad}    k = {i}")
+            lines.append(f"{pad}    {name} = {'UI' + str(n) if kind == 'int' else 'U' + kind}({d}, {slow})[0]")
+            if kind == "f32":  # a signaling NaN's bits would not survive the float: the handler
+                lines.append(f"{pad}if {name} != {name}:")
+                loaded = self.temps.pop((first, n), None)
+                self.flush_temps(lines, pad + "    ", forget=False)
+                self.flush_locals(lines, pad + "    ")
+                lines.append(f"{pad}    frame.ip = {i + 1}")
+                lines.append(f"{pad}    return {b.bind(handler, 'h')}(ctx, frame, {b.bind(payload, 'p')})")
+                if loaded is not None:
+                    self.temps[(first, n)] = loaded
+            return
+        # a store: the value's low `size` bytes
+        value, fmt = None, ""
+        if size < 4:
+            value = self.read(first, 1, "b32", lines, pad) + (" & 255" if size == 1 else " & 65535")
+            fmt = "B" if size == 1 else "H"
+        else:
+            n = size // 4
+            if (first, n) in self.local:
+                value, kind = self.lname(first, n), self.local[(first, n)]
+            elif (first, n) in self.temps and self.temps[(first, n)][2]:  # a dirty temporary holds exact bits
+                value, kind = self.temps[(first, n)][:2]
+            if value is None:
+                self.drop_overlapping(first, n, lines, pad, write=False)
+            else:
+                fmt = _VIEW[(kind, size)]
+        if value is None:  # the register's bytes, copied
+            lines.append(f"{pad}if {fast}: s = {index} * {size}")
+            lines.append(f"{pad}else:")
+            lines.append(f"{pad}    k = {i}")
+            lines.append(f"{pad}    s = {slow}")
+            lines.append(f"{pad}{d}[s:s + {size}] = regs[{val}:{val + size}]")
+        else:
+            self.views.add((bo, fmt))
+            lines.append(f"{pad}if {fast}: v{bo}_{fmt}[{index}] = {value}")
+            lines.append(f"{pad}else:")
+            lines.append(f"{pad}    k = {i}")
+            lines.append(f"{pad}    {b.bind(_VIEW_STRUCT[fmt].pack_into, 'w')}({d}, {slow}, {value})")
+        b.derefs.clear()
+        # The store may have written a remembered buffer's header (hit<b>: some remembered header lies
+        # in this buffer's data, see header_hits): then the region ends after it, and the interpreter
+        # loop goes on with the next instruction (the next region entry remembers nothing).
+        lines.append(f"{pad}if hit{bo}:")
+        lines.append(f"{pad}    s = {slow} + a{bo}")
+        tests = " or ".join(f"(buf{m} is not None and lo{m} < s + {size} and s < hi{m})" for m in b.memo)
+        lines.append(f"{pad}    if {tests}:")
+        self.flush_temps(lines, pad + "        ", forget=False)
+        self.flush_locals(lines, pad + "        ")
+        lines.append(f"{pad}        frame.ip = {i + 1}")
+        lines.append(f"{pad}        return None")
+
+    def remember(self, i: int, bo: int, inst: Any, what: str, lines: list, pad: str) -> None:
+        """Buffer `bo` as deref gives it, kept with its data, address, typed views and element counts
+        until something may change what deref would give (blocks.py's memo)."""
+        b = self.b
+        null = f"null(ctx, frame, {b.bind(inst.operands['buffer'], 'b')}, {what!r})"
+        lines.append(f"{pad}if buf{bo} is None:")
+        lines.append(f"{pad}    k = {i}")
+        lines.append(f"{pad}    b = deref(refs[{bo}])")
+        lines.append(f"{pad}    if b is None: {null}")
+        lines.append(f"{pad}    buf{bo} = b")
+        lines.append(f"{pad}    lo{bo}, hi{bo} = span(refs[{bo}])")
+        lines.append(f"{pad}    d{bo} = b.data")
+        lines.append(f"{pad}    a{bo} = b.address")
+        lines.append(f"{pad}    n = d{bo}.nbytes")
+        for sz in sorted({sz for sz, _ in self.sizes[bo]}):
+            lines.append(f"{pad}    q{bo}_{sz}r = n // {sz}")
+            for fmt in _FORMATS[sz]:  # only the views the region indexes stay (region() prunes)
+                lines.append(f"{pad}    v{bo}_{fmt} = d{bo}[:n - n % {sz}].cast({fmt!r})  #view {bo} {fmt}")
+            if (sz, True) in self.sizes[bo]:
+                lines.append(f"{pad}    q{bo}_{sz}w = q{bo}_{sz}r if b.mutable else 0")
+        self.header_hits(bo, lines, pad + "    ")
+        self.valid.add(bo)
+
+
+# (kind of the local, element bytes) -> typed memoryview format; its struct for the slow path
+_VIEW = {("int", 4): "I", ("f32", 4): "f", ("int", 8): "Q", ("f64", 8): "d"}
+_FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
+_VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
+
+
+__all__ = ["RegionPlan", "LocalsEmitter", "accesses", "dispatch_tree", "moves"]
