@@ -24,10 +24,9 @@ KERNEL_MS = 0.0
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "hal"))
 
 import iree_tools  # noqa: E402
-from conftest import Session  # noqa: E402
+from hal_session import Session  # noqa: E402
 from hal_programs import program  # noqa: E402
 from ireeabi.modules.hal.runtime import HalRuntime  # noqa: E402
 
