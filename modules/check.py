@@ -274,7 +274,7 @@ class CheckState:
         try:
             self.expect_eq(lhs, const)
         finally:
-            self.api.runtime.views.resources.release(const.ptr)
+            self.api.views.resources.release(const.ptr)
 
     def expect_almost_eq_const(self, lhs: Ref, value: Any, atol: float = DEFAULT_ATOL,
                                rtol: float = DEFAULT_RTOL) -> None:
@@ -283,7 +283,7 @@ class CheckState:
         try:
             self.expect_almost_eq(lhs, const, atol, rtol)
         finally:
-            self.api.runtime.views.resources.release(const.ptr)
+            self.api.views.resources.release(const.ptr)
 
 
 # The native functions: `ctx.state` is the CheckState; a leading device argument is ignored.

@@ -17,19 +17,21 @@ is freed (the heap keeps mapped what a view holds), but then no longer show the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.hal_buffer import EncodingType
+from ireeabi.vm.allocator import AllocatorT
+from ireeabi.vm.heap import Heap
 from ireeabi.vm.ref import Ref, release_value
 
+from ireeabi.hal.buffer import BufferTypes
+from ireeabi.hal.buffer_view import BufferViewTypes
 from ireeabi.hal.element_types import dtype_of, element_type_of
 
-if TYPE_CHECKING:
-    from ireeabi.modules.hal.runtime import HalRuntime
 
 INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment
 
@@ -76,14 +78,18 @@ class BufferViewInfo:
 
 
 class ModuleApi:
-    """The buffer-view and buffer API of one HalRuntime (see the module docstring)."""
+    """The buffer-view and buffer API of one HalRuntime (see the module docstring): its heap, its
+    buffer-view and buffer types, and the host allocator new views are made with (the inline HAL's,
+    as iree-run-module's inputs are)."""
 
-    def __init__(self, runtime: "HalRuntime") -> None:
-        self.runtime = runtime
-        self.heap = runtime.heap
-        self.machine = runtime.machine
-        self._views = runtime.views
-        self._buffers = runtime.hal_buffers
+    def __init__(self, heap: Heap, views: BufferViewTypes, buffers: BufferTypes,
+                 host_allocator: AllocatorT) -> None:
+        self.heap = heap
+        self.machine = heap.machine
+        self.views = views
+        self._views = views
+        self._buffers = buffers
+        self.host_allocator = host_allocator
         # The params of new buffers (the inline HAL's; a runtime with the full HAL sets the device's).
         self.input_memory_type = int(HB.MemoryType.OPTIMAL_FOR_HOST)
         self.input_usage = int(HB.BufferUsage.DEFAULT)
@@ -142,8 +148,7 @@ class ModuleApi:
             if array is not None or shape is None or element_type is None:
                 raise IreeAbiError("new_view over a buffer takes shape and element_type, not an array")
             ptr, _ = self._buffers.deref(buffer)
-            view = self._views.create(ptr, list(shape), element_type, encoding_type,
-                                      self.runtime.inline.host_allocator)
+            view = self._views.create(ptr, list(shape), element_type, encoding_type, self.host_allocator)
             return Ref(view, self._views.type)
         arr = np.asarray(array)  # (np.ascontiguousarray would turn a 0-d array into 1-d)
         if not arr.flags.c_contiguous:
@@ -152,7 +157,7 @@ class ModuleApi:
         dims = list(arr.shape) if shape is None else list(shape)
         buf = self.new_buffer(arr)
         try:
-            view = self._views.create(buf.ptr, dims, et, encoding_type, self.runtime.inline.host_allocator)
+            view = self._views.create(buf.ptr, dims, et, encoding_type, self.host_allocator)
         finally:
             self._buffers.resources.release(buf.ptr)
         return Ref(view, self._views.type)

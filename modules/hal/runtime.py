@@ -68,7 +68,7 @@ class HalRuntime:
                                       legacy=legacy_inline)
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader)
         self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}
-        self.api = ModuleApi(self)
+        self.api = ModuleApi(self.heap, self.views, self.hal_buffers, self.inline.host_allocator)
         # The full `hal` module (the default execution model), made on request: it registers more
         # ref types and the device (see modules/hal/module.py). Inputs are then made as iree-run-module
         # makes them for a device (DEVICE_LOCAL, through the heap allocator's compatibility rules).
