@@ -30,16 +30,16 @@ def per_call_us(fn, n: int) -> float:
 def first_us(target, level: str, rounds: int = 500) -> float:
     samples = []
     for _ in range(rounds):
-        cconv._layout.cache_clear()  # a span-count instance not computed before
+        cconv.findings._layout.cache_clear()  # a span-count instance not computed before
         if level in ("fragment", "process"):
             cconv.shim_struct.cache_clear()
             cconv.parse_fragment.cache_clear()
             layout.layout_of.cache_clear()
-            cconv._ref.cache_clear()
-            cconv._vm_fields.cache_clear()
-            cconv._shim_field.cache_clear()
+            cconv.vm_packing._ref.cache_clear()
+            cconv.vm_packing._vm_fields.cache_clear()
+            cconv.shim_structs._shim_field.cache_clear()
             if level == "fragment":  # per-target constants stay warm, as after any earlier call
-                cconv._vm_fields(target)
+                cconv.vm_packing._vm_fields(target)
         spans = [4, 3]
         t0 = time.perf_counter_ns()
         cconv.layout(FRAG, target, spans)

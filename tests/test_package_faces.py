@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-FACES = ["ireeabi.abi", "ireeabi.layouts", "ireeabi.vm", "ireeabi.vm.bytecode", "ireeabi.hal",
+FACES = ["ireeabi.abi", "ireeabi.abi.cconv", "ireeabi.layouts", "ireeabi.vm", "ireeabi.vm.bytecode", "ireeabi.hal",
          "ireeabi.hal.local", "ireeabi.modules", "ireeabi.modules.hal", "ireeabi.tooling", "ireeabi.cli"]
 
 

@@ -82,7 +82,7 @@ def test_check_memory_does_not_grow_with_the_number_of_spans():
     peaks = {}
     for k in (10, 20):
         text = "0" + "CiD" * k + "_v"
-        cconv._layout.cache_clear()  # count the layouts this check makes, not earlier tests'
+        cconv.clear_caches()  # count the layouts this check makes, not earlier tests'
         tracemalloc.start()
         quiet("check", text)
         peaks[k] = tracemalloc.get_traced_memory()[1]
@@ -126,7 +126,7 @@ BYTES_PER_VALUE = 48  # the issue's bound: "a few dozen bytes per value" (was ~1
 
 def test_layout_of_a_65535_element_span_is_a_few_bytes_per_value():
     n = cconv.MAX_SPAN_COUNT
-    cconv._layout.cache_clear()
+    cconv.clear_caches()
     tracemalloc.start()
     lay = cconv.layout("CrIifFD", "x86_64", [n])
     walked = sum(1 for _ in lay.values) + sum(1 for _ in lay.gaps)  # walking builds slots one at a time
@@ -221,7 +221,7 @@ def test_layout_command_streams_its_table():
     for extra in ([], ["--all-targets"]):
         peaks = {}
         for n in (1000, 4000):
-            cconv._layout.cache_clear()
+            cconv.clear_caches()
             sink = _Sink()
             main(["layout", "iCiD", "--spans", "3", *extra], stdout=_Sink())  # imports, caches
             tracemalloc.start()

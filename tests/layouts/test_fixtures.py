@@ -31,8 +31,7 @@ def _clear_caches():
     # no longer identical to what cconv.layout returns (vm.call's plans keep their layout).
     from ireeabi.vm import call
     call._PLANS.clear()
-    cconv._layout.cache_clear()
-    cconv._vm_fields.cache_clear()
+    cconv.clear_caches()
     layout.layout_of.cache_clear()
     from ireeabi.abi import codec
     codec.codec.cache_clear()
@@ -40,7 +39,7 @@ def _clear_caches():
 
 def test_verify_fails_when_a_rule_changes(monkeypatch):
     # Pretend the VM aligned i64 values to 4 (the i386 C rule) instead of sizeof(int64_t) = 8.
-    real = cconv._vm_fields.__wrapped__
+    real = cconv.vm_packing._vm_fields.__wrapped__
 
     def changed(target):
         table = dict(real(target))
@@ -48,7 +47,7 @@ def test_verify_fails_when_a_rule_changes(monkeypatch):
         return table
 
     _clear_caches()
-    monkeypatch.setattr(cconv, "_vm_fields", changed)
+    monkeypatch.setattr(cconv.vm_packing, "_vm_fields", changed)
     try:
         bad = fixtures.verify(FIXTURES)
     finally:
