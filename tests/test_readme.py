@@ -1,22 +1,224 @@
-"""The README's Python examples run as written, and the numbers its comments claim hold."""
+"""The examples of README.md and of every docs/*.md page run as written.
+
+- every ```python block executes, and the numbers its comments claim hold;
+- every ```text block that starts with `$ ireeabi ...` is a transcript: each command runs (the cli's
+  `main`, in-process) in a folder holding the modules the pages name, and prints what the page shows
+  (a line `...` stands for any lines; gtest's millisecond times are the one part that varies);
+- the README's quick start compiles its inline MLIR with the iree-compile command it shows, and
+  that command's flags are the ones the tests compile with (`MODEL_FLAGS`);
+- the README is a front door of at most 10,000 bytes, and every relative link or repository path a
+  page mentions exists.
+"""
+from __future__ import annotations
+
+import io
+import os
 import re
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
-BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+import pytest
+
+import iree_tools as tools
+from ireeabi.cli.main import main
+from ireeabi.tooling.execution_model import MODEL_FLAGS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+README_MAX_BYTES = 10_000
+
+# The modules the pages' transcripts run, other than the quick start's add16.vmfb (which the
+# README's own iree-compile command builds): the source each is compiled from, and its model.
+MODULES = {
+    "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic"),
+    "add16_vmvx.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "vmvx"),
+}
+QUICK_START_MODULE = "add16.vmfb"
+QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
+
+
+def _rel(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def _blocks(page: Path, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", page.read_text(), re.S | re.M)
+
+
+# -- python blocks ---------------------------------------------------------------------------------
 
 
 def test_readme_has_examples():
-    assert len(BLOCKS) >= 3
+    assert _blocks(README, "python"), "the README shows a Python example"
+    assert sum(len(_blocks(p, "python")) for p in PAGES) >= 5
 
 
-def test_examples_run_and_comments_hold():
-    for block in BLOCKS:
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_examples_run_and_comments_hold(page):
+    for block in _blocks(page, "python"):
         ns: dict = {}
-        exec(compile(block, "README.md", "exec"), ns)
+        exec(compile(block, _rel(page), "exec"), ns)
         # Lines of the form `expr   # N...` or `expr  # [a, b]...`: the comment's leading value is
         # what the expression evaluates to.
         for line in block.splitlines():
-            m = re.match(r"^(\S.*?)\s+#\s*(\[[\d, ]*\]|\d+\b|'[^']*')", line)
+            m = re.match(r"^(\S.*?)\s+#\s*(\[[\d, ]*\]|\d+\b|'[^']*'|True\b|False\b)", line)
             if m and "=" not in m.group(1).split("(")[0]:
-                assert eval(m.group(1), ns) == eval(m.group(2)), line
+                assert eval(m.group(1), ns) == eval(m.group(2)), f"{_rel(page)}: {line}"
+
+
+# -- the quick start --------------------------------------------------------------------------------
+
+
+def _quick_start_compile() -> list[str]:
+    joined = [block.replace("\\\n", " ") for block in _blocks(README, "sh")]  # `\` continuations
+    lines = [line for block in joined for line in block.splitlines() if line.startswith("iree-compile ")]
+    assert len(lines) == 1, "the quick start shows one iree-compile command"
+    return shlex.split(lines[0])
+
+
+def test_quick_start_compiles_with_the_tests_flags():
+    """The flags shown are one model's MODEL_FLAGS exactly (the flags the tests compile add16 with),
+    and the MLIR shown is tests/programs/add16.mlir."""
+    argv = _quick_start_compile()
+    flags = tuple(a for a in argv[1:] if a.startswith("--"))
+    assert flags == MODEL_FLAGS["inline-dynamic"], flags
+    assert argv[-2:] == ["-o", QUICK_START_MODULE]
+    (mlir,) = _blocks(README, "mlir")
+    assert mlir == QUICK_START_SOURCE.read_text()
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """A folder holding every module the transcripts name: add16.vmfb made by the README's own
+    command from the README's MLIR, the others by the tests' compile helper."""
+    work = tmp_path_factory.mktemp("pages")
+    (mlir,) = _blocks(README, "mlir")
+    argv = _quick_start_compile()
+    (work / argv[1]).write_text(mlir)
+    argv[0] = tools.find_tool("iree-compile")
+    subprocess.run(argv, cwd=work, check=True, capture_output=True, timeout=600)
+    for name, (source, model) in MODULES.items():
+        shutil.copyfile(tools.compile_mlir(source, model=model), work / name)
+    return work
+
+
+# -- transcripts -----------------------------------------------------------------------------------
+
+
+def _transcripts(page: Path) -> list[tuple[str, list[str]]]:
+    """(command, shown output lines) of every `$ ireeabi ...` in the page's ```text transcripts."""
+    found: list[tuple[str, list[str]]] = []
+    for block in _blocks(page, "text"):
+        if not block.startswith("$ ireeabi "):
+            continue
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                found.append((line[2:], []))
+            else:
+                found[-1][1].append(line)
+    return found
+
+
+TRANSCRIPTS = [(page, cmd, shown) for page in PAGES for cmd, shown in _transcripts(page)]
+
+# gtest prints the host's milliseconds; the one part of a transcript that varies between runs.
+_MS = re.compile(r"\(\d+ ms( total)?\)")
+
+
+def _normal(line: str) -> str:
+    return _MS.sub(lambda m: f"(N ms{m.group(1) or ''})", line.rstrip())
+
+
+def _matches(shown: list[str], printed: list[str]) -> bool:
+    """True when `printed` is `shown` with each `...` line standing for any lines (none included)."""
+    shown, printed = [_normal(s) for s in shown], [_normal(p) for p in printed]
+
+    def at(i: int, j: int) -> bool:
+        if i == len(shown):
+            return j == len(printed)
+        if shown[i] == "...":
+            return any(at(i + 1, k) for k in range(j, len(printed) + 1))
+        return j < len(printed) and shown[i] == printed[j] and at(i + 1, j + 1)
+
+    return at(0, 0)
+
+
+def test_pages_have_transcripts():
+    assert _transcripts(README), "the README's quick start shows commands with their output"
+    assert any(name == "ireeabi" and sub == "test"
+               for _, cmd, _ in TRANSCRIPTS for name, sub, *_ in [shlex.split(cmd)])
+
+
+@pytest.mark.parametrize("page,command,shown", TRANSCRIPTS,
+                         ids=[f"{_rel(p)}: {c}" for p, c, _ in TRANSCRIPTS])
+def test_transcript_prints_what_the_page_shows(page, command, shown, workdir, monkeypatch):
+    argv = shlex.split(command)
+    assert argv[0] == "ireeabi"
+    for arg in argv:
+        if arg.endswith(".vmfb"):
+            assert (workdir / arg.split("=")[-1]).is_file(), f"{arg}: add it to MODULES"
+    monkeypatch.chdir(workdir)
+    out, err = io.StringIO(), io.StringIO()
+    main(argv[1:], stdout=out, stderr=err)
+    printed = (out.getvalue() + err.getvalue()).splitlines()
+    assert _matches(shown, printed), "\n".join([f"{_rel(page)}: $ {command}", *printed])
+
+
+def test_matcher_is_strict():
+    """The transcript matcher fails a changed, missing or extra line (a check that can fail)."""
+    assert _matches(["a", "...", "d"], ["a", "b", "c", "d"])
+    assert _matches(["a", "...", "b"], ["a", "b"])
+    assert not _matches(["a", "b"], ["a", "c"])
+    assert not _matches(["a", "b"], ["a", "b", "c"])
+    assert not _matches(["a", "...", "d"], ["a", "b", "c"])
+    assert _matches(["x (31 ms)"], ["x (79 ms)"]) and not _matches(["x (31 ms)"], ["y (31 ms)"])
+
+
+# -- the front door and the paths --------------------------------------------------------------------
+
+
+def test_readme_is_a_front_door():
+    size = len(README.read_bytes())
+    assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move detail to docs/"
+
+
+def test_readme_maps_every_page():
+    text = README.read_text()
+    for page in PAGES[1:]:
+        assert f"]({_rel(page)})" in text, f"README.md does not link {_rel(page)}"
+
+
+# A repository path: starts at one of the repository's top-level folders (IREE's own paths are
+# written from runtime/src/iree/..., compiler/..., tools/..., so they never match).
+_TOP = r"(?:abi|layouts|vm|hal|modules|tooling|cli|tests|examples|benchmarks|docs|\.ci)"
+_PATH = re.compile(rf"(?<![\w/.\-]){_TOP}/[\w./*\-]*[\w*/]")
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _paths(page: Path) -> set[str]:
+    text = page.read_text()
+    return set(_PATH.findall(text))
+
+
+def _links(page: Path) -> set[str]:
+    return {t.split("#")[0] for t in _LINK.findall(page.read_text())
+            if not re.match(r"[a-z]+:", t) and not t.startswith("#")}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_every_path_and_link_exists(page):
+    missing = [p for p in sorted(_paths(page)) if not list(ROOT.glob(p.rstrip("/")))]
+    missing += [t for t in sorted(_links(page)) if not (page.parent / t).exists()]
+    assert not missing, f"{_rel(page)} names paths that do not exist: {missing}"
+
+
+def test_path_check_can_fail():
+    """The path finder sees a repository path in prose and in code, and skips IREE's own."""
+    sample = ("see `hal/local/elf_loader.py`, tests/vm/test_vm_heap.py and "
+              "runtime/src/iree/hal/local/elf/elf_module.c.")
+    assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/vm/test_vm_heap.py"}
+    retired = "the executables were in `hal/executable.py`"  # now hal/local/elf_executable.py
+    assert [p for p in _PATH.findall(retired) if not list(ROOT.glob(p))] == ["hal/executable.py"]
