@@ -44,6 +44,7 @@ from ..abi.errors import IreeAbiError
 from ..abi.layout import StructLayout, layout_of
 from ..abi.targets import Target
 from . import ref as _ref
+from . import shim_code
 from .heap import Heap
 from .machine import Machine, machine as _machine
 from .ref import Ref
@@ -106,31 +107,13 @@ class _Reader:
     def assemble(self) -> Callable[[tuple], list]:
         """items -> the values: each ref's two words as a `Ref`, scalars as they are (compiled for
         these kinds)."""
-        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__}
-        exec(f"def assemble(t):\n    return [{', '.join(self._exprs)}]\n", ns)
-        return ns["assemble"]
-
-    @cached_property
-    def _exprs(self) -> tuple[str, ...]:
-        exprs, i = [], 0
-        for k in self.kinds:
-            if k == "ref":
-                exprs.append(f"_new(_Ref, (t[{i}], t[{i + 1}]))")  # Ref(...) without its Python __new__
-                i += 2
-            else:
-                exprs.append(f"t[{i}]")
-                i += 1
-        return tuple(exprs)
+        return shim_code.assemble_function(self.kinds, self.struct.format)
 
     @cached_property
     def element(self) -> Callable[[tuple], Any]:
         """items -> one span element's Python value: its single value, or a tuple of its values
         (refs as `Ref`), by a function compiled for these kinds."""
-        exprs = self._exprs
-        body = exprs[0] if len(exprs) == 1 else "(" + "".join(e + ", " for e in exprs) + ")"
-        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__}
-        exec(f"def element(t):\n    return {body}\n", ns)
-        return ns["element"]
+        return shim_code.element_function(self.kinds, self.struct.format)
 
 
 def _reader(m: Machine, slots: Sequence[tuple[int, str]], size: int) -> _Reader:
@@ -191,14 +174,7 @@ class _Fixed(_Decoder):
     def fast(self) -> Callable[[memoryview, int], list[Any]]:
         """The size check, the unpack and the values, compiled for this struct (runs per call)."""
         r = self.reader
-        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_unpack_from": r.struct.unpack_from,
-                              "_mismatch": _mismatch}
-        exec(f"def decode(view, base):\n"
-             f"    if len(view) != {r.size}:\n"
-             f"        raise _mismatch()\n"
-             f"    t = _unpack_from(view, 0)\n"
-             f"    return [{', '.join(r._exprs)}]\n", ns)
-        return ns["decode"]
+        return shim_code.fixed_decoder(r.struct.unpack_from, r.size, r.kinds, _mismatch, r.struct.format)
 
 
 @dataclass(frozen=True)
@@ -331,12 +307,8 @@ class _ResultWriter:
     @cached_property
     def _pack(self) -> Callable[[Any, int, Sequence[Any]], None]:
         """pack_into of the values (a ref as its two words), compiled for the result kinds."""
-        items = []
-        for i, k in enumerate(self.reader.kinds):
-            items += [f"v[{i}][0]", f"v[{i}][1]"] if k == "ref" else [f"v[{i}]"]
-        ns: dict[str, Any] = {"_pack_into": self.reader.struct.pack_into}
-        exec(f"def pack(buf, offset, v):\n    _pack_into(buf, offset, {', '.join(items)})\n", ns)
-        return ns["pack"]
+        r = self.reader
+        return shim_code.pack_function(r.struct.pack_into, r.kinds, r.struct.format)
 
 
 @lru_cache(maxsize=None)
@@ -500,22 +472,13 @@ class Shim:
         if type(self) is not Shim or (self._write is not None and results.size != self._rsize):
             return None
         decoder = self._args
-        ns: dict[str, Any] = {"_Ref": Ref, "_new": tuple.__new__, "_decode": self._decode,
-                              "_deliver": self._deliver}
+        void = self._write is None
         if isinstance(decoder, _Fixed) and _agrees(arguments, decoder):  # the struct's values, inline
-            ns["_unpack_from"] = decoder.reader.struct.unpack_from
-            read = ["    t = _unpack_from(buf, args_offset)"]
-            values = ", ".join(decoder.reader._exprs)
-        else:  # checked as the spans would be: a mismatch raises here, as it does there
-            read = [f"    values = _decode(buf[args_offset:args_offset + {arguments.size}], args_address)"]
-            values = "*values"
-        lines = ["def call(ctx, function, buf, args_offset, args_address, results_offset):", *read,
-                 f"    result = function(ctx{', ' + values if values else ''})"]
-        if self._write is None:
-            lines += ["    if result is None:", "        return"]
-        lines.append("    _deliver(ctx.heap, buf, results_offset, result)")
-        exec(compile("\n".join(lines) + "\n", f"<shim on frame {self.signature.text}>", "exec"), ns)
-        return ns["call"]
+            return shim_code.on_frame_function(self.signature.text, self._deliver, void,
+                                               unpack_from=decoder.reader.struct.unpack_from,
+                                               kinds=decoder.reader.kinds)
+        return shim_code.on_frame_function(self.signature.text, self._deliver, void, decode=self._decode,
+                                           arguments_size=arguments.size)
 
 
 def _agrees(layout: FragmentLayout, part: _Fixed) -> bool:
