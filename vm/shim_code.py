@@ -58,7 +58,8 @@ def fixed_decoder(unpack_from: Callable, size: int, kinds: Sequence[str], mismat
     return define(source, "shim decode", detail, ns, "decode")
 
 
-def pack_function(pack_into: Callable, kinds: Sequence[str], detail: str) -> Callable[[Any, int, Sequence[Any]], None]:
+def pack_function(pack_into: Callable, kinds: Sequence[str],
+                  detail: str) -> Callable[[Any, int, Sequence[Any]], None]:
     """`pack(buf, offset, values)`: one pack_into of the values, a ref as its two words."""
     items = []
     for i, k in enumerate(kinds):

@@ -24,9 +24,9 @@ I32_MIN, U32_END, I64_MIN, U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
 
 
 def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
-    """`Context._invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame` with each
-    argument's register or ref slot, fast test and message as literals (the same checks, the same
-    stores, the same release of the frame on an error)."""
+    """`Context._invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame`
+    with each argument's register or ref slot, fast test and message as literals (the same checks,
+    the same stores, the same release of the frame on an error)."""
     names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
                              "release_frame": release_frame, "P64": U64.pack_into, "P32": U32.pack_into}
     lines = ["def enter(ctx, args):", "    frame = Frame(fn)", "    regs = frame.regs",
@@ -50,9 +50,9 @@ def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
 
 
 def leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
-    """`Context._leave_external` for one return site, generated: `leave(ctx, frame) -> results` with each
-    result's register, move and reader as literals (the same retains, the same release of the
-    results already taken on an error, the same frame release)."""
+    """`Context._leave_external` for one return site, generated: `leave(ctx, frame) -> results`
+    with each result's register, move and reader as literals (the same retains, the same release
+    of the results already taken on an error, the same frame release)."""
     names: dict[str, Any] = {"release_frame": release_frame, "num": (int, float)}
     lines = ["def leave(ctx, frame):", "    out = []", "    refs = frame.refs", "    regs = frame.regs", "    try:"]
     for char, reg in zip(fn.result_chars, operands):

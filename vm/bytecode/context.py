@@ -21,6 +21,9 @@ Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
   registers they land in;
 - `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
   results.
+
+The loops here are the reference; the fast path's generated call sites (an export's entry, the
+return to `invoke`'s caller, an import call over a planned native call) are call_sites.py's.
 """
 from __future__ import annotations
 
