@@ -8,9 +8,11 @@
 - `cconv`: parse cconv strings and lay out argument/result buffers by each IREE rule.
 - `codec`: precompiled `struct` and construct codecs of one cconv instance.
 - `errors`: the exception classes every layer shares (`IreeAbiError` and its kinds).
+- `generated`: how every fast path compiles its generated source (readable in tracebacks; dumped
+  to a directory with IREEABI_DUMP_GENERATED=DIR).
 
 Nothing here touches process memory: this layer only computes layouts and bytes.
 """
 
 __all__ = ["targets", "layout", "views", "cdecl", "oracles", "cheader", "dwarf", "cconv", "codec",
-           "errors"]
+           "errors", "generated"]

@@ -18,6 +18,7 @@ import construct as cs
 
 from .cconv import FragmentLayout
 from .errors import IreeAbiError
+from .generated import define
 
 _FMT = {"i32": "i", "i64": "q", "f32": "f", "f64": "d"}
 _BITS_FMT = {"i32": "i", "i64": "q", "f32": "i", "f64": "q"}
@@ -96,8 +97,8 @@ def _generate(lay: FragmentLayout, st: struct.Struct, value_pos: Sequence[int], 
     )
     ns: dict[str, Any] = {"_pack_into": st.pack_into, "_unpack_from": st.unpack_from, "_error": struct.error,
                           "_fail": _fail, "_lay": lay}
-    exec(compile(src, f"<codec {lay.cconv!r} {lay.target.name} {list(lay.spans)}>", "exec"), ns)
-    return ns["pack_into"], ns["unpack"]
+    pack_into = define(src, "codec", f"{lay.cconv!r} {lay.target.name} {list(lay.spans)}", ns, "pack_into")
+    return pack_into, ns["unpack"]
 
 
 @lru_cache(maxsize=4096)

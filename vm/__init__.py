@@ -5,7 +5,7 @@
 - `allocator`, `callbacks`, `status`: iree_allocator_t, function pointers backed by Python, statuses;
 - `ref`, `module_ref`, `buffer`: iree_vm_ref_t and its types, module heads, iree_vm_buffer_t;
 - `call`, `shims`, `module`: argument/result buffers as the VM fills them, the shims that read
-  them, and native modules (`module.NativeModule`);
+  them (`shim_code`: their generated functions), and native modules (`module.NativeModule`);
 - `imports`: the import checker (a compiled module's imports against native modules);
 - `bytecode`: bytecode modules, as runtime/src/iree/vm/bytecode: the `.vmfb` reader, the ISA, its
   decoder, the verifier and the interpreter (`bytecode.Context`);
@@ -15,5 +15,5 @@
 """
 
 __all__ = ["machine", "address_space", "heap", "allocator", "callbacks", "status", "ref",
-           "module_ref", "buffer", "call", "shims", "module", "imports", "bytecode",
+           "module_ref", "buffer", "call", "shims", "shim_code", "module", "imports", "bytecode",
            "reference_path"]

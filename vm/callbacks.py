@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..abi.errors import IreeAbiError
+from ..abi.generated import define
 from .reference_path import reference_forced
 
 # iree_status_t (*)(void* self, iree_allocator_command_t command, const void* params, void** inout_ptr)
@@ -219,8 +220,7 @@ def direct_call(prototype: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
               f"    except BaseException as e:\n        park(e)\n        return None\n")
     namespace = {"fn": fn, "ctypes": ctypes, "park": park, "_pointer_value": _pointer_value,
                  "_int_value": _int_value, "_WORD_MASK": _WORD_MASK}
-    exec(compile(source, f"<direct call {getattr(fn, '__name__', '?')}>", "exec"), namespace)
-    return namespace["call"]
+    return define(source, "direct call", getattr(fn, '__name__', '?'), namespace, "call")
 
 
 class HostFunctions(FunctionTable):

@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..abi import cconv
 from ..abi.codec import codec
 from ..abi.errors import IreeAbiError
+from ..abi.generated import define
 from . import call as _call
 from . import module_ref
 from .heap import Heap
@@ -512,8 +513,7 @@ class PlannedCall:
         for i in self.res_refs:
             L.append(f"    values[{i}] = _new(_Ref, values[{i}])")
         L.append("    return values")
-        exec(compile("\n".join(L) + "\n", f"<planned call {self.where}>", "exec"), ns)
-        return ns["call"]
+        return define("\n".join(L) + "\n", "planned call", self.where, ns, "call")
 
 
 _new = tuple.__new__  # a NamedTuple from a tuple, without its Python-level __new__

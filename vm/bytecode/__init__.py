@@ -15,7 +15,9 @@ decoder, the verifier, and a Python interpreter for the subset iree-compile emit
 - `verifier`: the bytecode verifier's checks (verifier.c);
 - `import_resolvers`: ImportResolver and its implementations (Python callables, other contexts, native
   modules);
-- `context`: Context (module state, run loop, calls).
+- `context`: Context (module state, run loop, calls); its fast path: `blocks` (compiled basic
+  blocks), `region_plan` and `regions` (loops with registers as locals), `call_sites` (generated
+  entries, returns and import calls).
 
 See `context` for the calling semantics and `vm_buffer_factory` for the reference counting. Running a module
 as iree-run-module does (`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.

@@ -27,13 +27,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from ireeabi.abi.generated import define
 from ireeabi.vm.bytecode.handlers import HANDLERS
 from ireeabi.vm.bytecode.numerics import I32, U64, PURE_EXPRESSIONS, PURE_OPS, SIGN_BIT_OPS
 from ireeabi.vm.bytecode.ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
                                             element_parts)
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
 from ireeabi.vm.bytecode.registers import SIZES, WRITE, retain_or_move, write_i32
-from ireeabi.vm.bytecode.regions import LocalsEmitter, RegionPlan, dispatch_tree
+from ireeabi.vm.bytecode.region_plan import RegionPlan
+from ireeabi.vm.bytecode.regions import LocalsEmitter, dispatch_tree
 
 if TYPE_CHECKING:
     from ireeabi.vm.bytecode.registers import Function
@@ -68,8 +70,9 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             region_starts.add(s)
     region = [b for b in blocks if b[0] in region_starts]
     if region:
-        # Registers as locals (regions.py), with this module's byte-register region as its fallback
-        # (and its only form on a big-endian host: regions.py reads elements through native views).
+        # Registers as locals (region_plan.py plans them, regions.py writes the code), with this
+        # module's byte-register region as its fallback (and its only form on a big-endian host:
+        # regions.py reads elements through native views).
         run = fallback = _Emitter(ctx, fn, code).region(region)
         if sys.byteorder == "little":
             run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
@@ -122,9 +125,7 @@ class _Emitter:
             lines.append(pad + " = ".join(f"buf{m}" for m in self.memo) + " = None")
 
     def finish(self, lines: list, where: str) -> Any:
-        namespace = dict(self.names)
-        exec(compile("\n".join(lines), f"<block {self.fn.name!r}@{where}>", "exec"), namespace)
-        run = namespace["run"]
+        run = define("\n".join(lines), "block", f"{self.fn.name!r}@{where}", dict(self.names), "run")
         run.is_block = True  # the loop reads the raising instruction from frame.ip (context._pc)
         return run
 

@@ -21,6 +21,9 @@ Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
   registers they land in;
 - `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
   results.
+
+The loops here are the reference; the fast path's generated call sites (an export's entry, the
+return to `invoke`'s caller, an import call over a planned native call) are call_sites.py's.
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ from ireeabi.vm.status import StatusCode, StatusError
 from ireeabi.vm.reference_path import reference_forced
 from ireeabi.vm.bytecode.blocks import compile_blocks
 from ireeabi.vm.bytecode.buffer_factory import BufferFactory
+from ireeabi.vm.bytecode.call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, entry_function,
+                                            leave_function, native_call_site)
 from ireeabi.vm.bytecode.compile import compile_instruction
 from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
                                         ContextClosedError, ImportResolutionError, VmError,
@@ -44,16 +49,12 @@ from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, Cont
 from ireeabi.vm.bytecode.handlers import RETURN
 from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
                                                   NativeImports)
-from ireeabi.vm.call import as_ref
-from ireeabi.vm.ref import NULL_REF, Ref
-from ireeabi.vm.bytecode.numerics import M32, M64, F32, F64, I32, I64, U32, U64
+from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
 from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
 from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
-_SCALAR = {"i": I32, "I": I64, "f": F32, "F": F64}
-_I32_MIN, _U32_END, _I64_MIN, _U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
 
 
 class Context:
@@ -155,9 +156,9 @@ class Context:
                     if value is not None:
                         self.retain(value)
                     refs[at] = value
-                elif char == "I" and type(value) is int and _I64_MIN <= value < _U64_END:
+                elif char == "I" and type(value) is int and I64_MIN <= value < U64_END:
                     U64.pack_into(regs, at, value & M64)  # as write_i64 stores it
-                elif char == "i" and type(value) is int and _I32_MIN <= value < _U32_END:
+                elif char == "i" and type(value) is int and I32_MIN <= value < U32_END:
                     U32.pack_into(regs, at, value & M32)
                 else:  # the general case, with its checks and messages
                     store_value(regs, at, char, value, f"{function_name} argument {index}")
@@ -188,7 +189,7 @@ class Context:
             places.append((char, 4 * i32_reg))
             i32_reg += 2 if char in "IF" else 1
         places = tuple(places)
-        enter = None if self.reference else _entry_function(fn, places, function_name)
+        enter = None if self.reference else entry_function(fn, places, function_name)
         entry = self._entries[function_name] = (fn, places, enter)
         return entry
 
@@ -440,7 +441,7 @@ class Context:
 
     def _leave_external(self, frame: Frame, operands: Sequence[Register]) -> list:
         if not self.reference:  # next time: this loop generated for the return site
-            frame.fn.leavers[id(operands)] = _leave_function(frame.fn, operands, self.counted)
+            frame.fn.leavers[id(operands)] = leave_function(frame.fn, operands, self.counted)
         out: list = []
         try:
             for char, reg in zip(frame.fn.result_chars, operands):
@@ -452,7 +453,7 @@ class Context:
                         self.retain(value)
                     out.append(value)
                 else:
-                    out.append(_SCALAR[char].unpack_from(frame.regs, 4 * reg.ordinal)[0])
+                    out.append(SCALARS[char].unpack_from(frame.regs, 4 * reg.ordinal)[0])
         except BaseException:
             for value in out:
                 if value is not None and not isinstance(value, (int, float)):
@@ -475,11 +476,11 @@ class Context:
         args_cc, results_cc = cconv_fragments(cconv)
         plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
         if resolved and not self.reference and isinstance(self.imports, NativeImports):
-            direct = self._native_call(full_name, cconv, plan, segment_sizes, results_cc, results)
+            direct = native_call_site(self, full_name, cconv, plan, results_cc, results)
             if direct is not None:
                 return direct
         gather = _gatherer(plan)
-        result_plan = tuple((char, reg, _SCALAR.get(char)) for char, reg in
+        result_plan = tuple((char, reg, SCALARS.get(char)) for char, reg in
                             zip(value_chars(results_cc or ""), results))
         n_results = len(result_plan)
         imports = self.imports
@@ -527,58 +528,6 @@ class Context:
                                 self.release(later)
                         raise
         return call
-
-
-    def _native_call(self, full_name: str, cconv: str, plan: tuple,
-                     segment_sizes: Sequence[int] | None, results_cc: str | None,
-                     results: Sequence[Register]) -> Callable[["Context", Frame, Any], None] | None:
-        """The call site as one generated function over a planned native call
-        (`NativeModule.planned`): operand registers read straight into the argument values in
-        packer order (scalars as the register bits, refs as they are, MOVE-marked ones handed to the
-        argument buffer as the VM's retain_or_move does), results written straight back. None when
-        the call site cannot take this path (a MOVE-marked register read twice)."""
-        module, ordinal = self.imports.bound(full_name, cconv)
-        flat = [e for entry in plan for e in (
-            [x for element in entry[1] for x in element] if entry[0] == 2 else [entry])]
-        moved_regs = [a for kind, a, b in flat if kind == 1 and b]
-        ref_regs = [a for kind, a, _ in flat if kind == 1]
-        if any(ref_regs.count(a) > 1 for a in moved_regs):
-            return None
-        counts = tuple(len(entry[1]) for entry in plan if entry[0] == 2)
-        moved = tuple(i for i, (kind, _, b) in enumerate(flat) if kind == 1 and b)
-        planned = module.planned(ordinal, counts, moved)
-        ns: dict[str, Any] = {"_planned": planned, "_Ref": Ref, "_NULL": NULL_REF, "as_ref": as_ref,
-                              "_VmError": VmError, "_StatusError": StatusError,
-                              "_VmStatusError": VmStatusError, "_annotate": annotate, "_ctx": self,
-                              "I32": I32.unpack_from, "I64": I64.unpack_from,
-                              "_I32p": I32.pack_into, "_I64p": I64.pack_into,
-                              "_MASK": self.machine.word_mask}
-        wide = {I64, F64}
-        lines = ["def call(_c, frame, _p):", "    regs, refs = frame.regs, frame.refs"]
-        names = []
-        for i, (kind, a, b) in enumerate(flat):
-            if kind == 0:
-                names.append(f"{'I64' if a in wide else 'I32'}(regs, {b})[0]")
-                continue
-            lines += [f"    v{i} = refs[{a}]", f"    if type(v{i}) is not _Ref:",
-                      f"        v{i} = _NULL if v{i} is None else as_ref(v{i}, 'operand {i} of "
-                      f"{full_name}', _MASK)"]
-            names.append(f"v{i}")
-        lines += [f"    refs[{a}] = None" for a in moved_regs]
-        lines += ["    try:", f"        out = _planned([{', '.join(names)}])",
-                  "    except _VmError:", "        raise", "    except _StatusError as e:",
-                  f"        raise _VmStatusError(e.code, _annotate(e.message, 'while calling import "
-                  f"{full_name}')) from e"]
-        for i, (char, reg) in enumerate(zip(value_chars(results_cc or ""), results)):
-            if char == "r":
-                lines += [f"    x = out[{i}]", "    if x[1] == 0:", "        x = None",
-                          f"    old = refs[{reg.ordinal}]", f"    refs[{reg.ordinal}] = x",
-                          "    if old is not None:", "        _ctx.release(old)"]
-            else:
-                lines.append(f"    {'_I64p' if char in 'IF' else '_I32p'}(regs, {4 * reg.ordinal}, "
-                             f"out[{i}])")
-        exec(compile("\n".join(lines) + "\n", f"<import call {full_name}>", "exec"), ns)
-        return ns["call"]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -655,7 +604,7 @@ def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
         reg = next(regs)
         if char == "r":
             return (1, reg.ordinal, reg.move)
-        return (0, _SCALAR[char], 4 * reg.ordinal)
+        return (0, SCALARS[char], 4 * reg.ordinal)
 
     plan: list = []
     i = seg = 0
@@ -696,59 +645,6 @@ def _gatherer(plan: tuple) -> Callable[[Frame], tuple[list, Sequence]]:
         return [a.unpack_from(regs, b)[0] if kind == 0 else refs[a] for kind, a, b in plan], \
             no_moves
     return simple
-
-
-def _entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
-    """`_invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame` with each
-    argument's register or ref slot, fast test and message as literals (the same checks, the same
-    stores, the same release of the frame on an error)."""
-    names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
-                             "release_frame": release_frame, "P64": U64.pack_into, "P32": U32.pack_into}
-    lines = ["def enter(ctx, args):", "    frame = Frame(fn)", "    regs = frame.regs",
-             "    refs = frame.refs", "    try:"]
-    for index, (char, at) in enumerate(places):
-        what = f"{function_name} argument {index}"
-        lines.append(f"        v = args[{index}]")
-        if char == "r":
-            lines += ["        if v is not None:", "            ctx.retain(v)", f"        refs[{at}] = v"]
-        elif char in "Ii":
-            lo, hi, pack, mask = ((_I64_MIN, _U64_END, "P64", M64) if char == "I"
-                                  else (_I32_MIN, _U32_END, "P32", M32))
-            lines.append(f"        if type(v) is int and {lo} <= v < {hi}: {pack}(regs, {at}, v & {mask})")
-            lines.append(f"        else: store_value(regs, {at}, {char!r}, v, {what!r})")
-        else:
-            lines.append(f"        store_value(regs, {at}, {char!r}, v, {what!r})")
-    if not places:
-        lines.append("        pass")
-    lines += ["    except BaseException:", "        release_frame(ctx, frame)", "        raise", "    return frame"]
-    exec(compile("\n".join(lines), f"<entry {function_name!r}>", "exec"), names)
-    return names["enter"]
-
-
-def _leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
-    """`_leave_external` for one return site, generated: `leave(ctx, frame) -> results` with each
-    result's register, move and reader as literals (the same retains, the same release of the
-    results already taken on an error, the same frame release)."""
-    names: dict[str, Any] = {"release_frame": release_frame, "num": (int, float)}
-    lines = ["def leave(ctx, frame):", "    out = []", "    refs = frame.refs", "    regs = frame.regs", "    try:"]
-    for char, reg in zip(fn.result_chars, operands):
-        k = reg.ordinal
-        if char == "r":
-            lines.append(f"        v = refs[{k}]")
-            lines.append(f"        refs[{k}] = None" if reg.move else "        if v is not None: ctx.retain(v)")
-            lines.append("        out.append(v)")
-        else:
-            names[f"U{char}"] = _SCALAR[char].unpack_from
-            lines.append(f"        out.append(U{char}(regs, {4 * k})[0])")
-    if len(lines) == 5:  # no results
-        lines.append("        pass")
-    lines += ["    except BaseException:", "        for v in out:",
-              "            if v is not None and not isinstance(v, num):", "                ctx.release(v)",
-              "        raise", "    finally:"]
-    lines.append("        release_frame(ctx, frame)" if counted else "        pass")
-    lines.append("    return out")
-    exec(compile("\n".join(lines), f"<return of {fn.name!r}>", "exec"), names)
-    return names["leave"]
 
 
 def _gather(plan: tuple, frame: Frame) -> tuple[list, list]:

@@ -2,15 +2,11 @@
 
 blocks.py compiles the blocks that end in a branch (the loops) into one region function that reads
 and writes the frame's register bytes at every instruction. Here the same region keeps register
-values in Python locals instead, and touches the bytes only where something else could look at them:
-
-- a register used with one width and one kind everywhere in the region (an i64 loop counter, an f32
-  accumulator) is a region local: read from the bytes when the region is entered, written back when
-  it is left or before a handler that reads registers, read again after that handler;
-- any other register is a block temporary: a value written in a block is kept in a local for the
-  reads after it in the same block, and written to the bytes at the block's end only when a block
-  that follows may read it (liveness over the region's blocks; leaving the region counts as a read
-  of everything).
+values in Python locals instead, and touches the bytes only where something else could look at them.
+Which registers are region locals (one width and kind throughout a loop: read where the loop is
+entered, written back where it is left or before a handler) and which are block temporaries
+(written to the bytes at a block's end only where a later block may read them) is region_plan.py's
+`RegionPlan`; this module writes the region function from it.
 
 What the locals hold is what the reference path would read from the bytes: integers as their
 unsigned bits, floats as the Python float the f32/f64 reader returns. Writing them back gives the
@@ -28,250 +24,20 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.bytecode.numerics import (F32, F64, I32, I64, U32, U64, M32, M64,
-                                          PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS)
-from ireeabi.vm.bytecode.ops_buffer import LOAD_OPS, STORE_OPS, check_elements, element_parts
+from ireeabi.vm.bytecode.numerics import F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS, RAW_BANKS
+from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
-from ireeabi.vm.bytecode.registers import SIZES, WRITE
-from ireeabi.vm.bytecode import isa
+from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, INT_STRUCTS, LOADS, STORES,
+                                             ZERO_REGISTERS, RegionPlan, constant_value, is_read, moves)
 
-_BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
-_CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
-_ZEROS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
-_LOADS = frozenset(LOAD_OPS)
-_STORES = frozenset(STORE_OPS)
-# register bank -> (registers, kind of value a local holds)
-_BANKS = {"i32": (1, "int"), "b32": (1, "int"), "i64": (2, "int"), "b64": (2, "int"),
-          "f32": (1, "f32"), "f64": (2, "f64")}
 _SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
 _MASK = {1: M32, 2: M64}
-_INT_STRUCT = {1: U32, 2: U64}
-_FLOAT_STRUCT = {"f32": F32, "f64": F64}
 # Integer ops whose wrapped result is the same for signed and unsigned operand values.
 _MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl")
                      for t in ("I32", "I64")) | {"TruncI64I32"}
 _UNSIGNED = {"i32": "b32", "i64": "b64"}
 _SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
 _NO_FALLTHROUGH = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Fail", "Break", "CondBreak"})
-
-
-class Opaque(Exception):
-    """An instruction the region calls as a handler (it may read and write any register)."""
-
-
-def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
-    """The register accesses of an instruction the region writes inline, in order: (r/w, first
-    register, registers, kind: int, f32, f64 or raw = bits copied). Raises Opaque for the others."""
-    symbol = inst.op.symbol
-    if symbol == "Block":
-        return []
-    if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
-        banks = RAW_BANKS.get(symbol)
-        out = []
-        for f in inst.op.fields:
-            bank = f.kind if banks is None else banks[0 if _is_read(f) else 1]
-            if bank not in _BANKS:
-                raise Opaque
-            n, kind = _BANKS[bank]
-            out.append(("r" if _is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
-        return out
-    if symbol in _CONSTS:
-        n, kind = _BANKS[inst.op.fields[1].kind]
-        if kind == "f32" and constant_value(inst) != constant_value(inst):
-            raise Opaque  # a NaN constant's bits would not survive a float local
-        return [("w", inst.operands["result"].ordinal, n, kind)]
-    if symbol in _ZEROS:
-        return [("w", inst.operands["result"].ordinal, _ZEROS[symbol], "raw")]
-    if symbol in _LOADS or symbol in _STORES:
-        _, off, size, elem, val, _ = element_parts(ctx, inst)
-        index = ("r", off // 4, 2, "int")
-        if symbol in _LOADS:
-            return [index, ("w", val // 4, 1, "int") if elem is not None else ("w", val // 4, size // 4, "raw")]
-        return [index, ("r", val // 4, 1, "int") if size < 4 else ("r", val // 4, size // 4, "raw")]
-    if symbol == "CondBranch":
-        return [("r", inst.operands["condition"].ordinal, 1, "int")]
-    if symbol in _BRANCHES:
-        return []
-    raise Opaque
-
-
-def _is_read(field: Any) -> bool:
-    return field.access == isa.READ
-
-
-def constant_value(inst: Any) -> Any:
-    """A constant op's value as the reference reader would read its register back."""
-    kind = inst.op.fields[1].kind
-    n, vkind = _BANKS[kind]
-    data = bytearray(SIZES[kind])
-    WRITE[kind](data, 0, inst.operands["value"])
-    return (_INT_STRUCT[n] if vkind == "int" else _FLOAT_STRUCT[vkind]).unpack_from(data)[0]
-
-
-def moves(pairs: Any) -> list[tuple]:
-    """Branch operand copies as moves: ("ref", src, dst) or ("i32", src, dst, registers), two
-    adjacent copies of consecutive registers joined into one two-register move."""
-    out: list[tuple] = []
-    pairs = list(pairs)
-    i = 0
-    while i < len(pairs):
-        src, dst = pairs[i]
-        if src.is_ref:
-            out.append(("ref", src, dst.ordinal))
-            i += 1
-            continue
-        if i + 1 < len(pairs):
-            s2, d2 = pairs[i + 1]
-            if not s2.is_ref and s2.ordinal == src.ordinal + 1 and d2.ordinal == dst.ordinal + 1 \
-                    and abs(src.ordinal - dst.ordinal) >= 2:
-                out.append(("i32", src.ordinal, dst.ordinal, 2))
-                i += 2
-                continue
-        out.append(("i32", src.ordinal, dst.ordinal, 1))
-        i += 1
-    return out
-
-
-class RegionPlan:
-    """Which registers of a region are region locals, and what each block reads before it writes
-    (for the temporaries' write-backs)."""
-
-    def __init__(self, ctx: Any, fn: Any, code: list, blocks: list) -> None:
-        self.blocks = blocks
-        inside = {s for s, _ in blocks}
-        self.acc: dict[int, list | None] = {}
-        self.succ: dict[int, list[int | None]] = {}
-        block_moves: dict[int, list[tuple]] = {}
-        for s, e in blocks:
-            for i in range(s, e):
-                try:
-                    self.acc[i] = accesses(ctx, code[i][2])
-                except Opaque:
-                    self.acc[i] = None
-            inst = code[e - 1][2]
-            symbol = inst.op.symbol
-            targets = []
-            if symbol == "CondBranch":
-                o = inst.operands
-                for dest, ops in ((o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])):
-                    targets.append((fn.block_index[dest], ops))
-            elif symbol in _BRANCHES:
-                targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
-            else:
-                targets.append((e, ()))
-            block_moves[s] = [m for _, ops in targets for m in moves(ops) if m[0] == "i32"]
-            self.succ[s] = [t if t in inside else None for t, _ in targets]
-        # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
-        # bytes where control enters it and written back where it leaves (a register may hold other
-        # values, of another width or kind, outside the loop: a preheader's constants).
-        self.loop_of: dict[int, int] = {}
-        self.locals_of: list[dict[tuple[int, int], str]] = []
-        self.written_of: list[list[tuple[int, int]]] = []
-        for members in _loops(self.succ):
-            shapes: dict[int, set] = {}  # register -> {(first, registers)} touching it
-            kinds: dict[tuple[int, int], set] = {}
-            written: set[tuple[int, int]] = set()
-            move_edges: list[tuple] = []
-            for s, e in blocks:
-                if s not in members:
-                    continue
-                for i in range(s, e):
-                    for rw, first, n, kind in self.acc[i] or ():
-                        self._shape(shapes, kinds, first, n, kind)
-                        if rw == "w":
-                            written.add((first, n))
-                for _, src, dst, n in block_moves[s]:
-                    self._shape(shapes, kinds, src, n, "raw")
-                    self._shape(shapes, kinds, dst, n, "raw")
-                    written.add((dst, n))
-                    move_edges.append((src, dst, n))
-            # A loop local: every access of the register in the loop has the same first register and
-            # width, and at most one kind besides raw.
-            local: dict[tuple[int, int], str] = {}
-            for (first, n), ks in kinds.items():
-                if any(shapes[r] != {(first, n)} for r in range(first, first + n)):
-                    continue
-                real = ks - {"raw"}
-                if len(real) > 1:
-                    continue
-                local[(first, n)] = real.pop() if real else "int"
-            # A move into a local must come from a local of the same kind (no bits of unknown kind
-            # enter a local, and no NaN check is needed in the middle of a branch).
-            changed = True
-            while changed:
-                changed = False
-                for src, dst, n in move_edges:
-                    if (dst, n) in local and local.get((src, n)) != local[(dst, n)]:
-                        del local[(dst, n)]
-                        changed = True
-            for s in members:
-                self.loop_of[s] = len(self.locals_of)
-            self.locals_of.append(local)
-            self.written_of.append(sorted(k for k in local if k in written))
-        self._liveness(code, fn.i32_count)
-
-    def locals_at(self, start: int) -> tuple[dict, list]:
-        """The region locals of the loop block `start` is in (none outside loops), and those of
-        them the loop writes."""
-        loop = self.loop_of.get(start)
-        return ({}, []) if loop is None else (self.locals_of[loop], self.written_of[loop])
-
-    @staticmethod
-    def _shape(shapes: dict, kinds: dict, first: int, n: int, kind: str) -> None:
-        for r in range(first, first + n):
-            shapes.setdefault(r, set()).add((first, n))
-        kinds.setdefault((first, n), set()).add(kind)
-
-    def _liveness(self, code: list, registers: int) -> None:
-        """live_in[block start]: registers a block may read before writing them. Leaving the region
-        and calling a handler read every register."""
-        every = frozenset(range(registers))
-        uses: dict[int, set] = {}
-        defs: dict[int, set] = {}
-        for s, e in self.blocks:
-            u: set = set()
-            d: set = set()
-            for i in range(s, e):
-                acc = self.acc[i]
-                if acc is None:
-                    u |= every - d
-                    break
-                for rw, first, n, _ in acc:
-                    regs = set(range(first, first + n))
-                    if rw == "r":
-                        u |= regs - d
-                    else:
-                        d |= regs
-            else:
-                inst = code[e - 1][2]
-                if inst.op.symbol in _BRANCHES:  # the copies read their sources
-                    o = inst.operands
-                    lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" \
-                        else [o["operands"]]
-                    for ops in lists:
-                        for src, _dst in ops:
-                            if not src.is_ref and src.ordinal not in d:
-                                u.add(src.ordinal)
-            uses[s], defs[s] = u, d
-        self.every = every
-        live: dict[int, set] = {s: set() for s, _ in self.blocks}
-        changed = True
-        while changed:
-            changed = False
-            for s, _ in self.blocks:
-                new = uses[s] | (self.live_out(s, live) - defs[s])
-                if new != live[s]:
-                    live[s] = new
-                    changed = True
-        self.live_in = live
-
-    def live_out(self, start: int, live: dict | None = None) -> set:
-        live = self.live_in if live is None else live
-        out: set = set()
-        for t in self.succ[start]:
-            out |= self.every if t is None else live[t]
-        return out
 
 
 def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
@@ -307,50 +73,6 @@ def _offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
     return s
 
 
-def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
-    """The strongly connected sets of blocks that contain a cycle (Tarjan's algorithm, iterative)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    out: list[set[int]] = []
-    counter = 0
-    for root in succ:
-        if root in index:
-            continue
-        work = [(root, 0)]
-        while work:
-            v, pos = work.pop()
-            if pos == 0:
-                index[v] = low[v] = counter
-                counter += 1
-                stack.append(v)
-                on_stack.add(v)
-            edges = [t for t in succ[v] if t is not None]
-            if pos < len(edges):
-                work.append((v, pos + 1))
-                w = edges[pos]
-                if w not in index:
-                    work.append((w, 0))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            for w in edges:
-                if w in on_stack and index[w] > index[v]:
-                    low[v] = min(low[v], low[w])
-            if low[v] == index[v]:
-                members = set()
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    members.add(w)
-                    if w == v:
-                        break
-                if len(members) > 1 or v in succ[v]:
-                    out.append(members)
-    return out
-
-
 class LocalsEmitter:
     """The region function with registers as locals (see the module docstring). `base` is
     blocks.py's emitter of the same region (its names, memo and fallback)."""
@@ -372,8 +94,8 @@ class LocalsEmitter:
         names = base.names
         names.update({"F32A": array("f", [0.0]), "F64A": array("d", [0.0])})
         for n in (1, 2):
-            names[f"UI{n}"] = _INT_STRUCT[n].unpack_from
-            names[f"PI{n}"] = _INT_STRUCT[n].pack_into
+            names[f"UI{n}"] = INT_STRUCTS[n].unpack_from
+            names[f"PI{n}"] = INT_STRUCTS[n].pack_into
         names.update({"Uf32": F32.unpack_from, "Pf32": F32.pack_into, "Uf64": F64.unpack_from,
                       "Pf64": F64.pack_into, "Uh": __import__("struct").Struct("<H").pack_into})
 
@@ -443,7 +165,7 @@ class LocalsEmitter:
 
     def read(self, first: int, n: int, bank: str, lines: list, pad: str) -> str:
         """An expression of the register's value as the reference reader of `bank` returns it."""
-        _, kind = _BANKS[bank]
+        _, kind = BANKS[bank]
         name = None
         if (first, n) in self.local:
             name, have = self.lname(first, n), self.local[(first, n)]
@@ -463,7 +185,7 @@ class LocalsEmitter:
 
     def write(self, first: int, n: int, bank: str, expr: str, lines: list, pad: str) -> None:
         """Assign the result of a pure op as the bank's writer would (wrapped, rounded)."""
-        _, kind = _BANKS[bank]
+        _, kind = BANKS[bank]
         if (first, n) in self.local:
             name = self.lname(first, n)
         else:
@@ -528,9 +250,9 @@ class LocalsEmitter:
         for s, e in blocks:
             for i in range(s, e):
                 inst = self.code[i][2]
-                if inst.op.symbol in _LOADS or inst.op.symbol in _STORES:
+                if inst.op.symbol in LOADS or inst.op.symbol in STORES:
                     bo, _, size, _, _, _ = element_parts(self.ctx, inst)
-                    self.sizes.setdefault(bo, set()).add((size, inst.op.symbol in _STORES))
+                    self.sizes.setdefault(bo, set()).add((size, inst.op.symbol in STORES))
         self.stored = sorted(bo for bo, sz in self.sizes.items() if any(w for _, w in sz))
         b.memo = tuple(sorted(self.sizes))
         b.names["offset"] = _offset
@@ -607,7 +329,7 @@ class LocalsEmitter:
             if fused:
                 self.temps[fused[3]] = ("0", "int", True)
             self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
-        elif symbol in _BRANCHES:
+        elif symbol in BRANCHES:
             o = inst.operands
             if any(src.is_ref for src, _ in o["operands"]):
                 lines.append(f"{pad}k = {end - 1}")
@@ -675,10 +397,10 @@ class LocalsEmitter:
             return
         if symbol == "Block":
             return
-        if symbol in _CONSTS or symbol in _ZEROS:
+        if symbol in CONSTS or symbol in ZERO_REGISTERS:
             self.constant(i, end, inst, lines, pad)
             return
-        if symbol in _LOADS or symbol in _STORES:
+        if symbol in LOADS or symbol in STORES:
             self.memory(i, end, inst, handler, payload, lines, pad)
             return
         # a pure op
@@ -687,9 +409,9 @@ class LocalsEmitter:
         args, result = [], None
         for fld in inst.op.fields:
             reg = inst.operands[fld.name]
-            bank = fld.kind if banks is None else banks[0 if _is_read(fld) else 1]
-            n = _BANKS[bank][0]
-            if _is_read(fld):
+            bank = fld.kind if banks is None else banks[0 if is_read(fld) else 1]
+            n = BANKS[bank][0]
+            if is_read(fld):
                 if symbol in _MODULAR:  # the result is wrapped: the operands' sign does not matter
                     bank = _UNSIGNED.get(bank, bank)
                 args.append(self.read(reg.ordinal, n, bank, lines, pad))
@@ -708,15 +430,15 @@ class LocalsEmitter:
     def constant(self, i: int, end: int, inst: Any, lines: list, pad: str) -> None:
         symbol = inst.op.symbol
         first = inst.operands["result"].ordinal
-        if symbol in _ZEROS:
-            n = _ZEROS[symbol]
+        if symbol in ZERO_REGISTERS:
+            n = ZERO_REGISTERS[symbol]
             name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
             lines.append(f"{pad}{name} = {0 if kind == 'int' else 0.0!r}")
             return
         value = constant_value(inst)
         # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
         text = repr(value) if type(value) is int else self.b.bind(value, "c")
-        self.write(first, _BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, text, lines, pad)
+        self.write(first, BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, text, lines, pad)
 
     def header_hits(self, bo: int, lines: list, pad: str) -> None:
         """After buffer `bo` is remembered: hit<x> is true for every stored-to buffer x whose data
@@ -736,7 +458,7 @@ class LocalsEmitter:
         b = self.b
         symbol = inst.op.symbol
         bo, off, size, elem, val, mask = element_parts(self.ctx, inst)
-        load = symbol in _LOADS
+        load = symbol in LOADS
         if bo not in self.valid:
             self.remember(i, bo, inst, "source_buffer" if load else "target_buffer", lines, pad)
         index = self.read(off // 4, 2, "b64", lines, pad)
@@ -849,4 +571,4 @@ _FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
 _VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
-__all__ = ["RegionPlan", "LocalsEmitter", "accesses", "dispatch_tree", "moves"]
+__all__ = ["LocalsEmitter", "dispatch_tree"]

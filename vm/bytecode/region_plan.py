@@ -1,0 +1,303 @@
+"""Loop regions' register plan: which registers of a region keep their values in Python locals,
+and what each block reads before it writes (regions.py writes the region's code from it).
+
+Of the blocks blocks.py puts in one region (those that end in a branch or fall through), the loops
+are the strongly connected sets. In a loop:
+
+- a register used with one width and one kind everywhere in the loop (an i64 loop counter, an f32
+  accumulator) is a region local: regions.py reads it from the bytes when the loop is entered,
+  writes it back when it is left or before a handler that reads registers, reads it again after
+  that handler;
+- any other register is a block temporary, written to the bytes at its block's end only when a
+  block that follows may read it: `live_in` (liveness over the region's blocks; leaving the region
+  and a handler call count as reads of everything).
+
+An instruction regions.py writes inline has its register accesses listed by `accesses`; any other
+is `Opaque` (a handler call, which may read and write any register).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ireeabi.vm.bytecode.handlers import HANDLERS
+from ireeabi.vm.bytecode.numerics import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
+from ireeabi.vm.bytecode.ops_buffer import LOAD_OPS, STORE_OPS, element_parts
+from ireeabi.vm.bytecode.registers import SIZES, WRITE
+from ireeabi.vm.bytecode import isa
+
+BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
+CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
+ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
+LOADS = frozenset(LOAD_OPS)
+STORES = frozenset(STORE_OPS)
+# register bank -> (registers, kind of value a local holds)
+BANKS = {"i32": (1, "int"), "b32": (1, "int"), "i64": (2, "int"), "b64": (2, "int"),
+         "f32": (1, "f32"), "f64": (2, "f64")}
+INT_STRUCTS = {1: U32, 2: U64}  # registers -> the struct of an int local's unsigned bits
+FLOAT_STRUCTS = {"f32": F32, "f64": F64}
+
+
+class Opaque(Exception):
+    """An instruction the region calls as a handler (it may read and write any register)."""
+
+
+def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
+    """The register accesses of an instruction the region writes inline, in order: (r/w, first
+    register, registers, kind: int, f32, f64 or raw = bits copied). Raises Opaque for the others."""
+    symbol = inst.op.symbol
+    if symbol == "Block":
+        return []
+    if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
+        banks = RAW_BANKS.get(symbol)
+        out = []
+        for f in inst.op.fields:
+            bank = f.kind if banks is None else banks[0 if is_read(f) else 1]
+            if bank not in BANKS:
+                raise Opaque
+            n, kind = BANKS[bank]
+            out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
+        return out
+    if symbol in CONSTS:
+        n, kind = BANKS[inst.op.fields[1].kind]
+        if kind == "f32" and constant_value(inst) != constant_value(inst):
+            raise Opaque  # a NaN constant's bits would not survive a float local
+        return [("w", inst.operands["result"].ordinal, n, kind)]
+    if symbol in ZERO_REGISTERS:
+        return [("w", inst.operands["result"].ordinal, ZERO_REGISTERS[symbol], "raw")]
+    if symbol in LOADS or symbol in STORES:
+        _, off, size, elem, val, _ = element_parts(ctx, inst)
+        index = ("r", off // 4, 2, "int")
+        if symbol in LOADS:
+            return [index, ("w", val // 4, 1, "int") if elem is not None else ("w", val // 4, size // 4, "raw")]
+        return [index, ("r", val // 4, 1, "int") if size < 4 else ("r", val // 4, size // 4, "raw")]
+    if symbol == "CondBranch":
+        return [("r", inst.operands["condition"].ordinal, 1, "int")]
+    if symbol in BRANCHES:
+        return []
+    raise Opaque
+
+
+def is_read(field: Any) -> bool:
+    return field.access == isa.READ
+
+
+def constant_value(inst: Any) -> Any:
+    """A constant op's value as the reference reader would read its register back."""
+    kind = inst.op.fields[1].kind
+    n, vkind = BANKS[kind]
+    data = bytearray(SIZES[kind])
+    WRITE[kind](data, 0, inst.operands["value"])
+    return (INT_STRUCTS[n] if vkind == "int" else FLOAT_STRUCTS[vkind]).unpack_from(data)[0]
+
+
+def moves(pairs: Any) -> list[tuple]:
+    """Branch operand copies as moves: ("ref", src, dst) or ("i32", src, dst, registers), two
+    adjacent copies of consecutive registers joined into one two-register move."""
+    out: list[tuple] = []
+    pairs = list(pairs)
+    i = 0
+    while i < len(pairs):
+        src, dst = pairs[i]
+        if src.is_ref:
+            out.append(("ref", src, dst.ordinal))
+            i += 1
+            continue
+        if i + 1 < len(pairs):
+            s2, d2 = pairs[i + 1]
+            if not s2.is_ref and s2.ordinal == src.ordinal + 1 and d2.ordinal == dst.ordinal + 1 \
+                    and abs(src.ordinal - dst.ordinal) >= 2:
+                out.append(("i32", src.ordinal, dst.ordinal, 2))
+                i += 2
+                continue
+        out.append(("i32", src.ordinal, dst.ordinal, 1))
+        i += 1
+    return out
+
+
+class RegionPlan:
+    """Which registers of a region are region locals, and what each block reads before it writes
+    (for the temporaries' write-backs)."""
+
+    def __init__(self, ctx: Any, fn: Any, code: list, blocks: list) -> None:
+        self.blocks = blocks
+        inside = {s for s, _ in blocks}
+        self.acc: dict[int, list | None] = {}
+        self.succ: dict[int, list[int | None]] = {}
+        block_moves: dict[int, list[tuple]] = {}
+        for s, e in blocks:
+            for i in range(s, e):
+                try:
+                    self.acc[i] = accesses(ctx, code[i][2])
+                except Opaque:
+                    self.acc[i] = None
+            inst = code[e - 1][2]
+            symbol = inst.op.symbol
+            targets = []
+            if symbol == "CondBranch":
+                o = inst.operands
+                for dest, ops in ((o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])):
+                    targets.append((fn.block_index[dest], ops))
+            elif symbol in BRANCHES:
+                targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
+            else:
+                targets.append((e, ()))
+            block_moves[s] = [m for _, ops in targets for m in moves(ops) if m[0] == "i32"]
+            self.succ[s] = [t if t in inside else None for t, _ in targets]
+        # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
+        # bytes where control enters it and written back where it leaves (a register may hold other
+        # values, of another width or kind, outside the loop: a preheader's constants).
+        self.loop_of: dict[int, int] = {}
+        self.locals_of: list[dict[tuple[int, int], str]] = []
+        self.written_of: list[list[tuple[int, int]]] = []
+        for members in _loops(self.succ):
+            shapes: dict[int, set] = {}  # register -> {(first, registers)} touching it
+            kinds: dict[tuple[int, int], set] = {}
+            written: set[tuple[int, int]] = set()
+            move_edges: list[tuple] = []
+            for s, e in blocks:
+                if s not in members:
+                    continue
+                for i in range(s, e):
+                    for rw, first, n, kind in self.acc[i] or ():
+                        self._shape(shapes, kinds, first, n, kind)
+                        if rw == "w":
+                            written.add((first, n))
+                for _, src, dst, n in block_moves[s]:
+                    self._shape(shapes, kinds, src, n, "raw")
+                    self._shape(shapes, kinds, dst, n, "raw")
+                    written.add((dst, n))
+                    move_edges.append((src, dst, n))
+            # A loop local: every access of the register in the loop has the same first register and
+            # width, and at most one kind besides raw.
+            local: dict[tuple[int, int], str] = {}
+            for (first, n), ks in kinds.items():
+                if any(shapes[r] != {(first, n)} for r in range(first, first + n)):
+                    continue
+                real = ks - {"raw"}
+                if len(real) > 1:
+                    continue
+                local[(first, n)] = real.pop() if real else "int"
+            # A move into a local must come from a local of the same kind (no bits of unknown kind
+            # enter a local, and no NaN check is needed in the middle of a branch).
+            changed = True
+            while changed:
+                changed = False
+                for src, dst, n in move_edges:
+                    if (dst, n) in local and local.get((src, n)) != local[(dst, n)]:
+                        del local[(dst, n)]
+                        changed = True
+            for s in members:
+                self.loop_of[s] = len(self.locals_of)
+            self.locals_of.append(local)
+            self.written_of.append(sorted(k for k in local if k in written))
+        self._liveness(code, fn.i32_count)
+
+    def locals_at(self, start: int) -> tuple[dict, list]:
+        """The region locals of the loop block `start` is in (none outside loops), and those of
+        them the loop writes."""
+        loop = self.loop_of.get(start)
+        return ({}, []) if loop is None else (self.locals_of[loop], self.written_of[loop])
+
+    @staticmethod
+    def _shape(shapes: dict, kinds: dict, first: int, n: int, kind: str) -> None:
+        for r in range(first, first + n):
+            shapes.setdefault(r, set()).add((first, n))
+        kinds.setdefault((first, n), set()).add(kind)
+
+    def _liveness(self, code: list, registers: int) -> None:
+        """live_in[block start]: registers a block may read before writing them. Leaving the region
+        and calling a handler read every register."""
+        every = frozenset(range(registers))
+        uses: dict[int, set] = {}
+        defs: dict[int, set] = {}
+        for s, e in self.blocks:
+            u: set = set()
+            d: set = set()
+            for i in range(s, e):
+                acc = self.acc[i]
+                if acc is None:
+                    u |= every - d
+                    break
+                for rw, first, n, _ in acc:
+                    regs = set(range(first, first + n))
+                    if rw == "r":
+                        u |= regs - d
+                    else:
+                        d |= regs
+            else:
+                inst = code[e - 1][2]
+                if inst.op.symbol in BRANCHES:  # the copies read their sources
+                    o = inst.operands
+                    lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" \
+                        else [o["operands"]]
+                    for ops in lists:
+                        for src, _dst in ops:
+                            if not src.is_ref and src.ordinal not in d:
+                                u.add(src.ordinal)
+            uses[s], defs[s] = u, d
+        self.every = every
+        live: dict[int, set] = {s: set() for s, _ in self.blocks}
+        changed = True
+        while changed:
+            changed = False
+            for s, _ in self.blocks:
+                new = uses[s] | (self.live_out(s, live) - defs[s])
+                if new != live[s]:
+                    live[s] = new
+                    changed = True
+        self.live_in = live
+
+    def live_out(self, start: int, live: dict | None = None) -> set:
+        live = self.live_in if live is None else live
+        out: set = set()
+        for t in self.succ[start]:
+            out |= self.every if t is None else live[t]
+        return out
+
+
+def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
+    """The strongly connected sets of blocks that contain a cycle (Tarjan's algorithm, iterative)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    out: list[set[int]] = []
+    counter = 0
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, pos = work.pop()
+            if pos == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            edges = [t for t in succ[v] if t is not None]
+            if pos < len(edges):
+                work.append((v, pos + 1))
+                w = edges[pos]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            for w in edges:
+                if w in on_stack and index[w] > index[v]:
+                    low[v] = min(low[v], low[w])
+            if low[v] == index[v]:
+                members = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.add(w)
+                    if w == v:
+                        break
+                if len(members) > 1 or v in succ[v]:
+                    out.append(members)
+    return out
+
+
+__all__ = ["RegionPlan", "Opaque", "accesses", "constant_value", "moves", "is_read", "BRANCHES", "CONSTS",
+           "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]
