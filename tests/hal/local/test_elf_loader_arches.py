@@ -588,3 +588,100 @@ def test_mutants_fail_cleanly_and_write_only_inside_the_image(arch):
     finally:
         heap.close()
     assert outcomes["refused"] > MUTANTS // 10 and outcomes["loaded"] > 0, outcomes
+
+
+# -- initializers, self-rewriting tables, overlapping segments ---------------------------------------
+
+INIT_C = "int counter;\nvoid ctor(void) { counter = 1; }\nint get(void) { return counter; }\n"
+CTOR_C = "int counter;\n__attribute__((constructor)) void ctor(void) { counter = 1; }\n"
+
+
+@lru_cache(maxsize=None)
+def shared_object_with_init(arch: str) -> bytes:
+    """INIT_C linked with `-Wl,-init,ctor`: DT_INIT names ctor."""
+    out = tools.session_dir() / "elf-arches"
+    out.mkdir(exist_ok=True)
+    (out / "init.c").write_text(INIT_C)
+    subprocess.run([*COMPILERS[arch], *SO_FLAGS, "-fPIC", "-Wl,-init,ctor", "-o", str(out / f"{arch}-init.so"),
+                    str(out / "init.c")], check=True, capture_output=True, timeout=120)
+    return (out / f"{arch}-init.so").read_bytes()
+
+
+@pytest.mark.parametrize("arch", list(COMPILERS))
+def test_dt_init_is_listed_not_run(arch):
+    data = shared_object_with_init(arch)
+    elf = elf_of(data)
+    tags = {t.entry.d_tag: t.entry.d_val for t in elf.get_section_by_name(".dynamic").iter_tags()}
+    ctor = elf.get_section_by_name(".dynsym").get_symbol_by_name("ctor")[0]["st_value"]
+    assert tags["DT_INIT"] == ctor and "DT_INIT_ARRAY" not in tags
+    with tracked_heap(target=arch) as heap:
+        img = load_into_heap(data, heap)
+        assert img.initializers == [img.base + ctor]
+        counter = elf.get_section_by_name(".dynsym").get_symbol_by_name("counter")[0]["st_value"]
+        assert image_word(img, counter, 4) == 0  # nothing ran
+        img.close()
+
+
+@pytest.mark.parametrize("arch", list(COMPILERS))
+def test_relocated_init_array_is_biased_twice_as_iree_does(arch):
+    """IREE reads DT_INIT_ARRAY after relocation and adds the bias again (elf_module.c): a relocated
+    constructor pointer lands outside the image, where IREE would jump; ireeabi refuses."""
+    data = shared_object(arch, CTOR_C)
+    elf = elf_of(data)
+    w = word(elf)
+    mask = (1 << (8 * w)) - 1
+    tags = {t.entry.d_tag: t.entry.d_val for t in elf.get_section_by_name(".dynamic").iter_tags()}
+    (slot,) = [(r, applied) for _, r, applied in relocations(elf) if r["r_offset"] == tags["DT_INIT_ARRAY"]]
+    if kind_of(data, slot[0]) == "R_AARCH64_ABS64":
+        assert file_word(data, elf, slot[0]["r_offset"], w) == 0  # IREE's += is the psABI's S + A
+    heap = SpyHeap(target=arch)
+    try:
+        with pytest.raises(ExecutableError) as e:
+            load_into_heap(data, heap)
+        base = heap.made[0][0] - min(s.header.p_vaddr for s in elf.iter_segments() if s.header.p_type == "PT_LOAD")
+        relocated = _expected(arch, elf, data, slot[0], slot[1], base)
+        assert e.value.code == "FAILED_PRECONDITION"
+        assert e.value.message == (f"ELF initializer DT_INIT_ARRAY[0] at 0x{(base + relocated) & mask:x} lies "
+                                   "outside the loaded image: IREE would jump there")
+        heap.check_surroundings()
+    finally:
+        heap.close()
+
+
+def test_a_relocation_rewriting_a_later_entry_is_seen_by_that_entry():
+    """IREE reads each relocation from the image as it reaches it: on riscv32, entry 0 made
+    R_RISCV_RELATIVE with addend 3 aimed at entry 3's r_info (zeroed, so type NONE) turns entry 3
+    into type 3 with symbol (base + 3) >> 8, which IREE refuses as out of range."""
+    data = kernel("riscv32")
+    elf = elf_of(data)
+    sec = elf.get_section_by_name(".rela.dyn")
+    assert sec.num_relocations() > 3
+    entry3 = sec["sh_offset"] + 3 * 12
+    broken = _put(data, entry3, 0, 12)  # entry 3: all zero, type NONE
+    r_info3 = sec["sh_addr"] + 3 * 12 + 4
+    broken = _put(broken, sec["sh_offset"], r_info3, 4)
+    broken = _put(broken, sec["sh_offset"] + 4, 3, 4)  # R_RISCV_RELATIVE, no symbol
+    broken = _put(broken, sec["sh_offset"] + 8, 3, 4)  # addend 3
+    heap = SpyHeap(target="riscv32")
+    try:
+        with pytest.raises(ExecutableError) as e:
+            load_into_heap(broken, heap)
+        base = heap.made[0][0]
+        assert (e.value.code, e.value.message) == ("OUT_OF_RANGE", f"invalid symbol in relocation: {(base + 3) >> 8}")
+        heap.check_surroundings()
+    finally:
+        heap.close()
+
+
+def test_overlapping_segments_are_refused():
+    """A PT_LOAD made to copy the whole file again: more file bytes than the file holds (work would
+    grow with the number of such headers); ireeabi refuses."""
+    data = kernel("i386")
+    elf = elf_of(data)
+    at = _phdr(elf, "PT_GNU_STACK")
+    broken = _put(data, at, 1, 4)  # PT_LOAD
+    broken = _put(broken, at + 4, 0, 4)  # p_offset
+    broken = _put(broken, at + 16, len(data), 4)  # p_filesz
+    broken = _put(broken, at + 20, len(data), 4)  # p_memsz
+    e = _load_fails("i386", broken)
+    assert e.code == "FAILED_PRECONDITION" and "(they overlap)" in e.message
