@@ -760,7 +760,8 @@ def _nonzero_rows(image: HeapElfImage, address: int, count: int, entry: int, wor
     image._check(address, count * entry, what)
     if not count:
         return []
-    words = np.frombuffer(image.heap.read(address, count * entry), dtype="<u8" if word == 8 else "<u4")
+    # A view of the image (no copy); the masked column is a new array, a snapshot of this moment.
+    words = np.frombuffer(image.heap.view(address, count * entry), dtype="<u8" if word == 8 else "<u4")
     col = words.reshape(count, entry // word)[:, column] & np.array(keep, dtype=words.dtype)
     return [int(i) for i in np.flatnonzero(col)]
 
