@@ -43,7 +43,7 @@ skipped in bulk, and PT_LOAD segments may not copy more file bytes than the file
 - `lookup(name)`: the target address of an exported symbol (IREE's rule: the last GLOBAL or WEAK
   symbol of that name; NOT_FOUND otherwise); `iree_hal_executable_library_query` is the one IREE
   looks up. The value is bias + st_value as the ELF gives it: a Thumb function on ARM keeps bit 0.
-- `close()`: frees the allocation (idempotent).
+- `close()`: frees the allocation (idempotent; the image is also a context manager).
 
 Relocations follow the arch file of the heap's target (IREE 3.13's runtime/src/iree/hal/local/elf/
 arch/*.c), arithmetic wrapping at the target's word: x86_64 reads DT_RELA and DT_JMPREL (DT_PLTREL
@@ -681,6 +681,12 @@ class HeapElfImage:
             self.closed = True
             self.heap.free(self.start)
 
+    def __enter__(self) -> "HeapElfImage":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def load_into_heap(data: bytes, heap: Heap) -> HeapElfImage:
     """iree_elf_module_initialize_from_memory for the data model of `heap.machine`, the image in
@@ -954,8 +960,11 @@ def _heap_initializers(image: HeapElfImage, dyn: dict) -> list:
     if dyn.get("init"):
         calls.append(("DT_INIT", (image.base + dyn["init"]) & mask))
     n = dyn.get("init_array_count", 0)
-    if dyn.get("init_array") and n:
-        array = dyn["init_array"]
+    if n:
+        array = dyn.get("init_array")
+        if not array:  # IREE would read the entries from address 0
+            raise _fail("ELF DT_INIT_ARRAYSZ without a DT_INIT_ARRAY: IREE would read the initializers "
+                        "from address 0")
         for i in _nonzero_rows(image, array, n, word, word, 0, mask, "DT_INIT_ARRAY"):
             ptr = int.from_bytes(image.heap.read(array + i * word, word), "little")
             if ptr != mask:

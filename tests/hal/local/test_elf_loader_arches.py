@@ -685,3 +685,18 @@ def test_overlapping_segments_are_refused():
     broken = _put(broken, at + 20, len(data), 4)  # p_memsz
     e = _load_fails("i386", broken)
     assert e.code == "FAILED_PRECONDITION" and "(they overlap)" in e.message
+
+
+def test_init_array_size_without_an_array_is_refused():
+    """DT_INIT_ARRAYSZ alone: IREE would read the initializers from address 0."""
+    data = shared_object_with_init("riscv64")
+    elf = elf_of(data)
+    e = _load_fails("riscv64", _put(data, _dyn_entry(elf, "DT_INIT"), 27, 8))  # DT_INIT -> DT_INIT_ARRAYSZ
+    assert e.code == "FAILED_PRECONDITION" and "DT_INIT_ARRAYSZ without a DT_INIT_ARRAY" in e.message
+
+
+def test_image_is_a_context_manager():
+    with tracked_heap(target="aarch64") as heap:
+        with load_into_heap(kernel("aarch64"), heap) as img:
+            assert heap.live() != []
+        assert img.closed and heap.live() == []
