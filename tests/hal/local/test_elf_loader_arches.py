@@ -700,3 +700,51 @@ def test_image_is_a_context_manager():
         with load_into_heap(kernel("aarch64"), heap) as img:
             assert heap.live() != []
         assert img.closed and heap.live() == []
+
+
+@pytest.mark.parametrize("arch", ["riscv32", "i386", "aarch64", "armv7"])
+def test_relocation_arithmetic_wraps_at_the_target_word(arch):
+    """A RELATIVE slot whose addend (RELA) or stored word (REL) is -16: base - 16 in the target's
+    word, not a wider number."""
+    data = kernel(arch)
+    elf = elf_of(data)
+    w = word(elf)
+    mask = (1 << (8 * w)) - 1
+    _, r, _ = relocations(elf)[0]
+    if r.is_RELA():
+        sec = elf.get_section_by_name(".rela.dyn")
+        broken = _put(data, sec["sh_offset"] + 2 * w, -16, w)  # r_addend of entry 0
+    else:
+        seg = next(s.header for s in elf.iter_segments()
+                   if s.header.p_type == "PT_LOAD" and s.header.p_vaddr <= r["r_offset"] < s.header.p_vaddr + s.header.p_filesz)
+        broken = _put(data, seg.p_offset + r["r_offset"] - seg.p_vaddr, -16, w)  # the stored word
+    with tracked_heap(target=arch) as heap:
+        with load_into_heap(broken, heap) as img:
+            assert image_word(img, r["r_offset"], w) == (img.base - 16) & mask
+
+
+def test_heap_and_host_paths_agree_on_x86_64():
+    """The same x86_64 kernel through the host loader (mmap, initializers run) and into an x86_64
+    heap: every segment byte equal once each image's own base is taken out of the relocated words."""
+    from ireeabi.hal.local import elf_loader
+    data = kernel_x86_64()
+    elf = elf_of(data)
+    slots = {r["r_offset"] for _, r, _ in relocations(elf)}
+    host = elf_loader.load(data)
+    try:
+        with tracked_heap(target="x86_64") as heap, load_into_heap(data, heap) as img:
+            for seg in elf.iter_segments():
+                h = seg.header
+                if h.p_type != "PT_LOAD":
+                    continue
+                a = bytearray(host.read(host.bias + h.p_vaddr, h.p_memsz, "segment"))
+                b = bytearray(heap.read(img.base + h.p_vaddr, h.p_memsz))
+                for slot in slots:
+                    if h.p_vaddr <= slot < h.p_vaddr + h.p_memsz:
+                        at = slot - h.p_vaddr
+                        a[at:at + 8] = (int.from_bytes(a[at:at + 8], "little") - host.bias).to_bytes(8, "little")
+                        b[at:at + 8] = (int.from_bytes(b[at:at + 8], "little") - img.base).to_bytes(8, "little")
+                assert a == b
+            assert img.lookup(QUERY) - img.base == elf_loader.lookup_export(host, QUERY) - host.bias
+    finally:
+        host.close()
