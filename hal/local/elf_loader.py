@@ -26,7 +26,8 @@ refusals, W+X segments); .dynamic, .dynsym and the relocation tables are read fr
 with pyelftools' structs for the file's class. Every table, symbol, string and relocation target is
 checked against the image, and what IREE would touch outside it is refused (FAILED_PRECONDITION
 "... lies outside the loaded image"). Work stays proportional to the file: zero entries are
-skipped in bulk, and PT_LOAD segments may not copy more file bytes than the file holds.
+skipped in bulk, and PT_LOAD segments may not copy more file bytes than the file holds (only
+overlapping segments do; refused). A wasm32 heap gets UNIMPLEMENTED: its kernels are not ELF.
 
 `HeapElfImage` gives:
 - `machine`: the target's name; `heap`: the heap holding the image.
@@ -45,10 +46,11 @@ skipped in bulk, and PT_LOAD segments may not copy more file bytes than the file
   looks up. The value is bias + st_value as the ELF gives it: a Thumb function on ARM keeps bit 0.
 - `close()`: frees the allocation (idempotent; the image is also a context manager).
 
-Relocations follow the arch file of the heap's target (IREE 3.13's runtime/src/iree/hal/local/elf/
-arch/*.c), arithmetic wrapping at the target's word: x86_64 reads DT_RELA and DT_JMPREL (DT_PLTREL
-must be DT_RELA); aarch64 and riscv read DT_RELA only, i386 and ARM DT_REL only, and IREE leaves
-their DT_JMPREL (PLT) slots as the file has them, so does ireeabi. The other kind of table is
+Relocations follow the arch file of the heap's target (runtime/src/iree/hal/local/elf/arch/*.c,
+unchanged in IREE since 2023), arithmetic wrapping at the target's word: x86_64 reads DT_RELA and
+DT_JMPREL (DT_PLTREL must be DT_RELA); aarch64 and riscv read DT_RELA only, i386 and ARM DT_REL
+only, and IREE leaves their DT_JMPREL (PLT) slots as the file has them, so does ireeabi (unless the
+linker's DT_RELASZ spans .rela.plt too, as GNU ld's does on riscv). The other kind of table is
 refused with IREE's FAILED_PRECONDITION; an unhandled type with its UNIMPLEMENTED message. IREE's
 own arithmetic is kept where it departs from the psABI (ARM REL32 subtracts r_offset, not the
 place; aarch64 ABS64 adds to the stored word).
