@@ -551,12 +551,16 @@ def _fields(elf: ELFFile) -> list[tuple[int, int]]:
 MUTANTS = 300
 
 
+@pytest.mark.parametrize("source", ["kernel", "shared object"])
 @pytest.mark.parametrize("arch", ARCHES + ["x86_64"])
-def test_mutants_fail_cleanly_and_write_only_inside_the_image(arch):
-    data = kernel(arch) if arch != "x86_64" else kernel_x86_64()
+def test_mutants_fail_cleanly_and_write_only_inside_the_image(arch, source):
+    if source == "kernel":
+        data = kernel(arch) if arch != "x86_64" else kernel_x86_64()
+    else:  # symbol, GOT and PLT relocations too
+        data = shared_object(arch, POINTERS_C)
     elf = elf_of(data)
     fields = _fields(elf)
-    rng = random.Random(f"elf-mutants-{arch}")
+    rng = random.Random(f"elf-mutants-{arch}-{source}")
     w = word(elf)
     interesting = [0, 1, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, (1 << (8 * w)) - 1, len(data), 0x10000, 0x1000]
     outcomes = {"loaded": 0, "refused": 0}
@@ -748,3 +752,39 @@ def test_heap_and_host_paths_agree_on_x86_64():
             assert img.lookup(QUERY) - img.base == elf_loader.lookup_export(host, QUERY) - host.bias
     finally:
         host.close()
+
+
+def test_thumb_functions_keep_bit_0():
+    """A Thumb function's symbol value has bit 0 set; lookup and ABS32 relocations keep it."""
+    data = _thumb_object()
+    elf = elf_of(data)
+    f = elf.get_section_by_name(".dynsym").get_symbol_by_name("f")[0]["st_value"]
+    assert f & 1, "the oracle: gcc -mthumb gives f an odd symbol value"
+    with tracked_heap(target="armv7") as heap, load_into_heap(data, heap) as img:
+        assert img.lookup("f") == img.base + f
+        fns = elf.get_section_by_name(".dynsym").get_symbol_by_name("fns")[0]["st_value"]
+        assert image_word(img, fns, 4) == img.base + f
+
+
+@lru_cache(maxsize=None)
+def _thumb_object() -> bytes:
+    out = tools.session_dir() / "elf-arches"
+    out.mkdir(exist_ok=True)
+    (out / "thumb.c").write_text(POINTERS_C)
+    subprocess.run(["arm-linux-gnueabihf-gcc", "-mthumb", *SO_FLAGS, "-fPIC", "-o", str(out / "thumb.so"),
+                    str(out / "thumb.c")], check=True, capture_output=True, timeout=120)
+    return (out / "thumb.so").read_bytes()
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_string_table_outside_the_image_is_refused_at_lookup(arch):
+    """No import to name, so the load succeeds; the lookup then reads names: refused, not read."""
+    data = kernel(arch)
+    elf = elf_of(data)
+    w = word(elf)
+    broken = _put(data, _dyn_entry(elf, "DT_STRTAB") + w, 0x7FFF0000, w)
+    with tracked_heap(target=arch) as heap, load_into_heap(broken, heap) as img:
+        with pytest.raises(ExecutableError) as e:
+            img.lookup(QUERY)
+    assert e.value.code == "FAILED_PRECONDITION"
+    assert e.value.message.startswith("ELF symbol 1 name at 0x") and "lies outside the loaded image" in e.value.message
