@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ireeabi.abi.cconv import parse
-from ireeabi.vm.bytecode.module_file import (ModuleFile, ModuleFileError, feature_names,
-                                             read_module, rodata_bytes)
+from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from ireeabi.vm.bytecode.module_file import ModuleFile, feature_names, read_module, rodata_bytes
 
 from iree_tools import compile_mlir, dump_module, run_module
 

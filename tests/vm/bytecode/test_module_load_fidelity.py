@@ -40,7 +40,8 @@ from ireeabi.vm.bytecode import ContextImports, ImportResolutionError
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import DecodeError, decode_module
 from ireeabi.vm.bytecode import Context, FunctionImports
-from ireeabi.vm.bytecode.module_file import ModuleFileError, read_module
+from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.status import StatusCode
 
 HERE = Path(__file__).parents[2]
