@@ -20,6 +20,7 @@ from ireeabi.abi.targets import Target
 from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
+from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.tooling import disassemble as dis
 from ireeabi.vm.bytecode import decoder, isa
 from ireeabi.vm import imports as import_check
@@ -79,7 +80,8 @@ def load(path: str) -> mf.ModuleFile:
     if not p.is_file():
         raise CliError(f"{path} is not a regular file (a module file is needed)")
     try:
-        return mf.read_module(_read_checked(p))
+        # resolved against the types of the runtime `run` would make (iree-run-module's)
+        return mf.read_module(_read_checked(p), ref_types=run_module_type_names())
     except OSError as e:
         if e.filename is not None:
             raise

@@ -13,8 +13,10 @@ module.c) step by step, with the same accept/reject decisions and status codes
    module feature bits the runtime has, non-empty module/type/dependency/import/export names,
    external rodata within the file, as many signatures as descriptors, export ordinals, the
    bytecode version (17.0), descriptors with blocks, bytecode and register counts in range;
-4. type resolution: every entry of the types table must be a value type or a ref type the runtime
-   registers (NOT_FOUND otherwise).
+4. type resolution: every entry of the types table must be a value type, one of the VM's builtin
+   ref types or a ref type the runtime registers (NOT_FOUND otherwise). The registered names come
+   from the caller (`read_module(..., ref_types=...)`): IREE resolves them against its instance,
+   here the runtime's TypeRegistry (vm.ref), so this file knows no type beyond the VM's own.
 
 The FlatBuffer is read through `flatbuffer.Obj`, which checks every read against its extent.
 Strings are bytes to IREE: names that are not UTF-8 load (decoded with backslash escapes). Calling
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import NamedTuple, Union
+from typing import Collection, NamedTuple, Union
 
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
@@ -41,7 +43,7 @@ from ireeabi.vm.status import StatusCode
 
 __all__ = ["ModuleFile", "Attr", "Dependency", "FunctionSignature", "ImportedFunction",
            "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "rodata_bytes",
-           "resolves_type", "feature_names", "register_type_name", "AVAILABLE_FEATURES",
+           "resolves_type", "feature_names", "AVAILABLE_FEATURES", "BUILTIN_TYPE_NAMES",
            "VALUE_TYPE_NAMES", "MAX_I32_REGISTER_COUNT", "MAX_REF_REGISTER_COUNT"]
 
 # Function descriptor register counts the loader accepts (IREE_VM_ISA_*_REGISTER_COUNT, isa.h).
@@ -53,24 +55,16 @@ MAX_REF_REGISTER_COUNT = 0x3FFF
 AVAILABLE_FEATURES = (FeatureBits.EXT_F32 | FeatureBits.EXT_F64 | FeatureBits.YIELD
                       | FeatureBits.UNWIND)
 
-# Ref types the runtime resolves type-table entries against: the VM's builtin types and the HAL
-# types iree-run-module registers (iree_hal_module_register_all_types, modules/hal/types.c).
-# `register_type_name` adds the types of further native modules.
-_REGISTERED_TYPES: set[str] = {
-    "vm.buffer", "vm.list",
-    "hal.allocator", "hal.buffer", "hal.buffer_view", "hal.channel", "hal.command_buffer",
-    "hal.device", "hal.event", "hal.executable", "hal.fence", "hal.file", "hal.semaphore",
-}
+# The VM's own ref types, in every instance whatever else it registers (iree_vm_instance_create
+# registers them first); every other ref type resolves only if the caller's registry names it.
+BUILTIN_TYPE_NAMES = frozenset({"vm.buffer", "vm.list"})
 VALUE_TYPE_NAMES = frozenset({"i8", "i16", "i32", "i64", "f32", "f64"})
 
 
-def register_type_name(name: str) -> None:
-    """Make ref type `name` (without the `!`, e.g. `mymod.thing`) resolvable in type tables."""
-    _REGISTERED_TYPES.add(name)
-
-
-def resolves_type(full_name: str) -> bool:
-    """Whether the runtime resolves a types-table entry (iree_vm_bytecode_module_resolve_type)."""
+def resolves_type(full_name: str, ref_types: Collection[str]) -> bool:
+    """Whether an instance whose registered ref types are named `ref_types` (without the `!`, as
+    TypeRegistry.names() gives them) resolves a types-table entry
+    (iree_vm_bytecode_module_resolve_type)."""
     if full_name in VALUE_TYPE_NAMES or full_name == "!vm.opaque":
         return True
     if not full_name.startswith("!"):
@@ -78,7 +72,7 @@ def resolves_type(full_name: str) -> bool:
     name = full_name[1:]
     if name.startswith("vm.list"):  # any !vm.list<...> (even a bare prefix) is the one list type
         name = "vm.list"
-    return name in _REGISTERED_TYPES
+    return name in BUILTIN_TYPE_NAMES or name in ref_types
 
 
 def feature_names(bits: int) -> tuple[str, ...]:
@@ -296,7 +290,7 @@ def _check_descriptor(i: int, row: dict, code_length: int) -> None:
             f"{MAX_REF_REGISTER_COUNT})", at + 16)
 
 
-def _read(data: bytes) -> ModuleFile:
+def _read(data: bytes, ref_types: Collection[str] | None) -> ModuleFile:
     zipped, fb, fb_len = check_framing(data)
     verify_flatbuffer(data, fb, fb_len)
     buf = Buffer(data, fb, fb + fb_len)
@@ -407,7 +401,7 @@ def _read(data: bytes) -> ModuleFile:
 
     # iree_vm_bytecode_module_create then resolves the types table against the instance.
     for t, type_def in zip(types, type_defs):
-        if not resolves_type(t):
+        if ref_types is not None and not resolves_type(t, ref_types):
             raise ModuleFileError(f"{type_def.path}.full_name: no type registered with name {t!r}",
                                   type_def.field_offset("full_name"), StatusCode.NOT_FOUND)
 
@@ -438,8 +432,15 @@ def _read(data: bytes) -> ModuleFile:
     )
 
 
-def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview]) -> ModuleFile:
-    """Read a `.vmfb` from a path or from its bytes. Malformed input raises ModuleFileError."""
+def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview], *,
+                ref_types: Collection[str] | None = None) -> ModuleFile:
+    """Read a `.vmfb` from a path or from its bytes. Malformed input raises ModuleFileError.
+
+    `ref_types`: the names of the ref types registered in the instance that will run the module
+    (a runtime's `TypeRegistry.names()`); each entry of the module's types table must then be a
+    value type, a VM builtin type or one of them (NOT_FOUND otherwise, as IREE's loader). None
+    reads the file as a tool without an instance does (iree-dump-module): the types table is
+    read, not resolved."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
@@ -451,7 +452,7 @@ def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview]) -
     else:
         raise TypeError(f"read_module takes a path or bytes, not {type(source).__name__}")
     try:
-        return _read(data)
+        return _read(data, ref_types)
     except ModuleFileError:
         raise
     except Exception as e:  # a read this module failed to guard: still report it as bad input
