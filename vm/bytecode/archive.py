@@ -27,7 +27,7 @@ from flatbuffers.table import Table
 from ireeabi.vm.bytecode.module_errors import ModuleFileError, NotAModuleError
 
 __all__ = ["FILE_IDENTIFIER", "SEGMENT_ALIGNMENT", "ZIP_LOCAL_FILE_HEADER_SIGNATURE",
-           "ZIP_LOCAL_FILE_HEADER_SIZE", "MIN_MODULE_BYTES", "locate", "check_framing",
+           "ZIP_LOCAL_FILE_HEADER_SIZE", "MIN_MODULE_BYTES", "check_framing",
            "describe_content", "external_rodata_offset"]
 
 FILE_IDENTIFIER = b"IREE"
@@ -37,7 +37,7 @@ ZIP_LOCAL_FILE_HEADER_SIZE = 30
 MIN_MODULE_BYTES = 16  # the runtime refuses less before looking at the FlatBuffer
 
 
-def locate(data: bytes) -> tuple[bool, int, int]:
+def _locate(data: "bytes | memoryview") -> tuple[bool, int, int]:
     """(zip header present, FlatBuffer file offset, FlatBuffer length) per the archive framing."""
     start = 0
     zipped = False
@@ -126,7 +126,7 @@ def check_framing(data: "bytes | memoryview") -> tuple[bool, int, int]:
     (zip header present, FlatBuffer file offset, FlatBuffer length). A file failing them is no
     module at all: NotAModuleError, "not a .vmfb module" with what the bytes look like."""
     try:
-        return locate(data)
+        return _locate(data)
     except ModuleFileError as e:
         if _has_identifier(data):  # a module whose framing is damaged (truncated, say): not "no module"
             raise

@@ -364,7 +364,7 @@ class _Verifier:
 
 def verify_flatbuffer(data: bytes, fb: int, length: int) -> None:
     """flatcc's BytecodeModuleDef verification of the FlatBuffer at file offset `fb`."""
-    # (archive.locate has checked the buffer header: alignment, size, identifier)
+    # (archive.check_framing has checked the buffer header: alignment, size, identifier)
     _Verifier(data, fb, length).table(0, "BytecodeModuleDef", "BytecodeModuleDef")
 
 
