@@ -474,6 +474,11 @@ class TypeRegistry:
     def is_registered(self, type_word: int) -> bool:
         return self._words.get(type_word & ~TAG_MASK) == type_word
 
+    def names(self) -> frozenset[str]:
+        """The names of the registered types, read from their descriptors in memory: what a module's
+        types table resolves against (iree_vm_instance_lookup_type)."""
+        return frozenset(type_name(self.heap, word) for word in self._words.values())
+
     def define(self, name: str, destroy: Callable[[int], None] | None, *,
                offsetof_counter: int = 0) -> RefType:
         """Allocate a descriptor for `name` whose destroy calls `destroy(ptr)`, and register it."""
