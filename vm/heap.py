@@ -51,11 +51,11 @@ from typing import Any, Iterator
 from ..abi.errors import IreeAbiError
 from ..abi.layout import Struct
 from ..abi.targets import Target
-from . import callbacks, status as _status
+from . import callbacks
 from .address_space import GRANULE, PAGE, SLAB_CHUNK_MAX, AddressSpace, AddressSpaceError, window_limit
 from .machine import Machine, machine as _machine
 from .reference_path import reference_forced
-from .status import StatusCode, StatusError
+from .status import StatusCode, StatusError, StatusTable
 
 UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
@@ -247,7 +247,8 @@ class Heap:
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
-                 "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
+                 "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
+                 "__weakref__")
 
     # Not a slot: a trace for differential tests, set on the class (every heap of the process appends
     # ("retain" | "release", ptr, type word) for each counted reference taken or dropped), None in use.
@@ -291,10 +292,23 @@ class Heap:
         self._base = self.space.base
         self._take_chunk, self._give_chunk = self.space.allocate, self.space.release
         self._host_delta = self.space.host_base - self.space.base
-        # Function pointers stored in this heap's memory: real C pointers on the host, handles in
-        # the address space's code range elsewhere.
+        # The reference path everywhere on this heap (IREEABI_REFERENCE=1, read here once, or a
+        # reference Context on it: `force_reference`). Otherwise `direct_allocator` is the libc
+        # allocator value vm.allocator made over this heap (None before), whose commands may skip
+        # the function pointer and the scratch words: allocator.py gives both paths the same rule
+        # and falls back to the layered one for every failure.
+        self.reference = reference_forced()
+        self.direct_allocator: Any = None
+        self.allocator_value: Any = None  # vm.allocator.heap_allocator's value, made once
+        # Function pointers stored in this heap's memory: real C pointers on the host (called
+        # through C from Python on the reference path), handles in the address space's code range
+        # elsewhere.
         self.functions: callbacks.FunctionTable = (
-            callbacks.HOST if m.is_host else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
+            callbacks.HostFunctions(self.reference) if m.is_host
+            else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
+        # Failing statuses made on this heap that crossed a C function pointer (allocator ctl
+        # functions): taken once, or reported as leaks by tracked_heap.
+        self.statuses = StatusTable()
         self.live_bytes = 0
         self.guarding = False  # see guarded_allocations
         self.closed = False
@@ -334,13 +348,6 @@ class Heap:
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
         # guarded block of that size reuses one without two mprotect calls each way.
         self._guard_pool: dict[int, list[int]] = {}
-        # The reference path everywhere on this heap (IREEABI_REFERENCE=1, or a reference Context
-        # on it: `force_reference`). Otherwise `direct_allocator` is the libc allocator value
-        # vm.allocator made over this heap (None before), whose commands may skip the function
-        # pointer and the scratch words: allocator.py gives both paths the same rule and falls
-        # back to the layered one for every failure.
-        self.reference = reference_forced()
-        self.direct_allocator: Any = None
 
     def host_address(self, address: int) -> int:
         """The host address of `address` (itself on the host target): only for C code that runs on
@@ -967,16 +974,16 @@ def leak_report(leaks: list[Allocation], statuses: list[str]) -> str:
 def tracked_heap(**kwargs: Any) -> Iterator[Heap]:
     """A fresh Heap; on a normal exit, LeakError if any allocation or failing status outlived it."""
     heap = Heap(**kwargs)
-    statuses_before = _status.live_tokens()
+    statuses = heap.statuses
     try:
         yield heap
     except BaseException:
         heap.close()
         raise
     leaks = heap.leaks()
-    new_statuses = _status.live_tokens() - statuses_before
-    described = _status.describe_live(new_statuses)
-    _status.discard(new_statuses)
+    new_statuses = statuses.live_tokens()
+    described = statuses.describe_live(new_statuses)
+    statuses.discard(new_statuses)
     heap.close()
     if leaks or new_statuses:
         raise LeakError(leak_report(leaks, described), leaks, described)
