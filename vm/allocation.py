@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-STACK_DEPTH = 16  # frames kept per captured stack, innermost first
+STACK_DEPTH = 16  # frames kept per captured stack (the innermost ones)
 
 
 Frame = tuple[str, int, str]
@@ -49,6 +49,7 @@ def frames(stack: tuple) -> tuple[Frame, ...]:
 
 
 def format_stack(stack: tuple, indent: str = "    ") -> str:
+    """A captured stack as traceback lines ('File "...", line N, in f'), outermost first."""
     return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
 
 
@@ -97,6 +98,8 @@ class Allocation:
 
 
 def leak_report(leaks: list[Allocation], statuses: list[str]) -> str:
+    """The text of a LeakError: each leaked allocation with its stacks, then the failing statuses
+    nobody consumed."""
     lines = [f"{len(leaks)} leaked allocation(s), {sum(a.size for a in leaks)} bytes"]
     lines += [a.report() for a in leaks]
     if statuses:
