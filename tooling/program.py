@@ -54,7 +54,8 @@ from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
 from ireeabi.layouts import module_sources, modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.heap import Heap, LeakError, leak_report
+from ireeabi.vm.allocation import leak_report
+from ireeabi.vm.heap import Heap, LeakError
 from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
 from ireeabi.vm.bytecode.errors import ArgumentError, ContextClosedError
 from ireeabi.vm.bytecode.import_resolvers import NativeImports
