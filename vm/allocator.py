@@ -27,9 +27,9 @@ import weakref
 from typing import Callable, NamedTuple
 
 from ..layouts import base as _base
+from ..layouts.base import AllocatorLayout
 from . import callbacks
 from .heap import Heap, HeapError
-from .machine import Machine, derived
 from .status import Status, StatusCode, StatusError
 
 
@@ -40,29 +40,6 @@ class Command(enum.IntEnum):
     CALLOC = _base.ALLOCATOR_COMMAND_CALLOC
     REALLOC = _base.ALLOCATOR_COMMAND_REALLOC
     FREE = _base.ALLOCATOR_COMMAND_FREE
-
-
-@derived("allocator")
-class AllocatorLayout:
-    """iree_allocator_t and iree_allocator_alloc_params_t on one data model, and the sizes the
-    allocation API derives from them."""
-
-    def __init__(self, m: Machine) -> None:
-        alloc = m.layout(_base.iree_allocator_t)
-        params = m.layout(_base.iree_allocator_alloc_params_t)
-        self.size = alloc.size
-        self.self_off = alloc.field("self").offset
-        self.ctl_off = alloc.field("ctl").offset
-        self.byte_length_off = params.field("byte_length").offset
-        self.pointer_size = p = m.pointer_size
-        self.max_align = m.max_align  # iree_max_align_t
-        self.word_mask = m.word_mask
-        self.word = m.word
-        # One scratch frame per call, as the caller's C stack frame holds both: the params struct at
-        # its start, then the pointer-aligned inout slot (the frame is MALLOC_ALIGNMENT-aligned).
-        self.slot_off = (params.size + p - 1) & -p
-        self.frame_size = self.slot_off + p
-        self.slot_mask = ~(p - 1)  # base_slot rounds down to pointer alignment
 
 
 class AllocatorT(NamedTuple):
@@ -468,7 +445,7 @@ def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
             free_with(heap, allocator.self, ctl, base)
 
 
-__all__ = ["Command", "AllocatorLayout", "AllocatorT", "allocator_null", "layout", "read", "write", "CtlBody",
+__all__ = ["Command", "AllocatorT", "allocator_null", "layout", "read", "write", "CtlBody",
            "make_ctl", "read_byte_length", "HEAP_ALLOCATOR_SELF", "heap_allocator", "malloc",
            "malloc_uninitialized", "realloc", "clone", "free", "free_with", "aligned_pointer", "base_slot",
            "malloc_aligned", "realloc_aligned", "free_aligned"]

@@ -44,7 +44,7 @@ from ireeabi.hal.local import elf_executable as elf
 from ireeabi.hal import command_buffer_validation as V
 from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,
                                         map_fill, map_write)
-from ireeabi.hal.buffer import HEAP_BUFFER_ALIGNMENT
+from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.hal.device import DeviceTypes, compatible_params
 from ireeabi.hal.file import FileTypes, validate_access as validate_file_access
 from ireeabi.hal.flag_names import buffer_usage_text, memory_type_text
