@@ -9,7 +9,7 @@
 - cold caches: add16's whole call without stacks, each call after a memset of 1, 2 or 4 MiB of
   other memory (outside the timing), as add1m's calls come after its zero-fill and its kernel:
   how much of the interpreter's working set the 2 MiB L2 loses, and what that costs;
-- stack capture: one `_capture_stack` 30 frames deep (what the default heap takes per malloc and free);
+- stack capture: one `capture_stack` 30 frames deep (what the default heap takes per malloc and free);
 - heap operations: a malloc and its free (120 and 240 bytes, among 200 live blocks) with the default
   quarantine and with none, and a retain with its release (a vm.buffer's counter, through the
   checked-address memo and the int32 view);
@@ -29,7 +29,8 @@ from bench_program import HEAPS, PROGRAMS, _inputs, _release_all, iree_tools
 from ireeabi.hal.local import elf_executable as executable
 from ireeabi.tooling.program import Program
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, _capture_stack
+from ireeabi.vm.allocation import capture_stack
+from ireeabi.vm.heap import Heap
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref, TypeRegistry, object_release, object_retain
 
@@ -106,7 +107,7 @@ def stack_capture(n: int) -> None:
     def deep(k: int) -> float:
         if k:
             return deep(k - 1)
-        return _median_us(lambda: _capture_stack(0), n)
+        return _median_us(lambda: capture_stack(0), n)
     print(f"  stack capture, 30 frames deep: {deep(30):6.2f} us")
 
 

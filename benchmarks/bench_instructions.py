@@ -72,7 +72,7 @@ PROGRAMS = {
 }
 
 # Heap settings are bench_program.py's HEAPS: instructions are counted on the bare heap (the numbers
-# in the README since 2026-12-03 are), cache misses on the heap the ratios use (no-stacks).
+# in benchmarks/RESULTS.md are), cache misses on the heap the ratios use (no-stacks).
 # callgrind's events with --cache-sim=yes, in the order of its "Collected :" line.
 CACHE_EVENTS = ("Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 

@@ -20,10 +20,14 @@ from ireeabi.abi.targets import Target
 from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
+from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.tooling import disassemble as dis
 from ireeabi.vm.bytecode import decoder, isa
 from ireeabi.vm import imports as import_check
 from ireeabi.vm.bytecode import module_file as mf
+from ireeabi.vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
+from ireeabi.vm.bytecode.flatbuffer import verify_flatbuffer
+from ireeabi.vm.bytecode.module_errors import ModuleFileError
 
 from . import render
 from .errors import CliError
@@ -65,14 +69,6 @@ def _size_cell(base: int | None, elements: list[int] | None) -> str:
     return f"{base}" + "".join(f"+{e}{_SPAN_LETTERS[k % 4]}" for k, e in enumerate(elements))
 
 
-# The module reader's own first two steps (vm/bytecode/module_file.py, bound here so a rename fails at
-# import): the archive and FlatBuffer header checks (zip framing, minimum size, size prefix within
-# the file, alignment, identifier), then flatcc's verification of the FlatBuffer itself. Both read
-# only the bytes they check, so on a memory map they touch a few pages, not the file.
-_check_framing = mf.check_framing
-_verify_flatbuffer = mf._verify_flatbuffer
-
-
 def load(path: str) -> mf.ModuleFile:
     """Read a module file for `inspect` and `run`. The file is memory-mapped (read-only) and its
     header and FlatBuffer are checked there first, so a large file that is no module is refused
@@ -84,7 +80,8 @@ def load(path: str) -> mf.ModuleFile:
     if not p.is_file():
         raise CliError(f"{path} is not a regular file (a module file is needed)")
     try:
-        return mf.read_module(_read_checked(p))
+        # resolved against the types of the runtime `run` would make (iree-run-module's)
+        return mf.read_module(_read_checked(p), ref_types=run_module_type_names())
     except OSError as e:
         if e.filename is not None:
             raise
@@ -94,17 +91,21 @@ def load(path: str) -> mf.ModuleFile:
 def _read_checked(p: Path) -> bytes:
     with open(p, "rb") as f:
         view = None
-        if os.fstat(f.fileno()).st_size >= mf.MIN_MODULE_BYTES:
+        if os.fstat(f.fileno()).st_size >= MIN_MODULE_BYTES:
             try:
                 view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             except (OSError, ValueError):  # a file that cannot be mapped is read as it is
                 view = None
         if view is not None:
             with view:
+                # The module reader's own first two steps (vm/bytecode/archive.py, flatbuffer.py):
+                # the archive and FlatBuffer header checks, then flatcc's verification of the
+                # FlatBuffer. Both read only the bytes they check, so on a memory map they touch a
+                # few pages, not the file.
                 try:
-                    _, fb, length = _check_framing(view)
-                    _verify_flatbuffer(view, fb, length)
-                except mf.ModuleFileError:
+                    _, fb, length = check_framing(view)
+                    verify_flatbuffer(view, fb, length)
+                except ModuleFileError:
                     raise
                 except Exception:  # noqa: BLE001 - left to the full read, which reports it
                     pass

@@ -43,9 +43,11 @@ from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEF
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
                                         Equality, compare_results, parse_double_flag, parse_equality_mode,
                                         parse_float_flag)
-from ireeabi.tooling.function_io import (DEFAULT_MAX_ELEMENT_COUNT, InputFiles, InputParseError, OutputError,
-                                         StorageInput, format_results, parse_count_flag, parse_inputs,
-                                         write_output)
+from ireeabi.hal.buffer_view_util import DEFAULT_MAX_ELEMENT_COUNT
+from ireeabi.hal.string_util import InputParseError
+from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_results, parse_count_flag,
+                                         parse_inputs, write_output)
+from ireeabi.tooling.numpy_io import OutputError
 
 from .cmd_inspect import load as load_module
 from .errors import CliError

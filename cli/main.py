@@ -48,7 +48,7 @@ def _target_options(p: argparse.ArgumentParser) -> None:
                    help=f"data model (default {DEFAULT_TARGET}; `ireeabi targets` lists them)")
     g.add_argument("--all-targets", "-a", action="store_true", help="every data model side by side")
     p.add_argument("--spans", metavar="N,N", help="element count of each span, e.g. 4,3")
-    p.add_argument("--json", action="store_true", help="machine-readable output (see README)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (see docs/command-line.md)")
 
 
 def _struct_source_options(p: argparse.ArgumentParser, what: str) -> None:

@@ -8,14 +8,13 @@ the whole mapping zeroed, buffer/offset/access/flags filled, SCOPED mappings ret
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Callable, Any
 
 from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm.buffer import BufferOverflowError, field_struct
+from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
+from ireeabi.vm.buffer import BufferOverflowError
 from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import Machine, derived
 from ireeabi.vm.ref import object_release as _object_release
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
@@ -23,45 +22,8 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from .resource import ResourceType
 
-HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
 _PERSISTENT = int(HB.MappingMode.PERSISTENT)
 _SCOPED = int(HB.MappingMode.SCOPED)
-
-
-@derived("hal_buffer")
-class HalBufferLayout:
-    """iree_hal_buffer_mapping_t and the heap buffer's sizes on one data model."""
-
-    def __init__(self, m: Machine) -> None:
-        mapping = m.layout(HB.iree_hal_buffer_mapping_t)
-        self.whole_buffer = HB.iree_hal_whole_buffer(m.target)  # also the device-size mask
-        self.mask = self.whole_buffer
-        self.mapping_size = mapping.size
-        # allowed_access (uint16) and the is_persistent bit share one 32-bit bitfield unit: the mapping
-        # is written and read with that unit as one uint32 (little-endian, as every target).
-        unit_off = mapping.offsetof("impl.is_persistent")
-        access_off = mapping.offsetof("impl.allowed_access")
-        persistent = HB.iree_hal_buffer_mapping_impl_t.layout(m.target).field("is_persistent")
-        assert persistent.size == 4 and persistent.bits == 1
-        assert unit_off <= access_off and access_off + 2 <= unit_off + 4
-        self.access_shift = 8 * (access_off - unit_off)
-        self.persistent_shift = persistent.bit_offset
-        assert self.persistent_shift is not None and not (0xFFFF << self.access_shift) & (1 << self.persistent_shift)
-        # map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
-        self.map_fmt = field_struct(m, [(mapping.offsetof("contents.data"), "W"),
-                                        (mapping.offsetof("contents.data_length"), "W"),
-                                        (mapping.offsetof("buffer"), "W"),
-                                        (mapping.offsetof("impl.byte_offset"), "W"),
-                                        (unit_off, "I")], mapping.size)
-        self.zero_mapping = struct.Struct(f"{mapping.size}x")  # pack_into writes the zeroed mapping
-        # unmap_range reads the buffer and the unit holding is_persistent.
-        self.unmap_fmt = field_struct(m, [(mapping.offsetof("buffer"), "W"), (unit_off, "I")])
-        # iree_hal_heap_buffer_allocate_slab puts the data after the heap buffer's aligned header and
-        # adds the allocation size to it unchecked (160 on LP64: iree-run-module 3.13 measured a size of
-        # -160 as the one whose slab total is 0). Only the status of a wrapping (negative) size
-        # depends on it. iree_allocator_malloc_aligned refuses larger totals.
-        self.slab_header = HB.heap_slab_header_size(m.target)
-        self.slab_limit = self.mask - m.pointer_size - max(HEAP_BUFFER_ALIGNMENT, m.max_align)
 
 
 def calculate_range(ptr: int, max_length: int, offset: int, length: int, mask: int) -> tuple[int, int]:
@@ -111,7 +73,7 @@ class BufferTypes:
 
     def __init__(self, registry: TypeRegistry) -> None:
         self.heap: Heap = registry.heap
-        self._L: HalBufferLayout = self.heap.machine.hal_buffer
+        self._L = self.heap.machine.hal_buffer
         self.resources: ResourceType[HalBuffer] = ResourceType(registry, "hal.buffer", self._destroy)
         self.type = self.resources.type
 

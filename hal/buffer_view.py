@@ -11,63 +11,14 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
-from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm import allocator as _alloc
 from ireeabi.vm.allocator import AllocatorT
-from ireeabi.vm.buffer import field_struct
 from ireeabi.vm.heap import Heap, HeapError
-from ireeabi.vm.machine import Machine, derived
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
 
 from .buffer import BufferTypes
 from .resource import ResourceType
-
-@derived("hal_buffer_view")
-class BufferViewLayout:
-    """iree_hal_buffer_view_t on one data model, and the codecs of the fields the HAL reads."""
-
-    def __init__(self, m: Machine) -> None:
-        view = m.layout(HB.iree_hal_buffer_view_t)
-        self.size = view.size
-        self.dim = m.target.scalar(HB.iree_hal_dim_t.c_type).size
-        assert self.dim == m.pointer_size
-        self.word_code = m.word_code
-        self.mask = m.word_mask
-        # create writes the allocator, then (after retaining the buffer) the fields from `buffer` on;
-        # the ref count last, as adopt sets it once the view is complete. Offsets relative to each
-        # group's first field, packed there, so nothing else is touched.
-        self.allocator_off = view.offsetof("host_allocator")
-        self.allocator_fmt = field_struct(m, [(view.offsetof("host_allocator.self") - self.allocator_off, "W"),
-                                              (view.offsetof("host_allocator.ctl") - self.allocator_off, "W")])
-        self.body_off = view.offsetof("buffer")
-        self.body_fmt = field_struct(m, [(view.offsetof(name) - self.body_off, code) for name, code in
-                                         (("buffer", "W"), ("element_type", "I"), ("encoding_type", "I"),
-                                          ("byte_length", "W"), ("shape_rank", "W"))])
-        assert "x" not in self.allocator_fmt.format and "x" not in self.body_fmt.format
-        assert self.body_off + self.body_fmt.size == self.size  # the header ends with the rank (dims follow)
-        self.buffer_fmt = field_struct(m, [(view.offsetof("buffer"), "W")])
-        self.element_type_fmt = field_struct(m, [(view.offsetof("element_type"), "I")])
-        self.encoding_type_fmt = field_struct(m, [(view.offsetof("encoding_type"), "I")])
-        self.rank_fmt = field_struct(m, [(view.offsetof("shape_rank"), "W")])
-        self.byte_length_fmt = field_struct(m, [(view.offsetof("byte_length"), "W")])
-        # (element_type, encoding_type, shape_rank): what buffer_view.assert reads from the header.
-        self.assert_fmt = field_struct(m, [(view.offsetof("element_type"), "I"),
-                                           (view.offsetof("encoding_type"), "I"),
-                                           (view.offsetof("shape_rank"), "W")])
-        self._dims: dict[int, struct.Struct] = {}
-
-    def dims_fmt(self, rank: int) -> struct.Struct:
-        """`rank` dims in one codec (cached for the ranks views usually have)."""
-        fmt = self._dims.get(rank)
-        if fmt is None:
-            fmt = struct.Struct(f"<{rank}{self.word_code}")
-            if rank <= _MAX_CACHED_RANK:
-                self._dims[rank] = fmt
-        return fmt
-
-
-_MAX_CACHED_RANK = 16
 
 
 @dataclass
@@ -78,7 +29,7 @@ class ViewInfo:
 class BufferViewTypes:
     def __init__(self, registry: TypeRegistry, buffers: BufferTypes) -> None:
         self.heap: Heap = registry.heap
-        self._L: BufferViewLayout = self.heap.machine.hal_buffer_view
+        self._L = self.heap.machine.hal_buffer_view
         self.buffers = buffers
         self.resources: ResourceType[ViewInfo] = ResourceType(registry, "hal.buffer_view", self._destroy)
         self.type = self.resources.type

@@ -14,7 +14,9 @@ from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
 from ireeabi.vm.status import StatusCode, StatusError
 
-from .buffer import HEAP_BUFFER_ALIGNMENT, BufferTypes
+from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
+
+from .buffer import BufferTypes
 from .device import compatible_params
 from .flag_names import format_bitfield
 from .resource import ResourceType

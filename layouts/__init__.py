@@ -7,6 +7,10 @@ from their cconv fragment on demand; `names()` lists the catalog, `all_structs()
 the full HAL's dispatch shims) each hold a STRUCTS list; `hal_module` has the full `hal` module's
 exports; `modules` declares native modules and their export tables, `module_sources` loads them from
 `--native-module` specs; `fixtures` builds and verifies the golden packed-buffer fixtures.
+
+Beside a struct sits its view on one data model where the runtime reads it (`RefLayout`,
+`VmBufferLayout`, `DispatchLayout`, ...: offsets and codecs), built from a `data_model.DataModel`;
+the runtime's `vm.machine.Machine` builds each once per data model.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buff
            "hal_loader", "hal_module_dispatch"]
 
 __all__ = ["get", "names", "all_structs", "module_of", "UnknownNameError", "MODULES", *MODULES,
-           "hal_module", "modules", "module_sources", "fixtures"]
+           "hal_module", "modules", "module_sources", "fixtures", "data_model"]
 
 _ABI_STRUCT = re.compile(r"^iree_vm_abi_([iIfFrCDv]+)_t$")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ireeabi.abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
 from ireeabi.abi.targets import Target, get as _get_target
+from .data_model import DataModel
 
 iree_host_size_t = Scalar("size_t", "iree_host_size_t")
 iree_device_size_t = Scalar("size_t", "iree_device_size_t")  # default config: pointer width
@@ -48,3 +49,25 @@ def iree_sizeof_struct(decl: Struct, target: "Target | str") -> int:
 
 STRUCTS = [iree_byte_span_t, iree_const_byte_span_t, iree_string_view_t, iree_allocator_t,
            iree_allocator_alloc_params_t]
+
+
+class AllocatorLayout:
+    """iree_allocator_t and iree_allocator_alloc_params_t on one data model, and the sizes the
+    allocation API derives from them."""
+
+    def __init__(self, m: DataModel) -> None:
+        alloc = m.layout(iree_allocator_t)
+        params = m.layout(iree_allocator_alloc_params_t)
+        self.size = alloc.size
+        self.self_off = alloc.field("self").offset
+        self.ctl_off = alloc.field("ctl").offset
+        self.byte_length_off = params.field("byte_length").offset
+        self.pointer_size = p = m.pointer_size
+        self.max_align = m.max_align  # iree_max_align_t
+        self.word_mask = m.word_mask
+        self.word = m.word
+        # One scratch frame per call, as the caller's C stack frame holds both: the params struct at
+        # its start, then the pointer-aligned inout slot (the frame is MALLOC_ALIGNMENT-aligned).
+        self.slot_off = (params.size + p - 1) & -p
+        self.frame_size = self.slot_off + p
+        self.slot_mask = ~(p - 1)  # base_slot rounds down to pointer alignment

@@ -8,9 +8,11 @@ constants / IntEnums with the C spelling of their values in the docs.
 """
 from __future__ import annotations
 
+import struct
 import enum
 
 from ireeabi.abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct
+from .data_model import DataModel
 
 # --------------------------------------------------------------------------------------------------
 # Versioning, features, sanitizers
@@ -264,3 +266,35 @@ STRUCTS = [
     iree_hal_executable_dispatch_state_v0_t,
     iree_hal_executable_workgroup_state_v0_t,
 ]
+
+
+class DispatchLayout:
+    """dispatch_state_v0 and workgroup_state_v0 on one data model, and the codecs that fill them."""
+
+    def __init__(self, m: DataModel) -> None:
+        ds = m.layout(iree_hal_executable_dispatch_state_v0_t)
+        wg = m.layout(iree_hal_executable_workgroup_state_v0_t)
+        self.size, self.align = ds.size, ds.align
+        self.word_size, self.word_code = m.pointer_size, m.word_code
+        # The counts part (sizes, counts, constant/binding counts, max_concurrency) is contiguous at
+        # the start: rewritten per dispatch with one pack (constant_count, max_concurrency and
+        # binding_count get the values they already hold, so the bytes are those of field stores).
+        names = ("workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count",
+                 "workgroup_count_x", "workgroup_count_y", "workgroup_count_z", "max_concurrency",
+                 "binding_count")
+        fields = [ds.field(n) for n in names]
+        assert fields[0].offset == 0 and all(a.offset + a.size == b.offset for a, b in zip(fields, fields[1:]))
+        self.counts_fmt = struct.Struct("<" + "".join({4: "I", 2: "H", 1: "B"}[f.size] for f in fields))
+        assert self.counts_fmt.size == ds.offsetof("constants")
+        # The three array pointers, one word each, right after the counts.
+        self.arrays_off = ds.offsetof("constants")
+        self.arrays_fmt = m.field_struct([(ds.offsetof(n) - self.arrays_off, "W")
+                                           for n in ("constants", "binding_ptrs", "binding_lengths")])
+        self.wg_size = wg.size
+        self.wg_align = max(64, wg.align)  # IREE keeps it 64-byte aligned on its stack
+        self.wg_ids = tuple(wg.field(f"workgroup_id_{a}").offset for a in "xyz")
+        self.wg_processor_off = wg.field("processor_id").offset
+
+    def block_size(self, constant_count: int, binding_count: int) -> int:
+        """dispatch_state_v0 followed by its constants (uint32), binding pointers and lengths (words)."""
+        return self.size + 4 * max(constant_count, 1) + 2 * self.word_size * max(binding_count, 1) + self.word_size

@@ -11,6 +11,7 @@ one block of `sizeof(header) + rank * sizeof(iree_hal_dim_t)` bytes with the dim
 """
 from __future__ import annotations
 
+import struct
 import enum
 from typing import NamedTuple
 
@@ -20,6 +21,7 @@ from ireeabi.abi.targets import Target, get as _get_target
 
 from .base import iree_allocator_t, iree_byte_span_t, iree_device_size_t, iree_host_size_t
 from .ref import iree_atomic_ref_count_t
+from .data_model import DataModel
 
 
 class ElementTypeError(IreeAbiError):
@@ -384,3 +386,87 @@ def buffer_view_allocation_size(target: "Target | str", rank: int) -> int:
 
 STRUCTS = [iree_hal_buffer_mapping_impl_t, iree_hal_buffer_mapping_t, iree_hal_heap_buffer_t,
            iree_hal_buffer_view_t]
+
+
+HEAP_BUFFER_ALIGNMENT = 64  # IREE_HAL_HEAP_BUFFER_ALIGNMENT: heap buffers are at least this aligned
+
+
+class HalBufferLayout:
+    """iree_hal_buffer_mapping_t and the heap buffer's sizes on one data model."""
+
+    def __init__(self, m: DataModel) -> None:
+        mapping = m.layout(iree_hal_buffer_mapping_t)
+        self.whole_buffer = iree_hal_whole_buffer(m.target)  # also the device-size mask
+        self.mask = self.whole_buffer
+        self.mapping_size = mapping.size
+        # allowed_access (uint16) and the is_persistent bit share one 32-bit bitfield unit: the mapping
+        # is written and read with that unit as one uint32 (little-endian, as every target).
+        unit_off = mapping.offsetof("impl.is_persistent")
+        access_off = mapping.offsetof("impl.allowed_access")
+        persistent = iree_hal_buffer_mapping_impl_t.layout(m.target).field("is_persistent")
+        assert persistent.size == 4 and persistent.bits == 1
+        assert unit_off <= access_off and access_off + 2 <= unit_off + 4
+        self.access_shift = 8 * (access_off - unit_off)
+        self.persistent_shift = persistent.bit_offset
+        assert self.persistent_shift is not None and not (0xFFFF << self.access_shift) & (1 << self.persistent_shift)
+        # map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
+        self.map_fmt = m.field_struct([(mapping.offsetof("contents.data"), "W"),
+                                        (mapping.offsetof("contents.data_length"), "W"),
+                                        (mapping.offsetof("buffer"), "W"),
+                                        (mapping.offsetof("impl.byte_offset"), "W"),
+                                        (unit_off, "I")], mapping.size)
+        self.zero_mapping = struct.Struct(f"{mapping.size}x")  # pack_into writes the zeroed mapping
+        # unmap_range reads the buffer and the unit holding is_persistent.
+        self.unmap_fmt = m.field_struct([(mapping.offsetof("buffer"), "W"), (unit_off, "I")])
+        # iree_hal_heap_buffer_allocate_slab puts the data after the heap buffer's aligned header and
+        # adds the allocation size to it unchecked (160 on LP64: iree-run-module 3.13 measured a size of
+        # -160 as the one whose slab total is 0). Only the status of a wrapping (negative) size
+        # depends on it. iree_allocator_malloc_aligned refuses larger totals.
+        self.slab_header = heap_slab_header_size(m.target)
+        self.slab_limit = self.mask - m.pointer_size - max(HEAP_BUFFER_ALIGNMENT, m.max_align)
+
+
+_MAX_CACHED_RANK = 16
+
+
+class BufferViewLayout:
+    """iree_hal_buffer_view_t on one data model, and the codecs of the fields the HAL reads."""
+
+    def __init__(self, m: DataModel) -> None:
+        view = m.layout(iree_hal_buffer_view_t)
+        self.size = view.size
+        self.dim = m.target.scalar(iree_hal_dim_t.c_type).size
+        assert self.dim == m.pointer_size
+        self.word_code = m.word_code
+        self.mask = m.word_mask
+        # create writes the allocator, then (after retaining the buffer) the fields from `buffer` on;
+        # the ref count last, as adopt sets it once the view is complete. Offsets relative to each
+        # group's first field, packed there, so nothing else is touched.
+        self.allocator_off = view.offsetof("host_allocator")
+        self.allocator_fmt = m.field_struct([(view.offsetof("host_allocator.self") - self.allocator_off, "W"),
+                                              (view.offsetof("host_allocator.ctl") - self.allocator_off, "W")])
+        self.body_off = view.offsetof("buffer")
+        self.body_fmt = m.field_struct([(view.offsetof(name) - self.body_off, code) for name, code in
+                                         (("buffer", "W"), ("element_type", "I"), ("encoding_type", "I"),
+                                          ("byte_length", "W"), ("shape_rank", "W"))])
+        assert "x" not in self.allocator_fmt.format and "x" not in self.body_fmt.format
+        assert self.body_off + self.body_fmt.size == self.size  # the header ends with the rank (dims follow)
+        self.buffer_fmt = m.field_struct([(view.offsetof("buffer"), "W")])
+        self.element_type_fmt = m.field_struct([(view.offsetof("element_type"), "I")])
+        self.encoding_type_fmt = m.field_struct([(view.offsetof("encoding_type"), "I")])
+        self.rank_fmt = m.field_struct([(view.offsetof("shape_rank"), "W")])
+        self.byte_length_fmt = m.field_struct([(view.offsetof("byte_length"), "W")])
+        # (element_type, encoding_type, shape_rank): what buffer_view.assert reads from the header.
+        self.assert_fmt = m.field_struct([(view.offsetof("element_type"), "I"),
+                                           (view.offsetof("encoding_type"), "I"),
+                                           (view.offsetof("shape_rank"), "W")])
+        self._dims: dict[int, struct.Struct] = {}
+
+    def dims_fmt(self, rank: int) -> struct.Struct:
+        """`rank` dims in one codec (cached for the ranks views usually have)."""
+        fmt = self._dims.get(rank)
+        if fmt is None:
+            fmt = struct.Struct(f"<{rank}{self.word_code}")
+            if rank <= _MAX_CACHED_RANK:
+                self._dims[rank] = fmt
+        return fmt

@@ -13,6 +13,7 @@ from ireeabi.abi.layout import Field, Pointer, Struct
 from .base import iree_allocator_t
 from .buffer import iree_vm_buffer_t
 from .hal_buffer import iree_hal_buffer_mapping_t
+from .data_model import DataModel
 
 
 class ModuleExport(NamedTuple):
@@ -76,3 +77,24 @@ def export(name: str) -> ModuleExport:
 
 
 STRUCTS = [iree_hal_inline_storage_buffer_t]
+
+
+class StorageWrapperLayout:
+    """iree_hal_inline_storage_buffer_t on one data model."""
+
+    def __init__(self, m: DataModel) -> None:
+        wrapper = m.layout(iree_hal_inline_storage_buffer_t)
+        self.size = wrapper.size
+        self.mapping_off = wrapper.field("mapping").offset
+        self.vm_buffer_off = wrapper.field("vm_buffer").offset
+        self.hal_buffer_off = wrapper.offsetof("hal_buffer")
+        # The fixed wrapper records its host allocator (written in one pack at the allocator).
+        self.allocator_off = wrapper.offsetof("host_allocator")
+        self.allocator_fmt = m.field_struct([(wrapper.offsetof("host_allocator.self") - self.allocator_off, "W"),
+                                              (wrapper.offsetof("host_allocator.ctl") - self.allocator_off, "W")])
+        assert "x" not in self.allocator_fmt.format  # so the pack writes nothing else
+        self.word = m.word
+        # host_allocator {self, ctl} and hal_buffer, read together when the wrapper is torn down.
+        self.teardown_fmt = m.field_struct([(wrapper.offsetof("host_allocator.self"), "W"),
+                                             (wrapper.offsetof("host_allocator.ctl"), "W"),
+                                             (self.hal_buffer_off, "W")])

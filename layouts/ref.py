@@ -1,10 +1,12 @@
 """runtime/src/iree/vm/ref.h: refs, ref objects and ref type descriptors."""
 from __future__ import annotations
 
+import struct
 from ireeabi.abi.cconv import IREE_VM_REF_T
 from ireeabi.abi.layout import REST_OF_UNIT, Field, FunctionPointer, Scalar, Struct
 
 from .base import iree_string_view_t
+from .data_model import DataModel
 
 iree_vm_ref_t = IREE_VM_REF_T  # declared once in abi.cconv, which lays out ref arguments
 
@@ -37,3 +39,25 @@ iree_vm_ref_type_descriptor_t = Struct("iree_vm_ref_type_descriptor_t", [
 ])
 
 STRUCTS = [iree_vm_ref_t, iree_vm_ref_object_t, iree_vm_ref_type_descriptor_t]
+
+
+class RefLayout:
+    """iree_vm_ref_t and iree_vm_ref_type_descriptor_t on one data model."""
+
+    def __init__(self, m: DataModel) -> None:
+        ref = m.layout(iree_vm_ref_t)
+        desc = m.layout(iree_vm_ref_type_descriptor_t)
+        self.size = ref.size
+        ptr_off, type_off, p = ref.field("ptr").offset, ref.field("type").offset, m.pointer_size
+        # {ptr, type} as one struct: two pointer words at their offsets, padding as 'x'.
+        w = m.word_code
+        self.fmt = struct.Struct(f"<{ptr_off}x{w}{type_off - ptr_off - p}x{w}{ref.size - type_off - p}x")
+        assert self.fmt.size == ref.size
+        self.descriptor_size = desc.size
+        self.descriptor_align = max((1 << REF_TYPE_TAG_BITS), desc.align)
+        self.destroy_off = desc.field("destroy").offset
+        self.name_data_off = desc.offsetof("type_name.data")
+        self.name_size_off = desc.offsetof("type_name.size")
+        self.type_any = ref_type_any(p)  # IREE_VM_REF_TYPE_ANY at the target's pointer width
+        self.descriptor_mask = ~REF_TYPE_TAG_MASK & m.word_mask
+        self.word = m.word

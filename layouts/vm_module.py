@@ -8,6 +8,7 @@ ireeabi relies on, the rest is declared so that sizeof is real).
 from __future__ import annotations
 
 from ireeabi.abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
+from .data_model import DataModel
 
 _FNS = ["name", "signature", "enumerate_dependencies", "get_module_attr", "lookup_function", "get_function",
         "get_function_attr", "resolve_source_location", "alloc_state", "free_state", "fork_state",
@@ -21,3 +22,17 @@ iree_vm_module_t = Struct("iree_vm_module_t", [
 ])
 
 STRUCTS = [iree_vm_module_t]
+
+
+class ModuleHeadLayout:
+    """The head of iree_vm_module_t on one data model."""
+
+    def __init__(self, m: DataModel) -> None:
+        head = m.layout(iree_vm_module_t)
+        self.size = head.size
+        self.self_off = head.field("self").offset
+        self.count_off = head.field("ref_count").offset
+        self.destroy_off = head.field("destroy").offset
+        p = m.pointer_size
+        self.used = max(self.self_off + p, self.count_off + 4, self.destroy_off + p)  # what release reads
+        self.word = m.word

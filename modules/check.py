@@ -27,12 +27,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ireeabi.hal.buffer_view_util import format_buffer_view
 from ireeabi.hal.element_types import dtype_of
+from ireeabi.hal.string_util import format_elements, widen_float_bits
 from ireeabi.modules.hal.module_api import BufferViewInfo, ModuleApi
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.tooling.function_io import format_buffer_view, format_elements, widen_float_bits
 from ireeabi.vm.module import Export
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext

@@ -328,7 +328,8 @@ def bf16_bits(x: np.ndarray) -> np.ndarray:
 
 def bf16(x: np.ndarray) -> np.ndarray:
     """bf16 values as ireeabi holds them: uint16 bits tagged with the bf16 element type."""
-    from ireeabi.tooling.function_io import dtype_of, parse_element_type
+    from ireeabi.hal.element_types import dtype_of
+    from ireeabi.hal.string_util import parse_element_type
     return bf16_bits(x).view(dtype_of(parse_element_type("bf16")))
 
 

@@ -10,10 +10,11 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.hal_buffer import ElementType, iree_hal_element_bit_count
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ireeabi.hal.buffer_view_util import format_buffer_view
 from ireeabi.hal.element_types import element_type_of
+from ireeabi.hal.string_util import c_atof, format_elements
 
-from .function_io import (ListResult, OpaqueResult, StorageInput, Value, c_atof, format_buffer_view,
-                          format_elements)
+from .function_io import ListResult, OpaqueResult, StorageInput, Value
 
 _F32 = np.float32
 DEFAULT_F16_ATOL = float(_F32(0.001))  # float flags: the threshold is held as a C float

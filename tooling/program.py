@@ -50,11 +50,12 @@ import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.targets import Target
-from ireeabi.modules.hal.runtime import HalRuntime
+from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
 from ireeabi.layouts import module_sources, modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.heap import Heap, LeakError, leak_report
+from ireeabi.vm.allocation import leak_report
+from ireeabi.vm.heap import Heap, LeakError
 from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
 from ireeabi.vm.bytecode.errors import ArgumentError, ContextClosedError
 from ireeabi.vm.bytecode.import_resolvers import NativeImports
@@ -97,7 +98,10 @@ class Program:
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None) -> None:
-        self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        # Read before the runtime exists (the module says which one it needs): its types resolve
+        # against those of iree-run-module's instance.
+        self.module = module if isinstance(module, ModuleFile) else \
+            read_module(module, ref_types=run_module_type_names())
         # iree-compile's default execution model imports the full `hal` module: served by the
         # runtime's local-sync device unless a `hal` module of one's own is given.
         full_hal = execution_model.needs_full_hal(self.module, [d.name for d in modules])

@@ -2,6 +2,7 @@
 
 - `machine`: the data model a runtime runs on (`machine.machine("riscv32")`);
 - `address_space`, `heap`: emulated address spaces and the tracked heap (`heap.tracked_heap`);
+  `allocation`, `checked_access`: a heap block's record with its stacks, the heap's accessors;
 - `allocator`, `callbacks`, `status`: iree_allocator_t, function pointers backed by Python, statuses;
 - `ref`, `module_ref`, `buffer`: iree_vm_ref_t and its types, module heads, iree_vm_buffer_t;
 - `call`, `shims`, `module`: argument/result buffers as the VM fills them, the shims that read
@@ -14,6 +15,7 @@
 `ireeabi.vm.testing` holds pytest fixtures (it imports pytest, so it is not part of `*`).
 """
 
-__all__ = ["machine", "address_space", "heap", "allocator", "callbacks", "status", "ref",
-           "module_ref", "buffer", "call", "shims", "shim_code", "module", "imports", "bytecode",
+__all__ = ["machine", "address_space", "heap", "allocation", "checked_access", "allocator",
+           "callbacks", "status", "ref", "module_ref", "buffer", "call", "shims", "shim_code", "module",
+           "imports", "bytecode",
            "reference_path"]

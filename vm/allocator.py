@@ -27,10 +27,10 @@ import weakref
 from typing import Callable, NamedTuple
 
 from ..layouts import base as _base
-from . import callbacks, status
+from ..layouts.base import AllocatorLayout
+from . import callbacks
 from .heap import Heap, HeapError
-from .machine import Machine, derived
-from .status import StatusCode, StatusError
+from .status import Status, StatusCode, StatusError
 
 
 class Command(enum.IntEnum):
@@ -40,29 +40,6 @@ class Command(enum.IntEnum):
     CALLOC = _base.ALLOCATOR_COMMAND_CALLOC
     REALLOC = _base.ALLOCATOR_COMMAND_REALLOC
     FREE = _base.ALLOCATOR_COMMAND_FREE
-
-
-@derived("allocator")
-class AllocatorLayout:
-    """iree_allocator_t and iree_allocator_alloc_params_t on one data model, and the sizes the
-    allocation API derives from them."""
-
-    def __init__(self, m: Machine) -> None:
-        alloc = m.layout(_base.iree_allocator_t)
-        params = m.layout(_base.iree_allocator_alloc_params_t)
-        self.size = alloc.size
-        self.self_off = alloc.field("self").offset
-        self.ctl_off = alloc.field("ctl").offset
-        self.byte_length_off = params.field("byte_length").offset
-        self.pointer_size = p = m.pointer_size
-        self.max_align = m.max_align  # iree_max_align_t
-        self.word_mask = m.word_mask
-        self.word = m.word
-        # One scratch frame per call, as the caller's C stack frame holds both: the params struct at
-        # its start, then the pointer-aligned inout slot (the frame is MALLOC_ALIGNMENT-aligned).
-        self.slot_off = (params.size + p - 1) & -p
-        self.frame_size = self.slot_off + p
-        self.slot_mask = ~(p - 1)  # base_slot rounds down to pointer alignment
 
 
 class AllocatorT(NamedTuple):
@@ -125,6 +102,7 @@ def make_ctl(heap: Heap, body: CtlBody, *, name: str = "") -> int:
     re-raised in the Python code that called through the pointer.
     """
     park = callbacks.park
+    to_pointer = heap.statuses.to_pointer  # the heap's table: its caller takes the status there
 
     # Registered as is (callbacks.make_raw): the status conversion and the parking that
     # callbacks.make would wrap around it, in one frame (every FREE of a storage buffer runs it).
@@ -133,11 +111,11 @@ def make_ctl(heap: Heap, body: CtlBody, *, name: str = "") -> int:
             try:
                 body(self or 0, command, params or 0, inout or 0)
             except StatusError as e:
-                return status.to_pointer(e.status)
+                return to_pointer(e.status)
             return None
         except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
             park(e)
-            return _ctl_error(e)
+            return to_pointer(_ctl_error(e))
 
     return heap.functions.make_raw(callbacks.CTL_FN, ctl, name=name or getattr(body, "__name__", "ctl"))
 
@@ -147,11 +125,6 @@ def read_byte_length(heap: Heap, params: int) -> int:
     return heap.read_word(params + heap.machine.allocator.byte_length_off)
 
 
-# token -> weak reference to its heap (a plain dict of weakrefs: cheaper to query than a
-# WeakValueDictionary on every ctl call; the weakref's callback drops the entry, as that would).
-_heaps: "dict[int, weakref.ref[Heap]]" = {}
-# heap -> its allocator value {token, ctl}, made once.
-_allocators: "weakref.WeakKeyDictionary[Heap, AllocatorT]" = weakref.WeakKeyDictionary()
 _MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC),
                                      int(Command.FREE))
 _ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
@@ -160,41 +133,53 @@ _ALLOCATING = frozenset({_MALLOC, _CALLOC, _REALLOC})
 _EXHAUSTED = StatusCode.RESOURCE_EXHAUSTED
 
 
-def _libc_failure(e: StatusError) -> status.Status:
+def _libc_failure(e: StatusError) -> Status:
     """allocator_libc.c's status for a failed malloc/calloc/realloc, with the heap's own account
     of why appended as an annotation (the message stays IREE's)."""
-    return status.Status(_EXHAUSTED, "libc allocator failed the request", (e.message,) + e.annotations)
+    return Status(_EXHAUSTED, "libc allocator failed the request", (e.message,) + e.annotations)
 
 
-def _heap_ctl_entry(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
-    """The C-callable heap ctl: what `make_ctl(body)` would build, with the body inlined (it runs
-    on every allocation and free). Registered as is, so it parks what callbacks.make would."""
-    try:
+# iree_allocator_t.self of every heap's libc allocator: a word naming the allocator to the ctl it
+# is passed to (that ctl belongs to one heap, so the word need not tell heaps apart, and target
+# memory does not depend on what other heaps the process holds).
+HEAP_ALLOCATOR_SELF = 16
+
+
+def _heap_ctl(heap: Heap) -> "Callable[[int | None, int, int | None, int | None], int | None]":
+    """The C-callable libc ctl of `heap` (held weakly: the heap's table holds the function): what
+    `make_ctl(body)` would build, with the body inlined (it runs on every allocation and free).
+    Registered as is, so it parks what callbacks.make would."""
+    heap_ref = weakref.ref(heap)
+    to_pointer = heap.statuses.to_pointer
+    park = callbacks.park
+
+    def heap_ctl(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
         try:
-            self = self or 0
-            ref = _heaps.get(self)
-            heap = ref() if ref is not None else None
-            if heap is None or heap.closed:
-                raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
-            inout = inout or 0
-            if command == _FREE:
-                ptr = heap.read_word(inout)
-                if ptr:
-                    heap.free(ptr)
-                    heap.write_word(inout, 0)
-            elif command in _ALLOCATING:
-                byte_length = heap.read_word((params or 0) + heap.machine.allocator.byte_length_off)
-                heap.write_word(inout, _heap_allocate(heap, command, byte_length, heap.read_word(inout)))
-            else:
-                raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
-        except StatusError as e:
-            if e.code is _EXHAUSTED:  # only the heap's limit raises it: libc's NULL from malloc
-                return status.to_pointer(_libc_failure(e))
-            return status.to_pointer(e.status)
-        return None
-    except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
-        callbacks.park(e)
-        return _ctl_error(e)
+            try:
+                self = self or 0
+                heap = heap_ref()
+                if heap is None or heap.closed or self != HEAP_ALLOCATOR_SELF:
+                    raise StatusError(StatusCode.FAILED_PRECONDITION, f"heap allocator 0x{self:x} is gone")
+                inout = inout or 0
+                if command == _FREE:
+                    ptr = heap.read_word(inout)
+                    if ptr:
+                        heap.free(ptr)
+                        heap.write_word(inout, 0)
+                elif command in _ALLOCATING:
+                    byte_length = heap.read_word((params or 0) + heap.machine.allocator.byte_length_off)
+                    heap.write_word(inout, _heap_allocate(heap, command, byte_length, heap.read_word(inout)))
+                else:
+                    raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
+            except StatusError as e:
+                if e.code is _EXHAUSTED:  # only the heap's limit raises it: libc's NULL from malloc
+                    return to_pointer(_libc_failure(e))
+                return to_pointer(e.status)
+            return None
+        except BaseException as e:  # noqa: BLE001 - nothing may unwind through C
+            park(e)
+            return to_pointer(_ctl_error(e))
+    return heap_ctl
 
 
 def _heap_allocate(heap: Heap, command: int, byte_length: int, existing: int) -> int:
@@ -207,37 +192,18 @@ def _heap_allocate(heap: Heap, command: int, byte_length: int, existing: int) ->
     return heap.malloc(byte_length, zero=command == _CALLOC)
 
 
-def _ctl_error(exc: BaseException) -> int:
-    return status.to_pointer(status.Status(StatusCode.INTERNAL, f"ctl raised {exc!r}"))
-
-
-def _free_token() -> int:
-    """The lowest token no open heap holds. Tokens are written into target memory (every
-    iree_allocator_t.self), so they depend only on the heaps alive now, never on how many
-    programs the process ran before: the same program leaves the same bytes."""
-    token = 16
-    while True:
-        ref = _heaps.get(token)
-        heap = ref() if ref is not None else None
-        if heap is None or heap.closed:
-            return token
-        token += 16
-
-
-def _drop_token(token: int, ref: "weakref.ref[Heap]") -> None:
-    if _heaps.get(token) is ref:  # the token may already name a newer heap
-        del _heaps[token]
+def _ctl_error(exc: BaseException) -> Status:
+    """The status a ctl returns for an exception it parked (the caller re-raises the exception)."""
+    return Status(StatusCode.INTERNAL, f"ctl raised {exc!r}")
 
 
 def heap_allocator(heap: Heap) -> AllocatorT:
-    """The libc-style allocator over `heap` (self is an opaque token naming the heap; ctl one
-    function per address space: the same C function for every host heap)."""
-    a = _allocators.get(heap)
+    """The libc-style allocator over `heap`: self is HEAP_ALLOCATOR_SELF, ctl the heap's own
+    function (registered once in the heap's function table, which keeps it; it knows its heap)."""
+    a = heap.allocator_value
     if a is None:
-        token = _free_token()
-        _heaps[token] = weakref.ref(heap, lambda ref, token=token: _drop_token(token, ref))
-        a = _allocators[heap] = AllocatorT(token, heap.functions.shared("heap_ctl", callbacks.CTL_FN,
-                                                                          _heap_ctl_entry))
+        a = heap.allocator_value = AllocatorT(HEAP_ALLOCATOR_SELF, heap.functions.shared(
+            "heap_ctl", callbacks.CTL_FN, _heap_ctl(heap)))
         if not heap.reference:
             heap.direct_allocator = a
     return a
@@ -258,22 +224,17 @@ _CTL_WHAT = "iree_allocator_t.ctl"
 _PARKED = callbacks.PARKED
 
 
-def _ignore(result: int | None) -> None:
-    if result:
-        status.ignore(result)
-
-
 def _call_ctl(heap: Heap, ctl: int, self: int, command: int, params: int, slot: int) -> int | None:
     """ctl(self, command, params, slot) through the function pointer, as the heap's address space
     resolves it; an exception a Python ctl parked is re-raised here (its status, if any, consumed
-    first)."""
+    first, from the heap's table)."""
     functions = heap.functions
     r = functions.find(ctl)
     if r is None or r.prototype is not _CTL_FN:
         r = functions.lookup(ctl, _CTL_FN, _CTL_WHAT)  # raises
     result = r.pointer(self or None, command, params or None, slot)
     if _PARKED.errors:
-        callbacks.reraise_parked(result, _ignore)
+        callbacks.reraise_parked(result, heap.statuses.ignore)
     return result
 
 
@@ -301,7 +262,7 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
             heap.write_word(slot, inout_value)
         result = _call_ctl(heap, ctl, allocator.self, command, frame, slot)
         if result:
-            status.check(result)
+            heap.statuses.check(result)
         return heap.read_word(slot)
     finally:
         heap.scratch_pop(frame)
@@ -358,7 +319,7 @@ def free_with(heap: Heap, self: int, ctl: int, ptr: int) -> None:
         heap.write_word(slot, ptr)
         result = _call_ctl(heap, ctl, self, _FREE, 0, slot)
         if result:
-            status.ignore(result)
+            heap.statuses.ignore(result)
     finally:
         heap.scratch_pop(slot)
 
@@ -482,3 +443,9 @@ def free_aligned(heap: Heap, allocator: "AllocatorT | int", ptr: int) -> None:
         heap.forget_aligned(ptr)
         if base:  # iree_allocator_free's own tests, inlined
             free_with(heap, allocator.self, ctl, base)
+
+
+__all__ = ["Command", "AllocatorT", "allocator_null", "layout", "read", "write", "CtlBody",
+           "make_ctl", "read_byte_length", "HEAP_ALLOCATOR_SELF", "heap_allocator", "malloc",
+           "malloc_uninitialized", "realloc", "clone", "free", "free_with", "aligned_pointer", "base_slot",
+           "malloc_aligned", "realloc_aligned", "free_aligned"]

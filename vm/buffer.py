@@ -27,78 +27,24 @@ from __future__ import annotations
 
 import struct
 
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 from ..abi.errors import IreeAbiError
-from ..layouts import base as _base
 from ..layouts import buffer as _buffer
 from . import allocator as _alloc
 from . import module_ref
 from . import ref as _ref
 from .allocator import AllocatorT
 from .heap import Heap, HeapError
-from .machine import Machine, derived
 from .ref import Ref, TypeRegistry
 from .status import StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
 
 
-def field_struct(m: Machine, items: Iterable[tuple[int, str]], size: int | None = None) -> struct.Struct:
-    """A little-endian `struct.Struct` over fields at the given byte offsets ((offset, code) pairs, in
-    any order; code "W" is one pointer-sized word of `m`'s data model), the gaps as 'x' padding, padded to `size` if given: one
-    unpack_from / pack_into for several fields of a struct laid out by the catalog. Offsets count
-    from where it is applied, and a pack zeroes every gap byte (from offset 0): to write some fields
-    only, give offsets relative to the first one and pack there."""
-    fmt, at = "<", 0
-    for offset, code in sorted(items):
-        code = m.word_code if code == "W" else code
-        if offset < at:
-            raise ValueError(f"field at {offset} overlaps the previous one (ends at {at})")
-        fmt += f"{offset - at}x{code}" if offset > at else code
-        at = offset + struct.calcsize("<" + code)
-    if size is not None:
-        if size < at:
-            raise ValueError(f"fields end at {at}, past the struct's {size} bytes")
-        fmt += f"{size - at}x" if size > at else ""
-    return struct.Struct(fmt)
-
-
 LEGACY_DESTROY = False  # pre-#24827 destroy rule for types registered with legacy=None
-
-
-@derived("vm_buffer")
-class VmBufferLayout:
-    """iree_vm_buffer_t on one data model, and the codecs of the buffer API's hot paths."""
-
-    def __init__(self, m: Machine) -> None:
-        buf = m.layout(_buffer.iree_vm_buffer_t)
-        alloc = m.allocator
-        self.size = buf.size
-        self.counter_off = buf.offsetof("ref_object.counter")
-        self.access_off = buf.field("access").offset
-        self.data_off = buf.offsetof("data.data")
-        self.length_off = buf.offsetof("data.data_length")
-        # data pointer and length read together (iree_byte_span_t: adjacent words) when mapping.
-        self.span_fmt = struct.Struct("<" + m.word_code * 2)
-        assert self.length_off == self.data_off + m.pointer_size
-        self.allocator_off = buf.field("allocator").offset
-        self.module_off = buf.field("storage_module").offset
-        self.prefix_size = _base.iree_sizeof_struct(_buffer.iree_vm_buffer_t, m.target)
-        self.mask = m.word_mask
-        self.alloc_self_off = self.allocator_off + alloc.self_off
-        self.alloc_ctl_off = self.allocator_off + alloc.ctl_off
-        # The whole handle in one pack (initialize writes every field; the layout has no gaps).
-        self.handle_fmt = field_struct(m, [
-            (self.counter_off, "i"), (self.access_off, "I"), (self.data_off, "W"), (self.length_off, "W"),
-            (self.alloc_self_off, "W"), (self.alloc_ctl_off, "W"), (self.module_off, "W")])
-        assert self.handle_fmt.size == self.size and "x" not in self.handle_fmt.format
-        # What destroy reads: access, allocator {self, ctl}, storage module.
-        self.destroy_fmt = field_struct(m, [(self.access_off, "I"), (self.alloc_self_off, "W"),
-                                            (self.alloc_ctl_off, "W"), (self.module_off, "W")])
-        self.word = m.word
 
 
 _free_with = _alloc.free_with
@@ -158,7 +104,7 @@ class BufferType:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
-        self._L: VmBufferLayout = self.heap.machine.vm_buffer
+        self._L = self.heap.machine.vm_buffer
         self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
         self.type = self.ref_type.type
 

@@ -4,8 +4,10 @@ IREE calls allocators and ref destructors through function pointers stored in st
 heap has a `FunctionTable` that turns a Python function into such a pointer (`make`, `make_raw`)
 and calls through a pointer it is given (`call`), so a pointer written by any code is honoured:
 
-- on the host target (`HostFunctions`) the pointers are real: a ctypes callback (kept alive in a
-  process-wide registry) whose address C code can call as well, and `call` goes through C;
+- on the host target (`HostFunctions`) the pointers are real: a ctypes callback (kept alive by the
+  heap's table) whose address C code can call as well; a Python caller calls the Python function
+  directly, or through C when the table was made for the reference path (`reference`, which the
+  heap reads once, at its creation);
 - on any other target (`HandleFunctions`) C cannot call into target memory, so a pointer is a
   handle in the address space's code range (below every allocation), and `call` dispatches it to
   the Python function in the table of that address space.
@@ -27,7 +29,6 @@ from typing import Any, Callable
 
 from ..abi.errors import IreeAbiError
 from ..abi.generated import define
-from .reference_path import reference_forced
 
 # iree_status_t (*)(void* self, iree_allocator_command_t command, const void* params, void** inout_ptr)
 CTL_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
@@ -112,14 +113,16 @@ def _parking(fn: Callable[..., Any], on_error: Any) -> Callable[..., Any]:
 
 class FunctionTable:
     """The function pointers of one address space (see the module docstring). `find(address)` is
-    the Registered at `address` or None (a dict lookup, for the hot callers)."""
+    the Registered at `address` or None (a dict lookup, for the hot callers). `reference`: Python
+    callers go through C where the table can (a host table), as the reference path does."""
 
     kind = "function"  # what an address of this table is, for messages
 
-    def __init__(self, registry: dict[int, Registered]) -> None:
+    def __init__(self, registry: dict[int, Registered], reference: bool = False) -> None:
         self._registry = registry
         self.find = registry.get  # the registry dict is never rebound
         self._shared: dict[str, int] = {}
+        self.reference = reference
 
     def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
         raise NotImplementedError
@@ -174,10 +177,6 @@ class FunctionTable:
         return result
 
 
-# Real C function pointers are valid in the whole process: one registry for every host heap.
-_host_registry: dict[int, Registered] = {}
-
-
 _WORD_MASK = (1 << (8 * ctypes.sizeof(ctypes.c_void_p))) - 1
 
 
@@ -224,24 +223,23 @@ def direct_call(prototype: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class HostFunctions(FunctionTable):
-    """Real C function pointers (ctypes callbacks) on the host target. The pointer is what C code,
-    kernels and ctypes callers get; a Python caller going through the table (`call`, `pointer`)
-    calls the Python function directly (`direct_call`), unless IREEABI_REFERENCE=1 was set when it
-    was registered (then through C, the reference path)."""
+    """Real C function pointers (ctypes callbacks) on the host target, one table per heap. The
+    pointer is what C code, kernels and ctypes callers get; a Python caller going through the table
+    (`call`, `pointer`) calls the Python function directly (`direct_call`), unless the table is on
+    the reference path (`reference`: then through C)."""
 
     kind = "C function"
+
+    def __init__(self, reference: bool = False) -> None:
+        super().__init__({}, reference)
 
     def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
         cfunc = prototype(fn)
         address = ctypes.cast(cfunc, ctypes.c_void_p).value
-        pointer = prototype(address) if reference_forced() else direct_call(prototype, fn)
+        pointer = prototype(address) if self.reference else direct_call(prototype, fn)
         r = Registered(address, prototype, name, cfunc, pointer)
         self._registry[address] = r
         return r
-
-
-# One table for every host heap: its shared registrations (the heap allocator's ctl) serve them all.
-HOST = HostFunctions(_host_registry)
 
 
 class HandleFunctions(FunctionTable):
@@ -273,3 +271,7 @@ class HandleFunctions(FunctionTable):
     def forget(self, address: int) -> None:
         if self._registry.pop(address, None) is not None:
             self._free.append(address)
+
+
+__all__ = ["CTL_FN", "DESTROY_FN", "FunctionPointerError", "Registered", "park", "PARKED", "reraise_parked",
+           "call_registered", "FunctionTable", "direct_call", "HostFunctions", "HandleFunctions"]

@@ -7,7 +7,7 @@ which struct codecs and numpy read in place, and a view of it (memoryview, numpy
 alive even after the heap frees it or closes: no view can make Python crash. On the host target an
 address is the real host address, so C function pointers and kernels can use it; on any other
 target it is what a pointer of that target holds (4 bytes on ILP32). Each allocation records its
-address, size and the Python stack that made it.
+address, size and the Python stack that made it (`vm.allocation`).
 
 Bytes produced by anyone (packed argument buffers, refs in memory, fuzz input) may hold forged
 pointers, so nothing reads or writes through a pointer without `check_range` first: a range outside
@@ -27,7 +27,8 @@ holding an address is found by arithmetic on its chunk; larger blocks by bisecti
 starts. A check looks in a memo first: every live block's start, and each interior address (a
 counter or descriptor at a fixed offset of its object) found once by either way. A freed block's end
 becomes -1, so its memo entries fail every range test. Ref counters are read and written through
-the arena seen as native int32s (`Heap.int32_cell`).
+the arena seen as native int32s (`Heap.int32_cell`). The accessors are `vm.checked_access`'s
+`CheckedAccess`, the heap's base class.
 
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
 (uninitialized) block shows UNINITIALIZED_BYTE in its first `MAX_FILL` bytes only, the rest reads as
@@ -42,20 +43,19 @@ import bisect
 import collections
 import ctypes
 import os
-import struct
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..abi.errors import IreeAbiError
-from ..abi.layout import Struct
 from ..abi.targets import Target
-from . import callbacks, status as _status
+from . import callbacks
 from .address_space import GRANULE, PAGE, SLAB_CHUNK_MAX, AddressSpace, AddressSpaceError, window_limit
+from .allocation import Allocation, Frame, capture_stack, leak_report
+from .checked_access import SMALL_FILL, SPANS, ZEROS, CheckedAccess, span
 from .machine import Machine, machine as _machine
 from .reference_path import reference_forced
-from .status import StatusCode, StatusError
+from .status import StatusCode, StatusError, StatusTable
 
 UNINITIALIZED_BYTE = 0xCD  # MALLOC (not CALLOC) memory: visibly not zero
 FREED_BYTE = 0xDD  # poison written over freed blocks
@@ -74,7 +74,6 @@ def default_limit(machine: Machine) -> int:
     addresses the target's pointers reach (a 32-bit target's window is below 4 GiB). Only past it do
     allocations fail with RESOURCE_EXHAUSTED."""
     return min(host_memory(), window_limit(machine.pointer_size, machine.is_host))
-STACK_DEPTH = 16
 MAX_FILL = 4096  # ASan's max_malloc_fill_size: bytes of a large block that fills write
 REDZONE = 32  # unaddressable bytes around every block
 QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
@@ -83,25 +82,13 @@ MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps (more 
 GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
 
 
-_SMALL_ZERO = 1024  # fills up to this size are a struct pack into the block, not a foreign memset
-_ZEROS = bytes(_SMALL_ZERO)
-_POISON = bytes([FREED_BYTE]) * _SMALL_ZERO
-_UNINIT = bytes([UNINITIALIZED_BYTE]) * _SMALL_ZERO
-_SPANS: dict[int, struct.Struct] = {}  # n -> Struct("{n}s"): packs the first n bytes of a pattern
-
-
-def _span(n: int) -> struct.Struct:
-    s = _SPANS.get(n)
-    if s is None:
-        s = _SPANS[n] = struct.Struct(f"{n}s")
-    return s
-
+# The fill patterns' first SMALL_FILL bytes (a pack of a span of them poisons or marks a block).
+_POISON = bytes([FREED_BYTE]) * SMALL_FILL
+_UNINIT = bytes([UNINITIALIZED_BYTE]) * SMALL_FILL
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 _bisect_left = bisect.bisect_left
 _bisect_right = bisect.bisect_right
-_I32 = struct.Struct("<i")
-_i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
 MAX_RESERVATION = 1 << 40  # address space reserved per heap at most, whatever its limit
 
 
@@ -120,44 +107,6 @@ class LeakError(HeapError):
         self.leaks = leaks
         self.statuses = statuses
         super().__init__(message, leaks[0].address if leaks else None)
-
-
-Frame = tuple[str, int, str]
-
-
-def _capture_stack(skip: int) -> tuple:
-    """The caller's stack, outermost first, as one flat tuple (code object, instruction offset, ...):
-    cheap to take on every malloc and free (one object, no line lookups); `frames()` /
-    `format_stack` turn it into (file, line, function) when a report needs it."""
-    flat = []
-    append = flat.append
-    f = sys._getframe(skip + 1)
-    for _ in range(STACK_DEPTH):
-        if f is None:
-            break
-        append(f.f_lasti)
-        append(f.f_code)
-        f = f.f_back
-    flat.reverse()  # (code, offset) pairs, outermost first
-    return tuple(flat)
-
-
-def _line_of(code: Any, offset: int) -> int:
-    """The source line of the instruction at byte `offset` of `code` (what frame.f_lineno says)."""
-    for start, end, line in code.co_lines():
-        if start <= offset < end and line is not None:
-            return line
-    return code.co_firstlineno
-
-
-def frames(stack: tuple) -> tuple[Frame, ...]:
-    """A captured stack as (file, line, function) frames."""
-    return tuple((stack[i].co_filename, _line_of(stack[i], stack[i + 1]), stack[i].co_name)
-                 for i in range(0, len(stack), 2))
-
-
-def format_stack(stack: tuple, indent: str = "    ") -> str:
-    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
 
 
 class _Guarding:
@@ -179,50 +128,6 @@ class _Guarding:
         self.heap.guarding = self.before
 
 
-@dataclass(eq=False, slots=True, init=False)
-class Allocation:
-    address: int
-    size: int
-    serial: int  # allocation order in its heap
-    tag: str
-    stack: tuple  # as _capture_stack took it (code objects and offsets); frames() gives (file, line, function)
-    raw: Any = field(repr=False)  # the arena's bytes (a memoryview); None once the chunk is given back
-    internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
-    freed_stack: tuple | None = field(default=None, repr=False)  # likewise
-    base: int = field(default=0, repr=False)  # target address of raw[0]: address p is raw[p - base]
-    end: int = field(default=-1, repr=False)  # address + size, fixed at creation (hot path)
-    chunk: int = field(default=0, repr=False)  # the arena range holding the block and its red zones
-    chunk_size: int = field(default=0, repr=False)
-    guarded: bool = field(default=False, repr=False)  # ends at an inaccessible page (malloc guard=True)
-
-    # Written by hand rather than generated: one Allocation per malloc, so its construction is hot.
-    def __init__(self, address: int, size: int, serial: int, tag: str, stack: tuple, raw: Any,
-                 internal: bool = False, base: int = 0, chunk: int = 0, chunk_size: int = 0) -> None:
-        self.address = address
-        self.size = size
-        self.serial = serial
-        self.tag = tag
-        self.stack = stack
-        self.raw = raw
-        self.internal = internal
-        self.freed_stack = None
-        self.base = base
-        self.end = address + size
-        self.chunk = chunk
-        self.chunk_size = chunk_size
-        self.guarded = False
-
-    def describe(self) -> str:
-        tag = f" [{self.tag}]" if self.tag else ""
-        return f"{self.size}-byte allocation #{self.serial} at 0x{self.address:x}{tag}"
-
-    def report(self) -> str:
-        text = f"{self.describe()}, allocated at:\n{format_stack(self.stack)}"
-        if self.freed_stack:
-            text += f"\n  freed at:\n{format_stack(self.freed_stack)}"
-        return text
-
-
 # Stands for "no block" in Heap._last: its range [1, 0) holds no address.
 _NOWHERE = Allocation(1, 0, 0, "", (), None, True)
 _NOWHERE.end = 0
@@ -232,7 +137,7 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-class Heap:
+class Heap(CheckedAccess):
     """Tracked memory of one data model. Addresses are plain ints of the target's address space;
     see the module docstring for the checks. `target` is a data model name, Target or Machine
     (default: the host); `limit` caps the live bytes (RESOURCE_EXHAUSTED past it; by default
@@ -247,7 +152,8 @@ class Heap:
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
-                 "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "__weakref__")
+                 "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
+                 "__weakref__")
 
     # Not a slot: a trace for differential tests, set on the class (every heap of the process appends
     # ("retain" | "release", ptr, type word) for each counted reference taken or dropped), None in use.
@@ -291,10 +197,23 @@ class Heap:
         self._base = self.space.base
         self._take_chunk, self._give_chunk = self.space.allocate, self.space.release
         self._host_delta = self.space.host_base - self.space.base
-        # Function pointers stored in this heap's memory: real C pointers on the host, handles in
-        # the address space's code range elsewhere.
+        # The reference path everywhere on this heap (IREEABI_REFERENCE=1, read here once, or a
+        # reference Context on it: `force_reference`). Otherwise `direct_allocator` is the libc
+        # allocator value vm.allocator made over this heap (None before), whose commands may skip
+        # the function pointer and the scratch words: allocator.py gives both paths the same rule
+        # and falls back to the layered one for every failure.
+        self.reference = reference_forced()
+        self.direct_allocator: Any = None
+        self.allocator_value: Any = None  # vm.allocator.heap_allocator's value, made once
+        # Function pointers stored in this heap's memory: real C pointers on the host (called
+        # through C from Python on the reference path), handles in the address space's code range
+        # elsewhere.
         self.functions: callbacks.FunctionTable = (
-            callbacks.HOST if m.is_host else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
+            callbacks.HostFunctions(self.reference) if m.is_host
+            else callbacks.HandleFunctions(self.space.code_lo, self.space.code_hi))
+        # Failing statuses made on this heap that crossed a C function pointer (allocator ctl
+        # functions): taken once, or reported as leaks by tracked_heap.
+        self.statuses = StatusTable()
         self.live_bytes = 0
         self.guarding = False  # see guarded_allocations
         self.closed = False
@@ -334,13 +253,6 @@ class Heap:
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
         # guarded block of that size reuses one without two mprotect calls each way.
         self._guard_pool: dict[int, list[int]] = {}
-        # The reference path everywhere on this heap (IREEABI_REFERENCE=1, or a reference Context
-        # on it: `force_reference`). Otherwise `direct_allocator` is the libc allocator value
-        # vm.allocator made over this heap (None before), whose commands may skip the function
-        # pointer and the scratch words: allocator.py gives both paths the same rule and falls
-        # back to the layered one for every failure.
-        self.reference = reference_forced()
-        self.direct_allocator: Any = None
 
     def host_address(self, address: int) -> int:
         """The host address of `address` (itself on the host target): only for C code that runs on
@@ -412,17 +324,17 @@ class Heap:
                 from None
         raw = self._raw
         if size and not fresh:  # a reused chunk holds old bytes: the block starts zeroed, as new memory
-            if size <= _SMALL_ZERO:
-                (_SPANS.get(size) or _span(size)).pack_into(raw, address - base, _ZEROS)
+            if size <= SMALL_FILL:
+                (SPANS.get(size) or span(size)).pack_into(raw, address - base, ZEROS)
             else:
                 _memset(address + self._host_delta, 0, size)
         if not zero and size:
-            if size <= _SMALL_ZERO:
-                (_SPANS.get(size) or _span(size)).pack_into(raw, address - base, _UNINIT)
+            if size <= SMALL_FILL:
+                (SPANS.get(size) or span(size)).pack_into(raw, address - base, _UNINIT)
             else:  # ASan's max_malloc_fill_size: only the first MAX_FILL bytes show the pattern
                 _memset(address + self._host_delta, UNINITIALIZED_BYTE, size if size <= MAX_FILL else MAX_FILL)
         self._serial += 1
-        stack = _capture_stack(skip + 1) if self.capture_stacks else ()
+        stack = capture_stack(skip + 1) if self.capture_stacks else ()
         a = Allocation(address, size, self._serial, tag, stack, raw, internal, base, chunk, chunk_size)
         if guard:
             a.guarded = True
@@ -486,7 +398,7 @@ class Heap:
         a = self._live.get(address)
         if a is None or a.internal:
             raise HeapError(self._bad_free_message(address), address)
-        self._release(a, _capture_stack(1) if self.capture_stacks else ())
+        self._release(a, capture_stack(1) if self.capture_stacks else ())
 
     def realloc(self, address: int, size: int, *, tag: str = "") -> int:
         """realloc: a new block with the old contents (NULL acts as malloc); the old block is freed."""
@@ -527,8 +439,8 @@ class Heap:
         # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
         if size:
-            if size <= _SMALL_ZERO:
-                (_SPANS.get(size) or _span(size)).pack_into(a.raw, address - a.base, _POISON)
+            if size <= SMALL_FILL:
+                (SPANS.get(size) or span(size)).pack_into(a.raw, address - a.base, _POISON)
             elif size <= self._held_large:  # kept (or small enough): poisoned whole
                 _memset(address + self._host_delta, FREED_BYTE, size)
             else:  # about to go back to the free lists: a bounded fill, as ASan's
@@ -663,25 +575,6 @@ class Heap:
                             address if _is_int(address) else None)
         raise HeapError(self._range_message(address, n), address)
 
-    # The accessors below test the last-found block inline and fall back to check_range (which
-    # raises for anything but a live range): the same check, one Python call fewer on a hit.
-
-    def unpack(self, fmt: struct.Struct, address: int) -> tuple:
-        """`fmt.unpack` of the bytes at `address` (checked)."""
-        n = fmt.size
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + n <= a.end):
-            a = self.check_range(address, n)
-        return fmt.unpack_from(a.raw, address - a.base)
-
-    def pack(self, fmt: struct.Struct, address: int, *values: Any) -> None:
-        """Write `fmt.pack(*values)` at `address` (checked)."""
-        n = fmt.size
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + n <= a.end):
-            a = self.check_range(address, n)
-        fmt.pack_into(a.raw, address - a.base, *values)
-
     def _remember(self, address: int, a: Allocation) -> None:
         """Memoize an interior address found by its chunk or by bisection. Past MEMO_INTERIOR
         interior entries, or as many as there are live blocks if more (so the rebuild's copy stays
@@ -702,139 +595,6 @@ class Heap:
             if a.address <= address < a.address + max(a.size, 1):
                 return f"{what} is inside freed memory: {a.report()}"
         return f"{what} is outside every live allocation"
-
-    def read(self, address: int, n: int) -> bytes:
-        a = self.check_range(address, n)
-        if not n:
-            return b""
-        off = address - a.base
-        return bytes(a.raw[off:off + n])
-
-    def write(self, address: int, data: bytes) -> None:
-        n = len(data)
-        a = self.check_range(address, n)
-        if n:
-            off = address - a.base
-            a.raw[off:off + n] = data if type(data) is bytes else bytes(data)
-
-    def memset(self, address: int, value: int, n: int) -> None:
-        a = self._last
-        if type(address) is not int or type(n) is not int or n < 0 or not (
-                a.address <= address and address + n <= a.end):
-            a = self.check_range(address, n)
-        if n:
-            if n <= _SMALL_ZERO and not value & 0xFF:  # zeroing a few bytes
-                (_SPANS.get(n) or _span(n)).pack_into(a.raw, address - a.base, _ZEROS)
-            else:
-                _memset(address + self._host_delta, value & 0xFF, n)
-
-    def memmove(self, dst: int, src: int, n: int) -> None:
-        self.check_range(src, n)
-        self.check_range(dst, n)
-        if n:
-            _memmove(dst + self._host_delta, src + self._host_delta, n)
-
-    def view(self, address: int, n: int) -> memoryview:
-        """A writable byte view of [address, address + n); it keeps the memory alive."""
-        if type(address) is int and type(n) is int and n >= 0:
-            end = address + n
-            if self._stack_lo <= address and end <= self._stack_hi:  # mostly argument frames
-                a = self._stack_block
-            else:
-                a = self._last
-                if not (a.address <= address and end <= a.end):
-                    a = self.check_range(address, n)
-        else:
-            a = self.check_range(address, n)
-        off = address - a.base
-        return a.raw[off:off + n]
-
-    def struct_at(self, decl: Struct, address: int) -> Any:
-        """The ctypes view of `decl` laid out for the heap's target at `address` (sharing, and
-        keeping alive, the memory)."""
-        ct = self.machine.ctype(decl)
-        size = ctypes.sizeof(ct)
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + size <= a.end):
-            a = self.check_range(address, size)
-        return ct.from_buffer(a.raw, address - a.base)
-
-    # Scalar accesses go through the arena's bytes (struct.*_from / *_into): no temporary bytes
-    # objects on the hot path. A word is the target's pointer width.
-    def read_word(self, address: int) -> int:
-        p = self._word_size
-        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
-            a = self._stack_block  # a slot in a scratch frame
-        else:
-            a = self._last
-            if type(address) is not int or not (a.address <= address and address + p <= a.end):
-                a = self.check_range(address, p)
-        return self._word_unpack(a.raw, address - a.base)[0]
-
-    def write_word(self, address: int, value: int) -> None:
-        p = self._word_size
-        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
-            a = self._stack_block  # a slot in a scratch frame
-        else:
-            a = self._last
-            if type(address) is not int or not (a.address <= address and address + p <= a.end):
-                a = self.check_range(address, p)
-        self._word_pack(a.raw, address - a.base, value & self._word_mask)
-
-    def read_i32(self, address: int) -> int:
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
-            a = self.check_range(address, 4)
-        return _i32_unpack(a.raw, address - a.base)[0]
-
-    def write_i32(self, address: int, value: int) -> None:
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
-            a = self.check_range(address, 4)
-        _i32_pack(a.raw, address - a.base, ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
-
-    def fetch_add_i32(self, address: int, delta: int) -> int:
-        """Add to an int32 in memory (wrapping like C's atomics); the value before. One check for
-        the read-modify-write."""
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
-            a = self.check_range(address, 4)
-        off = address - a.base
-        old = _i32_unpack(a.raw, off)[0]
-        _i32_pack(a.raw, off, ((old + delta + (1 << 31)) & 0xFFFFFFFF) - (1 << 31))
-        return old
-
-    def cell(self, address: int, n: int) -> tuple[Any, int]:
-        """(buffer, offset) of the checked range [address, address + n), for a read-modify-write of
-        that range with one check (`struct.*_from` / `*_into` on the buffer). Only valid until the
-        block is freed: use it at once."""
-        # check_range's hot path, inlined (cells are mostly ref counters and descriptors of
-        # different objects: the memo serves them).
-        if type(address) is int and type(n) is int and n >= 0:
-            end = address + n
-            a = self._last
-            if a.address <= address and end <= a.end:
-                return a.raw, address - a.base
-            a = self._known.get(address)  # a block's start or an address checked before
-            if a is not None and end <= a.end:
-                self._last = a
-                return a.raw, address - a.base
-        a = self.check_range(address, n)  # the slab chunk or bisection (memoized), or the error
-        return a.raw, address - a.base
-
-    def int32_cell(self, address: int) -> tuple[memoryview, int]:
-        """(int32 view, index) of the checked 4 bytes at `address`, for a counter's read-modify-write
-        with one check: the arena's `int32s` where the counter is 4-aligned (as IREE's are), a
-        one-element view of it otherwise (a forged pointer may be anywhere)."""
-        a = self._last
-        if type(address) is not int or not (a.address <= address and address + 4 <= a.end):
-            a = self._known.get(address) if type(address) is int else None
-            if a is None or address + 4 > a.end:
-                a = self.check_range(address, 4)  # the bisection (memoized), or the error
-        off = address - a.base  # every block's raw is the arena: int32s[off >> 2] is its word
-        if off & 3:
-            return a.raw[off:off + 4].cast("i"), 0
-        return self.int32s, off >> 2
 
     @contextmanager
     def scratch(self, n: int) -> Iterator[int]:
@@ -857,8 +617,8 @@ class Heap:
         self._scratch_frames.append(top)
         self._stack_top = start + n
         if n:
-            if n <= _SMALL_ZERO:  # a struct pack into the block: no foreign call
-                (_SPANS.get(n) or _span(n)).pack_into(self._stack_raw, start - self._stack_base, _ZEROS)
+            if n <= SMALL_FILL:  # a struct pack into the block: no foreign call
+                (SPANS.get(n) or span(n)).pack_into(self._stack_raw, start - self._stack_base, ZEROS)
             else:
                 _memset(start + self._host_delta, 0, n)
         return start
@@ -876,11 +636,11 @@ class Heap:
                "    _scratch_heap._stack_top = _scratch_frames.pop()",
                "else:",
                "    _scratch_pop(frame)  # raises"]
-        if not 0 < n <= _SMALL_ZERO:
+        if not 0 < n <= SMALL_FILL:
             return [f"frame = _scratch_push({n})"], pop, ns
         align = self.malloc_alignment
-        ns.update(_scratch_zero=_span(n).pack_into, _scratch_raw=self._stack_raw,
-                  _scratch_base=self._stack_base, _SCRATCH_ZEROS=_ZEROS)
+        ns.update(_scratch_zero=span(n).pack_into, _scratch_raw=self._stack_raw,
+                  _scratch_base=self._stack_base, _SCRATCH_ZEROS=ZEROS)
         push = ["top = _scratch_heap._stack_top",
                 f"frame = (top + {align - 1}) & {-align}",
                 f"if _scratch_heap.closed or frame + {n} > _scratch_heap._stack_hi:",
@@ -955,28 +715,25 @@ class Heap:
             raise HeapError(f"{self.name}: used after close")
 
 
-def leak_report(leaks: list[Allocation], statuses: list[str]) -> str:
-    lines = [f"{len(leaks)} leaked allocation(s), {sum(a.size for a in leaks)} bytes"]
-    lines += [a.report() for a in leaks]
-    if statuses:
-        lines.append(f"{len(statuses)} failing status(es) never consumed: " + "; ".join(statuses))
-    return "\n".join(lines)
-
-
 @contextmanager
 def tracked_heap(**kwargs: Any) -> Iterator[Heap]:
     """A fresh Heap; on a normal exit, LeakError if any allocation or failing status outlived it."""
     heap = Heap(**kwargs)
-    statuses_before = _status.live_tokens()
+    statuses = heap.statuses
     try:
         yield heap
     except BaseException:
         heap.close()
         raise
     leaks = heap.leaks()
-    new_statuses = _status.live_tokens() - statuses_before
-    described = _status.describe_live(new_statuses)
-    _status.discard(new_statuses)
+    new_statuses = statuses.live_tokens()
+    described = statuses.describe_live(new_statuses)
+    statuses.discard(new_statuses)
     heap.close()
     if leaks or new_statuses:
         raise LeakError(leak_report(leaks, described), leaks, described)
+
+
+__all__ = ["UNINITIALIZED_BYTE", "FREED_BYTE", "MAX_FILL", "REDZONE", "QUARANTINE_BYTES", "QUARANTINE_LARGE",
+           "MEMO_INTERIOR", "GUARD_POOL", "MAX_RESERVATION", "host_memory", "default_limit", "HeapError",
+           "LeakError", "Heap", "tracked_heap"]

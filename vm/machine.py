@@ -6,95 +6,72 @@ allocators, VM buffers, shims, hal_inline, hal_loader, the interpreter) takes it
 pointer width and codecs from it, laid out by the catalog for that target. Nothing in the runtime
 reads the host's data model except through the host's own Machine.
 
-Domain modules declare what they derive from a data model next to the code that uses it:
-
-    @derived("vm_buffer")
-    class _BufferLayout:
-        def __init__(self, m: Machine) -> None:
-            lay = m.layout(iree_vm_buffer_t)
-            self.size = lay.size
-
-and read it as `heap.machine.vm_buffer`: built on first use, once per data model.
+Its words and layouts are `layouts.data_model.DataModel`'s; on top, each view of a catalog struct the
+runtime reads (declared in layouts/ beside its struct) is a typed attribute built on first use, once
+per data model: `heap.machine.vm_buffer.size`, `heap.machine.dispatch_state.block_size(...)`.
 """
 from __future__ import annotations
 
-import struct
-from typing import Any, Callable, TypeVar
+from functools import cached_property
 
-from ..abi import targets, views
+from ..abi import targets
 from ..abi.errors import IreeAbiError
-from ..abi.layout import Struct, StructLayout
 from ..abi.targets import Target
-
-T = TypeVar("T")
-
-_FACTORIES: dict[str, Callable[["Machine"], Any]] = {}
-
-
-def derived(name: str) -> Callable[[T], T]:
-    """Register a factory (usually a class taking the Machine) of what a domain module derives from
-    a data model; `machine.<name>` builds it on first use and keeps it."""
-    def register(factory: T) -> T:
-        known = _FACTORIES.get(name)
-        if known is not None and getattr(known, "__qualname__", None) != getattr(factory, "__qualname__", None):
-            raise IreeAbiError(f"machine attribute {name!r} is already derived by {known!r}")
-        _FACTORIES[name] = factory  # type: ignore[assignment]
-        return factory
-    return register
+from ..layouts.base import AllocatorLayout
+from ..layouts.buffer import VmBufferLayout
+from ..layouts.data_model import DataModel
+from ..layouts.executable_library import DispatchLayout
+from ..layouts.hal_buffer import BufferViewLayout, HalBufferLayout
+from ..layouts.hal_inline import StorageWrapperLayout
+from ..layouts.ref import RefLayout
+from ..layouts.vm_module import ModuleHeadLayout
 
 
-class Machine:
-    """One data model's sizes and codecs for the runtime (see the module docstring)."""
+class Machine(DataModel):
+    """One data model's sizes, codecs and struct views for the runtime (see the module docstring)."""
 
     def __init__(self, target: Target) -> None:
-        if target.endian != "little":  # every codec below, and the heap's int32 view, is little-endian
+        if target.endian != "little":  # every codec, and the heap's int32 view, is little-endian
             raise TargetError(f"target {target.name}: the runtime models little-endian data models only, "
                               f"not {target.endian}-endian")
-        self.target = target
-        self.name = target.name
-        self.pointer_size = p = target.pointer_size
-        # One unsigned pointer-sized word: how every pointer, size_t and iree_host_size_t is stored.
-        self.word_code = "Q" if p == 8 else "I"
-        self.word = struct.Struct("<" + self.word_code)
-        self.word_mask = (1 << (8 * p)) - 1
-        self.i32 = struct.Struct("<i")
-        self.u32 = struct.Struct("<I")
-        self.max_align = target.max_align  # iree_max_align_t
-        # glibc's MALLOC_ALIGNMENT rule: 2 * sizeof(size_t), at least alignof(long double).
-        self.malloc_alignment = max(2 * p, target.scalar("long double").align)
+        super().__init__(target)
         try:
             self.is_host = target is targets.host()
         except targets.HostError:
             self.is_host = False
-        self._layouts: dict[Struct, StructLayout] = {}
-        self._ctypes: dict[Struct, type] = {}
 
-    def layout(self, decl: Struct) -> StructLayout:
-        """`decl` laid out for this data model."""
-        lay = self._layouts.get(decl)
-        if lay is None:
-            lay = self._layouts[decl] = decl.layout(self.target)
-        return lay
+    # Views of catalog structs, each built on first use (cached_property keeps it in the instance).
+    @cached_property
+    def ref(self) -> RefLayout:
+        return RefLayout(self)
 
-    def ctype(self, decl: Struct) -> type:
-        """The packed ctypes view of `decl` on this data model (checked against the layout by
-        `abi.views`): pointers are plain unsigned words of the target's width."""
-        ct = self._ctypes.get(decl)
-        if ct is None:
-            ct = self._ctypes[decl] = views.ctypes_class(decl, self.target)
-        return ct
+    @cached_property
+    def allocator(self) -> AllocatorLayout:
+        return AllocatorLayout(self)
 
-    def align_up(self, value: int, alignment: int) -> int:
-        return -(-value // alignment) * alignment
+    @cached_property
+    def vm_buffer(self) -> VmBufferLayout:
+        return VmBufferLayout(self, self.allocator)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes not built yet: a derived bundle, made once and kept.
-        factory = _FACTORIES.get(name)
-        if factory is None:
-            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
-        value = factory(self)
-        setattr(self, name, value)
-        return value
+    @cached_property
+    def module_head(self) -> ModuleHeadLayout:
+        return ModuleHeadLayout(self)
+
+    @cached_property
+    def hal_buffer(self) -> HalBufferLayout:
+        return HalBufferLayout(self)
+
+    @cached_property
+    def hal_buffer_view(self) -> BufferViewLayout:
+        return BufferViewLayout(self)
+
+    @cached_property
+    def dispatch_state(self) -> DispatchLayout:
+        return DispatchLayout(self)
+
+    @cached_property
+    def hal_inline_wrapper(self) -> StorageWrapperLayout:
+        return StorageWrapperLayout(self)
 
     def __repr__(self) -> str:
         return f"Machine({self.name}{', host' if self.is_host else ''})"
@@ -135,4 +112,4 @@ def host() -> Machine:
     return machine(None)
 
 
-__all__ = ["Machine", "TargetError", "derived", "host", "machine"]
+__all__ = ["Machine", "TargetError", "host", "machine"]

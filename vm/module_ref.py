@@ -11,26 +11,9 @@ from typing import Callable
 
 import struct
 
-from ..layouts.vm_module import iree_vm_module_t
 from . import callbacks
 from .heap import Heap, HeapError
-from .machine import Machine, derived
 from .ref import RefCountError
-
-
-@derived("module_head")
-class ModuleHeadLayout:
-    """The head of iree_vm_module_t on one data model."""
-
-    def __init__(self, m: Machine) -> None:
-        head = m.layout(iree_vm_module_t)
-        self.size = head.size
-        self.self_off = head.field("self").offset
-        self.count_off = head.field("ref_count").offset
-        self.destroy_off = head.field("destroy").offset
-        p = m.pointer_size
-        self.used = max(self.self_off + p, self.count_off + 4, self.destroy_off + p)  # what release reads
-        self.word = m.word
 
 
 _DESTROY_FN = callbacks.DESTROY_FN

@@ -18,43 +18,18 @@ INT32_MAX instead of wrapping.
 """
 from __future__ import annotations
 
-import struct
 from typing import Callable, NamedTuple
 
 from ..abi.errors import IreeAbiError
 from ..layouts import ref as _ref
 from . import callbacks
 from .heap import Heap
-from .machine import Machine, derived
 from .status import StatusCode, StatusError
 
 TAG_MASK = _ref.REF_TYPE_TAG_MASK
 DESCRIPTOR_ALIGNMENT = 1 << _ref.REF_TYPE_TAG_BITS
 COUNTER_UNIT = _ref.REF_COUNTER_ALIGNMENT
 TYPE_NULL = _ref.REF_TYPE_NULL
-
-
-@derived("ref")
-class RefLayout:
-    """iree_vm_ref_t and iree_vm_ref_type_descriptor_t on one data model."""
-
-    def __init__(self, m: Machine) -> None:
-        ref = m.layout(_ref.iree_vm_ref_t)
-        desc = m.layout(_ref.iree_vm_ref_type_descriptor_t)
-        self.size = ref.size
-        ptr_off, type_off, p = ref.field("ptr").offset, ref.field("type").offset, m.pointer_size
-        # {ptr, type} as one struct: two pointer words at their offsets, padding as 'x'.
-        w = m.word_code
-        self.fmt = struct.Struct(f"<{ptr_off}x{w}{type_off - ptr_off - p}x{w}{ref.size - type_off - p}x")
-        assert self.fmt.size == ref.size
-        self.descriptor_size = desc.size
-        self.descriptor_align = max(DESCRIPTOR_ALIGNMENT, desc.align)
-        self.destroy_off = desc.field("destroy").offset
-        self.name_data_off = desc.offsetof("type_name.data")
-        self.name_size_off = desc.offsetof("type_name.size")
-        self.type_any = _ref.ref_type_any(p)  # IREE_VM_REF_TYPE_ANY at the target's pointer width
-        self.descriptor_mask = ~TAG_MASK & m.word_mask
-        self.word = m.word
 
 
 class RefError(IreeAbiError):
@@ -473,6 +448,11 @@ class TypeRegistry:
 
     def is_registered(self, type_word: int) -> bool:
         return self._words.get(type_word & ~TAG_MASK) == type_word
+
+    def names(self) -> frozenset[str]:
+        """The names of the registered types, read from their descriptors in memory: what a module's
+        types table resolves against (iree_vm_instance_lookup_type)."""
+        return frozenset(type_name(self.heap, word) for word in self._words.values())
 
     def define(self, name: str, destroy: Callable[[int], None] | None, *,
                offsetof_counter: int = 0) -> RefType:

@@ -4,14 +4,16 @@ IREE's status codes are those of runtime/src/iree/base/status.h (`iree_status_co
 pointer: NULL is OK, anything else is a failure whose low bits (`IREE_STATUS_CODE_MASK`) hold the code
 and whose remaining bits point at heap storage with the message. Python callbacks behind a C function
 pointer (allocator ctl functions) return such a pointer: the code sits in the low bits exactly as in
-IREE, the rest is a token into a side table holding the Python `Status`. A failing status must be
-consumed (`take`) or ignored (`ignore`) once, like IREE's, or it is reported as a leak.
+IREE, the rest is a token into the runtime's `StatusTable` (a Heap owns one, `heap.statuses`)
+holding the Python `Status`. A failing status must be consumed (`take`) or ignored (`ignore`) once,
+like IREE's, or it is reported as a leak (by `vm.heap.tracked_heap`, for its heap's table).
 
 A pointer with no bits above the code (`from_code`, what IREE returns when statuses are built
 without storage or storage could not be allocated) is a complete status too: it has a code and no
 message. Every code that fits the mask is valid; the unnamed ones (19..31) are `as_code(n)`
-values, which IREE prints as an empty code string. `format_status` / `to_string` give the text of
-iree_status_format: the code string, then "; " before the message and before each annotation.
+values, which IREE prints as an empty code string. `Status.format` (and a table's `to_string` of a
+pointer) give the text of iree_status_format: the code string, then "; " before the message and
+before each annotation.
 """
 from __future__ import annotations
 
@@ -159,22 +161,6 @@ class StatusTokenError(IreeAbiError):
     """A status pointer that is not a live token (consumed twice, or never made here)."""
 
 
-# Live failing statuses: token (the pointer value without its code bits) -> Status.
-_live: dict[int, Status] = {}
-# Tokens are multiples of 32 so the code fits the low bits, and never 0.
-_serial = itertools.count(1)
-
-
-def to_pointer(status: Status) -> int:
-    """The iree_status_t pointer value of `status` (0 for OK); a failure must be taken or ignored."""
-    if status.ok:
-        return 0
-    code = _as_code(status.code)  # a code wider than the mask would corrupt the token bits
-    token = next(_serial) << 5
-    _live[token] = status
-    return token | code
-
-
 def from_code(code: "StatusCode | int") -> int:
     """iree_status_from_code: a status without storage, the code masked into the low bits (so a
     multiple of 32 gives OK, i.e. NULL). Nothing to take or ignore, though both accept it."""
@@ -186,85 +172,103 @@ def code_of(pointer: int) -> StatusCode:
     return _CODES[pointer & STATUS_CODE_MASK]
 
 
-def _lookup(pointer: int) -> Status:
-    """The Status a non-NULL pointer stands for, without consuming it."""
-    token = pointer & ~STATUS_CODE_MASK
-    if not token:  # code only: no storage, so no message (status.c frees nothing for it)
-        return Status(_CODES[pointer])
-    found = _live.get(token)
-    if found is None:
-        raise StatusTokenError(f"status pointer 0x{pointer:x} is not a live status")
-    if int(found.code) != pointer & STATUS_CODE_MASK:
-        # IREE reads the code from the pointer bits; ours were set from the Status, so a mismatch
-        # means the pointer was altered after it was made.
-        stored = code_string(found.code) or int(found.code)
-        raise StatusTokenError(f"status pointer 0x{pointer:x} carries code {pointer & STATUS_CODE_MASK}"
-                               f" but its storage holds a {stored} status")
-    return found
+class StatusTable:
+    """The failing statuses of one runtime that crossed a C function pointer (a `Heap` owns one:
+    `heap.statuses`): token (the pointer value without its code bits) -> Status. A pointer made by
+    one table is unknown to every other, as IREE's status storage belongs to its allocator."""
 
+    __slots__ = ("_live", "_serial")
 
-def take(pointer: int) -> Status:
-    """Consume a status pointer and return its Status (OK for NULL)."""
-    if not pointer:
-        return OK
-    found = _lookup(pointer)
-    _live.pop(pointer & ~STATUS_CODE_MASK, None)
-    return found
+    def __init__(self) -> None:
+        self._live: dict[int, Status] = {}
+        # Tokens are multiples of 32 so the code fits the low bits, and never 0.
+        self._serial = itertools.count(1)
 
+    def to_pointer(self, status: Status) -> int:
+        """The iree_status_t pointer value of `status` (0 for OK); a failure must be taken or ignored."""
+        if status.ok:
+            return 0
+        code = _as_code(status.code)  # a code wider than the mask would corrupt the token bits
+        token = next(self._serial) << 5
+        self._live[token] = status
+        return token | code
 
-def ignore(pointer: int) -> None:
-    """iree_status_ignore: drop a status (a failure is freed, as IREE frees its storage)."""
-    if pointer:
-        take(pointer)
+    def _lookup(self, pointer: int) -> Status:
+        """The Status a non-NULL pointer stands for, without consuming it."""
+        token = pointer & ~STATUS_CODE_MASK
+        if not token:  # code only: no storage, so no message (status.c frees nothing for it)
+            return Status(_CODES[pointer])
+        found = self._live.get(token)
+        if found is None:
+            raise StatusTokenError(f"status pointer 0x{pointer:x} is not a live status")
+        if int(found.code) != pointer & STATUS_CODE_MASK:
+            # IREE reads the code from the pointer bits; ours were set from the Status, so a
+            # mismatch means the pointer was altered after it was made.
+            stored = code_string(found.code) or int(found.code)
+            raise StatusTokenError(f"status pointer 0x{pointer:x} carries code {pointer & STATUS_CODE_MASK}"
+                                   f" but its storage holds a {stored} status")
+        return found
 
+    def take(self, pointer: int) -> Status:
+        """Consume a status pointer and return its Status (OK for NULL)."""
+        if not pointer:
+            return OK
+        found = self._lookup(pointer)
+        self._live.pop(pointer & ~STATUS_CODE_MASK, None)
+        return found
 
-def consume_code(pointer: int) -> StatusCode:
-    """iree_status_consume_code: the code, the status freed."""
-    code = code_of(pointer)
-    ignore(pointer)
-    return code
+    def ignore(self, pointer: int) -> None:
+        """iree_status_ignore: drop a status (a failure is freed, as IREE frees its storage)."""
+        if pointer:
+            self.take(pointer)
 
+    def consume_code(self, pointer: int) -> StatusCode:
+        """iree_status_consume_code: the code, the status freed."""
+        code = code_of(pointer)
+        self.ignore(pointer)
+        return code
 
-def annotate(pointer: int, message: str) -> int:
-    """iree_status_annotate on a pointer: OK or an empty message returns it unchanged; a status
-    without storage gets storage (a new pointer); otherwise the same pointer, its status annotated."""
-    if not pointer or not message:
+    def annotate(self, pointer: int, message: str) -> int:
+        """iree_status_annotate on a pointer: OK or an empty message returns it unchanged; a status
+        without storage gets storage (a new pointer); otherwise the same pointer, its status
+        annotated."""
+        if not pointer or not message:
+            return pointer
+        found = self._lookup(pointer)
+        token = pointer & ~STATUS_CODE_MASK
+        if not token:
+            return self.to_pointer(found.annotate(message))
+        self._live[token] = found.annotate(message)
         return pointer
-    found = _lookup(pointer)
-    token = pointer & ~STATUS_CODE_MASK
-    if not token:
-        return to_pointer(found.annotate(message))
-    _live[token] = found.annotate(message)
-    return pointer
+
+    def to_string(self, pointer: int) -> str:
+        """iree_status_to_string / iree_status_format of a pointer, without consuming it ("OK" for
+        NULL)."""
+        return self._lookup(pointer).format() if pointer else code_string(StatusCode.OK)
+
+    def format_status(self, status: "Status | int") -> str:
+        """The IREE text of a Status value or a status pointer of this table."""
+        return status.format() if isinstance(status, Status) else self.to_string(status)
+
+    def check(self, pointer: int) -> None:
+        """Consume a status pointer and raise StatusError if it is a failure."""
+        if pointer:
+            self.take(pointer).raise_if_error()
+
+    def live_tokens(self) -> set[int]:
+        """Failing statuses not yet taken or ignored (for leak checks)."""
+        return set(self._live)
+
+    def describe_live(self, tokens: "set[int]") -> list[str]:
+        """The text of each live status among `tokens`, in the order they were made."""
+        live = self._live
+        return [str(live[t]) for t in sorted(tokens) if t in live]
+
+    def discard(self, tokens: "set[int]") -> None:
+        """Drop leaked statuses after they were reported, so one leak is reported once."""
+        for t in tokens:
+            self._live.pop(t, None)
 
 
-def to_string(pointer: int) -> str:
-    """iree_status_to_string / iree_status_format of a pointer, without consuming it ("OK" for
-    NULL)."""
-    return _lookup(pointer).format() if pointer else code_string(StatusCode.OK)
-
-
-def format_status(status: "Status | int") -> str:
-    """The IREE text of a Status value or a status pointer."""
-    return status.format() if isinstance(status, Status) else to_string(status)
-
-
-def check(pointer: int) -> None:
-    """Consume a status pointer and raise StatusError if it is a failure."""
-    if pointer:
-        take(pointer).raise_if_error()
-
-
-def live_tokens() -> set[int]:
-    """Failing statuses not yet taken or ignored (for leak checks)."""
-    return set(_live)
-
-
-def describe_live(tokens: "set[int]") -> list[str]:
-    return [str(_live[t]) for t in sorted(tokens) if t in _live]
-
-
-def discard(tokens: "set[int]") -> None:
-    """Drop leaked statuses after they were reported, so one leak is reported once."""
-    for t in tokens:
-        _live.pop(t, None)
+__all__ = ["StatusCode", "STATUS_CODE_MASK", "as_code", "code_string", "Status", "OK", "StatusError",
+           "StatusTokenError", "StatusTable", "from_code", "code_of"]

@@ -13,8 +13,7 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.buffer import field_struct
-from ireeabi.vm.machine import Machine, derived
+from ireeabi.vm.machine import Machine
 
 _U32 = 0xFFFFFFFF
 
@@ -70,39 +69,6 @@ def check_counts(export: ExportInfo, constant_count: int, binding_count: int) ->
                               f"but was provided {binding_count}")
 
 
-@derived("dispatch_state")
-class DispatchLayout:
-    """dispatch_state_v0 and workgroup_state_v0 on one data model, and the codecs that fill them."""
-
-    def __init__(self, m: Machine) -> None:
-        ds = m.layout(X.iree_hal_executable_dispatch_state_v0_t)
-        wg = m.layout(X.iree_hal_executable_workgroup_state_v0_t)
-        self.size, self.align = ds.size, ds.align
-        self.word_size, self.word_code = m.pointer_size, m.word_code
-        # The counts part (sizes, counts, constant/binding counts, max_concurrency) is contiguous at
-        # the start: rewritten per dispatch with one pack (constant_count, max_concurrency and
-        # binding_count get the values they already hold, so the bytes are those of field stores).
-        names = ("workgroup_size_x", "workgroup_size_y", "workgroup_size_z", "constant_count",
-                 "workgroup_count_x", "workgroup_count_y", "workgroup_count_z", "max_concurrency",
-                 "binding_count")
-        fields = [ds.field(n) for n in names]
-        assert fields[0].offset == 0 and all(a.offset + a.size == b.offset for a, b in zip(fields, fields[1:]))
-        self.counts_fmt = struct.Struct("<" + "".join({4: "I", 2: "H", 1: "B"}[f.size] for f in fields))
-        assert self.counts_fmt.size == ds.offsetof("constants")
-        # The three array pointers, one word each, right after the counts.
-        self.arrays_off = ds.offsetof("constants")
-        self.arrays_fmt = field_struct(m, [(ds.offsetof(n) - self.arrays_off, "W")
-                                           for n in ("constants", "binding_ptrs", "binding_lengths")])
-        self.wg_size = wg.size
-        self.wg_align = max(64, wg.align)  # IREE keeps it 64-byte aligned on its stack
-        self.wg_ids = tuple(wg.field(f"workgroup_id_{a}").offset for a in "xyz")
-        self.wg_processor_off = wg.field("processor_id").offset
-
-    def block_size(self, constant_count: int, binding_count: int) -> int:
-        """dispatch_state_v0 followed by its constants (uint32), binding pointers and lengths (words)."""
-        return self.size + 4 * max(constant_count, 1) + 2 * self.word_size * max(binding_count, 1) + self.word_size
-
-
 class DispatchState:
     """dispatch_state_v0 plus the constant and binding arrays it points at, in one block of memory
     laid out for `machine`: `memory[offset:]` is the block and `address` where the data model sees
@@ -111,7 +77,7 @@ class DispatchState:
 
     def __init__(self, machine: Machine, constant_count: int, binding_count: int, memory: Any, offset: int,
                  address: int) -> None:
-        L: DispatchLayout = machine.dispatch_state
+        L = machine.dispatch_state
         self._L = L
         self.machine = machine
         self.memory, self.offset, self.address = memory, offset, address
@@ -163,7 +129,7 @@ class DispatchState:
 
 def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_id: int = 0) -> None:
     """A zeroed workgroup_state_v0 with `processor_id` (the ids are set per workgroup call)."""
-    L: DispatchLayout = machine.dispatch_state
+    L = machine.dispatch_state
     memory[offset:offset + L.wg_size] = bytes(L.wg_size)
     struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
 
@@ -195,4 +161,4 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
 
 
 __all__ = ["ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "DispatchResult",
-           "check_counts", "DispatchLayout", "DispatchState", "write_workgroup_state", "fault_message"]
+           "check_counts", "DispatchState", "write_workgroup_state", "fault_message"]

@@ -58,7 +58,7 @@ class VmvxLibrary:
         self.heap = runtime.heap
         self._vm_buffers = runtime.vm_buffers
         try:
-            module = read_module(image)
+            module = read_module(image, ref_types=runtime.types.names())  # the instance's types
         except IreeAbiError as e:  # the status code of IREE's bytecode module verifier
             code = getattr(e, "code", StatusCode.INVALID_ARGUMENT)
             raise ExecutableError(StatusCode(code).name, f"vmvx executable is not a valid bytecode module: "

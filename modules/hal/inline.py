@@ -22,8 +22,7 @@ from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import allocator as _alloc
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.buffer import BufferType, field_struct
-from ireeabi.vm.machine import Machine, derived
+from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
@@ -32,28 +31,6 @@ from ireeabi.vm.status import StatusCode, StatusError
 from ireeabi.hal import cpu
 from ireeabi.hal.buffer import BufferTypes, HalBuffer
 from ireeabi.hal.buffer_view import BufferViewTypes
-
-
-@derived("hal_inline_wrapper")
-class StorageWrapperLayout:
-    """iree_hal_inline_storage_buffer_t on one data model."""
-
-    def __init__(self, m: Machine) -> None:
-        wrapper = m.layout(HI.iree_hal_inline_storage_buffer_t)
-        self.size = wrapper.size
-        self.mapping_off = wrapper.field("mapping").offset
-        self.vm_buffer_off = wrapper.field("vm_buffer").offset
-        self.hal_buffer_off = wrapper.offsetof("hal_buffer")
-        # The fixed wrapper records its host allocator (written in one pack at the allocator).
-        self.allocator_off = wrapper.offsetof("host_allocator")
-        self.allocator_fmt = field_struct(m, [(wrapper.offsetof("host_allocator.self") - self.allocator_off, "W"),
-                                              (wrapper.offsetof("host_allocator.ctl") - self.allocator_off, "W")])
-        assert "x" not in self.allocator_fmt.format  # so the pack writes nothing else
-        self.word = m.word
-        # host_allocator {self, ctl} and hal_buffer, read together when the wrapper is torn down.
-        self.teardown_fmt = field_struct(m, [(wrapper.offsetof("host_allocator.self"), "W"),
-                                             (wrapper.offsetof("host_allocator.ctl"), "W"),
-                                             (self.hal_buffer_off, "W")])
 
 
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
@@ -79,7 +56,7 @@ class HalInlineModule:
         self.heap = vm_buffers.heap
         self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
         self.legacy = legacy
-        self._W: StorageWrapperLayout = self.heap.machine.hal_inline_wrapper
+        self._W = self.heap.machine.hal_inline_wrapper
         self._mask = self.heap.machine.word_mask
         self.host_allocator = _alloc.heap_allocator(self.heap)
         self._ctl = _alloc.make_ctl(self.heap, self._storage_ctl, name="hal_inline storage buffer ctl")

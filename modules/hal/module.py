@@ -44,13 +44,14 @@ from ireeabi.hal.local import elf_executable as elf
 from ireeabi.hal import command_buffer_validation as V
 from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,
                                         map_fill, map_write)
-from ireeabi.hal.buffer import HEAP_BUFFER_ALIGNMENT
+from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.hal.device import DeviceTypes, compatible_params
 from ireeabi.hal.file import FileTypes, validate_access as validate_file_access
 from ireeabi.hal.flag_names import buffer_usage_text, memory_type_text
 from ireeabi.hal.local.executable_library import ExecutableError, UnresolvedImportError
 from ireeabi.modules.hal.loader import LoadedExecutable, executable_constants, no_loader_status
 from ireeabi.hal.local.inline_command_buffer import LocalDispatcher
+from ireeabi.hal.resource import ResourceType
 from ireeabi.hal.semaphore import Fence, SemaphoreTypes
 from ireeabi.hal.local import vmvx_executable
 
@@ -77,6 +78,10 @@ class HalModule:
         self.semaphores = SemaphoreTypes(runtime.types)
         self.command_buffers = CommandBufferTypes(runtime.types)
         self.files = FileTypes(runtime.types, self._buffers)
+        # Registered as iree_hal_module_register_all_types registers them, though no object of
+        # either is ever made here: a module naming them in its types table loads, as in IREE.
+        self.channels: ResourceType[None] = ResourceType(runtime.types, "hal.channel", lambda p, c: None)
+        self.events: ResourceType[None] = ResourceType(runtime.types, "hal.event", lambda p, e: None)
         self.dispatcher = LocalDispatcher(self.heap, self._buffers)
         # Preserve counts of allocated buffers (iree_hal_buffer_t.preserve_count, 1 when allocated):
         # root address -> (its payload, count).
@@ -160,6 +165,8 @@ class HalModule:
         self.command_buffers.close()
         self.files.close()
         self.semaphores.close()
+        self.events.close()
+        self.channels.close()
 
     # -- helpers ------------------------------------------------------------------------------------
 

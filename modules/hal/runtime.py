@@ -15,6 +15,7 @@ Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
@@ -140,6 +141,16 @@ class HalRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@functools.lru_cache(maxsize=1)
+def run_module_type_names() -> frozenset[str]:
+    """The ref type names of the instance iree-run-module makes (the VM's and every HAL type,
+    iree_hal_module_register_all_types), read from the TypeRegistry of a runtime with the full
+    `hal` module: what a module read before its runtime exists (`inspect`, `Program`) is resolved
+    against (`read_module(..., ref_types=...)`). Names do not depend on the data model."""
+    with HalRuntime(full_hal=True) as runtime:
+        return runtime.types.names()
 
 
 def _close_state(state: Any) -> None:

@@ -25,7 +25,8 @@ import iree_tools as tools
 from ireeabi.cli import cmd_run
 from ireeabi.cli.main import CANCELLED_LINE, main
 from ireeabi.layouts import fixtures
-from ireeabi.tooling.function_io import InputParseError, parse_input
+from ireeabi.hal.string_util import InputParseError
+from ireeabi.tooling.function_io import parse_input
 
 HERE = Path(__file__).parents[1]
 FIXTURES = HERE / "fixtures" / "signatures"

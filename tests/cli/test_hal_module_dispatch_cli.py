@@ -134,7 +134,7 @@ def test_check_imports_reads_the_spans_the_module_passes(modules, key):
         assert bool(spans_found) == (not ok)
 
 
-# The README's hazard table, full-HAL rows: what --check-imports finds incompatible in add16.
+# The hazard table of docs/data-models.md, full-HAL rows: what --check-imports finds incompatible in add16.
 I386_BAD_ADD16 = ["hal.buffer_view.create", "hal.buffer_view.assert", "hal.command_buffer.create",
                   "hal.command_buffer.dispatch", "hal.device.query.i64", "hal.device.queue.execute.indirect",
                   "hal.fence.await"]
@@ -231,7 +231,7 @@ def test_damaged_bytecode_is_never_a_traceback(modules, tmp_path):
 
 @pytest.mark.parametrize("name", targets.names())
 def test_run_does_what_the_rows_say(modules, name, capsys):
-    """README hazard table, full-HAL rows: a vmvx module of the default model runs on every target
+    """The hazard table of docs/data-models.md, full-HAL rows: a vmvx module of the default model runs on every target
     --check-imports finds compatible and prints what iree-run-module prints; on i386 it fails at the
     first incompatible import `__init` calls, with IREE's generic-shim status."""
     path = str(modules["add16", "vmvx"])

@@ -14,6 +14,8 @@ from ireeabi.layouts import hal_loader, modules
 from ireeabi.layouts.hal_inline import ModuleExport
 from ireeabi.vm import imports
 from ireeabi.vm.bytecode import module_file as mf
+from ireeabi.vm.bytecode.archive import describe_content
+from ireeabi.vm.bytecode.module_errors import ModuleFileError, NotAModuleError
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 
@@ -146,10 +148,10 @@ def test_not_a_vmfb_module(tmp_path, capsys):
             assert err.startswith("ireeabi: error: not a .vmfb module: the file ")
             assert looks in " ".join(err.split()), (command, path.name, err)
             assert "Traceback" not in err
-        with pytest.raises(mf.NotAModuleError, match="^not a .vmfb module") as info:
+        with pytest.raises(NotAModuleError, match="^not a .vmfb module") as info:
             mf.read_module(path)
-        assert info.value.looks_like == mf.describe_content(path.read_bytes())
-        with pytest.raises(mf.NotAModuleError, match="^not a .vmfb module"):
+        assert info.value.looks_like == describe_content(path.read_bytes())
+        with pytest.raises(NotAModuleError, match="^not a .vmfb module"):
             Program(path)
 
 
@@ -157,9 +159,9 @@ def test_a_broken_module_is_not_called_not_a_module(add16):
     # a real module cut inside its FlatBuffer: a module, broken (flatcc's verdict), not "no module"
     data = add16.read_bytes()
     m = mf.read_module(data)
-    with pytest.raises(mf.ModuleFileError) as info:
+    with pytest.raises(ModuleFileError) as info:
         mf.read_module(data[:m.flatbuffer_offset + m.flatbuffer_length // 2])
-    assert not isinstance(info.value, mf.NotAModuleError)
+    assert not isinstance(info.value, NotAModuleError)
 
 
 # --------------------------------------------------------------------------------------------------

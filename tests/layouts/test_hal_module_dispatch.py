@@ -140,7 +140,7 @@ def test_latent_means_every_value_where_the_packer_puts_it(name):
 
 
 def test_i386_reads_the_count_inside_flags():
-    """README: on i386 the shim reads the constant count inside the flags i64 the VM packed."""
+    """docs/data-models.md: on i386 the shim reads the constant count inside the flags i64 the VM packed."""
     for s, at, flags in ((H.SHIMS[0], 44, (40, 8)), (H.SHIMS[1], 52, (48, 8))):
         values, _, _ = cconv.vm_pack(s.fixed_prefix, "i386")
         assert (values[-1].offset, values[-1].size) == flags  # flags: the last value of the fixed part

@@ -25,8 +25,9 @@ import pytest
 import check_corpus as cc
 import iree_tools as tools
 from check_reference import REFERENCE
-from ireeabi.tooling.function_io import (dtype_of, element_type_of, format_results,
-                                         parse_element_type)
+from ireeabi.hal.element_types import dtype_of, element_type_of
+from ireeabi.hal.string_util import parse_element_type
+from ireeabi.tooling.function_io import format_results
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.heap import tracked_heap

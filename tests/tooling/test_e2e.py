@@ -27,7 +27,8 @@ from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.bytecode import Context, NativeImports, VmStatusError, VmTrapError
 from ireeabi.tooling.program import Program, load_program
-from ireeabi.tooling.function_io import (InputParseError, OpaqueResult, format_results, parse_input)
+from ireeabi.hal.string_util import InputParseError
+from ireeabi.tooling.function_io import OpaqueResult, format_results, parse_input
 from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
 from ireeabi.vm.module import NativeModule, PlannedCall
 from ireeabi.vm.bytecode.module_file import read_module

@@ -3,7 +3,7 @@ check corpus works around (tests/programs/check/README.md), each pinned against 
 
 The programs are tests/programs/check/inline_issues/*.mlir. A compile error is asserted by its
 message; a miscompile by iree-run-module's printout, which ireeabi (running the same bytecode) must
-print too. Should a newer iree-compile fix one, its test fails and the README's entry goes.
+print too. Should a newer iree-compile fix one, its test fails and the entry in docs/native-modules.md goes.
 """
 from __future__ import annotations
 

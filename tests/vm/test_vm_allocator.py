@@ -11,7 +11,7 @@ from ireeabi.vm import callbacks
 from ireeabi.vm import status as S
 from ireeabi.vm.allocator import AllocatorT, Command
 from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap, HeapError, tracked_heap
+from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.vm.machine import host as _host_machine
@@ -58,7 +58,7 @@ def test_heap_ctl_status_rules(heap: Heap) -> None:
     with heap.scratch(16) as slot:  # an unknown command, issued through the C pointer directly
         result = heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, 7, None, slot)
         assert S.code_of(result) == StatusCode.UNIMPLEMENTED
-        st_ = S.take(result)
+        st_ = heap.statuses.take(result)
         assert st_.code == StatusCode.UNIMPLEMENTED
     with pytest.raises(StatusError) as e:
         A.malloc(heap, A.allocator_null(), 8)
@@ -91,7 +91,7 @@ def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
     assert heap.read(p2, 4) == b"wxyz"
     with heap.scratch(heap.pointer_size) as slot:
         heap.write_word(slot, p2)
-        S.check(heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
+        heap.statuses.check(heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, int(Command.FREE), None, slot) or 0)
         assert heap.read_word(slot) == 0
 
 
@@ -139,10 +139,9 @@ def test_heap_errors_cross_an_ignored_free_status(heap: Heap) -> None:
 
 
 def test_unconsumed_failing_status_is_a_leak() -> None:
-    from ireeabi.vm.heap import LeakError
     with pytest.raises(LeakError, match="never consumed"):
-        with tracked_heap():
-            S.to_pointer(S.Status(StatusCode.ABORTED, "dropped"))
+        with tracked_heap() as heap:
+            heap.statuses.to_pointer(S.Status(StatusCode.ABORTED, "dropped"))
 
 
 def test_aligned_request_sizes_and_slot(heap: Heap) -> None:
@@ -208,23 +207,59 @@ def test_aligned_scheme_properties(target: "str | None", n: int, align_log: int 
         A.free_aligned(heap, a, r2)
 
 
-def test_allocator_tokens_name_live_heaps_only() -> None:
-    """iree_allocator_t.self is written into target memory, so the token depends on the heaps open
-    now, not on the process's history: a closed heap's token is the next heap's, two open heaps
-    never share one, and a token keeps naming its own heap."""
-    first = Heap()
-    token = A.heap_allocator(first).self
-    other = Heap()
-    assert A.heap_allocator(other).self != token
+def _ctl_status(heap: Heap, a: AllocatorT, command: int) -> int:
+    """ctl(a.self, command, NULL, &slot) through the heap's function table; the status pointer."""
+    frame = heap.scratch_push(heap.pointer_size) if not heap.closed else 0
+    try:
+        return heap.functions.call(a.ctl, callbacks.CTL_FN, a.self, command, None, frame or None) or 0
+    finally:
+        if frame:
+            heap.scratch_pop(frame)
+
+
+@pytest.mark.parametrize("model", [None, "riscv32"])
+def test_allocator_tokens_belong_to_their_heap(model) -> None:
+    """iree_allocator_t.self is written into target memory, so it does not depend on the other
+    heaps or on the process's history: every heap's libc allocator has the same self, which names
+    it to the heap's own ctl (a host heap's ctl is its own C function, so two open host heaps'
+    allocators still differ). Closing one heap leaves the other's allocator working; the closed
+    one's ctl answers FAILED_PRECONDITION in its own status table, as it does for another self."""
+    first, other = Heap(target=model), Heap(target=model)
+    a, b = A.heap_allocator(first), A.heap_allocator(other)
+    assert a.self == b.self == A.HEAP_ALLOCATOR_SELF
+    assert (a != b) == first.machine.is_host  # foreign heaps: each has its own address space
     first.close()
-    again = Heap()
-    assert A.heap_allocator(again).self == token
-    p = A.malloc(again, A.heap_allocator(again), 24)  # through the ctl, which finds the heap by token
-    assert again.allocation(p).size == 24
-    A.free(again, A.heap_allocator(again), p)
-    assert again.allocation(p) is None
+    p = A.malloc(other, b, 24)  # through the ctl, which knows its heap
+    assert other.allocation(p).size == 24
+    A.free(other, b, p)
+    assert other.allocation(p) is None
+    gone = _ctl_status(first, a, int(Command.MALLOC))
+    with pytest.raises(S.StatusTokenError, match="is not a live status"):
+        other.statuses.take(gone)
+    assert first.statuses.take(gone) == S.Status(StatusCode.FAILED_PRECONDITION,
+                                                 f"heap allocator 0x{a.self:x} is gone")
+    wrong = _ctl_status(other, AllocatorT(a.self + 16, b.ctl), int(Command.FREE))
+    assert other.statuses.take(wrong) == S.Status(StatusCode.FAILED_PRECONDITION,
+                                                  f"heap allocator 0x{a.self + 16:x} is gone")
+    again = Heap(target=model)
+    assert A.heap_allocator(again).self == a.self
+    q = A.malloc(again, A.heap_allocator(again), 8)
+    A.free(again, A.heap_allocator(again), q)
     for h in (other, again):
         h.close()
+
+
+def test_status_tables_are_per_heap() -> None:
+    """A failing status made on one heap is unknown to another, and only its own heap reports it
+    as a leak."""
+    with tracked_heap() as quiet:
+        with pytest.raises(LeakError, match="never consumed") as leak:
+            with tracked_heap() as loud:
+                p = loud.statuses.to_pointer(S.Status(StatusCode.ABORTED, "dropped"))
+                with pytest.raises(S.StatusTokenError, match=f"0x{p:x} is not a live status"):
+                    quiet.statuses.take(p)
+        assert leak.value.statuses == ["ABORTED; dropped"]
+        assert quiet.statuses.live_tokens() == set()
 
 
 def _allocator_script(heap: Heap) -> list:

@@ -88,7 +88,7 @@ def test_heap_ctl_uses_the_libc_wording(heap: Heap) -> None:
     a = A.heap_allocator(heap)
     for command in (4, 99, -1):
         result, slot = _ctl_call(heap, a, command, 8, 0)
-        assert S.take(result) == S.Status(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
+        assert heap.statuses.take(result) == S.Status(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
         assert slot == 0
     for make in (lambda: A.malloc(heap, a, heap.limit + 1),
                  lambda: A.malloc_uninitialized(heap, a, heap.limit + 1)):
@@ -128,7 +128,7 @@ def test_zero_length_null_realloc_and_null_free_at_the_ctl(heap: Heap) -> None:
     for command in (Command.MALLOC, Command.CALLOC, Command.REALLOC):
         for slot_value in (0, live):
             result, slot = _ctl_call(heap, a, int(command), 0, slot_value)
-            assert S.take(result) == S.Status(StatusCode.INVALID_ARGUMENT, ZERO_BYTES)
+            assert heap.statuses.take(result) == S.Status(StatusCode.INVALID_ARGUMENT, ZERO_BYTES)
             assert slot == slot_value
     result, p = _ctl_call(heap, a, int(Command.REALLOC), 24, 0)
     assert result == 0 and heap.read(p, 24) == bytes([UNINITIALIZED_BYTE]) * 24
@@ -341,10 +341,11 @@ def test_status_text_matches_iree_run_module(fail_vmfb: Path, value: int) -> Non
     theirs = _iree_status_text([fail_vmfb], "status", [value])
     ours = S.Status(S.as_code(value), "custom status failure").format()
     assert theirs.startswith(ours + "; "), (theirs, ours)
-    pointer = S.to_pointer(S.Status(S.as_code(value), "custom status failure"))
-    assert S.to_string(pointer) == ours
+    table = S.StatusTable()
+    pointer = table.to_pointer(S.Status(S.as_code(value), "custom status failure"))
+    assert table.to_string(pointer) == ours
     with pytest.raises(StatusError) as e:
-        S.check(pointer)
+        table.check(pointer)
     assert int(e.value.code) == value
 
 
@@ -353,11 +354,12 @@ def test_code_only_statuses_are_complete_statuses(heap: Heap) -> None:
     iree_status_free/ignore do nothing for it and iree_status_format prints the code string alone.
     A control function may return one (ours took it for a dead token: StatusTokenError)."""
     assert S.from_code(StatusCode.OUT_OF_RANGE) == 11 and S.from_code(32 + 3) == 3 and S.from_code(64) == 0
-    assert S.take(S.from_code(StatusCode.ABORTED)) == S.Status(StatusCode.ABORTED)
-    S.ignore(S.from_code(StatusCode.ABORTED))
-    assert S.consume_code(S.from_code(21)) == 21
-    assert S.to_string(S.from_code(StatusCode.DATA_LOSS)) == "DATA_LOSS"
-    assert S.to_string(0) == "OK" and S.code_of(0) == StatusCode.OK
+    statuses = heap.statuses
+    assert statuses.take(S.from_code(StatusCode.ABORTED)) == S.Status(StatusCode.ABORTED)
+    statuses.ignore(S.from_code(StatusCode.ABORTED))
+    assert statuses.consume_code(S.from_code(21)) == 21
+    assert statuses.to_string(S.from_code(StatusCode.DATA_LOSS)) == "DATA_LOSS"
+    assert statuses.to_string(0) == "OK" and S.code_of(0) == StatusCode.OK
 
     def raw_ctl(self_: int | None, command: int, params: int | None, inout: int | None) -> int:
         return S.from_code(StatusCode.RESOURCE_EXHAUSTED)  # as IREE_STATUS_MODE=0 builds return
@@ -376,17 +378,18 @@ def test_annotate_and_format_follow_status_c() -> None:
     """status.c iree_status_annotate: OK or an empty message returns the status as is; no storage ->
     storage with the message; an empty storage message takes it; otherwise a message payload is
     appended. iree_status_format: code string, "; " + message if any, "; " + each payload."""
-    assert S.annotate(0, "x") == 0
-    p = S.to_pointer(S.Status(StatusCode.NOT_FOUND, "missing"))
-    assert S.annotate(p, "") == p and S.to_string(p) == "NOT_FOUND; missing"
-    assert S.annotate(p, "in f") == p  # same storage
-    assert S.annotate(p, "in g") == p
-    assert S.to_string(p) == "NOT_FOUND; missing; in f; in g" == S.format_status(p)
-    assert S.take(p) == S.Status(StatusCode.NOT_FOUND, "missing", ("in f", "in g"))
+    table = S.StatusTable()
+    assert table.annotate(0, "x") == 0
+    p = table.to_pointer(S.Status(StatusCode.NOT_FOUND, "missing"))
+    assert table.annotate(p, "") == p and table.to_string(p) == "NOT_FOUND; missing"
+    assert table.annotate(p, "in f") == p  # same storage
+    assert table.annotate(p, "in g") == p
+    assert table.to_string(p) == "NOT_FOUND; missing; in f; in g" == table.format_status(p)
+    assert table.take(p) == S.Status(StatusCode.NOT_FOUND, "missing", ("in f", "in g"))
     bare = S.from_code(StatusCode.INTERNAL)
-    q = S.annotate(bare, "while loading")
+    q = table.annotate(bare, "while loading")
     assert q != bare and S.code_of(q) == StatusCode.INTERNAL
-    assert S.take(q) == S.Status(StatusCode.INTERNAL, "while loading")
+    assert table.take(q) == S.Status(StatusCode.INTERNAL, "while loading")
     assert S.Status(StatusCode.ABORTED).annotate("a").annotate("b").format() == "ABORTED; a; b"
     assert S.Status(StatusCode.ABORTED, "", ("",)).format() == "ABORTED; "  # an empty payload prints
     assert S.Status(StatusCode.OK).annotate("ignored") == S.OK
@@ -396,8 +399,9 @@ def test_annotate_and_format_follow_status_c() -> None:
 def test_an_altered_status_pointer_is_refused() -> None:
     """The code is read from the pointer's bits (status.h iree_status_code); a token whose bits no
     longer match what was stored was altered, and is refused without being consumed."""
-    p = S.to_pointer(S.Status(StatusCode.ABORTED, "x"))
+    table = S.StatusTable()
+    p = table.to_pointer(S.Status(StatusCode.ABORTED, "x"))
     forged = (p & ~S.STATUS_CODE_MASK) | int(StatusCode.CANCELLED)
     with pytest.raises(S.StatusTokenError, match="carries code 1"):
-        S.take(forged)
-    assert S.take(p) == S.Status(StatusCode.ABORTED, "x")
+        table.take(forged)
+    assert table.take(p) == S.Status(StatusCode.ABORTED, "x")

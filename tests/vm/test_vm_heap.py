@@ -14,6 +14,7 @@ import pytest
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import heap as H
 from ireeabi.vm.address_space import PAGE, SLAB_CHUNK_MAX, AddressSpace
+from ireeabi.vm.allocation import frames
 from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -282,7 +283,7 @@ def test_captured_stacks_name_the_lines_python_names() -> None:
         return heap.malloc(8), where
 
     p, where = allocates()
-    got = H.frames(heap.allocation(p).stack)
+    got = frames(heap.allocation(p).stack)
     want = [(f.filename, f.lineno, f.name) for f in where]
     assert got[-1] == (want[-1][0], want[-1][1] + 1, "allocates")  # the malloc's line
     assert got[:-1] == tuple(want[-len(got):-1])  # every caller, as traceback names it

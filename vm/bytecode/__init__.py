@@ -1,7 +1,10 @@
 """IREE VM bytecode modules (runtime/src/iree/vm/bytecode): the `.vmfb` reader, the ISA and its
 decoder, the verifier, and a Python interpreter for the subset iree-compile emits, split by concept:
 
-- `module_file`: the archive and FlatBuffer reader (archive.c, module.c);
+- `archive`: the `.vmfb` archive framing (archive.c);
+- `flatbuffer`: the bytecode module schema as data, flatcc's verification and a checked reader;
+- `module_file`: the module as data (`ModuleFile`) and its loader `read_module` (module.c,
+  verifier.c's metadata rules); `module_errors`: the errors of all three;
 - `isa`, `decoder`: the bytecode ISA as data and its decoder;
 - `errors`: VmError and its kinds (traps, statuses, vm.fail), verification/argument errors;
 - `numerics`: scalar op semantics (vm/ops.h on x86-64), SipHash;

@@ -15,7 +15,6 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ireeabi.vm.buffer import VmBufferLayout  # noqa: F401 - derives machine.vm_buffer
 from ireeabi.vm.bytecode.decoder import Register
 from ireeabi.vm.status import StatusCode
 from ireeabi.vm.bytecode.errors import VmStatusError, VmTrapError

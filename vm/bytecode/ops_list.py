@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.ref import RefLayout  # noqa: F401 - derives machine.ref
 from ireeabi.vm.status import StatusCode
 from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.bytecode.state import ExecutionState

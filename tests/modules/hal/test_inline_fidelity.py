@@ -11,7 +11,7 @@ import re
 import pytest
 
 import iree_tools as tools
-from ireeabi.hal.buffer import HEAP_BUFFER_ALIGNMENT
+from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.vm.machine import host as _host_machine

@@ -10,8 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ireeabi.abi.cconv import parse
-from ireeabi.vm.bytecode.module_file import (ModuleFile, ModuleFileError, feature_names,
-                                             read_module, rodata_bytes)
+from ireeabi.modules.hal.runtime import HalRuntime
+from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from ireeabi.vm.bytecode.module_file import ModuleFile, feature_names, read_module, rodata_bytes
+from ireeabi.vm.status import StatusCode
 
 from iree_tools import compile_mlir, dump_module, run_module
 
@@ -179,6 +181,24 @@ def test_metadata_matches_dump(dumped):
     assert len(mod.bytecode) == dump["bytecode_bytes"]
     assert [(f.ordinal, f.bytecode_offset, f.bytecode_length, f.block_count, f.i32_register_count,
              f.ref_register_count) for f in mod.function_descriptors] == dump["functions"]
+
+
+def test_types_resolve_against_the_callers_registry(add16):
+    """The types table resolves against the ref types its caller's registry holds, as IREE's loader
+    resolves it against its instance (module.c): the VM's builtin types alone leave the HAL's
+    unresolved (NOT_FOUND, naming the first), the registry of a runtime that serves the module
+    resolves them, and without a registry (iree-dump-module's reading) the table is only read."""
+    mod = read_module(add16)
+    hal = [t for t in mod.types if t.startswith("!hal.")]
+    assert hal, mod.types  # the inline HAL's buffers and buffer views
+    with HalRuntime() as runtime:
+        names = runtime.types.names()
+        assert {t[1:] for t in hal} <= names
+        assert read_module(add16, ref_types=names) == mod
+    with pytest.raises(ModuleFileError, match=re.escape(f"no type registered with name '{hal[0]}'")) \
+            as info:
+        read_module(add16, ref_types=())
+    assert info.value.code == StatusCode.NOT_FOUND
 
 
 # program -> (function, iree-run-module inputs, expected output line)

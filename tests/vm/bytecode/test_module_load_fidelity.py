@@ -36,11 +36,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode import ContextImports, ImportResolutionError
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import DecodeError, decode_module
 from ireeabi.vm.bytecode import Context, FunctionImports
-from ireeabi.vm.bytecode.module_file import ModuleFileError, read_module
+from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.status import StatusCode
 
 HERE = Path(__file__).parents[2]
@@ -238,9 +240,10 @@ def iree(data: bytes, function: str = "f", inputs: tuple = ("3",),
 
 
 def ours(data: bytes, function: str = "f", args: tuple = (3,), imports=None) -> Outcome:
-    """Load (read, resolve, verify every function) and call; ireeabi errors become outcomes."""
+    """Load (read, resolve types against iree-run-module's instance, verify every function) and
+    call; ireeabi errors become outcomes."""
     try:
-        ctx = Context(data, imports)
+        ctx = Context(read_module(data, ref_types=run_module_type_names()), imports)
     except (ModuleFileError, DecodeError) as e:  # BytecodeVerifyError is a DecodeError
         return Outcome("status", e.code.name, str(e))
     except ImportResolutionError as e:
@@ -254,7 +257,7 @@ def ours(data: bytes, function: str = "f", args: tuple = (3,), imports=None) -> 
 
 def ours_read(data: bytes) -> Outcome:
     try:
-        read_module(data)
+        read_module(data, ref_types=run_module_type_names())
     except ModuleFileError as e:
         return Outcome("status", e.code.name, str(e))
     return Outcome("ok", None, "")
@@ -791,7 +794,7 @@ def test_status_codes_survive_annotation_and_pickling(mods):
     with pytest.raises(ModuleFileError) as info:
         read_module(patch(mods["mini"], chars(mods["mini"], tables(mods["mini"],
                                                                    root(mods["mini"]), 4)[0], 0),
-                          b"u"))
+                          b"u"), ref_types=run_module_type_names())
     assert pickle.loads(pickle.dumps(info.value)).code == StatusCode.NOT_FOUND
 
 

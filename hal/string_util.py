@@ -1,0 +1,561 @@
+"""IREE's HAL string helpers (runtime/src/iree/hal/string_util.c) and the number parsers under them,
+byte for byte as iree-run-module 3.13 uses them:
+
+- numbers: iree_string_view_atoi_* / atof / atod (base/string_view.c) on the C library's own
+  strtol / strtoul / strtoll / strtoull / strtof / strtod (ctypes), with IREE's scratch-buffer
+  limits (15 characters for 32-bit integers, 31 otherwise) and range checks; C's atof / atoi as
+  IREE's flags read their text;
+- narrow floats: IREE's own f32 <-> f16 / bf16 / f8 conversions (base/internal/math.h): round to
+  nearest even, values below half the narrow format's reach flush to zero, NaN an all-ones
+  mantissa;
+- iree_hal_parse_element_type / iree_hal_parse_shape;
+- iree_hal_parse_buffer_elements (`fill_elements`: C whitespace, `,`, `[`, `]` separate elements;
+  one element splats; integers with IREE's range checks, i8 takes -128..255; f16 / bf16 / f8
+  through the narrow converter; any other type two hex digits per byte) and
+  iree_hal_format_buffer_elements (`format_elements`: `%G` floats, signed or unsigned integers
+  per the element type, upper-case hex bytes otherwise).
+
+A rejected text raises `InputParseError` (the status text IREE prints, and in `detail` our words
+for what is wrong); inside the parsers a `ParseFailure` carries the status until the caller ties it
+to the whole input text.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import struct
+from typing import Any, Iterator, NamedTuple
+
+import numpy as np
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count, \
+    iree_hal_make_element_type
+from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ireeabi.hal.element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
+
+__all__ = ["InputParseError", "ParseFailure", "atoi_int32", "atoi_uint32", "atoi_int64",
+           "atoi_uint64", "atof", "atod", "c_atof", "c_atoi", "wrap_int", "narrow_float_bits",
+           "widen_float_bits", "read_element_type", "parse_element_type", "read_shape",
+           "parse_shape", "trim", "element_problem", "fill_elements", "format_g",
+           "format_elements"]
+
+
+class InputParseError(IreeAbiError):
+    """An `--input` value iree-run-module would reject. `str()` is the status text the tool prints;
+    `detail` (when set) says in our words which part of the text is wrong and why."""
+
+    def __init__(self, text: str, reason: str, detail: str | None = None) -> None:
+        self.text = text
+        self.reason = reason
+        self.detail = detail
+        self.element: str | None = None  # the rejected tensor element, when one was
+        super().__init__(f"{reason}; parsing input `{text}`")
+
+
+class ParseFailure(Exception):
+    """An IREE status text (and our explanation) from a parser, not yet tied to the input text
+    (the caller raises InputParseError with it)."""
+
+    def __init__(self, reason: str, detail: str | None = None, element: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+        self.element = element
+
+
+# --------------------------------------------------------------------------------------------------
+# The C library's number parsers, as IREE's iree_string_view_atoi_* / atof / atod call them
+
+
+def _libc() -> Any:
+    name = ctypes.util.find_library("c")
+    try:
+        lib = ctypes.CDLL(name, use_errno=True)
+    except OSError:  # pragma: no cover - no C library to load
+        return None
+    for fn, restype, extra in (("strtol", ctypes.c_long, [ctypes.c_int]),
+                               ("strtoul", ctypes.c_ulong, [ctypes.c_int]),
+                               ("strtoll", ctypes.c_longlong, [ctypes.c_int]),
+                               ("strtoull", ctypes.c_ulonglong, [ctypes.c_int]),
+                               ("strtof", ctypes.c_float, []), ("strtod", ctypes.c_double, [])):
+        f = getattr(lib, fn)
+        f.restype = restype
+        f.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)] + extra
+    return lib
+
+
+_LIBC = _libc()
+_ERANGE = 34
+_LONG_BITS = 8 * ctypes.sizeof(ctypes.c_long)
+
+
+def _c_parse(fn: str, text: str, capacity: int, *base: int) -> "tuple[Any, bool, int] | None":
+    """(value, consumed anything, errno) of libc `fn` on `text` copied into a `capacity`-byte
+    scratch buffer (None when it does not fit, as IREE's helpers refuse it)."""
+    raw = text.encode()
+    if len(raw) >= capacity:
+        return None
+    if _LIBC is None:  # pragma: no cover - pure-Python approximation
+        try:
+            value = float(text) if fn in ("strtof", "strtod") else int(text, 0)
+        except ValueError:
+            return 0, False, 0
+        return value, True, 0
+    buf = ctypes.create_string_buffer(raw, capacity)
+    end = ctypes.c_void_p()
+    ctypes.set_errno(0)
+    value = getattr(_LIBC, fn)(buf, ctypes.byref(end), *base)
+    err = ctypes.get_errno()
+    return value, (end.value or 0) != ctypes.addressof(buf), err
+
+
+def wrap_int(value: int, bits: int, signed: bool) -> int:
+    """`value` cast to a C integer of `bits` bits (signed or not): its low bits, two's
+    complement."""
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if signed and value >> (bits - 1) else value
+
+
+def atoi_int32(text: str) -> int | None:
+    """iree_string_view_atoi_int32: strtol base 0, cast to int32_t (None: not a number)."""
+    r = _c_parse("strtol", text, 16, 0)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    if value in (-(1 << (_LONG_BITS - 1)), (1 << (_LONG_BITS - 1)) - 1) and err == _ERANGE:
+        return None
+    return wrap_int(value, 32, True) if (value != 0 or err == 0) else None
+
+
+def atoi_uint32(text: str) -> int | None:
+    r = _c_parse("strtoul", text, 16, 0)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    if value == (1 << _LONG_BITS) - 1 and err == _ERANGE:
+        return None
+    return wrap_int(value, 32, False) if (value != 0 or err == 0) else None
+
+
+def atoi_int64(text: str) -> int | None:
+    r = _c_parse("strtoll", text, 32, 0)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    if value in (-(1 << 63), (1 << 63) - 1) and err == _ERANGE:
+        return None
+    return value if (value != 0 or err == 0) else None
+
+
+def atoi_uint64(text: str) -> int | None:
+    r = _c_parse("strtoull", text, 32, 0)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    if value == (1 << 64) - 1 and err == _ERANGE:
+        return None
+    return value if (value != 0 or err == 0) else None
+
+
+def atof(text: str) -> float | None:
+    """iree_string_view_atof: strtof on at most 31 characters; trailing text ignored; a result
+    that underflowed to zero (ERANGE) is refused (`1e-50`), one that overflowed is infinity."""
+    r = _c_parse("strtof", text, 32)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    return value if (value != 0 or err == 0) else None
+
+
+def atod(text: str) -> float | None:
+    r = _c_parse("strtod", text, 32)
+    if r is None or not r[1]:
+        return None
+    value, _, err = r
+    return value if (value != 0 or err == 0) else None
+
+
+def c_atof(text: str) -> float:
+    """C's atof, as the tool's float flags read their text (strtod on the whole text; nothing
+    parsed reads as 0)."""
+    r = _c_parse("strtod", text, len(text.encode()) + 1)
+    return float(r[0]) if r is not None and r[1] else 0.0
+
+
+def c_atoi(text: str) -> int:
+    """C's atoi as IREE's int32 flags use it: strtol base 10, cast to int (junk reads as 0)."""
+    r = _c_parse("strtol", text, max(len(text.encode()) + 1, 2), 10)
+    return wrap_int(r[0], 32, True) if r is not None and r[1] else 0
+
+
+# --------------------------------------------------------------------------------------------------
+# Narrow floats: IREE's own f32 <-> f16 / bf16 / f8 conversions (base/internal/math.h semantics)
+
+class _Narrow(NamedTuple):
+    exp_bits: int
+    mantissa_bits: int
+    has_inf: bool
+    has_nan: bool
+    bias_tweak: int  # FNUZ formats bias their exponent one more than IEEE would
+    nan_is_neg_zero: bool  # FNUZ formats spell NaN as the negative-zero pattern
+
+
+_NARROW: dict[int, _Narrow] = {
+    ElementType.FLOAT_16: _Narrow(5, 10, True, True, 0, False),
+    ElementType.BFLOAT_16: _Narrow(8, 7, True, True, 0, False),
+    ElementType.FLOAT_8_E5M2: _Narrow(5, 2, True, True, 0, False),
+    ElementType.FLOAT_8_E4M3_FN: _Narrow(4, 3, False, True, 0, False),
+    ElementType.FLOAT_8_E5M2_FNUZ: _Narrow(5, 2, False, True, 1, True),
+    ElementType.FLOAT_8_E4M3_FNUZ: _Narrow(4, 3, False, True, 1, True),
+}
+
+
+def _round_half_even_bias(value: int, shift: int) -> int:
+    """`value` plus the bias that makes a right shift by `shift` round to nearest, ties to even
+    (uint32 arithmetic, as the C helper does)."""
+    half = (1 << shift) >> 1
+    bias = half if value & (1 << shift) else half - 1
+    return (value + bias) & 0xFFFFFFFF
+
+
+def _f32_bits_of(value: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def narrow_float_bits(value: float, element_type: int) -> int:
+    """The bits of the f32 `value` in a narrow float type, rounded as IREE rounds them."""
+    if element_type == ElementType.FLOAT_8_E8M0_FNU:
+        if not math.isfinite(value):
+            return 0xFF
+        if value <= 0:
+            return 0
+        mantissa, exp = math.frexp(value)  # mantissa in [0.5, 1): nearer 0.5 rounds down
+        biased = exp - (mantissa < 0.75) + 127
+        return min(max(biased, 0), 0xFF)
+    fmt = _NARROW[element_type]
+    e_bits, m_bits = fmt.exp_bits, fmt.mantissa_bits
+    sign_shift = e_bits + m_bits
+    exp_mask = ((1 << e_bits) - 1) << m_bits
+    mantissa_mask = (1 << m_bits) - 1
+    bias = fmt.bias_tweak + (1 << (e_bits - 1)) - 1
+    u = _f32_bits_of(value)
+    sign = (u >> 31) << sign_shift
+    f_exp, f_mant = (u >> 23) & 0xFF, u & 0x7FFFFF
+    d_exp = d_mant = 0
+    make_nan = make_inf = False
+    if f_exp == 0xFF:
+        make_nan, make_inf = f_mant != 0, f_mant == 0
+    elif f_exp == 0:
+        if e_bits == 8:  # only bf16 keeps f32 subnormals
+            shift = 23 - m_bits
+            d_mant = _round_half_even_bias(f_mant, shift) >> shift
+    else:
+        exp = f_exp - 127
+        if exp > (1 << (e_bits - 1)) - fmt.has_inf:
+            make_inf = True
+        elif exp + bias <= 0:  # a subnormal of the narrow type, or zero
+            shift = 23 - m_bits - exp + (1 - bias)
+            if 0 <= shift <= 23:
+                d_mant = _round_half_even_bias((1 << 23) + f_mant, shift) >> shift
+        else:
+            shift = 23 - m_bits
+            rounded = _round_half_even_bias(f_mant, shift)
+            if rounded > 0x7FFFFF:  # rounding carried into the exponent
+                rounded = 0
+                exp += 1
+            d_exp = (exp + bias) << m_bits
+            d_mant = rounded >> shift
+            if not fmt.has_inf and d_exp > exp_mask:
+                make_nan = True
+    if make_inf:
+        if fmt.has_inf:
+            return sign | exp_mask
+        if not fmt.has_nan:
+            return sign | exp_mask | mantissa_mask  # the largest finite value
+        make_nan = True
+    if make_nan:
+        if not fmt.has_nan:
+            return 0
+        if fmt.nan_is_neg_zero:
+            return 1 << sign_shift
+        return sign | exp_mask | mantissa_mask
+    if fmt.nan_is_neg_zero and d_exp == 0 and d_mant == 0:
+        return 0  # no negative zero: that pattern is NaN
+    return sign | d_exp | d_mant
+
+
+def widen_float_bits(bits: int, element_type: int) -> float:
+    """A narrow float's bits as the f32 IREE prints (its NaN has no sign)."""
+    if element_type == ElementType.FLOAT_8_E8M0_FNU:
+        return math.nan if bits == 0xFF else math.ldexp(1.0, bits - 127)
+    fmt = _NARROW[element_type]
+    e_bits, m_bits = fmt.exp_bits, fmt.mantissa_bits
+    sign_mask = 1 << (e_bits + m_bits)
+    exp_mask = ((1 << e_bits) - 1) << m_bits
+    mantissa_mask = (1 << m_bits) - 1
+    bias = fmt.bias_tweak + (1 << (e_bits - 1)) - 1
+    sign = -1.0 if bits & sign_mask else 1.0
+    exp, mant = bits & exp_mask, bits & mantissa_mask
+    if exp == exp_mask:
+        if fmt.has_inf:
+            return math.nan if fmt.has_nan and mant else sign * math.inf
+        if fmt.has_nan and mant == mantissa_mask and not fmt.nan_is_neg_zero:
+            return math.nan
+    elif fmt.has_nan and fmt.nan_is_neg_zero and bits == sign_mask:
+        return math.nan
+    elif exp == 0:
+        return sign * math.ldexp(mant, 1 - bias - m_bits)
+    return sign * math.ldexp(mant + (1 << m_bits), (exp >> m_bits) - bias - m_bits)
+
+
+# --------------------------------------------------------------------------------------------------
+# Element types and shapes
+
+
+def read_element_type(text: str) -> int:
+    """iree_hal_parse_element_type (raises ParseFailure)."""
+    special = {"f8E5M2": ElementType.FLOAT_8_E5M2, "f8E4M3FN": ElementType.FLOAT_8_E4M3_FN,
+               "f8E5M2FNUZ": ElementType.FLOAT_8_E5M2_FNUZ,
+               "f8E4M3FNUZ": ElementType.FLOAT_8_E4M3_FNUZ,
+               "f8E8M0FNU": ElementType.FLOAT_8_E8M0_FNU}
+    if text == "i1":
+        return int(ElementType.BOOL_8)
+    for prefix, numerical in (("i", NumericalType.INTEGER), ("si", NumericalType.INTEGER_SIGNED),
+                              ("ui", NumericalType.INTEGER_UNSIGNED)):
+        if text.startswith(prefix):
+            break
+    else:
+        if text in special:
+            return int(special[text])
+        for prefix, numerical in (("f", NumericalType.FLOAT_IEEE),
+                                  ("bf", NumericalType.FLOAT_BRAIN),
+                                  ("cf", NumericalType.FLOAT_COMPLEX),
+                                  ("x", NumericalType.UNKNOWN), ("*", NumericalType.UNKNOWN)):
+            if text.startswith(prefix):
+                break
+        else:
+            raise ParseFailure(f"INVALID_ARGUMENT; unhandled element type prefix in '{text}'",
+                               f"`{text}` is not an element type (i1, i8..i64, si/ui*, f16, bf16, "
+                               f"f32, f64, cf64, f8E4M3FN...)")
+    rest = text[len(prefix):]
+    bits = atoi_uint32(rest)
+    if bits is None or bits > 0xFF:
+        raise ParseFailure(f"INVALID_ARGUMENT; out of range bit count in '{text}'",
+                           f"the bit count `{rest}` of `{text}` is not a number from 0 to 255")
+    return iree_hal_make_element_type(numerical, bits)
+
+
+def parse_element_type(text: str) -> int:
+    """iree_hal_parse_element_type."""
+    try:
+        return read_element_type(text)
+    except ParseFailure as f:
+        raise InputParseError(text, f.reason, f.detail) from None
+
+
+def read_shape(text: str) -> list[int]:
+    """iree_hal_parse_shape (raises ParseFailure): dims split on `x`; an empty dim ends the list,
+    and a list shorter than the `x`s promise is refused."""
+    if not text:
+        return []
+    rank = text.count("x") + 1
+    dims: list[int] = []
+    for part in text.split("x"):
+        if not part:
+            break
+        value = atoi_int64(part)
+        if value is None or value < 0:
+            raise ParseFailure(f"INVALID_ARGUMENT; shape[{len(dims)}] invalid value '{part}' of "
+                               f"'{text}'", f"dimension {len(dims)} `{part}` is not a count")
+        dims.append(value)
+    if len(dims) != rank:
+        raise ParseFailure(f"INVALID_ARGUMENT; invalid shape specification: '{text}'",
+                           f"dimension {len(dims)} of `{text}` is empty")
+    return dims
+
+
+def parse_shape(text: str) -> list[int]:
+    """iree_hal_parse_shape."""
+    try:
+        return read_shape(text)
+    except ParseFailure as f:
+        raise InputParseError(text, f.reason, f.detail) from None
+
+
+# --------------------------------------------------------------------------------------------------
+# Buffer elements
+
+_C_SPACE = " \t\n\v\f\r"  # C isspace in the "C" locale
+_SEPARATORS = frozenset(_C_SPACE + ",[]")
+
+
+def trim(text: str) -> str:
+    """iree_string_view_trim: C whitespace off both ends."""
+    return text.strip(_C_SPACE)
+
+
+def _tokens(data: str) -> Iterator[tuple[str, bool]]:
+    """Element tokens and whether a separator ended each (one that runs to the end did not)."""
+    start = -1
+    for i, c in enumerate(data):
+        if c in _SEPARATORS:
+            if start >= 0:
+                yield data[start:i], True
+                start = -1
+        elif start < 0:
+            start = i
+    if start >= 0:
+        yield data[start:], False
+
+
+def _int_range(element_type: int) -> tuple[Any, int, int] | None:
+    """(parser, low, high) of an integer element type as iree_hal_parse_element checks it."""
+    et = ElementType
+    return {et.INT_8: (atoi_int32, -128, 255), et.SINT_8: (atoi_int32, -(1 << 31), 127),
+            et.UINT_8: (atoi_uint32, 0, 255),
+            et.INT_16: (atoi_int32, -32768, 65535), et.SINT_16: (atoi_int32, -(1 << 31), 32767),
+            et.UINT_16: (atoi_uint32, 0, 65535),
+            et.INT_32: (atoi_int32, -(1 << 31), (1 << 32) - 1),
+            et.SINT_32: (atoi_int32, -(1 << 31), (1 << 32) - 1),
+            et.UINT_32: (atoi_uint32, 0, (1 << 32) - 1),
+            et.INT_64: (atoi_int64, -(1 << 63), (1 << 64) - 1),
+            et.SINT_64: (atoi_int64, -(1 << 63), (1 << 64) - 1),
+            et.UINT_64: (atoi_uint64, 0, (1 << 64) - 1)}.get(element_type)
+
+
+def element_problem(token: str, element_type: int, limit: int) -> str:
+    """Why a token is not an element of `element_type` (our words for IREE's bare status)."""
+    name = format_element_type(element_type)
+    if len(token.encode()) >= limit:
+        return f"`{token}` is longer than the {limit - 1} characters IREE reads for a number"
+    rng = _int_range(element_type)
+    if rng is not None:
+        parser, low, high = rng
+        value = parser(token)
+        if value is None:
+            parsed = _c_parse("strtoll", token, limit, 0)
+            if parsed is not None and parsed[1]:  # a number, but past what C can read
+                return f"`{token}` is out of range for {name}"
+            return f"`{token}` is not an integer"
+        if low == -(1 << 31):  # IREE checks only the top (a negative wraps)
+            return f"`{token}` is above {high}, the largest {name} IREE takes"
+        return f"`{token}` is out of range for {name} ({low}..{high} as IREE reads it)"
+    parsed = _c_parse("strtod", token, limit)
+    if parsed is not None and parsed[1]:
+        return f"`{token}` underflows {name} to zero"
+    return f"`{token}` is not a number"
+
+
+def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
+    """(token -> value or None, dtype the values are stored as) for one element type; a None
+    dtype means bytes (hex)."""
+    rng = _int_range(element_type)
+    if rng is not None:
+        parser, low, high = rng
+        bits = iree_hal_element_bit_count(element_type)
+        signed = element_type >> 24 != NumericalType.INTEGER_UNSIGNED
+
+        def parse_int(token: str) -> Any:
+            v = parser(token)
+            if v is None or not low <= v <= high:
+                return None
+            return wrap_int(v, bits, signed)  # i8 takes 255 as -1, as IREE's cast does
+        return parse_int, (_SIGNED if signed else _UNSIGNED)[bits // 8]
+    if element_type == ElementType.FLOAT_32:
+        return atof, np.dtype(np.float32)
+    if element_type == ElementType.FLOAT_64:
+        return atod, np.dtype(np.float64)
+    if element_type in _NARROW or element_type == ElementType.FLOAT_8_E8M0_FNU:
+        def parse_narrow(token: str) -> Any:
+            v = atof(token)
+            return None if v is None else narrow_float_bits(v, element_type)
+        return parse_narrow, _UNSIGNED[(iree_hal_element_bit_count(element_type) + 7) // 8]
+    size = (iree_hal_element_bit_count(element_type) + 7) // 8
+
+    def parse_hex(token: str) -> Any:
+        raw = token.encode()
+        if len(raw) != 2 * size:
+            raise ParseFailure(f"INVALID_ARGUMENT; binary hex element count mismatch: buffer "
+                               f"length={len(raw)} < expected={2 * size}",
+                               f"`{token}` is not {2 * size} hex digits ({size} byte(s) of "
+                               f"{format_element_type(element_type)})", token)
+        # IREE's table reads a non-hex digit as 0
+        return bytes((_HEX.get(raw[i], 0) << 4) | _HEX.get(raw[i + 1], 0)
+                     for i in range(0, len(raw), 2))
+    return parse_hex, None
+
+
+_HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
+
+
+def fill_elements(out: np.ndarray, data: str, element_type: int) -> None:
+    """iree_hal_parse_buffer_elements into the zeroed flat `out`."""
+    if not data:
+        return
+    capacity = out.size
+    parse, dtype = _element_parser(element_type)
+    limit = 16 if element_type >> 24 in (0x10, 0x11, 0x12) and \
+        iree_hal_element_bit_count(element_type) <= 32 else 32
+    values: list = []
+    for token, separated in _tokens(data):
+        n = len(values)
+        if n >= capacity:
+            if separated:
+                raise ParseFailure(f"OUT_OF_RANGE; output data buffer overflow: element_capacity="
+                                   f"{capacity} < dst_i={n}+",
+                                   f"more than {capacity} element(s) given (from `{token}` on)",
+                                   token)
+            raise ParseFailure(f"OUT_OF_RANGE; output data overflow: element_capacity={capacity} "
+                               f"< dst_i={n}", f"more than {capacity} element(s) given (`{token}`)",
+                               token)
+        try:
+            v = parse(token)
+        except ParseFailure as f:
+            f.detail = f"element {n} {f.detail}"
+            raise
+        if v is None:
+            raise ParseFailure("INVALID_ARGUMENT",
+                               f"element {n} {element_problem(token, element_type, limit)}", token)
+        values.append(v)
+    if len(values) == 1 and capacity > 1:
+        pass  # splat
+    elif len(values) < capacity:
+        raise ParseFailure(f"OUT_OF_RANGE; input data string underflow: dst_i={len(values)} < "
+                           f"element_capacity={capacity}",
+                           f"{len(values)} element(s) given for {capacity} (one would splat)")
+    if not values:
+        return
+    # Bytes, not numpy values, go into `out`: an i1 `FF` stays FF, a NaN keeps its payload.
+    raw = b"".join(values) if dtype is None else np.array(values, dtype=dtype).tobytes()
+    cells = out.view(np.uint8).reshape(capacity, out.dtype.itemsize)
+    cells[:] = np.frombuffer(raw, dtype=np.uint8).reshape(len(values), out.dtype.itemsize)
+
+
+def format_g(value: float, upper: bool) -> str:
+    """C's %g / %G (Python's formatting agrees with glibc's for every finite value and infinity;
+    NaN keeps its sign as glibc prints it)."""
+    if math.isnan(value):
+        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        return text.upper() if upper else text
+    return ("%G" if upper else "%g") % value
+
+
+def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
+    """The first `count` elements of `raw` as iree_hal_format_element prints them."""
+    rng = _int_range(element_type)
+    size = (iree_hal_element_bit_count(element_type) + 7) // 8
+    raw = raw[:count * size]
+    if rng is not None:
+        signed = element_type >> 24 != NumericalType.INTEGER_UNSIGNED
+        dt = (_SIGNED if signed else _UNSIGNED)[size]
+        return [str(v) for v in np.frombuffer(raw, dtype=dt).tolist()]
+    if element_type == ElementType.FLOAT_32:
+        return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
+    if element_type == ElementType.FLOAT_64:
+        return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float64).tolist()]
+    if element_type in _NARROW or element_type == ElementType.FLOAT_8_E8M0_FNU:
+        bits = np.frombuffer(raw, dtype=_UNSIGNED[size]).tolist()
+        return [format_g(widen_float_bits(b, element_type), True) for b in bits]
+    return [raw[i:i + size].hex().upper() for i in range(0, len(raw), size)]
