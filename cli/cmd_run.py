@@ -88,6 +88,8 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--heap-limit", type=parse_heap_limit, default=None, metavar="SIZE",
                    help="bound the program's live heap bytes (e.g. 64M, 2G; default: the host's "
                         "memory within the target's address window)")
+    p.add_argument("--emulate-kernels", action="store_true",
+                   help="run host kernels in the emulated CPU too, as foreign kernels always run")
     p.add_argument("--legacy-loader", action="store_true",
                    help="hal_loader's pre-fix dispatch shim (IREE #24827)")
     p.add_argument("--legacy-inline", action="store_true",
@@ -190,7 +192,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference, modules=modules,
-                      heap_limit=args.heap_limit)
+                      heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels)
     owned: list = []
     try:
         if not args.function:

@@ -99,7 +99,7 @@ def _run_module(bin_dir: Path, module_file: Path, tmp: Path) -> subprocess.Compl
 def test_editable_install_runs_inline_dynamic_without_a_compiler(editable, module_file, expected,
                                                                  tmp_path):
     bin_dir, src = editable
-    assert list((src / "hal").glob("_native*.so")), "the install did not build the C helper"
+    assert list((src / "hal" / "local").glob("_native*.so")), "the install did not build the C helper"
     proc = _run_module(bin_dir, module_file, tmp_path)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == expected
@@ -128,9 +128,10 @@ def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_f
     _run([str(bin_dir / "pip"), "wheel", "-q", "--no-deps", "-w", str(wheels), str(src)])
     (wheel,) = wheels.glob("ireeabi-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert [n for n in names if n.startswith("ireeabi/hal/_native") and n.endswith(".so")]
+    assert [n for n in names if n.startswith("ireeabi/hal/local/_native") and n.endswith(".so")]
     assert "ireeabi/__main__.py" in names
-    for pkg in ("abi", "layouts", "vm", "vm/bytecode", "hal", "tooling", "cli"):
+    for pkg in ("abi", "abi/cconv", "layouts", "vm", "vm/bytecode", "hal", "hal/local", "modules", "modules/hal",
+                "tooling", "cli"):
         assert f"ireeabi/{pkg}/py.typed" in names
     assert (REPO / "LICENSE").read_bytes() == zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/licenses/LICENSE")))
@@ -158,7 +159,7 @@ def test_install_without_a_compiler_says_so(module_file, tmp_path):
     assert "ireeabi: building the C helper ireeabi.hal.local._native" in out
     assert "needs a C compiler, and none worked" in out
     assert "IREEABI_NO_NATIVE=1" in out
-    assert not list((src / "hal").glob("_native*.so"))
+    assert not list((src / "hal" / "local").glob("_native*.so"))
 
     # IREEABI_NO_NATIVE=1 installs without the helper; a run then says in one message what is
     # missing (and that building it needs a compiler), as an error line, not a traceback.

@@ -88,6 +88,9 @@ class Program:
     heap given); IREEABI_REFERENCE=1 does the same for every program.
     `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
     module docstring).
+    Kernels of another architecture than the host's run in the runtime's emulated CPU
+    (hal/local/emulated_executable.py); `emulate_kernels` runs host kernels there too. `max_steps`
+    also bounds each emulated kernel call (in target instructions).
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -97,7 +100,7 @@ class Program:
                  cpu_data: dict[str, int] | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
-                 heap_limit: int | None = None) -> None:
+                 heap_limit: int | None = None, emulate_kernels: bool = False) -> None:
         # Read before the runtime exists (the module says which one it needs): its types resolve
         # against those of iree-run-module's instance.
         self.module = module if isinstance(module, ModuleFile) else \
@@ -127,7 +130,8 @@ class Program:
         try:
             self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
                                       legacy_inline=legacy_inline, legacy_loader=legacy_loader,
-                                      cpu_data=cpu_data, modules=declared, full_hal=full_hal)
+                                      cpu_data=cpu_data, modules=declared, full_hal=full_hal,
+                                      emulate_kernels=emulate_kernels, max_kernel_instructions=max_steps)
         except BaseException:  # e.g. a module of one's own that cannot be made
             if self._own_heap:
                 self.heap.close()
@@ -297,8 +301,7 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
     if host in runs:
         where = f"it runs with --target {host} (the host)"
     else:
-        where = (f"IREE runs it on {' or '.join(runs)}; ireeabi runs kernel machine code only on the "
-                 f"host ({host}): compile it for {host}, or for inline-static (vmvx-inline)")
+        where = f"it runs with --target {' or --target '.join(runs)} (in the emulated CPU)"
     return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
                              f"kernels: {where}")
 

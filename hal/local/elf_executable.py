@@ -35,7 +35,7 @@ from ireeabi.hal.local.native import FAULTED, native
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
 # has no ELF loader.
-_FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64", "riscv32": "riscv_32",
+FORMAT_ARCH = {"x86_64": "x86_64", "aarch64": "arm_64", "riscv64": "riscv_64", "riscv32": "riscv_32",
                 "armv7": "arm_32", "i386": "x86_32"}
 _ELF_MACHINE = {"x86_64": "EM_X86_64", "aarch64": "EM_AARCH64", "riscv64": "EM_RISCV", "riscv32": "EM_RISCV",
                 "armv7": "EM_ARM", "i386": "EM_386"}
@@ -47,7 +47,7 @@ _RTLD_DI_LINKMAP = 2
 
 def formats(target: "Machine | str | None" = None) -> tuple[str, ...]:
     """The ELF executable formats IREE's loaders accept on a data model (the host by default)."""
-    arch = _FORMAT_ARCH.get(_machine(target).name)
+    arch = FORMAT_ARCH.get(_machine(target).name)
     return tuple(f"{k}-{arch}" for k in FORMAT_KINDS) if arch else ()
 
 
@@ -55,8 +55,8 @@ def foreign_arch(format: str, target: "Machine | str | None" = None) -> str | No
     """The ireeabi target whose machine code an ELF `format` holds, when that is not `target`'s
     (None for any other format)."""
     m = _machine(target)
-    for name, arch in _FORMAT_ARCH.items():
-        if name != m.name and arch != _FORMAT_ARCH.get(m.name) and \
+    for name, arch in FORMAT_ARCH.items():
+        if name != m.name and arch != FORMAT_ARCH.get(m.name) and \
                 any(format.startswith(f"{k}-{arch}") for k in FORMAT_KINDS):
             return name
     return None
@@ -68,11 +68,17 @@ def query_support(format: str, target: "Machine | str | None" = None) -> bool:
     return any(format.startswith(f) for f in formats(target))
 
 
-class _Image:
-    """The address range a loaded library occupies; every pointer read from it is checked here."""
+class Image:
+    """The address range a loaded library occupies, in the memory its code runs in; every pointer
+    read from it is checked here. Structs are read as `machine` lays them out (the host's for host
+    code; the target's for a library in a runtime's heap, whose addresses are target addresses
+    `read_bytes` reads)."""
 
-    def __init__(self, lo: int, hi: int) -> None:
+    def __init__(self, lo: int, hi: int, machine: Machine | None = None,
+                 read_bytes: Callable[[int, int], bytes] = ctypes.string_at) -> None:
         self.lo, self.hi = lo, hi
+        self.machine = machine if machine is not None else _host_machine()
+        self._read_bytes = read_bytes
 
     def check(self, address: int, size: int, what: str) -> int:
         if address == 0:
@@ -85,7 +91,7 @@ class _Image:
 
     def cbytes(self, address: int, what: str) -> bytes:
         self.check(address, 1, what)
-        raw = ctypes.string_at(address, self.hi - address)
+        raw = self._read_bytes(address, self.hi - address)
         end = raw.find(b"\0")
         if end < 0:
             raise ExecutableError("INVALID_ARGUMENT", f"library {what} at 0x{address:x} is not terminated")
@@ -95,11 +101,12 @@ class _Image:
         return self.cbytes(address, what).decode("utf-8", "replace")
 
     def read(self, cls: type, address: int, what: str) -> Any:
-        self.check(address, ctypes.sizeof(cls), what)
-        return cls.from_address(address)
+        n = ctypes.sizeof(cls)
+        self.check(address, n, what)
+        return cls.from_buffer_copy(self._read_bytes(address, n))
 
     def words(self, address: int, count: int, what: str) -> list[int]:
-        word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
+        word = ctypes.c_uint64 if self.machine.pointer_size == 8 else ctypes.c_uint32
         return list(self.read(word * count, address, what)) if count else []
 
 
@@ -153,7 +160,7 @@ class Library:
     exports: tuple[ExportInfo, ...]
     constant_count: int
     _unload: "Callable[[], None] | None" = field(repr=False)  # releases the loaded image
-    _image: _Image = field(repr=False)
+    _image: Image = field(repr=False)
     _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
     _keep: list = field(default_factory=list, repr=False)
     has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
@@ -297,7 +304,7 @@ def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor
 
         def query(version: int, environment: int) -> int:
             return elf_loader.query(module, query_addr, version, environment)
-        return _bind(format, query, _Image(module.base, module.end), module.close, constants, processor_data)
+        return _bind(format, query, Image(module.base, module.end), module.close, constants, processor_data)
     except BaseException:
         module.close()
         raise
@@ -353,16 +360,16 @@ def _guarded_query(fn: int, version: int, environment: int) -> int:
     return result[0]
 
 
-def _image_of(dll: Any, lo: int, hi: int) -> _Image:
+def _image_of(dll: Any, lo: int, hi: int) -> Image:
     libdl = ctypes.CDLL(None)
     lm = ctypes.POINTER(_LinkMap)()
     if libdl.dlinfo(ctypes.c_void_p(dll._handle), _RTLD_DI_LINKMAP, ctypes.byref(lm)) != 0:
         raise ExecutableError("INTERNAL", "dlinfo could not locate the loaded library")
     base = lm.contents.l_addr
-    return _Image(base + lo, base + hi)
+    return Image(base + lo, base + hi)
 
 
-def _bind(format: str, query: Callable[[int, int], int], image: _Image, unload: Callable[[], None],
+def _bind(format: str, query: Callable[[int, int], int], image: Image, unload: Callable[[], None],
           constants: Sequence[int], processor_data: Sequence[int]) -> Library:
     keep: list = []
     env_cls = _cls(X.iree_hal_executable_environment_v0_t)
@@ -376,11 +383,36 @@ def _bind(format: str, query: Callable[[int, int], int], image: _Image, unload: 
         env.constants = ctypes.addressof(arr)
 
     lib_addr = query(X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, ctypes.addressof(env))
+    info = read_library(image, lib_addr, constants)
+    if info.imports:  # every import optional: NULL function, NULL context
+        funcs = (ctypes.c_void_p * len(info.imports))()
+        ctxs = (ctypes.c_void_p * len(info.imports))()
+        keep += [funcs, ctxs]
+        env.import_funcs, env.import_contexts = ctypes.addressof(funcs), ctypes.addressof(ctxs)
+    return Library(format, info.name, info.version, info.imports, info.exports, info.constant_count, unload,
+                   image, env, keep, has_names=info.has_names)
+
+
+@dataclass(frozen=True)
+class LibraryInfo:
+    """What library v0 declares, verified as IREE's loaders verify it."""
+    name: str
+    version: int
+    imports: tuple[str, ...]  # every one optional ('?'-prefixed): the others are refused
+    exports: tuple[ExportInfo, ...]
+    constant_count: int
+    has_names: bool  # exports.names is non-NULL (only a library without exports may lack it)
+
+
+def read_library(image: Image, lib_addr: int, constants: Sequence[int]) -> LibraryInfo:
+    """Library v0 at `lib_addr` (what the query returned), read from `image` as its machine lays it
+    out, with IREE's checks in IREE's order."""
     if not lib_addr:
         raise ExecutableError("FAILED_PRECONDITION", "executable does not support this version of the runtime "
                               f"({X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:08X})")
-    v0 = image.read(_cls(X.iree_hal_executable_library_v0_t), lib_addr, "library_v0")
-    header = image.read(_cls(X.iree_hal_executable_library_header_t), v0.header, "header")
+    m = image.machine
+    v0 = image.read(m.ctype(X.iree_hal_executable_library_v0_t), lib_addr, "library_v0")
+    header = image.read(m.ctype(X.iree_hal_executable_library_header_t), v0.header, "header")
     # header.version is not checked: the query already negotiated it, and neither ELF loader looks.
     if header.sanitizer != X.SanitizerKind.NONE:
         raise ExecutableError("UNAVAILABLE", f"executable requires sanitizer {header.sanitizer}, which "
@@ -393,22 +425,16 @@ def _bind(format: str, query: Callable[[int, int], int], image: _Image, unload: 
     if required:
         raise UnresolvedImportError("UNIMPLEMENTED", f"library {name} imports {', '.join(required)}, which "
                                     "ireeabi does not provide (only optional '?' imports are left unresolved)")
-    if imports:  # every import optional: NULL function, NULL context
-        funcs = (ctypes.c_void_p * len(imports))()
-        ctxs = (ctypes.c_void_p * len(imports))()
-        keep += [funcs, ctxs]
-        env.import_funcs, env.import_contexts = ctypes.addressof(funcs), ctypes.addressof(ctxs)
 
     # IREE's library verification, in its order: constants, attrs, names, then per export.
     if v0.constants.count != len(constants):
         raise ExecutableError("FAILED_PRECONDITION", f"executable requires {v0.constants.count} constants but "
                               f"caller provided {len(constants)}; must match")
     exports = _read_exports(image, v0.exports)
-    return Library(format, name, header.version, imports, exports, v0.constants.count, unload, image, env, keep,
-                   has_names=bool(v0.exports.names))
+    return LibraryInfo(name, header.version, imports, exports, v0.constants.count, bool(v0.exports.names))
 
 
-def _read_exports(image: _Image, table: Any) -> tuple[ExportInfo, ...]:
+def _read_exports(image: Image, table: Any) -> tuple[ExportInfo, ...]:
     count = table.count
     if not table.attrs:  # required even without exports
         raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide dispatch attributes")
@@ -416,7 +442,7 @@ def _read_exports(image: _Image, table: Any) -> tuple[ExportInfo, ...]:
         raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide function names")
     if count == 0:
         return ()
-    attrs_cls = _cls(X.iree_hal_executable_dispatch_attrs_v0_t)
+    attrs_cls = image.machine.ctype(X.iree_hal_executable_dispatch_attrs_v0_t)
     attrs = image.read(attrs_cls * count, table.attrs, "export attrs")
     names = image.words(table.names, count, "export names")
     raw_names = []
@@ -443,4 +469,5 @@ def _read_exports(image: _Image, table: Any) -> tuple[ExportInfo, ...]:
     return tuple(out)
 
 
-__all__ = ["Library", "load_library", "query_support", "formats", "foreign_arch", "new_workgroup_state"]
+__all__ = ["Library", "load_library", "query_support", "formats", "foreign_arch", "new_workgroup_state", "Image",
+           "LibraryInfo", "read_library", "FORMAT_ARCH"]

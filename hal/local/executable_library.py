@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.machine import Machine
+from ireeabi.vm.status import StatusCode, StatusError
 
 _U32 = 0xFFFFFFFF
 
@@ -52,9 +53,9 @@ class ExportInfo:
 class DispatchResult:
     status: int  # the kernel's return value of the last call (0 = success)
     calls: int  # workgroups called
-    # A trapped fault: (signal, faulting address, workgroup id (x, y, z)); the status is then the
-    # helper's FAULTED and the library is unusable.
-    fault: "tuple[int, int, tuple[int, int, int]] | None" = None
+    # A trapped fault: (signal, or the emulated CPU's kind of fault; faulting host address;
+    # workgroup id (x, y, z)); the status is then the helper's FAULTED and the library is unusable.
+    fault: "tuple[int | str, int, tuple[int, int, int]] | None" = None
 
 
 def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:
@@ -136,8 +137,9 @@ def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_
 
 def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: "object") -> str:
     """What a trapped kernel fault tells: the export, the workgroup, the address, and where it lies
-    against the bindings (IREE's process dies here; the library is unusable from now on)."""
-    signal_number, host_address, (x, y, z) = fault
+    against the bindings (IREE's process dies here; the library is unusable from now on). The cause
+    is a signal number for host code, or the emulated CPU's kind of fault for foreign code."""
+    cause, host_address, (x, y, z) = fault
     address = host_address - heap.host_address(0)  # the heap's own address for it
     where = "outside every binding"
     best = None  # (distance, text) of the nearest binding the address lies before or past
@@ -156,9 +158,28 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
             best = (distance, text)
     if best is not None:
         where = best[1]
-    return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): signal {signal_number} at address "
+    what = f"signal {cause}" if isinstance(cause, int) else cause
+    return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what} at address "
             f"0x{address:x}, {where}; the executable cannot be dispatched again")
 
 
+def issue_dispatch(library: Any, ordinal: int, dispatch_state: int, workgroup_state: int,
+                   workgroup_count: tuple[int, int, int], heap: Any, ptrs: list[int], lengths: list[int]) -> None:
+    """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does, every way it
+    can end made a status: a fault (INTERNAL, naming the kernel, workgroup, address and binding), a
+    kernel's non-zero return, or the library's own refusal (an unusable library, an emulated
+    kernel's instruction budget) with its code."""
+    try:
+        result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
+    except ExecutableError as e:
+        raise StatusError(StatusCode[e.code], e.message) from None
+    if result.fault is not None:
+        raise StatusError(StatusCode.INTERNAL, fault_message(library.exports[ordinal].name, result.fault,
+                                                              ptrs, lengths, heap))
+    if result.status != 0:
+        raise StatusError(StatusCode.INTERNAL, f"executable entry point returned catastrophic error {result.status}")
+
+
+
 __all__ = ["ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "DispatchResult",
-           "check_counts", "DispatchState", "write_workgroup_state", "fault_message"]
+           "check_counts", "DispatchState", "write_workgroup_state", "fault_message", "issue_dispatch"]

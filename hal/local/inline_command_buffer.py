@@ -22,7 +22,7 @@ from ireeabi.vm.heap import Heap
 from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.hal.buffer import BufferTypes, calculate_range
-from ireeabi.hal.local.executable_library import DispatchState, fault_message, write_workgroup_state
+from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
 
 _U32 = 0xFFFFFFFF
 
@@ -101,13 +101,7 @@ class LocalDispatcher:
             return
         state = self._state((len(constants), len(ptrs)))
         state.pack(counts, constants, ptrs, lengths)
-        result = library.issue(fid, state.address, self._workgroup_state(), counts, self.heap)
-        if result.fault is not None:
-            raise StatusError(StatusCode.INTERNAL, fault_message(export.name, result.fault, ptrs, lengths,
-                                                                  self.heap))
-        if result.status != 0:
-            raise StatusError(StatusCode.INTERNAL,
-                              f"executable entry point returned catastrophic error {result.status}")
+        issue_dispatch(library, fid, state.address, self._workgroup_state(), counts, self.heap, ptrs, lengths)
 
 
 __all__ = ["LocalDispatcher"]

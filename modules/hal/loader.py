@@ -34,9 +34,10 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.hal.local import elf_executable as elf
-from ireeabi.hal.local import python_executable
+from ireeabi.hal.local import library_loader, python_executable
+from ireeabi.hal.local.emulated_executable import KernelEmulator
 from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError,
-                                                  UnresolvedImportError, check_counts, fault_message,
+                                                  UnresolvedImportError, check_counts, issue_dispatch,
                                                   write_workgroup_state)
 from ireeabi.hal.resource import ResourceType
 
@@ -66,9 +67,10 @@ class HalLoaderModule:
     kernels get in environment_v0."""
 
     def __init__(self, vm_buffers: BufferType, executables: "ResourceType[LoadedExecutable]",
-                 cpu_data: list[int], *, legacy: bool = False) -> None:
+                 cpu_data: list[int], *, legacy: bool = False, emulator: KernelEmulator | None = None) -> None:
         self.heap = vm_buffers.heap
         self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
+        self.emulator = emulator  # the runtime's emulated CPU for foreign kernels (None: host kernels only)
         self._vm_buffers = vm_buffers
         self.legacy = legacy
         targets = {
@@ -137,7 +139,8 @@ class HalLoaderModule:
             if fmt == python_executable.FORMAT:
                 library = python_executable.load(self.heap.read(ptr, n), tuple(consts))
             else:
-                library = elf.load_library(fmt, self.heap.read(ptr, n), consts, self.cpu_data, self.machine)
+                library = library_loader.load_library(fmt, self.heap.read(ptr, n), consts, self.cpu_data,
+                                                      self.machine, self.emulator)
         except UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
@@ -210,13 +213,7 @@ class HalLoaderModule:
             state = self._dispatch_state(key)
         counts = (workgroup_x & _U32, workgroup_y & _U32, workgroup_z & 0xFFFF)
         state.pack(counts, constants, ptrs, lengths)  # workgroup size 1x1x1
-        result = library.issue(fid, state.address, self._workgroup_address, counts, self.heap)
-        if result.fault is not None:
-            raise StatusError(StatusCode.INTERNAL, fault_message(library.exports[fid].name, result.fault,
-                                                                  ptrs, lengths, self.heap))
-        if result.status != 0:
-            raise StatusError(StatusCode.INTERNAL,
-                              f"executable entry point returned catastrophic error {result.status}")
+        issue_dispatch(library, fid, state.address, self._workgroup_address, counts, self.heap, ptrs, lengths)
 
 
 def executable_constants(vmb: BufferType, constants: Ref, detail: str = "") -> list[int]:

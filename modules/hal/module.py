@@ -53,7 +53,7 @@ from ireeabi.modules.hal.loader import LoadedExecutable, executable_constants, n
 from ireeabi.hal.local.inline_command_buffer import LocalDispatcher
 from ireeabi.hal.resource import ResourceType
 from ireeabi.hal.semaphore import Fence, SemaphoreTypes
-from ireeabi.hal.local import vmvx_executable
+from ireeabi.hal.local import library_loader, vmvx_executable
 
 MAX_DESCRIPTOR_BINDING_COUNT = 32  # IREE_HAL_MODULE_MAX_DESCRIPTOR_BINDING_COUNT (module.c)
 MAX_FENCE_AWAIT = 32  # IREE_VM_ABI_VLA_STACK_DEREF_OR_NULL bound in fence.await
@@ -733,7 +733,8 @@ class HalModule:
             if fmt == vmvx_executable.FORMAT:
                 library = vmvx_executable.load(self.runtime, image, consts)
             else:
-                library = elf.load_library(fmt, image, consts, self.runtime.cpu_data, self.machine)
+                library = library_loader.load_library(fmt, image, consts, self.runtime.cpu_data, self.machine,
+                                                      self.runtime.emulator)
         except UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
