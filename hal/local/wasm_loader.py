@@ -62,7 +62,9 @@ _MEM_INFO, _NEEDED, _EXPORT_INFO, _IMPORT_INFO, _RUNTIME_PATH = 1, 2, 3, 4, 5
 MAX_DATA_ALIGN = 1 << 16  # a data block aligned past a wasm page is no kernel's need
 MAX_TABLE_SLOTS = 1 << 16  # table slots one module may ask for (a forged count must not cost memory)
 DEFAULT_STACK_SIZE = 256 << 10
-DEFAULT_MAX_INSTRUCTIONS = 1 << 34  # fuel per call: seconds of work, then WasmFuelExhausted
+# Fuel per call: about a minute of a tight loop (~5e9 units/s measured), far past any kernel of the
+# test programs (a 1M-element add is ~1e7); then WasmFuelExhausted.
+DEFAULT_MAX_INSTRUCTIONS = 1 << 38
 _U32 = 0xFFFFFFFF
 _VALTYPES = {"i32": wasmtime.ValType.i32, "i64": wasmtime.ValType.i64,
              "f32": wasmtime.ValType.f32, "f64": wasmtime.ValType.f64}
@@ -482,7 +484,8 @@ class WasmRuntime:
                     raise WasmImportError(full, f"{name}: imports {full} as a {'mutable' if ty.mutable else 'const'} "
                                           f"{ty.content} global; it is a {'mutable' if mutable else 'const'} i32")
                 return imp.name
-        kind = type(ty).__name__.replace("Type", "").lower()
+        kind = {"FuncType": "function", "GlobalType": "global", "MemoryType": "memory",
+                "TableType": "table"}.get(type(ty).__name__, "extern")
         raise WasmImportError(full, f"{name}: imports {kind} {full!r}, which the runtime does not provide "
                               "(only env.memory, env.__indirect_function_table, env.__memory_base, "
                               "env.__table_base, env.__stack_pointer)")
