@@ -619,3 +619,37 @@ def test_mutated_side_modules_end_in_clear_errors(which, built, add16_wasm, heap
                 except ForeignKernelError:
                     pass
     assert outcomes["refused"] > 50 and sum(outcomes.values()) == 200
+
+
+# -- the wasm32 heap's address space (vm.address_space) ------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [1 << 20, 100_000_001, None])
+def test_a_wasm32_window_is_whole_wasm_pages_from_address_zero(limit):
+    h = Heap(target="wasm32", limit=limit)
+    try:
+        space = h.space
+        assert space.end % W.WASM_PAGE == 0 and space.base == W.WASM_PAGE
+        assert space.zero_host + space.base == space.host_base == h.host_address(space.base)
+        # The prefix's pages are PROT_NONE: an access from wasm traps (see the out-of-bounds tests);
+        # the host side reads them only through ctypes at its own risk, so nothing here touches them.
+    finally:
+        h.close()
+
+
+def test_large_free_returns_its_own_pages_not_its_neighbours():
+    """Pages given back to the OS are the freed block's: the mapping's 64 KiB prefix shifts every
+    arena offset, and a neighbour just below the block keeps its bytes."""
+    h = Heap(target="wasm32")
+    try:
+        low = h.malloc(60000)
+        h.write(low, b"\x5a" * 60000)
+        big = h.malloc(32 << 20)
+        assert 0 < big - (low + 60000) < W.WASM_PAGE  # within one prefix of each other
+        h.write(big + 3 * 4096, b"\x77" * 4096)
+        arena, offset = h.space.bytes, big - h.space.base
+        h.free(big)
+        assert h.read(low, 60000) == b"\x5a" * 60000
+        assert bytes(arena[offset + 3 * 4096:offset + 4 * 4096]) == bytes(4096)  # returned: zero again
+    finally:
+        h.close()
