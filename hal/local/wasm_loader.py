@@ -50,6 +50,7 @@ from typing import Any, Callable, Sequence
 
 import wasmtime
 from wasmtime import _bindings as _ffi
+from wasmtime import _func as _wasmtime_func
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
@@ -296,6 +297,19 @@ def _engine(key: int) -> wasmtime.Engine:
     return wasmtime.Engine(config)
 
 
+# wasmtime_func_call_unchecked with untyped arguments: the raw slots are passed as int32 arrays. A
+# function object of our own (dll[...] makes a new one), so wasmtime's own prototypes stay as they are.
+_CALL_UNCHECKED = _ffi.dll["wasmtime_func_call_unchecked"]
+_CALL_UNCHECKED.restype = ctypes.c_void_p
+_CALL_UNCHECKED.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+
+
+def _raise_host_exception() -> None:
+    """Re-raise what a Python host function raised during the call, as wasmtime's Func call does
+    (wasmtime keeps it aside and returns a trap)."""
+    _wasmtime_func.maybe_raise_last_exn()
+
+
 # -- SIGINT while wasm runs ---------------------------------------------------------------------------
 
 
@@ -308,6 +322,7 @@ class _Interrupter:
         self._r, self._w = os.pipe()
         os.set_blocking(self._w, False)
         self._engine = engine
+        self.ticks = 0  # epoch increments made
         self._thread = threading.Thread(target=self._run, name="wasm-interrupter", daemon=True)
         self._thread.start()
 
@@ -321,6 +336,7 @@ class _Interrupter:
                 return
             if signal.SIGINT in got:
                 self._engine.increment_epoch()
+                self.ticks += 1
 
     def arm(self) -> int | None:
         """Route signals to the wakeup fd for a call; the previous fd (to restore) or None off the
@@ -380,7 +396,13 @@ class WasmRuntime:
                                                                    wasmtime.Limits(0, None)), None)
         self._stack_pointer: wasmtime.Global | None = None
         self._names: dict[int, str] = {}  # table index -> a name for messages
-        self._funcs: dict[int, tuple[wasmtime.Func, int, bool]] = {}  # index -> (func, params, has result)
+        # table index -> (i32 params, has a result, raw slots type, reference to its wasmtime_func_t)
+        self._funcs: dict[int, tuple[int, bool, Any, Any]] = {}
+        self._keep: list[wasmtime.Func] = []
+        self._depth = 0  # wasm calls running (a host function may call back in)
+        self._context = self.store._context()
+        self.store.set_epoch_deadline(1)  # moved on only after an interrupt (see _guarded)
+        self._ticks_seen = 0
         self._interrupter = _Interrupter(self.engine)
         self.modules: list[WasmSideModule] = []
 
@@ -527,28 +549,43 @@ class WasmRuntime:
     def call(self, table_index: int, args: Sequence[int], *, max_instructions: int | None = None) -> int:
         """Call the function at `table_index` with i32 `args` (ints, taken modulo 2**32); its i32
         result as an unsigned int, 0 when it returns nothing. Traps raise WasmTrap, a budget
-        overrun WasmFuelExhausted."""
-        self._check_open()
+        overrun WasmFuelExhausted. A call made from inside a host function runs on the budget of
+        the call that is running."""
+        if self.closed:
+            self._check_open()
         entry = self._funcs.get(table_index) if type(table_index) is int else None
         if entry is None:
             entry = self._resolve(table_index)
-        func, n, has_result = entry
+        n, has_result, raw_type, ref = entry
         if len(args) != n:
             raise WasmCallError(f"{self._names.get(table_index, f'table[{table_index}]')} takes {n} i32 "
                                 f"arguments, {len(args)} given")
-        vals = []
-        for a in args:
+        raw = raw_type()  # wasmtime_val_raw_t slots (16 bytes: 4 int32s each), arguments then result
+        for i, a in enumerate(args):
             if type(a) is not int:
-                if not isinstance(a, int):
-                    raise WasmCallError(f"argument {a!r} is not an int")
+                if not isinstance(a, int) or isinstance(a, bool):
+                    raise WasmCallError(f"argument {i} ({a!r}) is not an int")
                 a = int(a)
             a &= _U32
-            vals.append(a - (1 << 32) if a >> 31 else a)
+            raw[4 * i] = a - (1 << 32) if a >> 31 else a
         budget = self.max_instructions if max_instructions is None else max_instructions
-        result = self._invoke(func, vals, table_index, budget)
-        return result & _U32 if has_result else 0
+        self._guarded(lambda: self._call_raw(ref, raw), table_index, budget)
+        return raw[0] & _U32 if has_result else 0
 
-    def _resolve(self, table_index: int) -> tuple[wasmtime.Func, int, bool]:
+    def _call_raw(self, ref: Any, raw: Any) -> None:
+        """wasmtime_func_call_unchecked: the types were checked once (`_resolve`), so no per-call
+        conversion of values (wasmtime's Python Func call costs ~20 us, most of it that)."""
+        trap = ctypes.POINTER(_ffi.wasm_trap_t)()
+        error = _CALL_UNCHECKED(self._context, ref, raw, len(raw) // 4, ctypes.byref(trap))
+        if error:
+            _raise_host_exception()
+            raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(_ffi.wasmtime_error_t)))
+        if trap:
+            trapped = wasmtime.Trap._from_ptr(trap)
+            _raise_host_exception()  # a host function's exception comes out as itself
+            raise trapped
+
+    def _resolve(self, table_index: int) -> tuple[int, bool, Any, Any]:
         if not isinstance(table_index, int) or isinstance(table_index, bool):
             raise WasmCallError(f"a table index is an int, not {type(table_index).__name__}")
         size = self.table.size(self.store)
@@ -562,19 +599,31 @@ class WasmRuntime:
             raise WasmCallError(f"{self._names.get(table_index, f'table[{table_index}]')} has type "
                                 f"({', '.join(map(str, ty.params))}) -> ({', '.join(map(str, ty.results))}); "
                                 "call passes i32 arguments and takes at most one i32 result")
-        entry = self._funcs[table_index] = (func, len(ty.params), bool(ty.results))
+        n = len(ty.params)
+        self._keep.append(func)  # the wasmtime_func_t the reference points at
+        entry = self._funcs[table_index] = (n, bool(ty.results), ctypes.c_int32 * (4 * max(n, 1)),
+                                            ctypes.byref(func._func))
         return entry
 
     def _invoke(self, func: wasmtime.Func, args: Sequence[int], what: "int | str", budget: int) -> Any:
         return self._guarded(lambda: func(self.store, *args), what, budget)
 
     def _guarded(self, run: Callable[[], Any], what: "int | str", budget: int) -> Any:
-        """Run wasm with `budget` fuel, interruptible by SIGINT; wasmtime's traps and errors become
-        this module's errors."""
-        store = self.store
-        store.set_fuel(budget)
-        store.set_epoch_deadline(1)
-        previous = self._interrupter.arm()
+        """Run wasm with `budget` fuel (set by the outermost call only), interruptible by SIGINT;
+        wasmtime's traps and errors become this module's errors."""
+        outer = self._depth == 0
+        previous = None
+        if outer:
+            if not (isinstance(budget, int) and 0 < budget < 1 << 64):
+                raise WasmCallError(f"max_instructions must be a positive int below 2**64, got {budget!r}")
+            if _ffi.wasmtime_context_set_fuel(self._context, budget):
+                raise WasmCallError(f"wasmtime refused a budget of {budget}")
+            ticks = self._interrupter.ticks
+            if ticks != self._ticks_seen:  # an interrupt moved the epoch: a new deadline past it
+                _ffi.wasmtime_context_set_epoch_deadline(self._context, 1)
+                self._ticks_seen = ticks
+            previous = self._interrupter.arm()
+        self._depth += 1
         try:
             return run()
         except wasmtime.Trap as e:
@@ -588,7 +637,9 @@ class WasmRuntime:
             label = what if isinstance(what, str) else self._names.get(what, f"table[{what}]")
             raise WasmTrap("error", str(label), f"{label} failed: {_first_line(e)}") from None
         finally:
-            self._interrupter.disarm(previous)
+            self._depth -= 1
+            if outer:
+                self._interrupter.disarm(previous)
 
     # -- lifetime --------------------------------------------------------------------------------
 
@@ -603,6 +654,8 @@ class WasmRuntime:
         self.closed = True
         self._interrupter.close()
         self._funcs.clear()
+        self._keep.clear()
+        self._context = None
         for module in self.modules:
             module._funcs.clear()
         self.modules.clear()

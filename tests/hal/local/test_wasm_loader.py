@@ -209,6 +209,12 @@ def test_function_pointer_into_a_host_function(side, runtime, built):
     host.call_through.argtypes = [ctypes.c_void_p, ctypes.c_int]
     assert got == host.call_through(ctypes.cast(c_binop, ctypes.c_void_p), 4)
     assert calls == [(4, 7), (5, 4)]
+    # A host function may call back into wasm (the table entry of another export).
+    pick = side.lookup("pick")
+    reenter = runtime.host_function(lambda a, b: side.call(pick, [a]) + b, ["i32", "i32"], ["i32"], "reenter")
+    c_reenter = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: host.pick(a) + b)
+    assert side.call(side.lookup("call_through"), [reenter, 2]) == \
+        host.call_through(ctypes.cast(c_reenter, ctypes.c_void_p), 2)
     # An exception in the host function comes out of the call as itself.
     def broken(a: int, b: int) -> int:
         raise LookupError("host side failed")
