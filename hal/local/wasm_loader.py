@@ -45,6 +45,7 @@ import ctypes
 import os
 import signal
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -234,8 +235,11 @@ def _parse_dylink_body(data: bytes, pos: int, end: int) -> DylinkInfo:
 # -- the host memory creator: the heap's window as linear memory ------------------------------------
 
 # Runtimes whose memory the creator may hand out: key -> (host address of target 0, bytes). The
-# callbacks are module-level so they outlive every engine that may still call them.
+# callbacks are module-level so they outlive every engine that may still call them. `_CREATED`: keys
+# whose one memory exists; any further memory (a module defining its own) is refused, as it would be
+# the heap's window again.
 _WINDOWS: dict[int, tuple[int, int]] = {}
+_CREATED: set[int] = set()
 _WINDOWS_LOCK = threading.Lock()
 _next_key = 1
 
@@ -268,6 +272,9 @@ def _new_memory(env: int, request: Any, out: Any) -> int:
         req = request[0]
         if not base:
             return _error("this runtime's memory is closed")
+        if env in _CREATED:
+            return _error("a side module may not define a memory of its own: its memory is the heap's, "
+                          "imported as env.memory")
         if req.minimum > size or req.reserved_size_in_bytes > size or req.guard_size_in_bytes:
             return _error(f"memory request (minimum {req.minimum}, reservation {req.reserved_size_in_bytes}, "
                           f"guard {req.guard_size_in_bytes}) does not fit the heap's {size}-byte window")
@@ -276,6 +283,7 @@ def _new_memory(env: int, request: Any, out: Any) -> int:
         mem.get_memory = _get_memory
         mem.grow_memory = _grow_memory
         mem.finalizer = ctypes.cast(None, type(mem.finalizer))
+        _CREATED.add(env)
         return 0
     except BaseException as e:  # never let an exception cross into wasmtime
         return _error(f"memory creator failed: {e!r}")
@@ -405,6 +413,8 @@ class WasmRuntime:
         self._ticks_seen = 0
         self._interrupter = _Interrupter(self.engine)
         self.modules: list[WasmSideModule] = []
+        # A runtime dropped without close() still ends its thread and leaves the window registry.
+        self._finalizer = weakref.finalize(self, _release, self._interrupter, self._key)
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -652,6 +662,7 @@ class WasmRuntime:
         if self.closed:
             return
         self.closed = True
+        self._finalizer.detach()
         self._interrupter.close()
         self._funcs.clear()
         self._keep.clear()
@@ -664,6 +675,7 @@ class WasmRuntime:
         self.store = None  # type: ignore[assignment]
         with _WINDOWS_LOCK:
             _WINDOWS.pop(self._key, None)
+            _CREATED.discard(self._key)
         for block in self._blocks:
             if not self.heap.closed:
                 self.heap.free(block)
@@ -674,6 +686,13 @@ class WasmRuntime:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _release(interrupter: _Interrupter, key: int) -> None:
+    interrupter.close()
+    with _WINDOWS_LOCK:
+        _WINDOWS.pop(key, None)
+        _CREATED.discard(key)
 
 
 class WasmSideModule:

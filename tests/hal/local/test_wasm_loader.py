@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import wasmtime
 
 import iree_tools
 import vm_ir
@@ -659,3 +660,10 @@ def test_large_free_returns_its_own_pages_not_its_neighbours():
         assert bytes(arena[offset + 3 * 4096:offset + 4 * 4096]) == bytes(4096)  # returned: zero again
     finally:
         h.close()
+
+
+def test_a_module_defining_its_own_memory_is_refused(runtime, heap):
+    body = wasmtime.wat2wasm('(module (memory 1) (data (i32.const 0) "x"))')
+    with pytest.raises(W.WasmModuleError, match="may not define a memory of its own"):
+        runtime.load_side_module(body[:8] + _dylink() + body[8:], "own memory")
+    assert not [a for a in heap.live() if "own memory" in a.tag]
