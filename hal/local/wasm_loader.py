@@ -331,6 +331,7 @@ class _Interrupter:
         os.set_blocking(self._w, False)
         self._engine = engine
         self.ticks = 0  # epoch increments made
+        self._forward = -1  # the wakeup fd replaced while armed
         self._thread = threading.Thread(target=self._run, name="wasm-interrupter", daemon=True)
         self._thread.start()
 
@@ -342,7 +343,13 @@ class _Interrupter:
                 return
             if not got:
                 return
-            if signal.SIGINT in got:
+            forward = self._forward
+            if forward >= 0:  # whoever had the wakeup fd (an event loop) still hears of the signal
+                try:
+                    os.write(forward, got)
+                except OSError:
+                    pass
+            if signal.SIGINT in got:  # after the forward: once the wasm stops, it has been passed on
                 self._engine.increment_epoch()
                 self.ticks += 1
 
@@ -351,12 +358,16 @@ class _Interrupter:
         main thread, where no signal handler runs anyway."""
         if threading.current_thread() is not threading.main_thread():
             return None
-        return signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
+        previous = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
+        if previous != self._w:
+            self._forward = previous
+        return previous
 
-    @staticmethod
-    def disarm(previous: int | None) -> None:
+    def disarm(self, previous: int | None) -> None:
         if previous is not None:
             signal.set_wakeup_fd(previous)
+            if previous != self._w:
+                self._forward = -1
 
     def close(self) -> None:
         os.close(self._w)  # the thread's read returns b"" and it ends

@@ -295,6 +295,12 @@ def test_sigint_stops_a_running_kernel(side, heap):
             pass
         os.kill(os.getpid(), signal.SIGINT)
 
+    # A wakeup fd someone else set (an event loop's) is restored after the call and still hears
+    # of the signal.
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    os.set_blocking(r, False)
+    old = signal.set_wakeup_fd(w)
     t = threading.Thread(target=interrupt)
     t.start()
     try:
@@ -304,6 +310,13 @@ def test_sigint_stops_a_running_kernel(side, heap):
             side.call(side.lookup("spin"), [flag], max_instructions=50_000_000_000)
     finally:
         t.join()
+        restored = signal.set_wakeup_fd(old)
+    try:
+        assert restored == w
+        assert signal.SIGINT in os.read(r, 64)
+    finally:
+        os.close(r)
+        os.close(w)
     assert heap.read_i32(flag + 4) > 0
     assert side.call(side.lookup("depth"), [4]) == 4  # usable afterwards
 
