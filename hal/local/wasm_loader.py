@@ -414,6 +414,7 @@ class WasmRuntime:
         self.table = wasmtime.Table(self.store, wasmtime.TableType(wasmtime.ValType.funcref(),
                                                                    wasmtime.Limits(0, None)), None)
         self._stack_pointer: wasmtime.Global | None = None
+        self._stack_top = 0
         self._names: dict[int, str] = {}  # table index -> a name for messages
         # table index -> (i32 params, has a result, raw slots type, reference to its wasmtime_func_t)
         self._funcs: dict[int, tuple[int, bool, Any, Any]] = {}
@@ -539,8 +540,9 @@ class WasmRuntime:
         if self._stack_pointer is None:
             base = self.heap.malloc(self._stack_size, align=16, tag="wasm stack", guard=True)
             self._blocks.append(base)
+            self._stack_top = base + self._stack_size & -16
             self._stack_pointer = wasmtime.Global(self.store, wasmtime.GlobalType(wasmtime.ValType.i32(), True),
-                                                  wasmtime.Val.i32(_signed(base + self._stack_size & -16)))
+                                                  wasmtime.Val.i32(_signed(self._stack_top)))
         return self._stack_pointer
 
     # -- the table -------------------------------------------------------------------------------
@@ -646,7 +648,14 @@ class WasmRuntime:
             previous = self._interrupter.arm()
         self._depth += 1
         try:
-            return run()
+            try:
+                return run()
+            except BaseException:
+                # Nothing unwound the shadow stack: with no wasm frame left (the outermost call),
+                # it is empty again.
+                if outer and self._stack_pointer is not None:
+                    self._stack_pointer.set_value(self.store, wasmtime.Val.i32(_signed(self._stack_top)))
+                raise
         except wasmtime.Trap as e:
             label = what if isinstance(what, str) else self._names.get(what, f"table[{what}]")
             if e.trap_code == wasmtime.TrapCode.INTERRUPT:

@@ -82,6 +82,12 @@ EXPORT int local_array(int n) {
   for (int i = 0; i < 64; i += 3) s += buf[i];
   return s;
 }
+EXPORT int deep_locals(int n) {
+  volatile int buf[64];
+  for (int i = 0; i < 64; ++i) buf[i] = n + i;
+  if (n <= 0) return buf[7];
+  return deep_locals(n - 1) + buf[n & 63];
+}
 EXPORT void die(void) { __builtin_trap(); }
 EXPORT void spin(volatile int *flag) {
   flag[0] = 1;
@@ -267,6 +273,23 @@ def test_unreachable_and_stack_overflow_traps(side):
         side.call(side.lookup("depth"), [1 << 30])
     assert e.value.trap == "STACK_OVERFLOW"
     assert side.call(side.lookup("depth"), [5]) == 5  # the stack unwound
+
+
+def test_running_off_the_shadow_stack_is_a_trap(side, heap, built):
+    host = built[1]
+    assert side.call(side.lookup("deep_locals"), [50]) == host.deep_locals(50)
+    stack = [a for a in heap.live() if a.tag == "wasm stack"]
+    assert len(stack) == 1
+    # Far deeper than the shadow stack's frames (256 B each) fit: it runs into the guard page
+    # below the stack block, never into the block below it.
+    below = heap.malloc(4096)
+    heap.write(below, b"\x5a" * 4096)
+    frames = W.DEFAULT_STACK_SIZE // 256 * 2
+    with pytest.raises(W.WasmTrap) as e:
+        side.call(side.lookup("deep_locals"), [frames])
+    assert e.value.trap == "MEMORY_OUT_OF_BOUNDS" and "deep_locals" in str(e.value)
+    assert heap.read(below, 4096) == b"\x5a" * 4096
+    assert side.call(side.lookup("deep_locals"), [50]) == host.deep_locals(50)
 
 
 def test_fuel_bounds_a_runaway_kernel(side, heap):
