@@ -403,6 +403,9 @@ class WasmRuntime:
             _next_key += 1
             _WINDOWS[self._key] = (space.zero_host, size)
         self.closed = False
+        # wasmtime's store is not thread-safe and the GIL is released while wasm runs: every use of
+        # the store holds this (reentrant: host functions call back in on the same thread).
+        self._lock = threading.RLock()
         self._blocks: list[int] = []  # heap blocks the runtime owns (data blocks, the stack)
         self.engine = _engine(self._key)
         self.store = wasmtime.Store(self.engine)
@@ -432,6 +435,10 @@ class WasmRuntime:
 
     def load_side_module(self, data: bytes, name: str = "") -> "WasmSideModule":
         """Load a dylink.0 side module into this runtime (see the module docstring)."""
+        with self._lock:
+            return self._load(data, name)
+
+    def _load(self, data: bytes, name: str) -> "WasmSideModule":
         self._check_open()
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise WasmModuleError(f"a side module is bytes, not {type(data).__name__}")
@@ -559,11 +566,15 @@ class WasmRuntime:
                                 f"{', '.join(_VALTYPES)}, got {list(params)} -> {list(results)}") from None
         if not callable(fn):
             raise WasmCallError(f"host function {name!r}: {fn!r} is not callable")
-        func = wasmtime.Func(self.store, ty, fn)
-        return self._add(func, name or getattr(fn, "__name__", "host function"))
+        with self._lock:
+            self._check_open()
+            func = wasmtime.Func(self.store, ty, fn)
+            return self._add(func, name or getattr(fn, "__name__", "host function"))
 
     def _add(self, func: wasmtime.Func, name: str) -> int:
-        index = self.table.grow(self.store, 1, func)
+        with self._lock:
+            self._check_open()
+            index = self.table.grow(self.store, 1, func)
         self._names[index] = name
         return index
 
@@ -574,6 +585,10 @@ class WasmRuntime:
         result as an unsigned int, 0 when it returns nothing. Traps raise WasmTrap, a budget
         overrun WasmFuelExhausted. A call made from inside a host function runs on the budget of
         the call that is running."""
+        with self._lock:  # a store runs one call at a time: other threads wait their turn
+            return self._call(table_index, args, max_instructions)
+
+    def _call(self, table_index: int, args: Sequence[int], max_instructions: int | None) -> int:
         if self.closed:
             self._check_open()
         entry = self._funcs.get(table_index) if type(table_index) is int else None
@@ -679,8 +694,15 @@ class WasmRuntime:
 
     def close(self) -> None:
         """Free the runtime's heap blocks and stop its interrupt thread; later use is an error."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self.closed:
             return
+        if self._depth:
+            raise ExecutableError("FAILED_PRECONDITION", "the wasm runtime cannot close while a call is running "
+                                  "(from a host function)")
         self.closed = True
         self._finalizer.detach()
         self._interrupter.close()

@@ -344,6 +344,34 @@ def test_sigint_stops_a_running_kernel(side, heap):
     assert side.call(side.lookup("depth"), [4]) == 4  # usable afterwards
 
 
+def test_calls_from_two_threads_take_turns(side, heap, runtime):
+    """The store runs one call at a time: a second thread's call waits for the running one."""
+    flag = heap.malloc(8)
+    cell = heap.view(flag, 4)
+    outcome = []
+
+    def runaway() -> None:
+        try:
+            side.call(side.lookup("spin"), [flag], max_instructions=50_000_000)
+        except W.WasmFuelExhausted:
+            outcome.append("exhausted")
+
+    t = threading.Thread(target=runaway)
+    t.start()
+    try:
+        while cell[0] == 0:  # the other thread's kernel is running
+            pass
+        assert side.call(side.lookup("depth"), [9]) == 9
+        outcome.append("second call")
+    finally:
+        t.join()
+    assert outcome == ["exhausted", "second call"]
+    # Closing from inside a call (a host function) is refused, not a crash.
+    closer = runtime.host_function(lambda a, b: runtime.close() or 0, ["i32", "i32"], ["i32"], "closer")
+    with pytest.raises(ExecutableError, match="cannot close while a call is running"):
+        side.call(side.lookup("call_through"), [closer, 1])
+
+
 def test_call_errors_name_what_is_wrong(side, runtime):
     size = runtime.table.size(runtime.store)
     with pytest.raises(W.WasmCallError, match=f"table index {size} is outside the function table"):
