@@ -391,6 +391,9 @@ class WasmRuntime:
         if not (isinstance(max_instructions, int) and max_instructions > 0):
             raise ExecutableError("INVALID_ARGUMENT", f"max_instructions must be a positive int, got "
                                   f"{max_instructions!r}")
+        if not (isinstance(stack_size, int) and 16 <= stack_size <= 1 << 30):
+            raise ExecutableError("INVALID_ARGUMENT", f"stack_size must be an int of 16 bytes to 1 GiB, got "
+                                  f"{stack_size!r}")
         self.heap = heap
         self.max_instructions = max_instructions
         self._stack_size = stack_size
@@ -460,9 +463,15 @@ class WasmRuntime:
         except IreeAbiError as e:  # RESOURCE_EXHAUSTED past the heap's limit
             raise WasmModuleError(f"{name}: its data block of {info.memory_size} bytes (dylink.0) does not fit "
                                   f"the heap: {e}") from None
+        table_size = self.table.size(self.store)
         try:
             side = self._instantiate(module, name, info, wanted, data_base)
         except BaseException:
+            # A half-loaded module (its relocations trapped) may have put functions in the table
+            # already: they would use the freed data block, so their slots are emptied.
+            for index in range(table_size, self.table.size(self.store)):
+                self.table.set(self.store, index, None)
+                self._funcs.pop(index, None)
             heap.free(data_base)
             raise
         self._blocks.append(data_base)

@@ -731,3 +731,22 @@ def test_a_module_defining_its_own_memory_is_refused(runtime, heap):
     with pytest.raises(W.WasmModuleError, match="may not define a memory of its own"):
         runtime.load_side_module(body[:8] + _dylink() + body[8:], "own memory")
     assert not [a for a in heap.live() if "own memory" in a.tag]
+
+
+def test_a_module_whose_relocations_trap_leaves_nothing_callable(runtime, heap):
+    body = wasmtime.wat2wasm("""(module
+      (import "env" "memory" (memory 0))
+      (import "env" "__indirect_function_table" (table 1 funcref))
+      (import "env" "__table_base" (global $tb i32))
+      (func $f (result i32) i32.const 7)
+      (elem (global.get $tb) $f)
+      (func (export "__wasm_apply_data_relocs") unreachable))""")
+    before = runtime.table.size(runtime.store)
+    with pytest.raises(W.WasmTrap) as e:
+        runtime.load_side_module(body[:8] + _dylink(mem=16, table=1) + body[8:], "bad relocs")
+    assert e.value.trap == "UNREACHABLE" and "__wasm_apply_data_relocs" in str(e.value)
+    # Its function was in the table (the element segment ran); its slot is empty now.
+    assert runtime.table.size(runtime.store) == before + 1
+    with pytest.raises(W.WasmCallError, match=f"table index {before} holds no function"):
+        runtime.call(before, [])
+    assert not [a for a in heap.live() if "bad relocs" in a.tag]
