@@ -113,13 +113,13 @@ def built(tmp_path_factory):
     d = tmp_path_factory.mktemp("wasm_kernels")
     src = d / "kernels.c"
     src.write_text(KERNELS_C)
-    # clang 14 keeps PIC only for the emscripten OS; the object is then linked as IREE links its
-    # wasm: wasm-ld -shared --experimental-pic (a dylink.0 side module).
+    # clang 14 keeps PIC only for the emscripten OS; the object is then linked with the flags
+    # iree-compile's wasm linker passes wasm-ld (a dylink.0 side module).
     flags = ["-O2", "-ffp-contract=off", "-fvisibility=hidden"]
     _run([_tool("clang"), "--target=wasm32-unknown-emscripten", "-fPIC", "-nostdlib", *flags, "-c", str(src),
           "-o", str(d / "kernels.o")])
-    _run([_tool("wasm-ld"), "-shared", "--experimental-pic", "--no-entry", str(d / "kernels.o"), "-o",
-          str(d / "kernels.wasm")])
+    _run([_tool("wasm-ld"), "--no-entry", "--fatal-warnings", "--experimental-pic", "--shared", str(d / "kernels.o"),
+          "-o", str(d / "kernels.wasm")])
     _run([_tool("gcc"), "-shared", "-fPIC", *flags, str(src), "-o", str(d / "kernels.so")])
     return (d / "kernels.wasm").read_bytes(), ctypes.CDLL(str(d / "kernels.so"))
 
@@ -519,22 +519,32 @@ def test_unknown_dylink_subsections_are_skipped():
 # -- (b) iree-compile's wasm32 executable ---------------------------------------------------------------
 
 WASM_FLAGS = ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",)
+SIMD_FLAGS = WASM_FLAGS + ("--iree-llvmcpu-target-cpu-features=+simd128",)
 
 
-@pytest.fixture(scope="module")
-def add16_wasm(tmp_path_factory):
-    """(format, side module bytes, VM IR, .vmfb path) of add16 compiled for wasm32."""
-    out = tmp_path_factory.mktemp("add16_wasm")
-    vmfb = iree_tools.compile_mlir(PROGRAMS / "add16.mlir", out, "inline-dynamic", WASM_FLAGS)
+def _compile_wasm(program: str, out: Path, flags: tuple[str, ...]) -> tuple[str, bytes, str, Path]:
+    """(format, side module bytes, VM IR, .vmfb path) of a test program compiled for wasm32 with
+    the inline-dynamic model's flags plus `flags`."""
+    src = PROGRAMS / f"{program}.mlir"
+    vmfb = iree_tools.compile_mlir(src, out, "inline-dynamic", flags)
     segments = [mf.rodata_bytes(s) for s in mf.read_module(vmfb).rodata_segments]
     formats = [s.decode() for s in segments if s.startswith(b"system-wasm-")]
     binaries = [s for s in segments if s[:4] == b"\0asm"]
     assert formats == ["system-wasm-wasm_32"] and len(binaries) == 1
-    proc = subprocess.run([iree_tools.find_tool("iree-compile"), str(PROGRAMS / "add16.mlir"),
-                           *iree_tools.compile_flags("inline-dynamic"), *WASM_FLAGS, "--compile-to=vm"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([iree_tools.find_tool("iree-compile"), str(src), *iree_tools.compile_flags("inline-dynamic"),
+                           *flags, "--compile-to=vm"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return formats[0], binaries[0], proc.stdout, vmfb
+
+
+@pytest.fixture(scope="module")
+def wasm_out(tmp_path_factory):
+    return tmp_path_factory.mktemp("wasm_programs")
+
+
+@pytest.fixture(scope="module")
+def add16_wasm(wasm_out):
+    return _compile_wasm("add16", wasm_out, WASM_FLAGS)
 
 
 @pytest.fixture(scope="module")
@@ -607,31 +617,35 @@ def test_iree_wasm_library_query_and_header(add16_wasm, add16_host, runtime, hea
     assert "system-wasm-wasm_32" in dump and all(n[:32] in dump for n in names)
 
 
-def test_iree_wasm_kernel_dispatch_matches_numpy(add16_wasm, runtime, heap):
-    """The dispatch state, bindings and buffers laid out in the heap are what the kernel reads."""
-    fmt, wasm, ir, _ = add16_wasm
-    side = runtime.load_side_module(wasm, "add16")
+def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: list[np.ndarray],
+              out_dtype=np.float32) -> np.ndarray:
+    """Run dispatch `d` of the library in `side` over every workgroup, as hal_loader lays it out:
+    environment_v0, dispatch_state_v0 with its constants and bindings, workgroup_state_v0, input
+    and output buffers all in the heap; the output read back from the heap."""
     m = heap.machine
     env_layout = m.layout(X.iree_hal_executable_environment_v0_t)
     env = heap.malloc(env_layout.size, align=env_layout.align)
     lib = side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
                     [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
     v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
-    (d,) = vm_ir.dispatches(ir, "add", [None, None])
-    name = _cstring(heap, heap.read_word(v0.exports.names)).decode()
-    assert name == d.export_name
-    fn = heap.read_word(v0.exports.ptrs)  # a table index, relocated by __wasm_apply_data_relocs
+    names = [_cstring(heap, heap.read_word(v0.exports.names + 4 * i)).decode() for i in range(v0.exports.count)]
+    ordinal = names.index(d.export_name)
+    fn = heap.read_word(v0.exports.ptrs + 4 * ordinal)  # a table index, relocated at load
     assert side.table_base <= fn < side.table_base + side.info.table_size
+    attrs = heap.struct_at(X.iree_hal_executable_dispatch_attrs_v0_t,
+                           v0.exports.attrs + ordinal * m.layout(X.iree_hal_executable_dispatch_attrs_v0_t).size)
+    assert attrs.constant_count == len(d.constants) and attrs.binding_count == len(d.bindings)
 
+    out_bytes = d.bindings[-1][2]
+    buffers = [_block(heap, a.tobytes(), 64) for a in inputs] + [heap.malloc(out_bytes, align=64)]
+    assert [heap.allocation(p).size for p in buffers] == [n for _, _, n in d.bindings]
     L = m.dispatch_state
-    nb = len(d.bindings)
-    size = L.block_size(len(d.constants), nb)
+    size = L.block_size(len(d.constants), len(d.bindings))
     block = heap.malloc(size, align=L.align)
-    state = DispatchState(m, len(d.constants), nb, heap.view(block, size), 0, block)
-    rng = np.random.default_rng(29)
-    a, b = (rng.standard_normal(16).astype(np.float32) for _ in range(2))
-    buffers = [_block(heap, a.tobytes(), 64), _block(heap, b.tobytes(), 64), heap.malloc(64, align=64)]
-    state.pack(d.workgroups, d.constants, buffers, [n for _, _, n in d.bindings])
+    state = DispatchState(m, len(d.constants), len(d.bindings), heap.view(block, size), 0, block)
+    state.set(workgroup_size=(attrs.workgroup_size_x or 1, attrs.workgroup_size_y or 1, attrs.workgroup_size_z or 1),
+              workgroup_count=d.workgroups, constants=d.constants,
+              bindings=[(p, n) for p, (_, _, n) in zip(buffers, d.bindings)])
     wg = heap.malloc(L.wg_size, align=L.wg_align)
     write_workgroup_state(m, heap.view(wg, L.wg_size), 0)
     x_off, y_off, z_off = L.wg_ids
@@ -642,7 +656,39 @@ def test_iree_wasm_kernel_dispatch_matches_numpy(add16_wasm, runtime, heap):
                 heap.write(wg + y_off, struct.pack("<I", y))
                 heap.write(wg + z_off, struct.pack("<H", z))
                 assert side.call(fn, [env, block, wg]) == 0
-    np.testing.assert_array_equal(np.frombuffer(heap.read(buffers[2], 64), np.float32), a + b)
+    return np.frombuffer(heap.read(buffers[-1], out_bytes), out_dtype)
+
+
+@pytest.mark.parametrize("program, flags", [("add16", WASM_FLAGS), ("add16", SIMD_FLAGS), ("add1m", SIMD_FLAGS),
+                                            ("push_constants", WASM_FLAGS)],
+                         ids=["add16", "add16-simd128", "add1m-simd128", "push_constants"])
+def test_iree_wasm_kernels_match_numpy(program, flags, wasm_out, runtime, heap):
+    """The dispatch state, bindings and buffers laid out in the heap are what the kernel reads;
+    workgroup counts, constants and binding sizes come from the compiler's VM IR."""
+    fmt, wasm, ir, _ = _compile_wasm(program, wasm_out, flags)
+    side = runtime.load_side_module(wasm, program)
+    rng = np.random.default_rng(29)
+    if program == "push_constants":
+        n, scale = 10000, 2.5
+        (d,) = vm_ir.dispatches(ir, "scale", [None, scale], {0: [n]})
+        assert d.constants
+        x = rng.standard_normal(n, np.float32)
+        np.testing.assert_array_equal(_dispatch(side, heap, d, [x]), x * np.float32(scale))
+        return
+    (d,) = vm_ir.dispatches(ir, "add", [None, None])
+    n = d.bindings[0][2] // 4
+    a, b = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    np.testing.assert_array_equal(_dispatch(side, heap, d, [a, b]), a + b)
+    # The SIMD builds do use wasm SIMD: an engine without it refuses them (and takes the others).
+    config = wasmtime.Config()
+    config.wasm_relaxed_simd = False
+    config.wasm_simd = False
+    uses_simd = False
+    try:
+        wasmtime.Module(wasmtime.Engine(config), wasm)
+    except wasmtime.WasmtimeError:
+        uses_simd = True
+    assert uses_simd == (flags == SIMD_FLAGS)
 
 
 # -- (c) hostile input ------------------------------------------------------------------------------------
