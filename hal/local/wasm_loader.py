@@ -157,6 +157,8 @@ def _name(data: bytes, pos: int, end: int, what: str) -> tuple[str, int]:
 def parse_dylink(data: bytes) -> DylinkInfo:
     """The dylink.0 facts of a side module, after checking the module's header and that every
     section fits the input (refusals name the byte offset)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise WasmModuleError(f"a side module is bytes, not {type(data).__name__}")
     data = bytes(data)
     if len(data) < 8 or data[:4] != b"\0asm":
         raise WasmModuleError("not a wasm module (no \\0asm magic)", 0)
@@ -604,6 +606,11 @@ class WasmRuntime:
         if entry is None:
             entry = self._resolve(table_index)
         n, has_result, raw_type, ref = entry
+        if type(args) is not list and type(args) is not tuple:
+            try:
+                args = tuple(args)
+            except TypeError:
+                raise WasmCallError(f"arguments are a sequence of ints, not {type(args).__name__}") from None
         if len(args) != n:
             raise WasmCallError(f"{self._names.get(table_index, f'table[{table_index}]')} takes {n} i32 "
                                 f"arguments, {len(args)} given")
@@ -764,6 +771,8 @@ class WasmSideModule:
 
     def lookup(self, name: str) -> int:
         """The table index of exported function `name` (put in the table on first lookup)."""
+        if not isinstance(name, str):
+            raise ExecutableError("INVALID_ARGUMENT", f"an export name is a str, not {type(name).__name__}")
         index = self._indices.get(name)
         if index is None:
             func = self._funcs.get(name)

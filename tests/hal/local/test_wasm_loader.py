@@ -382,6 +382,15 @@ def test_call_errors_name_what_is_wrong(side, runtime):
         side.call(side.lookup("pick"), ["1"])
     with pytest.raises(ExecutableError, match="exports no function 'nope'"):
         side.lookup("nope")
+    with pytest.raises(ExecutableError, match="an export name is a str, not list"):
+        side.lookup(["pick"])
+    with pytest.raises(W.WasmCallError, match="arguments are a sequence of ints, not int"):
+        side.call(side.lookup("pick"), 1)
+    assert side.call(side.lookup("pick"), iter([1])) == side.call(side.lookup("pick"), (1,))
+    with pytest.raises(W.WasmModuleError, match="a side module is bytes, not str"):
+        runtime.load_side_module("\0asm")
+    with pytest.raises(W.WasmCallError, match="max_instructions must be a positive int"):
+        side.call(side.lookup("pick"), [1], max_instructions=0)
     f = runtime.host_function(lambda x: x, ["f64"], ["f64"], "f")
     with pytest.raises(W.WasmCallError, match=r"f has type \(f64\) -> \(f64\)"):
         runtime.call(f, [1])
