@@ -38,6 +38,16 @@ out-of-bounds access, unreachable, stack overflow, ...; naming the trap and the 
 `WasmFuelExhausted` (the call ran more than `max_instructions` units of wasmtime fuel, about one per
 wasm instruction). All are `ForeignKernelError`s. A SIGINT while wasm runs stops it (epoch
 interruption driven by the signal's wakeup fd) and KeyboardInterrupt is raised as usual.
+
+What wasm code may touch: the whole window, as native code may touch its whole address space. The
+heap's per-block checks do not apply to its accesses; what traps is target [0, 64 KiB), anything
+past the window's end, and the guard pages of guarded blocks (the shadow stack's among them). After
+a trap the shadow stack pointer is reset, so the runtime stays usable.
+
+Calls: one at a time per runtime (a lock; wasmtime's store is single-threaded and the GIL is
+released while wasm runs); a host function may call back in on the same thread, on the running
+call's budget. wasmtime's Python `Func` call costs ~20 us in value conversions, so calls go through
+`wasmtime_func_call_unchecked` with the types checked once per table entry (~3-5 us per call).
 """
 from __future__ import annotations
 
