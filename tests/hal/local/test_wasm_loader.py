@@ -24,6 +24,7 @@ import wasmtime
 
 import iree_tools
 import vm_ir
+from hal_programs import program
 from ireeabi.hal.local import elf_executable, elf_loader
 from ireeabi.hal.local import wasm_loader as W
 from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError, ForeignKernelError,
@@ -31,6 +32,7 @@ from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.vm.heap import Heap
+from ireeabi.vm.status import StatusCode, StatusError
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 
@@ -805,3 +807,29 @@ def test_a_module_whose_relocations_trap_leaves_nothing_callable(runtime, heap):
     with pytest.raises(W.WasmCallError, match=f"table index {before} holds no function"):
         runtime.call(before, [])
     assert not [a for a in heap.live() if "bad relocs" in a.tag]
+
+
+def test_wasm_traps_and_native_kernel_faults_share_the_fault_signals(session, side):
+    """wasmtime's fault handlers and the native helper's (hal/local/native.py) chain to each other:
+    a host kernel's fault stays an INTERNAL status and a wasm access to the NULL range stays a trap,
+    whichever ran first."""
+    def native_fault() -> None:
+        prog = program("add1m")
+        (d,) = prog.dispatches("add", [None, None])
+        exe = session.load(prog)
+        fid = session.function(exe, d.export_name)
+        bindings = []
+        for _, off, length in d.bindings:
+            _, storage = session.allocate(length)
+            bindings.append((storage, off, length))
+        x, y, z = d.workgroups
+        with pytest.raises(StatusError) as e:
+            session.call("hal_loader.executable.dispatch", exe, fid, x + 5, y, z, d.constants, bindings)
+        assert e.value.code == StatusCode.INTERNAL and f"signal {signal.SIGSEGV}" in e.value.message
+
+    def wasm_trap() -> None:
+        with pytest.raises(W.WasmTrap, match="MEMORY_OUT_OF_BOUNDS"):
+            side.call(side.lookup("store_at"), [0x200, 1])
+
+    for step in (wasm_trap, native_fault, wasm_trap, native_fault):
+        step()
