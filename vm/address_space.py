@@ -12,6 +12,12 @@ real host memory that struct codecs, memoryviews and numpy read and write in pla
 - Function pointers stored in target memory (allocator ctl, ref destroy) point into a code range
   right below the window that no allocation can cover: a call through them is dispatched by the
   heap's function table (`callbacks`), and a read through them is an out-of-bounds access.
+- A 32-bit foreign window is mapped from target address 0: the host mapping starts with
+  FOREIGN_BASE_32 inaccessible bytes (target [0, 64 KiB): NULL page and code range) and the arena
+  follows, its size a multiple of 64 KiB. `zero_host` is then the host address of target 0, so a
+  foreign runtime can use [zero_host, zero_host + end) as its own memory with offset = target
+  address (a wasm32 linear memory of whole 64 KiB pages: `hal.local.wasm_loader`); a touch of the
+  first 64 KiB faults.
 
 Ranges (chunks) are handed out by a small allocator. Chunks up to SLAB_CHUNK_MAX bytes come from
 size-class slabs: runs of whole pages holding chunks of one size (a multiple of the granule) side by
@@ -40,6 +46,7 @@ RETURN_PAGES_MIN = 16 << 20  # freed chunks this large give their pages back to 
 CODE_SIZE = 0xF000  # the function handle range below the window
 FOREIGN_BASE_32 = 0x10000  # a 32-bit target's window starts here (NULL page and code range below)
 FOREIGN_BASE_64 = 1 << 44  # a foreign 64-bit target's window, far from any host mapping
+LINEAR_PAGE = 0x10000  # a 32-bit foreign window's size is a multiple of this (a wasm32 page)
 TOP_GUARD_32 = 0x10000  # unmapped bytes kept below 2**32, so wrapped pointer arithmetic lands nowhere
 _MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux's value; not exported before 3.13
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
@@ -74,14 +81,25 @@ class AddressSpace:
 
     def __init__(self, size: int, *, pointer_size: int, host: bool, name: str = "") -> None:
         limit = window_limit(pointer_size, host)
-        size = min(-(-size // PAGE) * PAGE, limit // PAGE * PAGE)
+        from_zero = pointer_size == 4 and not host
+        unit = LINEAR_PAGE if from_zero else PAGE  # window limits are multiples of both
+        size = min(-(-size // unit) * unit, limit // unit * unit)
         self.name = name
         self.pointer_size = pointer_size
-        self.memory = self._map(size)
+        # Host mapping = prefix (target [0, base), inaccessible) + arena; the prefix is empty unless
+        # the window is mapped from target 0.
+        self._prefix = FOREIGN_BASE_32 if from_zero else 0
+        self.memory = self._map(self._prefix + size)
         self.size = size
         # The arena's bytes as one writable memoryview: the buffer every block's codecs run on.
-        self.bytes = memoryview(self.memory)
-        self.host_base = ctypes.addressof(ctypes.c_char.from_buffer(self.memory))
+        self.bytes = memoryview(self.memory)[self._prefix:] if self._prefix else memoryview(self.memory)
+        mapping = ctypes.addressof(ctypes.c_char.from_buffer(self.memory))
+        self.host_base = mapping + self._prefix
+        # The host address of target address 0 when the mapping starts there, else None.
+        self.zero_host: int | None = mapping if from_zero else None
+        if from_zero and _mprotect()(mapping, self._prefix, _PROT_NONE) != 0:
+            raise AddressSpaceError(f"{self.name or 'address space'}: mprotect of the NULL range failed "
+                                    f"(errno {ctypes.get_errno()})")
         if host:
             self.base = self.host_base
         else:
@@ -212,7 +230,7 @@ class AddressSpace:
             lo = -(-(offset + keep) // PAGE) * PAGE
             hi = offset + chunk
             if hi > lo:
-                self.memory.madvise(_DONTNEED, lo, hi - lo)
+                self.memory.madvise(_DONTNEED, self._prefix + lo, hi - lo)
         self._give(offset, chunk)
 
     @property
@@ -264,5 +282,5 @@ class AddressSpace:
                 f"({self.size} bytes reserved, {self.in_use} in use)")
 
 
-__all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "GRANULE", "PAGE", "SLAB_CHUNK_MAX", "SMALL_MAX",
-           "window_limit"]
+__all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "FOREIGN_BASE_32", "GRANULE", "LINEAR_PAGE", "PAGE",
+           "SLAB_CHUNK_MAX", "SMALL_MAX", "window_limit"]

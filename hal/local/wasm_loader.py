@@ -1,0 +1,836 @@
+"""wasm32 kernel libraries (iree-compile's `system-wasm-wasm_32` format) run under wasmtime, with the
+runtime's heap as their linear memory.
+
+iree-compile's wasm32 executables are emscripten-style side modules: a `dylink.0` custom section
+(first in the module) gives the bytes and alignment of the module's data and the function-table
+slots it needs; the module imports its memory, the function table, `__memory_base` (where its data
+lives) and `__table_base` (where its functions go in the table), and exports
+`iree_hal_executable_library_query` and `__wasm_apply_data_relocs`. The library's function
+pointers (export functions, `environment->import_thunk`) are indices into the table.
+
+A `WasmRuntime` serves one heap of the wasm32 data model. Its linear memory IS that heap's window:
+wasmtime's host memory creator hands wasmtime the host mapping that starts at target address 0
+(`AddressSpace.zero_host`: [0, 64 KiB) inaccessible, the arena above it), so linear-memory offset =
+target address, and what the runtime lays out in its heap (dispatch state, bindings, buffers) is what
+a kernel reads, and what a kernel writes the heap sees. The memory has no reservation or guard
+beyond the window (wasmtime checks bounds explicitly) and cannot grow. The creator is engine-wide,
+so every runtime has its own Engine and Store, and one function table shared by its modules.
+
+Interface (what hal_loader / the `hal` module build on):
+
+- `WasmRuntime(heap, *, stack_size=..., max_instructions=...)`; `close()` (also a context manager).
+- `WasmRuntime.load_side_module(data: bytes, name: str = "") -> WasmSideModule`: parse dylink.0,
+  allocate the module's data block in the heap (dylink.0's alignment), grow the table, provide
+  `env.memory`, `env.__indirect_function_table`, `env.__memory_base`, `env.__table_base` and, when
+  imported, `env.__stack_pointer` (a stack in the heap, shared by the runtime's modules), refuse any
+  other import, instantiate, run `__wasm_apply_data_relocs` and `__wasm_call_ctors` when exported.
+- `WasmSideModule.lookup(name) -> int`: an exported function as a table index;
+  `WasmSideModule.call(table_index, args) -> int` = `WasmRuntime.call`: call the table entry with
+  i32 arguments; the i32 result as an unsigned 32-bit int (0 for no result).
+- `WasmRuntime.host_function(fn, params, results, name) -> int`: a Python function put in the table
+  (value types "i32", "i64", "f32", "f64"); its index. An exception it raises comes out of `call`.
+- `parse_dylink(data) -> DylinkInfo`: the dylink.0 facts, refusing a malformed module with the
+  byte offset of what is wrong.
+
+Errors: `WasmModuleError` (malformed module, or one wasmtime refuses), `WasmImportError` (an import
+the runtime does not provide), `WasmCallError` (a bad table index or arguments), `WasmTrap` (a trap:
+out-of-bounds access, unreachable, stack overflow, ...; naming the trap and the function),
+`WasmFuelExhausted` (the call ran more than `max_instructions` units of wasmtime fuel, about one per
+wasm instruction). All are `ForeignKernelError`s. A SIGINT while wasm runs stops it (epoch
+interruption driven by the signal's wakeup fd) and KeyboardInterrupt is raised as usual.
+
+What wasm code may touch: the whole window, as native code may touch its whole address space. The
+heap's per-block checks do not apply to its accesses; what traps is target [0, 64 KiB), anything
+past the window's end, and the guard pages of guarded blocks (the shadow stack's among them). After
+a trap the shadow stack pointer is reset, so the runtime stays usable.
+
+Calls: one at a time per runtime (a lock; wasmtime's store is single-threaded and the GIL is
+released while wasm runs); a host function may call back in on the same thread, on the running
+call's budget. wasmtime's Python `Func` call costs ~20 us in value conversions, so calls go through
+`wasmtime_func_call_unchecked` with the types checked once per table entry (~3-5 us per call).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import wasmtime
+from wasmtime import _bindings as _ffi
+from wasmtime import _func as _wasmtime_func
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
+from ireeabi.vm.heap import Heap
+
+WASM_PAGE = 0x10000
+DYLINK_SECTION = "dylink.0"
+# dylink.0 subsection types (the tool conventions' WASM_DYLINK_*)
+_MEM_INFO, _NEEDED, _EXPORT_INFO, _IMPORT_INFO, _RUNTIME_PATH = 1, 2, 3, 4, 5
+MAX_DATA_ALIGN = 1 << 16  # a data block aligned past a wasm page is no kernel's need
+MAX_TABLE_SLOTS = 1 << 16  # table slots one module may ask for (a forged count must not cost memory)
+DEFAULT_STACK_SIZE = 256 << 10
+# Fuel per call: about a minute of a tight loop (~5e9 units/s measured), far past any kernel of the
+# test programs (a 1M-element add is ~1e7); then WasmFuelExhausted.
+DEFAULT_MAX_INSTRUCTIONS = 1 << 38
+_U32 = 0xFFFFFFFF
+_VALTYPES = {"i32": wasmtime.ValType.i32, "i64": wasmtime.ValType.i64,
+             "f32": wasmtime.ValType.f32, "f64": wasmtime.ValType.f64}
+
+
+class WasmModuleError(ForeignKernelError):
+    """A side module that is malformed (dylink.0 or section structure) or that wasmtime refuses."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        self.offset = offset
+        super().__init__("INVALID_ARGUMENT", message if offset is None else f"{message} (at byte {offset})")
+
+
+class WasmImportError(ForeignKernelError):
+    """A side module imports something the runtime does not provide (`import_name`: module.field)."""
+
+    def __init__(self, import_name: str, message: str) -> None:
+        self.import_name = import_name
+        super().__init__("UNAVAILABLE", message)
+
+
+class WasmCallError(ForeignKernelError):
+    """A call the runtime cannot make: no function at that table index, or arguments that do not fit."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("INVALID_ARGUMENT", message)
+
+
+class WasmTrap(ForeignKernelError):
+    """wasm code trapped; `trap` is wasmtime's trap code name, `function` the function called."""
+
+    def __init__(self, trap: str, function: str, message: str) -> None:
+        self.trap, self.function = trap, function
+        super().__init__("INTERNAL", message)
+
+
+class WasmFuelExhausted(ForeignKernelError):
+    """A call ran past its instruction budget (wasmtime fuel), as a runaway kernel does."""
+
+    def __init__(self, function: str, budget: int) -> None:
+        self.function, self.budget = function, budget
+        super().__init__("DEADLINE_EXCEEDED", f"{function} ran past its budget of {budget} wasm instructions")
+
+
+# -- dylink.0 ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DylinkInfo:
+    """What a side module's dylink.0 section says: its data block (`memory_size` bytes aligned to
+    `memory_align`) and function-table slots (`table_size`, aligned to `table_align`)."""
+    memory_size: int
+    memory_align: int
+    table_size: int
+    table_align: int
+    needed: tuple[str, ...] = ()
+
+
+def _leb_u32(data: bytes, pos: int, end: int, what: str) -> tuple[int, int]:
+    """An unsigned LEB128 of at most 32 bits at `pos`, not reaching past `end`: (value, next pos)."""
+    result = shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise WasmModuleError(f"truncated LEB128 {what}", start)
+        b = data[pos]
+        pos += 1
+        if shift == 28 and b & 0x70:
+            raise WasmModuleError(f"LEB128 {what} does not fit in 32 bits", start)
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 28:
+            raise WasmModuleError(f"LEB128 {what} longer than 5 bytes", start)
+
+
+def _name(data: bytes, pos: int, end: int, what: str) -> tuple[str, int]:
+    n, p = _leb_u32(data, pos, end, f"{what} length")
+    if p + n > end:
+        raise WasmModuleError(f"{what} of {n} bytes runs past its section", pos)
+    try:
+        return data[p:p + n].decode("utf-8"), p + n
+    except UnicodeDecodeError:
+        raise WasmModuleError(f"{what} is not UTF-8", p) from None
+
+
+def parse_dylink(data: bytes) -> DylinkInfo:
+    """The dylink.0 facts of a side module, after checking the module's header and that every
+    section fits the input (refusals name the byte offset)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise WasmModuleError(f"a side module is bytes, not {type(data).__name__}")
+    data = bytes(data)
+    if len(data) < 8 or data[:4] != b"\0asm":
+        raise WasmModuleError("not a wasm module (no \\0asm magic)", 0)
+    if data[4:8] != b"\1\0\0\0":
+        raise WasmModuleError(f"unsupported wasm version {data[4:8].hex()}", 4)
+    info = None
+    pos, index = 8, 0
+    while pos < len(data):
+        start = pos
+        sid = data[pos]
+        size, body = _leb_u32(data, pos + 1, len(data), "section size")
+        end = body + size
+        if end > len(data):
+            raise WasmModuleError(f"section {index} (id {sid}) of {size} bytes runs past the module's "
+                                  f"{len(data)} bytes", start)
+        if index == 0:
+            name = None
+            if sid == 0:
+                name, p = _name(data, body, end, "custom section name")
+            if name == "dylink":
+                raise WasmModuleError("legacy 'dylink' section: only dylink.0 side modules are supported", start)
+            if name != DYLINK_SECTION:
+                raise WasmModuleError("not a side module: the first section is "
+                                      f"{'custom section ' + repr(name) if sid == 0 else f'section id {sid}'}, "
+                                      f"not the custom section {DYLINK_SECTION!r}", start)
+            info = _parse_dylink_body(data, p, end)
+        pos, index = end, index + 1
+    if info is None:
+        raise WasmModuleError(f"not a side module: no sections, so no {DYLINK_SECTION} section", 8)
+    return info
+
+
+def _parse_dylink_body(data: bytes, pos: int, end: int) -> DylinkInfo:
+    mem = None
+    needed: list[str] = []
+    while pos < end:
+        start = pos
+        kind = data[pos]
+        size, body = _leb_u32(data, pos + 1, end, "dylink.0 subsection size")
+        sub_end = body + size
+        if sub_end > end:
+            raise WasmModuleError(f"dylink.0 subsection {kind} of {size} bytes runs past the section", start)
+        if kind == _MEM_INFO:
+            if mem is not None:
+                raise WasmModuleError("dylink.0 has a second memory info subsection", start)
+            p = body
+            vals = []
+            for what in ("memory size", "memory alignment", "table size", "table alignment"):
+                v, p = _leb_u32(data, p, sub_end, f"dylink.0 {what}")
+                vals.append(v)
+            if p != sub_end:
+                raise WasmModuleError(f"dylink.0 memory info has {sub_end - p} bytes past its four fields", p)
+            mem = vals
+            if vals[1] > 31 or (1 << vals[1]) > MAX_DATA_ALIGN:
+                raise WasmModuleError(f"dylink.0 memory alignment 2**{vals[1]} is beyond {MAX_DATA_ALIGN}", body)
+            if vals[3] > 31 or vals[2] + (1 << vals[3]) - 1 > MAX_TABLE_SLOTS:
+                raise WasmModuleError(f"dylink.0 asks for {vals[2]} table slots aligned to 2**{vals[3]}, "
+                                      f"more than the runtime's {MAX_TABLE_SLOTS}", body)
+        elif kind == _NEEDED:
+            count, p = _leb_u32(data, body, sub_end, "dylink.0 needed count")
+            for _ in range(min(count, sub_end - p)):  # each name takes a byte at least
+                lib, p = _name(data, p, sub_end, "dylink.0 needed library name")
+                needed.append(lib)
+            if len(needed) != count or p != sub_end:
+                raise WasmModuleError(f"dylink.0 needed list of {count} names does not fill its subsection", body)
+            if needed:
+                raise WasmModuleError(f"the side module needs other libraries ({', '.join(needed)}); "
+                                      "this runtime loads self-contained modules only", body)
+        # export/import info and runtime paths change nothing for a self-contained module; other
+        # subsection kinds are skipped, as the convention asks of loaders that do not know them.
+        pos = sub_end
+    m = mem or [0, 0, 0, 0]
+    return DylinkInfo(m[0], 1 << m[1], m[2], 1 << m[3], tuple(needed))
+
+
+# -- the host memory creator: the heap's window as linear memory ------------------------------------
+
+# Runtimes whose memory the creator may hand out: key -> (host address of target 0, bytes). The
+# callbacks are module-level so they outlive every engine that may still call them. `_CREATED`: keys
+# whose one memory exists; any further memory (a module defining its own) is refused, as it would be
+# the heap's window again.
+_WINDOWS: dict[int, tuple[int, int]] = {}
+_CREATED: set[int] = set()
+_WINDOWS_LOCK = threading.Lock()
+_next_key = 1
+
+
+def _error(message: str) -> int:
+    msg = message.encode()
+    return ctypes.cast(_ffi.wasmtime_error_new(msg), ctypes.c_void_p).value or 0
+
+
+@_ffi.wasmtime_memory_get_callback_t
+def _get_memory(env: int, byte_size: Any, max_size: Any) -> int:
+    base, size = _WINDOWS.get(env or 0, (0, 0))
+    byte_size[0] = size
+    max_size[0] = size
+    return base
+
+
+@_ffi.wasmtime_memory_grow_callback_t
+def _grow_memory(env: int, new_size: int) -> int:
+    base, size = _WINDOWS.get(env or 0, (0, 0))
+    if base and new_size <= size:
+        return 0
+    return _error(f"the heap's window is fixed at {size} bytes; cannot grow to {new_size}")
+
+
+@_ffi.wasmtime_new_memory_callback_t
+def _new_memory(env: int, request: Any, out: Any) -> int:
+    try:
+        base, size = _WINDOWS.get(env or 0, (0, 0))
+        req = request[0]
+        if not base:
+            return _error("this runtime's memory is closed")
+        if env in _CREATED:
+            return _error("a side module may not define a memory of its own: its memory is the heap's, "
+                          "imported as env.memory")
+        if req.minimum > size or req.reserved_size_in_bytes > size or req.guard_size_in_bytes:
+            return _error(f"memory request (minimum {req.minimum}, reservation {req.reserved_size_in_bytes}, "
+                          f"guard {req.guard_size_in_bytes}) does not fit the heap's {size}-byte window")
+        mem = out[0]
+        mem.env = env
+        mem.get_memory = _get_memory
+        mem.grow_memory = _grow_memory
+        mem.finalizer = ctypes.cast(None, type(mem.finalizer))
+        _CREATED.add(env)
+        return 0
+    except BaseException as e:  # never let an exception cross into wasmtime
+        return _error(f"memory creator failed: {e!r}")
+
+
+def _engine(key: int) -> wasmtime.Engine:
+    config = wasmtime.Config()
+    config.consume_fuel = True
+    config.epoch_interruption = True
+    # No reservation or guard past the window: bounds are checked explicitly, the memory never moves.
+    config.memory_reservation = 0
+    config.memory_guard_size = 0
+    config.memory_reservation_for_growth = 0
+    creator = _ffi.wasmtime_memory_creator_t()
+    creator.env = key
+    creator.new_memory = _new_memory
+    creator.finalizer = ctypes.cast(None, type(creator.finalizer))
+    _ffi.wasmtime_config_host_memory_creator_set(config.ptr(), ctypes.byref(creator))  # copied by wasmtime
+    return wasmtime.Engine(config)
+
+
+# wasmtime_func_call_unchecked with untyped arguments: the raw slots are passed as int32 arrays. A
+# function object of our own (dll[...] makes a new one), so wasmtime's own prototypes stay as they are.
+_CALL_UNCHECKED = _ffi.dll["wasmtime_func_call_unchecked"]
+_CALL_UNCHECKED.restype = ctypes.c_void_p
+_CALL_UNCHECKED.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+
+
+def _raise_host_exception() -> None:
+    """Re-raise what a Python host function raised during the call, as wasmtime's Func call does
+    (wasmtime keeps it aside and returns a trap)."""
+    _wasmtime_func.maybe_raise_last_exn()
+
+
+# -- SIGINT while wasm runs ---------------------------------------------------------------------------
+
+
+class _Interrupter:
+    """Turns a SIGINT that arrives while wasm runs into an epoch tick (the wasm then traps with
+    INTERRUPT): Python's C-level handler writes the signal number to the wakeup fd, and a thread
+    blocked on the other end increments the engine's epoch. Nothing is timed."""
+
+    def __init__(self, engine: wasmtime.Engine) -> None:
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._w, False)
+        self._engine = engine
+        self.ticks = 0  # epoch increments made
+        self._forward = -1  # the wakeup fd replaced while armed
+        self._thread = threading.Thread(target=self._run, name="wasm-interrupter", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                got = os.read(self._r, 64)
+            except OSError:
+                return
+            if not got:
+                return
+            forward = self._forward
+            if forward >= 0:  # whoever had the wakeup fd (an event loop) still hears of the signal
+                try:
+                    os.write(forward, got)
+                except OSError:
+                    pass
+            if signal.SIGINT in got:  # after the forward: once the wasm stops, it has been passed on
+                self._engine.increment_epoch()
+                self.ticks += 1
+
+    def arm(self) -> int | None:
+        """Route signals to the wakeup fd for a call; the previous fd (to restore) or None off the
+        main thread, where no signal handler runs anyway."""
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        previous = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
+        if previous != self._w:
+            self._forward = previous
+        return previous
+
+    def disarm(self, previous: int | None) -> None:
+        if previous is not None:
+            signal.set_wakeup_fd(previous)
+            if previous != self._w:
+                self._forward = -1
+
+    def close(self) -> None:
+        os.close(self._w)  # the thread's read returns b"" and it ends
+        self._thread.join()
+        os.close(self._r)
+
+
+# -- the runtime ---------------------------------------------------------------------------------------
+
+
+class WasmRuntime:
+    """wasmtime over one wasm32 heap (see the module docstring)."""
+
+    def __init__(self, heap: Heap, *, stack_size: int = DEFAULT_STACK_SIZE,
+                 max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> None:
+        global _next_key
+        m = heap.machine
+        if m.pointer_size != 4 or m.is_host or heap.space.zero_host is None:
+            raise ExecutableError("INVALID_ARGUMENT", f"a wasm runtime needs a heap of a 32-bit foreign data model "
+                                  f"mapped from address 0 (wasm32), not {m.name}")
+        if not (isinstance(max_instructions, int) and max_instructions > 0):
+            raise ExecutableError("INVALID_ARGUMENT", f"max_instructions must be a positive int, got "
+                                  f"{max_instructions!r}")
+        if not (isinstance(stack_size, int) and 16 <= stack_size <= 1 << 30):
+            raise ExecutableError("INVALID_ARGUMENT", f"stack_size must be an int of 16 bytes to 1 GiB, got "
+                                  f"{stack_size!r}")
+        self.heap = heap
+        self.max_instructions = max_instructions
+        self._stack_size = stack_size
+        space = heap.space
+        size = space.end  # linear memory = target [0, end): whole 64 KiB pages (address_space)
+        if size % WASM_PAGE:
+            raise ExecutableError("INTERNAL", f"heap window end 0x{size:x} is not a whole number of wasm pages")
+        with _WINDOWS_LOCK:
+            self._key = _next_key
+            _next_key += 1
+            _WINDOWS[self._key] = (space.zero_host, size)
+        self.closed = False
+        # wasmtime's store is not thread-safe and the GIL is released while wasm runs: every use of
+        # the store holds this (reentrant: host functions call back in on the same thread).
+        self._lock = threading.RLock()
+        self._blocks: list[int] = []  # heap blocks the runtime owns (data blocks, the stack)
+        self.engine = _engine(self._key)
+        self.store = wasmtime.Store(self.engine)
+        self.memory = wasmtime.Memory(self.store, wasmtime.MemoryType(wasmtime.Limits(size // WASM_PAGE,
+                                                                                      size // WASM_PAGE)))
+        if self.memory.data_ptr(self.store) and ctypes.addressof(self.memory.data_ptr(self.store).contents) != \
+                space.zero_host:
+            raise ExecutableError("INTERNAL", "wasmtime did not take the heap's window as linear memory")
+        self.table = wasmtime.Table(self.store, wasmtime.TableType(wasmtime.ValType.funcref(),
+                                                                   wasmtime.Limits(0, None)), None)
+        self._stack_pointer: wasmtime.Global | None = None
+        self._stack_top = 0
+        self._names: dict[int, str] = {}  # table index -> a name for messages
+        # table index -> (i32 params, has a result, raw slots type, reference to its wasmtime_func_t)
+        self._funcs: dict[int, tuple[int, bool, Any, Any]] = {}
+        self._keep: list[wasmtime.Func] = []
+        self._depth = 0  # wasm calls running (a host function may call back in)
+        self._context = self.store._context()
+        self.store.set_epoch_deadline(1)  # moved on only after an interrupt (see _guarded)
+        self._ticks_seen = 0
+        self._interrupter = _Interrupter(self.engine)
+        self.modules: list[WasmSideModule] = []
+        # A runtime dropped without close() still ends its thread and leaves the window registry.
+        self._finalizer = weakref.finalize(self, _release, self._interrupter, self._key)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def load_side_module(self, data: bytes, name: str = "") -> "WasmSideModule":
+        """Load a dylink.0 side module into this runtime (see the module docstring)."""
+        with self._lock:
+            return self._load(data, name)
+
+    def _load(self, data: bytes, name: str) -> "WasmSideModule":
+        self._check_open()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise WasmModuleError(f"a side module is bytes, not {type(data).__name__}")
+        data = bytes(data)
+        info = parse_dylink(data)
+        name = name or f"side module {len(self.modules)}"
+        try:
+            module = wasmtime.Module(self.engine, data)
+        except wasmtime.WasmtimeError as e:
+            raise WasmModuleError(f"{name}: wasmtime refuses the module: {_first_line(e)}") from None
+        # Check every import before touching the heap or the table.
+        wanted = []
+        for imp in module.imports:
+            wanted.append(self._check_import(name, imp))
+        heap = self.heap
+        try:
+            data_base = heap.malloc(max(info.memory_size, 1), align=max(info.memory_align, heap.malloc_alignment),
+                                    tag=f"wasm data of {name}")
+        except IreeAbiError as e:  # RESOURCE_EXHAUSTED past the heap's limit
+            raise WasmModuleError(f"{name}: its data block of {info.memory_size} bytes (dylink.0) does not fit "
+                                  f"the heap: {e}") from None
+        table_size = self.table.size(self.store)
+        try:
+            side = self._instantiate(module, name, info, wanted, data_base)
+        except BaseException:
+            # A half-loaded module (its relocations trapped) may have put functions in the table
+            # already: they would use the freed data block, so their slots are emptied.
+            for index in range(table_size, self.table.size(self.store)):
+                self.table.set(self.store, index, None)
+                self._funcs.pop(index, None)
+            heap.free(data_base)
+            raise
+        self._blocks.append(data_base)
+        self.modules.append(side)
+        return side
+
+    def _instantiate(self, module: wasmtime.Module, name: str, info: DylinkInfo, wanted: list[str],
+                     data_base: int) -> "WasmSideModule":
+        old = self.table.size(self.store)
+        table_base = (old + info.table_align - 1) & -info.table_align
+        if table_base + info.table_size > old:
+            self.table.grow(self.store, table_base + info.table_size - old, None)
+        externs: list[Any] = []
+        for what in wanted:
+            if what == "memory":
+                externs.append(self.memory)
+            elif what == "table":
+                externs.append(self.table)
+            elif what == "__memory_base":
+                externs.append(_const_i32(self.store, data_base))
+            elif what == "__table_base":
+                externs.append(_const_i32(self.store, table_base))
+            else:
+                externs.append(self._stack())
+        fuel = self.max_instructions
+        try:  # runs the module's start function, if any: budgeted and interruptible as a call
+            instance = self._guarded(lambda: wasmtime.Instance(self.store, module, externs),
+                                     f"{name} start function", fuel)
+        except WasmTrap as e:
+            if e.trap != "error":
+                raise
+            raise WasmModuleError(f"{name}: instantiation failed: {e.message.split(' failed: ', 1)[-1]}") from None
+        exports = instance.exports(self.store)
+        funcs: dict[str, wasmtime.Func] = {}
+        for export_name, ext in exports.items():
+            if isinstance(ext, wasmtime.Func):
+                funcs[export_name] = ext
+        side = WasmSideModule(self, name, info, data_base, table_base, funcs)
+        for init in ("__wasm_apply_data_relocs", "__wasm_call_ctors"):
+            fn = funcs.get(init)
+            if fn is None:
+                continue
+            ty = fn.type(self.store)
+            if ty.params or ty.results:
+                raise WasmModuleError(f"{name}: export {init} must take and return nothing")
+            self._invoke(fn, (), f"{name}:{init}", fuel)
+        return side
+
+    def _check_import(self, name: str, imp: wasmtime.ImportType) -> str:
+        full = f"{imp.module}.{imp.name}"
+        ty = imp.type
+        if imp.module == "env":
+            if imp.name == "memory" and isinstance(ty, wasmtime.MemoryType):
+                if ty.is_64 or getattr(ty, "is_shared", False):
+                    raise WasmImportError(full, f"{name}: imports a {'64-bit' if ty.is_64 else 'shared'} memory; "
+                                          "the runtime provides a 32-bit unshared one")
+                pages = self.memory.type(self.store).limits.min
+                if ty.limits.min > pages or (ty.limits.max is not None and ty.limits.max < pages):
+                    raise WasmImportError(full, f"{name}: imports a memory of {ty.limits.min}..{ty.limits.max} "
+                                          f"pages; the heap's window is {pages} pages")
+                return "memory"
+            if imp.name == "__indirect_function_table" and isinstance(ty, wasmtime.TableType):
+                if str(ty.element) != "funcref":
+                    raise WasmImportError(full, f"{name}: imports a table of {ty.element}, not funcref")
+                return "table"
+            if imp.name in ("__memory_base", "__table_base", "__stack_pointer") and \
+                    isinstance(ty, wasmtime.GlobalType):
+                mutable = imp.name == "__stack_pointer"
+                if str(ty.content) != "i32" or ty.mutable != mutable:
+                    raise WasmImportError(full, f"{name}: imports {full} as a {'mutable' if ty.mutable else 'const'} "
+                                          f"{ty.content} global; it is a {'mutable' if mutable else 'const'} i32")
+                return imp.name
+        kind = {"FuncType": "function", "GlobalType": "global", "MemoryType": "memory",
+                "TableType": "table"}.get(type(ty).__name__, "extern")
+        raise WasmImportError(full, f"{name}: imports {kind} {full!r}, which the runtime does not provide "
+                              "(only env.memory, env.__indirect_function_table, env.__memory_base, "
+                              "env.__table_base, env.__stack_pointer)")
+
+    def _stack(self) -> wasmtime.Global:
+        """The shadow stack (__stack_pointer) of this runtime's modules: a guarded heap block, so
+        running off its low end faults (a trap) instead of writing over a neighbour."""
+        if self._stack_pointer is None:
+            base = self.heap.malloc(self._stack_size, align=16, tag="wasm stack", guard=True)
+            self._blocks.append(base)
+            self._stack_top = base + self._stack_size & -16
+            self._stack_pointer = wasmtime.Global(self.store, wasmtime.GlobalType(wasmtime.ValType.i32(), True),
+                                                  wasmtime.Val.i32(_signed(self._stack_top)))
+        return self._stack_pointer
+
+    # -- the table -------------------------------------------------------------------------------
+
+    def host_function(self, fn: Callable[..., Any], params: Sequence[str], results: Sequence[str],
+                      name: str = "") -> int:
+        """Put Python function `fn` in the table as a function of `params` -> `results` (type names
+        "i32", "i64", "f32", "f64"); its table index (what C code calls through)."""
+        self._check_open()
+        try:
+            ty = wasmtime.FuncType([_VALTYPES[p]() for p in params], [_VALTYPES[r]() for r in results])
+        except (KeyError, TypeError):
+            raise WasmCallError(f"host function {name or fn!r}: value types must be among "
+                                f"{', '.join(_VALTYPES)}, got {list(params)} -> {list(results)}") from None
+        if not callable(fn):
+            raise WasmCallError(f"host function {name!r}: {fn!r} is not callable")
+        with self._lock:
+            self._check_open()
+            func = wasmtime.Func(self.store, ty, fn)
+            return self._add(func, name or getattr(fn, "__name__", "host function"))
+
+    def _add(self, func: wasmtime.Func, name: str) -> int:
+        with self._lock:
+            self._check_open()
+            index = self.table.grow(self.store, 1, func)
+        self._names[index] = name
+        return index
+
+    # -- calls -----------------------------------------------------------------------------------
+
+    def call(self, table_index: int, args: Sequence[int], *, max_instructions: int | None = None) -> int:
+        """Call the function at `table_index` with i32 `args` (ints, taken modulo 2**32); its i32
+        result as an unsigned int, 0 when it returns nothing. Traps raise WasmTrap, a budget
+        overrun WasmFuelExhausted. A call made from inside a host function runs on the budget of
+        the call that is running."""
+        with self._lock:  # a store runs one call at a time: other threads wait their turn
+            return self._call(table_index, args, max_instructions)
+
+    def _call(self, table_index: int, args: Sequence[int], max_instructions: int | None) -> int:
+        if self.closed:
+            self._check_open()
+        entry = self._funcs.get(table_index) if type(table_index) is int else None
+        if entry is None:
+            entry = self._resolve(table_index)
+        n, has_result, raw_type, ref = entry
+        if type(args) is not list and type(args) is not tuple:
+            try:
+                args = tuple(args)
+            except TypeError:
+                raise WasmCallError(f"arguments are a sequence of ints, not {type(args).__name__}") from None
+        if len(args) != n:
+            raise WasmCallError(f"{self._names.get(table_index, f'table[{table_index}]')} takes {n} i32 "
+                                f"arguments, {len(args)} given")
+        raw = raw_type()  # wasmtime_val_raw_t slots (16 bytes: 4 int32s each), arguments then result
+        for i, a in enumerate(args):
+            if type(a) is not int:
+                if not isinstance(a, int) or isinstance(a, bool):
+                    raise WasmCallError(f"argument {i} ({a!r}) is not an int")
+                a = int(a)
+            a &= _U32
+            raw[4 * i] = a - (1 << 32) if a >> 31 else a
+        budget = self.max_instructions if max_instructions is None else max_instructions
+        self._guarded(lambda: self._call_raw(ref, raw), table_index, budget)
+        return raw[0] & _U32 if has_result else 0
+
+    def _call_raw(self, ref: Any, raw: Any) -> None:
+        """wasmtime_func_call_unchecked: the types were checked once (`_resolve`), so no per-call
+        conversion of values (wasmtime's Python Func call costs ~20 us, most of it that)."""
+        trap = ctypes.POINTER(_ffi.wasm_trap_t)()
+        error = _CALL_UNCHECKED(self._context, ref, raw, len(raw) // 4, ctypes.byref(trap))
+        if error:
+            _raise_host_exception()
+            raise wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(_ffi.wasmtime_error_t)))
+        if trap:
+            trapped = wasmtime.Trap._from_ptr(trap)
+            _raise_host_exception()  # a host function's exception comes out as itself
+            raise trapped
+
+    def _resolve(self, table_index: int) -> tuple[int, bool, Any, Any]:
+        if not isinstance(table_index, int) or isinstance(table_index, bool):
+            raise WasmCallError(f"a table index is an int, not {type(table_index).__name__}")
+        size = self.table.size(self.store)
+        if not 0 <= table_index < size:
+            raise WasmCallError(f"table index {table_index} is outside the function table (size {size})")
+        func = self.table.get(self.store, table_index)
+        if not isinstance(func, wasmtime.Func):
+            raise WasmCallError(f"table index {table_index} holds no function")
+        ty = func.type(self.store)
+        if any(str(p) != "i32" for p in ty.params) or [str(r) for r in ty.results] not in ([], ["i32"]):
+            raise WasmCallError(f"{self._names.get(table_index, f'table[{table_index}]')} has type "
+                                f"({', '.join(map(str, ty.params))}) -> ({', '.join(map(str, ty.results))}); "
+                                "call passes i32 arguments and takes at most one i32 result")
+        n = len(ty.params)
+        self._keep.append(func)  # the wasmtime_func_t the reference points at
+        entry = self._funcs[table_index] = (n, bool(ty.results), ctypes.c_int32 * (4 * max(n, 1)),
+                                            ctypes.byref(func._func))
+        return entry
+
+    def _invoke(self, func: wasmtime.Func, args: Sequence[int], what: "int | str", budget: int) -> Any:
+        return self._guarded(lambda: func(self.store, *args), what, budget)
+
+    def _guarded(self, run: Callable[[], Any], what: "int | str", budget: int) -> Any:
+        """Run wasm with `budget` fuel (set by the outermost call only), interruptible by SIGINT;
+        wasmtime's traps and errors become this module's errors."""
+        outer = self._depth == 0
+        previous = None
+        if outer:
+            if not (isinstance(budget, int) and 0 < budget < 1 << 64):
+                raise WasmCallError(f"max_instructions must be a positive int below 2**64, got {budget!r}")
+            if _ffi.wasmtime_context_set_fuel(self._context, budget):
+                raise WasmCallError(f"wasmtime refused a budget of {budget}")
+            ticks = self._interrupter.ticks
+            if ticks != self._ticks_seen:  # an interrupt moved the epoch: a new deadline past it
+                _ffi.wasmtime_context_set_epoch_deadline(self._context, 1)
+                self._ticks_seen = ticks
+            previous = self._interrupter.arm()
+        self._depth += 1
+        try:
+            try:
+                return run()
+            except BaseException:
+                # Nothing unwound the shadow stack: with no wasm frame left (the outermost call),
+                # it is empty again.
+                if outer and self._stack_pointer is not None:
+                    self._stack_pointer.set_value(self.store, wasmtime.Val.i32(_signed(self._stack_top)))
+                raise
+        except wasmtime.Trap as e:
+            label = what if isinstance(what, str) else self._names.get(what, f"table[{what}]")
+            if e.trap_code == wasmtime.TrapCode.INTERRUPT:
+                # Python's handler runs at the next bytecode (KeyboardInterrupt by default); if it
+                # does not raise, the kernel was stopped all the same.
+                raise KeyboardInterrupt(f"{label} interrupted") from None
+            raise _trap(e, label, budget) from None
+        except wasmtime.WasmtimeError as e:
+            label = what if isinstance(what, str) else self._names.get(what, f"table[{what}]")
+            raise WasmTrap("error", str(label), f"{label} failed: {_first_line(e)}") from None
+        finally:
+            self._depth -= 1
+            if outer:
+                self._interrupter.disarm(previous)
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ExecutableError("FAILED_PRECONDITION", "the wasm runtime is closed")
+
+    def close(self) -> None:
+        """Free the runtime's heap blocks and stop its interrupt thread; later use is an error."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self.closed:
+            return
+        if self._depth:
+            raise ExecutableError("FAILED_PRECONDITION", "the wasm runtime cannot close while a call is running "
+                                  "(from a host function)")
+        self.closed = True
+        self._finalizer.detach()
+        self._interrupter.close()
+        self._funcs.clear()
+        self._keep.clear()
+        self._context = None
+        for module in self.modules:
+            module._funcs.clear()
+        self.modules.clear()
+        # Drop wasmtime's objects (they hold the memory) before the window leaves the registry.
+        self.memory = self.table = self._stack_pointer = None  # type: ignore[assignment]
+        self.store = None  # type: ignore[assignment]
+        with _WINDOWS_LOCK:
+            _WINDOWS.pop(self._key, None)
+            _CREATED.discard(self._key)
+        for block in self._blocks:
+            if not self.heap.closed:
+                self.heap.free(block)
+        self._blocks.clear()
+
+    def __enter__(self) -> "WasmRuntime":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _release(interrupter: _Interrupter, key: int) -> None:
+    interrupter.close()
+    with _WINDOWS_LOCK:
+        _WINDOWS.pop(key, None)
+        _CREATED.discard(key)
+
+
+class WasmSideModule:
+    """One loaded side module: its data block in the heap (`data_base`, `info.memory_size` bytes),
+    its table slots from `table_base`, and its exported functions."""
+
+    def __init__(self, runtime: WasmRuntime, name: str, info: DylinkInfo, data_base: int, table_base: int,
+                 funcs: dict[str, wasmtime.Func]) -> None:
+        self.runtime, self.name, self.info = runtime, name, info
+        self.data_base, self.table_base = data_base, table_base
+        self._funcs = funcs
+        self._indices: dict[str, int] = {}
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        """Names of the exported functions."""
+        return tuple(self._funcs)
+
+    def lookup(self, name: str) -> int:
+        """The table index of exported function `name` (put in the table on first lookup)."""
+        if not isinstance(name, str):
+            raise ExecutableError("INVALID_ARGUMENT", f"an export name is a str, not {type(name).__name__}")
+        index = self._indices.get(name)
+        if index is None:
+            func = self._funcs.get(name)
+            if func is None:
+                raise ExecutableError("NOT_FOUND", f"{self.name} exports no function {name!r} (it exports "
+                                      f"{', '.join(sorted(self._funcs)) or 'none'})")
+            index = self._indices[name] = self.runtime._add(func, f"{self.name}:{name}")
+        return index
+
+    def call(self, table_index: int, args: Sequence[int], *, max_instructions: int | None = None) -> int:
+        """`WasmRuntime.call` (any table entry, this module's or not)."""
+        return self.runtime.call(table_index, args, max_instructions=max_instructions)
+
+
+def _const_i32(store: wasmtime.Store, value: int) -> wasmtime.Global:
+    return wasmtime.Global(store, wasmtime.GlobalType(wasmtime.ValType.i32(), False), wasmtime.Val.i32(_signed(value)))
+
+
+def _signed(v: int) -> int:
+    v &= _U32
+    return v - (1 << 32) if v >> 31 else v
+
+
+def _first_line(e: BaseException) -> str:
+    """wasmtime's error text in one line: its causes ("Caused by:" lines) when it lists them (the
+    first line is then only a backtrace header), else its first line."""
+    lines = [line.strip() for line in str(e).strip().splitlines()]
+    if "Caused by:" in lines:
+        causes = [line.split(": ", 1)[-1] for line in lines[lines.index("Caused by:") + 1:] if line]
+        return "; ".join(causes)
+    return lines[0] if lines and lines[0] else type(e).__name__
+
+
+def _trap(e: "wasmtime.Trap", label: str, budget: int) -> ForeignKernelError:
+    code = e.trap_code
+    if code == wasmtime.TrapCode.OUT_OF_FUEL:
+        return WasmFuelExhausted(label, budget)
+    code_name = code.name if code is not None else "trap"
+    where = ""
+    try:
+        frames = e.frames
+        if frames:
+            inner = frames[0].func_name or f"function {frames[0].func_index}"
+            where = f" in {inner}"
+    except Exception:  # frames are a nicety of the message
+        pass
+    return WasmTrap(code_name, label, f"{label} trapped: {code_name}{where} ({_first_line(e)})")
+
+
+__all__ = ["DylinkInfo", "WasmRuntime", "WasmSideModule", "WasmModuleError", "WasmImportError", "WasmCallError",
+           "WasmTrap", "WasmFuelExhausted", "parse_dylink", "DEFAULT_MAX_INSTRUCTIONS", "DEFAULT_STACK_SIZE"]

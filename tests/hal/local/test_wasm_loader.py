@@ -1,0 +1,835 @@
+"""wasm32 side modules run by hal.local.wasm_loader under wasmtime, the wasm32 heap as linear memory.
+
+Oracles: (a) the same C compiled by clang for wasm32 (a dylink.0 side module) and by gcc for the
+host, run natively through ctypes; (b) iree-compile's wasm32 output for add16, checked against the
+same program compiled for the host (its embedded ELF loaded natively), the compiler's VM IR and
+iree-dump-module, and its kernel's output against numpy; (c) mutated modules end in this module's
+errors. No verdict depends on time.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import shutil
+import signal
+import struct
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import wasmtime
+
+import iree_tools
+import vm_ir
+from hal_programs import program
+from ireeabi.hal.local import elf_executable, elf_loader
+from ireeabi.hal.local import wasm_loader as W
+from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError, ForeignKernelError,
+                                                  write_workgroup_state)
+from ireeabi.layouts import executable_library as X
+from ireeabi.vm.bytecode import module_file as mf
+from ireeabi.vm.heap import Heap
+from ireeabi.vm.status import StatusCode, StatusError
+
+PROGRAMS = Path(__file__).parents[2] / "programs"
+
+# The same source for both compilers. Exported functions are visible; everything else is hidden so
+# that no GOT import appears (a side module reaches its own data through __memory_base).
+KERNELS_C = r"""
+#define EXPORT __attribute__((visibility("default")))
+typedef int (*binop_t)(int, int);
+
+static int primes[6] = {2, 3, 5, 7, 11, 13};
+/* Data relocations: pointers in data to other data. */
+static int *picks[3] = {&primes[4], &primes[1], &primes[5]};
+static const char greeting[] = "side module data";
+static const char *greeting_ptr = greeting;
+static volatile int sink;
+
+EXPORT int weighted_sum(const int *a, int n) {
+  int s = 0;
+  for (int i = 0; i < n; ++i) s += a[i] * (i + 1) - (a[i] >> 2);
+  return s;
+}
+EXPORT void float_mix(const float *scale, const float *x, float *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    float v = x[i];
+    y[i] = *scale * v + y[i] / (1.0f + v * v) - __builtin_sqrtf(v * v + 2.0f);
+  }
+}
+EXPORT void double_stats(const double *x, int n, double *out) {
+  double s = 0.0, q = 0.0;
+  for (int i = 0; i < n; ++i) { s += x[i]; q += x[i] * x[i]; }
+  out[0] = s / n;
+  out[1] = __builtin_sqrt(q / n - (s / n) * (s / n));
+  out[2] = (double)(float)(s * 1e-3);
+}
+EXPORT int call_through(binop_t f, int x) { return f(x, 7) * 3 + f(x + 1, x); }
+EXPORT int pick(int i) { return *picks[i % 3]; }
+EXPORT const char *greeting_address(void) { return greeting_ptr; }
+EXPORT void store_at(int *p, int v) { *p = v; }
+EXPORT int depth(int n) {
+  if (n <= 0) return sink;
+  int r = depth(n - 1);
+  sink = r;
+  return r + 1;
+}
+EXPORT int local_array(int n) {
+  volatile int buf[64];
+  for (int i = 0; i < 64; ++i) buf[i] = i * n;
+  int s = 0;
+  for (int i = 0; i < 64; i += 3) s += buf[i];
+  return s;
+}
+EXPORT int deep_locals(int n) {
+  volatile int buf[64];
+  for (int i = 0; i < 64; ++i) buf[i] = n + i;
+  if (n <= 0) return buf[7];
+  return deep_locals(n - 1) + buf[n & 63];
+}
+EXPORT void die(void) { __builtin_trap(); }
+EXPORT void spin(volatile int *flag) {
+  flag[0] = 1;
+  for (;;) flag[1]++;
+}
+"""
+
+
+def _run(argv: list[str]) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{' '.join(argv)} failed:\n{proc.stderr}"
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    assert found, f"{name} is needed for these tests (clang, wasm-ld, gcc)"
+    return found
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(wasm side module bytes, host ctypes library) of KERNELS_C."""
+    d = tmp_path_factory.mktemp("wasm_kernels")
+    src = d / "kernels.c"
+    src.write_text(KERNELS_C)
+    # clang 14 keeps PIC only for the emscripten OS; the object is then linked with the flags
+    # iree-compile's wasm linker passes wasm-ld (a dylink.0 side module).
+    flags = ["-O2", "-ffp-contract=off", "-fvisibility=hidden"]
+    _run([_tool("clang"), "--target=wasm32-unknown-emscripten", "-fPIC", "-nostdlib", *flags, "-c", str(src),
+          "-o", str(d / "kernels.o")])
+    _run([_tool("wasm-ld"), "--no-entry", "--fatal-warnings", "--experimental-pic", "--shared", str(d / "kernels.o"),
+          "-o", str(d / "kernels.wasm")])
+    _run([_tool("gcc"), "-shared", "-fPIC", *flags, str(src), "-o", str(d / "kernels.so")])
+    return (d / "kernels.wasm").read_bytes(), ctypes.CDLL(str(d / "kernels.so"))
+
+
+@pytest.fixture
+def heap():
+    h = Heap(target="wasm32", name="wasm heap")
+    yield h
+    h.close()
+
+
+@pytest.fixture
+def runtime(heap):
+    rt = W.WasmRuntime(heap)
+    yield rt
+    rt.close()
+
+
+@pytest.fixture
+def side(runtime, built):
+    return runtime.load_side_module(built[0], "kernels")
+
+
+def _block(heap: Heap, data: bytes, align: int = 16) -> int:
+    a = heap.malloc(len(data), align=align)
+    heap.write(a, data)
+    return a
+
+
+def _s32(v: int) -> int:
+    return v - (1 << 32) if v >> 31 else v
+
+
+# -- (a) clang's side module against gcc's host build -------------------------------------------------
+
+
+def test_dylink_section_matches_what_the_module_needs(built, runtime):
+    wasm = built[0]
+    info = W.parse_dylink(wasm)
+    # The facts are wasm-ld's: check them against the module's own imports through wasmtime.
+    assert info.memory_align >= 4 and info.needed == ()
+    side = runtime.load_side_module(wasm, "kernels")
+    assert side.data_base % info.memory_align == 0
+    assert runtime.heap.allocation(side.data_base).size == info.memory_size
+    assert {"weighted_sum", "float_mix", "call_through", "pick", "store_at"} <= set(side.exports)
+
+
+def test_integer_array_kernel_matches_host(side, heap, built):
+    host = built[1]
+    rng = random.Random(5)
+    for n in (0, 1, 7, 100):
+        values = [rng.randrange(-2**20, 2**20) for _ in range(n)]
+        a = _block(heap, struct.pack(f"<{n}i", *values) or b"\0")
+        got = _s32(side.call(side.lookup("weighted_sum"), [a, n]))
+        arr = (ctypes.c_int * max(n, 1))(*values)
+        assert got == host.weighted_sum(arr, n)
+
+
+def test_float_kernels_write_the_hosts_bytes_into_the_heap(side, heap, built):
+    host = built[1]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(33).astype(np.float32)
+    y = rng.standard_normal(33).astype(np.float32)
+    scale = np.float32(1.25)
+    px, py, ps = _block(heap, x.tobytes()), _block(heap, y.tobytes()), _block(heap, scale.tobytes())
+    assert side.call(side.lookup("float_mix"), [ps, px, py, 33]) == 0
+    expect = y.copy()
+    host_scale = np.array([scale], np.float32)
+    host.float_mix(host_scale.ctypes.data_as(ctypes.c_void_p), x.ctypes.data_as(ctypes.c_void_p),
+                   expect.ctypes.data_as(ctypes.c_void_p), 33)
+    # What the kernel wrote, read back through the heap at the same target addresses.
+    assert heap.read(py, 33 * 4) == expect.tobytes()
+    assert heap.read(px, 33 * 4) == x.tobytes()
+
+    d = rng.standard_normal(20)
+    pd, out = _block(heap, d.tobytes(), 8), heap.malloc(24, align=8)
+    side.call(side.lookup("double_stats"), [pd, 20, out])
+    host_out = np.zeros(3)
+    host.double_stats(d.ctypes.data_as(ctypes.c_void_p), 20, host_out.ctypes.data_as(ctypes.c_void_p))
+    assert heap.read(out, 24) == host_out.tobytes()
+
+
+def test_function_pointer_into_a_host_function(side, runtime, built):
+    host = built[1]
+    calls = []
+
+    def binop(a: int, b: int) -> int:
+        calls.append((a, b))
+        return a * 10 - b
+
+    index = runtime.host_function(binop, ["i32", "i32"], ["i32"], "binop")
+    got = _s32(side.call(side.lookup("call_through"), [index, 4]))
+    c_binop = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: a * 10 - b)
+    host.call_through.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    assert got == host.call_through(ctypes.cast(c_binop, ctypes.c_void_p), 4)
+    assert calls == [(4, 7), (5, 4)]
+    # A host function may call back into wasm (the table entry of another export).
+    pick = side.lookup("pick")
+    reenter = runtime.host_function(lambda a, b: side.call(pick, [a]) + b, ["i32", "i32"], ["i32"], "reenter")
+    c_reenter = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: host.pick(a) + b)
+    assert side.call(side.lookup("call_through"), [reenter, 2]) == \
+        host.call_through(ctypes.cast(c_reenter, ctypes.c_void_p), 2)
+    # An exception in the host function comes out of the call as itself.
+    def broken(a: int, b: int) -> int:
+        raise LookupError("host side failed")
+    bad = runtime.host_function(broken, ["i32", "i32"], ["i32"], "broken")
+    with pytest.raises(LookupError, match="host side failed"):
+        side.call(side.lookup("call_through"), [bad, 1])
+
+
+def test_data_relocations_point_into_the_modules_data_block(side, heap, built):
+    host = built[1]
+    for i in range(3):
+        assert side.call(side.lookup("pick"), [i]) == host.pick(i)
+    host.greeting_address.restype = ctypes.c_char_p
+    address = side.call(side.lookup("greeting_address"), [])
+    base, size = side.data_base, side.info.memory_size
+    assert base <= address < base + size
+    text = host.greeting_address()
+    assert heap.read(address, len(text) + 1) == text + b"\0"
+
+
+def test_shadow_stack_and_recursion(side, built):
+    host = built[1]
+    for n in (1, 3, 1000):
+        assert side.call(side.lookup("local_array"), [n]) == host.local_array(n)
+        assert side.call(side.lookup("depth"), [n]) == host.depth(n)
+
+
+@pytest.mark.parametrize("address", [0, 0x100, 0xFFFF, 0xFFFFFFFC])
+def test_out_of_bounds_write_is_a_trap(side, heap, address):
+    with pytest.raises(W.WasmTrap) as e:
+        side.call(side.lookup("store_at"), [address, 1])
+    assert e.value.trap == "MEMORY_OUT_OF_BOUNDS" and "store_at" in str(e.value)
+    # The process and the runtime carry on.
+    a = heap.malloc(4)
+    side.call(side.lookup("store_at"), [a, 0x1234])
+    assert heap.read_i32(a) == 0x1234
+
+
+def test_past_the_window_end_is_a_trap(side, heap):
+    with pytest.raises(W.WasmTrap, match="MEMORY_OUT_OF_BOUNDS"):
+        side.call(side.lookup("store_at"), [heap.space.end, 1])
+
+
+def test_unreachable_and_stack_overflow_traps(side):
+    with pytest.raises(W.WasmTrap) as e:
+        side.call(side.lookup("die"), [])
+    assert e.value.trap == "UNREACHABLE" and "kernels:die" in str(e.value)
+    with pytest.raises(W.WasmTrap) as e:
+        side.call(side.lookup("depth"), [1 << 30])
+    assert e.value.trap == "STACK_OVERFLOW"
+    assert side.call(side.lookup("depth"), [5]) == 5  # the stack unwound
+
+
+def test_running_off_the_shadow_stack_is_a_trap(side, heap, built):
+    host = built[1]
+    assert side.call(side.lookup("deep_locals"), [50]) == host.deep_locals(50)
+    stack = [a for a in heap.live() if a.tag == "wasm stack"]
+    assert len(stack) == 1
+    # Far deeper than the shadow stack's frames (256 B each) fit: it runs into the guard page
+    # below the stack block, never into the block below it.
+    below = heap.malloc(4096)
+    heap.write(below, b"\x5a" * 4096)
+    frames = W.DEFAULT_STACK_SIZE // 256 * 2
+    with pytest.raises(W.WasmTrap) as e:
+        side.call(side.lookup("deep_locals"), [frames])
+    assert e.value.trap == "MEMORY_OUT_OF_BOUNDS" and "deep_locals" in str(e.value)
+    assert heap.read(below, 4096) == b"\x5a" * 4096
+    assert side.call(side.lookup("deep_locals"), [50]) == host.deep_locals(50)
+
+
+def test_fuel_bounds_a_runaway_kernel(side, heap):
+    flag = heap.malloc(8)
+    with pytest.raises(W.WasmFuelExhausted) as e:
+        side.call(side.lookup("spin"), [flag], max_instructions=100_000)
+    assert e.value.budget == 100_000 and "spin" in str(e.value)
+    spins = heap.read_i32(flag + 4)
+    assert heap.read_i32(flag) == 1 and 0 < spins < 100_000
+    # A larger budget runs proportionally longer before it stops.
+    heap.write(flag, bytes(8))
+    with pytest.raises(W.WasmFuelExhausted):
+        side.call(side.lookup("spin"), [flag], max_instructions=1_000_000)
+    assert heap.read_i32(flag + 4) > 5 * spins
+
+
+def test_sigint_stops_a_running_kernel(side, heap):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.fail("signals are delivered to the main thread only")
+    flag = heap.malloc(8)
+    cell = heap.view(flag, 4)
+
+    def interrupt() -> None:
+        # Wait (no timing) until the kernel is inside its loop, then signal the process.
+        while cell[0] == 0:
+            pass
+        os.kill(os.getpid(), signal.SIGINT)
+
+    # A wakeup fd someone else set (an event loop's) is restored after the call and still hears
+    # of the signal.
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    os.set_blocking(r, False)
+    old = signal.set_wakeup_fd(w)
+    t = threading.Thread(target=interrupt)
+    t.start()
+    try:
+        # Only the interrupt ends this call with KeyboardInterrupt; were it lost, the budget (many
+        # seconds of spinning) would end it with WasmFuelExhausted and fail the test, not hang it.
+        with pytest.raises(KeyboardInterrupt):
+            side.call(side.lookup("spin"), [flag], max_instructions=50_000_000_000)
+    finally:
+        t.join()
+        restored = signal.set_wakeup_fd(old)
+    try:
+        assert restored == w
+        assert signal.SIGINT in os.read(r, 64)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert heap.read_i32(flag + 4) > 0
+    assert side.call(side.lookup("depth"), [4]) == 4  # usable afterwards
+
+
+def test_calls_from_two_threads_take_turns(side, heap, runtime):
+    """The store runs one call at a time: a second thread's call waits for the running one."""
+    flag = heap.malloc(8)
+    cell = heap.view(flag, 4)
+    outcome = []
+
+    def runaway() -> None:
+        try:
+            side.call(side.lookup("spin"), [flag], max_instructions=50_000_000)
+        except W.WasmFuelExhausted:
+            outcome.append("exhausted")
+
+    t = threading.Thread(target=runaway)
+    t.start()
+    try:
+        while cell[0] == 0:  # the other thread's kernel is running
+            pass
+        assert side.call(side.lookup("depth"), [9]) == 9
+        outcome.append("second call")
+    finally:
+        t.join()
+    assert outcome == ["exhausted", "second call"]
+    # Closing from inside a call (a host function) is refused, not a crash.
+    closer = runtime.host_function(lambda a, b: runtime.close() or 0, ["i32", "i32"], ["i32"], "closer")
+    with pytest.raises(ExecutableError, match="cannot close while a call is running"):
+        side.call(side.lookup("call_through"), [closer, 1])
+
+
+def test_call_errors_name_what_is_wrong(side, runtime):
+    size = runtime.table.size(runtime.store)
+    with pytest.raises(W.WasmCallError, match=f"table index {size} is outside the function table"):
+        runtime.call(size, [])
+    with pytest.raises(W.WasmCallError, match="takes 2 i32 arguments, 1 given"):
+        side.call(side.lookup("weighted_sum"), [0])
+    with pytest.raises(W.WasmCallError, match="is not an int"):
+        side.call(side.lookup("pick"), ["1"])
+    with pytest.raises(ExecutableError, match="exports no function 'nope'"):
+        side.lookup("nope")
+    with pytest.raises(ExecutableError, match="an export name is a str, not list"):
+        side.lookup(["pick"])
+    with pytest.raises(W.WasmCallError, match="arguments are a sequence of ints, not int"):
+        side.call(side.lookup("pick"), 1)
+    assert side.call(side.lookup("pick"), iter([1])) == side.call(side.lookup("pick"), (1,))
+    with pytest.raises(W.WasmModuleError, match="a side module is bytes, not str"):
+        runtime.load_side_module("\0asm")
+    with pytest.raises(W.WasmCallError, match="max_instructions must be a positive int"):
+        side.call(side.lookup("pick"), [1], max_instructions=0)
+    f = runtime.host_function(lambda x: x, ["f64"], ["f64"], "f")
+    with pytest.raises(W.WasmCallError, match=r"f has type \(f64\) -> \(f64\)"):
+        runtime.call(f, [1])
+    with pytest.raises(W.WasmCallError, match="value types"):
+        runtime.host_function(lambda: 0, ["i8"], [], "bad")
+
+
+def test_runtime_needs_a_wasm32_heap():
+    h = Heap(target="x86_64")
+    try:
+        with pytest.raises(ExecutableError, match="32-bit foreign data model"):
+            W.WasmRuntime(h)
+    finally:
+        h.close()
+
+
+def test_linear_memory_is_the_heaps_window(runtime, heap):
+    space = heap.space
+    assert space.zero_host is not None and space.zero_host + space.base == space.host_base
+    ptr = runtime.memory.data_ptr(runtime.store)
+    assert ctypes.addressof(ptr.contents) == space.zero_host
+    assert runtime.memory.data_len(runtime.store) == space.end
+    # A write through wasmtime's view lands at the same target address in the heap.
+    a = heap.malloc(16)
+    runtime.memory.write(runtime.store, b"through wasmtime", a)
+    assert heap.read(a, 16) == b"through wasmtime"
+
+
+def test_close_frees_the_runtimes_blocks(heap, built):
+    before = {a.address for a in heap.live()}
+    rt = W.WasmRuntime(heap)
+    side = rt.load_side_module(built[0], "kernels")
+    side.call(side.lookup("local_array"), [2])  # the module imports __stack_pointer: a stack block
+    assert len(heap.live()) == len(before) + 2
+    rt.close()
+    assert {a.address for a in heap.live()} == before
+    with pytest.raises(ExecutableError, match="closed"):
+        rt.call(0, [])
+
+
+# -- imports and dylink.0 refusals ----------------------------------------------------------------------
+
+
+def _leb(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _custom(name: str, body: bytes) -> bytes:
+    payload = _leb(len(name)) + name.encode() + body
+    return b"\0" + _leb(len(payload)) + payload
+
+
+def _dylink(mem: int = 0, align: int = 2, table: int = 0, talign: int = 0, extra: bytes = b"") -> bytes:
+    sub = _leb(mem) + _leb(align) + _leb(table) + _leb(talign)
+    return _custom("dylink.0", b"\1" + _leb(len(sub)) + sub + extra)
+
+
+def _import_section(entries: list[bytes]) -> bytes:
+    body = _leb(len(entries)) + b"".join(entries)
+    return b"\2" + _leb(len(body)) + body
+
+
+def _str(s: str) -> bytes:
+    return _leb(len(s)) + s.encode()
+
+
+HEADER = b"\0asm\1\0\0\0"
+
+
+def test_an_unknown_import_is_refused_by_name(runtime):
+    # (type section: () -> ()) then an import of env.printf as a function.
+    types = b"\1\4\1\x60\0\0"
+    imports = _import_section([_str("env") + _str("printf") + b"\0\0"])
+    with pytest.raises(W.WasmImportError, match="function 'env.printf'") as e:
+        runtime.load_side_module(HEADER + _dylink() + types + imports)
+    assert e.value.import_name == "env.printf"
+    got = _import_section([_str("GOT.mem") + _str("table") + b"\3\x7f\1"])  # a GOT global
+    with pytest.raises(W.WasmImportError, match="global 'GOT.mem.table'"):
+        runtime.load_side_module(HEADER + _dylink() + got)
+    mutable_base = _import_section([_str("env") + _str("__memory_base") + b"\3\x7f\1"])
+    with pytest.raises(W.WasmImportError, match="mutable i32 global; it is a const i32"):
+        runtime.load_side_module(HEADER + _dylink() + mutable_base)
+    assert runtime.heap.live() == [a for a in runtime.heap.live() if "wasm data" not in a.tag]
+
+
+def test_a_minimal_side_module_loads(runtime):
+    imports = _import_section([_str("env") + _str("memory") + b"\2\0\1",
+                               _str("env") + _str("__memory_base") + b"\3\x7f\0"])
+    side = runtime.load_side_module(HEADER + _dylink(mem=40, align=6) + imports, "tiny")
+    assert side.data_base % 64 == 0 and side.exports == ()
+    assert runtime.heap.allocation(side.data_base).size == 40
+
+
+# Offsets in the modules _dylink builds: the first subsection, its fields, the one after it.
+SUB = len(HEADER) + 2 + len(_str("dylink.0"))
+FIELDS = SUB + 2
+NEXT = SUB + 6
+
+
+@pytest.mark.parametrize("data, message, offset", [
+    (b"", "no \\\\0asm magic", 0),
+    (b"\0asm\2\0\0\0", "unsupported wasm version", 4),
+    (HEADER, "no sections", len(HEADER)),
+    (HEADER + b"\1\4\1\x60\0\0", "first section is section id 1", len(HEADER)),
+    (HEADER + _custom("name", b""), "first section is custom section 'name'", len(HEADER)),
+    (HEADER + _custom("dylink", b"\1\4\0\0\0\0"), "legacy 'dylink'", len(HEADER)),
+    (HEADER + b"\0\x80\x80\x80\x80\x10", "does not fit in 32 bits", len(HEADER) + 1),
+    (HEADER + b"\0\x20\x08dylink.0", "runs past the module", len(HEADER)),
+    (HEADER + _custom("dylink.0", b"\1\5\0\0\0\0"), "subsection 1 of 5 bytes runs past the section", SUB),
+    (HEADER + _custom("dylink.0", b"\1\3\0\0\0"), "truncated LEB128 dylink.0 table alignment", FIELDS + 3),
+    (HEADER + _custom("dylink.0", b"\1\5\0\0\0\0\0"), "1 bytes past its four fields", FIELDS + 4),
+    (HEADER + _dylink(extra=b"\1\4\0\0\0\0"), "second memory info", NEXT),
+    (HEADER + _dylink(align=17), "memory alignment 2\\*\\*17", FIELDS),
+    (HEADER + _dylink(table=1 << 20), "table slots", FIELDS),
+    (HEADER + _dylink(extra=b"\2\6\1\4libc"), "needs other libraries \\(libc\\)", NEXT + 2),
+    (HEADER + _dylink(extra=b"\2\2\3\0"), "needed list of 3 names", NEXT + 2),
+])
+def test_malformed_dylink_is_refused_with_its_offset(runtime, data, message, offset):
+    with pytest.raises(W.WasmModuleError, match=message) as e:
+        runtime.load_side_module(data)
+    assert e.value.offset == offset and f"at byte {offset}" in str(e.value)
+
+
+def test_unknown_dylink_subsections_are_skipped():
+    info = W.parse_dylink(HEADER + _dylink(mem=8, align=3, table=2, talign=1, extra=b"\x09\2\xff\xff"))
+    assert info == W.DylinkInfo(8, 8, 2, 2)
+
+
+# -- (b) iree-compile's wasm32 executable ---------------------------------------------------------------
+
+WASM_FLAGS = ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",)
+SIMD_FLAGS = WASM_FLAGS + ("--iree-llvmcpu-target-cpu-features=+simd128",)
+
+
+def _compile_wasm(program: str, out: Path, flags: tuple[str, ...]) -> tuple[str, bytes, str, Path]:
+    """(format, side module bytes, VM IR, .vmfb path) of a test program compiled for wasm32 with
+    the inline-dynamic model's flags plus `flags`."""
+    src = PROGRAMS / f"{program}.mlir"
+    vmfb = iree_tools.compile_mlir(src, out, "inline-dynamic", flags)
+    segments = [mf.rodata_bytes(s) for s in mf.read_module(vmfb).rodata_segments]
+    formats = [s.decode() for s in segments if s.startswith(b"system-wasm-")]
+    binaries = [s for s in segments if s[:4] == b"\0asm"]
+    assert formats == ["system-wasm-wasm_32"] and len(binaries) == 1
+    proc = subprocess.run([iree_tools.find_tool("iree-compile"), str(src), *iree_tools.compile_flags("inline-dynamic"),
+                           *flags, "--compile-to=vm"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return formats[0], binaries[0], proc.stdout, vmfb
+
+
+@pytest.fixture(scope="module")
+def wasm_out(tmp_path_factory):
+    return tmp_path_factory.mktemp("wasm_programs")
+
+
+@pytest.fixture(scope="module")
+def add16_wasm(wasm_out):
+    return _compile_wasm("add16", wasm_out, WASM_FLAGS)
+
+
+@pytest.fixture(scope="module")
+def add16_host():
+    """add16's host library (embedded ELF, loaded natively): the oracle for the library's fields."""
+    m = mf.read_module(iree_tools.compile_mlir(PROGRAMS / "add16.mlir"))
+    segments = [mf.rodata_bytes(s) for s in m.rodata_segments]
+    (fmt,) = [s.decode() for s in segments if s.startswith(b"embedded-elf-")]
+    elf = next(s for s in segments if s[:4] == b"\x7fELF")
+    return fmt, elf
+
+
+def _cstring(heap: Heap, address: int, limit: int = 4096) -> bytes:
+    out = bytearray()
+    while len(out) < limit:
+        c = heap.read(address + len(out), 1)
+        if c == b"\0":
+            return bytes(out)
+        out += c
+    raise AssertionError(f"no NUL within {limit} bytes at 0x{address:x}")
+
+
+def _host_query(fmt: str, elf: bytes, version: int) -> int:
+    """The host library's own query answer for `version` (NULL or not), called natively."""
+    module = elf_loader.load(elf)
+    try:
+        env = (ctypes.c_char * 256)()
+        addr = elf_loader.lookup_export(module, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+        return elf_loader.query(module, addr, version, ctypes.addressof(env))
+    finally:
+        module.close()
+
+
+def test_iree_wasm_library_query_and_header(add16_wasm, add16_host, runtime, heap):
+    fmt, wasm, ir, vmfb = add16_wasm
+    info = W.parse_dylink(wasm)
+    side = runtime.load_side_module(wasm, "add16")
+    assert set(side.exports) == {X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME, "__wasm_apply_data_relocs"}
+    m = heap.machine
+    env_layout = m.layout(X.iree_hal_executable_environment_v0_t)
+    env = heap.malloc(env_layout.size, align=env_layout.align)  # zeroed environment_v0 for wasm32
+    query = side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+
+    # Version negotiation answers as the host build of the same program does (native oracle).
+    host_fmt, elf = add16_host
+    for version in (0, X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST):
+        assert bool(side.call(query, [version, env])) == bool(_host_query(host_fmt, elf, version))
+    lib = side.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
+    assert side.data_base <= lib < side.data_base + info.memory_size
+
+    host = elf_executable.load_library(host_fmt, elf)
+    with host:
+        v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
+        header = heap.struct_at(X.iree_hal_executable_library_header_t, v0.header)
+        assert header.version == host.version
+        assert _cstring(heap, header.name).decode() == host.name
+        assert header.sanitizer == X.SanitizerKind.NONE and header.features == 0
+        assert v0.imports.count == len(host.imports) and v0.constants.count == host.constant_count
+        exports = v0.exports
+        assert exports.count == len(host.exports)
+        names = [_cstring(heap, heap.read_word(exports.names + 4 * i)).decode() for i in range(exports.count)]
+        assert names == [e.name for e in host.exports]
+        for i, e in enumerate(host.exports):
+            attrs = heap.struct_at(X.iree_hal_executable_dispatch_attrs_v0_t,
+                                   exports.attrs + i * m.layout(X.iree_hal_executable_dispatch_attrs_v0_t).size)
+            assert attrs.binding_count == e.binding_count and attrs.constant_count == e.constant_count
+    # The export names are the compiler's: in the VM IR and in iree-dump-module's rodata listing.
+    assert all(f'"{n}"' in ir for n in names)
+    dump = iree_tools.dump_module(vmfb)
+    assert "system-wasm-wasm_32" in dump and all(n[:32] in dump for n in names)
+
+
+def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: list[np.ndarray],
+              out_dtype=np.float32) -> np.ndarray:
+    """Run dispatch `d` of the library in `side` over every workgroup, as hal_loader lays it out:
+    environment_v0, dispatch_state_v0 with its constants and bindings, workgroup_state_v0, input
+    and output buffers all in the heap; the output read back from the heap."""
+    m = heap.machine
+    env_layout = m.layout(X.iree_hal_executable_environment_v0_t)
+    env = heap.malloc(env_layout.size, align=env_layout.align)
+    lib = side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
+                    [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
+    v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
+    names = [_cstring(heap, heap.read_word(v0.exports.names + 4 * i)).decode() for i in range(v0.exports.count)]
+    ordinal = names.index(d.export_name)
+    fn = heap.read_word(v0.exports.ptrs + 4 * ordinal)  # a table index, relocated at load
+    assert side.table_base <= fn < side.table_base + side.info.table_size
+    attrs = heap.struct_at(X.iree_hal_executable_dispatch_attrs_v0_t,
+                           v0.exports.attrs + ordinal * m.layout(X.iree_hal_executable_dispatch_attrs_v0_t).size)
+    assert attrs.constant_count == len(d.constants) and attrs.binding_count == len(d.bindings)
+
+    out_bytes = d.bindings[-1][2]
+    buffers = [_block(heap, a.tobytes(), 64) for a in inputs] + [heap.malloc(out_bytes, align=64)]
+    assert [heap.allocation(p).size for p in buffers] == [n for _, _, n in d.bindings]
+    L = m.dispatch_state
+    size = L.block_size(len(d.constants), len(d.bindings))
+    block = heap.malloc(size, align=L.align)
+    state = DispatchState(m, len(d.constants), len(d.bindings), heap.view(block, size), 0, block)
+    state.set(workgroup_size=(attrs.workgroup_size_x or 1, attrs.workgroup_size_y or 1, attrs.workgroup_size_z or 1),
+              workgroup_count=d.workgroups, constants=d.constants,
+              bindings=[(p, n) for p, (_, _, n) in zip(buffers, d.bindings)])
+    wg = heap.malloc(L.wg_size, align=L.wg_align)
+    write_workgroup_state(m, heap.view(wg, L.wg_size), 0)
+    x_off, y_off, z_off = L.wg_ids
+    for z in range(d.workgroups[2]):
+        for y in range(d.workgroups[1]):
+            for x in range(d.workgroups[0]):
+                heap.write(wg + x_off, struct.pack("<I", x))
+                heap.write(wg + y_off, struct.pack("<I", y))
+                heap.write(wg + z_off, struct.pack("<H", z))
+                assert side.call(fn, [env, block, wg]) == 0
+    return np.frombuffer(heap.read(buffers[-1], out_bytes), out_dtype)
+
+
+@pytest.mark.parametrize("program, flags", [("add16", WASM_FLAGS), ("add16", SIMD_FLAGS), ("add1m", SIMD_FLAGS),
+                                            ("push_constants", WASM_FLAGS)],
+                         ids=["add16", "add16-simd128", "add1m-simd128", "push_constants"])
+def test_iree_wasm_kernels_match_numpy(program, flags, wasm_out, runtime, heap):
+    """The dispatch state, bindings and buffers laid out in the heap are what the kernel reads;
+    workgroup counts, constants and binding sizes come from the compiler's VM IR."""
+    fmt, wasm, ir, _ = _compile_wasm(program, wasm_out, flags)
+    side = runtime.load_side_module(wasm, program)
+    rng = np.random.default_rng(29)
+    if program == "push_constants":
+        n, scale = 10000, 2.5
+        (d,) = vm_ir.dispatches(ir, "scale", [None, scale], {0: [n]})
+        assert d.constants
+        x = rng.standard_normal(n, np.float32)
+        np.testing.assert_array_equal(_dispatch(side, heap, d, [x]), x * np.float32(scale))
+        return
+    (d,) = vm_ir.dispatches(ir, "add", [None, None])
+    n = d.bindings[0][2] // 4
+    a, b = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    np.testing.assert_array_equal(_dispatch(side, heap, d, [a, b]), a + b)
+    # The SIMD builds do use wasm SIMD: an engine without it refuses them (and takes the others).
+    config = wasmtime.Config()
+    config.wasm_relaxed_simd = False
+    config.wasm_simd = False
+    uses_simd = False
+    try:
+        wasmtime.Module(wasmtime.Engine(config), wasm)
+    except wasmtime.WasmtimeError:
+        uses_simd = True
+    assert uses_simd == (flags == SIMD_FLAGS)
+
+
+# -- (c) hostile input ------------------------------------------------------------------------------------
+
+
+def _mutants(seed_bytes: bytes, seed: int, count: int):
+    rng = random.Random(seed)
+    n = len(seed_bytes)
+    for i in range(count):
+        kind = i % 4
+        data = bytearray(seed_bytes)
+        if kind == 0:  # truncation
+            yield bytes(data[:rng.randrange(n)])
+            continue
+        if kind == 1:  # byte flips, most near the start where the headers and dylink.0 are
+            for _ in range(rng.randrange(1, 4)):
+                pos = rng.randrange(min(n, 64)) if rng.random() < 0.6 else rng.randrange(n)
+                data[pos] = rng.randrange(256)
+        elif kind == 2:  # a big LEB in the dylink.0 fields
+            pos = rng.randrange(9, min(n, 40))
+            data[pos:pos + 1] = bytes([0xFF, 0xFF, 0xFF, 0xFF, rng.randrange(16)])
+        else:  # a bit flip anywhere
+            pos = rng.randrange(n)
+            data[pos] ^= 1 << rng.randrange(8)
+        yield bytes(data)
+
+
+@pytest.mark.parametrize("which", ["clang", "iree"])
+def test_mutated_side_modules_end_in_clear_errors(which, built, add16_wasm, heap):
+    seed_bytes = built[0] if which == "clang" else add16_wasm[1]
+    outcomes = {"loaded": 0, "refused": 0}
+    with W.WasmRuntime(heap, max_instructions=200_000) as rt:
+        for data in _mutants(seed_bytes, 29, 200):
+            try:
+                side = rt.load_side_module(data, "mutant")
+            except ForeignKernelError as e:
+                assert str(e) and e.code
+                outcomes["refused"] += 1
+                continue
+            outcomes["loaded"] += 1
+            if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME in side.exports:
+                env = heap.malloc(256)
+                try:
+                    side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), [6, env])
+                except ForeignKernelError:
+                    pass
+    assert outcomes["refused"] > 50 and sum(outcomes.values()) == 200
+
+
+# -- the wasm32 heap's address space (vm.address_space) ------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", [1 << 20, 100_000_001, None])
+def test_a_wasm32_window_is_whole_wasm_pages_from_address_zero(limit):
+    h = Heap(target="wasm32", limit=limit)
+    try:
+        space = h.space
+        assert space.end % W.WASM_PAGE == 0 and space.base == W.WASM_PAGE
+        assert space.zero_host + space.base == space.host_base == h.host_address(space.base)
+        # The prefix's pages are PROT_NONE: an access from wasm traps (see the out-of-bounds tests);
+        # the host side reads them only through ctypes at its own risk, so nothing here touches them.
+    finally:
+        h.close()
+
+
+def test_large_free_returns_its_own_pages_not_its_neighbours():
+    """Pages given back to the OS are the freed block's: the mapping's 64 KiB prefix shifts every
+    arena offset, and a neighbour just below the block keeps its bytes."""
+    h = Heap(target="wasm32")
+    try:
+        low = h.malloc(60000)
+        h.write(low, b"\x5a" * 60000)
+        big = h.malloc(32 << 20)
+        assert 0 < big - (low + 60000) < W.WASM_PAGE  # within one prefix of each other
+        h.write(big + 3 * 4096, b"\x77" * 4096)
+        arena, offset = h.space.bytes, big - h.space.base
+        h.free(big)
+        assert h.read(low, 60000) == b"\x5a" * 60000
+        assert bytes(arena[offset + 3 * 4096:offset + 4 * 4096]) == bytes(4096)  # returned: zero again
+    finally:
+        h.close()
+
+
+def test_a_module_defining_its_own_memory_is_refused(runtime, heap):
+    body = wasmtime.wat2wasm('(module (memory 1) (data (i32.const 0) "x"))')
+    with pytest.raises(W.WasmModuleError, match="may not define a memory of its own"):
+        runtime.load_side_module(body[:8] + _dylink() + body[8:], "own memory")
+    assert not [a for a in heap.live() if "own memory" in a.tag]
+
+
+def test_a_module_whose_relocations_trap_leaves_nothing_callable(runtime, heap):
+    body = wasmtime.wat2wasm("""(module
+      (import "env" "memory" (memory 0))
+      (import "env" "__indirect_function_table" (table 1 funcref))
+      (import "env" "__table_base" (global $tb i32))
+      (func $f (result i32) i32.const 7)
+      (elem (global.get $tb) $f)
+      (func (export "__wasm_apply_data_relocs") unreachable))""")
+    before = runtime.table.size(runtime.store)
+    with pytest.raises(W.WasmTrap) as e:
+        runtime.load_side_module(body[:8] + _dylink(mem=16, table=1) + body[8:], "bad relocs")
+    assert e.value.trap == "UNREACHABLE" and "__wasm_apply_data_relocs" in str(e.value)
+    # Its function was in the table (the element segment ran); its slot is empty now.
+    assert runtime.table.size(runtime.store) == before + 1
+    with pytest.raises(W.WasmCallError, match=f"table index {before} holds no function"):
+        runtime.call(before, [])
+    assert not [a for a in heap.live() if "bad relocs" in a.tag]
+
+
+def test_wasm_traps_and_native_kernel_faults_share_the_fault_signals(session, side):
+    """wasmtime's fault handlers and the native helper's (hal/local/native.py) chain to each other:
+    a host kernel's fault stays an INTERNAL status and a wasm access to the NULL range stays a trap,
+    whichever ran first."""
+    def native_fault() -> None:
+        prog = program("add1m")
+        (d,) = prog.dispatches("add", [None, None])
+        exe = session.load(prog)
+        fid = session.function(exe, d.export_name)
+        bindings = []
+        for _, off, length in d.bindings:
+            _, storage = session.allocate(length)
+            bindings.append((storage, off, length))
+        x, y, z = d.workgroups
+        with pytest.raises(StatusError) as e:
+            session.call("hal_loader.executable.dispatch", exe, fid, x + 5, y, z, d.constants, bindings)
+        assert e.value.code == StatusCode.INTERNAL and f"signal {signal.SIGSEGV}" in e.value.message
+
+    def wasm_trap() -> None:
+        with pytest.raises(W.WasmTrap, match="MEMORY_OUT_OF_BOUNDS"):
+            side.call(side.lookup("store_at"), [0x200, 1])
+
+    for step in (wasm_trap, native_fault, wasm_trap, native_fault):
+        step()
