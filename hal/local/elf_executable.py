@@ -404,9 +404,11 @@ class LibraryInfo:
     has_names: bool  # exports.names is non-NULL (only a library without exports may lack it)
 
 
-def read_library(image: Image, lib_addr: int, constants: Sequence[int]) -> LibraryInfo:
+def read_library(image: Image, lib_addr: int, constants: Sequence[int],
+                 check_function: "Callable[[int, str], None] | None" = None) -> LibraryInfo:
     """Library v0 at `lib_addr` (what the query returned), read from `image` as its machine lays it
-    out, with IREE's checks in IREE's order."""
+    out, with IREE's checks in IREE's order. `check_function` refuses an export's function pointer
+    ireeabi would not call (default: one outside the image; wasm's are table indices)."""
     if not lib_addr:
         raise ExecutableError("FAILED_PRECONDITION", "executable does not support this version of the runtime "
                               f"({X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:08X})")
@@ -430,11 +432,12 @@ def read_library(image: Image, lib_addr: int, constants: Sequence[int]) -> Libra
     if v0.constants.count != len(constants):
         raise ExecutableError("FAILED_PRECONDITION", f"executable requires {v0.constants.count} constants but "
                               f"caller provided {len(constants)}; must match")
-    exports = _read_exports(image, v0.exports)
+    exports = _read_exports(image, v0.exports, check_function)
     return LibraryInfo(name, header.version, imports, exports, v0.constants.count, bool(v0.exports.names))
 
 
-def _read_exports(image: Image, table: Any) -> tuple[ExportInfo, ...]:
+def _read_exports(image: Image, table: Any,
+                  check_function: "Callable[[int, str], None] | None") -> tuple[ExportInfo, ...]:
     count = table.count
     if not table.attrs:  # required even without exports
         raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide dispatch attributes")
@@ -462,7 +465,10 @@ def _read_exports(image: Image, table: Any) -> tuple[ExportInfo, ...]:
     for i, raw in enumerate(raw_names):
         a = attrs[i]
         nm = raw.decode("utf-8", "replace")
-        image.check(fns[i], 1, f"export {nm} function")
+        if check_function is None:
+            image.check(fns[i], 1, f"export {nm} function")
+        else:
+            check_function(fns[i], f"export {nm} function")
         out.append(ExportInfo(i, nm, fns[i], a.constant_count, a.binding_count,
                               (a.workgroup_size_x or 1, a.workgroup_size_y or 1, a.workgroup_size_z or 1),
                               a.local_memory_pages, a.flags, raw))

@@ -11,17 +11,14 @@ it (runtime/src/iree/hal/local/loaders/embedded_elf_loader.c and elf/elf_module.
   library query gets an environment_v0 laid out for the target in the heap (executable constants,
   processor data, an import thunk). Library v0 is then read and verified as for host libraries
   (`elf_executable.read_library`, with the target's struct layouts).
-- `EmulatedLibrary.issue(...)`: every workgroup (z outer, x inner, as the host helper's loop) is one
-  emulated call of the export with the environment, dispatch state and workgroup state, all target
-  addresses in the heap. A fault (an access the emulator refuses, an invalid or trap instruction)
-  ends the dispatch with a fault result and makes the library unusable, as a trapped host fault
-  does; a kernel running past the emulator's instruction budget ends with
+- The library is a `target_library.TargetLibrary`: each workgroup one emulated call; a fault (an
+  access the emulator refuses, an invalid or trap instruction) makes it unusable, as a trapped host
+  fault does; a kernel running past the emulator's instruction budget ends with
   `InstructionBudgetExceeded`.
 """
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ireeabi.layouts import executable_library as X
@@ -29,9 +26,8 @@ from ireeabi.vm.heap import Heap
 
 from ireeabi.hal.local import elf_loader
 from ireeabi.hal.local.elf_executable import Image, read_library
-from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ExportInfo,
-                                                  ForeignKernelError)
-from ireeabi.hal.local.native import FAULTED
+from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
+from ireeabi.hal.local.target_library import TargetLibrary
 
 if TYPE_CHECKING:  # Unicorn is imported when a runtime first emulates a kernel, not at start-up
     from ireeabi.hal.local.emulated_cpu import EmulatedCpu
@@ -65,82 +61,8 @@ class KernelEmulator:
             cpu.close()
 
 
-@dataclass(eq=False)
-class EmulatedLibrary:
-    """A loaded foreign library (the same interface as `elf_executable.Library`)."""
-    format: str
-    name: str
-    version: int
-    imports: tuple[str, ...]
-    exports: tuple[ExportInfo, ...]
-    constant_count: int
-    has_names: bool
-    environment_address: int  # a target address in the heap
-    _image: Any = field(repr=False)  # elf_loader.HeapElfImage
-    _emulator: KernelEmulator = field(repr=False)
-    _blocks: list = field(default_factory=list, repr=False)  # heap blocks the library owns
-    unusable: str = ""
-    closed: bool = False
-
-    def export(self, name: str) -> ExportInfo:
-        for e in self.exports:
-            if e.name == name:
-                return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
-
-    def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
-              workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:
-        """Run every workgroup of export `ordinal` with a prepared dispatch_state and workgroup_state:
-        target addresses in the library's heap."""
-        if heap is not None and heap is not self._image.heap:
-            raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} was loaded into another "
-                                     "runtime's memory")
-        if self.closed:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
-        if self.unusable:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} is unusable: {self.unusable}")
-        if not 0 <= ordinal < len(self.exports):
-            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
-        export = self.exports[ordinal]
-        from ireeabi.hal.local.emulated_cpu import EmulatedFault
-        mem = self._image.heap
-        cpu = self._emulator.cpu()
-        ids = mem.machine.dispatch_state.wg_ids
-        count_x, count_y, count_z = workgroup_count
-        calls = 0
-        ids_fmt = struct.Struct("<I")
-        for z in range(count_z):
-            for y in range(count_y):
-                for x in range(count_x):
-                    for off, value in zip(ids, (x, y, z)):
-                        mem.write(workgroup_state + off, ids_fmt.pack(value & _U32))
-                    try:
-                        status = cpu.call(export.function,
-                                          [self.environment_address, dispatch_state, workgroup_state],
-                                          max_instructions=self._emulator.max_instructions,
-                                          what=f"kernel {export.name} workgroup ({x}, {y}, {z})")
-                    except EmulatedFault as e:
-                        self.unusable = (f"export {export.name} faulted at workgroup ({x}, {y}, {z}) "
-                                         f"({e.kind} at pc 0x{e.pc:x}, address 0x{e.address:x})")
-                        return DispatchResult(FAULTED, calls, (e.kind, mem.host_address(e.address), (x, y, z)))
-                    calls += 1
-                    status &= _U32
-                    if status:
-                        return DispatchResult(status - (1 << 32) if status >> 31 else status, calls)
-        return DispatchResult(0, calls)
-
-    def close(self) -> None:
-        """Free the image and the library's environment (later dispatches fail clearly)."""
-        if not self.closed:
-            self.closed = True
-            heap = self._image.heap
-            for block in self._blocks:
-                heap.free(block)
-            self._image.close()
-
-
 def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence[int] = (),
-         processor_data: Sequence[int] = ()) -> EmulatedLibrary:
+         processor_data: Sequence[int] = ()) -> TargetLibrary:
     """Load an `embedded-elf-<arch>` library into the emulator's heap (see the module docstring)."""
     from ireeabi.hal.local.emulated_cpu import EmulatedFault
     heap = emulator.heap
@@ -185,8 +107,13 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
             env.import_funcs = tables
             env.import_contexts = tables + m.pointer_size * len(info.imports)
             heap.write(env_addr, bytes(env))
-        return EmulatedLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
-                               info.has_names, env_addr, image, emulator, blocks)
+
+        def call(function: int, args: Sequence[int], what: str) -> int:
+            return emulator.cpu().call(function, args, max_instructions=emulator.max_instructions, what=what)
+        return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
+                             info.has_names, env_addr, heap, call, (EmulatedFault,),
+                             lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address),
+                             lambda: _free(heap, blocks, image))
     except EmulatedFault as e:
         _free(heap, blocks, image)
         raise ExecutableError("INTERNAL", f"loading {format} faulted: {e}") from None
@@ -201,4 +128,4 @@ def _free(heap: Heap, blocks: list[int], image: Any) -> None:
     image.close()
 
 
-__all__ = ["KernelEmulator", "EmulatedLibrary", "load"]
+__all__ = ["KernelEmulator", "load"]

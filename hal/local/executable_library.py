@@ -55,7 +55,7 @@ class DispatchResult:
     calls: int  # workgroups called
     # A trapped fault: (signal, or the emulated CPU's kind of fault; faulting host address;
     # workgroup id (x, y, z)); the status is then the helper's FAULTED and the library is unusable.
-    fault: "tuple[int | str, int, tuple[int, int, int]] | None" = None
+    fault: "tuple[int | str, int | None, tuple[int, int, int]] | None" = None
 
 
 def check_counts(export: ExportInfo, constant_count: int, binding_count: int) -> None:
@@ -140,6 +140,10 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
     against the bindings (IREE's process dies here; the library is unusable from now on). The cause
     is a signal number for host code, or the emulated CPU's kind of fault for foreign code."""
     cause, host_address, (x, y, z) = fault
+    what = f"signal {cause}" if isinstance(cause, int) else cause
+    if host_address is None:  # the emulator did not say where (a wasm trap)
+        return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what}; the executable cannot be "
+                "dispatched again")
     address = host_address - heap.host_address(0)  # the heap's own address for it
     where = "outside every binding"
     best = None  # (distance, text) of the nearest binding the address lies before or past
@@ -158,7 +162,6 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
             best = (distance, text)
     if best is not None:
         where = best[1]
-    what = f"signal {cause}" if isinstance(cause, int) else cause
     return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what} at address "
             f"0x{address:x}, {where}; the executable cannot be dispatched again")
 

@@ -33,9 +33,8 @@ from ireeabi.vm.ref import TYPE_NULL, Ref
 from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
-from ireeabi.hal.local import elf_executable as elf
 from ireeabi.hal.local import library_loader, python_executable
-from ireeabi.hal.local.emulated_executable import KernelEmulator
+from ireeabi.hal.local.library_loader import KernelRunners
 from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError,
                                                   UnresolvedImportError, check_counts, issue_dispatch,
                                                   write_workgroup_state)
@@ -47,7 +46,7 @@ _U32 = 0xFFFFFFFF
 
 @dataclass
 class LoadedExecutable:
-    library: "elf.Library | python_executable.PythonLibrary"
+    library: "library_loader.KernelLibrary | python_executable.PythonLibrary"
     # export name -> ordinal, built on the first lookup (a loaded library's export table is fixed)
     ordinals: dict[str, int] | None = None
     # per ordinal, the (constant count, binding count) its attrs declare: dispatch's last check
@@ -67,10 +66,10 @@ class HalLoaderModule:
     kernels get in environment_v0."""
 
     def __init__(self, vm_buffers: BufferType, executables: "ResourceType[LoadedExecutable]",
-                 cpu_data: list[int], *, legacy: bool = False, emulator: KernelEmulator | None = None) -> None:
+                 cpu_data: list[int], *, legacy: bool = False, runners: KernelRunners | None = None) -> None:
         self.heap = vm_buffers.heap
         self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
-        self.emulator = emulator  # the runtime's emulated CPU for foreign kernels (None: host kernels only)
+        self.runners = runners  # the runtime's emulators for foreign kernels (None: host kernels only)
         self._vm_buffers = vm_buffers
         self.legacy = legacy
         targets = {
@@ -116,13 +115,13 @@ class HalLoaderModule:
     def _supports(self, fmt: str) -> bool:
         """The loaders of this runtime: IREE's ELF loaders (for the target's architecture) and
         ireeabi's Python kernels (any target)."""
-        return fmt == python_executable.FORMAT or elf.query_support(fmt, self.machine)
+        return fmt == python_executable.FORMAT or library_loader.query_support(fmt, self.machine)
 
     def _query_support(self, ctx: CallContext, format: Ref) -> int:
         fmt = self._vm_buffers.text(format)
         if self._supports(fmt):
             return 1
-        arch = elf.foreign_arch(fmt, self.machine)
+        arch = library_loader.foreign_arch(fmt, self.machine)
         if arch is not None:
             self.foreign_formats[fmt] = arch
         return 0
@@ -140,7 +139,7 @@ class HalLoaderModule:
                 library = python_executable.load(self.heap.read(ptr, n), tuple(consts))
             else:
                 library = library_loader.load_library(fmt, self.heap.read(ptr, n), consts, self.cpu_data,
-                                                      self.machine, self.emulator)
+                                                      self.machine, self.runners)
         except UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e

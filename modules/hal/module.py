@@ -40,7 +40,6 @@ from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
 from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
-from ireeabi.hal.local import elf_executable as elf
 from ireeabi.hal import command_buffer_validation as V
 from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,
                                         map_fill, map_write)
@@ -174,9 +173,9 @@ class HalModule:
         """The device's executable loaders: IREE's ELF loaders for the heap's architecture and the
         vmvx module loader (any data model). An ELF format of another architecture is noted in the
         loader's `foreign_formats`, so a program can say which target runs the kernels."""
-        if fmt == vmvx_executable.FORMAT or elf.query_support(fmt, self.machine):
+        if fmt == vmvx_executable.FORMAT or library_loader.query_support(fmt, self.machine):
             return True
-        arch = elf.foreign_arch(fmt, self.machine)
+        arch = library_loader.foreign_arch(fmt, self.machine)
         if arch is not None:
             self.runtime.loader.foreign_formats[fmt] = arch
         return False
@@ -734,7 +733,7 @@ class HalModule:
                 library = vmvx_executable.load(self.runtime, image, consts)
             else:
                 library = library_loader.load_library(fmt, image, consts, self.runtime.cpu_data, self.machine,
-                                                      self.runtime.emulator)
+                                                      self.runtime.runners)
         except UnresolvedImportError as e:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e

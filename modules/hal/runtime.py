@@ -32,7 +32,7 @@ from ireeabi.hal import cpu
 from ireeabi.hal.buffer import BufferTypes
 from ireeabi.hal.buffer_view import BufferViewTypes
 from ireeabi.hal.device import compatible_params
-from ireeabi.hal.local.emulated_executable import KernelEmulator
+from ireeabi.hal.local.library_loader import KernelRunners
 from ireeabi.modules.hal.module import HalModule
 from ireeabi.modules.hal.inline import HalInlineModule
 from ireeabi.modules.hal.loader import HalLoaderModule, LoadedExecutable
@@ -69,12 +69,12 @@ class HalRuntime:
         self.cpu_data: list[int] = list(cpu_data) if cpu_data is not None else cpu.read_data(target=self.machine)
         self.inline = HalInlineModule(self.vm_buffers, self.hal_buffers, self.views, self.cpu_data,
                                       legacy=legacy_inline)
-        # Kernels of another architecture (or, with emulate_kernels, every kernel) run in an emulated
-        # CPU on this heap, made at the first such load.
-        self.emulator = KernelEmulator(self.heap, emulate_host=emulate_kernels,
-                                       max_instructions=max_kernel_instructions)
+        # Kernels of another architecture (or, with emulate_kernels, every ELF kernel) run in an
+        # emulated CPU on this heap, wasm32 ones under wasmtime; each emulator made at its first load.
+        self.runners = KernelRunners(self.heap, emulate_host=emulate_kernels,
+                                     max_instructions=max_kernel_instructions)
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader,
-                                      emulator=self.emulator)
+                                      runners=self.runners)
         self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}
         self.api = ModuleApi(self.heap, self.views, self.hal_buffers, self.inline.host_allocator)
         # The full `hal` module (the default execution model), made on request: it registers more
@@ -139,7 +139,7 @@ class HalRuntime:
         self.inline.close()
         for t in (self.executables, self.views, self.hal_buffers, self.vm_buffers):
             t.close()
-        self.emulator.close()
+        self.runners.close()
         self.types.close()
         if self._own_heap:
             self.heap.close()

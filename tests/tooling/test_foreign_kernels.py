@@ -1,6 +1,7 @@
 """Foreign kernels (issue 29): iree-compile's llvm-cpu kernels for riscv32, riscv64, armv7, aarch64
-and i686 run in the runtime's emulated CPU (hal/local/emulated_executable.py), on memory laid out
-for that target, through the same hal_loader / `hal` module paths as host kernels.
+and i686 run in the runtime's emulated CPU (hal/local/emulated_executable.py), and its wasm32
+kernels under wasmtime (hal/local/wasm_executable.py), on memory laid out for that target, through
+the same hal_loader / `hal` module paths as host kernels.
 
 Oracles nobody here wrote: iree-run-module on the x86_64 build of the same program (what the
 program computes), IREE's own aarch64 iree-run-module under qemu-aarch64 on the aarch64 build (what
@@ -36,8 +37,9 @@ FOREIGN_FLAGS = {
               "--iree-llvmcpu-target-cpu-features=+hwdiv-arm", "--iree-llvmcpu-debug-symbols=false"),
     "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
     "i386": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
+    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),  # system-wasm-wasm_32, wasmtime
 }
-RUNNING = ("riscv32", "riscv64", "armv7", "aarch64")  # i386: see test_i386_fails_where_inspect_predicts
+RUNNING = ("riscv32", "riscv64", "armv7", "aarch64", "wasm32")  # i386: test_i386_fails_where_inspect_predicts
 
 # A float result that really differs by architecture: an invalid operation (inf * 0, -NaN * x) gives
 # x86's default NaN, which is negative, and SSE keeps a NaN operand's sign; AArch64 and ARMv7's NEON
@@ -179,7 +181,7 @@ def _run_cli(argv: list[str], capsys) -> tuple[int, str]:
 ADD16 = ["--function", "add", "--input=16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", "--input=16xf32=0.5"]
 
 
-@pytest.mark.parametrize("arch", ["riscv32", "armv7"])
+@pytest.mark.parametrize("arch", ["riscv32", "armv7", "wasm32"])
 def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
     """The pre-fix shim reads the bindings' span count at sizeof(iree_vm_abi_rIiii_t) (32 B on these
     targets), inside the packed constants: the kernel's dispatch is refused; the fixed shim runs it."""

@@ -1,0 +1,99 @@
+"""A kernel library that lives in a runtime's heap and runs in an emulator (Unicorn for foreign
+machine code, wasmtime for wasm32): the library interface hal_loader and the `hal` module use
+(`elf_executable.Library`'s), over target addresses.
+
+Each workgroup of a dispatch is one call of the export with the environment, dispatch state and
+workgroup state (z outer, x inner, as the host helper's loop), all target addresses in the heap. A
+fault the emulator reports ends the dispatch with a fault result and makes the library unusable, as
+a trapped host fault does; any other refusal of the emulator (an instruction budget) comes out as
+the `ExecutableError` it is.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ireeabi.vm.heap import Heap
+
+from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo, ForeignKernelError
+from ireeabi.hal.local.native import FAULTED
+
+_U32 = 0xFFFFFFFF
+_ID = struct.Struct("<I")
+
+# call(function, args, what) -> int: one call of target code, with the runtime's budget.
+Caller = Callable[[int, Sequence[int], str], int]
+# A fault the emulator raised -> (what happened, target address or None when the emulator does not say).
+FaultReader = Callable[[BaseException], "tuple[str, int | None]"]
+
+
+@dataclass(eq=False)
+class TargetLibrary:
+    """A loaded library in a heap (see the module docstring)."""
+    format: str
+    name: str
+    version: int
+    imports: tuple[str, ...]
+    exports: tuple[ExportInfo, ...]
+    constant_count: int
+    has_names: bool
+    environment_address: int  # a target address in `heap`
+    heap: Heap
+    _call: Caller = field(repr=False)
+    _faults: tuple = field(repr=False)  # the exception types that are kernel faults
+    _fault_of: FaultReader = field(repr=False)
+    _release: Callable[[], None] = field(repr=False)  # frees what the library holds
+    unusable: str = ""
+    closed: bool = False
+
+    def export(self, name: str) -> ExportInfo:
+        for e in self.exports:
+            if e.name == name:
+                return e
+        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+
+    def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
+              workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:
+        """Run every workgroup of export `ordinal` with a prepared dispatch_state and workgroup_state:
+        target addresses in the library's heap."""
+        if heap is not None and heap is not self.heap:
+            raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} was loaded into another "
+                                     "runtime's memory")
+        if self.closed:
+            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+        if self.unusable:
+            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} is unusable: {self.unusable}")
+        if not 0 <= ordinal < len(self.exports):
+            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+        export = self.exports[ordinal]
+        ids = self.heap.machine.dispatch_state.wg_ids
+        count_x, count_y, count_z = workgroup_count
+        args = [self.environment_address, dispatch_state, workgroup_state]
+        calls = 0
+        for z in range(count_z):
+            for y in range(count_y):
+                for x in range(count_x):
+                    for off, value in zip(ids, (x, y, z)):
+                        self.heap.write(workgroup_state + off, _ID.pack(value & _U32))
+                    try:
+                        status = self._call(export.function, args, f"kernel {export.name} workgroup ({x}, {y}, {z})")
+                    except self._faults as e:
+                        cause, address = self._fault_of(e)
+                        self.unusable = f"export {export.name} faulted at workgroup ({x}, {y}, {z}): {cause}"
+                        where = None if address is None else self.heap.host_address(address)
+                        return DispatchResult(FAULTED, calls, (cause, where, (x, y, z)))
+                    calls += 1
+                    status &= _U32
+                    if status:
+                        return DispatchResult(status - (1 << 32) if status >> 31 else status, calls)
+        return DispatchResult(0, calls)
+
+    def close(self) -> None:
+        """Free what the library holds (later dispatches fail clearly)."""
+        if not self.closed:
+            self.closed = True
+            self._release()
+
+
+__all__ = ["TargetLibrary", "Caller", "FaultReader"]
