@@ -122,7 +122,7 @@ class _Guarding:
     def __enter__(self) -> None:
         heap = self.heap
         self.before = heap.guarding
-        heap.guarding = heap.machine.is_host
+        heap.guarding = heap.native_kernels
 
     def __exit__(self, *exc: object) -> None:
         self.heap.guarding = self.before
@@ -147,7 +147,7 @@ class Heap(CheckedAccess):
     # instances stops at 30 attributes.
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
-                 "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding",
+                 "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding", "native_kernels",
                  "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks",
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_aligned", "known_types", "_last", "_serial",
@@ -216,6 +216,9 @@ class Heap(CheckedAccess):
         self.statuses = StatusTable()
         self.live_bytes = 0
         self.guarding = False  # see guarded_allocations
+        # Host machine code (kernels through the C helper) may touch this heap's memory: only the
+        # host's, and not when the runtime runs its kernels in an emulator (KernelRunners says so).
+        self.native_kernels = self.machine.is_host
         self.closed = False
         self._live: dict[int, Allocation] = {}
         # The checked-address memo: every live block's start, and each interior address a check
@@ -383,8 +386,9 @@ class Heap(CheckedAccess):
 
     def guarded_allocations(self) -> "_Guarding":
         """Within the block, mallocs that do not say otherwise (those an allocator's ctl function
-        makes for IREE's buffer code included) are guarded, on a host heap: where native code
-        (kernels) touches the memory. Elsewhere nothing native runs on it and blocks stay ordinary."""
+        makes for IREE's buffer code included) are guarded, on a heap native kernels run on
+        (`native_kernels`: the host's, unless its kernels are emulated). Elsewhere nothing native
+        runs on it and blocks stay ordinary."""
         return _Guarding(self)
 
     def free(self, address: int) -> None:

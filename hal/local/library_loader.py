@@ -29,6 +29,10 @@ class KernelRunners:
 
     def __init__(self, heap: Heap, *, emulate_host: bool = False, max_instructions: int | None = None) -> None:
         self.elf = KernelEmulator(heap, emulate_host=emulate_host, max_instructions=max_instructions)
+        if emulate_host:
+            # No host code touches the heap, so no host guard pages: the emulator would mirror
+            # each one, and a protection change splits its mapping and drops translated code.
+            heap.native_kernels = False
         self.wasm = WasmKernels(heap, max_instructions=max_instructions)
 
     def close(self) -> None:

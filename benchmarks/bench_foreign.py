@@ -1,0 +1,107 @@
+"""Foreign kernels: the cost of a dispatch run in the emulated CPU (Unicorn) or under wasmtime,
+against the same kernel run natively.
+
+    python benchmarks/bench_foreign.py [--rounds N] [--only riscv32,wasm32,...]
+
+- add16 per dispatch: the time of one `library.issue` (every workgroup of the dispatch, the kernel
+  itself) inside `Program.call("add")`, median of N calls: the x86_64 kernel natively and in the
+  emulated CPU (`emulate_kernels=True`: the same machine code, so the ratio is the emulator's cost;
+  issue 29's target is at most 5x), then each foreign build on its own data model.
+- add1m per architecture: one whole `Program.call("add")` of 2 x 1M f32 (256 workgroups), median.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import iree_tools  # noqa: E402
+from ireeabi.hal.local import elf_executable, target_library  # noqa: E402
+from ireeabi.tooling.program import Program  # noqa: E402
+
+# iree-compile 3.13's flags per triple (tests/tooling/test_foreign_kernels.py says why).
+TRIPLES = {
+    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
+    "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
+    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
+              "--iree-llvmcpu-debug-symbols=false"),
+    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
+    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
+}
+
+_issue_times: list[float] = []
+
+
+def _timed(issue):  # wraps a library class's issue to record each dispatch's time
+    def wrapper(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return issue(self, *args, **kwargs)
+        finally:
+            _issue_times.append(time.perf_counter() - t0)
+    return wrapper
+
+
+elf_executable.Library.issue = _timed(elf_executable.Library.issue)
+target_library.TargetLibrary.issue = _timed(target_library.TargetLibrary.issue)
+
+
+def dispatch_us(path: Path, target: str, rounds: int, **kw) -> float:
+    a = np.arange(16, dtype=np.float32)
+    with Program(path, target=target, **kw) as p:
+        for _ in range(20):
+            p.call("add", a, a)
+        _issue_times.clear()
+        for _ in range(rounds):
+            p.call("add", a, a)
+        return statistics.median(_issue_times) * 1e6
+
+
+def call_ms(path: Path, target: str, rounds: int, **kw) -> float:
+    a = np.full(1 << 20, 1.5, dtype=np.float32)
+    with Program(path, target=target, **kw) as p:
+        p.call("add", a, a)
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            (out,) = p.call("add", a, a)
+            samples.append(time.perf_counter() - t0)
+        assert float(out[12345]) == 3.0
+        return statistics.median(samples) * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--only", default=",".join(TRIPLES))
+    args = ap.parse_args()
+    only = [a for a in args.only.split(",") if a]
+    add16, add1m = ROOT / "tests" / "programs" / "add16.mlir", ROOT / "tests" / "programs" / "add1m.mlir"
+    host16 = iree_tools.compile_mlir(add16)
+    native = dispatch_us(host16, "x86_64", args.rounds)
+    emulated = dispatch_us(host16, "x86_64", args.rounds, emulate_kernels=True)
+    print(f"add16 dispatch (one issue: 1 workgroup), median of {args.rounds}")
+    print(f"  x86_64 native      {native:8.1f} us")
+    print(f"  x86_64 emulated    {emulated:8.1f} us   {emulated / native:5.1f}x native (target <= 5x)")
+    for arch in only:
+        path = iree_tools.compile_mlir(add16, extra_flags=TRIPLES[arch])
+        print(f"  {arch:<8} {'wasmtime' if arch == 'wasm32' else 'emulated':<9} "
+              f"{dispatch_us(path, arch, args.rounds):8.1f} us")
+    rounds = max(3, args.rounds // 40)
+    print(f"add1m whole call (2 x 1M f32, 256 workgroups), median of {rounds}")
+    print(f"  x86_64 native      {call_ms(iree_tools.compile_mlir(add1m), 'x86_64', rounds):8.2f} ms")
+    print(f"  x86_64 emulated    {call_ms(iree_tools.compile_mlir(add1m), 'x86_64', rounds, emulate_kernels=True):8.2f} ms")
+    for arch in only:
+        path = iree_tools.compile_mlir(add1m, extra_flags=TRIPLES[arch])
+        print(f"  {arch:<18} {call_ms(path, arch, rounds):8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
