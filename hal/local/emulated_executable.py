@@ -18,21 +18,19 @@ it (runtime/src/iree/hal/local/loaders/embedded_elf_loader.c and elf/elf_module.
 """
 from __future__ import annotations
 
-import struct
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.heap import Heap
 
 from ireeabi.hal.local import elf_loader
 from ireeabi.hal.local.elf_executable import Image, read_library
-from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.target_library import TargetLibrary
+from ireeabi.hal.local.executable_library import ExecutableError
+from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
 
 if TYPE_CHECKING:  # Unicorn is imported when a runtime first emulates a kernel, not at start-up
     from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 
-_U32 = 0xFFFFFFFF
 
 
 class KernelEmulator:
@@ -66,9 +64,16 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
     """Load an `embedded-elf-<arch>` library into the emulator's heap (see the module docstring)."""
     from ireeabi.hal.local.emulated_cpu import EmulatedFault
     heap = emulator.heap
-    m = heap.machine
     image = elf_loader.load_into_heap(bytes(data), heap)
-    blocks: list[int] = []
+    env: Environment | None = None
+
+    def release() -> None:
+        if env is not None:
+            env.free()
+        image.close()
+
+    def call(function: int, args: Sequence[int], what: str) -> int:
+        return emulator.cpu().call(function, args, max_instructions=emulator.max_instructions, what=what)
     try:
         cpu = emulator.cpu()
         cpu.invalidate(image.start, image.size)  # an earlier image may have run from these pages
@@ -76,56 +81,22 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
             perms = ("r" if readable else "-") + ("w" if writable else "-") + ("x" if executable else "-")
             cpu.protect(address, size, perms)
         for i, address in enumerate(image.initializers):
-            cpu.call(address, [], max_instructions=emulator.max_instructions, what=f"initializer {i}")
-
-        env_decl = X.iree_hal_executable_environment_v0_t
-        env_lay = m.layout(env_decl)
-        env = m.ctype(env_decl)()
-
-        def import_thunk(fn: int, params: int, context: int, reserved: int) -> int:
-            raise ForeignKernelError("UNIMPLEMENTED", "a foreign kernel called an import through the "
-                                     "environment's thunk: imports of emulated kernels are not supported")
-        env.import_thunk = cpu.host_function(import_thunk, 4, "import_thunk")
-        for i, word in enumerate(list(processor_data)[:X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0]):
-            env.processor.data[i] = word
-        if constants:
-            arr = heap.malloc(4 * len(constants), tag="executable constants")
-            blocks.append(arr)
-            heap.write(arr, b"".join(struct.pack("<I", c & _U32) for c in constants))
-            env.constants = arr
-        env_addr = heap.malloc(env_lay.size, align=max(env_lay.align, 8), tag="environment_v0")
-        blocks.append(env_addr)
-        heap.write(env_addr, bytes(env))
-
-        query = image.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
-        lib_addr = cpu.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env_addr],
-                            max_instructions=emulator.max_instructions, what="iree_hal_executable_library_query")
-        info = read_library(Image(image.start, image.end, m, heap.read), lib_addr, constants)
-        if info.imports:  # every import optional: NULL functions and contexts
-            tables = heap.malloc(2 * m.pointer_size * len(info.imports), zero=True, tag="import tables")
-            blocks.append(tables)
-            env.import_funcs = tables
-            env.import_contexts = tables + m.pointer_size * len(info.imports)
-            heap.write(env_addr, bytes(env))
-
-        def call(function: int, args: Sequence[int], what: str) -> int:
-            return emulator.cpu().call(function, args, max_instructions=emulator.max_instructions, what=what)
-        return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
-                             info.has_names, env_addr, heap, call, (EmulatedFault,),
-                             lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address),
-                             lambda: _free(heap, blocks, image))
+            call(address, [], f"initializer {i}")
+        env = Environment(heap, constants, processor_data,
+                          cpu.host_function(unsupported_import("foreign"), 4, "import_thunk"))
+        lib_addr = call(image.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
+                        [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env.address], "iree_hal_executable_library_query")
+        info = read_library(Image(image.start, image.end, heap.machine, heap.read), lib_addr, constants)
+        env.leave_imports_unresolved(len(info.imports))
     except EmulatedFault as e:
-        _free(heap, blocks, image)
+        release()
         raise ExecutableError("INTERNAL", f"loading {format} faulted: {e}") from None
     except BaseException:
-        _free(heap, blocks, image)
+        release()
         raise
-
-
-def _free(heap: Heap, blocks: list[int], image: Any) -> None:
-    for block in blocks:
-        heap.free(block)
-    image.close()
+    return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
+                         info.has_names, env.address, heap, call, (EmulatedFault,),
+                         lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address), release)
 
 
 __all__ = ["KernelEmulator", "load"]

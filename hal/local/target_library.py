@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ireeabi.layouts import executable_library as X
 from ireeabi.vm.heap import Heap
 
 from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo, ForeignKernelError
@@ -96,4 +97,55 @@ class TargetLibrary:
             self._release()
 
 
-__all__ = ["TargetLibrary", "Caller", "FaultReader"]
+class Environment:
+    """environment_v0 of a library in a heap, laid out for the heap's target (`address`), with the
+    executable constants and processor data a query reads, and the blocks it owns (`blocks`)."""
+
+    def __init__(self, heap: Heap, constants: Sequence[int], processor_data: Sequence[int],
+                 import_thunk: int) -> None:
+        m = heap.machine
+        self.heap, self.blocks = heap, []
+        self.fields = env = m.ctype(X.iree_hal_executable_environment_v0_t)()
+        env.import_thunk = import_thunk
+        for i, word in enumerate(list(processor_data)[:X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0]):
+            env.processor.data[i] = word
+        try:
+            if constants:
+                env.constants = self._block(4 * len(constants), "executable constants")
+                heap.write(env.constants, b"".join(_ID.pack(c & _U32) for c in constants))
+            lay = m.layout(X.iree_hal_executable_environment_v0_t)
+            self.address = self._block(lay.size, "environment_v0", max(lay.align, 8))
+            heap.write(self.address, bytes(env))
+        except BaseException:
+            self.free()
+            raise
+
+    def _block(self, size: int, tag: str, align: int | None = None) -> int:
+        address = self.heap.malloc(size, zero=True, align=align, tag=tag)
+        self.blocks.append(address)
+        return address
+
+    def leave_imports_unresolved(self, count: int) -> None:
+        """NULL functions and contexts for `count` optional imports (the library declares only those)."""
+        if count:
+            word = self.heap.machine.pointer_size
+            tables = self._block(2 * word * count, "import tables")
+            self.fields.import_funcs, self.fields.import_contexts = tables, tables + word * count
+            self.heap.write(self.address, bytes(self.fields))
+
+    def free(self) -> None:
+        while self.blocks:
+            self.heap.free(self.blocks.pop())
+
+
+def unsupported_import(kind: str) -> Callable[..., int]:
+    """The environment's import thunk for kernels whose imports ireeabi does not serve: a call ends
+    the kernel with UNIMPLEMENTED."""
+    def import_thunk(fn: int, params: int, context: int, reserved: int) -> int:
+        raise ForeignKernelError("UNIMPLEMENTED", f"a {kind} kernel called an import through the environment's "
+                                 "thunk: imports of such kernels are not supported")
+    return import_thunk
+
+
+
+__all__ = ["TargetLibrary", "Caller", "FaultReader", "Environment", "unsupported_import"]

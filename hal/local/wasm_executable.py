@@ -12,7 +12,6 @@ wasmtime (`wasm_loader`): the library interface of hal_loader and the `hal` modu
 """
 from __future__ import annotations
 
-import struct
 from typing import TYPE_CHECKING, Sequence
 
 from ireeabi.layouts import executable_library as X
@@ -20,14 +19,13 @@ from ireeabi.vm.heap import Heap
 
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.target_library import TargetLibrary
+from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
 
 if TYPE_CHECKING:  # wasmtime is imported when a runtime first loads wasm, not at start-up
     from ireeabi.hal.local.wasm_loader import WasmRuntime
 
 FORMAT = "system-wasm-wasm_32"  # IREE's format string of iree-compile's wasm32 libraries
 TARGET = "wasm32"
-_U32 = 0xFFFFFFFF
 
 
 class WasmKernels:
@@ -62,34 +60,14 @@ def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int
                                  f"{m.name}")
     runtime = kernels.runtime()
     module = runtime.load_side_module(bytes(data), name=format)
-    blocks: list[int] = []
+    env = Environment(heap, constants, processor_data,
+                      runtime.host_function(unsupported_import("wasm"), ["i32"] * 4, ["i32"], "import_thunk"))
 
-    def release() -> None:
-        for block in blocks:
-            heap.free(block)
-
+    def call(function: int, args: Sequence[int], what: str) -> int:
+        return runtime.call(function, args, max_instructions=kernels.max_instructions)
     try:
-        env = m.ctype(X.iree_hal_executable_environment_v0_t)()
-
-        def import_thunk(fn: int, params: int, context: int, reserved: int) -> int:
-            raise ForeignKernelError("UNIMPLEMENTED", "a wasm kernel called an import through the "
-                                     "environment's thunk: imports of wasm kernels are not supported")
-        env.import_thunk = runtime.host_function(import_thunk, ["i32"] * 4, ["i32"], "import_thunk")
-        for i, word in enumerate(list(processor_data)[:X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0]):
-            env.processor.data[i] = word
-        if constants:
-            arr = heap.malloc(4 * len(constants), tag="executable constants")
-            blocks.append(arr)
-            heap.write(arr, b"".join(struct.pack("<I", c & _U32) for c in constants))
-            env.constants = arr
-        lay = m.layout(X.iree_hal_executable_environment_v0_t)
-        env_addr = heap.malloc(lay.size, align=max(lay.align, 8), tag="environment_v0")
-        blocks.append(env_addr)
-        heap.write(env_addr, bytes(env))
-
-        query = module.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
-        lib_addr = runtime.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env_addr],
-                                max_instructions=kernels.max_instructions)
+        lib_addr = call(module.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
+                        [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env.address], "iree_hal_executable_library_query")
         table_size = runtime.table.size(runtime.store)
 
         def check_function(index: int, what: str) -> None:
@@ -98,20 +76,14 @@ def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int
                                       f"function table (size {table_size})")
         image = Image(module.data_base, module.data_base + module.info.memory_size, m, heap.read)
         info = read_library(image, lib_addr, constants, check_function)
-        if info.imports:  # every import optional: NULL functions and contexts
-            tables = heap.malloc(8 * len(info.imports), zero=True, tag="import tables")
-            blocks.append(tables)
-            env.import_funcs, env.import_contexts = tables, tables + 4 * len(info.imports)
-            heap.write(env_addr, bytes(env))
+        env.leave_imports_unresolved(len(info.imports))
     except BaseException:
-        release()
+        env.free()
         raise
-
-    def call(function: int, args: Sequence[int], what: str) -> int:
-        return runtime.call(function, args, max_instructions=kernels.max_instructions)
+    # The module's data stays in the heap until the runtime closes: wasm cannot unload an instance.
     return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
-                         info.has_names, env_addr, heap, call, (WasmTrap,), lambda e: (f"wasm trap: {e}", None),
-                         release)
+                         info.has_names, env.address, heap, call, (WasmTrap,), lambda e: (f"wasm trap: {e}", None),
+                         env.free)
 
 
 __all__ = ["WasmKernels", "load", "FORMAT", "TARGET"]
