@@ -2,9 +2,11 @@
 
     python tests/mutation_campaign.py [--mutants N] [--seed S] [--timeout SECONDS] [--verbose]
 
-Real modules compiled by iree-compile for both inline models are mutated in three regions: the
-FlatBuffer (the archive header, tables and vectors), the function bytecode, and the embedded ELF of
-inline-dynamic kernels. Mutations are bit flips, bytes and 32-bit words set to edge values
+Real modules compiled by iree-compile for both inline models (and inline-dynamic builds for riscv32,
+aarch64 and wasm32, run with `--target` of their architecture in the emulated CPU or under
+wasmtime, with a `--max-steps` budget that reaches their kernels) are mutated in four regions: the
+FlatBuffer (the archive header, tables and vectors), the function bytecode, the embedded ELF of
+inline-dynamic kernels, and the wasm32 side module. Mutations are bit flips, bytes and 32-bit words set to edge values
 (0, 0xFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, ...), splices of another range of the module, and
 truncations, drawn from a seeded generator. Each mutant is given, in a process of its own (forked
 from one that has ireeabi imported, so a crash kills only that mutant), to `ireeabi inspect` and to
@@ -45,6 +47,15 @@ PROGRAMS = [
     (HERE / "programs" / "e2e" / "multi_dispatch.mlir", "normalize", ["16xf32=1", "16xf32=2"]),
 ]
 MODELS = ("inline-static", "inline-dynamic")
+# Foreign builds of the first two programs (inline-dynamic): the target, iree-compile's flags for it.
+FOREIGN = [
+    ("riscv32", ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d")),
+    ("aarch64", ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",)),
+    ("wasm32", ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",)),
+]
+# A mutated foreign kernel may loop: the budget (VM steps, and target instructions per kernel call)
+# ends it as a status. iree-run-module cannot run these modules on this host, so it is no hang oracle.
+FOREIGN_BUDGET = 20_000_000
 EDGE_WORDS = (0, 1, 0xFF, 0x7F, 0x80, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 0x10000, 64)
 OUTCOMES = ("ok", "refused", "traceback", "signal", "hang")
 
@@ -56,6 +67,7 @@ class Module:
     function: str
     inputs: list[str]
     regions: dict[str, tuple[int, int]]  # region name -> [start, end) in the file
+    target: str = ""  # a foreign build's data model (run with --target and the budget)
 
 
 @dataclass
@@ -94,24 +106,32 @@ class Result:
 
 
 def modules(out_dir: "Path | None" = None) -> list[Module]:
-    """The campaign's modules: each program in both inline models, with its regions located."""
+    """The campaign's modules: each program in both inline models, and the foreign builds, with
+    their regions located."""
     from ireeabi.vm.bytecode.module_file import read_module
     out = []
-    for src, function, inputs in PROGRAMS:
-        for model in MODELS:
-            path = tools.compile_mlir(src, out_dir, model, extra_flags=("--iree-input-demote-f64-to-f32=false",))
-            data = path.read_bytes()
-            m = read_module(data)
-            end = m.rodata_segments and min(s.offset for s in m.rodata_segments) or len(data)
-            code = [(f.file_offset, f.file_offset + f.bytecode_length) for f in m.function_descriptors
-                    if f.bytecode_length]
-            regions = {"flatbuffer": (0, min([end] + [c[0] for c in code]))}
-            if code:
-                regions["bytecode"] = (min(c[0] for c in code), max(c[1] for c in code))
-            for s in m.rodata_segments:
-                if data[s.offset:s.offset + 4] == b"\x7fELF":
-                    regions["elf"] = (s.offset, s.offset + s.length)
-            out.append(Module(f"{src.stem}.{model}", data, function, inputs, regions))
+    builds = [(src, function, inputs, model, "", ()) for src, function, inputs in PROGRAMS
+              for model in MODELS]
+    builds += [(src, function, inputs, "inline-dynamic", target, flags)
+               for src, function, inputs in PROGRAMS[:2] for target, flags in FOREIGN]
+    for src, function, inputs, model, target, flags in builds:
+        path = tools.compile_mlir(src, out_dir, model,
+                                  extra_flags=("--iree-input-demote-f64-to-f32=false", *flags))
+        data = path.read_bytes()
+        m = read_module(data)
+        end = m.rodata_segments and min(s.offset for s in m.rodata_segments) or len(data)
+        code = [(f.file_offset, f.file_offset + f.bytecode_length) for f in m.function_descriptors
+                if f.bytecode_length]
+        regions = {"flatbuffer": (0, min([end] + [c[0] for c in code]))}
+        if code:
+            regions["bytecode"] = (min(c[0] for c in code), max(c[1] for c in code))
+        for s in m.rodata_segments:
+            if data[s.offset:s.offset + 4] == b"\x7fELF":
+                regions["elf"] = (s.offset, s.offset + s.length)
+            if data[s.offset:s.offset + 4] == b"\0asm":
+                regions["wasm"] = (s.offset, s.offset + s.length)
+        name = f"{src.stem}.{model}" + (f".{target}" if target else "")
+        out.append(Module(name, data, function, inputs, regions, target))
     return out
 
 
@@ -120,7 +140,7 @@ def mutants(mods: list[Module], count: int, seed: int) -> list[Mutant]:
     rng = random.Random(seed)
     out = []
     slots = [(m, r) for m in mods for r in m.regions]
-    elf_slots = [s for s in slots if s[1] == "elf"]
+    elf_slots = [s for s in slots if s[1] in ("elf", "wasm")]
     for i in range(count):
         m, region = rng.choice(elf_slots) if elf_slots and i % 3 == 0 else rng.choice(slots)
         lo, hi = m.regions[region]
@@ -146,7 +166,7 @@ def mutants(mods: list[Module], count: int, seed: int) -> list[Mutant]:
     return out
 
 
-def _child(data: bytes, function: str, inputs: list[str], path: str) -> int:
+def _child(data: bytes, function: str, inputs: list[str], path: str, target: str = "") -> int:
     """In the forked process: `ireeabi inspect` and `ireeabi run` on the mutant. Exit 0 if both
     succeeded, 4 if either refused the mutant with an ireeabi error, 3 (with the traceback on fd 2)
     for anything else."""
@@ -155,9 +175,11 @@ def _child(data: bytes, function: str, inputs: list[str], path: str) -> int:
     sink = io.StringIO()
     try:
         with contextlib.redirect_stderr(sink):
-            inspected = main(["inspect", path, "--check-imports"], stdout=sink, stderr=sink)
-            ran = main(["run", path, "--function", function, *(f"--input={i}" for i in inputs)],
-                       stdout=sink, stderr=sink)
+            where = ["--target", target] if target else []
+            budget = ["--max-steps", str(FOREIGN_BUDGET)] if target else []
+            inspected = main(["inspect", path, "--check-imports", *where], stdout=sink, stderr=sink)
+            ran = main(["run", path, "--function", function, *(f"--input={i}" for i in inputs), *where,
+                        *budget], stdout=sink, stderr=sink)
     except BaseException:  # noqa: BLE001 - what the campaign counts
         import traceback
         os.write(2, traceback.format_exc().encode()[-4000:])
@@ -175,7 +197,7 @@ def _run_one(mod: Module, mutant: Mutant, timeout: float, workdir: str) -> tuple
         os.dup2(w, 2)
         code = 1
         try:
-            code = _child(data, mod.function, mod.inputs, path)
+            code = _child(data, mod.function, mod.inputs, path, mod.target)
         finally:
             os._exit(code)
     os.close(w)
@@ -235,7 +257,7 @@ def campaign(count: int = 2000, seed: int = 0, timeout: float = 10.0, mods: "lis
         for mutant in mutants(mods, count, seed):
             mod = by_name[mutant.module]
             outcome, detail = _run_one(mod, mutant, timeout, workdir)
-            if outcome == "hang" and _iree_hangs(mod, mutant, timeout, workdir):
+            if outcome == "hang" and not mod.target and _iree_hangs(mod, mutant, timeout, workdir):
                 result.iree_hangs += 1
                 outcome = "refused"
             result.counts[outcome] += 1
