@@ -1,0 +1,518 @@
+"""An emulated CPU per runtime: foreign machine code run by Unicorn (QEMU's CPU emulator as a
+library) on the runtime's own heap, so a target address is the same number for the kernel and for
+the heap and nothing is ever copied.
+
+Interface (what the ELF loader and the dispatch integration build on):
+
+- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK)`: a CPU of `heap.machine`'s target: riscv32, riscv64,
+  armv7 (ARM mode; an address with bit 0 set runs as Thumb), aarch64, i386, x86_64 (the host's
+  data model, emulated: for differential tests of host kernels). wasm32 has no CPU here.
+  - The heap's whole address-space window is mapped into the emulator with `Uc.mem_map_ptr`
+    (read, write, execute), in regions that double in size from its bottom, so that a page
+    protection (which splits a region) is cheap where the heap allocates first. Pages the host protects (guard pages made by `malloc(guard=True)`) are
+    mirrored as inaccessible, before the host protects them and after it unprotects them: the
+    emulator must never touch an `mprotect`ed host page (that would kill the process). Outside the
+    window nothing is mapped: the NULL page and all else fault.
+  - The address space's code range (just below the window) is the CPU's trap area, mapped
+    execute-only: the CPU's return address and every function handle live there. A call of a
+    handle runs its Python function, with the arguments read per the target's C calling
+    convention, and returns its result. On a foreign heap the handles are the heap's own function
+    table (`heap.functions`), so pointers the VM model stores (allocator ctl, ref destroy) can be
+    called by emulated code as well; on the host heap (whose table holds real C pointers) the CPU
+    keeps a handle table of its own.
+  - The FPU is switched on (riscv mstatus.FS, armv7 CPACR cp10/cp11 and FPEXC.EN, aarch64
+    CPACR_EL1.FPEN; x87/SSE are on by default).
+  - A stack of `stack_size` bytes is a guarded block of the heap (target memory; a stack overflow
+    faults on the guard page). It is freed by `close()`; close the CPU before a leak check.
+- `call(function, args, *, max_instructions=None, what="") -> int`: calls target address
+  `function` with integer or pointer arguments (each one word, masked to it; riscv64 expects 32-bit
+  ints sign-extended, as its ABI says) in registers then on the stack (a0-a7, r0-r3, x0-x7,
+  rdi..r9; i386 cdecl: all on the stack), the stack 16-byte aligned at the call, the return address
+  the CPU's trap; returns a0 / r0 / x0 / eax / rax masked to the word.
+- `host_function(fn, arity, name) -> int`: a target address that runs `fn(*args)` (ints) when
+  emulated code calls it; `fn` returns an int (None is 0). An exception `fn` raises stops the
+  emulation and comes out of `call` unchanged (KeyboardInterrupt included).
+- `invalidate(address, size)`: forget translated code of a range whose bytes changed since it ran
+  (a loader placing an image where one ran before); `protect(address, size, perms)`: the emulator's
+  permissions of whole pages of the window (an image's segments), without touching the host's.
+- `close()` (or `with`): forgets the handles, frees the stack, stops mirroring protections.
+
+Faults and runaways are exceptions, never signals: `EmulatedFault` (an invalid instruction, a
+trap instruction such as ebreak/brk/udf/ud2/int3, a fetch, read or write of an unmapped or
+protected address, a call of an unregistered handle), naming the kind, the pc and the address;
+`InstructionBudgetExceeded` past `max_instructions`. Emulation runs in chunks of CHUNK
+instructions (Unicorn's `count`: an instruction counter compiled into the translated code, about
+1.7x the uncounted speed on a float add loop, against 8x for a Python block hook and 50x for a
+Python instruction hook), so Ctrl-C raises KeyboardInterrupt within one chunk, and the budget is
+exact.
+
+Until the address space tells its watchers about protections (a hook `vm.address_space` does not
+have yet), the CPU wraps its `protect` method on the instance, and reads the protections made
+before it existed from /proc/self/maps.
+"""
+from __future__ import annotations
+
+import ctypes
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import unicorn as uc_mod
+from unicorn import arm64_const as A64
+from unicorn import arm_const as ARM
+from unicorn import riscv_const as RV
+from unicorn import x86_const as X86
+
+from ireeabi.hal.local.executable_library import ForeignKernelError
+from ireeabi.vm import callbacks
+from ireeabi.vm.address_space import PAGE
+from ireeabi.vm.heap import Heap, HeapError
+
+CHUNK = 1 << 22  # instructions per emu_start: the latency of Ctrl-C (some 50 ms)
+STACK_SIZE = 256 << 10
+MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
+_PROT_ALL = uc_mod.UC_PROT_ALL
+_PROT_NONE = uc_mod.UC_PROT_NONE
+
+
+class EmulatedCpuError(ForeignKernelError):
+    """The CPU cannot be made or used as asked (a target without one, a bad argument, a call while
+    one runs)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("INVALID_ARGUMENT", message)
+
+
+class EmulatedFault(ForeignKernelError):
+    """Emulated code faulted. `kind` says how ("invalid instruction", "write to unmapped memory",
+    "breakpoint instruction", ...), `pc` where, `address` what it accessed (the pc for an instruction
+    fault)."""
+
+    def __init__(self, kind: str, pc: int, address: int, what: str = "") -> None:
+        self.kind, self.pc, self.address = kind, pc, address
+        super().__init__("ABORTED", f"{what or 'emulated call'}: {kind} at pc 0x{pc:x}, address 0x{address:x}")
+
+
+class InstructionBudgetExceeded(ForeignKernelError):
+    """Emulated code ran more than `max_instructions` instructions."""
+
+    def __init__(self, limit: int, pc: int, what: str = "") -> None:
+        self.limit, self.pc = limit, pc
+        super().__init__("DEADLINE_EXCEEDED",
+                         f"{what or 'emulated call'}: more than {limit} instructions (stopped at pc 0x{pc:x})")
+
+
+@dataclass(frozen=True)
+class _Arch:
+    """What one target's CPU and C calling convention need."""
+
+    arch: int
+    mode: int
+    pc: int
+    sp: int
+    result: int
+    args: tuple[int, ...]  # integer argument registers, in order
+    link: int | None  # return-address register; None: pushed on the stack (x86)
+    ret: bytes  # a return instruction: fills the trap area
+    slot: int  # bytes per stack argument
+    push_return: bool  # the call pushes the return address (x86)
+
+
+_ARCHES = {
+    "riscv32": _Arch(uc_mod.UC_ARCH_RISCV, uc_mod.UC_MODE_RISCV32, RV.UC_RISCV_REG_PC, RV.UC_RISCV_REG_SP,
+                     RV.UC_RISCV_REG_A0, tuple(getattr(RV, f"UC_RISCV_REG_A{i}") for i in range(8)),
+                     RV.UC_RISCV_REG_RA, struct.pack("<I", 0x00008067), 4, False),
+    "riscv64": _Arch(uc_mod.UC_ARCH_RISCV, uc_mod.UC_MODE_RISCV64, RV.UC_RISCV_REG_PC, RV.UC_RISCV_REG_SP,
+                     RV.UC_RISCV_REG_A0, tuple(getattr(RV, f"UC_RISCV_REG_A{i}") for i in range(8)),
+                     RV.UC_RISCV_REG_RA, struct.pack("<I", 0x00008067), 8, False),
+    "armv7": _Arch(uc_mod.UC_ARCH_ARM, uc_mod.UC_MODE_ARM, ARM.UC_ARM_REG_PC, ARM.UC_ARM_REG_SP,
+                   ARM.UC_ARM_REG_R0, (ARM.UC_ARM_REG_R0, ARM.UC_ARM_REG_R1, ARM.UC_ARM_REG_R2, ARM.UC_ARM_REG_R3),
+                   ARM.UC_ARM_REG_LR, struct.pack("<I", 0xE12FFF1E), 4, False),  # bx lr
+    "aarch64": _Arch(uc_mod.UC_ARCH_ARM64, uc_mod.UC_MODE_ARM, A64.UC_ARM64_REG_PC, A64.UC_ARM64_REG_SP,
+                     A64.UC_ARM64_REG_X0, tuple(getattr(A64, f"UC_ARM64_REG_X{i}") for i in range(8)),
+                     A64.UC_ARM64_REG_X30, struct.pack("<I", 0xD65F03C0), 8, False),  # ret
+    "i386": _Arch(uc_mod.UC_ARCH_X86, uc_mod.UC_MODE_32, X86.UC_X86_REG_EIP, X86.UC_X86_REG_ESP,
+                  X86.UC_X86_REG_EAX, (), None, b"\xc3", 4, True),
+    "x86_64": _Arch(uc_mod.UC_ARCH_X86, uc_mod.UC_MODE_64, X86.UC_X86_REG_RIP, X86.UC_X86_REG_RSP,
+                    X86.UC_X86_REG_RAX, (X86.UC_X86_REG_RDI, X86.UC_X86_REG_RSI, X86.UC_X86_REG_RDX,
+                                         X86.UC_X86_REG_RCX, X86.UC_X86_REG_R8, X86.UC_X86_REG_R9),
+                    None, b"\xc3", 8, True),
+}
+
+TARGETS = tuple(_ARCHES)
+
+_ACCESS = {
+    uc_mod.UC_MEM_READ_UNMAPPED: "read of unmapped memory",
+    uc_mod.UC_MEM_WRITE_UNMAPPED: "write to unmapped memory",
+    uc_mod.UC_MEM_FETCH_UNMAPPED: "fetch from unmapped memory",
+    uc_mod.UC_MEM_READ_PROT: "read of protected memory",
+    uc_mod.UC_MEM_WRITE_PROT: "write to protected memory",
+    uc_mod.UC_MEM_FETCH_PROT: "fetch from protected memory",
+}
+_ERRORS = {
+    uc_mod.UC_ERR_INSN_INVALID: "invalid instruction",
+    uc_mod.UC_ERR_EXCEPTION: "unhandled CPU exception",
+    uc_mod.UC_ERR_READ_UNALIGNED: "unaligned read",
+    uc_mod.UC_ERR_WRITE_UNALIGNED: "unaligned write",
+    uc_mod.UC_ERR_FETCH_UNALIGNED: "unaligned fetch",
+}
+
+
+# CPU exception numbers the interrupt hook gets (RISC-V mcause codes, QEMU's EXCP_* for ARM, x86
+# vectors) -> what happened.
+_EXCEPTIONS = {
+    "riscv": {2: "invalid instruction", 3: "breakpoint instruction", 8: "system call", 9: "system call",
+              11: "system call"},
+    "arm": {1: "invalid instruction", 2: "system call", 7: "breakpoint instruction"},
+    "x86": {0: "divide error", 3: "breakpoint instruction", 6: "invalid instruction"},
+}
+
+
+def _host_protected(host_lo: int, host_hi: int) -> list[tuple[int, int]]:
+    """Host ranges inside [host_lo, host_hi) that are not readable and writable now (Linux's
+    /proc/self/maps; elsewhere none are known)."""
+    out = []
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line)
+        if not m:
+            continue
+        lo, hi = max(int(m[1], 16), host_lo), min(int(m[2], 16), host_hi)
+        if lo < hi and not m[3].startswith("rw"):
+            out.append((lo, hi))
+    return out
+
+
+class _ProtectWatch:
+    """Wraps one address space's `protect` (on the instance) so the CPUs on it hear of every
+    protection: an inaccessible range before the host protects it, an accessible one after."""
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+        self.original = space.protect
+        self.listeners: list[Callable[[int, int, bool], None]] = []
+
+    def __call__(self, offset: int, size: int, accessible: bool) -> None:
+        if not accessible:
+            for listener in list(self.listeners):
+                listener(offset, size, False)
+        self.original(offset, size, accessible)
+        if accessible:
+            for listener in list(self.listeners):
+                listener(offset, size, True)
+
+    @classmethod
+    def of(cls, space: Any) -> "_ProtectWatch":
+        current = space.__dict__.get("protect")
+        if isinstance(current, cls):
+            return current
+        watch = cls(space)
+        space.protect = watch
+        return watch
+
+    def remove(self, listener: Callable[[int, int, bool], None]) -> None:
+        if listener in self.listeners:
+            self.listeners.remove(listener)
+        if not self.listeners and self.space.__dict__.get("protect") is self:
+            del self.space.protect  # the class's method again
+
+
+class EmulatedCpu:
+    """One emulated CPU of `heap.machine`'s target running on `heap`'s memory (see the module
+    docstring)."""
+
+    def __init__(self, heap: Heap, *, stack_size: int = STACK_SIZE, chunk: int = CHUNK) -> None:
+        machine = heap.machine
+        arch = _ARCHES.get(machine.name)
+        if arch is None:
+            raise EmulatedCpuError(f"no emulated CPU for target {machine.name!r}; there is one for "
+                                   f"{', '.join(TARGETS)}")
+        if not isinstance(stack_size, int) or stack_size < 4096:
+            raise EmulatedCpuError(f"stack size must be an int of at least 4096 bytes, got {stack_size!r}")
+        if not isinstance(chunk, int) or chunk <= 0:
+            raise EmulatedCpuError(f"chunk must be a positive number of instructions, got {chunk!r}")
+        self.heap = heap
+        self.chunk = chunk
+        self.machine = machine
+        self.target = machine.name
+        self._arch = arch
+        self._family = ("riscv" if machine.name.startswith("riscv") else
+                        "x86" if machine.name in ("i386", "x86_64") else "arm")
+        self._word = machine.pointer_size
+        self._mask = machine.word_mask
+        self._word_fmt = struct.Struct("<I" if self._word == 4 else "<Q")
+        self._closed = False
+        self._running = False
+        self._listener: Callable[[int, int, bool], None] | None = None
+        self._stack = 0
+        self.instructions = 0  # instructions the last call ran (to a chunk: exact when it returned)
+        uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
+        space = self._space = heap.space
+        self._enable_fpu()
+        # The window, in regions; then the host's protections as they stand now.
+        self._lo, self._hi = space.base, space.end
+        a = self._lo
+        while a < self._hi:
+            # Regions double in size from the bottom of the window, where the heap allocates first,
+            # so the few of them that guard pages split are small (a split costs in proportion).
+            n = min(max(MIN_REGION, a - self._lo), self._hi - a)
+            uc.mem_map_ptr(a, n, _PROT_ALL, space.host_address(a))
+            a += n
+        delta = space.base - space.host_base
+        for lo, hi in _host_protected(space.host_base, space.host_base + space.size):
+            uc.mem_protect(lo + delta, hi - lo, _PROT_NONE)
+        self._listener = self._mirror
+        _ProtectWatch.of(space).listeners.append(self._listener)
+        # The trap area: the code range, execute-only, full of return instructions.
+        self._code_lo, self._code_hi = space.code_lo, space.code_hi
+        fill = arch.ret * ((self._code_hi - self._code_lo) // len(arch.ret))
+        uc.mem_map(self._code_lo, self._code_hi - self._code_lo, uc_mod.UC_PROT_ALL)
+        uc.mem_write(self._code_lo, fill)
+        uc.mem_protect(self._code_lo, self._code_hi - self._code_lo, uc_mod.UC_PROT_EXEC)
+        self._table: callbacks.FunctionTable = (
+            callbacks.HandleFunctions(self._code_lo, self._code_hi) if machine.is_host else heap.functions)
+        self._prototypes: dict[int, Any] = {}
+        self._host: dict[int, tuple[Callable[..., Any], int, str]] = {}
+        self._return = self._table.make_raw(self._prototype(0), self._never, name="emulated CPU return")
+        self._host[self._return] = (self._never, 0, "emulated CPU return")
+        self._fault: tuple[str, int, int] | None = None
+        uc.hook_add(uc_mod.UC_HOOK_CODE, self._on_trap_area, begin=self._code_lo, end=self._code_hi - 1)
+        uc.hook_add(uc_mod.UC_HOOK_MEM_INVALID, self._on_bad_access)
+        uc.hook_add(uc_mod.UC_HOOK_INTR, self._on_interrupt)
+        try:
+            self._stack = heap.malloc(stack_size, guard=True, tag="emulated CPU stack")
+        except BaseException:
+            self.close()
+            raise
+        self._stack_top = (self._stack + stack_size) & -16
+
+    # -- set-up ------------------------------------------------------------------------------------
+
+    def _enable_fpu(self) -> None:
+        uc, name = self.uc, self.target
+        if name.startswith("riscv"):
+            uc.reg_write(RV.UC_RISCV_REG_MSTATUS, uc.reg_read(RV.UC_RISCV_REG_MSTATUS) | (3 << 13))  # FS = dirty
+        elif name == "armv7":
+            uc.reg_write(ARM.UC_ARM_REG_C1_C0_2, uc.reg_read(ARM.UC_ARM_REG_C1_C0_2) | (0xF << 20))  # cp10, cp11
+            uc.reg_write(ARM.UC_ARM_REG_FPEXC, 0x40000000)  # EN
+        elif name == "aarch64":
+            uc.reg_write(A64.UC_ARM64_REG_CPACR_EL1, uc.reg_read(A64.UC_ARM64_REG_CPACR_EL1) | (3 << 20))  # FPEN
+
+    def _mirror(self, offset: int, size: int, accessible: bool) -> None:
+        """The address space protects or frees whole pages at arena `offset`: the same in here."""
+        self.uc.mem_protect(self._space.base + offset, size, _PROT_ALL if accessible else _PROT_NONE)
+
+    def _prototype(self, arity: int) -> Any:
+        p = self._prototypes.get(arity)
+        if p is None:
+            p = self._prototypes[arity] = ctypes.CFUNCTYPE(ctypes.c_void_p, *[ctypes.c_void_p] * arity)
+        return p
+
+    @staticmethod
+    def _never(*args: int) -> int:
+        raise AssertionError("the return trap is never called")
+
+    # -- public ------------------------------------------------------------------------------------
+
+    def host_function(self, fn: Callable[..., int | None], arity: int, name: str) -> int:
+        """A target address that runs `fn(*args)` (`arity` integer arguments, read per the C calling
+        convention) when emulated code calls it, and returns its result (masked to the word)."""
+        self._check_open()
+        if not callable(fn):
+            raise EmulatedCpuError(f"host function {name!r}: {fn!r} is not callable")
+        if not isinstance(arity, int) or not 0 <= arity <= 16:
+            raise EmulatedCpuError(f"host function {name!r}: arity must be an int in 0..16, got {arity!r}")
+        address = self._table.make_raw(self._prototype(arity), fn, name=name)
+        self._host[address] = (fn, arity, name)
+        return address
+
+    def call(self, function: int, args: Sequence[int], *, max_instructions: int | None = None,
+             what: str = "") -> int:
+        """Call target address `function` with integer arguments (see the module docstring); its
+        integer result, masked to the word."""
+        self._check_open()
+        if self._running:
+            raise EmulatedCpuError(f"{what or 'emulated call'}: the CPU is already running a call "
+                                   "(a host function cannot call back into emulated code)")
+        if not isinstance(function, int) or not 0 < function <= self._mask:
+            raise EmulatedCpuError(f"{what or 'emulated call'}: function address {function!r} is not a "
+                                   f"non-null {self._word * 8}-bit address")
+        if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 0):
+            raise EmulatedCpuError(f"{what or 'emulated call'}: max_instructions must be a non-negative "
+                                   f"int or None, got {max_instructions!r}")
+        words = []
+        for i, a in enumerate(args):
+            if not isinstance(a, int):
+                raise EmulatedCpuError(f"{what or 'emulated call'}: argument {i} is {a!r}, not an int")
+            words.append(a & self._mask)
+        self._set_up_call(words)
+        self._running = True
+        try:
+            return self._run(function, max_instructions, what)
+        finally:
+            self._running = False
+
+    def invalidate(self, address: int, size: int) -> None:
+        """Forget code translated from [address, address + size): its bytes changed since it ran."""
+        self._check_open()
+        if size > 0:
+            self.uc.ctl_remove_cache(address, address + size)
+
+    def protect(self, address: int, size: int, perms: str) -> None:
+        """Set the emulator's permissions ("rwx", "r-x", "r--", "---", ...) of whole pages of the
+        window; the host's stay as they are."""
+        self._check_open()
+        if (address % PAGE or size % PAGE or size <= 0 or not self._lo <= address
+                or address + size > self._hi):
+            raise EmulatedCpuError(f"protect of [0x{address:x}, +{size}): not whole pages of the window "
+                                   f"0x{self._lo:x}..0x{self._hi:x}")
+        if not re.fullmatch(r"[r-][w-][x-]", perms):
+            raise EmulatedCpuError(f"permissions must look like 'r-x', got {perms!r}")
+        bits = ((uc_mod.UC_PROT_READ if perms[0] == "r" else 0) | (uc_mod.UC_PROT_WRITE if perms[1] == "w" else 0)
+                | (uc_mod.UC_PROT_EXEC if perms[2] == "x" else 0))
+        self.uc.mem_protect(address, size, bits)
+
+    def close(self) -> None:
+        """Forget the handles, free the stack, stop mirroring protections. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._listener is not None:
+            _ProtectWatch.of(self._space).remove(self._listener)
+            self._listener = None
+        if getattr(self, "_host", None):
+            for address in self._host:
+                self._table.forget(address)
+            self._host.clear()
+        if self._stack and not self.heap.closed:
+            try:
+                self.heap.free(self._stack)
+            except HeapError:
+                pass  # the heap forgot it already
+        self._stack = 0
+
+    def __enter__(self) -> "EmulatedCpu":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EmulatedCpuError(f"emulated {self.target} CPU: used after close")
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def _set_up_call(self, words: list[int]) -> None:
+        arch, uc = self._arch, self.uc
+        in_regs = words[:len(arch.args)]
+        on_stack = words[len(arch.args):]
+        slot = arch.slot
+        area = (len(on_stack) * slot + 15) & -16
+        sp = self._stack_top - area  # 16-aligned: where the stack arguments start
+        for i, w in enumerate(on_stack):
+            self._word_fmt_for(slot).pack_into(self.heap.space.bytes, sp + i * slot - self._lo, w)
+        if arch.push_return:
+            sp -= slot
+            self._word_fmt_for(slot).pack_into(self.heap.space.bytes, sp - self._lo, self._return)
+        else:
+            uc.reg_write(arch.link, self._return)
+        for reg, w in zip(arch.args, in_regs):
+            uc.reg_write(reg, w)
+        uc.reg_write(arch.sp, sp)
+
+    def _word_fmt_for(self, slot: int) -> struct.Struct:
+        return self._word_fmt if slot == self._word else struct.Struct("<Q")
+
+    def _run(self, function: int, budget: int | None, what: str) -> int:
+        uc, arch = self.uc, self._arch
+        pc = function
+        done = 0
+        self.instructions = 0
+        stop = self._return
+        thumb = self.target == "armv7"
+        while True:
+            count = self.chunk if budget is None else min(self.chunk, budget - done + 1)
+            self._fault = None
+            try:
+                uc.emu_start(pc, stop, count=count)
+            except uc_mod.UcError as e:
+                raise self._fault_from(e, what) from None
+            if self._fault is not None:
+                kind, at, address = self._fault
+                raise EmulatedFault(kind, at, address, what)
+            pc = uc.reg_read(arch.pc)
+            if pc == stop:
+                self.instructions = done  # to a chunk: the last one's count is not known
+                return uc.reg_read(arch.result) & self._mask
+            done += count
+            self.instructions = done
+            if budget is not None and done > budget:
+                raise InstructionBudgetExceeded(budget, pc, what)
+            if thumb and uc.reg_read(ARM.UC_ARM_REG_CPSR) & 0x20:
+                pc |= 1  # resume in Thumb state
+
+    def _fault_from(self, e: "uc_mod.UcError", what: str) -> EmulatedFault:
+        pc = self.uc.reg_read(self._arch.pc)
+        if self._fault is not None:
+            kind, at, address = self._fault
+            return EmulatedFault(kind, at, address, what)
+        kind = _ERRORS.get(e.errno, f"emulation error ({e})")
+        return EmulatedFault(kind, pc, pc, what)
+
+    # -- hooks (run inside emu_start; an exception stops it and comes out of it) ---------------------
+
+    def _on_bad_access(self, uc: Any, access: int, address: int, size: int, value: int, _: Any) -> bool:
+        self._fault = (_ACCESS.get(access, f"bad memory access ({access})"), uc.reg_read(self._arch.pc),
+                       address)
+        return False
+
+    def _on_interrupt(self, uc: Any, intno: int, _: Any) -> None:
+        pc = uc.reg_read(self._arch.pc)
+        family = self._family
+        if family == "riscv":
+            pc -= 4  # Unicorn steps a RISC-V pc 4 bytes past the instruction before the hook runs
+        self._fault = (_EXCEPTIONS[family].get(intno, f"CPU exception {intno}"), pc, pc)
+        uc.emu_stop()
+
+    def _on_trap_area(self, uc: Any, address: int, size: int, _: Any) -> None:
+        """Emulated code reached the trap area: the return trap (emu_start's `until` stops there
+        first), or a function handle: run it and let the return instruction there return."""
+        if address == self._return:
+            uc.emu_stop()
+            return
+        host = self._host.get(address)
+        if host is not None:
+            fn, arity, _name = host
+            result = fn(*self._read_args(arity))
+        else:
+            r = self._table.find(address)
+            if r is None:
+                self._fault = ("call of an unregistered function handle", address, address)
+                uc.emu_stop()
+                return
+            result = r.pointer(*self._read_args(len(r.prototype._argtypes_)))
+            if callbacks.PARKED.errors:
+                callbacks.reraise_parked(result)
+        uc.reg_write(self._arch.result, (result or 0) & self._mask)
+
+    def _read_args(self, n: int) -> list[int]:
+        arch, uc = self._arch, self.uc
+        regs = arch.args[:n]
+        out = [uc.reg_read(r) & self._mask for r in regs]
+        if n > len(regs):
+            sp = uc.reg_read(arch.sp) + (arch.slot if arch.push_return else 0)
+            fmt = self._word_fmt_for(arch.slot)
+            for i in range(n - len(regs)):
+                raw = bytes(uc.mem_read(sp + i * arch.slot, arch.slot))
+                out.append(fmt.unpack(raw)[0] & self._mask)
+        return out
+
+
+__all__ = ["CHUNK", "EmulatedCpu", "EmulatedCpuError", "EmulatedFault", "InstructionBudgetExceeded",
+           "STACK_SIZE", "TARGETS"]
