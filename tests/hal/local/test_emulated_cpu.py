@@ -66,6 +66,12 @@ int call_host9(int (*f)(int, int, int, int, int, int, int, int, int), int x) {
   return f(x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7, x + 8) - x;
 }
 
+int call_host_loop(int (*f)(int, int), int n) {
+  int s = 0;
+  for (int i = 0; i < n; i++) s += f(i, s);
+  return s;
+}
+
 void call_destroy(void (*destroy)(void *), void *p) { destroy(p); }
 
 void fill(int *p, int n) {
@@ -127,6 +133,7 @@ def native(build_dir):
     for name, res, args in [("mix3", i, [i, i, i]), ("bits", u, [u, u]), ("weighted_sum", i, [p, i]),
                             ("many", i, [i] * 10), ("vadd", None, [p, p, p, i]), ("fmath", None, [p, p, i, p]),
                             ("call_host", i, [p, i, i]), ("call_host9", i, [p, i]),
+                            ("call_host_loop", i, [p, i]),
                             ("call_destroy", None, [p, p]), ("fill", None, [p, i])]:
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
@@ -227,7 +234,7 @@ def test_a_call_longer_than_a_chunk_resumes_where_it_stopped(rig, native):
     p = rig.array("i", values)
     arr = (ctypes.c_int * len(values))(*values)
     with EmulatedCpu(rig.heap, chunk=100) as cpu:
-        result = cpu.call(rig.fn("weighted_sum"), [p, len(values)])
+        result = cpu.call(rig.fn("weighted_sum"), [p, len(values)], max_instructions=10**7)
         assert cpu.instructions >= 2000
     assert _s32(result) == native.weighted_sum(arr, len(values))
     rig.heap.free(p)
@@ -274,6 +281,39 @@ def test_emulated_code_calls_a_host_function(rig, native):
     for a, b in [(4, 9), (-3, 1000)]:
         assert _s32(rig.call(rig.fn("call_host"), [address, a, b])) == native.call_host(cb, a, b)
     assert emulated_calls == native_calls
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5])
+def test_a_chunk_ending_at_a_host_call_calls_it_once(rig, native, chunk):
+    """Chunks of a few instructions end at every instruction of the call in turn, the host
+    function's handle included: it still runs once per call, as natively."""
+    emulated_calls, native_calls = [], []
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: native_calls.append((a, b)) or a - b)
+    with EmulatedCpu(rig.heap, chunk=chunk) as cpu:
+        address = cpu.host_function(lambda a, b: emulated_calls.append((a, b)) or a - b, 2, "once")
+        result = cpu.call(rig.fn("call_host"), [address, 9, 4], max_instructions=10_000)
+    assert _s32(result) == native.call_host(cb, 9, 4)
+    assert emulated_calls == native_calls
+
+
+def test_preempted_calls_without_a_budget_resume_exactly(rig, native):
+    """Without a budget the CPU's thread stops the emulation every `quantum` seconds (here 0.2 ms,
+    so a call is stopped dozens of times at unforeseeable places, host calls included): results
+    and the host function's calls are those of the native run."""
+    values = [(i * 7) % 23 - 11 for i in range(200_000)]
+    p = rig.array("i", values)
+    arr = (ctypes.c_int * len(values))(*values)
+    emulated_calls, native_calls = [], []
+    with EmulatedCpu(rig.heap, quantum=0.0002) as cpu:
+        assert _s32(cpu.call(rig.fn("weighted_sum"), [p, len(values)])) == native.weighted_sum(arr, len(values))
+        address = cpu.host_function(lambda a, b: emulated_calls.append(_s32(a)) or (_s32(a) ^ _s32(b)) & 0xFF,
+                                    2, "loop")
+        result = cpu.call(rig.fn("call_host_loop"), [address, 3000])
+    cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(
+        lambda a, b: native_calls.append(a) or (a ^ b) & 0xFF)
+    assert _s32(result) == native.call_host_loop(cb, 3000)
+    assert emulated_calls == native_calls
+    rig.heap.free(p)
 
 
 def test_a_host_function_of_nine_arguments_reads_the_stack(rig, native):
@@ -422,6 +462,34 @@ def test_ctrl_c_during_a_long_emulation_raises_keyboard_interrupt(rig):
     with pytest.raises(KeyboardInterrupt):
         rig.call(rig.fn("spin_after"), [address, flag], max_instructions=10**11)
     threads[0].join()
+    rig.heap.free(flag)
+
+
+def test_ctrl_c_during_a_long_emulation_without_a_budget(rig):
+    """The same without a budget: the preemption thread lets the interrupt out. (Were it lost, the
+    sending thread would end the loop after a minute by setting the flag, and the test would fail
+    on a normal return.)"""
+    flag = rig.array("i", [0])
+    interrupted = threading.Event()
+
+    def send():
+        os.kill(os.getpid(), signal.SIGINT)
+        if not interrupted.wait(60):
+            rig.heap.write(flag, struct.pack("<i", 1))
+
+    threads = []
+
+    def notify():
+        threads.append(threading.Thread(target=send))
+        threads[0].start()
+
+    address = rig.cpu.host_function(notify, 0, "notify")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rig.cpu.call(rig.fn("spin_after"), [address, flag])
+    finally:
+        interrupted.set()
+        threads[0].join()
     rig.heap.free(flag)
 
 
