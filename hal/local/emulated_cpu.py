@@ -4,15 +4,17 @@ the heap and nothing is ever copied.
 
 Interface (what the ELF loader and the dispatch integration build on):
 
-- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK, quantum=QUANTUM)`: a CPU of `heap.machine`'s target: riscv32, riscv64,
-  armv7 (ARM mode; an address with bit 0 set runs as Thumb), aarch64, i386, x86_64 (the host's
-  data model, emulated: for differential tests of host kernels). wasm32 has no CPU here.
+- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK, quantum=QUANTUM)`: a CPU of
+  `heap.machine`'s target: riscv32, riscv64, armv7 (ARM mode; an address with bit 0 set runs as
+  Thumb), aarch64, i386, x86_64 (the host's data model, emulated: for differential tests of host
+  kernels). wasm32 has no CPU here.
   - The heap's whole address-space window is mapped into the emulator with `Uc.mem_map_ptr`
     (read, write, execute), in regions that double in size from its bottom, so that a page
-    protection (which splits a region) is cheap where the heap allocates first. Pages the host protects (guard pages made by `malloc(guard=True)`) are
-    mirrored as inaccessible, before the host protects them and after it unprotects them: the
-    emulator must never touch an `mprotect`ed host page (that would kill the process). Outside the
-    window nothing is mapped: the NULL page and all else fault.
+    protection (which splits a region) is cheap where the heap allocates first. Pages the host
+    protects (guard pages made by `malloc(guard=True)`) are mirrored as inaccessible, before the
+    host protects them and after it unprotects them: the emulator must never touch an
+    `mprotect`ed host page (that would kill the process). Outside the window nothing is mapped:
+    the NULL page and all else fault.
   - The address space's code range (just below the window) is the CPU's trap area, mapped
     execute-only: the CPU's return address and every function handle live there. A call of a
     handle runs its Python function, with the arguments read per the target's C calling
@@ -40,11 +42,17 @@ Interface (what the ELF loader and the dispatch integration build on):
 Faults and runaways are exceptions, never signals: `EmulatedFault` (an invalid instruction, a
 trap instruction such as ebreak/brk/udf/ud2/int3, a fetch, read or write of an unmapped or
 protected address, a call of an unregistered handle), naming the kind, the pc and the address;
-`InstructionBudgetExceeded` past `max_instructions`. Emulation runs in chunks of CHUNK
-instructions (Unicorn's `count`: an instruction counter compiled into the translated code, about
-1.7x the uncounted speed on a float add loop, against 8x for a Python block hook and 50x for a
-Python instruction hook), so Ctrl-C raises KeyboardInterrupt within one chunk, and the budget is
-exact.
+`InstructionBudgetExceeded` past `max_instructions`.
+
+A call with a budget runs in chunks of `chunk` instructions counted by Unicorn's `count` (a
+per-instruction counter compiled into the translated code: 2.2-2.7x the uncounted time of a 1M
+float add, against ~12x for a Python block hook and ~70x for a Python instruction hook); the
+budget is exact and Ctrl-C gets out within one chunk. A call without one runs uncounted, and a
+thread of the CPU's own stops the emulation every `quantum` seconds while it runs; the call resumes
+it exactly where it stopped, after Python has run its signal handlers, so Ctrl-C gets out within a
+quantum (the results never depend on when the stops fall). Switching between the two flushes the
+translated code. A host function returns to its caller from its hook, so a stop at its handle
+never runs it twice. `instructions` is what the last counted call ran (to a chunk).
 
 Until the address space tells its watchers about protections (a hook `vm.address_space` does not
 have yet), the CPU wraps its `protect` method on the instance, and reads the protections made
@@ -584,4 +592,4 @@ class EmulatedCpu:
 
 
 __all__ = ["CHUNK", "EmulatedCpu", "EmulatedCpuError", "EmulatedFault", "InstructionBudgetExceeded",
-           "STACK_SIZE", "TARGETS"]
+           "QUANTUM", "STACK_SIZE", "TARGETS"]
