@@ -328,6 +328,7 @@ class EmulatedCpu:
         except BaseException:
             self.close()
             raise
+        self._stack_size = stack_size
         self._stack_top = (self._stack + stack_size) & -16
 
     # -- set-up ------------------------------------------------------------------------------------
@@ -384,6 +385,9 @@ class EmulatedCpu:
         if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 0):
             raise EmulatedCpuError(f"{what or 'emulated call'}: max_instructions must be a non-negative "
                                    f"int or None, got {max_instructions!r}")
+        if len(args) > self._stack_size // (4 * self._arch.slot):
+            raise EmulatedCpuError(f"{what or 'emulated call'}: {len(args)} arguments do not fit the CPU's "
+                                   f"{self._stack_size}-byte stack")
         words = []
         for i, a in enumerate(args):
             if not isinstance(a, int):
@@ -554,8 +558,10 @@ class EmulatedCpu:
             return
         host = self._host.get(address)
         if host is not None:
-            fn, arity, _name = host
+            fn, arity, name = host
             result = fn(*self._read_args(arity))
+            if result is not None and not isinstance(result, int):
+                raise EmulatedCpuError(f"host function {name!r} returned {result!r}, not an int")
         else:
             r = self._table.find(address)
             if r is None:

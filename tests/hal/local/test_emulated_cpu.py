@@ -91,6 +91,14 @@ int spin_after(void (*notify)(void), volatile int *flag) {
   return n;
 }
 
+typedef int (*deep_fn)(void *, int);
+
+int deep(void *self, int n) { /* recursion through a pointer to itself: no relocation */
+  volatile int frame[64];
+  frame[n & 63] = n;
+  return n ? ((deep_fn)self)(self, n - 1) + frame[n & 63] : 0;
+}
+
 void trap(void) { __builtin_trap(); }
 """
 
@@ -108,7 +116,8 @@ TOOLCHAINS = {
 }
 # Relocations the assembler has already resolved: RISC-V branches and jumps to labels of .text
 # (R_RISCV_BRANCH, _JAL, _RVC_BRANCH, _RVC_JUMP by their psABI numbers; pyelftools has no names for
-# them). The assembler keeps them for the linker even with -mno-relax.
+# them). The assembler keeps them for the linker even with -mno-relax. (Calls are not resolved:
+# the functions here call only through pointers.)
 _RISCV_LOCAL_BRANCHES = {16, 17, 44, 45}
 
 
@@ -133,7 +142,7 @@ def native(build_dir):
     for name, res, args in [("mix3", i, [i, i, i]), ("bits", u, [u, u]), ("weighted_sum", i, [p, i]),
                             ("many", i, [i] * 10), ("vadd", None, [p, p, p, i]), ("fmath", None, [p, p, i, p]),
                             ("call_host", i, [p, i, i]), ("call_host9", i, [p, i]),
-                            ("call_host_loop", i, [p, i]),
+                            ("call_host_loop", i, [p, i]), ("deep", i, [p, i]),
                             ("call_destroy", None, [p, p]), ("fill", None, [p, i])]:
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
@@ -377,6 +386,21 @@ def test_writing_past_a_guarded_block_is_a_clean_fault(rig, native):
     rig.heap.free(reused)
 
 
+def test_recursion_runs_on_the_cpus_stack_and_overflowing_it_faults(rig, native):
+    deep, native_deep = rig.fn("deep"), ctypes.cast(native.deep, ctypes.c_void_p).value
+    assert _s32(rig.call(deep, [deep, 100])) == native.deep(native_deep, 100)
+    with pytest.raises(EmulatedFault) as e:
+        rig.call(deep, [deep, 1 << 20])  # some 256 MiB of frames: past the stack's guard page
+    assert e.value.kind == "write to protected memory", e.value
+    assert _s32(rig.call(deep, [deep, 10])) == native.deep(native_deep, 10)  # the CPU still works
+
+
+def test_a_host_function_returning_no_int_is_an_error(rig):
+    address = rig.cpu.host_function(lambda a, b: "seven", 2, "stringy")
+    with pytest.raises(EmulatedCpuError, match="stringy.*'seven'"):
+        rig.call(rig.fn("call_host"), [address, 1, 2])
+
+
 def test_writing_to_the_null_page_is_a_clean_fault(rig):
     with pytest.raises(EmulatedFault) as e:
         rig.call(rig.fn("fill"), [0x100, 4])
@@ -529,6 +553,8 @@ def test_targets_without_a_cpu_and_bad_arguments_are_refused():
         cpu.call(0, [])
     with pytest.raises(EmulatedCpuError, match="function address"):
         cpu.call(1 << 32, [])
+    with pytest.raises(EmulatedCpuError, match="do not fit"):
+        cpu.call(0x10000, list(range(1 << 20)))
     with pytest.raises(EmulatedCpuError, match="max_instructions"):
         cpu.call(0x10000, [], max_instructions=-1)
     with pytest.raises(EmulatedCpuError, match="arity"):
