@@ -289,7 +289,7 @@ class EmulatedCpu:
         self._preempter: threading.Thread | None = None
         self._listener: Callable[[int, int, bool], None] | None = None
         self._stack = 0
-        self.instructions = 0  # instructions the last call ran (to a chunk: exact when it returned)
+        self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
         space = self._space = heap.space
         self._enable_fpu()
