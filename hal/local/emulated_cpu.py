@@ -4,15 +4,17 @@ the heap and nothing is ever copied.
 
 Interface (what the ELF loader and the dispatch integration build on):
 
-- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK)`: a CPU of `heap.machine`'s target: riscv32, riscv64,
-  armv7 (ARM mode; an address with bit 0 set runs as Thumb), aarch64, i386, x86_64 (the host's
-  data model, emulated: for differential tests of host kernels). wasm32 has no CPU here.
+- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK, quantum=QUANTUM)`: a CPU of
+  `heap.machine`'s target: riscv32, riscv64, armv7 (ARM mode; an address with bit 0 set runs as
+  Thumb), aarch64, i386, x86_64 (the host's data model, emulated: for differential tests of host
+  kernels). wasm32 has no CPU here.
   - The heap's whole address-space window is mapped into the emulator with `Uc.mem_map_ptr`
     (read, write, execute), in regions that double in size from its bottom, so that a page
-    protection (which splits a region) is cheap where the heap allocates first. Pages the host protects (guard pages made by `malloc(guard=True)`) are
-    mirrored as inaccessible, before the host protects them and after it unprotects them: the
-    emulator must never touch an `mprotect`ed host page (that would kill the process). Outside the
-    window nothing is mapped: the NULL page and all else fault.
+    protection (which splits a region) is cheap where the heap allocates first. Pages the host
+    protects (guard pages made by `malloc(guard=True)`) are mirrored as inaccessible, before the
+    host protects them and after it unprotects them: the emulator must never touch an
+    `mprotect`ed host page (that would kill the process). Outside the window nothing is mapped:
+    the NULL page and all else fault.
   - The address space's code range (just below the window) is the CPU's trap area, mapped
     execute-only: the CPU's return address and every function handle live there. A call of a
     handle runs its Python function, with the arguments read per the target's C calling
@@ -40,11 +42,17 @@ Interface (what the ELF loader and the dispatch integration build on):
 Faults and runaways are exceptions, never signals: `EmulatedFault` (an invalid instruction, a
 trap instruction such as ebreak/brk/udf/ud2/int3, a fetch, read or write of an unmapped or
 protected address, a call of an unregistered handle), naming the kind, the pc and the address;
-`InstructionBudgetExceeded` past `max_instructions`. Emulation runs in chunks of CHUNK
-instructions (Unicorn's `count`: an instruction counter compiled into the translated code, about
-1.7x the uncounted speed on a float add loop, against 8x for a Python block hook and 50x for a
-Python instruction hook), so Ctrl-C raises KeyboardInterrupt within one chunk, and the budget is
-exact.
+`InstructionBudgetExceeded` past `max_instructions`.
+
+A call with a budget runs in chunks of `chunk` instructions counted by Unicorn's `count` (a
+per-instruction counter compiled into the translated code: 2.2-2.7x the uncounted time of a 1M
+float add, against ~12x for a Python block hook and ~70x for a Python instruction hook); the
+budget is exact and Ctrl-C gets out within one chunk. A call without one runs uncounted, and a
+thread of the CPU's own stops the emulation every `quantum` seconds while it runs; the call resumes
+it exactly where it stopped, after Python has run its signal handlers, so Ctrl-C gets out within a
+quantum (the results never depend on when the stops fall). Switching between the two flushes the
+translated code. A host function returns to its caller from its hook, so a stop at its handle
+never runs it twice. `instructions` is what the last counted call ran (to a chunk).
 
 Until the address space tells its watchers about protections (a hook `vm.address_space` does not
 have yet), the CPU wraps its `protect` method on the instance, and reads the protections made
@@ -55,6 +63,8 @@ from __future__ import annotations
 import ctypes
 import re
 import struct
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -69,7 +79,8 @@ from ireeabi.vm import callbacks
 from ireeabi.vm.address_space import PAGE
 from ireeabi.vm.heap import Heap, HeapError
 
-CHUNK = 1 << 22  # instructions per emu_start: the latency of Ctrl-C (some 50 ms)
+CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
+QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
 STACK_SIZE = 256 << 10
 MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
 _PROT_ALL = uc_mod.UC_PROT_ALL
@@ -222,11 +233,33 @@ class _ProtectWatch:
             del self.space.protect  # the class's method again
 
 
+def _preempt(ref: "weakref.ref[EmulatedCpu]", busy: threading.Event) -> None:
+    """A CPU's preemption thread: while an uncounted call runs (`busy`), stop the emulation every
+    QUANTUM seconds (the call resumes it at once, exactly where it stopped, after Python ran its
+    signal handlers). Holds the CPU weakly; ends when it is closed or gone."""
+    while True:
+        if not busy.wait(1.0):
+            cpu = ref()
+            if cpu is None or cpu._closed:
+                return
+            del cpu
+            continue
+        cpu = ref()
+        if cpu is None or cpu._closed:
+            return
+        uc, quantum = cpu.uc, cpu.quantum
+        del cpu
+        threading.Event().wait(quantum)
+        if busy.is_set():
+            uc.emu_stop()
+
+
 class EmulatedCpu:
     """One emulated CPU of `heap.machine`'s target running on `heap`'s memory (see the module
     docstring)."""
 
-    def __init__(self, heap: Heap, *, stack_size: int = STACK_SIZE, chunk: int = CHUNK) -> None:
+    def __init__(self, heap: Heap, *, stack_size: int = STACK_SIZE, chunk: int = CHUNK,
+                 quantum: float = QUANTUM) -> None:
         machine = heap.machine
         arch = _ARCHES.get(machine.name)
         if arch is None:
@@ -236,19 +269,27 @@ class EmulatedCpu:
             raise EmulatedCpuError(f"stack size must be an int of at least 4096 bytes, got {stack_size!r}")
         if not isinstance(chunk, int) or chunk <= 0:
             raise EmulatedCpuError(f"chunk must be a positive number of instructions, got {chunk!r}")
+        if not isinstance(quantum, (int, float)) or not 0 < quantum <= 10:
+            raise EmulatedCpuError(f"quantum must be a number of seconds in (0, 10], got {quantum!r}")
         self.heap = heap
         self.chunk = chunk
+        self.quantum = float(quantum)
         self.machine = machine
         self.target = machine.name
         self._arch = arch
+        self._family = ("riscv" if machine.name.startswith("riscv") else
+                        "x86" if machine.name in ("i386", "x86_64") else "arm")
         self._word = machine.pointer_size
         self._mask = machine.word_mask
         self._word_fmt = struct.Struct("<I" if self._word == 4 else "<Q")
         self._closed = False
         self._running = False
+        self._counted_code = True  # what the translated code holds: Unicorn's instruction count or not
+        self._busy = threading.Event()
+        self._preempter: threading.Thread | None = None
         self._listener: Callable[[int, int, bool], None] | None = None
         self._stack = 0
-        self.instructions = 0  # instructions the last call ran (to a chunk: exact when it returned)
+        self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
         space = self._space = heap.space
         self._enable_fpu()
@@ -287,6 +328,7 @@ class EmulatedCpu:
         except BaseException:
             self.close()
             raise
+        self._stack_size = stack_size
         self._stack_top = (self._stack + stack_size) & -16
 
     # -- set-up ------------------------------------------------------------------------------------
@@ -343,6 +385,9 @@ class EmulatedCpu:
         if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 0):
             raise EmulatedCpuError(f"{what or 'emulated call'}: max_instructions must be a non-negative "
                                    f"int or None, got {max_instructions!r}")
+        if len(args) > self._stack_size // (4 * self._arch.slot):
+            raise EmulatedCpuError(f"{what or 'emulated call'}: {len(args)} arguments do not fit the CPU's "
+                                   f"{self._stack_size}-byte stack")
         words = []
         for i, a in enumerate(args):
             if not isinstance(a, int):
@@ -380,6 +425,7 @@ class EmulatedCpu:
         if self._closed:
             return
         self._closed = True
+        self._busy.set()  # wakes the preemption thread, which sees the CPU closed and ends
         if self._listener is not None:
             _ProtectWatch.of(self._space).remove(self._listener)
             self._listener = None
@@ -429,13 +475,38 @@ class EmulatedCpu:
 
     def _run(self, function: int, budget: int | None, what: str) -> int:
         uc, arch = self.uc, self._arch
+        counted = budget is not None
+        if counted != self._counted_code:
+            # Unicorn keeps translated code across hook changes, and `count` is a hook: code
+            # translated with (without) it would keep (skip) counting in the other mode.
+            uc.ctl_flush_tb()
+            self._counted_code = counted
+        if not counted:
+            self._preemption().set()
+        try:
+            return self._loop(function, budget, what)
+        finally:
+            if not counted:
+                self._busy.clear()
+
+    def _preemption(self) -> threading.Event:
+        """The event an uncounted call sets while it runs; a thread of the CPU's own stops the
+        emulation every QUANTUM seconds meanwhile, so that Python gets to run its signal handlers."""
+        if self._preempter is None:
+            self._preempter = threading.Thread(target=_preempt, args=(weakref.ref(self), self._busy),
+                                               name=f"emulated {self.target} CPU preemption", daemon=True)
+            self._preempter.start()
+        return self._busy
+
+    def _loop(self, function: int, budget: int | None, what: str) -> int:
+        uc, arch = self.uc, self._arch
         pc = function
         done = 0
         self.instructions = 0
         stop = self._return
         thumb = self.target == "armv7"
         while True:
-            count = self.chunk if budget is None else min(self.chunk, budget - done + 1)
+            count = 0 if budget is None else min(self.chunk, budget - done + 1)
             self._fault = None
             try:
                 uc.emu_start(pc, stop, count=count)
@@ -448,10 +519,11 @@ class EmulatedCpu:
             if pc == stop:
                 self.instructions = done  # to a chunk: the last one's count is not known
                 return uc.reg_read(arch.result) & self._mask
-            done += count
-            self.instructions = done
-            if budget is not None and done > budget:
-                raise InstructionBudgetExceeded(budget, pc, what)
+            if budget is not None:  # the chunk ran out; uncounted, the preemption thread stopped it
+                done += count
+                self.instructions = done
+                if done > budget:
+                    raise InstructionBudgetExceeded(budget, pc, what)
             if thumb and uc.reg_read(ARM.UC_ARM_REG_CPSR) & 0x20:
                 pc |= 1  # resume in Thumb state
 
@@ -472,21 +544,24 @@ class EmulatedCpu:
 
     def _on_interrupt(self, uc: Any, intno: int, _: Any) -> None:
         pc = uc.reg_read(self._arch.pc)
-        family = "riscv" if self.target.startswith("riscv") else "arm" if "arm" in self.target or \
-            self.target == "aarch64" else "x86"
+        family = self._family
+        if family == "riscv":
+            pc -= 4  # Unicorn steps a RISC-V pc 4 bytes past the instruction before the hook runs
         self._fault = (_EXCEPTIONS[family].get(intno, f"CPU exception {intno}"), pc, pc)
         uc.emu_stop()
 
     def _on_trap_area(self, uc: Any, address: int, size: int, _: Any) -> None:
         """Emulated code reached the trap area: the return trap (emu_start's `until` stops there
-        first), or a function handle: run it and let the return instruction there return."""
+        first), or a function handle: run it and return to its caller."""
         if address == self._return:
             uc.emu_stop()
             return
         host = self._host.get(address)
         if host is not None:
-            fn, arity, _name = host
+            fn, arity, name = host
             result = fn(*self._read_args(arity))
+            if result is not None and not isinstance(result, int):
+                raise EmulatedCpuError(f"host function {name!r} returned {result!r}, not an int")
         else:
             r = self._table.find(address)
             if r is None:
@@ -496,7 +571,18 @@ class EmulatedCpu:
             result = r.pointer(*self._read_args(len(r.prototype._argtypes_)))
             if callbacks.PARKED.errors:
                 callbacks.reraise_parked(result)
-        uc.reg_write(self._arch.result, (result or 0) & self._mask)
+        arch = self._arch
+        uc.reg_write(arch.result, (result or 0) & self._mask)
+        # Return here rather than by the return instruction at the handle: a stop requested
+        # meanwhile (a chunk's end, a preemption) then resumes in the caller, never calling `fn`
+        # a second time.
+        if arch.push_return:
+            sp = uc.reg_read(arch.sp)
+            back = self._word_fmt_for(arch.slot).unpack(bytes(uc.mem_read(sp, arch.slot)))[0]
+            uc.reg_write(arch.sp, sp + arch.slot)
+        else:
+            back = uc.reg_read(arch.link)
+        uc.reg_write(arch.pc, back)
 
     def _read_args(self, n: int) -> list[int]:
         arch, uc = self._arch, self.uc
@@ -512,4 +598,4 @@ class EmulatedCpu:
 
 
 __all__ = ["CHUNK", "EmulatedCpu", "EmulatedCpuError", "EmulatedFault", "InstructionBudgetExceeded",
-           "STACK_SIZE", "TARGETS"]
+           "QUANTUM", "STACK_SIZE", "TARGETS"]
