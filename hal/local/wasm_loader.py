@@ -305,6 +305,9 @@ def _engine(key: int) -> wasmtime.Engine:
     config = wasmtime.Config()
     config.consume_fuel = True
     config.epoch_interruption = True
+    # Compiled in the calling thread: wasmtime's compile thread pool does not survive a fork (a child
+    # forked after a compile waits forever for its workers), and kernels are small.
+    config.parallel_compilation = False
     # No reservation or guard past the window: bounds are checked explicitly, the memory never moves.
     config.memory_reservation = 0
     config.memory_guard_size = 0

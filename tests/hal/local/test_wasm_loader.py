@@ -16,6 +16,7 @@ import signal
 import struct
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -833,3 +834,31 @@ def test_wasm_traps_and_native_kernel_faults_share_the_fault_signals(session, si
 
     for step in (wasm_trap, native_fault, wasm_trap, native_fault):
         step()
+
+
+def test_a_process_forked_after_a_compile_compiles_too(side, built):
+    """A compile in this process (the `side` fixture), then one in a forked child: a child must not
+    wait for compile workers that only the parent has (ireeabi's mutation campaign forks per mutant).
+    The child's exit status is the verdict; the bound only keeps a hang from hanging the suite."""
+    pid = os.fork()
+    if pid == 0:  # the child: its own heap and runtime, the same module compiled again
+        code = 1
+        try:
+            h = Heap(target="wasm32", name="forked")
+            rt = W.WasmRuntime(h)
+            rt.load_side_module(built[0], "kernels")
+            rt.close()
+            h.close()
+            code = 0
+        finally:
+            os._exit(code)
+    for _ in range(12000):  # up to 120 s
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child did not finish compiling the side module")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
