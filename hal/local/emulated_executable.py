@@ -6,7 +6,7 @@ it (runtime/src/iree/hal/local/loaders/embedded_elf_loader.c and elf/elf_module.
   made on the first foreign load and closed with the runtime. `emulate_host=True` runs host (x86_64)
   kernels under the emulator too, so one kernel can run natively and emulated and be compared.
 - `load(format, data, emulator, constants, processor_data) -> EmulatedLibrary`: the image is placed in
-  the heap at target addresses (`elf_loader.load_into_heap`: relocations of the target's arch file),
+  the heap at target addresses (`elf_heap_loader.load_into_heap`: relocations of the target's arch file),
   its segments are protected in the emulator as IREE protects them, its initializers run, and the
   library query gets an environment_v0 laid out for the target in the heap (executable constants,
   processor data, an import thunk). Library v0 is then read and verified as for host libraries
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.heap import Heap
 
-from ireeabi.hal.local import elf_loader
+from ireeabi.hal.local import elf_heap_loader
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
@@ -64,7 +64,7 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
     """Load an `embedded-elf-<arch>` library into the emulator's heap (see the module docstring)."""
     from ireeabi.hal.local.emulated_cpu import EmulatedFault
     heap = emulator.heap
-    image = elf_loader.load_into_heap(bytes(data), heap)
+    image = elf_heap_loader.load_into_heap(bytes(data), heap)
     env: Environment | None = None
 
     def release() -> None:

@@ -23,7 +23,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 import iree_tools as tools
-from ireeabi.hal.local.elf_loader import TARGET_PAGE, HeapElfImage, load_into_heap
+from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_into_heap
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.vm.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.module_file import read_module

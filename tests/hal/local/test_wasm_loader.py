@@ -28,6 +28,7 @@ import vm_ir
 from hal_programs import program
 from ireeabi.hal.local import elf_executable, elf_loader
 from ireeabi.hal.local import wasm_loader as W
+from ireeabi.hal.local import wasm_dylink as D
 from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError, ForeignKernelError,
                                                   write_workgroup_state)
 from ireeabi.layouts import executable_library as X
@@ -161,7 +162,7 @@ def _s32(v: int) -> int:
 
 def test_dylink_section_matches_what_the_module_needs(built, runtime):
     wasm = built[0]
-    info = W.parse_dylink(wasm)
+    info = D.parse_dylink(wasm)
     # The facts are wasm-ld's: check them against the module's own imports through wasmtime.
     assert info.memory_align >= 4 and info.needed == ()
     side = runtime.load_side_module(wasm, "kernels")
@@ -390,7 +391,7 @@ def test_call_errors_name_what_is_wrong(side, runtime):
     with pytest.raises(W.WasmCallError, match="arguments are a sequence of ints, not int"):
         side.call(side.lookup("pick"), 1)
     assert side.call(side.lookup("pick"), iter([1])) == side.call(side.lookup("pick"), (1,))
-    with pytest.raises(W.WasmModuleError, match="a side module is bytes, not str"):
+    with pytest.raises(D.WasmModuleError, match="a side module is bytes, not str"):
         runtime.load_side_module("\0asm")
     with pytest.raises(W.WasmCallError, match="max_instructions must be a positive int"):
         side.call(side.lookup("pick"), [1], max_instructions=0)
@@ -518,14 +519,14 @@ NEXT = SUB + 6
     (HEADER + _dylink(extra=b"\2\2\3\0"), "needed list of 3 names", NEXT + 2),
 ])
 def test_malformed_dylink_is_refused_with_its_offset(runtime, data, message, offset):
-    with pytest.raises(W.WasmModuleError, match=message) as e:
+    with pytest.raises(D.WasmModuleError, match=message) as e:
         runtime.load_side_module(data)
     assert e.value.offset == offset and f"at byte {offset}" in str(e.value)
 
 
 def test_unknown_dylink_subsections_are_skipped():
-    info = W.parse_dylink(HEADER + _dylink(mem=8, align=3, table=2, talign=1, extra=b"\x09\2\xff\xff"))
-    assert info == W.DylinkInfo(8, 8, 2, 2)
+    info = D.parse_dylink(HEADER + _dylink(mem=8, align=3, table=2, talign=1, extra=b"\x09\2\xff\xff"))
+    assert info == D.DylinkInfo(8, 8, 2, 2)
 
 
 # -- (b) iree-compile's wasm32 executable ---------------------------------------------------------------
@@ -592,7 +593,7 @@ def _host_query(fmt: str, elf: bytes, version: int) -> int:
 
 def test_iree_wasm_library_query_and_header(add16_wasm, add16_host, runtime, heap):
     fmt, wasm, ir, vmfb = add16_wasm
-    info = W.parse_dylink(wasm)
+    info = D.parse_dylink(wasm)
     side = runtime.load_side_module(wasm, "add16")
     assert set(side.exports) == {X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME, "__wasm_apply_data_relocs"}
     m = heap.machine
@@ -786,7 +787,7 @@ def test_large_free_returns_its_own_pages_not_its_neighbours():
 
 def test_a_module_defining_its_own_memory_is_refused(runtime, heap):
     body = wasmtime.wat2wasm('(module (memory 1) (data (i32.const 0) "x"))')
-    with pytest.raises(W.WasmModuleError, match="may not define a memory of its own"):
+    with pytest.raises(D.WasmModuleError, match="may not define a memory of its own"):
         runtime.load_side_module(body[:8] + _dylink() + body[8:], "own memory")
     assert not [a for a in heap.live() if "own memory" in a.tag]
 
