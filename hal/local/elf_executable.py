@@ -26,7 +26,7 @@ from ireeabi.vm.machine import Machine, host as _host_machine, machine as _machi
 from ireeabi.layouts import executable_library as X
 
 from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState, ExecutableError,
-                                                  ExportInfo, ForeignKernelError,
+                                                  ExportInfo, ForeignKernelError, LoadedLibrary,
                                                   UnresolvedImportError, check_counts,
                                                   write_workgroup_state)
 from ireeabi.hal.local import elf_loader
@@ -152,13 +152,8 @@ class _LinkMap(ctypes.Structure):
 
 
 @dataclass(eq=False)
-class Library:
-    format: str
-    name: str
-    version: int
-    imports: tuple[str, ...]
-    exports: tuple[ExportInfo, ...]
-    constant_count: int
+class Library(LoadedLibrary):
+    """A library of host machine code, loaded natively (see the module docstring)."""
     _unload: "Callable[[], None] | None" = field(repr=False)  # releases the loaded image
     _image: Image = field(repr=False)
     _env: Any = field(repr=False)  # environment_v0 instance; must outlive every dispatch
@@ -172,12 +167,6 @@ class Library:
     @property
     def environment_address(self) -> int:
         return ctypes.addressof(self._env)
-
-    def export(self, name: str) -> ExportInfo:
-        for e in self.exports:
-            if e.name == name:
-                return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
               workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:

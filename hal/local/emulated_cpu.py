@@ -474,7 +474,7 @@ class EmulatedCpu:
         return self._word_fmt if slot == self._word else struct.Struct("<Q")
 
     def _run(self, function: int, budget: int | None, what: str) -> int:
-        uc, arch = self.uc, self._arch
+        uc = self.uc
         counted = budget is not None
         if counted != self._counted_code:
             # Unicorn keeps translated code across hook changes, and `count` is a hook: code

@@ -49,6 +49,24 @@ class ExportInfo:
     name_bytes: bytes = b""  # the exact C string: lookups compare bytes, as IREE does
 
 
+@dataclass(eq=False)
+class LoadedLibrary:
+    """What every loaded CPU library declares (library v0, verified): hal_loader and the `hal`
+    module read these, whichever loader made the library."""
+    format: str
+    name: str
+    version: int
+    imports: tuple[str, ...]
+    exports: tuple[ExportInfo, ...]
+    constant_count: int
+
+    def export(self, name: str) -> ExportInfo:
+        for e in self.exports:
+            if e.name == name:
+                return e
+        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+
+
 @dataclass
 class DispatchResult:
     status: int  # the kernel's return value of the last call (0 = success)
@@ -184,5 +202,5 @@ def issue_dispatch(library: Any, ordinal: int, dispatch_state: int, workgroup_st
 
 
 
-__all__ = ["ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "DispatchResult",
+__all__ = ["LoadedLibrary", "ExecutableError", "ForeignKernelError", "UnresolvedImportError", "ExportInfo", "DispatchResult",
            "check_counts", "DispatchState", "write_workgroup_state", "fault_message", "issue_dispatch"]

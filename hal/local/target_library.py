@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.heap import Heap
 
-from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo, ForeignKernelError
+from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
+                                                  LoadedLibrary)
 from ireeabi.hal.local.native import FAULTED
 
 _U32 = 0xFFFFFFFF
@@ -30,14 +31,8 @@ FaultReader = Callable[[BaseException], "tuple[str, int | None]"]
 
 
 @dataclass(eq=False)
-class TargetLibrary:
+class TargetLibrary(LoadedLibrary):
     """A loaded library in a heap (see the module docstring)."""
-    format: str
-    name: str
-    version: int
-    imports: tuple[str, ...]
-    exports: tuple[ExportInfo, ...]
-    constant_count: int
     has_names: bool
     environment_address: int  # a target address in `heap`
     heap: Heap
@@ -47,12 +42,6 @@ class TargetLibrary:
     _release: Callable[[], None] = field(repr=False)  # frees what the library holds
     unusable: str = ""
     closed: bool = False
-
-    def export(self, name: str) -> ExportInfo:
-        for e in self.exports:
-            if e.name == name:
-                return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
               workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:
