@@ -73,6 +73,7 @@ from unicorn import arm64_const as A64
 from unicorn import arm_const as ARM
 from unicorn import riscv_const as RV
 from unicorn import x86_const as X86
+from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
 from ireeabi.vm import callbacks
@@ -291,6 +292,10 @@ class EmulatedCpu:
         self._stack = 0
         self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
+        # General registers through Unicorn's C API on one word buffer: its Python wrapper picks a
+        # register class per access, a third of a small kernel call's time.
+        self._reg = ctypes.c_uint64()
+        self._reg_ref = ctypes.byref(self._reg)
         space = self._space = heap.space
         self._enable_fpu()
         # The window, in regions; then the host's protections as they stand now.
@@ -452,8 +457,20 @@ class EmulatedCpu:
 
     # -- calls -------------------------------------------------------------------------------------
 
+    def _write_reg(self, reg: int, value: int) -> None:
+        self._reg.value = value
+        status = _UCLIB.uc_reg_write(self.uc._uch, reg, self._reg_ref)
+        if status:
+            raise uc_mod.UcError(status)
+
+    def _read_reg(self, reg: int) -> int:
+        status = _UCLIB.uc_reg_read(self.uc._uch, reg, self._reg_ref)
+        if status:
+            raise uc_mod.UcError(status)
+        return self._reg.value
+
     def _set_up_call(self, words: list[int]) -> None:
-        arch, uc = self._arch, self.uc
+        arch = self._arch
         in_regs = words[:len(arch.args)]
         on_stack = words[len(arch.args):]
         slot = arch.slot
@@ -465,10 +482,10 @@ class EmulatedCpu:
             sp -= slot
             self._word_fmt_for(slot).pack_into(self.heap.space.bytes, sp - self._lo, self._return)
         else:
-            uc.reg_write(arch.link, self._return)
+            self._write_reg(arch.link, self._return)
         for reg, w in zip(arch.args, in_regs):
-            uc.reg_write(reg, w)
-        uc.reg_write(arch.sp, sp)
+            self._write_reg(reg, w)
+        self._write_reg(arch.sp, sp)
 
     def _word_fmt_for(self, slot: int) -> struct.Struct:
         return self._word_fmt if slot == self._word else struct.Struct("<Q")
@@ -515,10 +532,10 @@ class EmulatedCpu:
             if self._fault is not None:
                 kind, at, address = self._fault
                 raise EmulatedFault(kind, at, address, what)
-            pc = uc.reg_read(arch.pc)
+            pc = self._read_reg(arch.pc)
             if pc == stop:
                 self.instructions = done  # to a chunk: the last one's count is not known
-                return uc.reg_read(arch.result) & self._mask
+                return self._read_reg(arch.result) & self._mask
             if budget is not None:  # the chunk ran out; uncounted, the preemption thread stopped it
                 done += count
                 self.instructions = done
