@@ -48,7 +48,7 @@ from ireeabi.vm.heap import Heap
 from ireeabi.vm.status import StatusError
 
 from ireeabi.hal.local.elf_loader import (DT, MAX_IMAGE, PF_R, PF_W, PF_X, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD,
-                                          SHN_UNDEF, elf_error, segment_type, verify_header)
+                                          SHN_UNDEF, elf_error, read_phdrs, segment_type, verify_header)
 
 TARGET_PAGE = 4096  # the page the emulated CPU protects (every target here uses 4 KiB pages)
 _MAX_ALIGN = 1 << 21  # a larger p_align still gets this alignment (IREE itself gives only a page)
@@ -151,7 +151,7 @@ class HeapElfImage:
     def _check(self, address: int, n: int, what: str, verb: str = "read") -> None:
         if not self.inside(address, n):
             raise elf_error(f"ELF {what} at 0x{address:x} (+{n}) lies outside the loaded image "
-                        f"[0x{self.start:x}, 0x{self.end:x}): IREE would {verb} memory it does not own")
+                            f"[0x{self.start:x}, 0x{self.end:x}): IREE would {verb} memory it does not own")
 
     def read(self, address: int, n: int, what: str) -> bytes:
         self._check(address, n, what)
@@ -168,7 +168,7 @@ class HeapElfImage:
         stop = raw.find(b"\0")
         if stop < 0:
             raise elf_error(f"ELF {what} at 0x{address:x} is not terminated inside the loaded image: IREE "
-                        "would read memory it does not own")
+                            "would read memory it does not own")
         return raw[:stop]
 
     def _symbol(self, i: int) -> Any:
@@ -184,7 +184,7 @@ class HeapElfImage:
         raw = self.heap.read(address, n)
         if raw == (wanted + b"\0")[:n] and n < len(wanted) + 1:
             raise elf_error(f"ELF symbol {i} name at 0x{address:x} runs to the end of the loaded image: IREE "
-                        "would read memory it does not own")
+                            "would read memory it does not own")
         return raw == wanted + b"\0"
 
     def lookup(self, name: str) -> int:
@@ -223,13 +223,7 @@ def load_into_heap(data: bytes, heap: Heap) -> HeapElfImage:
     if arch is None:
         raise elf_error(f"no ELF kernels on {m.name}: its llvm-cpu kernels are not ELF files", "UNIMPLEMENTED")
     s = _file_structs(8 * m.pointer_size, arch.em_name)
-    ehdr = verify_header(data, s, arch.e_machine)
-    phdrs = [s.Elf_Phdr.parse(data[ehdr.e_phoff + i * ehdr.e_phentsize:][:ehdr.e_phentsize])
-             for i in range(ehdr.e_phnum)]
-    for p in phdrs:  # iree_elf_module_verify_phdr_table
-        if segment_type(p) == PT_LOAD and p.p_offset + p.p_filesz > len(data):
-            raise elf_error(f"phdr reference outside of file extents: {p.p_offset}-{p.p_offset + p.p_filesz}"
-                        f"of max {len(data)}")
+    phdrs = read_phdrs(data, s, verify_header(data, s, arch.e_machine))
     image = _reserve(data, phdrs, heap, m.name, s)
     try:
         dyn = _heap_dynamic(image, phdrs, s, arch)
@@ -250,7 +244,7 @@ def _reserve(data: bytes, phdrs: list, heap: Heap, name: str, s: Any) -> HeapElf
     copied = sum(p.p_filesz for p in loads)
     if copied > len(data):  # only overlapping segments do this; it would make work unbounded
         raise elf_error(f"PT_LOAD segments copy {copied} file bytes from a {len(data)}-byte file (they overlap); "
-                    "ireeabi refuses overlapping segments")
+                        "ireeabi refuses overlapping segments")
     if loads:
         lo = min(p.p_vaddr & ~(p.p_align - 1) & mask for p in loads)
         hi = max((((p.p_vaddr + p.p_memsz) & mask) + p.p_align - 1) & ~(p.p_align - 1) & mask for p in loads)
@@ -260,7 +254,7 @@ def _reserve(data: bytes, phdrs: list, heap: Heap, name: str, s: Any) -> HeapElf
     size = (length + TARGET_PAGE - 1) // TARGET_PAGE * TARGET_PAGE
     if size > MAX_IMAGE:
         raise elf_error(f"ELF segments span {length} bytes of address space; ireeabi reserves at most "
-                    f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
+                        f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
     size = max(size, TARGET_PAGE)
     aligns = [p.p_align for p in loads if p.p_align > 0 and not p.p_align & (p.p_align - 1)]
     align = min(max([TARGET_PAGE] + aligns), _MAX_ALIGN)
@@ -367,7 +361,7 @@ def _heap_verify_no_imports(image: HeapElfImage, machine: str) -> None:
                 hint = ("; armv7 kernels built with debug symbols import it: compile with "
                         "--iree-llvmcpu-debug-symbols=false")
             raise elf_error(f"ELF imports one or more symbols (trying '{name}'); imports are not supported "
-                        f"in the platform-agnostic loader{hint}", "UNAVAILABLE")
+                            f"in the platform-agnostic loader{hint}", "UNAVAILABLE")
 
 
 def _heap_relocate(image: HeapElfImage, dyn: dict, s: Any, arch: _Arch) -> None:
@@ -489,7 +483,7 @@ def _heap_initializers(image: HeapElfImage, dyn: dict) -> list:
         array = dyn.get("init_array")
         if not array:  # IREE would read the entries from address 0
             raise elf_error("ELF DT_INIT_ARRAYSZ without a DT_INIT_ARRAY: IREE would read the initializers "
-                        "from address 0")
+                            "from address 0")
         for i in _nonzero_rows(image, array, n, word, word, 0, mask, "DT_INIT_ARRAY"):
             ptr = int.from_bytes(image.heap.read(array + i * word, word), "little")
             if ptr != mask:
@@ -497,5 +491,5 @@ def _heap_initializers(image: HeapElfImage, dyn: dict) -> list:
     for what, fn in calls:
         if not image.inside(fn, 1):
             raise elf_error(f"ELF initializer {what} at 0x{fn:x} lies outside the loaded image: IREE would "
-                        "jump there")
+                            "jump there")
     return [fn for _, fn in calls]

@@ -111,7 +111,7 @@ class ElfModule:
     def read(self, address: int, n: int, what: str) -> bytes:
         if not self.inside(address, n):
             raise elf_error(f"ELF {what} at 0x{address:x} (+{n}) lies outside the loaded image "
-                        f"[0x{self.base:x}, 0x{self.end:x}): IREE would read memory it does not own")
+                            f"[0x{self.base:x}, 0x{self.end:x}): IREE would read memory it does not own")
         self._check_readable(address, n, what)
         return ctypes.string_at(address, n)
 
@@ -119,19 +119,19 @@ class ElfModule:
         for lo, hi in self.unreadable:
             if address < hi and lo < address + max(n, 1):
                 raise elf_error(f"ELF {what} at 0x{address:x} lies in a segment mapped without access: IREE "
-                            "would fault reading it")
+                                "would fault reading it")
 
     def write(self, address: int, data: bytes, what: str) -> None:
         if not self.inside(address, len(data)):
             raise elf_error(f"ELF {what} at 0x{address:x} (+{len(data)}) lies outside the loaded image "
-                        f"[0x{self.base:x}, 0x{self.end:x}): IREE would write memory it does not own")
+                            f"[0x{self.base:x}, 0x{self.end:x}): IREE would write memory it does not own")
         ctypes.memmove(address, data, len(data))
 
     def cstring(self, address: int, what: str) -> bytes:
         """A NUL-terminated string inside .dynstr (IREE reads it as far as the NUL goes)."""
         if not (self.dynstr <= address < self.dynstr + self.dynstr_size) or not self.inside(address, 1):
             raise elf_error(f"ELF {what} at 0x{address:x} lies outside .dynstr: IREE would read memory it "
-                        "does not own")
+                            "does not own")
         n = min(self.dynstr + self.dynstr_size, self.end) - address
         self._check_readable(address, n, what)
         raw = ctypes.string_at(address, n)
@@ -153,7 +153,7 @@ def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "") -> int:
     fault = lib.ffi.new("ireeabi_fault_t*")
     if lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault) == FAULTED:
         raise elf_error(f"{what} at 0x{fn:x} faulted (signal {fault.signal} at address 0x{fault.address:x})",
-                    "INTERNAL")
+                        "INTERNAL")
     return result[0]
 
 
@@ -202,16 +202,22 @@ def _map(data: bytes) -> tuple[ElfModule, list, Any]:
     m = _host_machine()
     if m.name != "x86_64":
         raise elf_error(f"ireeabi's ELF loader applies x86_64 relocations only; this host is {m.name}",
-                    "UNIMPLEMENTED")
+                        "UNIMPLEMENTED")
     s = elf_structs(m.pointer_size)
-    ehdr = verify_header(data, s, _E_MACHINE[m.name])
+    phdrs = read_phdrs(data, s, verify_header(data, s, _E_MACHINE[m.name]))
+    return _load_segments(data, phdrs), phdrs, s
+
+
+def read_phdrs(data: bytes, s: Any, ehdr: Any) -> list:
+    """The program headers of a verified header, each PT_LOAD's file bytes within the file
+    (iree_elf_module_verify_phdr_table)."""
     phdrs = [s.Elf_Phdr.parse(data[ehdr.e_phoff + i * ehdr.e_phentsize:][:ehdr.e_phentsize])
              for i in range(ehdr.e_phnum)]
-    for p in phdrs:  # iree_elf_module_verify_phdr_table
+    for p in phdrs:
         if segment_type(p) == PT_LOAD and p.p_offset + p.p_filesz > len(data):
             raise elf_error(f"phdr reference outside of file extents: {p.p_offset}-{p.p_offset + p.p_filesz}"
-                        f"of max {len(data)}")
-    return _load_segments(data, phdrs), phdrs, s
+                            f"of max {len(data)}")
+    return phdrs
 
 
 def segment_type(p: Any) -> int:
@@ -236,7 +242,7 @@ def verify_header(data: bytes, s: Any, machine: int) -> Any:
         raise elf_error("ELF version unsupported; expected 1")
     if raw["e_machine"] != machine:
         raise elf_error(f"ELF machine specification ({raw['e_machine']:04X}) does not match the running "
-                    "architecture")
+                        "architecture")
     if raw["e_type"] != 3:  # ET_DYN
         raise elf_error("only shared object ELFs are supported")
     if (raw["e_ehsize"] != size or raw["e_phentsize"] != s.Elf_Phdr.sizeof()
@@ -271,7 +277,7 @@ def _load_segments(data: bytes, phdrs: list) -> ElfModule:
     size = _align_end(max(hi - lo, 0), PAGE)
     if size > MAX_IMAGE or hi < lo:
         raise elf_error(f"ELF segments span {hi - lo} bytes of address space; ireeabi reserves at most "
-                    f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
+                        f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
     libc = _libc()
     base = libc.mmap(None, max(size, PAGE), _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_ANONYMOUS, -1, 0)
     if base in (None, ctypes.c_void_p(-1).value):
@@ -350,7 +356,7 @@ def _verify_no_imports(module: ElfModule, s: Any) -> None:
             name = module.cstring(module.dynstr + sym.st_name, "import name").decode("utf-8", "replace") \
                 if sym.st_name else "(null)"
             raise elf_error(f"ELF imports one or more symbols (trying '{name}'); imports are not supported "
-                        "in the platform-agnostic loader", "UNAVAILABLE")
+                            "in the platform-agnostic loader", "UNAVAILABLE")
 
 
 def _apply_relocations(module: ElfModule, dyn: dict, s: Any) -> None:
@@ -463,7 +469,7 @@ def _run_initializers(module: ElfModule, dyn: dict, s: Any) -> None:
     for what, fn in calls:
         if not executable(module, fn):
             raise elf_error(f"ELF initializer {what} at 0x{fn:x} lies outside the loaded image: IREE would "
-                        "jump there")
+                            "jump there")
         _call(fn, 0, what=f"ELF initializer {what}")
 
 
@@ -492,5 +498,5 @@ def query(module: ElfModule, fn: int, version: int, environment: int) -> int:
 
 
 __all__ = ["ElfModule", "load", "validate", "lookup_export", "query", "executable", "PAGE", "DT", "MAX_IMAGE",
-           "SHN_UNDEF", "elf_error", "segment_type", "elf_structs", "verify_header", "PT_LOAD", "PT_DYNAMIC",
+           "SHN_UNDEF", "elf_error", "segment_type", "elf_structs", "verify_header", "read_phdrs", "PT_LOAD", "PT_DYNAMIC",
            "PT_GNU_RELRO", "PF_R", "PF_W", "PF_X"]
