@@ -10,7 +10,6 @@ IREE prints on that machine), and the host kernel run natively (the emulator's d
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -21,6 +20,7 @@ import pytest
 
 import e2e_corpus as corpus
 import iree_tools as tools
+from debian_tools import debian_file, debian_tool
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode.errors import VmStatusError
@@ -105,11 +105,9 @@ def test_default_model_corpus_prints_what_iree_prints(arch, programs):
 # IREE itself on aarch64: the aarch64 wheel's iree-run-module under qemu-aarch64.
 
 def _aarch64_iree_run_module(tmp_root: Path) -> list[str]:
-    qemu = shutil.which("qemu-aarch64")
+    qemu = debian_tool("qemu-aarch64")
     sysroot = Path("/usr/aarch64-linux-gnu")
-    if qemu is None or not (sysroot / "lib" / "ld-linux-aarch64.so.1").exists():
-        pytest.fail("the aarch64 oracle needs qemu-aarch64 and the aarch64 sysroot: apt-get install "
-                    "qemu-user libc6-arm64-cross (.ci/run installs them)")
+    debian_file(str(sysroot / "lib" / "ld-linux-aarch64.so.1"), "libc6-arm64-cross")
     cache = Path(os.environ.get("IREEABI_TEST_CACHE", tmp_root)) / "aarch64-runtime"
     tool = cache / "iree" / "_runtime_libs" / "iree-run-module"
     if not tool.exists():

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import io
 import random
-import shutil
 import struct
 import subprocess
 from functools import lru_cache
@@ -23,6 +22,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 import iree_tools as tools
+from debian_tools import debian_tool
 from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_into_heap
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.vm.heap import Heap, tracked_heap
@@ -53,6 +53,14 @@ COMPILERS = {
     "riscv64": ["riscv64-linux-gnu-gcc"],
     "riscv32": ["riscv64-linux-gnu-gcc", "-march=rv32imf", "-mabi=ilp32f"],
 }
+
+
+def compiler_of(arch: str) -> list[str]:
+    """The compiler's argv for `arch`, its Debian package installed when missing."""
+    command, *flags = COMPILERS[arch]
+    return [debian_tool(command), *flags]
+
+
 SO_FLAGS = ["-O1", "-shared", "-nostdlib", "-Wl,--hash-style=sysv"]
 
 # Data holding pointers to global (preemptible) symbols, a GOT access and a PLT call.
@@ -102,9 +110,7 @@ def shared_object(arch: str, source: str, pic: bool = True) -> bytes:
     out.mkdir(exist_ok=True)
     name = f"{arch}-{abs(hash((source, pic)))}"
     (out / f"{name}.c").write_text(source)
-    compiler = COMPILERS[arch]
-    assert shutil.which(compiler[0]), f"{compiler[0]} is needed to build the {arch} fixtures"
-    subprocess.run([*compiler, *SO_FLAGS, "-fPIC" if pic else "-fno-PIC",
+    subprocess.run([*compiler_of(arch), *SO_FLAGS, "-fPIC" if pic else "-fno-PIC",
                     *(["-ftls-model=initial-exec"] if "__thread" in source else []),
                     "-o", str(out / f"{name}.so"), str(out / f"{name}.c")],
                    check=True, capture_output=True, timeout=120)
@@ -140,7 +146,7 @@ def _readelf_types(data: bytes) -> dict:
     RISC-V names)."""
     path = tools.session_dir() / f"readelf-{abs(hash(data))}.so"
     path.write_bytes(data)
-    out = subprocess.run(["readelf", "-rW", str(path)], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([debian_tool("readelf"), "-rW", str(path)], check=True, capture_output=True, text=True).stdout
     names = {}
     for line in out.splitlines():
         parts = line.split()
@@ -606,7 +612,7 @@ def shared_object_with_init(arch: str) -> bytes:
     out = tools.session_dir() / "elf-arches"
     out.mkdir(exist_ok=True)
     (out / "init.c").write_text(INIT_C)
-    subprocess.run([*COMPILERS[arch], *SO_FLAGS, "-fPIC", "-Wl,-init,ctor", "-o", str(out / f"{arch}-init.so"),
+    subprocess.run([*compiler_of(arch), *SO_FLAGS, "-fPIC", "-Wl,-init,ctor", "-o", str(out / f"{arch}-init.so"),
                     str(out / "init.c")], check=True, capture_output=True, timeout=120)
     return (out / f"{arch}-init.so").read_bytes()
 
@@ -771,7 +777,7 @@ def _thumb_object() -> bytes:
     out = tools.session_dir() / "elf-arches"
     out.mkdir(exist_ok=True)
     (out / "thumb.c").write_text(POINTERS_C)
-    subprocess.run(["arm-linux-gnueabihf-gcc", "-mthumb", *SO_FLAGS, "-fPIC", "-o", str(out / "thumb.so"),
+    subprocess.run([debian_tool("arm-linux-gnueabihf-gcc"), "-mthumb", *SO_FLAGS, "-fPIC", "-o", str(out / "thumb.so"),
                     str(out / "thumb.c")], check=True, capture_output=True, timeout=120)
     return (out / "thumb.so").read_bytes()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -20,6 +19,8 @@ from dataclasses import dataclass
 
 import pytest
 from elftools.elf.elffile import ELFFile
+
+from debian_tools import debian_tool
 
 from ireeabi.hal.local.emulated_cpu import (EmulatedCpu, EmulatedCpuError, EmulatedFault,
                                             InstructionBudgetExceeded)
@@ -195,9 +196,7 @@ def _text_and_symbols(obj: str) -> tuple[bytes, dict[str, tuple[int, int]]]:
 @pytest.fixture(scope="module", params=list(TOOLCHAINS))
 def rig(request, build_dir):
     heap_target, compiler, thumb = TOOLCHAINS[request.param]
-    if shutil.which(compiler[0]) is None:
-        pytest.fail(f"{compiler[0]} is not installed (Debian: the gcc cross compilers and gcc-multilib; "
-                    ".ci/run installs them)")
+    compiler = [debian_tool(compiler[0]), *compiler[1:]]
     obj = build_dir / f"kernels_{request.param}.o"
     subprocess.run(compiler + FLAGS + ["-o", str(obj), str(build_dir / "kernels.c")], check=True)
     text, symbols = _text_and_symbols(str(obj))

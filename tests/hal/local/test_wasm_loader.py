@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import os
 import random
-import shutil
 import signal
 import struct
 import subprocess
@@ -24,6 +23,7 @@ import pytest
 import wasmtime
 
 import iree_tools
+from debian_tools import debian_tool
 import vm_ir
 from hal_programs import program
 from ireeabi.hal.local import elf_executable, elf_loader
@@ -106,9 +106,7 @@ def _run(argv: list[str]) -> None:
 
 
 def _tool(name: str) -> str:
-    found = shutil.which(name)
-    assert found, f"{name} is needed for these tests (clang, wasm-ld, gcc)"
-    return found
+    return debian_tool(name)
 
 
 @pytest.fixture(scope="module")
