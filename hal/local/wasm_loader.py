@@ -14,7 +14,10 @@ wasmtime's host memory creator hands wasmtime the host mapping that starts at ta
 target address, and what the runtime lays out in its heap (dispatch state, bindings, buffers) is what
 a kernel reads, and what a kernel writes the heap sees. The memory has no reservation or guard
 beyond the window (wasmtime checks bounds explicitly) and cannot grow. The creator is engine-wide,
-so every runtime has its own Engine and Store, and one function table shared by its modules.
+so every runtime has its own Engine and Store, and one function table shared by its modules. What
+the creator's callbacks need (the window, whether the runtime is making its memory) is the runtime's
+own `_Window`, reached through the callbacks' env pointer and kept alive by wasmtime's references to
+it, not a table of the process (see "the host memory creator" below for the lifetime).
 
 Interface (what hal_loader / the `hal` module build on):
 
@@ -27,8 +30,18 @@ Interface (what hal_loader / the `hal` module build on):
 - `WasmSideModule.lookup(name) -> int`: an exported function as a table index;
   `WasmSideModule.call(table_index, args) -> int` = `WasmRuntime.call`: call the table entry with
   i32 arguments; the i32 result as an unsigned 32-bit int (0 for no result).
+- `WasmRuntime.release(module)` (= `WasmSideModule.release()`): unload a module: its table slots are
+  emptied and reused by later loads, its data block is freed. wasm cannot drop one instance from a
+  store, so once no module is loaded and no caller's host function is in the table, the store (with
+  every instance it kept) is dropped and a fresh one made (`stores_made` counts them): a run of
+  load/release cycles keeps the heap, the table and wasmtime's memory flat.
 - `WasmRuntime.host_function(fn, params, results, name) -> int`: a Python function put in the table
   (value types "i32", "i64", "f32", "f64"); its index. An exception it raises comes out of `call`.
+  Such a function pins the store (its index must stay valid) until the runtime closes.
+- `WasmRuntime.import_thunk() -> int`: the environment's import thunk (i32 x4 -> i32), which calls
+  the import's table entry with (params, context, reserved), as IREE's thunk calls the function
+  pointer; a NULL import traps (INDIRECT_CALL_TO_NULL), as a native call through NULL faults.
+- Table index 0 holds no function: it is C's NULL function pointer.
 - `parse_dylink(data) -> DylinkInfo`: the dylink.0 facts, refusing a malformed module with the
   byte offset of what is wrong.
 
@@ -43,6 +56,31 @@ What wasm code may touch: the whole window, as native code may touch its whole a
 heap's per-block checks do not apply to its accesses; what traps is target [0, 64 KiB), anything
 past the window's end, and the guard pages of guarded blocks (the shadow stack's among them). After
 a trap the shadow stack pointer is reset, so the runtime stays usable.
+
+Kernel imports (library v0 `imports`; findings with iree-compile 3.13.0, `--iree-llvmcpu-target-
+triple=wasm32-unknown-unknown`, modules read with wasmtime's import list, `llvm-objdump -d` and this
+loader; tests/hal/local/test_wasm_loader.py re-checks them):
+- Math and conversions need no import: math.exp/tanh/erf/log1p/sin/atan/cbrt/powf/atan2 (f32; exp on
+  f64 too), arith.truncf to bf16, i64 division and i64<->f32 conversions compile to modules whose
+  only wasm imports are env.memory, env.__indirect_function_table, env.__memory_base,
+  env.__table_base (and env.__stack_pointer when a kernel uses the shadow stack), with no library
+  imports (imports.count 0): iree-compile expands the functions inline or links its device bitcode.
+- Where it cannot, it fails at compile time, not at load: math.round, math.roundeven (undefined
+  roundf) and arith.remf on f32 and f64 (undefined fmodf) end in iree-lld "undefined symbol"
+  errors; no module exists to load.
+- f16 conversions (arith.truncf to f16, arith.extf from f16) produce an invalid module: a kernel
+  calls the module's own __truncsfhf2 (__extendhfsf2) with an f32 (i32) where the function's type
+  takes an i32 (f32); wasmtime refuses it ("type mismatch: expected i32, found f32") and the load
+  ends in `WasmModuleError`, naming wasmtime's reason.
+- A dispatch that calls an external function (a `func.call` to a declared `func.func`, as IREE's
+  custom-dispatch plugin samples do) is compiled into a library import, as for ELF: the symbol is in
+  library v0's import table (required, no '?'), and the kernel calls
+  `environment->import_thunk(import_funcs[i], params, import_contexts[i], NULL)` by call_indirect
+  of type (i32, i32, i32, i32) -> i32; the module itself has no wasm import for it. Such a library is
+  handled as the ELF paths handle theirs: a required import is refused at load
+  (`UnresolvedImportError`, UNAVAILABLE "no import provider ..." from hal_loader: ireeabi has no
+  import provider), an optional one is left NULL, and a call goes through `import_thunk()` to the
+  import's table entry.
 
 Calls: one at a time per runtime (a lock; wasmtime's store is single-threaded and the GIL is
 released while wasm runs); a host function may call back in on the same thread, on the running
