@@ -33,8 +33,13 @@ Interface (what hal_loader / the `hal` module build on):
 - `WasmRuntime.release(module)` (= `WasmSideModule.release()`): unload a module: its table slots are
   emptied and reused by later loads, its data block is freed. wasm cannot drop one instance from a
   store, so once no module is loaded and no caller's host function is in the table, the store (with
-  every instance it kept) is dropped and a fresh one made (`stores_made` counts them): a run of
-  load/release cycles keeps the heap, the table and wasmtime's memory flat.
+  every instance it kept) is dropped and a fresh one made (`stores_made` counts them); with modules
+  still loaded, every `REBUILD_AFTER` releases the store is rebuilt: the loaded modules are
+  instantiated again (from their compiled code, at their own data blocks and table slots, their
+  data bytes kept), host functions and looked-up exports put back at their indices, the old store
+  dropped. A module with a start function or globals of its own is not moved (its state would not
+  survive), so while one is loaded the store keeps what released modules left. So load/release
+  cycles keep the heap, the table and wasmtime's memory flat.
 - `WasmRuntime.host_function(fn, params, results, name) -> int`: a Python function put in the table
   (value types "i32", "i64", "f32", "f64"); its index. An exception it raises comes out of `call`.
   Such a function pins the store (its index must stay valid) until the runtime closes.
@@ -102,7 +107,7 @@ from wasmtime import _func as _wasmtime_func
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink
+from ireeabi.hal.local.wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink, section_ids
 from ireeabi.vm.heap import Heap
 
 WASM_PAGE = 0x10000
@@ -111,6 +116,10 @@ DEFAULT_STACK_SIZE = 256 << 10
 # test programs (a 1M-element add is ~1e7); then WasmFuelExhausted.
 DEFAULT_MAX_INSTRUCTIONS = 1 << 38
 _U32 = 0xFFFFFFFF
+_GLOBAL_SECTION, _START_SECTION = 6, 8
+# Released modules whose instances a store may keep (with a module still loaded) before the store is
+# rebuilt with only the loaded ones: bounds what load/release cycles beside a kept module leave.
+REBUILD_AFTER = 16
 _VALTYPES = {"i32": wasmtime.ValType.i32, "i64": wasmtime.ValType.i64,
              "f32": wasmtime.ValType.f32, "f64": wasmtime.ValType.f64}
 
@@ -412,7 +421,9 @@ class WasmRuntime:
         # table index -> (i32 params, has a result, raw slots type, reference to its wasmtime_func_t)
         self._funcs: dict[int, tuple[int, bool, Any, Any]] = {}
         self._keep: dict[int, wasmtime.Func] = {}  # the wasmtime_func_t each _funcs reference points at
-        self._host_slots: set[int] = set()  # host functions put in the table by callers: they pin the store
+        # host functions put in the table by callers (index -> type, function): they pin the store
+        self._host_slots: dict[int, tuple[wasmtime.FuncType, Callable[..., Any]]] = {}
+        self._dead = 0  # modules released since this store was made (their instances stay in it)
         self._thunk = 0  # the import thunk's table index, once made
         self._context = self.store._context()
         self.store.set_epoch_deadline(1)  # moved on only after an interrupt (see _guarded)
@@ -443,6 +454,7 @@ class WasmRuntime:
             raise WasmModuleError(f"a side module is bytes, not {type(data).__name__}")
         data = bytes(data)
         info = parse_dylink(data)
+        sections = section_ids(data)
         name = name or f"side module {len(self.modules)}"
         try:
             module = wasmtime.Module(self.engine, data)
@@ -468,12 +480,34 @@ class WasmRuntime:
             self._free_range(table_base, info.table_size)
             heap.free(data_base)
             raise
+        # Re-instantiable into a new store with its state intact (see _rebuild_store) unless it has a
+        # start function (which would run again) or globals of its own (whose values would reset).
+        side._movable = _START_SECTION not in sections and _GLOBAL_SECTION not in sections
         self._blocks.append(data_base)
         self.modules.append(side)
         return side
 
     def _instantiate(self, module: wasmtime.Module, name: str, info: DylinkInfo, wanted: list[str],
                      data_base: int, table_base: int) -> "WasmSideModule":
+        instance = self._instance(module, name, wanted, data_base, table_base)
+        funcs = _functions(instance.exports(self.store))
+        side = WasmSideModule(self, name, info, data_base, table_base, funcs)
+        side._compiled, side._wanted = module, wanted
+        fuel = self.max_instructions
+        for init in ("__wasm_apply_data_relocs", "__wasm_call_ctors"):
+            fn = funcs.get(init)
+            if fn is None:
+                continue
+            ty = fn.type(self.store)
+            if ty.params or ty.results:
+                raise WasmModuleError(f"{name}: export {init} must take and return nothing")
+            self._invoke(fn, (), f"{name}:{init}", fuel)
+        return side
+
+    def _instance(self, module: wasmtime.Module, name: str, wanted: list[str], data_base: int,
+                  table_base: int) -> wasmtime.Instance:
+        """Instantiate `module` in the store with its data at `data_base` and its functions at
+        `table_base` (its data and element segments written there)."""
         externs: list[Any] = []
         for what in wanted:
             if what == "memory":
@@ -486,29 +520,13 @@ class WasmRuntime:
                 externs.append(_const_i32(self.store, table_base))
             else:
                 externs.append(self._stack())
-        fuel = self.max_instructions
         try:  # runs the module's start function, if any: budgeted and interruptible as a call
-            instance = self._guarded(lambda: wasmtime.Instance(self.store, module, externs),
-                                     f"{name} start function", fuel)
+            return self._guarded(lambda: wasmtime.Instance(self.store, module, externs),
+                                 f"{name} start function", self.max_instructions)
         except WasmTrap as e:
             if e.trap != "error":
                 raise
             raise WasmModuleError(f"{name}: instantiation failed: {e.message.split(' failed: ', 1)[-1]}") from None
-        exports = instance.exports(self.store)
-        funcs: dict[str, wasmtime.Func] = {}
-        for export_name, ext in exports.items():
-            if isinstance(ext, wasmtime.Func):
-                funcs[export_name] = ext
-        side = WasmSideModule(self, name, info, data_base, table_base, funcs)
-        for init in ("__wasm_apply_data_relocs", "__wasm_call_ctors"):
-            fn = funcs.get(init)
-            if fn is None:
-                continue
-            ty = fn.type(self.store)
-            if ty.params or ty.results:
-                raise WasmModuleError(f"{name}: export {init} must take and return nothing")
-            self._invoke(fn, (), f"{name}:{init}", fuel)
-        return side
 
     def _check_import(self, name: str, imp: wasmtime.ImportType) -> str:
         full = f"{imp.module}.{imp.name}"
@@ -570,7 +588,7 @@ class WasmRuntime:
             self._check_open()
             func = wasmtime.Func(self.store, ty, fn)
             index = self._add(func, name or getattr(fn, "__name__", "host function"))
-            self._host_slots.add(index)
+            self._host_slots[index] = (ty, fn)
             return index
 
     def import_thunk(self) -> int:
@@ -632,7 +650,7 @@ class WasmRuntime:
             self._funcs.pop(index, None)
             self._keep.pop(index, None)
             self._names.pop(index, None)
-            self._host_slots.discard(index)
+            self._host_slots.pop(index, None)
         ranges = sorted(self._free_slots + [(first, count)])
         merged: list[tuple[int, int]] = []
         for start, n in ranges:
@@ -782,12 +800,49 @@ class WasmRuntime:
                 self._free_range(index, 1)
             module._indices.clear()
             module._funcs.clear()
+            module._compiled = None
             self.modules.remove(module)
             self._blocks.remove(module.data_base)
             if not self.heap.closed:
                 self.heap.free(module.data_base)
             if not self.modules and not self._host_slots:
                 self._retire_store()
+                return
+            self._dead += 1
+            if self._dead >= REBUILD_AFTER and all(m._movable for m in self.modules):
+                self._rebuild_store()
+
+    def _rebuild_store(self) -> None:
+        """Move what is in use into a new store and drop the old one with every released module's
+        instance: each loaded module is instantiated again from its compiled code at its own data
+        block and table slots (its data block's bytes are kept as they are, not reset to its data
+        segments: `_movable` modules have no other state), and host functions, the import thunk and
+        looked-up exports go back to the table indices handed out. No table index changes."""
+        snapshots = [(m, self.heap.read(m.data_base, m.info.memory_size)) for m in self.modules]
+        table_size = self.table.size(self.store)
+        free_slots = list(self._free_slots)
+        hosts = dict(self._host_slots)
+        thunk = self._thunk
+        names = dict(self._names)
+        self._retire_store()
+        if table_size > 1:
+            self.table.grow(self.store, table_size - 1, None)
+        self._free_slots = free_slots
+        for index, (ty, fn) in hosts.items():
+            self.table.set(self.store, index, wasmtime.Func(self.store, ty, fn))
+            self._host_slots[index] = (ty, fn)
+        if thunk:
+            ty = wasmtime.FuncType([wasmtime.ValType.i32()] * 4, [wasmtime.ValType.i32()])
+            self.table.set(self.store, thunk, wasmtime.Func(self.store, ty, self._forward_import))
+            self._thunk = thunk
+        for module, data in snapshots:
+            instance = self._instance(module._compiled, module.name, module._wanted, module.data_base,
+                                      module.table_base)
+            module._funcs = _functions(instance.exports(self.store))
+            self.heap.write(module.data_base, data)
+            for export, index in module._indices.items():
+                self.table.set(self.store, index, module._funcs[export])
+        self._names = names
 
     def close(self) -> None:
         """Free the runtime's heap blocks and stop its interrupt thread; later use is an error."""
@@ -810,6 +865,7 @@ class WasmRuntime:
             module.released = True
             module._funcs.clear()
             module._indices.clear()
+            module._compiled = None  # it holds the engine
         self.modules.clear()
         # Drop wasmtime's objects: the store frees the memory (its finalizer drops its reference to
         # the window), the engine its creator (the other reference), unless someone still holds them;
@@ -847,6 +903,9 @@ class WasmSideModule:
         self._funcs = funcs
         self._indices: dict[str, int] = {}
         self.released = False
+        self._compiled: wasmtime.Module | None = None  # what a store rebuild instantiates again
+        self._wanted: list[str] = []
+        self._movable = False
 
     @property
     def exports(self) -> tuple[str, ...]:
@@ -875,6 +934,10 @@ class WasmSideModule:
     def release(self) -> None:
         """`WasmRuntime.release` of this module."""
         self.runtime.release(self)
+
+
+def _functions(exports: Any) -> dict[str, wasmtime.Func]:
+    return {name: ext for name, ext in exports.items() if isinstance(ext, wasmtime.Func)}
 
 
 def _const_i32(store: wasmtime.Store, value: int) -> wasmtime.Global:
@@ -913,4 +976,4 @@ def _trap(e: "wasmtime.Trap", label: str, budget: int) -> ForeignKernelError:
 
 
 __all__ = ["WasmRuntime", "WasmSideModule", "WasmImportError", "WasmCallError", "WasmTrap", "WasmFuelExhausted",
-           "DEFAULT_MAX_INSTRUCTIONS", "DEFAULT_STACK_SIZE"]
+           "DEFAULT_MAX_INSTRUCTIONS", "DEFAULT_STACK_SIZE", "REBUILD_AFTER"]

@@ -1191,3 +1191,48 @@ def test_what_iree_compile_emits_for_wasm32(op, src, dst, outcome, tmp_path, hea
     finally:
         kernels.close()
     assert heap.live() == []
+
+
+def test_store_is_rebuilt_around_a_kept_module(runtime, heap, add16_wasm, wasm_out):
+    """Beside a loaded module, every REBUILD_AFTER releases move the loaded module, the host
+    functions and the import thunk into a new store at the same table indices, the module's data
+    bytes as they were; the old store (and its memory) goes. The kept library still answers its
+    query with the same library and its kernel still adds."""
+    fmt, wasm, ir, _ = add16_wasm
+    kept = runtime.load_side_module(wasm, "kept")
+    query = kept.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+    env = heap.malloc(256)
+    lib = kept.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
+    data = heap.read(kept.data_base, kept.info.memory_size)
+    host = runtime.host_function(lambda x: x * 3, ["i32"], ["i32"], "triple")
+    thunk = runtime.import_thunk()
+    stores, start = runtime.stores_made, _heap_state(heap)
+    for i in range(3 * W.REBUILD_AFTER):
+        runtime.release(runtime.load_side_module(wasm, f"churn {i}"))
+        assert _heap_state(heap) == start and runtime._window.memories == 1
+    assert runtime.stores_made == stores + 3
+    assert heap.read(kept.data_base, kept.info.memory_size) == data
+    assert kept.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME) == query and runtime.import_thunk() == thunk
+    assert kept.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env]) == lib
+    assert runtime.call(host, [14]) == 42
+    # The import thunk at its old index still forwards (to the host function, 3 arguments ignored
+    # but the first).
+    forward = runtime.host_function(lambda p, c, r: p + c + r, ["i32"] * 3, ["i32"], "sum3")
+    assert runtime.call(thunk, [forward, 1, 2, 3]) == 6
+    (d,) = vm_ir.dispatches(ir, "add", [None, None])
+    n = d.bindings[0][2] // 4
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.5, np.float32)
+    np.testing.assert_array_equal(_dispatch(kept, heap, d, [a, b]), a + b)
+
+
+def test_a_module_with_a_start_function_is_not_moved(runtime, heap, built, add16_wasm):
+    """clang's side module has a start section: it would run again in a new store, so while it is
+    loaded the store is not rebuilt (released modules' instances stay until it goes)."""
+    kept = runtime.load_side_module(built[0], "kernels")
+    stores = runtime.stores_made
+    for i in range(W.REBUILD_AFTER + 1):
+        runtime.release(runtime.load_side_module(add16_wasm[1], f"churn {i}"))
+    assert runtime.stores_made == stores
+    assert kept.call(kept.lookup("pick"), [0]) == built[1].pick(0)
+    kept.release()
+    assert runtime.stores_made == stores + 1
