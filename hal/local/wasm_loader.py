@@ -167,9 +167,11 @@ class WasmFuelExhausted(ForeignKernelError):
 # more (dropped by `_memory_finalizer`, called when its store drops it). So whatever wasmtime may
 # still call reaches a live object, and nothing outlives the engine: no table of runtimes exists.
 
-_PY_INCREF = ctypes.pythonapi.Py_IncRef
+# Function objects of our own (pythonapi[...] makes a new one; attribute access would share and
+# retype the interpreter-wide one), taking the object's address.
+_PY_INCREF = ctypes.pythonapi["Py_IncRef"]
 _PY_INCREF.argtypes, _PY_INCREF.restype = [ctypes.c_void_p], None
-_PY_DECREF = ctypes.pythonapi.Py_DecRef
+_PY_DECREF = ctypes.pythonapi["Py_DecRef"]
 _PY_DECREF.argtypes, _PY_DECREF.restype = [ctypes.c_void_p], None
 
 
@@ -390,11 +392,15 @@ class WasmRuntime:
         self.engine = _engine(self._window)
         self._depth = 0  # wasm calls running (a host function may call back in)
         self._interrupter = _Interrupter(self.engine)
+        # A runtime dropped without close() (or failing here) still ends its thread.
+        self._finalizer = weakref.finalize(self, _release, self._interrupter, self._window)
         self.modules: list[WasmSideModule] = []
         self.stores_made = 0  # stores this runtime has had (a new one after its last module went)
-        self._new_store()
-        # A runtime dropped without close() still ends its thread.
-        self._finalizer = weakref.finalize(self, _release, self._interrupter, self._window)
+        try:
+            self._new_store()
+        except BaseException:
+            self._finalizer()
+            raise
 
     def _new_store(self) -> None:
         """A fresh store with the heap's window as its memory and an empty function table. wasmtime
@@ -431,9 +437,9 @@ class WasmRuntime:
         self.stores_made += 1
 
     def _retire_store(self) -> None:
-        """Drop the store (every instance and function it holds) and start a new one: called when no
-        module is loaded and no caller's host function is in the table, so no table index handed out
-        is still meaningful."""
+        """Drop the store (every instance and function it holds) and start a new one: when no module
+        is loaded and no caller's host function is in the table (no table index handed out still
+        means anything), or for `_rebuild_store`, which then puts back what is in use."""
         self.memory = self.table = self._stack_pointer = None  # type: ignore[assignment]
         self._funcs.clear()
         self._keep.clear()
