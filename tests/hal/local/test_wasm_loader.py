@@ -4,7 +4,12 @@ Oracles: (a) the same C compiled by clang for wasm32 (a dylink.0 side module) an
 host, run natively through ctypes; (b) iree-compile's wasm32 output for add16, checked against the
 same program compiled for the host (its embedded ELF loaded natively), the compiler's VM IR and
 iree-dump-module, and its kernel's output against numpy; (c) mutated modules end in this module's
-errors. No verdict depends on time.
+errors; (d) the runtime's own state and lifetime (wasmtime's finalizers), executables released
+through hal_loader 200 times with the heap, the table and the live memories counted, the store
+rebuilt around a kept module; (e) a real iree-compile import (a dispatch calling an external
+function) through the environment's thunk, refused without a provider as ireeabi refuses the host
+build and as iree-run-module fails on it, and what iree-compile 3.13 emits for wasm32 math and
+conversions. No verdict depends on time.
 """
 from __future__ import annotations
 
