@@ -98,6 +98,7 @@ PLACES = {
 # Target instructions a library's load may run in the emulators when `place_library` checks it (its
 # initializers and iree_hal_executable_library_query: a few thousand in iree-compile's libraries).
 PLACE_MAX_INSTRUCTIONS = 10_000_000
+STATIC_FORMAT = "static"  # iree-compile's format of --iree-llvmcpu-link-static libraries
 
 
 def no_loader_message(format: str) -> str:
@@ -150,6 +151,9 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
         arch = foreign_arch(format, m)
         if arch is not None:
             why = f"{format} holds {arch} machine code, not {m.name}'s: it runs with --target {arch}"
+        elif format == STATIC_FORMAT:
+            why = ("a static library is linked into the program that runs it (IREE's static library "
+                   "loader, registered by that program); the module holds only its name")
         elif format == vmvx_executable.FORMAT:
             why = "vmvx executables are run by the full `hal` module's device, not by hal_loader"
         else:
@@ -163,8 +167,11 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
         where = "native"
     if data is None:
         return Placement(format, m.name, where, reason="the image is not one rodata segment: not checked")
-    if not check or (m.is_host and format.startswith("system-elf-")):
+    if not check:
         return Placement(format, m.name, where, reason="not loaded to check it")
+    if m.is_host and format.startswith("system-elf-"):
+        return Placement(format, m.name, where, reason="a system library, dlopened on the host; not "
+                         "loaded to check it (dlopen runs its initializers natively)")
     heap = Heap(target=m, name=f"placement of {format}")
     runners = KernelRunners(heap, emulate_host=m.is_host, max_instructions=PLACE_MAX_INSTRUCTIONS)
     try:
@@ -188,4 +195,5 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
 
 
 __all__ = ["KernelLibrary", "KernelRunners", "load_library", "query_support", "foreign_arch",
-           "place_library", "Placement", "PLACES", "no_loader_message", "PLACE_MAX_INSTRUCTIONS"]
+           "place_library", "Placement", "PLACES", "no_loader_message", "PLACE_MAX_INSTRUCTIONS",
+           "STATIC_FORMAT"]

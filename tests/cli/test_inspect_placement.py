@@ -34,10 +34,14 @@ TRIPLES = {
     "i686": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
     "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
     "host": (),
+    "system-elf": ("--iree-llvmcpu-link-embedded=false",),  # dlopen on the host
+    "static": ("--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-link-static",
+               f"--iree-llvmcpu-static-library-output-path={tools.session_dir() / 'add16_static.o'}"),
 }
 FORMATS = {"riscv32": "embedded-elf-riscv_32", "armv7": "embedded-elf-arm_32", "armv7-debug": "embedded-elf-arm_32",
            "aarch64": "embedded-elf-arm_64", "i686": "embedded-elf-x86_32", "wasm32": "system-wasm-wasm_32",
-           "host": "embedded-elf-x86_64", "vmvx": "vmvx-bytecode-fb"}
+           "host": "embedded-elf-x86_64", "vmvx": "vmvx-bytecode-fb", "system-elf": "system-elf-x86_64",
+           "static": "static"}
 # Both kernel variants in one module: iree-compile's initializer creates the first one the device takes.
 BOTH = ("--iree-hal-target-backends=llvm-cpu", "--iree-hal-target-backends=vmvx", "--iree-llvmcpu-target-cpu=generic")
 # (model, build): the default execution model for every build; the inline one (hal_loader) for two.
@@ -81,7 +85,7 @@ def test_formats_are_what_iree_dump_module_lists(model, build):
     for x in exes:
         (fmt,), (image,) = x["format_rodata"], x["image_rodata"]
         assert rodata[fmt] == ("embedded", len(x["format"]), x["format"])
-        assert rodata[image][:2] == ("external", x["image_bytes"])
+        assert rodata[image][1] == x["image_bytes"]  # a static library's image is its name
         assert x["import"] == ("hal_loader.executable.load" if model == "inline-dynamic" else "hal.executable.create")
     if model != "inline-dynamic":  # the initializer's own failure names the formats of each executable
         listed = re.findall(r"does not support any variant of executable `\w+`; available formats: \[([^\]]*)\]",
@@ -127,9 +131,11 @@ def _refusal_explains(d: dict, err: str, model: str, name: str) -> bool:
     # no loader takes any variant: the module's own check stops it before any load
     (x,) = d["executables"]
     assert x["status"] == "NOT_FOUND" and not x["checked"] and x["runs_on"] != name
-    assert f"it runs with --target {x['runs_on']}" in x["reason"]
     own = "not found or unavailable" if model != "inline-dynamic" else \
         "none of the executable binaries in the module are supported by the runtime"
+    if x["runs_on"] is None:  # no target runs it (a static library): the run names none either
+        return own in err and "it runs with --target" not in err
+    assert f"it runs with --target {x['runs_on']}" in x["reason"]
     return own in err and f"it runs with --target {x['runs_on']}" in err
 
 
@@ -139,7 +145,7 @@ def _where(fmt: str, target: str) -> str:
         return "vmvx"
     if fmt == FORMATS["wasm32"]:
         return "wasmtime"
-    return "native" if fmt == FORMATS["host"] and target == "x86_64" else "emulated"
+    return "native" if fmt in (FORMATS["host"], FORMATS["system-elf"]) and target == "x86_64" else "emulated"
 
 
 def test_the_verdicts_cover_every_place():
@@ -162,6 +168,8 @@ def test_text_names_the_place_the_status_and_the_fix():
     assert "--iree-llvmcpu-debug-symbols=false" in text
     rc, out, _ = _cli("inspect", path, "--check-imports", "--target", "riscv32")
     assert "embedded-elf-arm_32 holds armv7 machine code, not riscv32's: it runs with --target armv7" in _flat(out)
+    rc, out, _ = _cli("inspect", str(_path("llvm-cpu", "static")), "--check-imports")
+    assert "BAD static (rodata 4, 15 bytes; " in out and "the module holds only its name" in _flat(out)
     rc, out, _ = _cli("inspect", str(_path("llvm-cpu", "both")), "--check-imports", "--target", "riscv32")
     text = _flat(out[out.index("executables on riscv32"):])
     assert text.startswith("executables on riscv32: 1 of 1 run - embedded-elf-x86_64")
