@@ -436,17 +436,18 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
     for x in exes:
         mark = "ok " if x["runs"] else "BAD" if not x["executable_runs"] else "-  "
         where = x["where"] if x["runs"] else f"refused, {x['status']}" if x["status"] else "refused"
-        image = f"rodata {x['image_rodata'][0]}, {x['image_bytes']} bytes" if x["image_bytes"] is not None \
-            else "image unknown"
-        lines += render.wrap(f"  {mark} {x['format'] or '?'} ({image}; {x['import']} in {x['function']} "
-                             f"at pc 0x{x['pc']:X}): {where}"
+        lines += render.wrap(f"  {mark} {x['format'] or '?'}: {where}"
                              + (f" - {x['message']}" if x["message"] else ""), subsequent=8)
         if x["reason"]:
             lines += render.wrap(x["reason"], indent=8, subsequent=10)
+        image = f"rodata {x['image_rodata'][0]} ({x['image_bytes']} bytes)" if x["image_bytes"] is not None \
+            else "an image not known before it runs"
+        lines += render.wrap(f"made by {x['import']} in {x['function']} at pc 0x{x['pc']:X} from {image}",
+                             indent=8, subsequent=10)
         if not x["selected"] and x["runs"]:
             lines += render.wrap("note: another variant of this executable comes first", indent=8,
                                  subsequent=10)
-    if any(not x["runs"] and not x["checked"] for x in exes):
+    if any(not x["executable_runs"] and not x["checked"] for x in exes):
         lines += render.wrap("(no loader: a module iree-compile made asks the device for each format "
                              "first and, none supported, stops with its own failure before any load)")
     return lines

@@ -163,13 +163,15 @@ def test_text_names_the_place_the_status_and_the_fix():
     path = str(_path("llvm-cpu", "armv7-debug"))
     rc, out, _ = _cli("inspect", path, "--check-imports", "--target", "armv7")
     text = _flat(out[out.index("executables on armv7"):])
-    assert rc == 0 and text.startswith("executables on armv7: 1 of 1 refused BAD embedded-elf-arm_32 (rodata 4, ")
-    assert "refused, UNAVAILABLE - ELF imports one or more symbols (trying '__aeabi_unwind_cpp_pr0')" in text
+    assert rc == 0 and text.startswith("executables on armv7: 1 of 1 refused BAD embedded-elf-arm_32: refused, "
+                                       "UNAVAILABLE - ELF imports one or more symbols (trying '__aeabi_unwind_cpp_pr0')")
+    assert "made by hal.executable.create in __init at pc 0x" in text and " from rodata 4 (" in text
     assert "--iree-llvmcpu-debug-symbols=false" in text
     rc, out, _ = _cli("inspect", path, "--check-imports", "--target", "riscv32")
     assert "embedded-elf-arm_32 holds armv7 machine code, not riscv32's: it runs with --target armv7" in _flat(out)
     rc, out, _ = _cli("inspect", str(_path("llvm-cpu", "static")), "--check-imports")
-    assert "BAD static (rodata 4, 15 bytes; " in out and "the module holds only its name" in _flat(out)
+    assert "BAD static: refused, NOT_FOUND" in out and "the module holds only its name" in _flat(out)
+    assert "from rodata 4 (15 bytes)" in _flat(out)
     rc, out, _ = _cli("inspect", str(_path("llvm-cpu", "both")), "--check-imports", "--target", "riscv32")
     text = _flat(out[out.index("executables on riscv32"):])
     assert text.startswith("executables on riscv32: 1 of 1 run - embedded-elf-x86_64")
