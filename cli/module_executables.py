@@ -8,9 +8,9 @@ VM would move them: a forward dataflow over each function's blocks of the ref re
 rodata (through `vm.assign.ref`, `vm.select.ref` and the branches' register remaps), so a module
 with several variants of an executable (one create per format, a `vm.br_table` choosing) lists each
 variant with its own format and image. The global each create's result is stored in groups the
-variants of one executable. IREE's file: compiler/src/iree/compiler/Dialect/HAL/Conversion/
-HALToVM (what the calls look like); the runtime reads them in modules/hal/module.c and
-modules/hal/loader/module.c.
+variants of one executable. IREE's files: compiler/src/iree/compiler/Dialect/HAL/Conversion/HALToVM/
+ConvertExecutableOps.cpp (what the calls look like); the runtime takes them in modules/hal/module.c
+and modules/hal/loader/module.c.
 """
 from __future__ import annotations
 
@@ -111,6 +111,7 @@ def _function(module: mf.ModuleFile, name: str, insts: list[decoder.Instruction]
     if not order:
         return []
     following = {a: b for a, b in zip(order, order[1:])}
+    rodata_count = len(module.rodata_segments)
     entry: dict[int, _State] = {order[0]: {}}
     calls: dict[int, tuple[str, frozenset, frozenset]] = {}
     stores: dict[int, int] = {}  # create pc -> global ordinal
@@ -128,8 +129,8 @@ def _function(module: mf.ModuleFile, name: str, insts: list[decoder.Instruction]
             target = imports.get(callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT) \
                 if isinstance(callee, int) and callee & isa.FUNCTION_ORDINAL_IMPORT_BIT else None
             values: frozenset | None = None
-            if m == "const.ref.rodata":
-                values = frozenset({("rodata", o["rodata"])})
+            if m == "const.ref.rodata":  # an ordinal past the segments: the verifier refuses it
+                values = frozenset({("rodata", o["rodata"])}) if 0 <= o["rodata"] < rodata_count else frozenset()
             elif m == "assign.ref":
                 values = state.get(o["source"].ordinal, frozenset())
             elif m == "select.ref":
