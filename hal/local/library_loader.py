@@ -155,7 +155,7 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
             why = ("a static library is linked into the program that runs it (IREE's static library "
                    "loader, registered by that program); the module holds only its name")
         elif format == vmvx_executable.FORMAT:
-            why = "vmvx executables are run by the full `hal` module's device, not by hal_loader"
+            why = "ireeabi runs vmvx executables on the full `hal` module's device; its hal_loader has no vmvx loader"
         else:
             why = f"no loader of ireeabi takes {format} on {m.name}"
         return Placement(format, m.name, "refused", "NOT_FOUND", no_loader_message(format), why, arch)
