@@ -2,10 +2,11 @@
 
 - `main`: the parser, the commands' dispatch and error reporting;
 - `cmd_layout`, `cmd_check`, `cmd_targets`, `cmd_inspect`, `cmd_run`, `cmd_fixtures`: one command each;
+- `module_executables`: the executables a module makes (inspect's placement of each);
 - `resolve`, `module_flags`, `describe`, `render`, `errors`: command-line text to engine objects
   (iree-run-module's `--module`/`--device` among them), what the commands show as data, plain-text
   rendering, and the command line's own errors.
 """
 
 __all__ = ["main", "cmd_layout", "cmd_check", "cmd_targets", "cmd_inspect", "cmd_run", "cmd_fixtures",
-           "resolve", "module_flags", "describe", "render", "errors"]
+           "module_executables", "resolve", "module_flags", "describe", "render", "errors"]

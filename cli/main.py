@@ -140,7 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the target. Exit 1 when an import is incompatible.")
     p.add_argument("module", metavar="MODULE.vmfb")
     p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
-    p.add_argument("--check-imports", action="store_true")
+    p.add_argument("--check-imports", action="store_true",
+                   help="check every import, and say where each executable of the module runs on the "
+                        "target (natively, emulated CPU, wasmtime, vmvx interpreter) or why it is refused")
+    p.add_argument("--emulate-kernels", action="store_true",
+                   help="with --check-imports: place host kernels in the emulated CPU, as `run "
+                        "--emulate-kernels` runs them")
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
                    help="with --check-imports: resolve against this native module too (a "
                         "declaration in Python, or a .toml/.json file of its exports; repeatable)")
@@ -283,8 +288,11 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     native = [d for spec in args.native_module for d in module_sources.load(spec)]
     if native and not args.check_imports:
         raise CliError("--native-module applies to --check-imports")
+    if args.emulate_kernels and not args.check_imports:
+        raise CliError("--emulate-kernels applies to --check-imports")
     result, status = cmd_inspect.command(cmd_inspect.load(args.module), target, args.check_imports,
-                                         args.json, args.disassemble, args.bytecode_offsets, native)
+                                         args.json, args.disassemble, args.bytecode_offsets, native,
+                                         args.emulate_kernels)
     if args.json:
         _emit_json(result, out)
     else:
