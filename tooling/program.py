@@ -89,8 +89,9 @@ class Program:
     `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
     module docstring).
     Kernels of another architecture than the host's run in the runtime's emulated CPU
-    (hal/local/emulated_executable.py); `emulate_kernels` runs host kernels there too. `max_steps`
-    also bounds each emulated kernel call (in target instructions).
+    (hal/local/emulated_executable.py), wasm32 kernels under wasmtime (hal/local/wasm_executable.py);
+    `emulate_kernels` runs host kernels in the emulated CPU too. `max_steps` also bounds each
+    emulated kernel call (in target instructions; wasm instructions under wasmtime).
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -301,7 +302,9 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
     if host in runs:
         where = f"it runs with --target {host} (the host)"
     else:
-        where = f"it runs with --target {' or --target '.join(runs)} (in the emulated CPU)"
+        how = ["wasmtime" if arch == "wasm32" else "the emulated CPU" for arch in runs]
+        where = " or ".join(f"it runs with --target {arch} (under {h})" if h == "wasmtime"
+                            else f"it runs with --target {arch} (in {h})" for arch, h in zip(runs, how))
     return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
                              f"kernels: {where}")
 

@@ -349,6 +349,16 @@ def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
     assert code == 0 and "16xf32=1.5 2.5 3.5" in out
 
 
+@pytest.mark.parametrize("arch, where", [("riscv32", "in the emulated CPU"), ("wasm32", "under wasmtime")])
+def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, capsys):
+    """IREE's loader refuses the other target's kernels; the error says which --target runs them
+    and in what."""
+    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+                              model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
+    code, out = _run_cli(["run", str(path), "--target", "armv7", *ADD16], capsys)
+    assert code != 0 and f"it runs with --target {arch} ({where})" in out, out
+
+
 def test_i386_fails_where_inspect_predicts(capsys):
     """On i386 hal_inline's buffer_view.assert shim reads a struct the VM packs differently; inspect
     says so before anything runs, and the run stops at that import, as for inline-static."""
