@@ -18,6 +18,7 @@ native kernel forever.
 """
 from __future__ import annotations
 
+import _signal  # signal.getsignal wraps this one in an enum lookup that costs microseconds
 import hashlib
 import importlib
 import importlib.util
@@ -129,7 +130,7 @@ def stop_flags() -> int:
     """The `flags` of a trapped call made now: under Python's own SIGINT handler (the one raising
     KeyboardInterrupt) Ctrl-C becomes the call's CANCELLED status alone; a handler of one's own
     runs as well."""
-    return 0 if signal.getsignal(signal.SIGINT) is signal.default_int_handler else CHAIN_INTERRUPT
+    return 0 if _signal.getsignal(signal.SIGINT) is signal.default_int_handler else CHAIN_INTERRUPT
 
 
 def stopped(status: int, what: str, seconds: "float | None", where: str = "") -> "ExecutableError | None":
@@ -142,7 +143,7 @@ def stopped(status: int, what: str, seconds: "float | None", where: str = "") ->
                                f"time (stopped{where})")
     if status == NO_TIMER:
         return ExecutableError("RESOURCE_EXHAUSTED", f"{what}: no CPU-time timer for its budget could be "
-                               "made (timer_create failed)")
+                               "armed (timer_create or timer_settime failed)")
     return None
 
 

@@ -144,8 +144,16 @@ static void ireeabi_thread_exit(void* unused) {
   }
 }
 
+/* A forked child has no timers (and no other thread in a trapped call): made again on demand. */
+static void ireeabi_forked(void) {
+  ireeabi_has_timer = 0;
+  ireeabi_armed = 0;
+  __atomic_store_n(&ireeabi_trapped_threads, 0, __ATOMIC_RELEASE);
+}
+
 static void ireeabi_make_key(void) {
   pthread_key_create(&ireeabi_thread_key, ireeabi_thread_exit);
+  pthread_atfork(NULL, NULL, ireeabi_forked);
   ireeabi_signals[IREEABI_TIMER_SLOT] = ireeabi_timer_signal();
 }
 
@@ -284,15 +292,17 @@ static int ireeabi_trap_begin(int64_t budget_ns) {
   return 0;
 }
 
-/* The trap is set (`ireeabi_trap`): arm the timer, if the call has a budget. */
-static void ireeabi_arm(int64_t budget_ns) {
-  if (budget_ns <= 0) return;
+/* The trap is set (`ireeabi_trap`): arm the timer, if the call has a budget (-1: it could not be). */
+static int ireeabi_arm(int64_t budget_ns) {
+  if (budget_ns <= 0) return 0;
   struct itimerspec when;
   memset(&when, 0, sizeof when);
   when.it_value.tv_sec = budget_ns / 1000000000;
   when.it_value.tv_nsec = budget_ns % 1000000000;
   ireeabi_armed = 1;
-  timer_settime(ireeabi_timer, 0, &when, NULL);
+  if (timer_settime(ireeabi_timer, 0, &when, NULL) == 0) return 0;
+  ireeabi_armed = 0;
+  return -1;
 }
 
 /* The call is over (returned, or left by a signal): no trap, and the timer disarmed. */
@@ -338,7 +348,10 @@ int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t disp
   ireeabi_out = fault;
   ireeabi_chain = flags & IREEABI_CHAIN_INTERRUPT;
   ireeabi_trap = &jump;
-  ireeabi_arm(budget_ns);
+  if (ireeabi_arm(budget_ns) != 0) {
+    ireeabi_trap_end();
+    return IREEABI_NO_TIMER;
+  }
   for (uint32_t z = 0; z < count_z; ++z) {
     uint16_t z16 = (uint16_t)z;
     memcpy(wg + off_z, &z16, sizeof z16);
@@ -375,7 +388,10 @@ int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uint
   ireeabi_out = fault;
   ireeabi_chain = flags & IREEABI_CHAIN_INTERRUPT;
   ireeabi_trap = &jump;
-  ireeabi_arm(budget_ns);
+  if (ireeabi_arm(budget_ns) != 0) {
+    ireeabi_trap_end();
+    return IREEABI_NO_TIMER;
+  }
   if (kind == 0) {
     ((void (*)(void))fn)();
     *result = 0;

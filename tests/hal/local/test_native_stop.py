@@ -358,3 +358,47 @@ def test_a_leaked_program_is_still_refused_after_a_stop(spin):
     with pytest.raises(LeakError):
         prog.close()
     del leaked
+
+
+def test_library_code_outside_kernels_is_stopped_the_same_way():
+    """ireeabi_call_guarded (a library's initializers and query) takes the same budget: a `jmp .`
+    on an executable page ends with DEADLINE_EXCEEDED, and the loader's error says so."""
+    page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(SPIN)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    mod = native.native()
+    result, fault = mod.ffi.new("uintptr_t*"), mod.ffi.new("ireeabi_fault_t*")
+    status = mod.lib.ireeabi_call_guarded(address, 0, 0, 0, result, fault, native.budget_ns(0.1), 0)
+    assert status == native.DEADLINE_EXCEEDED
+    assert fault.signal == mod.lib.ireeabi_timer_signal()
+    error = native.stopped(status, "initializer", 0.1)
+    assert error.code == "DEADLINE_EXCEEDED" and "initializer ran past its budget of 0.1 s" in error.message
+    assert mod.lib.ireeabi_timer_remaining_ns() == 0
+    # No budget: the same page, patched to return at once, runs to its end.
+    page.seek(0)
+    page.write(b"\xc3")  # ret
+    assert mod.lib.ireeabi_call_guarded(address, 0, 0, 0, result, fault, 0, 0) == 0
+    # A forked child has none of its parent's timers: the budget makes its own there.
+    page.seek(0)
+    page.write(SPIN)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = 0 if mod.lib.ireeabi_call_guarded(address, 0, 0, 0, result, fault, native.budget_ns(0.1),
+                                                     0) == native.DEADLINE_EXCEEDED else 2
+        finally:
+            os._exit(code)
+    end = time.monotonic() + BACKSTOP_S
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > end:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError("the forked child's budget did not stop it")
+        time.sleep(0.01)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    del address
+    page.close()
