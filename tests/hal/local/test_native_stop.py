@@ -140,6 +140,20 @@ def test_a_budget_ends_a_runaway_kernel_with_deadline_exceeded(spin):
     assert "hal_loader.executable.dispatch (in spin at pc" in text
 
 
+def test_the_default_execution_model_is_bounded_too(tmp_path):
+    """iree-compile's default model (the full `hal` module, its command buffers) dispatches through
+    the same trap: --max-steps alone bounds the native kernel."""
+    src = tmp_path / "spin_and_mul.mlir"
+    src.write_text(SOURCE)
+    path, kernel = _mutant(iree_tools.compile_mlir(src, tmp_path, model="llvm-cpu"), SPIN, tmp_path / "m.vmfb")
+    rc, out, err = _finish(_cli("run", str(path), "--function", "spin", "--input=16xf32=2",
+                                "--max-steps", "1000000"))
+    text = _one_line(err.decode())
+    assert rc == 1 and out == "EXEC @spin\n" and "Traceback" not in text, (rc, out, text)
+    assert text.startswith(f"ireeabi: error: DEADLINE_EXCEEDED; kernel {kernel} ran past its budget of "
+                           f"{native.MIN_CPU_TIME:g} s of CPU time"), text
+
+
 def test_ctrl_c_ends_a_runaway_kernel_with_cancelled(marked):
     """No option at all: SIGINT once the kernel has written its marker (so it runs) ends the run."""
     path, kernel = marked
