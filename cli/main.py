@@ -8,7 +8,7 @@
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
     ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json] [--disassemble]
-    ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--reference] [--legacy-*]
+    ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--kernel-cpu-time S] [--reference] [--legacy-*]
     ireeabi test MODULE.vmfb [--function F]... [--native-module PKG.MOD[:FACTORY]]... [--heap-limit SIZE]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.

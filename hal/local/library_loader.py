@@ -23,6 +23,7 @@ from ireeabi.hal import cpu
 from ireeabi.hal.local import elf_executable, emulated_executable, vmvx_executable, wasm_executable
 from ireeabi.hal.local.emulated_executable import KernelEmulator
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
+from ireeabi.hal.local.native import check_cpu_time, default_cpu_time
 from ireeabi.hal.local.target_library import TargetLibrary
 from ireeabi.hal.local.wasm_executable import WasmKernels
 
@@ -32,9 +33,14 @@ KernelLibrary = Union[elf_executable.Library, TargetLibrary]
 class KernelRunners:
     """The emulators of one runtime's heap, each made at its first use: Unicorn for ELF kernels of
     another architecture (or every ELF kernel, with `emulate_host`), wasmtime for wasm32.
-    `max_instructions` bounds every emulated call (None: no bound of ours)."""
+    `max_instructions` bounds every emulated call (None: no bound of ours); `native_cpu_time` the
+    CPU seconds of each dispatch of host kernels run natively (None: derived from
+    `max_instructions`, `native.default_cpu_time`)."""
 
-    def __init__(self, heap: Heap, *, emulate_host: bool = False, max_instructions: int | None = None) -> None:
+    def __init__(self, heap: Heap, *, emulate_host: bool = False, max_instructions: int | None = None,
+                 native_cpu_time: float | None = None) -> None:
+        self.native_cpu_time = check_cpu_time(native_cpu_time) if native_cpu_time is not None else \
+            default_cpu_time(max_instructions)
         self.elf = KernelEmulator(heap, emulate_host=emulate_host, max_instructions=max_instructions)
         if emulate_host:
             # No host code touches the heap, so no host guard pages: the emulator would mirror
@@ -76,7 +82,8 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
                 "UNAVAILABLE", f"executable format '{format}' is a system library of {machine.name} machine "
                 "code, which needs the device's own dynamic loader; compile with the embedded ELF format "
                 "(--iree-llvmcpu-link-embedded=true, the default), which ireeabi runs emulated")
-        return elf_executable.load_library(format, data, constants, processor_data, machine)
+        return elf_executable.load_library(format, data, constants, processor_data, machine,
+                                           runners.native_cpu_time if runners is not None else None)
     if not elf_executable.query_support(format, machine):
         raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on {machine.name} "
                               f"(supported: {', '.join(elf_executable.formats(machine)) or 'none'})")
