@@ -15,6 +15,7 @@ be generous, after which the child is killed.
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import resource
@@ -64,7 +65,18 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * resource.getpagesize()
 
 
-def _child(fn: Callable[..., Any], args: tuple, memory_bytes: int, out_fd: int, err_fd: int) -> None:
+def _address_limit(memory_bytes: int) -> tuple[int, int]:
+    """(the child's RLIMIT_AS, the room that leaves above this process): `memory_bytes` above the
+    address space the fork inherits, lowered to any limit this process already has."""
+    here = _address_space()
+    limit = here + memory_bytes
+    for inherited in resource.getrlimit(resource.RLIMIT_AS):
+        if inherited != resource.RLIM_INFINITY:
+            limit = min(limit, inherited)
+    return limit, max(limit - here, 0)
+
+
+def _child(fn: Callable[..., Any], args: tuple, limit: int, out_fd: int, err_fd: int) -> None:
     """The forked side: bound itself, run `fn`, send ("ok", value) / ("raise", exception) /
     ("oom", None). Never returns (os._exit: the caller's atexit handlers and buffers are not ours)."""
     try:
@@ -72,15 +84,10 @@ def _child(fn: Callable[..., Any], args: tuple, memory_bytes: int, out_fd: int, 
         os.dup2(null, 0)
         os.dup2(null, 1)
         os.dup2(err_fd, 2)
+        faulthandler.disable()  # a crash here is the caller's to report, in its own words
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C reaches the caller, which kills us
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = _address_space() + memory_bytes
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        if soft != resource.RLIM_INFINITY:
-            limit = min(limit, soft)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
         try:
             result: tuple[str, Any] = ("ok", fn(*args))
         except MemoryError:
@@ -103,14 +110,16 @@ def _child(fn: Callable[..., Any], args: tuple, memory_bytes: int, out_fd: int, 
 def call_bounded(fn: Callable[..., Any], *args: Any, memory_bytes: int, seconds: float) -> Any:
     """`fn(*args)` in a forked child bounded to `memory_bytes` more address space and `seconds` of
     wall time: its value, or its exception re-raised here; `ChildCrashed`, `ChildOutOfMemory` or
-    `ChildTimedOut` when it does not return."""
+    `ChildTimedOut` when it does not return (`ChildOutOfMemory` names the room the child had, which
+    a limit of this process's own may make smaller than `memory_bytes`)."""
+    limit, room = _address_limit(memory_bytes)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child (coverage does not follow os._exit)
         os.close(out_r)
         os.close(err_r)
-        _child(fn, args, memory_bytes, out_w, err_w)
+        _child(fn, args, limit, out_w, err_w)
     os.close(out_w)
     os.close(err_w)
     chunks: list[bytes] = []
@@ -146,7 +155,7 @@ def call_bounded(fn: Callable[..., Any], *args: Any, memory_bytes: int, seconds:
     payload = b"".join(chunks)
     if os.WIFSIGNALED(status) or not payload:
         if out_of_memory:
-            raise ChildOutOfMemory(memory_bytes)
+            raise ChildOutOfMemory(room)
         how = (signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status)
                else f"exit status {os.waitstatus_to_exitcode(status)}")
         raise ChildCrashed(how, bytes(stderr))
@@ -154,7 +163,7 @@ def call_bounded(fn: Callable[..., Any], *args: Any, memory_bytes: int, seconds:
     if kind == "oom" or (kind == "raise" and out_of_memory):
         # A native library that survived its own allocation failure (libclang's crash recovery
         # turns it into a failed parse) still ran out of the bound: that is the cause to report.
-        raise ChildOutOfMemory(memory_bytes)
+        raise ChildOutOfMemory(room)
     if kind == "raise":
         raise value
     return value

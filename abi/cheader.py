@@ -107,6 +107,7 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
     p = Path(path)
     if not p.is_file():
         raise HeaderError(f"{p}: no such header file")
+    _load_libclang()
     try:
         return call_bounded(_read, p, t, tuple(map(str, include_dirs)), tuple(defines),
                             _freestanding_dir(), memory_bytes=memory_bytes, seconds=seconds)
@@ -117,6 +118,17 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
         raise HeaderError(f"{p}: libclang ran past the time bound of {e.seconds:g} s reading it") from None
     except ChildCrashed as e:
         raise HeaderError(f"{p}: libclang crashed ({e.signal_name}) reading it") from None
+
+
+def _load_libclang() -> None:
+    """Map libclang into this process (nothing of it runs here): each child then inherits it instead
+    of loading it again (15-60 ms a child on a loaded machine)."""
+    try:
+        clang_index().conf.lib
+    except OracleError as e:
+        raise HeaderError(str(e)) from None
+    except Exception as e:  # noqa: BLE001 - the bindings' LibclangError and the loader's OSError
+        raise HeaderError(f"libclang could not be loaded: {' '.join(str(e).split())}") from None
 
 
 def parse_header(path: "str | os.PathLike", target: "Target | str", *,
@@ -186,7 +198,8 @@ class _Reader:
         self.links: dict[int, tuple[str, Any, str | None]] = {}  # id -> (parent key, member, designator)
         self.typedef_names: dict[int, str] = {}  # id -> a file-scope typedef naming it
         self.checked: set[int] = set()
-        self.depth = 0
+        self.depth = 0  # records being read inside one another now
+        self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
         self._lines: dict[str, list[str]] = {}
         self.cursors = self.offset_query_fields = self.probe_count = 0
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
@@ -290,10 +303,15 @@ class _Reader:
                 fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key))
         finally:
             self.depth -= 1
+        nesting = 1 + max((self.nesting[id(t)] for t in map(_record_in, fields) if t is not None), default=0)
+        if nesting > MAX_NESTING:  # a chain of records declared one after the other
+            raise HeaderError(f"{_where(decl.location)}: records nested more than {MAX_NESTING} deep "
+                              "are not modelled")
         try:
             s = Struct(name, fields, is_union=is_union, packed=packed, align=align)
         except IreeAbiError as e:
             raise HeaderError(f"{_where(decl.location)}: {e}") from None
+        self.nesting[id(s)] = nesting
         self.made[key] = s
         self.decls[id(s)] = decl
         self.field_cursors[id(s)] = cursors
@@ -509,11 +527,20 @@ class _Reader:
         values: list[int] = []
         for c in tu.cursor.get_children():  # the top level only: the enumeration is there
             if c.kind == self.ci.CursorKind.ENUM_DECL and c.spelling == f"{_PROBE}enum":
-                value = self.ci.conf.lib.clang_getEnumConstantDeclValue  # offsets are < 2^63
+                # Zero-extended: offsets are never negative, and the signed reading turns 2^31 on
+                # a 32-bit triple (an unsigned int enumerator) into -2^31.
+                value = self.ci.conf.lib.clang_getEnumConstantDeclUnsignedValue
                 values = [value(e) for e in c.get_children()]
         if len(values) != len(probes) or min(values) < 0:
             raise HeaderError(f"{self.path}: libclang gave {len(values)} of {len(probes)} offsets")
         return values
+
+
+def _record_in(f: Field) -> Struct | None:
+    t = f.type
+    while isinstance(t, Array):
+        t = t.elem
+    return t if isinstance(t, Struct) else None
 
 
 def _where(location: Any) -> str:
