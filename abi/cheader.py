@@ -180,7 +180,7 @@ class _Reader:
     def __init__(self, path: Path, target: Target, include_dirs: Sequence[str],
                  defines: Sequence[str], freestanding: str) -> None:
         try:
-            self.ci = ci = clang_index()
+            self.ci = clang_index()
         except OracleError as e:
             raise HeaderError(str(e)) from None
         self.path, self.target = path, target
@@ -205,6 +205,7 @@ class _Reader:
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
         self._access_memo: dict[int, tuple[str, str, tuple] | None] = {}
         self._probes: dict[tuple[str, str], int] = {}  # (type, designator) -> probe index
+        self._queried: dict[Any, int] = {}  # member cursor -> libclang's offset query's answer
 
     def _parse(self, name: str, unsaved: list[tuple[str, str]] | None = None) -> Any:
         ci = self.ci
@@ -496,6 +497,8 @@ class _Reader:
         return self._query_fields[id(s)]
 
     def _clang_offset(self, member: Any, parent: Struct) -> int:
+        if member in self._queried:  # an anonymous member: its parent's field, its record's base
+            return self._queried[member]
         cost = self._query_cost(parent)
         if self.offset_query_fields + cost > OFFSET_QUERY_BUDGET:
             raise HeaderError(f"{_where(member.location)}: {parent.name}: too large to measure its "
@@ -506,6 +509,7 @@ class _Reader:
         if bits < 0:
             raise HeaderError(f"{_where(member.location)}: {member.spelling or parent.name}: libclang "
                               f"has no offset for it ({_LAYOUT_ERRORS.get(bits, f'error {bits}')})")
+        self._queried[member] = bits
         return bits
 
     def _probe(self, base: str, designator: str) -> int:
