@@ -299,3 +299,17 @@ def test_the_child_is_ended_when_the_caller_is_interrupted():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
     assert children.read_text().split() == mine  # no child of ours remains
+
+
+@pytest.mark.parametrize("work,seconds,message", [
+    (lambda self: os.kill(os.getpid(), signal.SIGSEGV), 60, r"libclang crashed \(SIGSEGV\) reading it"),
+    (lambda self: bytearray(1 << 40), 60, r"libclang exceeded the memory bound of 256 MiB reading it"),
+    (lambda self: time.sleep(3600), 0.5, r"libclang ran past the time bound of 0\.5 s reading it"),
+])
+def test_read_header_names_the_file_whatever_ends_the_child(tmp_path, monkeypatch, work, seconds, message):
+    """The reading replaced by a crash, a runaway allocation or a child that never returns (the fork
+    inherits this monkeypatch): one `HeaderError` naming the file."""
+    monkeypatch.setattr(cheader._Reader, "all", work)
+    path = header(tmp_path, "struct s { int a; };\n")
+    with pytest.raises(cheader.HeaderError, match=rf"^{re.escape(str(path))}: {message}$"):
+        cheader.read_header(path, "x86_64", memory_bytes=256 << 20, seconds=seconds)
