@@ -207,7 +207,7 @@ class _Reader:
         self._probes: dict[tuple[str, str], int] = {}  # (type, designator) -> probe index
         self._queried: dict[Any, int] = {}  # member cursor -> libclang's offset query's answer
 
-    def _parse(self, name: str, unsaved: list[tuple[str, str]] | None = None) -> Any:
+    def _parse(self, name: str, unsaved: list[tuple[str, bytes]] | None = None) -> Any:
         ci = self.ci
         try:
             tu = ci.Index.create().parse(name, args=self.args, unsaved_files=unsaved)
@@ -522,12 +522,20 @@ class _Reader:
         self.probe_count = len(probes)
         if not probes:
             return []
-        lines = [f'#include "{self.path.resolve()}"', f"enum {_PROBE}enum {{"]
+        lines = [f"enum {_PROBE}enum {{"]
         lines += [f"  {_PROBE}{i} = __builtin_offsetof({base}, {designator}),"
                   for (base, designator), i in probes.items()]
         lines.append("};")
-        name = str(self.path.resolve().parent / "__ireeabi_offsets__.c")
-        tu = self._parse(name, [(name, "\n".join(lines) + "\n")])
+        # The header itself with the enumeration after its last line (given to libclang in memory
+        # under its own name): the same main file, directory and lines as the first parse, and no
+        # #include to spell a name that may hold quotes or newlines. The blank lines end a trailing
+        # backslash continuation.
+        name = str(self.path)
+        try:
+            text = self.path.read_bytes() + b"\n\n" + "\n".join(lines).encode() + b"\n"
+        except OSError as e:
+            raise HeaderError(f"{self.path}: cannot read it again: {e.strerror or e}") from None
+        tu = self._parse(name, [(name, text)])
         values: list[int] = []
         for c in tu.cursor.get_children():  # the top level only: the enumeration is there
             if c.kind == self.ci.CursorKind.ENUM_DECL and c.spelling == f"{_PROBE}enum":

@@ -89,6 +89,14 @@ def test_a_disagreement_with_libclang_is_an_error(tmp_path):
         cheader.parse_header(path, "x86_64")
 
 
+def test_any_file_name_is_read(tmp_path):
+    """The probe parse includes the header by its path: quotes, spaces and newlines in it too."""
+    path = tmp_path / 'we"ird\nname <x>.h'
+    path.write_text("struct s { char c; long long v; };\n")
+    s = cheader.header_struct(path, "s", "i386")
+    assert s.layout("i386").field("v").offset == 4  # i386 aligns long long in structs to 4
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(cheader.HeaderError, match="no such header"):
         cheader.parse_header(tmp_path / "missing.h", "x86_64")

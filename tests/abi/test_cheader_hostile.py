@@ -313,3 +313,17 @@ def test_read_header_names_the_file_whatever_ends_the_child(tmp_path, monkeypatc
     path = header(tmp_path, "struct s { int a; };\n")
     with pytest.raises(cheader.HeaderError, match=rf"^{re.escape(str(path))}: {message}$"):
         cheader.read_header(path, "x86_64", memory_bytes=256 << 20, seconds=seconds)
+
+
+def test_a_table_of_exponentially_many_rows_is_refused_before_any_is_made(tmp_path):
+    """40 levels of two members of the level below: 3 * 2^40 - 2 fields once nested records are
+    repeated per member (E(k) = 2 + 2 E(k - 1), E(0) = 1), from 42 lines; read in linear work, the
+    table is refused by its count (never built: the command stays small)."""
+    path = header(tmp_path, named_nesting(40))
+    run = layout("top_t", "--header", str(path))
+    one_error(run, rf"ireeabi: error: {re.escape(str(path))}: top_t: its table would have "
+                   rf"{3 * 2 ** 40 - 2} rows \(nested records repeat for each member of their type\); "
+                   rf"at most 1000000 are shown")
+    run = layout("s12", "--header", str(path), "--json")  # 3 * 2^12 - 2 = 12286 rows: shown
+    assert run.rc == 0, run.err
+    assert len(json.loads(run.out)["fields"]) == 3 * 2 ** 12 - 2
