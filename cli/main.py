@@ -220,8 +220,13 @@ def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Call
         tgts = select_targets(args.target, args.all_targets)
 
         def from_header(t: Target) -> Struct:
-            return cheader.header_struct(args.header, name, t, include_dirs=args.include_dirs,
+            decl = cheader.header_struct(args.header, name, t, include_dirs=args.include_dirs,
                                          defines=args.defines)
+            rows = _table_rows(decl)
+            if rows > MAX_TABLE_ROWS:
+                raise CliError(f"{args.header}: {name}: its table would have {rows} rows (nested records "
+                               f"repeat for each member of their type); at most {MAX_TABLE_ROWS} are shown")
+            return decl
         return tgts, from_header, f"{args.header}, checked with libclang"
     if args.include_dirs or args.defines:
         raise CliError("-I and -D apply to --header")
@@ -229,6 +234,22 @@ def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Call
     tgts = select_targets(args.target, args.all_targets) if args.target or args.all_targets else [own]
     tgts = sorted(tgts, key=lambda t: t is not own)  # cells are marked against the file's own model
     return tgts, lambda t: decl, f"DWARF of {args.dwarf} ({own.name})"
+
+
+MAX_TABLE_ROWS = 1_000_000  # fields of a header's struct, nested ones repeated, `layout` lists
+
+
+def _table_rows(decl: Struct) -> int:
+    """The fields a table of `decl` lists, nested records' fields once per member of their type: a
+    count memoized per record, as 100 lines of a header can nest 2^100 fields."""
+    memo: dict[int, int] = {}
+
+    def rows(s: Struct) -> int:  # as deep as the header nests (cheader.MAX_NESTING at most)
+        if id(s) not in memo:
+            memo[id(s)] = sum(1 + (rows(f.type) if isinstance(f.type, Struct) else 0) for f in s.fields)
+        return memo[id(s)]
+
+    return rows(decl)
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
