@@ -36,6 +36,7 @@ from ireeabi.layouts import module_sources
 
 from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
 from .errors import CliError
+from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -315,9 +316,6 @@ def error_lines(e: IreeAbiError) -> list[str]:
     return render.wrap(f"ireeabi: error: {e}", subsequent=4)
 
 
-CANCELLED_LINE = "ireeabi: CANCELLED; interrupted (Ctrl-C)"
-
-
 def os_error_line(e: OSError, output_failed: bool = False) -> str:
     """One line for an OS error: the path(s) involved and the system's reason."""
     reason = e.strerror or str(e) or type(e).__name__
@@ -401,8 +399,9 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
             return EXIT_OK
         return _run(args, out, err)
     except KeyboardInterrupt:
-        # IREE's status for a cancelled operation, in one line instead of a traceback.
-        return _report([CANCELLED_LINE], err)
+        # IREE's status for a cancelled operation, in one line instead of a traceback (once: the
+        # process entry, cli/__main__.py, may have recorded the same Ctrl-C).
+        return report_cancelled(err)
     except MemoryError:
         return _report(["ireeabi: error: RESOURCE_EXHAUSTED; out of memory: the host refused an "
                         "allocation"], err)
