@@ -31,6 +31,7 @@ from ireeabi import layouts
 from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
+from ireeabi.abi.printable import printable_text
 from ireeabi.abi.targets import Target
 from ireeabi.layouts import module_sources
 
@@ -298,7 +299,9 @@ COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check,
 
 
 def error_lines(e: IreeAbiError) -> list[str]:
-    """One readable message (fitting the width) for bad input."""
+    """One readable message (fitting the width) for bad input. Whatever it echoes of a module (a
+    function, import or type name) is shown escaped (`abi.printable`): no control character or
+    byte that is not UTF-8 reaches the terminal raw."""
     if isinstance(e, UnknownNameError):
         msg = f"unknown {e.what} {e.name!r}"
         if e.closest:
@@ -307,13 +310,13 @@ def error_lines(e: IreeAbiError) -> list[str]:
             msg += f"; valid: {', '.join(e.valid)}"
         elif e.what == "struct":
             msg += f" (`ireeabi list` shows all {len(e.valid)})"
-        return render.wrap("ireeabi: error: " + msg, subsequent=4)
+        return render.wrap("ireeabi: error: " + printable_text(msg), subsequent=4)
     if isinstance(e, cconv.CconvError):
-        lines = render.wrap(f"ireeabi: error: malformed cconv: {e}", subsequent=4)
-        if len(e.text) < render.WIDTH - 4:
+        lines = render.wrap(f"ireeabi: error: malformed cconv: {printable_text(str(e))}", subsequent=4)
+        if len(e.text) < render.WIDTH - 4 and e.text.isprintable():
             lines += ["    " + e.text, "    " + " " * e.index + "^"]
         return lines
-    return render.wrap(f"ireeabi: error: {e}", subsequent=4)
+    return render.wrap(f"ireeabi: error: {printable_text(str(e))}", subsequent=4)
 
 
 def os_error_line(e: OSError, output_failed: bool = False) -> str:
@@ -340,7 +343,11 @@ class _Output:
 
     def write(self, text: str) -> int:
         try:
-            return self.stream.write(text)
+            try:
+                return self.stream.write(text)
+            except UnicodeEncodeError:  # a name's byte that is not UTF-8 (a lone surrogate): escaped
+                return self.stream.write("".join(printable_text(c) if 0xD800 <= ord(c) < 0xE000 else c
+                                                 for c in text))
         except OSError as e:
             self.error = e
             raise
