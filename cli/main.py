@@ -333,9 +333,21 @@ def os_error_line(e: OSError, output_failed: bool = False) -> str:
     return f"ireeabi: error: {reason}"
 
 
+def _terminal_safe(text: str) -> str:
+    """Output text with every character a module's name may carry that is not printable (NUL, ESC,
+    a byte that is not UTF-8, ...) escaped as `abi.printable` shows it, except the newlines and
+    tabs of the output's own layout: whatever a command echoes, no control sequence reaches the
+    terminal. (Escaped text passes unchanged.)"""
+    if text.isprintable():
+        return text
+    return "\n".join("\t".join(printable_text(part) for part in line.split("\t"))
+                     for line in text.split("\n"))
+
+
 class _Output:
-    """The commands' output stream, remembering the OS error a write or flush of it raised (so
-    the report can say the output failed, which such an error does not name)."""
+    """The commands' output stream (control characters escaped: `_terminal_safe`), remembering
+    the OS error a write or flush of it raised (so the report can say the output failed, which
+    such an error does not name)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -343,11 +355,7 @@ class _Output:
 
     def write(self, text: str) -> int:
         try:
-            try:
-                return self.stream.write(text)
-            except UnicodeEncodeError:  # a name's byte that is not UTF-8 (a lone surrogate): escaped
-                return self.stream.write("".join(printable_text(c) if 0xD800 <= ord(c) < 0xE000 else c
-                                                 for c in text))
+            return self.stream.write(_terminal_safe(text))
         except OSError as e:
             self.error = e
             raise

@@ -16,7 +16,6 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ireeabi.abi.printable import printable, printable_text
-from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.vm.bytecode.module_file import read_module
@@ -170,17 +169,15 @@ def test_an_export_name_listed_in_an_error_is_escaped(add16, tmp_path):
     _assert_clean(err)
 
 
-def test_the_cli_output_stream_escapes_what_its_encoding_cannot_take(add16):
-    """A name's byte that is not UTF-8 reaches the output as `\\xNN`, not as an encoding error."""
-    import io
-
-    raw = io.BytesIO()
-    out = io.TextIOWrapper(raw, encoding="utf-8", errors="strict", newline="\n")
-    rc = main(["targets"], stdout=out)
-    assert rc == 0
-    from ireeabi.cli.main import _Output  # noqa: PLC0415 - the stream main writes through
-
-    wrapped = _Output(out)
-    wrapped.write("name: " + NASTY.decode("utf-8", "surrogateescape") + "\n")
-    out.flush()
-    assert raw.getvalue().endswith(b"name: \x00\x1b\n\\xff\\\n")
+def test_names_in_the_output_reach_it_escaped(add16, tmp_path):
+    """`ireeabi inspect` lists the renamed import: its NUL, ESC and the byte that is not UTF-8 reach
+    stdout as `\\x00`, `\\x1b`, `\\xff` (the command line's output stream escapes what a
+    command echoes), never raw."""
+    path = _write(tmp_path, _rename(add16, b"hal_inline.buffer.storage",
+                                    b"hal_inline." + NASTY + b"r.storage"))
+    proc = subprocess.run([sys.executable, "-m", "ireeabi.cli", "inspect", path], capture_output=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert b"hal_inline.\\x00\\x1b" in proc.stdout and b"\\xff" in proc.stdout
+    for raw in (b"\x00", b"\x1b", b"\xff"):
+        assert raw not in proc.stdout
