@@ -232,3 +232,37 @@ def test_ctrl_c_while_the_output_is_blocked_is_cancelled():
                 proc.kill()
                 proc.communicate()
     assert 0 < len(out) < 8522, len(out)  # it stopped part-way
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=BACKSTOP)
+
+
+def test_a_sigint_while_recording_is_raised_at_the_next_check():
+    """Start-up mode: the signal raises nothing where it lands (another package's import); the
+    entry's next check (`start_raising`) raises it."""
+    proc = _python("import signal, sys\nfrom ireeabi.cli import interrupt\n"
+                   "i = interrupt.install()\nsignal.raise_signal(signal.SIGINT)\n"
+                   "print('recorded', i.interrupted, flush=True)\n"
+                   "try:\n    i.start_raising()\nexcept KeyboardInterrupt:\n"
+                   "    sys.exit(interrupt.report_cancelled(sys.stderr))\n")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "recorded True\n", CANCELLED_LINE + "\n")
+
+
+def test_the_status_line_is_written_once_and_later_signals_change_nothing():
+    proc = _python("import signal, sys\nfrom ireeabi.cli import interrupt\n"
+                   "i = interrupt.install()\ni.start_raising()\n"
+                   "try:\n    signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n"
+                   "    interrupt.report_cancelled(sys.stderr)\n"
+                   "signal.raise_signal(signal.SIGINT)\nsignal.raise_signal(signal.SIGINT)\n"
+                   "sys.exit(interrupt.report_cancelled(sys.stderr))\n")
+    assert (proc.returncode, proc.stderr) == (1, CANCELLED_LINE + "\n")
+
+
+def test_a_keyboard_interrupt_that_escapes_everything_is_still_cancelled():
+    """The last resort (excepthook): exit 1 and the line, not a traceback and a death by SIGINT."""
+    proc = _python("from ireeabi.cli import interrupt\ninterrupt.install()\nraise KeyboardInterrupt\n")
+    assert (proc.returncode, proc.stderr) == (1, CANCELLED_LINE + "\n")
+    plain = _python("raise KeyboardInterrupt\n")  # what Python does without it
+    assert plain.returncode == -signal.SIGINT and "Traceback" in plain.stderr
