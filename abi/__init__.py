@@ -9,6 +9,7 @@
 - `cconv`: parse cconv strings and lay out argument/result buffers by each IREE rule.
 - `codec`: precompiled `struct` and construct codecs of one cconv instance.
 - `errors`: the exception classes every layer shares (`IreeAbiError` and its kinds).
+- `printable`: how a name from a module is shown in a message (non-printable bytes as `\\xNN`).
 - `generated`: how every fast path compiles its generated source (readable in tracebacks; dumped
   to a directory with IREEABI_DUMP_GENERATED=DIR).
 
@@ -16,4 +17,4 @@ Nothing here touches process memory: this layer only computes layouts and bytes.
 """
 
 __all__ = ["targets", "layout", "views", "cdecl", "oracles", "cheader", "bounded", "dwarf", "cconv", "codec",
-           "errors", "generated"]
+           "errors", "printable", "generated"]

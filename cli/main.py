@@ -31,11 +31,13 @@ from ireeabi import layouts
 from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
+from ireeabi.abi.printable import printable_text
 from ireeabi.abi.targets import Target
 from ireeabi.layouts import module_sources
 
 from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
 from .errors import CliError
+from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -326,7 +328,9 @@ COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check,
 
 
 def error_lines(e: IreeAbiError) -> list[str]:
-    """One readable message (fitting the width) for bad input."""
+    """One readable message (fitting the width) for bad input. Whatever it echoes of a module (a
+    function, import or type name) is shown escaped (`abi.printable`): no control character or
+    byte that is not UTF-8 reaches the terminal raw."""
     if isinstance(e, UnknownNameError):
         msg = f"unknown {e.what} {e.name!r}"
         if e.closest:
@@ -335,16 +339,13 @@ def error_lines(e: IreeAbiError) -> list[str]:
             msg += f"; valid: {', '.join(e.valid)}"
         elif e.what == "struct":
             msg += f" (`ireeabi list` shows all {len(e.valid)})"
-        return render.wrap("ireeabi: error: " + msg, subsequent=4)
+        return render.wrap("ireeabi: error: " + printable_text(msg), subsequent=4)
     if isinstance(e, cconv.CconvError):
-        lines = render.wrap(f"ireeabi: error: malformed cconv: {e}", subsequent=4)
-        if len(e.text) < render.WIDTH - 4:
+        lines = render.wrap(f"ireeabi: error: malformed cconv: {printable_text(str(e))}", subsequent=4)
+        if len(e.text) < render.WIDTH - 4 and e.text.isprintable():
             lines += ["    " + e.text, "    " + " " * e.index + "^"]
         return lines
-    return render.wrap(f"ireeabi: error: {e}", subsequent=4)
-
-
-CANCELLED_LINE = "ireeabi: CANCELLED; interrupted (Ctrl-C)"
+    return render.wrap(f"ireeabi: error: {printable_text(str(e))}", subsequent=4)
 
 
 def os_error_line(e: OSError, output_failed: bool = False) -> str:
@@ -361,9 +362,21 @@ def os_error_line(e: OSError, output_failed: bool = False) -> str:
     return f"ireeabi: error: {reason}"
 
 
+def _terminal_safe(text: str) -> str:
+    """Output text with every character a module's name may carry that is not printable (NUL, ESC,
+    a byte that is not UTF-8, ...) escaped as `abi.printable` shows it, except the newlines and
+    tabs of the output's own layout: whatever a command echoes, no control sequence reaches the
+    terminal. (Escaped text passes unchanged.)"""
+    if text.replace("\n", "").replace("\t", "").isprintable():  # the usual case, at C speed
+        return text
+    return "\n".join("\t".join(printable_text(part) for part in line.split("\t"))
+                     for line in text.split("\n"))
+
+
 class _Output:
-    """The commands' output stream, remembering the OS error a write or flush of it raised (so
-    the report can say the output failed, which such an error does not name)."""
+    """The commands' output stream (control characters escaped: `_terminal_safe`), remembering
+    the OS error a write or flush of it raised (so the report can say the output failed, which
+    such an error does not name)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -371,7 +384,7 @@ class _Output:
 
     def write(self, text: str) -> int:
         try:
-            return self.stream.write(text)
+            return self.stream.write(_terminal_safe(text))
         except OSError as e:
             self.error = e
             raise
@@ -430,8 +443,9 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
             return EXIT_OK
         return _run(args, out, err)
     except KeyboardInterrupt:
-        # IREE's status for a cancelled operation, in one line instead of a traceback.
-        return _report([CANCELLED_LINE], err)
+        # IREE's status for a cancelled operation, in one line instead of a traceback (once: the
+        # process entry, cli/__main__.py, may have recorded the same Ctrl-C).
+        return report_cancelled(err)
     except MemoryError:
         return _report(["ireeabi: error: RESOURCE_EXHAUSTED; out of memory: the host refused an "
                         "allocation"], err)
