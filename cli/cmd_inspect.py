@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ireeabi.abi import cconv
+from ireeabi.abi.printable import printable, printable_text
 from ireeabi.abi.targets import Target
 from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
@@ -321,10 +322,10 @@ def _signature_lines(label: str, entries: list[dict[str, Any]]) -> list[str]:
     for x in entries:
         sig = x["signature"]
         mark = "?" if x.get("optional") else ""
-        lines += render.wrap(f"[{x['ordinal']:3d}] {mark}{x['name']}{sig if sig else ''}", indent=2,
+        lines += render.wrap(f"[{x['ordinal']:3d}] {mark}{printable(x['name'])}{sig if sig else ''}", indent=2,
                              subsequent=10)
         for a in x["attributes"]:
-            lines += render.wrap(f"{a['key']}: {a['value']}", indent=8, subsequent=10)
+            lines += render.wrap(f"{printable_text(a['key'])}: {printable_text(a['value'])}", indent=8, subsequent=10)
     return lines
 
 
@@ -352,15 +353,15 @@ def _import_check_lines(d: dict[str, Any]) -> list[str]:
                 continue
             shown.add(module)
             n = len(missing[module])
-            lines += render.wrap(f"  BAD {module}.* ({n} import{'s' if n > 1 else ''}): no-module - "
-                                 f"no native module `{module}` is registered", subsequent=8)
+            lines += render.wrap(f"  BAD {printable(module)}.* ({n} import{'s' if n > 1 else ''}): no-module - "
+                                 f"no native module `{printable(module)}` is registered", subsequent=8)
             continue
         mark = "ok " if r["compatible"] else "BAD"
         status = r["status"]
         if status == "ok":
             status = "resolves" + ("" if r["compatible"] else f", but IREE's layout rules disagree "
                                    f"on {d['target']}")
-        lines += render.wrap(f"  {mark} {r['name']} {r['cconv'] or ''}: {status}"
+        lines += render.wrap(f"  {mark} {printable(r['name'])} {printable(r['cconv'] or '')}: {status}"
                              + (f" - {r['message']}" if r["message"] else ""), subsequent=8)
         for f in r["findings"]:
             lines += render.wrap(f"{f['rule']}: {f['message']}", indent=8, subsequent=10)
@@ -370,13 +371,13 @@ def _import_check_lines(d: dict[str, Any]) -> list[str]:
 
 
 def text(d: dict[str, Any]) -> list[str]:
-    lines = [f"module '{d['name']}' version {d['version']} on {d['target']}"
+    lines = [f"module '{printable(d['name'])}' version {d['version']} on {d['target']}"
              f"; requires: {', '.join(d['requirements']) or 'nothing'}"]
-    deps = ", ".join(f"{x['name']} >= {x['minimum_version']}{'' if x['required'] else ' (optional)'}"
+    deps = ", ".join(f"{printable(x['name'])} >= {x['minimum_version']}{'' if x['required'] else ' (optional)'}"
                      for x in d["dependencies"])
     lines.append(f"dependencies: {deps or 'none'}")
     for a in d["attributes"]:
-        lines += render.wrap(f"attribute {a['key']}: {a['value']}", subsequent=4)
+        lines += render.wrap(f"attribute {printable_text(a['key'])}: {printable_text(a['value'])}", subsequent=4)
     st = d["state"]
     lines.append(f"module state: {st['global_bytes']} bytes, {st['global_refs']} refs, "
                  f"~{st['total_bytes']} bytes total on {d['target']} (iree_vm_ref_t: "
@@ -436,13 +437,13 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
     for x in exes:
         mark = "ok " if x["runs"] else "BAD" if not x["executable_runs"] else "-  "
         where = x["where"] if x["runs"] else f"refused, {x['status']}" if x["status"] else "refused"
-        lines += render.wrap(f"  {mark} {x['format'] or '?'}: {where}"
+        lines += render.wrap(f"  {mark} {printable(x['format']) if x['format'] else '?'}: {where}"
                              + (f" - {x['message']}" if x["message"] else ""), subsequent=8)
         if x["reason"]:
             lines += render.wrap(x["reason"], indent=8, subsequent=10)
         image = f"rodata {x['image_rodata'][0]} ({x['image_bytes']} bytes)" if x["image_bytes"] is not None \
             else "an image not known before it runs"
-        lines += render.wrap(f"made by {x['import']} in {x['function']} at pc 0x{x['pc']:X} from {image}",
+        lines += render.wrap(f"made by {printable(x['import'])} in {printable(x['function'])} at pc 0x{x['pc']:X} from {image}",
                              indent=8, subsequent=10)
         if not x["selected"] and x["runs"]:
             lines += render.wrap("note: another variant of this executable comes first", indent=8,

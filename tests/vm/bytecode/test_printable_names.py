@@ -181,3 +181,6 @@ def test_names_in_the_output_reach_it_escaped(add16, tmp_path):
     assert b"hal_inline.\\x00\\x1b" in proc.stdout and b"\\xff" in proc.stdout
     for raw in (b"\x00", b"\x1b", b"\xff"):
         assert raw not in proc.stdout
+    # The whole name in the import listing, escaped at its source: its newline neither splits the
+    # line nor becomes a space, its backslash is doubled.
+    assert ("hal_inline." + SHOWN + "r.storage").encode() in proc.stdout, proc.stdout
