@@ -84,7 +84,7 @@ def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]
     except OSError as e:
         raise DwarfError(f"{path}: not a readable ELF file ({e.strerror or e})") from None
     with f:
-        with _mapped(f) as stream:
+        with _Mapped(f) as stream:
             target, info = _open(path, stream)
             return target, _Reader(path, target, _Dies(path, info)).all()
 
@@ -98,7 +98,7 @@ def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
         raise UnknownNameError(f"struct in {path}'s DWARF", name, sorted(structs)) from None
 
 
-class _mapped:
+class _Mapped:
     """The file as a read-only memory map (a read past its end returns what is there, where a file
     object would first allocate the size asked for); an empty file as an empty stream."""
 
