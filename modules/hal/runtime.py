@@ -37,6 +37,7 @@ from ireeabi.modules.hal.module import HalModule
 from ireeabi.modules.hal.inline import HalInlineModule
 from ireeabi.modules.hal.loader import HalLoaderModule, LoadedExecutable
 from ireeabi.modules.hal.module_api import ModuleApi
+from ireeabi.modules.vmvx.module import create_vmvx_module
 from ireeabi.hal.resource import ResourceType
 
 
@@ -77,6 +78,10 @@ class HalRuntime:
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader,
                                       runners=self.runners)
         self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}
+        # IREE's `vmvx` microkernel module: vmvx executables' contexts and inline-static programs
+        # import it (modules/vmvx).
+        self.vmvx = create_vmvx_module(self.heap, self.vm_buffers, self.cpu_data)
+        self.modules[self.vmvx.name] = self.vmvx
         self.api = ModuleApi(self.heap, self.views, self.hal_buffers, self.inline.host_allocator)
         # The full `hal` module (the default execution model), made on request: it registers more
         # ref types and the device (see modules/hal/module.py). Inputs are then made as iree-run-module
@@ -136,6 +141,7 @@ class HalRuntime:
             _close_state(state)
         if self.hal is not None:
             self.hal.close()
+        self.vmvx.close()
         self.loader.close()
         self.inline.close()
         for t in (self.executables, self.views, self.hal_buffers, self.vm_buffers):
