@@ -122,7 +122,7 @@ class _Guarding:
     def __enter__(self) -> None:
         heap = self.heap
         self.before = heap.guarding
-        heap.guarding = heap.native_kernels
+        heap.guarding = heap.native_kernels or heap.emulated_kernels
 
     def __exit__(self, *exc: object) -> None:
         self.heap.guarding = self.before
@@ -148,6 +148,7 @@ class Heap(CheckedAccess):
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding", "native_kernels",
+                 "emulated_kernels",
                  "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks",
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_aligned", "known_types", "_last", "_serial",
@@ -219,6 +220,9 @@ class Heap(CheckedAccess):
         # Host machine code (kernels through the C helper) may touch this heap's memory: only the
         # host's, and not when the runtime runs its kernels in an emulator (KernelRunners says so).
         self.native_kernels = self.machine.is_host
+        # Machine code in an emulated CPU may touch it (the runtime's KernelEmulator says so): its
+        # guard pages are the emulator's alone where no native code runs (see guarded_allocations).
+        self.emulated_kernels = False
         self.closed = False
         self._live: dict[int, Allocation] = {}
         # The checked-address memo: every live block's start, and each interior address a check
@@ -254,7 +258,7 @@ class Heap(CheckedAccess):
         self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
-        # guarded block of that size reuses one without two mprotect calls each way.
+        # guarded block of that size reuses one without two protection changes each way.
         self._guard_pool: dict[int, list[int]] = {}
 
     def host_address(self, address: int) -> int:
@@ -270,12 +274,13 @@ class Heap(CheckedAccess):
         `align` defaults to the target's malloc alignment.
 
         `guard`: the block ends where an inaccessible page begins (as close as its alignment allows)
-        and its chunk starts with another one, so native code running past either end (a kernel
-        walking past its binding) faults at once instead of landing in a neighbouring block. It
-        costs a chunk of whole pages, at least 68 KiB of address space (untouched pages take no
-        memory). Where the host has no room for more protected ranges (Linux's map count), the
-        block is placed as an ordinary one. None (the default): as the heap's `guarding` says
-        (see `guarded_allocations`).
+        and its chunk starts with another one, so machine code running past either end (a kernel
+        walking past its binding, native or in an emulated CPU) faults at once instead of landing in
+        a neighbouring block. The pages are the host's (mprotect) where native kernels run, else
+        the emulators' only (see `guarded_allocations`). It costs a chunk of whole pages, at least
+        68 KiB of address space (untouched pages take no memory). Where the host has no room for
+        more protected ranges (Linux's map count), the block is placed as an ordinary one. None
+        (the default): as the heap's `guarding` says (see `guarded_allocations`).
 
         Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit (or when
         the address space has no room) this raises StatusError(RESOURCE_EXHAUSTED), which allocator
@@ -374,9 +379,13 @@ class Heap(CheckedAccess):
             return chunk, chunk_size, False, (self._base + back - (size or 1)) & -align
         chunk, chunk_size, fresh = space.allocate_pages(need)
         back = chunk + chunk_size - PAGE
+        # Emulator-only guards where kernels run emulated and none natively (the host's page tables
+        # untouched: cheaper, and no host mapping split); else the host's (wasmtime's compiled code
+        # and C code reach this memory natively).
+        host = self.native_kernels or not self.emulated_kernels
         try:
-            space.protect(chunk, PAGE, False)
-            space.protect(back, PAGE, False)
+            space.protect(chunk, PAGE, False, host)
+            space.protect(back, PAGE, False, host)
         except AddressSpaceError:
             space.protect(chunk, PAGE, True)
             space.protect(back, PAGE, True)
@@ -386,9 +395,12 @@ class Heap(CheckedAccess):
 
     def guarded_allocations(self) -> "_Guarding":
         """Within the block, mallocs that do not say otherwise (those an allocator's ctl function
-        makes for IREE's buffer code included) are guarded, on a heap native kernels run on
-        (`native_kernels`: the host's, unless its kernels are emulated). Elsewhere nothing native
-        runs on it and blocks stay ordinary."""
+        makes for IREE's buffer code included) are guarded, on a heap kernels' machine code runs on:
+        natively (`native_kernels`: the host's, unless its kernels are emulated), where the guard
+        pages are the host's own (`mprotect`), or in an emulated CPU (`emulated_kernels`), where
+        they are the emulator's only when no kernel runs natively (the address space records them
+        for its listeners; no host page is protected). Elsewhere (wasm32, whose guard pages
+        wasmtime's code would need from the host; interpreted kernels) blocks stay ordinary."""
         return _Guarding(self)
 
     def free(self, address: int) -> None:
@@ -442,6 +454,9 @@ class Heap(CheckedAccess):
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
         # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
+        # A held guarded block keeps its whole chunk (and its guard pages) from reuse: it counts as
+        # that much toward quarantine_bytes, which bounds the guarded chunks a quarantine holds.
+        cost = a.chunk_size if a.guarded else size
         if size:
             if size <= SMALL_FILL:
                 (SPANS.get(size) or span(size)).pack_into(a.raw, address - a.base, _POISON)
@@ -458,7 +473,7 @@ class Heap(CheckedAccess):
         quarantine.append(a)
         if held:
             self._held.append(a)
-            self._held_bytes += size
+            self._held_bytes += cost
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
         else:
@@ -504,7 +519,7 @@ class Heap(CheckedAccess):
         """Let a held freed block's memory go back to the free lists (views still see the arena)."""
         if a.raw is not None:
             a.raw = None
-            self._held_bytes -= a.size
+            self._held_bytes -= a.chunk_size if a.guarded else a.size
             if a.guarded and self._pool_guarded(a):
                 return
             if self.space is not None:
