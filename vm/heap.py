@@ -20,7 +20,10 @@ stale pointer is reported as pointing into freed memory. The quarantine remember
 reused) only for blocks of at most `quarantine_large` bytes, up to `quarantine_bytes` in all: larger
 or older blocks go back to the address space's free lists right after poisoning, so a stale pointer
 into them may later land in a new block (a double free of them is still reported while they are
-remembered). Every block has unaddressable red zones on both sides.
+remembered). On a heap whose kernels run in an emulated CPU, the memory of the last GUARD_HELD
+guarded blocks only is kept (each guard page is a region of the emulator's, and regions cost in
+proportion to their number); older ones go to the pool of guarded chunks. Every block has
+unaddressable red zones on both sides.
 
 Blocks up to a few KiB (with red zones) live in size-class slabs (`vm.address_space`), so the block
 holding an address is found by arithmetic on its chunk; larger blocks by bisecting their sorted
@@ -80,6 +83,7 @@ QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
 MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps (more with more live blocks)
 GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
+GUARD_HELD = 16  # guarded blocks whose memory a quarantine holds, on a heap of emulated kernels
 
 
 # The fill patterns' first SMALL_FILL bytes (a pack of a span of them poisons or marks a block).
@@ -151,6 +155,7 @@ class Heap(CheckedAccess):
                  "emulated_kernels",
                  "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks",
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
+                 "_held_guards",
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
@@ -243,6 +248,7 @@ class Heap(CheckedAccess):
         self._held_bytes = 0
         self._held_max = quarantine_bytes
         self._held_large = quarantine_large
+        self._held_guards: collections.deque[Allocation] = collections.deque()  # see GUARD_HELD
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
         self.known_types: dict[int, int] = {}  # ref type words registered on this heap -> count
         # The live block check_range found last (never a freed one: _release resets it).
@@ -454,9 +460,6 @@ class Heap(CheckedAccess):
         # The memory stays unreusable only for small blocks, up to _held_max bytes in all; the rest
         # goes back to the free lists now (the record stays, to name a double free).
         held = size <= self._held_large and self._quarantine_max > 0
-        # A held guarded block keeps its whole chunk (and its guard pages) from reuse: it counts as
-        # that much toward quarantine_bytes, which bounds the guarded chunks a quarantine holds.
-        cost = a.chunk_size if a.guarded else size
         if size:
             if size <= SMALL_FILL:
                 (SPANS.get(size) or span(size)).pack_into(a.raw, address - a.base, _POISON)
@@ -473,9 +476,17 @@ class Heap(CheckedAccess):
         quarantine.append(a)
         if held:
             self._held.append(a)
-            self._held_bytes += cost
+            self._held_bytes += size
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
+            if a.guarded and self.emulated_kernels:
+                # An emulator keeps each guard page as a region of its own, and every new region
+                # costs in proportion to their number: hold the memory of the last GUARD_HELD
+                # guarded blocks only (older ones go to the pool; their records stay).
+                guards = self._held_guards
+                guards.append(a)
+                while guards and (guards[0].raw is None or len(guards) > GUARD_HELD):
+                    self._drop_memory(guards.popleft())
         else:
             self._give_back(a)
         if len(quarantine) > self._quarantine_max:
@@ -519,7 +530,7 @@ class Heap(CheckedAccess):
         """Let a held freed block's memory go back to the free lists (views still see the arena)."""
         if a.raw is not None:
             a.raw = None
-            self._held_bytes -= a.chunk_size if a.guarded else a.size
+            self._held_bytes -= a.size
             if a.guarded and self._pool_guarded(a):
                 return
             if self.space is not None:
@@ -726,6 +737,7 @@ class Heap(CheckedAccess):
         self._freed.clear()
         self._quarantine.clear()
         self._held.clear()
+        self._held_guards.clear()
         self._held_bytes = 0
         self._aligned.clear()
 
@@ -754,5 +766,5 @@ def tracked_heap(**kwargs: Any) -> Iterator[Heap]:
 
 
 __all__ = ["UNINITIALIZED_BYTE", "FREED_BYTE", "MAX_FILL", "REDZONE", "QUARANTINE_BYTES", "QUARANTINE_LARGE",
-           "MEMO_INTERIOR", "GUARD_POOL", "MAX_RESERVATION", "host_memory", "default_limit", "HeapError",
+           "MEMO_INTERIOR", "GUARD_POOL", "GUARD_HELD", "MAX_RESERVATION", "host_memory", "default_limit", "HeapError",
            "LeakError", "Heap", "tracked_heap"]

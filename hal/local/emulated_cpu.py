@@ -27,7 +27,8 @@ Interface (what the ELF loader and the dispatch integration build on):
     split small pieces), and a page that was protected once stays a region of its own, so
     protecting it again (a pooled or reused guarded chunk) is a permission change only (~25 us).
     The heap keeps freed guarded chunks, guards on, for reuse (`vm.heap.GUARD_POOL`), and its
-    quarantine holds guarded chunks by their whole size, which bounds the guard pages in use.
+    quarantine holds the memory of a few guarded blocks only (`vm.heap.GUARD_HELD`), which bounds
+    the guard pages, hence the regions, to about the live guarded blocks.
   - The address space's code range (just below the window) is the CPU's trap area, mapped
     execute-only: the CPU's return address and every function handle live there. A call of a
     handle runs its Python function, with the arguments read per the target's C calling
@@ -103,7 +104,7 @@ CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the laten
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
 STACK_SIZE = 256 << 10
 MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
-GRAIN = 1 << 20  # a protection halves the region holding each of its boundaries down to this size
+GRAIN = 4 << 20  # a protection halves the region holding each of its boundaries down to this size
 _PROT_ALL = uc_mod.UC_PROT_ALL
 _PROT_NONE = uc_mod.UC_PROT_NONE
 
