@@ -13,10 +13,10 @@ On a foreign heap with an emulated CPU, HAL-buffer-like allocations (`Heap.guard
   staying regions of their own, the quarantine holding the memory of `GUARD_HELD` guarded blocks.
 Workloads, each on a fresh heap and CPU:
 - cycle: `--rounds` rounds of allocate 3 buffers, one dispatch (c = a + b, one emulated call), free
-  the 3: mean and max per allocation (malloc + free), mean per dispatch (the call right after the
-  allocations: retranslation included), and Unicorn's region count at the end;
-- live: `--live` buffers allocated and kept (every one a fresh chunk): mean and max per allocation,
-  then one dispatch.
+  the 3: mean, median and max per allocation (malloc + free), mean per dispatch (the call right
+  after the allocations: retranslation included), and Unicorn's region count at the end;
+- live: `--live` buffers allocated and kept (every one a fresh chunk): mean, median and max per
+  allocation, then one dispatch.
 Times are wall clock on whatever machine runs it (label a loaded machine's figures as such).
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _allocate(heap, nbytes: int) -> int:
         return heap.malloc(nbytes, align=64)
 
 
-def cycle(target: str, code: bytes, scheme: str, rounds: int, n: int) -> tuple[float, float, float, int]:
+def cycle(target: str, code: bytes, scheme: str, rounds: int, n: int) -> tuple[float, float, float, float, int]:
     heap, cpu, fn = _rig(target, code, scheme)
     allocs, dispatches = [], []
     for _ in range(rounds):
@@ -93,10 +93,10 @@ def cycle(target: str, code: bytes, scheme: str, rounds: int, n: int) -> tuple[f
     regions = len(list(cpu.uc.mem_regions()))
     cpu.close()
     heap.close()
-    return statistics.mean(allocs), max(allocs), statistics.mean(dispatches), regions
+    return statistics.mean(allocs), statistics.median(allocs), max(allocs), statistics.mean(dispatches), regions
 
 
-def live(target: str, code: bytes, scheme: str, count: int, n: int) -> tuple[float, float, float, int]:
+def live(target: str, code: bytes, scheme: str, count: int, n: int) -> tuple[float, float, float, float, int]:
     heap, cpu, fn = _rig(target, code, scheme)
     blocks, allocs = [], []
     for _ in range(count):
@@ -109,7 +109,7 @@ def live(target: str, code: bytes, scheme: str, count: int, n: int) -> tuple[flo
     regions = len(list(cpu.uc.mem_regions()))
     cpu.close()
     heap.close()
-    return statistics.mean(allocs), max(allocs), dispatch, regions
+    return statistics.mean(allocs), statistics.median(allocs), max(allocs), dispatch, regions
 
 
 def main() -> None:
@@ -131,12 +131,12 @@ def main() -> None:
             subprocess.run(COMPILERS[target] + FLAGS + ["-o", str(obj), str(work / "k.c")], check=True)
             code = _vadd(obj)
             for scheme in args.schemes.split(","):
-                am, ax, dm, regions = cycle(target, code, scheme, args.rounds, args.elements)
-                print(f"{target:8} {scheme:6} cycle: alloc+free mean {am * 1e3:7.3f} ms max {ax * 1e3:7.2f} ms  "
-                      f"dispatch mean {dm * 1e3:7.3f} ms  regions {regions}")
-                am, ax, dm, regions = live(target, code, scheme, args.live, args.elements)
-                print(f"{target:8} {scheme:6} live:  alloc mean {am * 1e3:7.3f} ms max {ax * 1e3:7.2f} ms  "
-                      f"dispatch {dm * 1e3:7.3f} ms  regions {regions}")
+                am, amed, ax, dm, regions = cycle(target, code, scheme, args.rounds, args.elements)
+                print(f"{target:8} {scheme:6} cycle: alloc+free mean {am * 1e3:8.3f} median {amed * 1e3:7.3f} "
+                      f"max {ax * 1e3:7.1f} ms  dispatch mean {dm * 1e3:6.3f} ms  regions {regions}")
+                am, amed, ax, dm, regions = live(target, code, scheme, args.live, args.elements)
+                print(f"{target:8} {scheme:6} live:  alloc      mean {am * 1e3:8.3f} median {amed * 1e3:7.3f} "
+                      f"max {ax * 1e3:7.1f} ms  dispatch      {dm * 1e3:6.3f} ms  regions {regions}")
 
 
 if __name__ == "__main__":
