@@ -22,6 +22,7 @@ Times are wall clock on whatever machine runs it (label a loaded machine's figur
 from __future__ import annotations
 
 import argparse
+import gc
 import shutil
 import statistics
 import struct
@@ -71,6 +72,11 @@ def _rig(target: str, code: bytes, scheme: str):
     return heap, cpu, fn
 
 
+def _dispose(heap, cpu) -> None:
+    cpu.close()
+    heap.close()
+
+
 def _allocate(heap, nbytes: int) -> int:
     with heap.guarded_allocations():
         return heap.malloc(nbytes, align=64)
@@ -91,8 +97,7 @@ def cycle(target: str, code: bytes, scheme: str, rounds: int, n: int) -> tuple[f
         allocs.append(((t1 - t0) + (t3 - t2)) / 3)
         dispatches.append(t2 - t1)
     regions = len(list(cpu.uc.mem_regions()))
-    cpu.close()
-    heap.close()
+    _dispose(heap, cpu)
     return statistics.mean(allocs), statistics.median(allocs), max(allocs), statistics.mean(dispatches), regions
 
 
@@ -107,8 +112,7 @@ def live(target: str, code: bytes, scheme: str, count: int, n: int) -> tuple[flo
     cpu.call(fn, [blocks[0], blocks[1], blocks[2], n])
     dispatch = time.perf_counter() - t0
     regions = len(list(cpu.uc.mem_regions()))
-    cpu.close()
-    heap.close()
+    _dispose(heap, cpu)
     return statistics.mean(allocs), statistics.median(allocs), max(allocs), dispatch, regions
 
 
@@ -131,9 +135,14 @@ def main() -> None:
             subprocess.run(COMPILERS[target] + FLAGS + ["-o", str(obj), str(work / "k.c")], check=True)
             code = _vadd(obj)
             for scheme in args.schemes.split(","):
+                # Each workload's CPU is freed right after it, untimed: a Unicorn instance with
+                # thousands of regions takes seconds to free, which would otherwise land in a later
+                # measurement whenever the collector gets to it (the CPU is in a reference cycle).
+                gc.collect()
                 am, amed, ax, dm, regions = cycle(target, code, scheme, args.rounds, args.elements)
                 print(f"{target:8} {scheme:6} cycle: alloc+free mean {am * 1e3:8.3f} median {amed * 1e3:7.3f} "
                       f"max {ax * 1e3:7.1f} ms  dispatch mean {dm * 1e3:6.3f} ms  regions {regions}")
+                gc.collect()
                 am, amed, ax, dm, regions = live(target, code, scheme, args.live, args.elements)
                 print(f"{target:8} {scheme:6} live:  alloc      mean {am * 1e3:8.3f} median {amed * 1e3:7.3f} "
                       f"max {ax * 1e3:7.1f} ms  dispatch      {dm * 1e3:6.3f} ms  regions {regions}")
