@@ -322,12 +322,28 @@ class EmulatedCpu:
         self._set_perms(self._space.base + offset, size, _PROT_ALL if accessible else _PROT_NONE)
 
     def _set_perms(self, address: int, size: int, perms: int) -> None:
-        """Unicorn's permissions of [address, address + size) (whole pages of the window): its two
-        ends made region boundaries first (cheaply: `_boundary`), so the change splits nothing."""
+        """Unicorn's permissions of [address, address + size) (whole pages of the window). Within
+        one region of at most GRAIN bytes (after halving), one protection that splits it in up to
+        three (a guard page's case: one re-map); else its two ends made region boundaries first
+        (`_boundary`), so the change splits nothing."""
         end = address + size
+        starts, regions = self._starts, self._regions
+        start = self._halve(address)
+        region_end, old = regions[start]
+        if end <= region_end and region_end - start <= GRAIN:
+            if old != perms:
+                self.uc.mem_protect(address, size, perms)
+                for cut in (address, end):
+                    if start < cut < region_end and cut not in regions:
+                        bisect.insort(starts, cut)
+                regions[start] = [address, old] if start < address else [end, perms]
+                if start < address:
+                    regions[address] = [end, perms]
+                if end < region_end:
+                    regions[end] = [region_end, old]
+            return
         self._boundary(address)
         self._boundary(end)
-        starts, regions = self._starts, self._regions
         i = bisect.bisect_left(starts, address)
         while i < len(starts) and starts[i] < end:
             region = regions[starts[i]]
@@ -336,28 +352,36 @@ class EmulatedCpu:
                 region[1] = perms
             i += 1
 
-    def _boundary(self, address: int) -> None:
-        """Make `address` (a page of the window, or its end) the start of a region: halve the
-        region holding it until the piece is at most GRAIN bytes, then split that piece there. A
-        split re-maps the whole region (Unicorn flushes its pages one by one): halving keeps later
-        splits nearby small."""
-        if address >= self._hi:
-            return
+    def _split(self, start: int, cut: int) -> None:
+        """Split the region at `start` in two at `cut`: a protection of [start, cut) with the
+        region's own permissions (Unicorn splits the region, re-mapping it whole)."""
+        end, perms = self._regions[start]
+        self.uc.mem_protect(start, cut - start, perms)
+        self._regions[start] = [cut, perms]
+        self._regions[cut] = [end, perms]
+        bisect.insort(self._starts, cut)
+
+    def _halve(self, address: int) -> int:
+        """Halve the region holding `address` (a page of the window) until the piece holding it is
+        at most GRAIN bytes or starts there; that piece's start. A split re-maps the whole region
+        (Unicorn flushes its pages one by one): halving keeps later splits nearby small."""
         starts, regions = self._starts, self._regions
         start = starts[bisect.bisect_right(starts, address) - 1]
-        while start != address:
-            end, perms = regions[start]
-            cut = address
-            if end - start > GRAIN:
-                cut = start + ((end - start) // 2 & -PAGE)
-            # A protection of [start, cut) with the region's own permissions: Unicorn splits the
-            # region into [start, cut) and [cut, end).
-            self.uc.mem_protect(start, cut - start, perms)
-            regions[start] = [cut, perms]
-            regions[cut] = [end, perms]
-            bisect.insort(starts, cut)
+        while start != address and regions[start][0] - start > GRAIN:
+            cut = start + ((regions[start][0] - start) // 2 & -PAGE)
+            self._split(start, cut)
             if address >= cut:
                 start = cut
+        return start
+
+    def _boundary(self, address: int) -> None:
+        """Make `address` (a page of the window, or its end) the start of a region: halved down to
+        GRAIN (`_halve`), then the piece split there."""
+        if address >= self._hi:
+            return
+        start = self._halve(address)
+        if start != address:
+            self._split(start, address)
 
     def regions(self) -> list[tuple[int, int, int]]:
         """The emulator's regions of the window: (start, end, Unicorn permissions), in order."""
