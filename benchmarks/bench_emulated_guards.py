@@ -25,7 +25,6 @@ import argparse
 import gc
 import shutil
 import statistics
-import struct
 import subprocess
 import tempfile
 import time

@@ -34,7 +34,7 @@ import pytest
 import iree_tools
 import vm_ir
 from ireeabi.hal.local import emulated_cpu, emulated_executable
-from ireeabi.hal.local.emulated_cpu import GRAIN, EmulatedCpu, EmulatedFault
+from ireeabi.hal.local.emulated_cpu import GRAIN, EmulatedCpu
 from ireeabi.vm import heap as heap_module
 from ireeabi.vm.address_space import PAGE, AddressSpace
 from ireeabi.vm.heap import Heap
