@@ -5,14 +5,16 @@
 - `views`: ctypes and construct views of a layout, checked to agree with it.
 - `cdecl`: self-contained C text of declarations; `oracles`: real compilers measuring that C.
 - `cheader`: your own structs from a C header (libclang, per triple); `dwarf`: from an object's DWARF.
+- `bounded`: a call in a forked child under a memory and a time bound (how `cheader` runs libclang).
 - `cconv`: parse cconv strings and lay out argument/result buffers by each IREE rule.
 - `codec`: precompiled `struct` and construct codecs of one cconv instance.
 - `errors`: the exception classes every layer shares (`IreeAbiError` and its kinds).
+- `printable`: how a name from a module is shown in a message (non-printable bytes as `\\xNN`).
 - `generated`: how every fast path compiles its generated source (readable in tracebacks; dumped
   to a directory with IREEABI_DUMP_GENERATED=DIR).
 
 Nothing here touches process memory: this layer only computes layouts and bytes.
 """
 
-__all__ = ["targets", "layout", "views", "cdecl", "oracles", "cheader", "dwarf", "cconv", "codec",
-           "errors", "generated"]
+__all__ = ["targets", "layout", "views", "cdecl", "oracles", "cheader", "bounded", "dwarf", "cconv", "codec",
+           "errors", "printable", "generated"]

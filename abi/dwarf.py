@@ -7,12 +7,29 @@ that model and compared with the offsets, bit offsets and sizes the compiler rec
 packed (as pahole infers it), and DW_AT_alignment (DWARF 5) gives explicit alignments. Anything else
 that disagrees is a `DwarfError` naming the struct and field, never a silent answer. Once read, the
 declaration can be re-laid on every other data model.
+
+A damaged file is a `DwarfError` too, naming the section, DIE offset and attribute, and reading one
+takes work and memory in proportion to the file:
+
+- the file is memory-mapped, so a section size or offset past its end reads what is there;
+- pyelftools parses the ELF headers and the DIEs; where it fails, the error names the section and
+  offset it was at (the unit header, or the DIE and the .debug_abbrev table it was decoded with);
+- each unit's DIEs are read once, in order, and the tree is rebuilt from that walk (DW_AT_sibling is
+  not followed: a damaged sibling link could send pyelftools' child iteration round in a loop);
+- a reference (DW_AT_type) is resolved against the DIEs that walk found: one to an offset where no
+  DIE starts, or of a form that is no reference, is an error naming the DIE and attribute;
+- type chains are followed with the DIEs on the way remembered, so a cycle (a struct holding itself,
+  a typedef of itself) is an error naming it, and nesting deeper than `_MAX_NESTING` is refused;
+- every attribute is read in the forms its use allows (a name is a string, a size a constant); an
+  array or struct larger than the data model's largest object (PTRDIFF_MAX) is refused.
 """
 from __future__ import annotations
 
+import mmap
 import os
+from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 from .errors import IreeAbiError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, StructLayout
@@ -20,8 +37,8 @@ from .targets import Target, get as _get_target
 
 
 class DwarfError(IreeAbiError):
-    """A file without usable DWARF, a construct the engine does not model, or a layout the engine
-    cannot reproduce from the recorded one."""
+    """A file without usable DWARF, damaged ELF or DWARF data, a construct the engine does not
+    model, or a layout the engine cannot reproduce from the recorded one."""
 
 
 # DW_TAG_base_type names as GCC and clang spell them -> the engine's C scalar names.
@@ -38,37 +55,38 @@ _BASE = {
 _MACHINES = {("EM_X86_64", 64): "x86_64", ("EM_386", 32): "i386", ("EM_AARCH64", 64): "aarch64",
              ("EM_ARM", 32): "armv7", ("EM_RISCV", 64): "riscv64", ("EM_RISCV", 32): "riscv32",
              ("EM_WEBASSEMBLY", 32): "wasm32"}
-_MAX_CHAIN = 256  # typedef/qualifier links followed before a chain is taken for a (damaged) cycle
+# Structs and arrays read inside one another (clang writes a struct before the ones it holds, so
+# reading nests as deep as the C does; C code nests a few levels). Four Python frames a level: far
+# inside the interpreter's recursion limit.
+_MAX_NESTING = 100
 _QUALIFIERS = ("DW_TAG_const_type", "DW_TAG_volatile_type", "DW_TAG_restrict_type", "DW_TAG_atomic_type")
+_RECORDS = ("DW_TAG_structure_type", "DW_TAG_union_type")
+# Attribute forms by what the reader takes from them (DWARF 5, 7.5.5).
+_UNIT_REFS = frozenset({"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8",
+                        "DW_FORM_ref_udata"})  # offsets from the unit's header
+_CONSTANTS = frozenset({"DW_FORM_data1", "DW_FORM_data2", "DW_FORM_data4", "DW_FORM_data8",
+                        "DW_FORM_sdata", "DW_FORM_udata", "DW_FORM_implicit_const"})
+_STRINGS = frozenset({"DW_FORM_string", "DW_FORM_strp", "DW_FORM_line_strp", "DW_FORM_strx",
+                      "DW_FORM_strx1", "DW_FORM_strx2", "DW_FORM_strx3", "DW_FORM_strx4",
+                      "DW_FORM_GNU_str_index", "DW_FORM_GNU_strp_alt", "DW_FORM_strp_sup"})
+_BLOCKS = frozenset({"DW_FORM_block1", "DW_FORM_block2", "DW_FORM_block4", "DW_FORM_block",
+                     "DW_FORM_exprloc"})
 
 
 def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]:
     """(the file's data model, every struct and union with a definition, by name: typedef names,
     `struct TAG`, `union TAG` and bare tags)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            elf = ELFFile(f)
-            key = (elf.header["e_machine"], elf.elfclass)
-            if key not in _MACHINES:
-                raise DwarfError(f"{path}: ELF machine {key[0]} ({key[1]}-bit) is not a modelled data model")
-            target = _get_target(_MACHINES[key])
-            if not elf.has_dwarf_info():
-                raise DwarfError(f"{path}: no DWARF debug information (build with -g)")
-            return target, _Reader(path, target, elf.get_dwarf_info()).all()
+        f = open(path, "rb")
     except FileNotFoundError:
         raise DwarfError(f"{path}: no such file") from None
-    except (ELFError, OSError) as e:
-        raise DwarfError(f"{path}: not a readable ELF file ({e})") from None
-    except DwarfError:
-        raise
-    except IreeAbiError as e:  # a declaration the engine refuses (e.g. a bit-field wider than its type)
-        raise DwarfError(f"{path}: {e}") from None
-    except Exception as e:  # noqa: BLE001 - pyelftools on damaged input: asserts, huge sizes, bad indices
-        raise DwarfError(f"{path}: damaged ELF or DWARF ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise DwarfError(f"{path}: not a readable ELF file ({e.strerror or e})") from None
+    with f:
+        with _Mapped(f) as stream:
+            target, info = _open(path, stream)
+            return target, _Reader(path, target, _Dies(path, info)).all()
 
 
 def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
@@ -80,89 +98,294 @@ def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
         raise UnknownNameError(f"struct in {path}'s DWARF", name, sorted(structs)) from None
 
 
-def _name(die: Any) -> str | None:
-    a = die.attributes.get("DW_AT_name")
-    return a.value.decode("utf-8", "replace") if a else None
+class _Mapped:
+    """The file as a read-only memory map (a read past its end returns what is there, where a file
+    object would first allocate the size asked for); an empty file as an empty stream."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.f = f
+        self.map: mmap.mmap | None = None
+
+    def __enter__(self) -> Any:
+        try:
+            self.map = mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # empty
+            return BytesIO(b"")
+        except OSError:  # not mappable (a pipe...): read as it is
+            return BytesIO(self.f.read())
+        return self.map
+
+    def __exit__(self, *exc: object) -> None:
+        if self.map is not None:
+            self.map.close()
 
 
-def _int(die: Any, attr: str) -> int | None:
-    a = die.attributes.get(attr)
-    return a.value if a is not None and isinstance(a.value, int) else None
+def _what(e: BaseException) -> str:
+    """A parser's exception, briefly (pyelftools' messages may quote whole structures)."""
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _open(path: Path, stream: Any) -> tuple[Target, Any]:
+    """(data model, pyelftools DWARFInfo) of an ELF file; every pyelftools failure a DwarfError."""
+    from elftools.elf.elffile import ELFFile
+
+    # pyelftools raises whatever its parser meets on damaged input (ELFError, construct's stream
+    # errors, KeyError, AssertionError, ...): each call is a boundary that names what it read.
+    try:
+        elf = ELFFile(stream)
+        key = (elf.header["e_machine"], elf.elfclass)
+    except Exception as e:  # noqa: BLE001 - see above
+        raise DwarfError(f"{path}: not a readable ELF file ({_what(e)})") from None
+    if key not in _MACHINES:
+        raise DwarfError(f"{path}: ELF machine {key[0]} ({key[1]}-bit) is not a modelled data model")
+    target = _get_target(_MACHINES[key])
+    try:
+        has_dwarf = elf.has_dwarf_info()
+    except Exception as e:  # noqa: BLE001
+        raise DwarfError(f"{path}: damaged ELF section headers ({_what(e)})") from None
+    if not has_dwarf:
+        raise DwarfError(f"{path}: no DWARF debug information (build with -g)")
+    try:
+        return target, elf.get_dwarf_info()
+    except Exception as e:  # noqa: BLE001
+        raise DwarfError(f"{path}: damaged DWARF sections (.debug_*) or their relocations "
+                         f"({_what(e)})") from None
+
+
+class _Dies:
+    """Every DIE of .debug_info, read once in file order, and the tree they form (from each unit's
+    nesting: a DIE with children opens a list that a null entry closes)."""
+
+    def __init__(self, path: Path, info: Any) -> None:
+        self.path = path
+        self.by_offset: dict[int, Any] = {}  # offset -> DIE (null entries left out), in file order
+        self.children: dict[int, list[Any]] = {}
+        self.parent: dict[int, Any] = {}
+        units = info.iter_CUs()
+        at = 0  # where the next unit header starts
+        while True:
+            try:
+                unit = next(units)
+            except StopIteration:
+                break
+            except Exception as e:  # noqa: BLE001 - pyelftools on a damaged unit header
+                raise DwarfError(f"{path}: .debug_info: cannot parse the unit header at offset "
+                                 f"0x{at:X} ({_what(e)})") from None
+            self._walk(unit)
+            at = unit.cu_offset + unit.size
+
+    def _walk(self, unit: Any) -> None:
+        open_: list[Any] = []  # DIEs whose children are being read, innermost last
+        at = unit.cu_die_offset
+        abbrev = unit.header.get("debug_abbrev_offset")
+        abbrevs = f", abbreviations at .debug_abbrev offset 0x{abbrev:X}" if type(abbrev) is int else ""
+        dies = unit.iter_DIEs()
+        while True:
+            try:
+                die = next(dies)
+            except StopIteration:
+                return
+            except Exception as e:  # noqa: BLE001 - pyelftools on a damaged DIE or abbreviation
+                raise DwarfError(
+                    f"{self.path}: .debug_info: cannot parse the DIE at offset 0x{at:X} (unit at "
+                    f"0x{unit.cu_offset:X}{abbrevs}): {_what(e)}") from None
+            if die.offset != at or die.size <= 0:  # the walk must move forwards, DIE by DIE
+                raise DwarfError(f"{self.path}: .debug_info: the DIE at offset 0x{die.offset:X} "
+                                 f"does not follow the one before it (expected 0x{at:X})")
+            at = die.offset + die.size
+            if die.is_null():
+                if open_:
+                    open_.pop()
+                continue
+            self.by_offset[die.offset] = die
+            if open_:
+                self.children[open_[-1].offset].append(die)
+                self.parent[die.offset] = open_[-1]
+            if die.has_children:
+                self.children[die.offset] = []
+                open_.append(die)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.by_offset.values())
+
+
+def _tag(die: Any) -> str:
+    return die.tag if isinstance(die.tag, str) else f"tag 0x{die.tag:X}"
 
 
 class _Reader:
-    def __init__(self, path: Path, target: Target, dwarf: Any) -> None:
-        self.path, self.target, self.dwarf = path, target, dwarf
-        self.made: dict[int, Struct] = {}  # DIE offset -> declaration
+    def __init__(self, path: Path, target: Target, dies: _Dies) -> None:
+        self.path, self.target, self.dies = path, target, dies
+        self.made: dict[int, Struct] = {}  # struct DIE offset -> declaration
+        self.types: dict[int, CType] = {}  # type DIE offset -> the member type read from it
+        self.stripped: dict[int, Any] = {}  # DIE offset -> the DIE its qualifiers qualify
+        self.nesting: list[int] = []  # DIE offsets of the structs and arrays being read
+        # the largest object C allows on the model (PTRDIFF_MAX)
+        self.max_object = (1 << (8 * target.pointer_size - 1)) - 1
 
     def all(self) -> dict[str, Struct]:
         out: dict[str, Struct] = {}
-        for cu in self.dwarf.iter_CUs():
-            for die in cu.iter_DIEs():
-                if die.tag in ("DW_TAG_structure_type", "DW_TAG_union_type") and \
-                        "DW_AT_declaration" not in die.attributes and _name(die):
-                    s = self.record(die)
-                    keyword = "union" if die.tag == "DW_TAG_union_type" else "struct"
-                    out.setdefault(_name(die), s)
-                    out[f"{keyword} {_name(die)}"] = s
-                elif die.tag == "DW_TAG_typedef" and "DW_AT_type" in die.attributes:
-                    under = self._strip(die.get_DIE_from_attribute("DW_AT_type"))
-                    if under.tag in ("DW_TAG_structure_type", "DW_TAG_union_type") and \
-                            "DW_AT_declaration" not in under.attributes:
-                        out[_name(die)] = self.record(under, _name(die))
+        for die in self.dies:
+            if die.tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
+                name = self._name(die)
+                if name is None:
+                    continue
+                s = self.record(die)
+                keyword = "union" if die.tag == "DW_TAG_union_type" else "struct"
+                out.setdefault(name, s)
+                out[f"{keyword} {name}"] = s
+            elif die.tag == "DW_TAG_typedef" and "DW_AT_type" in die.attributes:
+                name = self._name(die)
+                if name is None:
+                    raise DwarfError(f"{self._at(die)}: a typedef without DW_AT_name")
+                under = self._strip(self._ref(die, "DW_AT_type"))
+                if under.tag in _RECORDS and "DW_AT_declaration" not in under.attributes:
+                    out[name] = self.record(under, name)
         return out
 
+    # -- attributes ------------------------------------------------------------------------------
+
+    def _at(self, die: Any, attr: str = "") -> str:
+        """`PATH: DIE 0xOFF (TAG NAME) ATTR`, for errors about the DIE itself."""
+        a = die.attributes.get("DW_AT_name")
+        name = a.value.decode("utf-8", "replace") if a is not None and isinstance(a.value, bytes) else ""
+        what = f"{_tag(die)} {name}".strip()
+        return f"{self.path}: DIE 0x{die.offset:X} ({what}){' ' + attr if attr else ''}"
+
+    def _name(self, die: Any) -> str | None:
+        a = die.attributes.get("DW_AT_name")
+        if a is None:
+            return None
+        if a.form not in _STRINGS or not isinstance(a.value, bytes):
+            raise DwarfError(f"{self._at(die, 'DW_AT_name')}: form {a.form} value {a.value!r:.40} "
+                             "is not a string")
+        return a.value.decode("utf-8", "replace")
+
+    def _const(self, die: Any, attr: str) -> int | None:
+        a = die.attributes.get(attr)
+        if a is None:
+            return None
+        if a.form not in _CONSTANTS or type(a.value) is not int:
+            raise DwarfError(f"{self._at(die, attr)}: form {a.form} value {a.value!r:.40} is not "
+                             "a constant")
+        return a.value
+
+    def _ref(self, die: Any, attr: str) -> Any:
+        """The DIE that `attr` of `die` refers to."""
+        a = die.attributes.get(attr)
+        if a is None:
+            raise DwarfError(f"{self._at(die)}: no {attr}")
+        if a.form in _UNIT_REFS and type(a.value) is int:
+            offset = die.cu.cu_offset + a.value
+        elif a.form == "DW_FORM_ref_addr" and type(a.value) is int:
+            offset = a.value
+        else:  # ref_sig8 (type units), supplementary files, or no reference at all
+            raise DwarfError(f"{self._at(die, attr)}: form {a.form} is not a reference this reader "
+                             "follows")
+        target = self.dies.by_offset.get(offset)
+        if target is None:
+            raise DwarfError(f"{self._at(die, attr)}: refers to .debug_info offset 0x{offset:X}, "
+                             "where no DIE starts")
+        return target
+
     def _strip(self, die: Any) -> Any:
-        for _ in range(_MAX_CHAIN):
-            if die.tag not in _QUALIFIERS or "DW_AT_type" not in die.attributes:
-                return die
-            die = die.get_DIE_from_attribute("DW_AT_type")
-        raise DwarfError(f"{self._where(die)}: a qualifier chain of over {_MAX_CHAIN} links (a cycle?)")
+        """The type a chain of qualifiers (const, volatile...) qualifies."""
+        start = die.offset
+        if start in self.stripped:
+            return self.stripped[start]
+        seen: set[int] = set()
+        while die.tag in _QUALIFIERS and "DW_AT_type" in die.attributes:
+            if die.offset in seen:
+                raise DwarfError(f"{self._at(die, 'DW_AT_type')}: the qualifier chain leads back to "
+                                 "this DIE (a cycle)")
+            seen.add(die.offset)
+            die = self._ref(die, "DW_AT_type")
+        self.stripped[start] = die
+        return die
 
     def _where(self, die: Any, member: str = "") -> str:
-        line = _int(die, "DW_AT_decl_line")
-        at = f" (line {line})" if line else ""
-        return f"{self.path}: {_name(die) or 'anonymous'}{'.' + member if member else ''}{at}"
+        """`PATH: NAME.MEMBER (DIE 0xOFF, line N)`, for errors about a declaration."""
+        a = die.attributes.get("DW_AT_decl_line")
+        line = f", line {a.value}" if a is not None and type(a.value) is int else ""
+        n = die.attributes.get("DW_AT_name")
+        name = n.value.decode("utf-8", "replace") if n is not None and isinstance(n.value, bytes) else None
+        return (f"{self.path}: {name or 'anonymous'}{'.' + member if member else ''} "
+                f"(DIE 0x{die.offset:X}{line})")
+
+    def _member_where(self, member: Any) -> str:
+        parent = self.dies.parent.get(member.offset)
+        if parent is None:
+            return self._at(member)
+        n = member.attributes.get("DW_AT_name")
+        name = n.value.decode("utf-8", "replace") if n is not None and isinstance(n.value, bytes) else ""
+        return self._where(parent, name)
+
+    def _enter(self, die: Any, member: Any | None) -> None:
+        """Mark `die` (a struct or array) as being read: again while it is, it holds itself."""
+        where = self._member_where(member) if member is not None else self._where(die)
+        if die.offset in self.nesting:
+            raise DwarfError(f"{where}: type DIE 0x{die.offset:X} contains itself (a cycle of "
+                             "DW_AT_type references)")
+        if len(self.nesting) >= _MAX_NESTING:
+            raise DwarfError(f"{where}: types nested over {_MAX_NESTING} deep")
+        self.nesting.append(die.offset)
 
     # -- declarations ----------------------------------------------------------------------------
 
-    def record(self, die: Any, name: str | None = None, hint: str = "") -> Struct:
+    def record(self, die: Any, name: str | None = None, hint: str = "",
+               member: Any | None = None) -> Struct:
         if die.offset in self.made:
             return self.made[die.offset]
+        self._enter(die, member)
+        try:
+            s = self._record(die, name, hint)
+        finally:
+            self.nesting.pop()
+        self.made[die.offset] = s
+        return s
+
+    def _record(self, die: Any, name: str | None, hint: str) -> Struct:
         is_union = die.tag == "DW_TAG_union_type"
-        name = name or _name(die) or hint or "anonymous"
+        name = name or self._name(die) or hint or "anonymous"
         fields: list[Field] = []
         recorded: list[tuple[str, int | None, int]] = []  # (name, bit offset, byte size) per member
         anon = 0
-        for m in die.iter_children():
+        for m in self.dies.children.get(die.offset, ()):
             if m.tag != "DW_TAG_member":
                 continue
-            fname = _name(m)
+            fname = self._name(m)
             anonymous = fname is None
-            if anonymous:
+            if fname is None:
                 fname, anon = f"__anonymous{anon}", anon + 1
-            ctype = self.ctype(m.get_DIE_from_attribute("DW_AT_type"), m, f"{name}_{fname.strip('_')}")
-            bits = _int(m, "DW_AT_bit_size")
+            ctype = self.ctype(self._ref(m, "DW_AT_type"), m, f"{name}_{fname.strip('_')}")
+            bits = self._const(m, "DW_AT_bit_size")
             byte = self._location(m)
             if bits is not None:
-                bit = _int(m, "DW_AT_data_bit_offset")
+                bit = self._const(m, "DW_AT_data_bit_offset")
                 if bit is None:  # DWARF 2/3: counted from the storage unit's most significant bit
-                    size = _int(m, "DW_AT_byte_size") or 0
-                    bit = byte * 8 + size * 8 - (_int(m, "DW_AT_bit_offset") or 0) - bits
+                    size = self._const(m, "DW_AT_byte_size") or 0
+                    bit = byte * 8 + size * 8 - (self._const(m, "DW_AT_bit_offset") or 0) - bits
                 if bits == 0:
                     raise DwarfError(f"{self._where(die, fname)}: zero-width bit-fields are not modelled")
             else:
                 bit = byte * 8
-            fields.append(Field(fname, ctype, bits, align=_int(m, "DW_AT_alignment"), anonymous=anonymous))
-            recorded.append((fname, None if is_union else bit, _int(m, "DW_AT_byte_size") or 0))
+            fields.append(Field(fname, ctype, bits, align=self._const(m, "DW_AT_alignment"),
+                                anonymous=anonymous))
+            recorded.append((fname, None if is_union else bit, self._const(m, "DW_AT_byte_size") or 0))
         if not fields:
             raise DwarfError(f"{self._where(die)}: an empty struct has no C layout")
         try:
-            s = Struct(name, fields, is_union=is_union, align=_int(die, "DW_AT_alignment"))
-        except IreeAbiError as e:
+            s = Struct(name, fields, is_union=is_union, align=self._const(die, "DW_AT_alignment"))
+            s = self._reproduce(die, s, recorded)
+            size = s.layout(self.target).size
+        except DwarfError:
+            raise
+        except IreeAbiError as e:  # a declaration the engine refuses (a bit-field wider than its type)
             raise DwarfError(f"{self._where(die)}: {e}") from None
-        s = self._reproduce(die, s, recorded)
-        self.made[die.offset] = s
+        if size > self.max_object:
+            raise DwarfError(f"{self._where(die)}: {size} bytes, larger than any object on "
+                             f"{self.target.name}")
         return s
 
     def _location(self, m: Any) -> int:
@@ -170,9 +393,9 @@ class _Reader:
         a = m.attributes.get("DW_AT_data_member_location")
         if a is None:
             return 0  # a union member, or the first one
-        if isinstance(a.value, int):
+        if a.form in _CONSTANTS and type(a.value) is int:
             return a.value
-        ops = list(a.value)
+        ops = list(a.value) if a.form in _BLOCKS and isinstance(a.value, (list, bytes)) else []
         if ops and ops[0] == 0x23:  # DW_OP_plus_uconst, then a ULEB128
             value = shift = 0
             for b in ops[1:]:
@@ -180,14 +403,14 @@ class _Reader:
                 shift += 7
                 if not b & 0x80:
                     return value
-        raise DwarfError(f"{self._where(m.get_parent(), _name(m) or '')}: member location "
-                         f"{ops!r} is not a constant offset")
+        raise DwarfError(f"{self._member_where(m)}: member location ({a.form} {a.value!r:.40}) is "
+                         "not a constant offset")
 
     def _reproduce(self, die: Any, s: Struct, recorded: list[tuple[str, int | None, int]]) -> Struct:
         """`s` as the engine lays it out as the compiler recorded it: as declared, else packed as a
         whole, else with members packed one by one where the recorded one sits lower than the
         engine would place it (a member's packed attribute)."""
-        size = _int(die, "DW_AT_byte_size")
+        size = self._const(die, "DW_AT_byte_size")
         problems = _compare(s.layout(self.target), size, recorded)
         if not problems:
             return s
@@ -209,65 +432,80 @@ class _Reader:
                          f"({self.target.name}): {'; '.join(problems[:4])}")
 
     def ctype(self, die: Any, member: Any, hint: str) -> CType:
+        """The C type of `member`, whose DW_AT_type is `die` (read once per DIE)."""
+        if die.offset not in self.types:
+            self.types[die.offset] = self._ctype(die, member, hint)
+        return self.types[die.offset]
+
+    def _ctype(self, die: Any, member: Any, hint: str) -> CType:
         alias = None
-        for _ in range(_MAX_CHAIN):
-            if die.tag not in _QUALIFIERS and die.tag != "DW_TAG_typedef":
-                break
+        seen: set[int] = set()
+        while die.tag in _QUALIFIERS or die.tag == "DW_TAG_typedef":
+            if die.offset in seen:
+                raise DwarfError(f"{self._member_where(member)}: the typedef chain through DIE "
+                                 f"0x{die.offset:X} leads back to it (a cycle)")
+            seen.add(die.offset)
             if die.tag == "DW_TAG_typedef":
-                if _name(die) in self.target.scalars:  # uint64_t, size_t...: the same on every model
-                    return Scalar(_name(die))
+                tname = self._name(die)
+                if tname is None:
+                    raise DwarfError(f"{self._at(die)}: a typedef without DW_AT_name")
+                if tname in self.target.scalars:  # uint64_t, size_t...: the same on every model
+                    return Scalar(tname)
                 if alias is None:
-                    alias = _name(die)
+                    alias = tname
             if "DW_AT_type" not in die.attributes:
                 break
-            die = die.get_DIE_from_attribute("DW_AT_type")
-        else:
-            raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: a typedef chain "
-                             f"of over {_MAX_CHAIN} links (a cycle?)")
+            die = self._ref(die, "DW_AT_type")
         tag = die.tag
         if tag == "DW_TAG_base_type":
-            base = _name(die) or ""
+            base = self._name(die) or ""
             if base not in _BASE:
-                raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: base type "
-                                 f"{base!r} is not modelled")
+                raise DwarfError(f"{self._member_where(member)}: base type {base!r} is not modelled")
             return Scalar(_BASE[base], alias if alias != _BASE[base] else None)
         if tag == "DW_TAG_enumeration_type":
             # The enum's width, fixed: the compiler picked its underlying type for the values, so
             # re-laid on another model it keeps the width (not the spelling: long is 4 bytes on ILP32).
-            size = _int(die, "DW_AT_byte_size")
-            under = die.get_DIE_from_attribute("DW_AT_type") if "DW_AT_type" in die.attributes else None
-            signed = under is not None and "unsigned" not in (_name(under) or "") and _name(under) != "_Bool"
+            size = self._const(die, "DW_AT_byte_size")
+            under = self._name(self._ref(die, "DW_AT_type")) if "DW_AT_type" in die.attributes else None
+            signed = under is not None and "unsigned" not in under and under != "_Bool"
             c = {1: "int8_t", 2: "int16_t", 4: "int32_t", 8: "int64_t"}.get(size or 0)
             if c is not None and not signed:
                 c = "u" + c
             if c is None:
-                raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: enum type "
-                                 "not modelled")
-            return Scalar(c, alias or (f"enum {_name(die)}" if _name(die) else None))
+                raise DwarfError(f"{self._member_where(member)}: enum type not modelled")
+            ename = self._name(die)
+            return Scalar(c, alias or (f"enum {ename}" if ename else None))
         if tag == "DW_TAG_pointer_type":
-            pointee = self._strip(die.get_DIE_from_attribute("DW_AT_type")) if "DW_AT_type" in die.attributes \
+            pointee = self._strip(self._ref(die, "DW_AT_type")) if "DW_AT_type" in die.attributes \
                 else None
             if pointee is not None and pointee.tag == "DW_TAG_subroutine_type":
                 return FunctionPointer(alias=alias)
-            return Pointer(_name(pointee) if pointee is not None and _name(pointee) else "void")
+            pname = self._name(pointee) if pointee is not None else None
+            return Pointer(pname or "void")
         if tag == "DW_TAG_array_type":
-            elem = self.ctype(die.get_DIE_from_attribute("DW_AT_type"), member, hint)
+            self._enter(die, member)
+            try:
+                elem = self.ctype(self._ref(die, "DW_AT_type"), member, hint)
+            finally:
+                self.nesting.pop()
             counts = []
-            for sub in die.iter_children():
+            for sub in self.dies.children.get(die.offset, ()):
                 if sub.tag == "DW_TAG_subrange_type":
-                    count = _int(sub, "DW_AT_count")
-                    upper = _int(sub, "DW_AT_upper_bound")
-                    counts.append(count if count is not None else (upper + 1 if upper is not None else None))
+                    count = self._const(sub, "DW_AT_count")
+                    upper = self._const(sub, "DW_AT_upper_bound")
+                    n = count if count is not None else (upper + 1 if upper is not None else None)
+                    if n is not None and not 0 <= n <= self.max_object:
+                        raise DwarfError(f"{self._at(sub)}: an array of {n} elements")
+                    counts.append(n)
             t: CType = elem
             for c in reversed(counts):
                 t = Array(t, c)
             return t
-        if tag in ("DW_TAG_structure_type", "DW_TAG_union_type"):
+        if tag in _RECORDS:
             if "DW_AT_declaration" in die.attributes:
-                raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: member of "
-                                 "an incomplete type")
-            return self.record(die, alias, hint)
-        raise DwarfError(f"{self._where(member.get_parent(), _name(member) or '')}: {tag} is not modelled")
+                raise DwarfError(f"{self._member_where(member)}: member of an incomplete type")
+            return self.record(die, alias, hint, member)
+        raise DwarfError(f"{self._member_where(member)}: {_tag(die)} is not modelled")
 
 
 def _compare(lay: StructLayout, size: int | None, recorded: list[tuple[str, int | None, int]]) -> list[str]:

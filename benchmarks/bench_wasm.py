@@ -1,6 +1,6 @@
 """What running wasm32 kernels under wasmtime costs (hal.local.wasm_loader), run by hand:
 
-    python benchmarks/bench_wasm.py [--calls N] [--loads N]
+    python benchmarks/bench_wasm.py [--calls N] [--loads N] [--cycles N]
 
 - runtime: a WasmRuntime over a fresh wasm32 heap (engine, store, linear memory = the heap's window);
 - load: `load_side_module` of add16's iree-compile wasm32 executable (compilation by wasmtime,
@@ -8,11 +8,16 @@
 - call: `WasmRuntime.call` of a trivial export (i32 -> i32), against wasmtime's own Func call (the
   floor: what the loader adds is the fuel/epoch reset, the SIGINT wakeup fd and argument checks);
 - dispatch: one add16 workgroup (3 arguments) through the table, the kernel reading and writing heap
-  memory; and add1m (+simd128) over all its workgroups, with its bounds-checked linear memory.
+  memory; and add1m (+simd128) over all its workgroups, with its bounds-checked linear memory;
+- cycles: add16 loaded and released N times (`WasmRuntime.release`), alone (the store is replaced
+  once it is empty) and beside a module kept loaded (the store is rebuilt every REBUILD_AFTER
+  releases): time per cycle, and what grows: the process's resident memory (RSS, from
+  /proc/self/statm), the heap's live blocks, the function table and the stores made.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -97,6 +102,39 @@ def add1m_ms(rt: W.WasmRuntime, heap: Heap) -> float:
     return best * 1e3
 
 
+def rss_kib() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def cycles(add16: bytes, trivial: bytes, n: int) -> None:
+    """add16 loaded and released `n` times, alone and beside a kept module (see the docstring); RSS
+    growth over the first and the second half of the cycles apart (the first half includes the
+    allocators' warm-up)."""
+    for kept in (False, True):
+        heap = Heap(target="wasm32")
+        rt = W.WasmRuntime(heap)
+        keep = rt.load_side_module(add16, "kept") if kept else None
+        rt.release(rt.load_side_module(add16, "warm-up"))
+        blocks, table, stores = len(heap.live()), rt.table.size(rt.store), rt.stores_made
+        rss, t = [rss_kib()], time.perf_counter()
+        for i in range(n):
+            side = rt.load_side_module(add16, "add16")
+            side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+            rt.release(side)
+            if i + 1 in (n // 2, n):
+                rss.append(rss_kib())
+        per_cycle = (time.perf_counter() - t) / n * 1e3
+        print(f"{n} load/release cycles {'beside a kept module' if kept else 'alone'}: {per_cycle:.2f} ms each; "
+              f"RSS +{rss[1] - rss[0]} KiB over the first half, +{rss[2] - rss[1]} KiB over the second; heap blocks "
+              f"{blocks} -> {len(heap.live())}, table {table} -> {rt.table.size(rt.store)}, stores made "
+              f"+{rt.stores_made - stores}")
+        if keep is not None:
+            rt.release(keep)
+        rt.close()
+        heap.close()
+
+
 def per_call_us(fn, n: int, repeats: int = 5) -> float:
     best = []
     for _ in range(repeats):
@@ -111,6 +149,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=20000, help="calls per timing run")
     ap.add_argument("--loads", type=int, default=10, help="module loads to time")
+    ap.add_argument("--cycles", type=int, default=1000, help="load/release cycles to measure")
     args = ap.parse_args()
 
     heap = Heap(target="wasm32")
@@ -158,6 +197,7 @@ def main() -> None:
     assert np.array_equal(np.frombuffer(heap.read(bufs[2], 64), np.float32), a + b)
     add1m_ms(rt, heap)
     rt.close()
+    cycles(add16, trivial, args.cycles)
 
 
 if __name__ == "__main__":

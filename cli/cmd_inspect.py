@@ -7,7 +7,14 @@ A module of iree-compile's default execution model imports the full `hal` module
 declaration is registered or given, its imports are checked against IREE's export table
 (`layouts.hal_module`), and each import of a span-reading dispatch shim gets that shim's sizeof site
 on the target (`layouts.hal_module_dispatch`): a note where IREE's shim reads every instance right
-(latent), findings and incompatible where it misreads some (live)."""
+(latent), findings and incompatible where it misreads some (live).
+
+With --check-imports, inspect also lists every executable the module makes (module_executables: the
+format and image each `hal.executable.create` / `hal_loader.executable.load` call passes) and where
+it would run on the target (`hal.local.library_loader.place_library`: natively, in the emulated CPU,
+under wasmtime, in the vmvx interpreter, or refused with the status the load would end with). Of
+the variants of one executable (one per format, the same global) the module creates the first the
+device supports, as iree-compile's initializers choose."""
 from __future__ import annotations
 
 import mmap
@@ -16,10 +23,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ireeabi.abi import cconv
+from ireeabi.abi.printable import printable, printable_text
 from ireeabi.abi.targets import Target
 from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.layouts.ref import iree_vm_ref_t
+from ireeabi.hal.local import library_loader
+from ireeabi.vm.machine import machine as _machine
 from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.tooling import disassemble as dis
 from ireeabi.vm.bytecode import decoder, isa
@@ -29,7 +39,7 @@ from ireeabi.vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
 from ireeabi.vm.bytecode.flatbuffer import verify_flatbuffer
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 
-from . import render
+from . import module_executables, render
 from .errors import CliError
 from .render import Column
 
@@ -127,8 +137,52 @@ def _attrs(attrs: tuple[mf.Attr, ...]) -> list[dict[str, str]]:
     return [{"key": a.key, "value": a.value} for a in attrs]
 
 
+def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False) -> list[dict[str, Any]]:
+    """Each executable the module makes, with where it runs on `target` (see the module docstring):
+    its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
+    `selected`: whether it is the variant the module would create on the target."""
+    machine = _machine(target.name)
+    out: list[dict[str, Any]] = []
+    for e in module_executables.executables(m):
+        formats = e.formats(m)
+        image = e.image(m)
+        x: dict[str, Any] = {
+            "function": e.function, "pc": e.pc, "import": e.import_name,
+            "format": formats[0] if len(formats) == 1 else None, "format_rodata": list(e.format_rodata),
+            "image_rodata": list(e.image_rodata), "image_bytes": len(image) if image is not None else None,
+            "global": e.global_ordinal}
+        if len(formats) == 1:
+            x.update(library_loader.place_library(formats[0], image, machine,
+                                                  vmvx=e.import_name == "hal.executable.create",
+                                                  emulate_host=emulate_kernels).as_dict())
+        else:
+            x.update({"format": None, "target": target.name, "placement": "refused", "runs": False,
+                      "where": library_loader.PLACES["refused"], "status": None, "message": "",
+                      "reason": "the format operand is not one rodata segment: its format is unknown",
+                      "runs_on": None, "checked": False})
+        out.append(x)
+    # The module asks the device for each variant's format and creates the first one supported: a
+    # variant refused with no loader is passed over; the first other one is the one created.
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for x in out:
+        groups.setdefault(x["global"] if x["global"] is not None else ("pc", x["pc"]), []).append(x)
+    for n, variants in enumerate(groups.values()):
+        supported = [x for x in variants if x["runs"] or x["checked"]]
+        for x in variants:
+            x["executable"] = n
+            x["selected"] = bool(supported) and x is supported[0]
+            x["executable_runs"] = bool(supported) and supported[0]["runs"]
+    return out
+
+
+def kernels_run(executables: list[dict[str, Any]]) -> bool:
+    """True when every executable of the module gets a variant that runs."""
+    return all(x["executable_runs"] for x in executables)
+
+
 def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = False,
-         bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = ()) -> dict[str, Any]:
+         bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
+         emulate_kernels: bool = False) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
     ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {
@@ -173,6 +227,8 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
         out["import_check"] = [_with_sizeof_site(r.as_dict(), target, passed.get(k, ()))
                                for k, r in enumerate(reports)]
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
+        out["executables"] = executables(m, target, emulate_kernels)
+        out["kernels_run"] = kernels_run(out["executables"])
     return out
 
 
@@ -266,10 +322,10 @@ def _signature_lines(label: str, entries: list[dict[str, Any]]) -> list[str]:
     for x in entries:
         sig = x["signature"]
         mark = "?" if x.get("optional") else ""
-        lines += render.wrap(f"[{x['ordinal']:3d}] {mark}{x['name']}{sig if sig else ''}", indent=2,
+        lines += render.wrap(f"[{x['ordinal']:3d}] {mark}{printable(x['name'])}{sig if sig else ''}", indent=2,
                              subsequent=10)
         for a in x["attributes"]:
-            lines += render.wrap(f"{a['key']}: {a['value']}", indent=8, subsequent=10)
+            lines += render.wrap(f"{printable_text(a['key'])}: {printable_text(a['value'])}", indent=8, subsequent=10)
     return lines
 
 
@@ -297,15 +353,15 @@ def _import_check_lines(d: dict[str, Any]) -> list[str]:
                 continue
             shown.add(module)
             n = len(missing[module])
-            lines += render.wrap(f"  BAD {module}.* ({n} import{'s' if n > 1 else ''}): no-module - "
-                                 f"no native module `{module}` is registered", subsequent=8)
+            lines += render.wrap(f"  BAD {printable(module)}.* ({n} import{'s' if n > 1 else ''}): no-module - "
+                                 f"no native module `{printable(module)}` is registered", subsequent=8)
             continue
         mark = "ok " if r["compatible"] else "BAD"
         status = r["status"]
         if status == "ok":
             status = "resolves" + ("" if r["compatible"] else f", but IREE's layout rules disagree "
                                    f"on {d['target']}")
-        lines += render.wrap(f"  {mark} {r['name']} {r['cconv'] or ''}: {status}"
+        lines += render.wrap(f"  {mark} {printable(r['name'])} {printable(r['cconv'] or '')}: {status}"
                              + (f" - {r['message']}" if r["message"] else ""), subsequent=8)
         for f in r["findings"]:
             lines += render.wrap(f"{f['rule']}: {f['message']}", indent=8, subsequent=10)
@@ -315,13 +371,13 @@ def _import_check_lines(d: dict[str, Any]) -> list[str]:
 
 
 def text(d: dict[str, Any]) -> list[str]:
-    lines = [f"module '{d['name']}' version {d['version']} on {d['target']}"
+    lines = [f"module '{printable(d['name'])}' version {d['version']} on {d['target']}"
              f"; requires: {', '.join(d['requirements']) or 'nothing'}"]
-    deps = ", ".join(f"{x['name']} >= {x['minimum_version']}{'' if x['required'] else ' (optional)'}"
+    deps = ", ".join(f"{printable(x['name'])} >= {x['minimum_version']}{'' if x['required'] else ' (optional)'}"
                      for x in d["dependencies"])
     lines.append(f"dependencies: {deps or 'none'}")
     for a in d["attributes"]:
-        lines += render.wrap(f"attribute {a['key']}: {a['value']}", subsequent=4)
+        lines += render.wrap(f"attribute {printable_text(a['key'])}: {printable_text(a['value'])}", subsequent=4)
     st = d["state"]
     lines.append(f"module state: {st['global_bytes']} bytes, {st['global_refs']} refs, "
                  f"~{st['total_bytes']} bytes total on {d['target']} (iree_vm_ref_t: "
@@ -363,16 +419,50 @@ def text(d: dict[str, Any]) -> list[str]:
                            for s in d["rodata"]])
     if "import_check" in d:
         lines += _import_check_lines(d)
+    if "executables" in d:
+        lines += _executable_lines(d)
+    return lines
+
+
+def _executable_lines(d: dict[str, Any]) -> list[str]:
+    exes = d["executables"]
+    lines = [""]
+    if not exes:
+        return lines + [f"executables on {d['target']}: none (the module makes no executable)"]
+    verdicts = {x["executable"]: x["executable_runs"] for x in exes}
+    refused = sum(not v for v in verdicts.values())
+    lines.append(f"executables on {d['target']}: "
+                 + (f"{len(verdicts)} of {len(verdicts)} run" if not refused else
+                    f"{refused} of {len(verdicts)} refused"))
+    for x in exes:
+        mark = "ok " if x["runs"] else "BAD" if not x["executable_runs"] else "-  "
+        where = x["where"] if x["runs"] else f"refused, {x['status']}" if x["status"] else "refused"
+        lines += render.wrap(f"  {mark} {printable(x['format']) if x['format'] else '?'}: {where}"
+                             + (f" - {x['message']}" if x["message"] else ""), subsequent=8)
+        if x["reason"]:
+            lines += render.wrap(x["reason"], indent=8, subsequent=10)
+        image = f"rodata {x['image_rodata'][0]} ({x['image_bytes']} bytes)" if x["image_bytes"] is not None \
+            else "an image not known before it runs"
+        lines += render.wrap(f"made by {printable(x['import'])} in {printable(x['function'])} at pc 0x{x['pc']:X} from {image}",
+                             indent=8, subsequent=10)
+        if not x["selected"] and x["runs"]:
+            lines += render.wrap("note: another variant of this executable comes first", indent=8,
+                                 subsequent=10)
+    if any(not x["executable_runs"] and not x["checked"] for x in exes):
+        lines += render.wrap("(no loader: a module iree-compile made asks the device for each format "
+                             "first and, none supported, stops with its own failure before any load)")
     return lines
 
 
 def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
             disassemble: bool, bytecode_offsets: bool,
-            native_modules: Sequence[ModuleDescriptor] = ()) -> tuple[Any, int]:
+            native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
     """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
-    finds an incompatible import. `--disassemble` appends iree-dump-module's disassembly text
-    verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
-    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules)
+    finds an incompatible import (executables refused on the target are reported, in `kernels_run`
+    and the text, without changing the status: a module of host kernels inspected for another
+    target is a question, not an error). `--disassemble` appends iree-dump-module's disassembly
+    text verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
+    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels)
     status = 1 if check and not d["compatible"] else 0
     if as_json:
         return d, status

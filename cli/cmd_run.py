@@ -77,7 +77,14 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--max-steps", "--max_steps", dest="max_steps", type=parse_max_steps,
                    default=None, metavar="N",
                    help="fail the call with DEADLINE_EXCEEDED after N instructions (an ireeabi "
-                        "bound; iree-run-module has none): a hung module ends instead")
+                        "bound; iree-run-module has none): a hung module ends instead. Also bounds "
+                        "each emulated kernel call, and each native kernel dispatch in CPU time "
+                        "(N / 1e8 s, at least 1 s) unless --kernel-cpu-time says otherwise")
+    p.add_argument("--kernel-cpu-time", dest="kernel_cpu_time", type=parse_cpu_seconds,
+                   default=None, metavar="SECONDS",
+                   help="fail a dispatch of a native (host) kernel with DEADLINE_EXCEEDED once it "
+                        "used SECONDS of CPU time (native code cannot be bounded in instructions "
+                        "here). Without a bound, Ctrl-C still stops a kernel (CANCELLED)")
     p.add_argument("--reference", action="store_true",
                    help="run the interpreter's per-instruction handlers instead of its compiled "
                         "basic blocks (same results, slower)")
@@ -125,6 +132,19 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                    type=parse_equality_mode, default="approximate", metavar="MODE",
                    help="`approximate` (floats within the tolerances, NaN equals NaN) or `exact` "
                         "(byte equality); any other text is exact, as in iree-run-module")
+
+
+def parse_cpu_seconds(text: str) -> float:
+    """`--kernel-cpu-time`: a positive decimal number of CPU seconds (argparse reports anything
+    else)."""
+    s = text.strip()
+    try:
+        value = float(s) if s.isascii() and (s[:1].isdigit() or s[:1] == ".") else -1.0
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 2**63 / 1e9:  # (NaN and inf fail too)
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of CPU seconds")
+    return value
 
 
 def parse_max_steps(text: str) -> int:
@@ -192,7 +212,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference, modules=modules,
-                      heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels)
+                      heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels,
+                      kernel_cpu_time=args.kernel_cpu_time)
     owned: list = []
     try:
         if not args.function:

@@ -29,7 +29,7 @@ from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
 
 from .cmd_inspect import load as load_module
-from .cmd_run import parse_heap_limit, parse_max_steps
+from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
 from .resolve import resolve_target
 
@@ -56,6 +56,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                         "memory within the target's address window)")
     p.add_argument("--max-steps", "--max_steps", dest="max_steps", type=parse_max_steps,
                    default=None, metavar="N", help="fail a function after N instructions")
+    p.add_argument("--kernel-cpu-time", dest="kernel_cpu_time", type=parse_cpu_seconds,
+                   default=None, metavar="SECONDS",
+                   help="fail a native kernel dispatch after SECONDS of CPU time (see `ireeabi run`)")
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -134,7 +137,7 @@ def _run_one(module: Any, name: str, args: argparse.Namespace, target: Any,
     """One test: a fresh program (context), the call, the failures it recorded in order; a failing
     call adds IREE_EXPECT_OK's failure after them."""
     program = Program(module, target=target, modules=modules, heap_limit=args.heap_limit,
-                      max_steps=args.max_steps)
+                      max_steps=args.max_steps, kernel_cpu_time=args.kernel_cpu_time)
     failures: list[Failure | str] = []
     try:
         state = program.runtime.modules[CHECK_MODULE_NAME].state

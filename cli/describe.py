@@ -46,16 +46,18 @@ def struct_rows(lay: StructLayout) -> list[StructRow]:
 
 def _rows(lay: StructLayout, prefix: str, depth: int, base: int, out: list[StructRow]) -> None:
     pads = list(lay.padding)
+    next_pad = 0  # an index, not pop(0): linear in the member count
     owner = prefix[:-1]
     for f in lay.fields:
         first = f.byte_span[0] if f.bits is not None else f.offset
-        while pads and pads[0].offset < first:
-            p = pads.pop(0)
+        while next_pad < len(pads) and pads[next_pad].offset < first:
+            p = pads[next_pad]
+            next_pad += 1
             out.append(StructRow(p.kind, owner, depth, base + p.offset, p.size))
         out.append(_field_row(f, prefix, depth, base, lay))
         if isinstance(f.type, Struct):
             _rows(f.type.layout(lay.target), f"{prefix}{f.name}.", depth + 1, base + f.offset, out)
-    for p in pads:
+    for p in pads[next_pad:]:
         out.append(StructRow(p.kind, owner, depth, base + p.offset, p.size))
 
 
@@ -74,21 +76,17 @@ def _field_row(f: FieldLayout, prefix: str, depth: int, base: int, lay: StructLa
 def unused_ranges(lay: StructLayout) -> list[tuple[int, int, str]]:
     """(offset, size, "hole"/"tail") of the bytes no field touches, nested fields and union members
     included, merged across nesting levels (a byte counts once however many members overlay it)."""
-    used = bytearray(lay.size)
-    for r in struct_rows(lay):
-        if r.kind == "field" and not r.is_struct:  # a struct's bytes are its members' bytes
-            used[r.offset:r.offset + r.size] = b"\x01" * r.size
+    # Ranges, never a byte map: a char[1 << 40] member costs what a char[2] does.
+    used = sorted((r.offset, r.offset + r.size) for r in struct_rows(lay)
+                  if r.kind == "field" and not r.is_struct and r.size)  # a struct's bytes are its members'
     out: list[tuple[int, int, str]] = []
     pos = 0
-    while pos < lay.size:
-        if used[pos]:
-            pos += 1
-            continue
-        end = pos
-        while end < lay.size and not used[end]:
-            end += 1
-        out.append((pos, end - pos, "tail" if end == lay.size else "hole"))
-        pos = end
+    for start, end in used:
+        if start > pos:
+            out.append((pos, start - pos, "hole"))
+        pos = max(pos, end)
+    if pos < lay.size:
+        out.append((pos, lay.size - pos, "tail"))
     return out
 
 

@@ -8,7 +8,7 @@
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
     ireeabi inspect MODULE.vmfb [--target T] [--check-imports] [--json] [--disassemble]
-    ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--reference] [--legacy-*]
+    ireeabi run MODULE.vmfb --function F [--input V ...] [--max-steps N] [--kernel-cpu-time S] [--reference] [--legacy-*]
     ireeabi test MODULE.vmfb [--function F]... [--native-module PKG.MOD[:FACTORY]]... [--heap-limit SIZE]
 
 Exit status: 0 success (for `check`: no finding), 1 `check` found disagreements, 2 bad input.
@@ -31,11 +31,13 @@ from ireeabi import layouts
 from ireeabi.abi import cconv, cheader, dwarf
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
+from ireeabi.abi.printable import printable_text
 from ireeabi.abi.targets import Target
 from ireeabi.layouts import module_sources
 
 from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
 from .errors import CliError
+from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints
 from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
@@ -140,7 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "the target. Exit 1 when an import is incompatible.")
     p.add_argument("module", metavar="MODULE.vmfb")
     p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
-    p.add_argument("--check-imports", action="store_true")
+    p.add_argument("--check-imports", action="store_true",
+                   help="check every import, and say where each executable of the module runs on the "
+                        "target (natively, emulated CPU, wasmtime, vmvx interpreter) or why it is refused")
+    p.add_argument("--emulate-kernels", action="store_true",
+                   help="with --check-imports: place host kernels in the emulated CPU, as `run "
+                        "--emulate-kernels` runs them")
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
                    help="with --check-imports: resolve against this native module too (a "
                         "declaration in Python, or a .toml/.json file of its exports; repeatable)")
@@ -215,8 +222,13 @@ def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Call
         tgts = select_targets(args.target, args.all_targets)
 
         def from_header(t: Target) -> Struct:
-            return cheader.header_struct(args.header, name, t, include_dirs=args.include_dirs,
+            decl = cheader.header_struct(args.header, name, t, include_dirs=args.include_dirs,
                                          defines=args.defines)
+            rows = _table_rows(decl)
+            if rows > MAX_TABLE_ROWS:
+                raise CliError(f"{args.header}: {name}: its table would have {rows} rows (nested records "
+                               f"repeat for each member of their type); at most {MAX_TABLE_ROWS} are shown")
+            return decl
         return tgts, from_header, f"{args.header}, checked with libclang"
     if args.include_dirs or args.defines:
         raise CliError("-I and -D apply to --header")
@@ -224,6 +236,22 @@ def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Call
     tgts = select_targets(args.target, args.all_targets) if args.target or args.all_targets else [own]
     tgts = sorted(tgts, key=lambda t: t is not own)  # cells are marked against the file's own model
     return tgts, lambda t: decl, f"DWARF of {args.dwarf} ({own.name})"
+
+
+MAX_TABLE_ROWS = 1_000_000  # fields of a header's struct, nested ones repeated, `layout` lists
+
+
+def _table_rows(decl: Struct) -> int:
+    """The fields a table of `decl` lists, nested records' fields once per member of their type: a
+    count memoized per record, as 100 lines of a header can nest 2^100 fields."""
+    memo: dict[int, int] = {}
+
+    def rows(s: Struct) -> int:  # as deep as the header nests (cheader.MAX_NESTING at most)
+        if id(s) not in memo:
+            memo[id(s)] = sum(1 + (rows(f.type) if isinstance(f.type, Struct) else 0) for f in s.fields)
+        return memo[id(s)]
+
+    return rows(decl)
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -283,8 +311,11 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     native = [d for spec in args.native_module for d in module_sources.load(spec)]
     if native and not args.check_imports:
         raise CliError("--native-module applies to --check-imports")
+    if args.emulate_kernels and not args.check_imports:
+        raise CliError("--emulate-kernels applies to --check-imports")
     result, status = cmd_inspect.command(cmd_inspect.load(args.module), target, args.check_imports,
-                                         args.json, args.disassemble, args.bytecode_offsets, native)
+                                         args.json, args.disassemble, args.bytecode_offsets, native,
+                                         args.emulate_kernels)
     if args.json:
         _emit_json(result, out)
     else:
@@ -297,7 +328,9 @@ COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check,
 
 
 def error_lines(e: IreeAbiError) -> list[str]:
-    """One readable message (fitting the width) for bad input."""
+    """One readable message (fitting the width) for bad input. Whatever it echoes of a module (a
+    function, import or type name) is shown escaped (`abi.printable`): no control character or
+    byte that is not UTF-8 reaches the terminal raw."""
     if isinstance(e, UnknownNameError):
         msg = f"unknown {e.what} {e.name!r}"
         if e.closest:
@@ -306,16 +339,13 @@ def error_lines(e: IreeAbiError) -> list[str]:
             msg += f"; valid: {', '.join(e.valid)}"
         elif e.what == "struct":
             msg += f" (`ireeabi list` shows all {len(e.valid)})"
-        return render.wrap("ireeabi: error: " + msg, subsequent=4)
+        return render.wrap("ireeabi: error: " + printable_text(msg), subsequent=4)
     if isinstance(e, cconv.CconvError):
-        lines = render.wrap(f"ireeabi: error: malformed cconv: {e}", subsequent=4)
-        if len(e.text) < render.WIDTH - 4:
+        lines = render.wrap(f"ireeabi: error: malformed cconv: {printable_text(str(e))}", subsequent=4)
+        if len(e.text) < render.WIDTH - 4 and e.text.isprintable():
             lines += ["    " + e.text, "    " + " " * e.index + "^"]
         return lines
-    return render.wrap(f"ireeabi: error: {e}", subsequent=4)
-
-
-CANCELLED_LINE = "ireeabi: CANCELLED; interrupted (Ctrl-C)"
+    return render.wrap(f"ireeabi: error: {printable_text(str(e))}", subsequent=4)
 
 
 def os_error_line(e: OSError, output_failed: bool = False) -> str:
@@ -332,9 +362,21 @@ def os_error_line(e: OSError, output_failed: bool = False) -> str:
     return f"ireeabi: error: {reason}"
 
 
+def _terminal_safe(text: str) -> str:
+    """Output text with every character a module's name may carry that is not printable (NUL, ESC,
+    a byte that is not UTF-8, ...) escaped as `abi.printable` shows it, except the newlines and
+    tabs of the output's own layout: whatever a command echoes, no control sequence reaches the
+    terminal. (Escaped text passes unchanged.)"""
+    if text.replace("\n", "").replace("\t", "").isprintable():  # the usual case, at C speed
+        return text
+    return "\n".join("\t".join(printable_text(part) for part in line.split("\t"))
+                     for line in text.split("\n"))
+
+
 class _Output:
-    """The commands' output stream, remembering the OS error a write or flush of it raised (so
-    the report can say the output failed, which such an error does not name)."""
+    """The commands' output stream (control characters escaped: `_terminal_safe`), remembering
+    the OS error a write or flush of it raised (so the report can say the output failed, which
+    such an error does not name)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -342,7 +384,7 @@ class _Output:
 
     def write(self, text: str) -> int:
         try:
-            return self.stream.write(text)
+            return self.stream.write(_terminal_safe(text))
         except OSError as e:
             self.error = e
             raise
@@ -401,8 +443,9 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
             return EXIT_OK
         return _run(args, out, err)
     except KeyboardInterrupt:
-        # IREE's status for a cancelled operation, in one line instead of a traceback.
-        return _report([CANCELLED_LINE], err)
+        # IREE's status for a cancelled operation, in one line instead of a traceback (once: the
+        # process entry, cli/__main__.py, may have recorded the same Ctrl-C).
+        return report_cancelled(err)
     except MemoryError:
         return _report(["ireeabi: error: RESOURCE_EXHAUSTED; out of memory: the host refused an "
                         "allocation"], err)

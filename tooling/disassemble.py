@@ -16,17 +16,34 @@ tools/iree-dump-module-main.c), so it is tooling here too. Instructions come fro
 `disassembly(module)` is the whole `iree-dump-module --output=disassembly` text (module
 directives, then every internal function); `signature_text` / `fragment_types` are the typed
 signatures of its metadata listing ("(i32, i64) -> (!vm.ref<?>)").
+
+The tool creates the module before it disassembles anything, and creating it runs IREE's bytecode
+verifier over every function (runtime/src/iree/vm/bytecode/verifier.c): a module whose bytecode
+it rejects has no text, only that status. So here: `verify_for_disassembly` (called by
+`disassembly` for every function, by `function_lines` for its own) decodes and verifies as the
+loader does, with IREE's checks only (`vm.bytecode.verifier`'s extra safety checks guard execution;
+a listing runs nothing), and raises the `DecodeError` (`BytecodeVerifyError`, ...) naming the
+function and pc. Only verified bytecode reaches the writers: every branch target is then a block
+marker and every cconv character known. An op starting at a function's last byte, which IREE's
+verifier never looks at and its disassembler decodes from the bytes past the function, is refused. What the decoder refuses and IREE's verifier lets through
+(a register of the wrong bank in a typed operand, which IREE decodes without looking) is refused
+here too: a listing of it would show registers the interpreter never reads.
 """
 from __future__ import annotations
 
 import math
 import struct
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import (BranchCase, Instruction, Register, Remap, decode_function,
+from ireeabi.vm.bytecode.decoder import (BranchCase, DecodeError, Instruction,
+                                         MalformedBytecodeError, Register, Remap, decode_function,
                                          function_bytecode)
 from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
+from ireeabi.vm.bytecode.registers import Function as _VerifiedFunction
+from ireeabi.vm.bytecode.registers import cconv_fragments as _value_fragments
+from ireeabi.vm.bytecode.state import ExecutionState
+from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
 
 _TYPE_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64", "r": "!vm.ref<?>"}
 
@@ -128,18 +145,28 @@ def _c_float(value: float, fmt: str) -> str:
 class _Function:
     """What the writers need besides the instruction: the module, and the function's blocks."""
 
-    def __init__(self, module: ModuleFile, blocks: dict[int, int] | None) -> None:
+    def __init__(self, module: ModuleFile, blocks: dict[int, int] | None,
+                 name: str | None = None) -> None:
         self.module = module
         self.blocks = blocks  # block marker pc -> ordinal (None: while scanning, as IREE's pass 1)
+        self.name = name
+        self.pc = 0  # of the instruction being written (for errors)
 
     def block(self, pc: int) -> str:
         if self.blocks is None:
             return f"^{pc:08X}"
+        if pc not in self.blocks:
+            # verified bytecode never gets here (every target is a block marker); a caller's own
+            # instructions and block map may
+            raise MalformedBytecodeError(f"branch target pc {pc:08X} is not a block marker",
+                                         self.pc, self.name)
         return f"^bb{self.blocks[pc]}"
 
     def type_name(self, type_id: int) -> str:
+        # IREE's verifier never checks type ids, and 3.13's disassembler names every id past the
+        # types table `i32` (observed with iree-dump-module for ids from len(types) to 2**32 - 1)
         types = self.module.types
-        return types[type_id] if 0 <= type_id < len(types) else "*"
+        return types[type_id] if 0 <= type_id < len(types) else "i32"
 
     def callee(self, ordinal: int) -> str:
         m = self.module
@@ -291,9 +318,15 @@ def _return(inst: Instruction, fn: _Function) -> str:
     return "vm.return" + (f" {_regs(regs)}" if regs else "")
 
 
+def _c_text(text: str) -> str:
+    """A string operand as IREE prints it (`%.*s`): up to its first NUL byte. Bytes that are not
+    UTF-8 stay as the decoder's `\\xNN` escapes (IREE writes them raw; a str cannot)."""
+    return text.partition("\0")[0]
+
+
 def _fail(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return f'vm.fail {_reg(o["status"])}, "{o["message"]}"'
+    return f'vm.fail {_reg(o["status"])}, "{_c_text(o["message"])}"'
 
 
 def _import_resolved(inst: Instruction, fn: _Function) -> str:
@@ -307,7 +340,7 @@ def _import_resolved(inst: Instruction, fn: _Function) -> str:
 
 def _trace(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return f'vm.{inst.mnemonic} "{o["event_name"]}"({_regs(o["operands"])})'
+    return f'vm.{inst.mnemonic} "{_c_text(o["event_name"])}"({_regs(o["operands"])})'
 
 
 def _block(inst: Instruction, fn: _Function) -> str:
@@ -339,8 +372,11 @@ for _t in (isa.I32, isa.I64, isa.F32, isa.F64):
 def instruction_text(inst: Instruction, module: ModuleFile,
                      blocks: dict[int, int] | None = None) -> str:
     """One instruction as iree-dump-module writes it (without indentation); `blocks` maps block
-    marker pcs to their ordinals (without it, blocks show as `^%08X` pcs)."""
-    return _BY_ENCODING.get(inst.op.encoding, _generic)(inst, _Function(module, blocks))
+    marker pcs to their ordinals (without it, blocks show as `^%08X` pcs; with it, a branch to a pc
+    it lacks is a `MalformedBytecodeError`)."""
+    fn = _Function(module, blocks)
+    fn.pc = inst.pc
+    return _BY_ENCODING.get(inst.op.encoding, _generic)(inst, fn)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -356,19 +392,63 @@ def function_name(module: ModuleFile, ordinal: int) -> str:
     return module.internal_names[ordinal] or f"fn{ordinal}"
 
 
-def function_lines(module: ModuleFile, ordinal: int, bytecode_offsets: bool = False) -> list[str]:
-    """The body lines of one internal function (blocks unindented, ops indented by two)."""
+class _LoadingState:
+    """What IREE's verifier reads of a module instance: the module and the sizes of its global
+    tables (ranges: their lengths without allocating them, as a damaged module may claim 2 GiB)."""
+
+    def __init__(self, module: ModuleFile) -> None:
+        self.module = module
+        self.rwdata = range(max(module.global_bytes_capacity, 0))
+        self.global_refs = range(max(module.global_ref_count, 0))
+
+
+def verify_for_disassembly(module: ModuleFile, ordinal: int) -> list[Instruction]:
+    """The instructions of internal function `ordinal` once IREE's loader accepts it (decoded,
+    then verified with IREE's checks); else the `DecodeError` it raises, naming function and pc."""
+    name = function_name(module, ordinal)
+    d = module.function_descriptors[ordinal]
     code = function_bytecode(module, ordinal)
-    insts = decode_function(code, function_name(module, ordinal))
+    last: DecodeError | None = None
+    try:
+        insts = decode_function(code, name)
+    except DecodeError as e:
+        if e.pc != len(code) - 1:
+            raise
+        # IREE's verifier walks pc < length - 1: an op starting at the last byte is never
+        # verified (the walk then needs a terminator before it), so the module loads
+        last, insts = e, decode_function(code[:-1], name)
+    args, results = _value_fragments(module.function_signatures[ordinal].cconv)
+    fn = _VerifiedFunction(ordinal, name, frame_i32_registers(d.i32_register_count),
+                           d.ref_register_count, d.requirements, args, results, insts)
+    try:
+        verify_function(cast(ExecutionState, _LoadingState(module)), fn, beyond_iree=False)
+    except DecodeError as e:
+        raise e.in_function(name) from None
+    if last is not None:
+        # ... but IREE's disassembler then decodes that op from the bytes after the function
+        # (another function's, or past the bytecode): garbage or "unhandled opcode". Refused.
+        raise last
+    return insts
+
+
+def _lines(module: ModuleFile, ordinal: int, insts: list[Instruction],
+           bytecode_offsets: bool) -> list[str]:
     blocks = {i.pc: n for n, i in enumerate(x for x in insts if x.is_block)}
-    fn = _Function(module, blocks)
+    fn = _Function(module, blocks, function_name(module, ordinal))
     lines = []
     for inst in insts:
         indent = "" if inst.is_block else "  "
         prefix = f"[{inst.pc:08X}]" if bytecode_offsets else ""
         writer = _BY_ENCODING.get(inst.op.encoding, _generic)
+        fn.pc = inst.pc
         lines.append(prefix + indent + writer(inst, fn))
     return lines
+
+
+def function_lines(module: ModuleFile, ordinal: int, bytecode_offsets: bool = False) -> list[str]:
+    """The body lines of one internal function (blocks unindented, ops indented by two); a
+    `DecodeError` naming the function and pc where IREE's loader would reject it."""
+    return _lines(module, ordinal, verify_for_disassembly(module, ordinal), bytecode_offsets)
 
 
 def _directives(module: ModuleFile) -> list[str]:
@@ -389,6 +469,8 @@ def disassembly(module: ModuleFile, function: str | None = None,
     """`iree-dump-module --output=disassembly` (with `--function=` / `--bytecode_offsets`): the
     module's directives, then every internal function (or the one `function` names, by name or
     internal ordinal)."""
+    # the tool creates (so verifies) the whole module first: one rejected function, no text at all
+    verified = [verify_for_disassembly(module, i) for i in range(len(module.function_descriptors))]
     out = [f"vm.module @{module.name} version {module.version}\n"]
     directives = _directives(module)
     if directives:
@@ -406,10 +488,10 @@ def disassembly(module: ModuleFile, function: str | None = None,
                            else f"vm.export @{e.name} = @{name}\n")
         sig = module.function_signatures[i].cconv
         out.append(f"vm.func @{name}{_function_header_signature(sig)} {{\n")
-        out.append("".join(line + "\n" for line in function_lines(module, i, bytecode_offsets)))
+        out.append("".join(line + "\n" for line in _lines(module, i, verified[i], bytecode_offsets)))
         out.append("}\n")
     return "".join(out)
 
 
 __all__ = ["cconv_fragments", "fragment_types", "signature_text", "instruction_text",
-           "function_name", "function_lines", "disassembly"]
+           "function_name", "function_lines", "verify_for_disassembly", "disassembly"]

@@ -89,8 +89,13 @@ class Program:
     `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
     module docstring).
     Kernels of another architecture than the host's run in the runtime's emulated CPU
-    (hal/local/emulated_executable.py); `emulate_kernels` runs host kernels there too. `max_steps`
-    also bounds each emulated kernel call (in target instructions).
+    (hal/local/emulated_executable.py), wasm32 kernels under wasmtime (hal/local/wasm_executable.py);
+    `emulate_kernels` runs host kernels in the emulated CPU too. `max_steps` also bounds each
+    emulated kernel call (in target instructions; wasm instructions under wasmtime). Host kernels
+    run natively, where no instruction can be counted: `kernel_cpu_time` bounds each of their
+    dispatches in CPU seconds (DEADLINE_EXCEEDED past it); without it, `max_steps` gives them
+    max_steps / 1e8 s, at least 1 s (hal/local/native.py), and without either no bound. Ctrl-C stops
+    a native kernel either way: the call fails with CANCELLED.
     """
 
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
@@ -100,7 +105,8 @@ class Program:
                  cpu_data: dict[str, int] | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
-                 heap_limit: int | None = None, emulate_kernels: bool = False) -> None:
+                 heap_limit: int | None = None, emulate_kernels: bool = False,
+                 kernel_cpu_time: float | None = None) -> None:
         # Read before the runtime exists (the module says which one it needs): its types resolve
         # against those of iree-run-module's instance.
         self.module = module if isinstance(module, ModuleFile) else \
@@ -131,7 +137,8 @@ class Program:
             self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
                                       legacy_inline=legacy_inline, legacy_loader=legacy_loader,
                                       cpu_data=cpu_data, modules=declared, full_hal=full_hal,
-                                      emulate_kernels=emulate_kernels, max_kernel_instructions=max_steps)
+                                      emulate_kernels=emulate_kernels, max_kernel_instructions=max_steps,
+                                      kernel_cpu_time=kernel_cpu_time)
         except BaseException:  # e.g. a module of one's own that cannot be made
             if self._own_heap:
                 self.heap.close()
@@ -301,7 +308,9 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
     if host in runs:
         where = f"it runs with --target {host} (the host)"
     else:
-        where = f"it runs with --target {' or --target '.join(runs)} (in the emulated CPU)"
+        how = ["wasmtime" if arch == "wasm32" else "the emulated CPU" for arch in runs]
+        where = " or ".join(f"it runs with --target {arch} (under {h})" if h == "wasmtime"
+                            else f"it runs with --target {arch} (in {h})" for arch, h in zip(runs, how))
     return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
                              f"kernels: {where}")
 

@@ -716,6 +716,16 @@ class Heap(CheckedAccess):
     def live(self) -> list[Allocation]:
         return [a for a in self._live.values() if not a.internal]
 
+    def blocks(self, *, freed: bool = False) -> list[Allocation]:
+        """Every live block, oldest first: the callers' and the heap's own (`internal`: the scratch
+        stack, the dispatch state runtimes keep); with `freed`, also the freed blocks the quarantine
+        still remembers (their `end` is -1), where stale pointers in live memory may point. For a
+        differential that compares all of two heaps' memory."""
+        found = list(self._live.values())
+        if freed:
+            found += self._quarantine
+        return sorted(found, key=lambda a: a.serial)
+
     def leaks(self, since: int = 0) -> list[Allocation]:
         """Live allocations (made after serial `since`), oldest first, with size and stack."""
         return sorted((a for a in self.live() if a.serial > since), key=lambda a: a.serial)

@@ -140,13 +140,14 @@ def _linkage(value: Any) -> int:
 
 
 def _name_key(name: Any) -> bytes:
-    """A function name as the bytes of its iree_string_view_t (str as UTF-8, bytes as they are)."""
+    """A function name as the bytes of its iree_string_view_t (str as UTF-8, bytes as they are; a
+    byte that is not UTF-8, read from a module or argv, is a surrogateescape'd one)."""
     if isinstance(name, (bytes, bytearray)):
         return bytes(name)
     if not isinstance(name, str):
         raise IreeAbiError(f"function name must be a str or bytes, got {name!r}")
     try:
-        return name.encode()
+        return name.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as e:
         raise IreeAbiError(f"function name {name!r} is not encodable as UTF-8 (index {e.start})") from None
 

@@ -30,7 +30,7 @@ from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState,
                                                   UnresolvedImportError, check_counts,
                                                   write_workgroup_state)
 from ireeabi.hal.local import elf_loader
-from ireeabi.hal.local.native import FAULTED, native
+from ireeabi.hal.local.native import FAULTED, budget_ns, check_cpu_time, native, stop_flags, stopped
 
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
@@ -163,6 +163,8 @@ class Library(LoadedLibrary):
     _wg_ids: tuple = field(default_factory=lambda: _host_machine().dispatch_state.wg_ids, repr=False)
     _dll: Any = field(default=None, repr=False)  # a system library's handle
     unusable: str = ""  # why no dispatch may run any more (a kernel faulted), or ""
+    # CPU seconds one dispatch may use before it ends with DEADLINE_EXCEEDED (None: no bound)
+    cpu_time: "float | None" = None
 
     @property
     def environment_address(self) -> int:
@@ -189,7 +191,13 @@ class Library(LoadedLibrary):
         x, y, z = workgroup_count
         wx, wy, wz = self._wg_ids
         status = issue(self.exports[ordinal].function, ctypes.addressof(self._env), dispatch_state,
-                       workgroup_state, wx, wy, wz, x, y, z, calls, fault)
+                       workgroup_state, wx, wy, wz, x, y, z, calls, fault, budget_ns(self.cpu_time),
+                       stop_flags())
+        if status < FAULTED:  # stopped (Ctrl-C, its budget): the library stays usable
+            where = f" in workgroup ({fault.x}, {fault.y}, {fault.z})"
+            error = stopped(status, f"kernel {self.exports[ordinal].name}", self.cpu_time, where)
+            if error is not None:
+                raise error
         if status == FAULTED:  # the kernel's memory may be anything now: no dispatch of it again
             where = (fault.x, fault.y, fault.z)
             self.unusable = (f"export {self.exports[ordinal].name} faulted at workgroup {where} "
@@ -259,10 +267,12 @@ def new_workgroup_state(processor_id: int = 0) -> tuple[Any, int]:
 
 def load_library(format: str, data: bytes, constants: Sequence[int] = (),
                  processor_data: Sequence[int] | None = None,
-                 target: "Machine | str | None" = None) -> Library:
+                 target: "Machine | str | None" = None, cpu_time: "float | None" = None) -> Library:
     """Load an ELF kernel library of `format` from its bytes (see module doc) for a runtime of
     `target` (the host by default). `processor_data` fills environment_v0.processor (default: this
-    host's, as iree_cpu_read_data gives them)."""
+    host's, as iree_cpu_read_data gives them). `cpu_time`: the CPU seconds each dispatch may use
+    (None: no bound; Ctrl-C stops a kernel either way)."""
+    cpu_time = check_cpu_time(cpu_time, "cpu_time")
     m = _machine(target)
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
         raise ExecutableError("NOT_FOUND",
@@ -281,8 +291,11 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
         from ireeabi.hal.cpu import read_data
         processor_data = read_data()
     if format.startswith("embedded-elf-"):
-        return _load_embedded(format, bytes(data), constants, processor_data)
-    return _load_system(format, bytes(data), host.name, constants, processor_data)
+        library = _load_embedded(format, bytes(data), constants, processor_data)
+    else:
+        library = _load_system(format, bytes(data), host.name, constants, processor_data)
+    library.cpu_time = cpu_time
+    return library
 
 
 def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor_data: Sequence[int]) -> Library:
@@ -343,9 +356,13 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
 def _guarded_query(fn: int, version: int, environment: int) -> int:
     lib = native()
     result, fault = lib.ffi.new("uintptr_t*"), lib.ffi.new("ireeabi_fault_t*")
-    if lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault) == FAULTED:
+    status = lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault, 0, stop_flags())
+    if status == FAULTED:
         raise ExecutableError("INTERNAL", f"iree_hal_executable_library_query faulted (signal {fault.signal} "
                               f"at address 0x{fault.address:x})")
+    error = stopped(status, "iree_hal_executable_library_query", None)
+    if error is not None:
+        raise error
     return result[0]
 
 

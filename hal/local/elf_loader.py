@@ -34,7 +34,7 @@ from elftools.elf.structs import ELFStructs
 from ireeabi.vm.machine import host as _host_machine
 
 from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.hal.local.native import FAULTED, native
+from ireeabi.hal.local.native import FAULTED, native, stop_flags, stopped
 
 PAGE = mmap.PAGESIZE
 # The running architecture's e_machine, as iree_elf_machine_is_valid checks it.
@@ -151,9 +151,13 @@ def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "") -> int:
     lib = native()
     result = lib.ffi.new("uintptr_t*")
     fault = lib.ffi.new("ireeabi_fault_t*")
-    if lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault) == FAULTED:
+    status = lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault, 0, stop_flags())
+    if status == FAULTED:
         raise elf_error(f"{what} at 0x{fn:x} faulted (signal {fault.signal} at address 0x{fault.address:x})",
                         "INTERNAL")
+    error = stopped(status, f"{what} at 0x{fn:x}", None)  # Ctrl-C in a looping initializer
+    if error is not None:
+        raise error
     return result[0]
 
 

@@ -89,6 +89,7 @@ import ctypes
 import re
 import struct
 import threading
+import time
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -107,6 +108,7 @@ from ireeabi.vm.heap import Heap, HeapError
 
 CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
+IDLE_QUANTA = 20  # quanta without an uncounted call after which the preemption thread ends
 STACK_SIZE = 256 << 10
 MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
 GRAIN = 4 << 20  # a protection halves the region holding each of its boundaries down to this size
@@ -207,25 +209,36 @@ _EXCEPTIONS = {
 }
 
 
-def _preempt(ref: "weakref.ref[EmulatedCpu]", busy: threading.Event) -> None:
-    """A CPU's preemption thread: while an uncounted call runs (`busy`), stop the emulation every
-    QUANTUM seconds (the call resumes it at once, exactly where it stopped, after Python ran its
-    signal handlers). Holds the CPU weakly; ends when it is closed or gone."""
+def _preempt(ref: "weakref.ref[EmulatedCpu]") -> None:
+    """A CPU's preemption thread: while an uncounted call runs (`_uncounted`), stop the emulation
+    every QUANTUM seconds (the call resumes it at once, exactly where it stopped, after Python ran
+    its signal handlers). A call only raises a flag: waking a thread per call would cost more than a
+    small kernel. Holds the CPU weakly; ends when it is closed or gone, or after IDLE_QUANTA quanta
+    without an uncounted call (the next one starts it again)."""
+    idle = 0
     while True:
-        if not busy.wait(1.0):
-            cpu = ref()
-            if cpu is None or cpu._closed:
-                return
-            del cpu
-            continue
         cpu = ref()
         if cpu is None or cpu._closed:
             return
-        uc, quantum = cpu.uc, cpu.quantum
+        quantum = cpu.quantum
         del cpu
-        threading.Event().wait(quantum)
-        if busy.is_set():
-            uc.emu_stop()
+        time.sleep(quantum)
+        cpu = ref()
+        if cpu is None or cpu._closed:
+            return
+        if cpu._uncounted:
+            idle = 0
+            cpu.uc.emu_stop()  # between two emu_starts it is a no-op; the next quantum stops it
+        else:
+            idle += 1
+            if idle >= IDLE_QUANTA:
+                with cpu._preempt_lock:
+                    # A call sets its flag before it looks for this thread: seen clear here, the
+                    # call to come starts a new thread.
+                    if not cpu._uncounted:
+                        cpu._preempter = None
+                        return
+        del cpu
 
 
 class EmulatedCpu:
@@ -259,16 +272,25 @@ class EmulatedCpu:
         self._closed = False
         self._running = False
         self._counted_code = True  # what the translated code holds: Unicorn's instruction count or not
-        self._busy = threading.Event()
+        self._thumb = machine.name == "armv7"  # a stop may land in Thumb code
+        self._uncounted = False  # an uncounted call is running: the preemption thread stops it
+        self._preempt_lock = threading.Lock()
         self._preempter: threading.Thread | None = None
         self._listening = False
         self._stack = 0
         self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
-        # General registers through Unicorn's C API on one word buffer: its Python wrapper picks a
-        # register class per access, a third of a small kernel call's time.
-        self._reg = ctypes.c_uint64()
-        self._reg_ref = ctypes.byref(self._reg)
+        # General registers through Unicorn's C API: its Python wrapper picks a register class per
+        # access, a third of a small kernel call's time.
+        # A call's registers (argument registers, then the link register where there is one, then
+        # sp) are written in one batch, and pc and the result read back in one: each C call through
+        # ctypes costs about as much as a small kernel's instructions.
+        n = len(arch.args) + 2
+        self._batch_values = (ctypes.c_uint64 * n)()
+        self._batch_pointers = (ctypes.c_void_p * n)(
+            *(ctypes.addressof(self._batch_values) + 8 * i for i in range(n)))
+        self._batch_regs: dict[int, Any] = {}  # register-argument count -> its c_int array
+        self._done_regs = (ctypes.c_int * 2)(arch.pc, arch.result)
         space = self._space = heap.space
         self._enable_fpu()
         # The window, in regions (their starts, sorted, and start -> [end, perms]: what Unicorn has);
@@ -420,11 +442,13 @@ class EmulatedCpu:
              what: str = "") -> int:
         """Call target address `function` with integer arguments (see the module docstring); its
         integer result, masked to the word."""
-        self._check_open()
+        if self._closed:
+            self._check_open()
         if self._running:
             raise EmulatedCpuError(f"{what or 'emulated call'}: the CPU is already running a call "
                                    "(a host function cannot call back into emulated code)")
-        if not isinstance(function, int) or not 0 < function <= self._mask:
+        mask = self._mask
+        if type(function) is not int and not isinstance(function, int) or not 0 < function <= mask:
             raise EmulatedCpuError(f"{what or 'emulated call'}: function address {function!r} is not a "
                                    f"non-null {self._word * 8}-bit address")
         if max_instructions is not None and (not isinstance(max_instructions, int) or max_instructions < 0):
@@ -433,11 +457,12 @@ class EmulatedCpu:
         if len(args) > self._stack_size // (4 * self._arch.slot):
             raise EmulatedCpuError(f"{what or 'emulated call'}: {len(args)} arguments do not fit the CPU's "
                                    f"{self._stack_size}-byte stack")
-        words = []
-        for i, a in enumerate(args):
-            if not isinstance(a, int):
-                raise EmulatedCpuError(f"{what or 'emulated call'}: argument {i} is {a!r}, not an int")
-            words.append(a & self._mask)
+        words = [a & mask for a in args if type(a) is int]
+        if len(words) != len(args):  # an int subclass passes; anything else is refused
+            for i, a in enumerate(args):
+                if not isinstance(a, int):
+                    raise EmulatedCpuError(f"{what or 'emulated call'}: argument {i} is {a!r}, not an int")
+            words = [a & mask for a in args]
         self._set_up_call(words)
         self._running = True
         try:
@@ -470,7 +495,7 @@ class EmulatedCpu:
         if self._closed:
             return
         self._closed = True
-        self._busy.set()  # wakes the preemption thread, which sees the CPU closed and ends
+        # The preemption thread sees the CPU closed within a quantum and ends.
         if self._listening:
             self._space.remove_protection_listener(self._mirror)
             self._listening = False
@@ -497,18 +522,6 @@ class EmulatedCpu:
 
     # -- calls -------------------------------------------------------------------------------------
 
-    def _write_reg(self, reg: int, value: int) -> None:
-        self._reg.value = value
-        status = _UCLIB.uc_reg_write(self.uc._uch, reg, self._reg_ref)
-        if status:
-            raise uc_mod.UcError(status)
-
-    def _read_reg(self, reg: int) -> int:
-        status = _UCLIB.uc_reg_read(self.uc._uch, reg, self._reg_ref)
-        if status:
-            raise uc_mod.UcError(status)
-        return self._reg.value
-
     def _set_up_call(self, words: list[int]) -> None:
         arch = self._arch
         in_regs = words[:len(arch.args)]
@@ -518,14 +531,24 @@ class EmulatedCpu:
         sp = self._stack_top - area  # 16-aligned: where the stack arguments start
         for i, w in enumerate(on_stack):
             self._word_fmt_for(slot).pack_into(self.heap.space.bytes, sp + i * slot - self._lo, w)
+        values = self._batch_values
+        for i, w in enumerate(in_regs):
+            values[i] = w
+        n = len(in_regs)
         if arch.push_return:
             sp -= slot
             self._word_fmt_for(slot).pack_into(self.heap.space.bytes, sp - self._lo, self._return)
         else:
-            self._write_reg(arch.link, self._return)
-        for reg, w in zip(arch.args, in_regs):
-            self._write_reg(reg, w)
-        self._write_reg(arch.sp, sp)
+            values[n] = self._return
+            n += 1
+        values[n] = sp
+        regs = self._batch_regs.get(len(in_regs))
+        if regs is None:
+            regs = self._batch_regs[len(in_regs)] = (ctypes.c_int * (n + 1))(
+                *arch.args[:len(in_regs)], *(() if arch.push_return else (arch.link,)), arch.sp)
+        status = _UCLIB.uc_reg_write_batch(self.uc._uch, regs, self._batch_pointers, n + 1)
+        if status:
+            raise uc_mod.UcError(status)
 
     def _word_fmt_for(self, slot: int) -> struct.Struct:
         return self._word_fmt if slot == self._word else struct.Struct("<Q")
@@ -538,30 +561,32 @@ class EmulatedCpu:
             # translated with (without) it would keep (skip) counting in the other mode.
             uc.ctl_flush_tb()
             self._counted_code = counted
-        if not counted:
-            self._preemption().set()
+        if counted:
+            return self._loop(function, budget, what)
+        self._uncounted = True
         try:
+            if self._preempter is None:
+                self._start_preempter()
             return self._loop(function, budget, what)
         finally:
-            if not counted:
-                self._busy.clear()
+            self._uncounted = False
 
-    def _preemption(self) -> threading.Event:
-        """The event an uncounted call sets while it runs; a thread of the CPU's own stops the
-        emulation every QUANTUM seconds meanwhile, so that Python gets to run its signal handlers."""
-        if self._preempter is None:
-            self._preempter = threading.Thread(target=_preempt, args=(weakref.ref(self), self._busy),
-                                               name=f"emulated {self.target} CPU preemption", daemon=True)
-            self._preempter.start()
-        return self._busy
+    def _start_preempter(self) -> None:
+        """Start the thread that stops uncounted calls every QUANTUM seconds, so that Python gets
+        to run its signal handlers."""
+        with self._preempt_lock:
+            if self._preempter is None:
+                self._preempter = threading.Thread(target=_preempt, args=(weakref.ref(self),),
+                                                   name=f"emulated {self.target} CPU preemption", daemon=True)
+                self._preempter.start()
 
     def _loop(self, function: int, budget: int | None, what: str) -> int:
-        uc, arch = self.uc, self._arch
+        uc = self.uc
         pc = function
         done = 0
         self.instructions = 0
         stop = self._return
-        thumb = self.target == "armv7"
+        thumb = self._thumb
         while True:
             count = 0 if budget is None else min(self.chunk, budget - done + 1)
             self._fault = None
@@ -572,10 +597,13 @@ class EmulatedCpu:
             if self._fault is not None:
                 kind, at, address = self._fault
                 raise EmulatedFault(kind, at, address, what)
-            pc = self._read_reg(arch.pc)
+            status = _UCLIB.uc_reg_read_batch(uc._uch, self._done_regs, self._batch_pointers, 2)
+            if status:
+                raise uc_mod.UcError(status)
+            pc = self._batch_values[0] & self._mask
             if pc == stop:
                 self.instructions = done  # to a chunk: the last one's count is not known
-                return self._read_reg(arch.result) & self._mask
+                return self._batch_values[1] & self._mask
             if budget is not None:  # the chunk ran out; uncounted, the preemption thread stopped it
                 done += count
                 self.instructions = done

@@ -5,17 +5,25 @@ the runtime emulates host kernels too; one of another architecture runs in the r
 CPU (`emulated_executable`), on memory laid out for that target. `system-elf` libraries (dlopen on
 the device) run natively on the host only. `system-wasm-wasm_32` libraries run under wasmtime on a
 wasm32 runtime (`wasm_executable`). `KernelRunners` holds a runtime's emulators.
+
+`place_library` says, before anything runs, where a module's executable would run on a data model
+and, when it would not, the status the load would end with: the same decisions (`query_support`,
+`foreign_arch`, `load_library` on a scratch heap of that data model) the `hal` and `hal_loader`
+modules make when a program creates it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence, Union
 
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.machine import Machine
 
-from ireeabi.hal.local import elf_executable, emulated_executable, wasm_executable
+from ireeabi.hal import cpu
+from ireeabi.hal.local import elf_executable, emulated_executable, vmvx_executable, wasm_executable
 from ireeabi.hal.local.emulated_executable import KernelEmulator
-from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
+from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
+from ireeabi.hal.local.native import check_cpu_time, default_cpu_time
 from ireeabi.hal.local.target_library import TargetLibrary
 from ireeabi.hal.local.wasm_executable import WasmKernels
 
@@ -25,9 +33,14 @@ KernelLibrary = Union[elf_executable.Library, TargetLibrary]
 class KernelRunners:
     """The emulators of one runtime's heap, each made at its first use: Unicorn for ELF kernels of
     another architecture (or every ELF kernel, with `emulate_host`), wasmtime for wasm32.
-    `max_instructions` bounds every emulated call (None: no bound of ours)."""
+    `max_instructions` bounds every emulated call (None: no bound of ours); `native_cpu_time` the
+    CPU seconds of each dispatch of host kernels run natively (None: derived from
+    `max_instructions`, `native.default_cpu_time`)."""
 
-    def __init__(self, heap: Heap, *, emulate_host: bool = False, max_instructions: int | None = None) -> None:
+    def __init__(self, heap: Heap, *, emulate_host: bool = False, max_instructions: int | None = None,
+                 native_cpu_time: float | None = None) -> None:
+        self.native_cpu_time = check_cpu_time(native_cpu_time) if native_cpu_time is not None else \
+            default_cpu_time(max_instructions)
         self.elf = KernelEmulator(heap, emulate_host=emulate_host, max_instructions=max_instructions)
         if emulate_host:
             # No host code touches the heap, so no host guard pages: the emulator would mirror
@@ -69,7 +82,8 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
                 "UNAVAILABLE", f"executable format '{format}' is a system library of {machine.name} machine "
                 "code, which needs the device's own dynamic loader; compile with the embedded ELF format "
                 "(--iree-llvmcpu-link-embedded=true, the default), which ireeabi runs emulated")
-        return elf_executable.load_library(format, data, constants, processor_data, machine)
+        return elf_executable.load_library(format, data, constants, processor_data, machine,
+                                           runners.native_cpu_time if runners is not None else None)
     if not elf_executable.query_support(format, machine):
         raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on {machine.name} "
                               f"(supported: {', '.join(elf_executable.formats(machine)) or 'none'})")
@@ -80,4 +94,113 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
     return emulated_executable.load(format, data, runners.elf, constants, processor_data)
 
 
-__all__ = ["KernelLibrary", "KernelRunners", "load_library", "query_support", "foreign_arch"]
+# Where an executable runs (Placement.where), and how each place is said.
+PLACES = {
+    "native": "natively on the host",
+    "emulated": "in the emulated CPU (Unicorn)",
+    "wasmtime": "under wasmtime",
+    "vmvx": "in the VM's vmvx interpreter",
+    "refused": "refused",
+}
+# Target instructions a library's load may run in the emulators when `place_library` checks it (its
+# initializers and iree_hal_executable_library_query: a few thousand in iree-compile's libraries).
+PLACE_MAX_INSTRUCTIONS = 10_000_000
+STATIC_FORMAT = "static"  # iree-compile's format of --iree-llvmcpu-link-static libraries
+
+
+def no_loader_message(format: str) -> str:
+    """IREE's executable cache, when no loader takes `format` (its status is NOT_FOUND)."""
+    return f"no executable loader registered for the given executable format '{format}'"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an executable of `format` runs on `target` (a key of PLACES); when refused, the
+    `status` code name and `message` the load ends with, and `reason` why (also, when it runs, a
+    note: e.g. that the image was not loaded to check it). `runs_on`: the target whose kernels a
+    refused library holds, when it is another's."""
+
+    format: str
+    target: str
+    where: str
+    status: str | None = None
+    message: str = ""
+    reason: str = ""
+    runs_on: str | None = None
+    checked: bool = False  # the image was loaded on a scratch heap of `target`
+
+    @property
+    def runs(self) -> bool:
+        return self.where != "refused"
+
+    def as_dict(self) -> dict:
+        return {"format": self.format, "target": self.target, "placement": self.where,
+                "runs": self.runs, "where": PLACES[self.where], "status": self.status,
+                "message": self.message, "reason": self.reason, "runs_on": self.runs_on,
+                "checked": self.checked}
+
+
+def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bool = False,
+                  emulate_host: bool = False, check: bool = True) -> Placement:
+    """Where a runtime on `machine` would run an executable of `format` whose image is `data`, as the
+    `hal` module's device (`vmvx=True`: it has IREE's vmvx loader too) or hal_loader (`vmvx=False`)
+    decides: refused with NOT_FOUND when no loader takes the format (`query_support`), else by
+    `load_library`'s choice (host ELF natively, unless `emulate_host`; foreign ELF in the emulated
+    CPU; wasm32 under wasmtime). With `check`, the image is loaded as a program would load it, on a
+    scratch heap of `machine` (host ELF in the emulated CPU, so no code of the module runs natively;
+    a host `system-elf` library is not loaded: dlopen would run it), and a load that fails makes the
+    placement refused with the load's status. vmvx images are not loaded (the interpreter needs a
+    runtime)."""
+    m = machine
+    if vmvx and format == vmvx_executable.FORMAT:
+        return Placement(format, m.name, "vmvx", reason="VM bytecode: runs on every data model")
+    if not query_support(format, m):
+        arch = foreign_arch(format, m)
+        if arch is not None:
+            why = f"{format} holds {arch} machine code, not {m.name}'s: it runs with --target {arch}"
+        elif format == STATIC_FORMAT:
+            why = ("a static library is linked into the program that runs it (IREE's static library "
+                   "loader, registered by that program); the module holds only its name")
+        elif format == vmvx_executable.FORMAT:
+            why = "ireeabi runs vmvx executables on the full `hal` module's device; its hal_loader has no vmvx loader"
+        else:
+            why = f"no loader of ireeabi takes {format} on {m.name}"
+        return Placement(format, m.name, "refused", "NOT_FOUND", no_loader_message(format), why, arch)
+    if format == wasm_executable.FORMAT:
+        where = "wasmtime"
+    elif format.startswith("embedded-elf-") and (not m.is_host or emulate_host):
+        where = "emulated"
+    else:
+        where = "native"
+    if data is None:
+        return Placement(format, m.name, where, reason="the image is not one rodata segment: not checked")
+    if not check:
+        return Placement(format, m.name, where, reason="not loaded to check it")
+    if m.is_host and format.startswith("system-elf-"):
+        return Placement(format, m.name, where, reason="a system library, dlopened on the host; not "
+                         "loaded to check it (dlopen runs its initializers natively)")
+    heap = Heap(target=m, name=f"placement of {format}")
+    runners = KernelRunners(heap, emulate_host=m.is_host, max_instructions=PLACE_MAX_INSTRUCTIONS)
+    try:
+        library = load_library(format, data, (), cpu.read_data(target=m), m, runners)
+        library.close()
+    except UnresolvedImportError:  # the hal and hal_loader modules' status for it
+        return Placement(format, m.name, "refused", "UNAVAILABLE", "no import provider registered for "
+                         "resolving required executable imports", "the library needs imports", checked=True)
+    except ExecutableError as e:
+        if e.code in ("NOT_FOUND", "CANCELLED"):  # IREE tries the next loader; none is left
+            return Placement(format, m.name, "refused", "NOT_FOUND", no_loader_message(format), e.message,
+                             checked=True)
+        return Placement(format, m.name, "refused", e.code, e.message, "the loader refuses the image",
+                         checked=True)
+    finally:
+        runners.close()
+        heap.close()
+    how = " in the emulated CPU (inspecting runs no code of the module natively)" if where == "native" else ""
+    return Placement(format, m.name, where, reason=f"its load was checked on a scratch {m.name} heap{how}",
+                     checked=True)
+
+
+__all__ = ["KernelLibrary", "KernelRunners", "load_library", "query_support", "foreign_arch",
+           "place_library", "Placement", "PLACES", "no_loader_message", "PLACE_MAX_INSTRUCTIONS",
+           "STATIC_FORMAT"]

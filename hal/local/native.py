@@ -7,13 +7,24 @@ IREEABI_NO_NATIVE=1, or a tree not installed since the helper came) or was built
 version of `native_build.py` (an editable install edited since), the same source is compiled on first
 use into a cache folder keyed by its digest, which does need a compiler; without one the error says
 what is missing in one line.
+
+How a trapped call ends besides returning: FAULTED (a fault signal), CANCELLED (Ctrl-C) and
+DEADLINE_EXCEEDED (past its budget of CPU time); `stopped(...)` makes the last two the error a caller
+raises. A budget is CPU seconds of the calling thread, not instructions: native code can be bounded
+by an instruction count only through a hardware counter (perf_event_open's
+PERF_COUNT_HW_INSTRUCTIONS), which many virtual machines lack. `default_cpu_time` derives a budget
+from an instruction budget (`max_steps`), so that a run bounded in instructions does not run a
+native kernel forever.
 """
 from __future__ import annotations
 
+import _signal  # signal.getsignal wraps this one in an enum lookup that costs microseconds
 import hashlib
 import importlib
 import importlib.util
+import math
 import os
+import signal
 import sys
 import tempfile
 from functools import lru_cache
@@ -22,9 +33,20 @@ from types import ModuleType
 
 from ireeabi.abi.errors import IreeAbiError
 
+from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.native_build import DIGEST, INSTALLED_NAME, make_ffi
 
-FAULTED = -0x7E11  # ireeabi_issue_workgroups / ireeabi_call_guarded: a signal was trapped
+# What ireeabi_issue_workgroups / ireeabi_call_guarded return when the trap ended the call:
+FAULTED = -0x7E11  # a fault signal was trapped
+CANCELLED = -0x7E12  # SIGINT (Ctrl-C) on the calling thread
+DEADLINE_EXCEEDED = -0x7E13  # the call used up its budget of CPU time
+NO_TIMER = -0x7E14  # the budget's timer could not be made (nothing ran)
+CHAIN_INTERRUPT = 1  # flag: a SIGINT that stops a call goes to the handler before ours too
+
+# An instruction budget as CPU time (`default_cpu_time`): this many instructions per CPU second,
+# about the slowest a host core runs kernel code, and never less than MIN_CPU_TIME.
+INSTRUCTIONS_PER_CPU_SECOND = 10**8
+MIN_CPU_TIME = 1.0
 
 
 class NativeBuildError(IreeAbiError):
@@ -77,6 +99,52 @@ def _build_at_run_time(why: str) -> ModuleType:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def check_cpu_time(seconds: "float | None", what: str = "kernel_cpu_time") -> "float | None":
+    """`seconds` as a budget of CPU time (None: no budget); ExecutableError for anything but a
+    positive finite number of seconds."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
+            or seconds <= 0 or seconds * 1e9 >= 2**63:
+        raise ExecutableError("INVALID_ARGUMENT", f"{what} must be a positive number of CPU seconds, "
+                              f"got {seconds!r}")
+    return float(seconds)
+
+
+def default_cpu_time(max_instructions: "int | None") -> "float | None":
+    """The CPU time a native kernel dispatch gets when only an instruction budget is given: that
+    many instructions at INSTRUCTIONS_PER_CPU_SECOND, at least MIN_CPU_TIME (None: no budget)."""
+    if max_instructions is None:
+        return None
+    return max(MIN_CPU_TIME, max_instructions / INSTRUCTIONS_PER_CPU_SECOND)
+
+
+def budget_ns(seconds: "float | None") -> int:
+    """The `budget_ns` argument of a trapped call (0: none)."""
+    return 0 if seconds is None else max(1, round(seconds * 1e9))
+
+
+def stop_flags() -> int:
+    """The `flags` of a trapped call made now: under Python's own SIGINT handler (the one raising
+    KeyboardInterrupt) Ctrl-C becomes the call's CANCELLED status alone; a handler of one's own
+    runs as well."""
+    return 0 if _signal.getsignal(signal.SIGINT) is signal.default_int_handler else CHAIN_INTERRUPT
+
+
+def stopped(status: int, what: str, seconds: "float | None", where: str = "") -> "ExecutableError | None":
+    """The error for a trapped call of `what` that the trap stopped (CANCELLED, DEADLINE_EXCEEDED,
+    NO_TIMER), else None. `where`: e.g. " in workgroup (0, 0, 0)"."""
+    if status == CANCELLED:
+        return ExecutableError("CANCELLED", f"{what} was interrupted (Ctrl-C){where}")
+    if status == DEADLINE_EXCEEDED:
+        return ExecutableError("DEADLINE_EXCEEDED", f"{what} ran past its budget of {seconds:g} s of CPU "
+                               f"time (stopped{where})")
+    if status == NO_TIMER:
+        return ExecutableError("RESOURCE_EXHAUSTED", f"{what}: no CPU-time timer for its budget could be "
+                               "armed (timer_create or timer_settime failed)")
+    return None
 
 
 @lru_cache(maxsize=None)

@@ -20,6 +20,17 @@ What the C does:
   faulthandler), or kills the process as it would have. What no trap can catch: a kernel writing
   into memory it does not own that is mapped (another live binding, the heap): that corrupts
   silently, as in IREE.
+- Stopping a kernel, through the same trap: SIGINT (Ctrl-C) on the thread of a trapped call ends it
+  with IREEABI_CANCELLED (taken over only from a handler, as Python's: an ignored SIGINT stays
+  ignored; with IREEABI_CHAIN_INTERRUPT the handler before ours runs too); a budget of CPU time
+  (`budget_ns`, per call: per dispatch for the workgroup loop) is a timer on the thread's CPU-time
+  clock (timer_create, CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID) whose signal ends the call with
+  IREEABI_DEADLINE_EXCEEDED. An instruction count would be deterministic, but needs a hardware
+  counter (perf_event_open PERF_COUNT_HW_INSTRUCTIONS), which virtual machines often lack. Every
+  way out leaves the thread as it was: handlers run with nothing blocked (SA_NODEFER, empty
+  sa_mask), so the signal mask needs no restoring; the handler's alternate stack is left by the
+  jump (the kernel sees the stack pointer outside it) and freed with its timer at the thread's exit.
+  A stopped kernel leaves its outputs half written, no more: the library stays usable.
 - `ireeabi_import_thunk`: the environment's import thunk (`fn(params, context, reserved)`).
 - `ireeabi_native_digest`: the digest of this file's C text it was built from.
 """
@@ -42,19 +53,31 @@ typedef struct {
 int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t dispatch_state,
                              uintptr_t workgroup_state, uint32_t off_x, uint32_t off_y, uint32_t off_z,
                              uint32_t count_x, uint32_t count_y, uint32_t count_z, uint64_t* calls,
-                             ireeabi_fault_t* fault);
+                             ireeabi_fault_t* fault, int64_t budget_ns, int flags);
 int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uintptr_t* result,
-                         ireeabi_fault_t* fault);
+                         ireeabi_fault_t* fault, int64_t budget_ns, int flags);
 uintptr_t ireeabi_import_thunk_address(void);
+int ireeabi_timer_signal(void);
+int64_t ireeabi_timer_remaining_ns(void);
 """
 
 SOURCE = r"""
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1  /* (Python.h, included first, defines it already) */
+#endif
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
 
 typedef struct {
   int signal;
@@ -62,7 +85,13 @@ typedef struct {
   uint32_t x, y, z;
 } ireeabi_fault_t;
 
+/* A trapped call's results besides its own: how it was left (the sigsetjmp codes are 1, 2, 3). */
 #define IREEABI_FAULTED (-0x7E11)
+#define IREEABI_CANCELLED (-0x7E12)
+#define IREEABI_DEADLINE_EXCEEDED (-0x7E13)
+#define IREEABI_NO_TIMER (-0x7E14)  /* the budget's timer could not be made (errno says why) */
+/* flags: SIGINT in a trapped call also goes to the handler before ours (one of one's own). */
+#define IREEABI_CHAIN_INTERRUPT 1
 
 typedef int (*ireeabi_dispatch_fn_t)(const void*, const void*, const void*);
 typedef int (*ireeabi_import_fn_t)(void*, void*, void*);
@@ -73,96 +102,256 @@ static int ireeabi_import_thunk(ireeabi_import_fn_t fn, void* params, void* cont
 
 uintptr_t ireeabi_import_thunk_address(void) { return (uintptr_t)&ireeabi_import_thunk; }
 
-#define IREEABI_SIGNALS 6
-static const int ireeabi_signals[IREEABI_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+/* The signals a trapped call catches: the faults, Ctrl-C (SIGINT) and its CPU-time timer's. */
+#define IREEABI_FAULTS 6
+#define IREEABI_SIGNALS 8
+#define IREEABI_INTERRUPT_SLOT 6
+#define IREEABI_TIMER_SLOT 7
+static int ireeabi_signals[IREEABI_SIGNALS] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGINT, 0};
 static __thread sigjmp_buf* ireeabi_trap;     /* the trapped call running on this thread, if any */
 static __thread ireeabi_fault_t* ireeabi_out;  /* where its fault goes */
+static __thread int ireeabi_chain;             /* its flags' IREEABI_CHAIN_INTERRUPT */
+static __thread volatile int ireeabi_armed;    /* its CPU-time timer is armed */
 static __thread void* ireeabi_altstack;
+static __thread int ireeabi_has_timer;
+static __thread timer_t ireeabi_timer;
 /* The handlers before ours (a signal outside a trapped call goes to them). */
 static struct sigaction ireeabi_previous[IREEABI_SIGNALS];
 static pthread_mutex_t ireeabi_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t ireeabi_once = PTHREAD_ONCE_INIT;
+static pthread_key_t ireeabi_thread_key;
+/* How many threads are in a trapped call: while none is, a signal goes on without the handler
+   reading this library's thread-local variables (whose first read in a thread may allocate). */
+static int ireeabi_trapped_threads;
 
-static void ireeabi_on_fault(int sig, siginfo_t* info, void* ucontext) {
-  if (ireeabi_trap != NULL) {
-    ireeabi_out->signal = sig;
-    ireeabi_out->address = (uintptr_t)info->si_addr;
-    siglongjmp(*ireeabi_trap, 1);
+int ireeabi_timer_signal(void) { return SIGRTMIN + 4; }
+
+/* At a thread's exit: what its trapped calls set up (alternate stack, timer) goes with it. */
+static void ireeabi_thread_exit(void* unused) {
+  (void)unused;
+  if (ireeabi_has_timer) {
+    timer_delete(ireeabi_timer);
+    ireeabi_has_timer = 0;
   }
-  /* Not a trapped call of this thread: give the signal to whoever handled it before. */
-  for (int i = 0; i < IREEABI_SIGNALS; ++i) {
-    if (ireeabi_signals[i] != sig) continue;
-    struct sigaction* prev = &ireeabi_previous[i];
-    if (prev->sa_flags & SA_SIGINFO && prev->sa_sigaction != ireeabi_on_fault) {
-      prev->sa_sigaction(sig, info, ucontext);
-      return;
+  if (ireeabi_altstack != NULL) {
+    stack_t ss;
+    memset(&ss, 0, sizeof ss);
+    ss.ss_flags = SS_DISABLE;
+    if (sigaltstack(&ss, NULL) == 0) {
+      free(ireeabi_altstack);
+      ireeabi_altstack = NULL;
     }
-    if (prev->sa_handler != SIG_IGN && prev->sa_handler != SIG_DFL) {
-      prev->sa_handler(sig);
-      return;
-    }
+  }
+}
+
+/* A forked child has no timers (and no other thread in a trapped call): made again on demand. */
+static void ireeabi_forked(void) {
+  ireeabi_has_timer = 0;
+  ireeabi_armed = 0;
+  __atomic_store_n(&ireeabi_trapped_threads, 0, __ATOMIC_RELEASE);
+}
+
+static void ireeabi_make_key(void) {
+  pthread_key_create(&ireeabi_thread_key, ireeabi_thread_exit);
+  pthread_atfork(NULL, NULL, ireeabi_forked);
+  ireeabi_signals[IREEABI_TIMER_SLOT] = ireeabi_timer_signal();
+}
+
+/* The current thread's timer has run out (a signal of an earlier arming finds it re-armed). */
+static int ireeabi_timer_expired(void) {
+  struct itimerspec now;
+  if (!ireeabi_has_timer || timer_gettime(ireeabi_timer, &now) != 0) return 0;
+  return now.it_value.tv_sec == 0 && now.it_value.tv_nsec == 0;
+}
+
+int64_t ireeabi_timer_remaining_ns(void) {
+  struct itimerspec now;
+  if (!ireeabi_has_timer || timer_gettime(ireeabi_timer, &now) != 0) return -1;
+  return (int64_t)now.it_value.tv_sec * 1000000000 + now.it_value.tv_nsec;
+}
+
+static void ireeabi_pass_on(int slot, int sig, siginfo_t* info, void* ucontext);
+
+static void ireeabi_on_signal(int sig, siginfo_t* info, void* ucontext) {
+  int slot = 0;
+  while (slot < IREEABI_SIGNALS && ireeabi_signals[slot] != sig) ++slot;
+  int ours = slot == IREEABI_TIMER_SLOT && info->si_code == SI_TIMER &&
+             info->si_value.sival_ptr == (void*)ireeabi_signals;
+  if (__atomic_load_n(&ireeabi_trapped_threads, __ATOMIC_ACQUIRE) == 0) {
+    if (!ours) ireeabi_pass_on(slot, sig, info, ucontext);
+    return;
+  }
+  sigjmp_buf* trap = ireeabi_trap;
+  if (ours) {
+    /* A timer's signal after its call ended, or from an earlier arming, is ignored. */
+    if (trap == NULL || !ireeabi_armed || !ireeabi_timer_expired()) return;
+  } else if (trap == NULL || slot == IREEABI_TIMER_SLOT) {
+    /* not a trapped call of this thread, or that signal sent by someone else */
+    ireeabi_pass_on(slot, sig, info, ucontext);
+    return;
+  }
+  if (slot == IREEABI_INTERRUPT_SLOT && ireeabi_chain) ireeabi_pass_on(slot, sig, info, ucontext);
+  ireeabi_trap = NULL;  /* a second signal now goes on as outside a trapped call */
+  ireeabi_out->signal = sig;
+  ireeabi_out->address = slot < IREEABI_FAULTS ? (uintptr_t)info->si_addr : 0;
+  siglongjmp(*trap, slot < IREEABI_FAULTS ? 1 : slot == IREEABI_INTERRUPT_SLOT ? 2 : 3);
+}
+
+/* A signal outside a trapped call goes to whoever handled it before (e.g. Python's faulthandler or
+   its SIGINT handler), or does what it would have done without us. */
+static void ireeabi_pass_on(int slot, int sig, siginfo_t* info, void* ucontext) {
+  if (slot >= IREEABI_SIGNALS) return;
+  struct sigaction* prev = &ireeabi_previous[slot];
+  if (prev->sa_flags & SA_SIGINFO) {
+    if (prev->sa_sigaction != ireeabi_on_signal) prev->sa_sigaction(sig, info, ucontext);
+    return;
+  }
+  if (prev->sa_handler == SIG_IGN) return;
+  if (prev->sa_handler != SIG_DFL) {
+    prev->sa_handler(sig);
+    return;
   }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
+static int ireeabi_ours(const struct sigaction* sa) {
+  return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == ireeabi_on_signal;
+}
+
+/* SIGINT is taken over only from a handler (Python's): an ignored one stays ignored and a default
+   one still ends the process. */
+static int ireeabi_wanted(int slot, const struct sigaction* sa) {
+  if (ireeabi_ours(sa)) return 0;
+  if (slot != IREEABI_INTERRUPT_SLOT) return 1;
+  return (sa->sa_flags & SA_SIGINFO) || (sa->sa_handler != SIG_IGN && sa->sa_handler != SIG_DFL);
+}
+
 /* Our handlers, on an alternate stack (a kernel that runs off its own stack still gets a report).
    They stay installed once a trapped call has run (a signal outside one goes to the handler before
-   ours), so a call costs no system call beyond one query that sees whether something (Python's
-   faulthandler, say) replaced ours since: then they are put back. */
-static void ireeabi_trap_begin(void) {
+   ours), so a call costs no system call beyond the queries that see whether something (Python's
+   faulthandler, a new SIGINT handler) replaced ours since: then they are put back. */
+static int ireeabi_trap_begin(int64_t budget_ns) {
+  pthread_once(&ireeabi_once, ireeabi_make_key);
   if (ireeabi_altstack == NULL) {
     size_t size = 64 * 1024;
-    ireeabi_altstack = malloc(size);
-    if (ireeabi_altstack != NULL) {
+    void* stack = malloc(size);
+    if (stack != NULL) {
       stack_t ss;
-      ss.ss_sp = ireeabi_altstack;
+      ss.ss_sp = stack;
       ss.ss_size = size;
       ss.ss_flags = 0;
-      sigaltstack(&ss, NULL);
+      if (sigaltstack(&ss, NULL) == 0) {
+        ireeabi_altstack = stack;
+        pthread_setspecific(ireeabi_thread_key, stack);  /* so that the thread's exit frees it */
+      } else {
+        free(stack);
+      }
     }
+  }
+  if (budget_ns > 0 && !ireeabi_has_timer) {
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = ireeabi_signals[IREEABI_TIMER_SLOT];
+    ev.sigev_value.sival_ptr = (void*)ireeabi_signals;  /* tells our timers' signals from others' */
+    ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &ireeabi_timer) != 0) return IREEABI_NO_TIMER;
+    ireeabi_has_timer = 1;
+    pthread_setspecific(ireeabi_thread_key, &ireeabi_has_timer);
   }
   struct sigaction current;
   sigaction(SIGSEGV, NULL, &current);
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == ireeabi_on_fault) return;
-  pthread_mutex_lock(&ireeabi_lock);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof(sa));
-  sa.sa_sigaction = ireeabi_on_fault;
-  /* SA_NODEFER: the signal is not blocked in the handler, so leaving it by siglongjmp needs no
-     saved mask (sigsetjmp(.., 0): no system call per trapped call). */
-  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  for (int i = 0; i < IREEABI_SIGNALS; ++i) {
-    sigaction(ireeabi_signals[i], NULL, &current);
-    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == ireeabi_on_fault) continue;
-    sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
+  int fresh = ireeabi_ours(&current);
+  if (fresh) {
+    sigaction(SIGINT, NULL, &current);
+    fresh = !ireeabi_wanted(IREEABI_INTERRUPT_SLOT, &current);
   }
-  pthread_mutex_unlock(&ireeabi_lock);
+  if (fresh && budget_ns > 0) {
+    sigaction(ireeabi_signals[IREEABI_TIMER_SLOT], NULL, &current);
+    fresh = ireeabi_ours(&current);
+  }
+  if (!fresh) {
+    pthread_mutex_lock(&ireeabi_lock);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = ireeabi_on_signal;
+    /* SA_NODEFER and an empty sa_mask: no signal is blocked in the handler, so leaving it by
+       siglongjmp needs no saved mask (sigsetjmp(.., 0): no system call per trapped call) and the
+       thread's mask is as it was. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < IREEABI_SIGNALS; ++i) {
+      sigaction(ireeabi_signals[i], NULL, &current);
+      if (!ireeabi_wanted(i, &current)) continue;
+      sigaction(ireeabi_signals[i], &sa, &ireeabi_previous[i]);
+    }
+    pthread_mutex_unlock(&ireeabi_lock);
+  }
+  __atomic_add_fetch(&ireeabi_trapped_threads, 1, __ATOMIC_ACQ_REL);
+  return 0;
 }
 
-static void ireeabi_trap_end(void) {}
+/* The trap is set (`ireeabi_trap`): arm the timer, if the call has a budget (-1: it could not be). */
+static int ireeabi_arm(int64_t budget_ns) {
+  if (budget_ns <= 0) return 0;
+  struct itimerspec when;
+  memset(&when, 0, sizeof when);
+  when.it_value.tv_sec = budget_ns / 1000000000;
+  when.it_value.tv_nsec = budget_ns % 1000000000;
+  ireeabi_armed = 1;
+  if (timer_settime(ireeabi_timer, 0, &when, NULL) == 0) return 0;
+  ireeabi_armed = 0;
+  return -1;
+}
+
+/* The call is over (returned, or left by a signal): no trap, and the timer disarmed. */
+static void ireeabi_trap_end(void) {
+  ireeabi_trap = NULL;
+  __atomic_sub_fetch(&ireeabi_trapped_threads, 1, __ATOMIC_ACQ_REL);
+  if (ireeabi_armed) {
+    struct itimerspec off;
+    memset(&off, 0, sizeof off);
+    timer_settime(ireeabi_timer, 0, &off, NULL);
+    ireeabi_armed = 0;
+  }
+}
+
+static int ireeabi_left_by(int code) {
+  return code == 1 ? IREEABI_FAULTED : code == 2 ? IREEABI_CANCELLED : IREEABI_DEADLINE_EXCEEDED;
+}
 
 /* As IREE's inline issue: an error leaves only the x loop; y and z go on, and the result is the
    status of the last call made. The z id is 16-bit in workgroup_state_v0. A trapped fault ends the
-   whole dispatch: IREEABI_FAULTED, with the workgroup that faulted. */
+   whole dispatch: IREEABI_FAULTED, with the workgroup that faulted; so do Ctrl-C
+   (IREEABI_CANCELLED) and a dispatch that used more than `budget_ns` of its thread's CPU time
+   (IREEABI_DEADLINE_EXCEEDED; 0: no budget); IREEABI_NO_TIMER when that budget's timer could
+   not be made (nothing ran). */
 int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t dispatch_state,
                              uintptr_t workgroup_state, uint32_t off_x, uint32_t off_y, uint32_t off_z,
                              uint32_t count_x, uint32_t count_y, uint32_t count_z, uint64_t* calls,
-                             ireeabi_fault_t* fault) {
+                             ireeabi_fault_t* fault, int64_t budget_ns, int flags) {
   ireeabi_dispatch_fn_t f = (ireeabi_dispatch_fn_t)fn;
   unsigned char* wg = (unsigned char*)workgroup_state;
   volatile int ret = 0;
   volatile uint64_t n = 0;
   sigjmp_buf jump;
-  ireeabi_trap_begin();
-  if (sigsetjmp(jump, 0) != 0) {
-    ireeabi_trap = NULL;
+  *calls = 0;
+  int begun = ireeabi_trap_begin(budget_ns);
+  if (begun != 0) return begun;
+  int code = sigsetjmp(jump, 0);
+  if (code != 0) {
     ireeabi_trap_end();
     *calls = n;
-    return IREEABI_FAULTED;
+    return ireeabi_left_by(code);
   }
   ireeabi_out = fault;
+  ireeabi_chain = flags & IREEABI_CHAIN_INTERRUPT;
   ireeabi_trap = &jump;
+  if (ireeabi_arm(budget_ns) != 0) {
+    ireeabi_trap_end();
+    return IREEABI_NO_TIMER;
+  }
   for (uint32_t z = 0; z < count_z; ++z) {
     uint16_t z16 = (uint16_t)z;
     memcpy(wg + off_z, &z16, sizeof z16);
@@ -179,32 +368,36 @@ int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t disp
       }
     }
   }
-  ireeabi_trap = NULL;
   ireeabi_trap_end();
   *calls = n;
   return ret;
 }
 
 /* One call of library code with the trap: kind 0 is void(void) (initializers), kind 1 is
-   void*(uint32_t, void*) (iree_hal_executable_library_query). */
+   void*(uint32_t, void*) (iree_hal_executable_library_query). Results as the issue's. */
 int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uintptr_t* result,
-                         ireeabi_fault_t* fault) {
+                         ireeabi_fault_t* fault, int64_t budget_ns, int flags) {
   sigjmp_buf jump;
-  ireeabi_trap_begin();
-  if (sigsetjmp(jump, 0) != 0) {
-    ireeabi_trap = NULL;
+  int begun = ireeabi_trap_begin(budget_ns);
+  if (begun != 0) return begun;
+  int code = sigsetjmp(jump, 0);
+  if (code != 0) {
     ireeabi_trap_end();
-    return IREEABI_FAULTED;
+    return ireeabi_left_by(code);
   }
   ireeabi_out = fault;
+  ireeabi_chain = flags & IREEABI_CHAIN_INTERRUPT;
   ireeabi_trap = &jump;
+  if (ireeabi_arm(budget_ns) != 0) {
+    ireeabi_trap_end();
+    return IREEABI_NO_TIMER;
+  }
   if (kind == 0) {
     ((void (*)(void))fn)();
     *result = 0;
   } else {
     *result = (uintptr_t)((void* (*)(uint32_t, void*))fn)(a0, (void*)a1);
   }
-  ireeabi_trap = NULL;
   ireeabi_trap_end();
   return 0;
 }

@@ -23,6 +23,9 @@ from ireeabi.hal.local.native import FAULTED
 
 _U32 = 0xFFFFFFFF
 _ID = struct.Struct("<I")
+# workgroup_id_x, _y (uint32) and _z (uint16, then the uint16 `reserved` that must stay zero): one
+# write per workgroup where the three sit together, as they do in every data model.
+_IDS = struct.Struct("<IIHH")
 
 # call(function, args, what) -> int: one call of target code, with the runtime's budget.
 Caller = Callable[[int, Sequence[int], str], int]
@@ -57,15 +60,20 @@ class TargetLibrary(LoadedLibrary):
         if not 0 <= ordinal < len(self.exports):
             raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
         export = self.exports[ordinal]
-        ids = self.heap.machine.dispatch_state.wg_ids
+        heap = self.heap
+        ids = heap.machine.dispatch_state.wg_ids
+        together = ids[1] == ids[0] + 4 and ids[2] == ids[0] + 8
         count_x, count_y, count_z = workgroup_count
         args = [self.environment_address, dispatch_state, workgroup_state]
         calls = 0
         for z in range(count_z):
             for y in range(count_y):
                 for x in range(count_x):
-                    for off, value in zip(ids, (x, y, z)):
-                        self.heap.write(workgroup_state + off, _ID.pack(value & _U32))
+                    if together and z <= 0xFFFF:
+                        heap.pack(_IDS, workgroup_state + ids[0], x & _U32, y & _U32, z, 0)
+                    else:
+                        for off, value in zip(ids, (x, y, z)):
+                            heap.write(workgroup_state + off, _ID.pack(value & _U32))
                     try:
                         status = self._call(export.function, args, f"kernel {export.name} workgroup ({x}, {y}, {z})")
                     except self._faults as e:

@@ -103,6 +103,17 @@ def parse_dylink(data: bytes) -> DylinkInfo:
     return info
 
 
+def section_ids(data: bytes) -> tuple[int, ...]:
+    """The ids of a module's sections in order (custom sections are 0), for a module `parse_dylink`
+    accepted (so every section fits the input)."""
+    ids, pos = [], 8
+    while pos < len(data):
+        size, body = _leb_u32(data, pos + 1, len(data), "section size")
+        ids.append(data[pos])
+        pos = body + size
+    return tuple(ids)
+
+
 def _parse_dylink_body(data: bytes, pos: int, end: int) -> DylinkInfo:
     mem = None
     needed: list[str] = []
@@ -146,4 +157,4 @@ def _parse_dylink_body(data: bytes, pos: int, end: int) -> DylinkInfo:
     return DylinkInfo(m[0], 1 << m[1], m[2], 1 << m[3], tuple(needed))
 
 
-__all__ = ["DylinkInfo", "WasmModuleError", "parse_dylink", "DYLINK_SECTION", "MAX_DATA_ALIGN", "MAX_TABLE_SLOTS"]
+__all__ = ["DylinkInfo", "WasmModuleError", "parse_dylink", "section_ids", "DYLINK_SECTION", "MAX_DATA_ALIGN", "MAX_TABLE_SLOTS"]

@@ -5,10 +5,15 @@ wasmtime (`wasm_loader`): the library interface of hal_loader and the `hal` modu
   first wasm load and closed with the runtime.
 - `load(format, data, kernels, constants, processor_data) -> TargetLibrary`: the side module is
   instantiated with its data in the heap, the library query gets an environment_v0 laid out for
-  wasm32 in the heap (executable constants, processor data, an import thunk in the table), and
+  wasm32 in the heap (executable constants, processor data, the runtime's import thunk), and
   library v0 is read and verified as for ELF libraries; its function pointers are table indices.
+  Imports are handled as on the ELF paths: a required one is refused at load
+  (`UnresolvedImportError`, which hal_loader reports as UNAVAILABLE "no import provider..."), an
+  optional one is left NULL in import_funcs; the thunk forwards a call to the import's table entry
+  as IREE's thunk does (see wasm_loader's docstring for what iree-compile emits).
   Each workgroup is one wasm call (`target_library.TargetLibrary`); a trap makes the library
-  unusable, as a trapped host fault does.
+  unusable, as a trapped host fault does. Closing the library (the executable's release) frees its
+  environment and unloads the module (`WasmRuntime.release`), as the ELF paths unload theirs.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from ireeabi.vm.heap import Heap
 
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
+from ireeabi.hal.local.target_library import Environment, TargetLibrary
 
 if TYPE_CHECKING:  # wasmtime is imported when a runtime first loads wasm, not at start-up
     from ireeabi.hal.local.wasm_loader import WasmRuntime
@@ -60,30 +65,36 @@ def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int
                                  f"{m.name}")
     runtime = kernels.runtime()
     module = runtime.load_side_module(bytes(data), name=format)
-    env = Environment(heap, constants, processor_data,
-                      runtime.host_function(unsupported_import("wasm"), ["i32"] * 4, ["i32"], "import_thunk"))
+    env: Environment | None = None
+
+    def release() -> None:
+        # What the ELF paths do on unload: the environment's blocks and the library itself (its data
+        # block and table slots) go back; the runtime drops its store once nothing is loaded.
+        if env is not None:
+            env.free()
+        runtime.release(module)
 
     def call(function: int, args: Sequence[int], what: str) -> int:
         return runtime.call(function, args, max_instructions=kernels.max_instructions)
     try:
+        env = Environment(heap, constants, processor_data, runtime.import_thunk())
         lib_addr = call(module.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
                         [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env.address], "iree_hal_executable_library_query")
         table_size = runtime.table.size(runtime.store)
 
         def check_function(index: int, what: str) -> None:
-            if not 0 <= index < table_size:
-                raise ExecutableError("INVALID_ARGUMENT", f"library {what} is table index {index}, outside the "
-                                      f"function table (size {table_size})")
+            if not 0 < index < table_size:
+                raise ExecutableError("INVALID_ARGUMENT", f"library {what} is table index {index}, "
+                                      + ("NULL" if index == 0 else f"outside the function table (size {table_size})"))
         image = Image(module.data_base, module.data_base + module.info.memory_size, m, heap.read)
         info = read_library(image, lib_addr, constants, check_function)
         env.leave_imports_unresolved(len(info.imports))
     except BaseException:
-        env.free()
+        release()
         raise
-    # The module's data stays in the heap until the runtime closes: wasm cannot unload an instance.
     return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
                          info.has_names, env.address, heap, call, (WasmTrap,), lambda e: (f"wasm trap: {e}", None),
-                         env.free)
+                         release)
 
 
 __all__ = ["WasmKernels", "load", "FORMAT", "TARGET"]

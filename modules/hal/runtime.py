@@ -50,7 +50,7 @@ class HalRuntime:
                  legacy_vm_buffer: bool = False, legacy_inline: bool = False, legacy_loader: bool = False,
                  cpu_data: list[int] | None = None, modules: Sequence[ModuleDescriptor] = (),
                  full_hal: bool = False, emulate_kernels: bool = False,
-                 max_kernel_instructions: int | None = None) -> None:
+                 max_kernel_instructions: int | None = None, kernel_cpu_time: float | None = None) -> None:
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"HalRuntime target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -72,7 +72,8 @@ class HalRuntime:
         # Kernels of another architecture (or, with emulate_kernels, every ELF kernel) run in an
         # emulated CPU on this heap, wasm32 ones under wasmtime; each emulator made at its first load.
         self.runners = KernelRunners(self.heap, emulate_host=emulate_kernels,
-                                     max_instructions=max_kernel_instructions)
+                                     max_instructions=max_kernel_instructions,
+                                     native_cpu_time=kernel_cpu_time)
         self.loader = HalLoaderModule(self.vm_buffers, self.executables, self.cpu_data, legacy=legacy_loader,
                                       runners=self.runners)
         self.modules: dict[str, NativeModule] = {m.module.name: m.module for m in (self.inline, self.loader)}

@@ -89,6 +89,14 @@ def test_a_disagreement_with_libclang_is_an_error(tmp_path):
         cheader.parse_header(path, "x86_64")
 
 
+def test_any_file_name_is_read(tmp_path):
+    """The probe parse includes the header by its path: quotes, spaces and newlines in it too."""
+    path = tmp_path / 'we"ird\nname <x>.h'
+    path.write_text("struct s { char c; long long v; };\n")
+    s = cheader.header_struct(path, "s", "i386")
+    assert s.layout("i386").field("v").offset == 4  # i386 aligns long long in structs to 4
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(cheader.HeaderError, match="no such header"):
         cheader.parse_header(tmp_path / "missing.h", "x86_64")
@@ -98,3 +106,46 @@ def test_bad_input_is_named(tmp_path):
         cheader.parse_header(path, "x86_64")
     with pytest.raises(Exception, match="nope"):
         cheader.header_struct(CONSTRUCTS, "nope", "x86_64")
+
+
+# Every way the offsetof probe reaches a record's members: a tag, a typedef of an unnamed struct,
+# unnamed members' records through their member names (arrays of them through element 0), anonymous
+# members' records through their parent's names, records of a function (libclang's own query).
+REACHES = """\
+struct outer { struct inner { char c; int x; } i; union { long a; struct { char b; double d; } bb; }; };
+typedef struct { char c; struct { short q; long long w; } m[2][3]; struct { int k; }; } td_t;
+static inline int f(void) { struct local { char c; double d; } l; l.c = 0; return l.c; }
+"""
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_way_the_probe_reaches_a_member_agrees_with_libclang(tmp_path, target):
+    path = tmp_path / "reach.h"
+    path.write_text(REACHES)
+    r = cheader.read_header(path, target)  # raises on any disagreement with libclang
+    assert sorted(r.structs) == ["inner", "local", "outer", "struct inner", "struct local",
+                                 "struct outer", "struct td_t", "td_t"]
+    t = get(target)
+    decls = [r.structs["outer"], r.structs["td_t"]]
+    assert oracles.disagreements(decls, oracles.measure_libclang(decls, t), t) == {}
+    # The probe: outer.i, inner's 2, the union's a and bb, bb's 2, td_t's c and m, m[0][0] itself
+    # and its 2, the anonymous struct's k. libclang's query (which walks the whole record each
+    # time): outer's anonymous member (8 fields: i, inner's 2, the union's, a, bb, bb's 2),
+    # td_t's (4: c, m, the anonymous struct, k) and local's 2 fields (2 each).
+    assert r.probes == 1 + 2 + 2 + 2 + 2 + 1 + 2 + 1
+    assert r.offset_query_fields == 8 + 4 + 2 * 2
+
+
+@pytest.mark.parametrize("text,line,name", [
+    ("typedef struct {\n  struct { char c; int i; } inner[2];\n} t;", 2, "t_inner"),
+    ("struct o {\n  union {\n    struct { char c; int i; } s;\n  };\n};", 3, "o_anonymous0_s"),
+    ("void f(void) {\n  struct l { char c; int i; } v;\n}", 2, "l"),
+])
+def test_a_disagreement_in_any_reached_record_is_an_error(tmp_path, text, line, name):
+    """#pragma pack is not read into the declarations: every way of measuring a record sees it."""
+    path = tmp_path / "pack.h"
+    path.write_text("#pragma pack(2)\n" + text + "\n")
+    with pytest.raises(cheader.HeaderError, match=rf"pack\.h:{line + 1}: {name}: the engine and libclang "
+                                                  r"\(x86_64-linux-gnu\) disagree: .*i: engine bit 32, "
+                                                  r"oracle bit 16"):
+        cheader.parse_header(path, "x86_64")

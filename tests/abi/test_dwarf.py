@@ -64,7 +64,7 @@ def test_bad_files_are_named(tmp_path):
 
 def test_damaged_objects_give_dwarf_errors(tmp_path):
     """Truncated and byte-flipped objects (fixed seed) are refused with DwarfError, never another
-    exception from the ELF/DWARF parser."""
+    exception from the ELF/DWARF parser (the full loop and directed shapes: test_dwarf_damaged.py)."""
     import random
     data = _object(tmp_path, "-g").read_bytes()
     rng = random.Random(20261204)

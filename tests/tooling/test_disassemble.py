@@ -11,6 +11,9 @@ Where the tool is wrong the test pins it instead: IREE's disassembler (disassemb
 vm.switch.ref without the type id that its interpreter and verifier (dispatch.c, verifier.c) read,
 so from a switch.ref on its text is garbage; and 3.13's disassembler stops with "unhandled ext
 opcode" on some float-extension conversions, so those modules have no text to compare.
+
+Damaged modules (a listing or an error naming function and pc, refused where the tool refuses):
+test_disassemble_damaged.py.
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.printable import printable, printable_text
 from ireeabi.vm.bytecode.decoder import DecodeError
 from ireeabi.vm.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
 
@@ -74,11 +75,12 @@ class BytecodeVerifyError(DecodeError):
 
 
 class ImportResolutionError(IreeAbiError):
-    """A required import no resolver provides."""
+    """A required import no resolver provides. The message shows the module's names escaped
+    (`abi.printable`): the import's unambiguously, the reason's control characters."""
 
     def __init__(self, full_name: str, reason: str) -> None:
         self.full_name = full_name
-        super().__init__(f"import {full_name}: {reason}")
+        super().__init__(f"import {printable(full_name)}: {printable_text(reason)}")
 
 
 class ArgumentError(IreeAbiError):

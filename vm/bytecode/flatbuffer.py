@@ -461,9 +461,9 @@ class Obj:
         self.buf.need(target + 4, length + 1, f"{where} string of {length} bytes + terminator")
         if self.buf.data[target + 4 + length] != 0:
             raise ModuleFileError(f"{where} string is not zero-terminated", target + 4 + length)
-        # IREE compares names as bytes and never decodes them: a name that is not UTF-8 loads
-        # (and matches nothing a caller can spell); keep it printable.
-        return self.tab.String(self.pos + vo).decode("utf-8", errors="backslashreplace")
+        # IREE compares names as bytes and never decodes them: a name that is not UTF-8 loads, each
+        # such byte a lone surrogate (it round-trips to its bytes; abi.printable shows it as \xNN).
+        return self.tab.String(self.pos + vo).decode("utf-8", errors="surrogateescape")
 
     def table(self, name: str) -> "Obj | None":
         vo = self._field(name)

@@ -2,11 +2,14 @@
 (`archive`), the FlatBuffer verifier and checked reader (`flatbuffer`) and the loader
 (`module_file`). Each carries the file offset concerned and the StatusCode IREE's loader returns
 for the same problem. (They sit apart from `module_file` because the lower two readers raise them
-and `module_file` imports those readers.)
+and `module_file` imports those readers.) A message shows the names of the module escaped
+(`abi.printable`): `printable` where a name enters it, and `printable_text` over the whole, so no
+control character of the file reaches it raw.
 """
 from __future__ import annotations
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.printable import printable_text
 from ireeabi.vm.status import StatusCode
 
 __all__ = ["ModuleFileError", "NotAModuleError"]
@@ -21,7 +24,7 @@ class ModuleFileError(IreeAbiError):
         self.reason = reason
         self.offset = offset
         self.code = StatusCode(code)
-        super().__init__(f"{reason} (file offset {offset})")
+        super().__init__(f"{printable_text(reason)} (file offset {offset})")
 
     def __reduce__(self):
         return (type(self), (self.reason, self.offset, self.code))

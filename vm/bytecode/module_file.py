@@ -34,6 +34,7 @@ from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
 from ireeabi.abi.cconv import CconvError, Signature, parse as parse_cconv
+from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.archive import check_framing, external_rodata_offset
 from ireeabi.vm.bytecode.flatbuffer import (Buffer, DependencyFlags, FeatureBits, ImportFlags, Obj,
                                             verify_flatbuffer)
@@ -402,7 +403,8 @@ def _read(data: bytes, ref_types: Collection[str] | None) -> ModuleFile:
     # iree_vm_bytecode_module_create then resolves the types table against the instance.
     for t, type_def in zip(types, type_defs):
         if ref_types is not None and not resolves_type(t, ref_types):
-            raise ModuleFileError(f"{type_def.path}.full_name: no type registered with name {t!r}",
+            raise ModuleFileError(f"{type_def.path}.full_name: no type registered with name "
+                                  f"'{printable(t)}'",
                                   type_def.field_offset("full_name"), StatusCode.NOT_FOUND)
 
     return ModuleFile(

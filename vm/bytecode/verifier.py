@@ -245,9 +245,10 @@ class _BlockList:
                             end_pc)
 
 
-def verify_function(ctx: "ExecutionState", fn: Function) -> None:
-    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then for what it
-    lets through unsafely (see the module docstring)."""
+def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = True) -> None:
+    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then (unless
+    `beyond_iree` is false: a disassembler, which runs nothing) for what it lets through unsafely
+    (see the module docstring)."""
     m = ctx.module
     d = m.function_descriptors[fn.ordinal]
     end_pc = d.bytecode_length
@@ -304,7 +305,8 @@ def verify_function(ctx: "ExecutionState", fn: Function) -> None:
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
-    _check_safety(ctx, fn, need_i32, need_ref)
+    if beyond_iree:
+        _check_safety(ctx, fn, need_i32, need_ref)
 
 
 def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits,

@@ -128,7 +128,7 @@ def test_workgroup_loop_semantics():
     out = native().ffi.new("uint64_t*")
     fn = ctypes.cast(kernel, ctypes.c_void_p).value
     status = native().lib.ireeabi_issue_workgroups(fn, 0, 0, wg, *layout, 3, 2, 1, out,
-                                                   native().ffi.new("ireeabi_fault_t*"))
+                                                   native().ffi.new("ireeabi_fault_t*"), 0, 0)
     assert calls == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (2, 1, 0)]
     assert status == 0 and out[0] == 5
 

@@ -4,11 +4,17 @@ Oracles: (a) the same C compiled by clang for wasm32 (a dylink.0 side module) an
 host, run natively through ctypes; (b) iree-compile's wasm32 output for add16, checked against the
 same program compiled for the host (its embedded ELF loaded natively), the compiler's VM IR and
 iree-dump-module, and its kernel's output against numpy; (c) mutated modules end in this module's
-errors. No verdict depends on time.
+errors; (d) the runtime's own state and lifetime (wasmtime's finalizers), executables released
+through hal_loader 200 times with the heap, the table and the live memories counted, the store
+rebuilt around a kept module; (e) a real iree-compile import (a dispatch calling an external
+function) through the environment's thunk, refused without a provider as ireeabi refuses the host
+build and as iree-run-module fails on it, and what iree-compile 3.13 emits for wasm32 math and
+conversions. No verdict depends on time.
 """
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import random
 import signal
@@ -16,6 +22,7 @@ import struct
 import subprocess
 import threading
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +38,14 @@ from ireeabi.hal.local import wasm_loader as W
 from ireeabi.hal.local import wasm_dylink as D
 from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError, ForeignKernelError,
                                                   write_workgroup_state)
+from ireeabi.hal.local import wasm_executable as WE
+from ireeabi.hal.local.executable_library import UnresolvedImportError
 from ireeabi.layouts import executable_library as X
+from ireeabi.modules.hal.runtime import HalRuntime
+from ireeabi.vm import ref as R
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.vm.heap import Heap
+from hal_session import Session
 from ireeabi.vm.status import StatusCode, StatusError
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
@@ -629,13 +641,15 @@ def test_iree_wasm_library_query_and_header(add16_wasm, add16_host, runtime, hea
 
 
 def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: list[np.ndarray],
-              out_dtype=np.float32) -> np.ndarray:
+              out_dtype=np.float32, env: int | None = None, status: int = 0) -> np.ndarray:
     """Run dispatch `d` of the library in `side` over every workgroup, as hal_loader lays it out:
-    environment_v0, dispatch_state_v0 with its constants and bindings, workgroup_state_v0, input
-    and output buffers all in the heap; the output read back from the heap."""
+    environment_v0 (zeroed unless `env` is given), dispatch_state_v0 with its constants and
+    bindings, workgroup_state_v0, input and output buffers all in the heap; each workgroup must
+    return `status`; the output read back from the heap."""
     m = heap.machine
     env_layout = m.layout(X.iree_hal_executable_environment_v0_t)
-    env = heap.malloc(env_layout.size, align=env_layout.align)
+    if env is None:
+        env = heap.malloc(env_layout.size, align=env_layout.align)
     lib = side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
                     [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
     v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
@@ -666,7 +680,7 @@ def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: l
                 heap.write(wg + x_off, struct.pack("<I", x))
                 heap.write(wg + y_off, struct.pack("<I", y))
                 heap.write(wg + z_off, struct.pack("<H", z))
-                assert side.call(fn, [env, block, wg]) == 0
+                assert side.call(fn, [env, block, wg]) == status
     return np.frombuffer(heap.read(buffers[-1], out_bytes), out_dtype)
 
 
@@ -861,3 +875,376 @@ def test_a_process_forked_after_a_compile_compiles_too(side, built):
         os.waitpid(pid, 0)
         pytest.fail("the forked child did not finish compiling the side module")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+# -- runtime state per runtime ------------------------------------------------------------------------
+
+
+def test_memory_creator_state_is_the_runtimes_and_lives_while_wasmtime_holds_it(heap, built):
+    """Each runtime's window is its own object; wasmtime's creator (with the engine) and memory (with
+    the store) each hold it, so it outlives a closed runtime exactly as long as its engine does, and
+    a memory asked of a closed runtime's engine is refused, not handed the unmapped window."""
+    other_heap = Heap(target="wasm32", name="other")
+    try:
+        rt, other = W.WasmRuntime(heap), W.WasmRuntime(other_heap)
+        assert rt._window is not other._window
+        assert (rt._window.base, other._window.base) == (heap.space.zero_host, other_heap.space.zero_host)
+        assert rt._window.memories == other._window.memories == 1
+        window = weakref.ref(rt._window)
+        engine = rt.engine  # kept past close: the window must live as long as it
+        rt.close()
+        del rt
+        gc.collect()
+        assert window() is not None and window().base == 0
+        assert window().memories == 0  # the store went, and its memory's reference with it
+        with pytest.raises(wasmtime.WasmtimeError, match="this runtime's memory is closed"):
+            wasmtime.Memory(wasmtime.Store(engine), wasmtime.MemoryType(wasmtime.Limits(1, 1)))
+        del engine
+        gc.collect()
+        assert window() is None  # the creator's finalizer dropped the last reference
+        # The other runtime is untouched by all of that.
+        side = other.load_side_module(built[0], "kernels")
+        assert side.call(side.lookup("pick"), [1]) == built[1].pick(1)
+        other.close()
+    finally:
+        other_heap.close()
+
+
+def test_no_runtime_state_at_module_level():
+    """wasm_loader keeps no mutable registry of its own: its module-level values are constants,
+    functions, classes and the ctypes callbacks (code)."""
+    mutable = {name for name, value in vars(W).items()
+               if isinstance(value, (dict, set, list)) and not name.startswith("__") and name != "_VALTYPES"}
+    assert mutable == set()
+
+
+# -- release per executable -------------------------------------------------------------------------------
+
+
+def _heap_state(heap: Heap) -> tuple[int, int]:
+    live = heap.live()
+    return len(live), sum(a.size for a in live)
+
+
+def test_released_modules_give_back_their_slots_blocks_and_store(runtime, heap, built, add16_wasm):
+    wasm = add16_wasm[1]
+    keep = runtime.load_side_module(built[0], "kept")
+    keep.call(keep.lookup("local_array"), [1])  # the shadow stack block exists from here on
+    stores, start = runtime.stores_made, _heap_state(heap)
+    table = None
+    for i in range(30):
+        side = runtime.load_side_module(wasm, f"add16 #{i}")
+        assert side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME) > 0
+        side.release()
+        side.release()  # a second release is a no-op
+        size = runtime.table.size(runtime.store)
+        table = size if table is None else table
+        assert size == table  # the freed slots are reused
+        assert _heap_state(heap) == start
+    with pytest.raises(ExecutableError, match="was released"):
+        side.lookup("__wasm_apply_data_relocs")
+    # While a module is loaded, the store stays; the kept module still works.
+    assert runtime.stores_made == stores and keep.call(keep.lookup("pick"), [2]) == built[1].pick(2)
+    keep.release()
+    assert runtime.stores_made == stores + 1 and runtime._window.memories == 1
+    assert runtime.table.size(runtime.store) == 1  # only the NULL slot
+    assert [a.tag for a in heap.live()] == ["wasm stack"]  # the runtime's own, freed at close
+    runtime.close()
+    assert heap.live() == []
+
+
+def test_a_host_function_pins_the_store(runtime, built):
+    side = runtime.load_side_module(built[0], "kernels")
+    index = runtime.host_function(lambda a, b: a + b, ["i32", "i32"], ["i32"], "add")
+    side.release()
+    assert runtime.call(index, [2, 3]) == 5  # still the store it was made in
+    assert runtime.stores_made == 1
+
+
+def test_two_hundred_executable_cycles_stay_flat(wasm_out):
+    """hal_loader.executable.load and the executable's release, 200 times on a wasm32 runtime: the
+    heap's live blocks and bytes, the function table and the number of live wasmtime memories (one
+    per store: a store that was not freed would keep its own) are back where they started each time."""
+    fmt, wasm, ir, _ = _compile_wasm("add16", wasm_out, WASM_FLAGS)
+    (d,) = vm_ir.dispatches(ir, "add", [None, None])
+    n = d.bindings[0][2] // 4
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    with HalRuntime(target="wasm32") as rt:
+        session = Session(rt)
+        vmb = rt.vm_buffers
+        storages = []
+        for (_, off, length), x in zip(d.bindings, [a, b, None]):
+            _, storage = session.allocate(length)
+            if x is not None:
+                vmb.as_numpy(storage.ptr, np.float32)[:] = x
+            storages.append(storage)
+        bindings = [(st, off, length) for st, (_, off, length) in zip(storages, d.bindings)]
+        fmt_ref, data_ref = session.bytes_buffer(fmt.encode()), session.bytes_buffer(wasm)
+        name = session.bytes_buffer(d.export_name.encode())
+
+        def cycle(dispatch: bool) -> None:
+            (exe,) = rt.call("hal_loader.executable.load", fmt_ref, data_ref, R.NULL_REF)
+            try:
+                if dispatch:
+                    (fid,) = rt.call("hal_loader.executable.lookup.function", exe, name)
+                    rt.call("hal_loader.executable.dispatch", exe, fid, *d.workgroups, d.constants, bindings)
+            finally:
+                R.release_value(rt.heap, exe)
+
+        cycle(True)
+        np.testing.assert_array_equal(vmb.as_numpy(storages[-1].ptr, np.float32), a + b)
+        wasm_rt = rt.runners.wasm.runtime()
+        start, stores, table = _heap_state(rt.heap), wasm_rt.stores_made, wasm_rt.table.size(wasm_rt.store)
+        for i in range(200):
+            vmb.as_numpy(storages[-1].ptr, np.float32)[:] = 0
+            cycle(i % 50 == 49)
+            assert _heap_state(rt.heap) == start, f"cycle {i}"
+            assert wasm_rt.table.size(wasm_rt.store) == table and wasm_rt._window.memories == 1
+        assert wasm_rt.stores_made == stores + 200
+        np.testing.assert_array_equal(vmb.as_numpy(storages[-1].ptr, np.float32), a + b)
+        session.release_all()
+
+
+# -- kernel imports ---------------------------------------------------------------------------------------
+
+# A dispatch calling an external function (the shape of IREE's custom-dispatch plugin samples):
+# iree-compile makes `ext_twice` a library import called through the environment's thunk.
+IMPORT_MLIR = """
+module @imports {
+  stream.executable private @exe {
+    stream.executable.export public @twice workgroups(%n: index) -> (index, index, index) {
+      %c1 = arith.constant 1 : index
+      stream.return %c1, %c1, %c1 : index, index, index
+    }
+    builtin.module {
+      func.func private @ext_twice(%src: memref<f32>, %src_offset: index, %dst: memref<f32>,
+                                   %dst_offset: index, %n: index) attributes {llvm.bareptr = true}
+      func.func @twice(%b0: !stream.binding, %b1: !stream.binding, %n: index) {
+        %c0 = arith.constant 0 : index
+        %m0 = stream.binding.subspan %b0[%c0] : !stream.binding -> memref<?xf32>{%n}
+        %m1 = stream.binding.subspan %b1[%c0] : !stream.binding -> memref<?xf32>{%n}
+        %p0, %o0, %s0, %t0 = memref.extract_strided_metadata %m0 : memref<?xf32> -> memref<f32>, index, index, index
+        %p1, %o1, %s1, %t1 = memref.extract_strided_metadata %m1 : memref<?xf32> -> memref<f32>, index, index, index
+        func.call @ext_twice(%p0, %o0, %p1, %o1, %n) : (memref<f32>, index, memref<f32>, index, index) -> ()
+        return
+      }
+    }
+  }
+  func.func @run(%a: tensor<?xf32>) -> tensor<?xf32> {
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %a, %c0 : tensor<?xf32>
+    %0 = flow.dispatch @exe::@twice[%n](%a, %n) : (tensor<?xf32>{%n}, index) -> tensor<?xf32>{%n}
+    return %0 : tensor<?xf32>
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def import_program(tmp_path_factory):
+    """(wasm32 vmfb, its side module, its VM IR, host vmfb) of IMPORT_MLIR."""
+    d = tmp_path_factory.mktemp("wasm_imports")
+    src = d / "imports.mlir"
+    src.write_text(IMPORT_MLIR)
+    fmt, wasm, ir, vmfb = _compile_wasm_source(src, d, WASM_FLAGS)
+    host = iree_tools.compile_mlir(src, d / "host", "inline-dynamic")
+    return vmfb, wasm, ir, host
+
+
+def _compile_wasm_source(src: Path, out: Path, flags: tuple[str, ...]) -> tuple[str, bytes, str, Path]:
+    vmfb = iree_tools.compile_mlir(src, out, "inline-dynamic", flags)
+    segments = [mf.rodata_bytes(s) for s in mf.read_module(vmfb).rodata_segments]
+    (wasm,) = [s for s in segments if s[:4] == b"\0asm"]
+    proc = subprocess.run([iree_tools.find_tool("iree-compile"), str(src), *iree_tools.compile_flags("inline-dynamic"),
+                           *flags, "--compile-to=vm"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return "system-wasm-wasm_32", wasm, proc.stdout, vmfb
+
+
+def test_iree_wasm_import_goes_through_the_environments_thunk(import_program, runtime, heap):
+    """The import is in library v0's table (not a wasm import of the module), and the kernel calls
+    it as `import_thunk(import_funcs[0], params, import_contexts[0], NULL)`: with a host function in
+    import_funcs, the runtime's thunk forwards the call, the parameter struct (IREE's
+    packIntoParameterStruct: the call's operands in order, pointers and indices i32 on wasm32) holds
+    the bindings and the count, and the kernel returns the import's status."""
+    _, wasm, ir, _ = import_program
+    module = wasmtime.Module(wasmtime.Engine(), wasm)
+    assert {f"{i.module}.{i.name}" for i in module.imports} <= {
+        "env.memory", "env.__indirect_function_table", "env.__memory_base", "env.__table_base", "env.__stack_pointer"}
+    side = runtime.load_side_module(wasm, "imports")
+    m = heap.machine
+    env_layout = m.layout(X.iree_hal_executable_environment_v0_t)
+    env = heap.malloc(env_layout.size, align=env_layout.align)
+    lib = side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME),
+                    [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
+    v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
+    symbols = [_cstring(heap, heap.read_word(v0.imports.symbols + 4 * i)).decode() for i in range(v0.imports.count)]
+    assert symbols == ["ext_twice"]  # the callee of IMPORT_MLIR, required (no '?')
+
+    calls = []
+    status = [0]
+
+    def ext_twice(params: int, context: int, reserved: int) -> int:
+        src, src_off, dst, dst_off, count = struct.unpack("<5I", heap.read(params, 20))
+        calls.append((context, reserved, count))
+        x = np.frombuffer(heap.read(src + 4 * src_off, 4 * count), np.float32)
+        heap.write(dst + 4 * dst_off, (x * np.float32(2)).tobytes())
+        return status[0]
+
+    fn = runtime.host_function(ext_twice, ["i32"] * 3, ["i32"], "ext_twice")
+    tables = heap.malloc(8)
+    heap.write(tables, struct.pack("<II", fn, 0xC0FFEE))
+    fields = m.ctype(X.iree_hal_executable_environment_v0_t).from_buffer_copy(heap.read(env, env_layout.size))
+    fields.import_thunk = runtime.import_thunk()
+    fields.import_funcs, fields.import_contexts = tables, tables + 4
+    heap.write(env, bytes(fields))
+
+    n = 37
+    (d,) = vm_ir.dispatches(ir, "run", [None], {0: [n]})
+    x = np.random.default_rng(11).standard_normal(n, np.float32)
+    np.testing.assert_array_equal(_dispatch(side, heap, d, [x], env=env), x * np.float32(2))
+    assert calls == [(0xC0FFEE, 0, n)]
+    # A failing import's status is the kernel's.
+    status[0] = 7
+    _dispatch(side, heap, d, [x], env=env, status=7)
+    # A NULL import reached anyway traps, as a native call through NULL faults.
+    heap.write(tables, bytes(4))
+    with pytest.raises(W.WasmTrap, match="INDIRECT_CALL_TO_NULL"):
+        _dispatch(side, heap, d, [x], env=env)
+
+
+def test_a_required_import_is_refused_as_on_elf(import_program, wasm_out):
+    """Loaded through hal_loader, the wasm32 build is refused exactly as ireeabi refuses the host
+    build's embedded ELF (a required import, no import provider), by name at the library level; and
+    iree-run-module cannot run the host build either: it fails at the same call. Its status differs:
+    iree-run-module always has an executable plugin manager as import provider, whose miss is
+    NOT_FOUND and ends in "no executable loader registered for the given executable format", where
+    ireeabi's hal_loader models a NULL provider (UNAVAILABLE): a difference of hal_loader's ELF and
+    wasm paths alike (modules/hal/loader.py), pinned here so a change on either side shows."""
+    vmfb, wasm, _, host = import_program
+    heap = Heap(target="wasm32")
+    kernels = WE.WasmKernels(heap)
+    try:
+        with pytest.raises(UnresolvedImportError, match="imports ext_twice"):
+            WE.load(WE.FORMAT, wasm, kernels)
+        kernels.close()
+        assert heap.live() == []  # the refused library left nothing behind
+    finally:
+        kernels.close()
+        heap.close()
+
+    def load_status(target: str, path: Path) -> tuple[int, str]:
+        segments = [mf.rodata_bytes(s) for s in mf.read_module(path).rodata_segments]
+        (fmt,) = [s.decode() for s in segments if s.startswith((b"system-wasm-", b"embedded-elf-"))]
+        (data,) = [s for s in segments if s[:4] in (b"\0asm", b"\x7fELF")]
+        with HalRuntime(target=target) as rt:
+            session = Session(rt)
+            try:
+                with pytest.raises(StatusError) as e:
+                    session.call("hal_loader.executable.load", session.bytes_buffer(fmt.encode()),
+                                 session.bytes_buffer(data), R.NULL_REF)
+            finally:
+                session.release_all()
+        assert isinstance(e.value.__cause__, UnresolvedImportError) and "ext_twice" in str(e.value.__cause__)
+        return e.value.code, e.value.message
+
+    assert load_status("wasm32", vmfb) == load_status(None, host) == (
+        StatusCode.UNAVAILABLE, "no import provider registered for resolving required executable imports")
+    failure = iree_tools.run_module_failure([host], "run", ["4xf32=1 2 3 4"])
+    (host_fmt,) = [s.decode() for s in map(mf.rodata_bytes, mf.read_module(host).rodata_segments)
+                   if s.startswith(b"embedded-elf-")]
+    assert f"NOT_FOUND; no executable loader registered for the given executable format '{host_fmt}'; " \
+           "while invoking native function hal_loader.executable.load" in failure.stderr
+
+
+def test_table_index_zero_is_null(runtime, built):
+    """Index 0 is C's NULL function pointer: no module's function goes there."""
+    side = runtime.load_side_module(built[0], "kernels")
+    assert side.table_base >= 1 and runtime.import_thunk() >= 1
+    with pytest.raises(W.WasmCallError, match="table index 0 holds no function"):
+        runtime.call(0, [])
+
+
+ELEMENTWISE = "func.func @f(%a: tensor<16x{src}>) -> tensor<16x{dst}> {{\n  %0 = {op} : {types}\n  return %0 : tensor<16x{dst}>\n}}\n"
+
+
+@pytest.mark.parametrize("op, src, dst, outcome", [
+    ("math.erf %a", "f32", "f32", "no imports"),
+    ("arith.truncf %a", "f32", "bf16", "no imports"),
+    ("arith.remf %a, %a", "f32", "f32", "undefined symbol: fmodf"),
+    ("arith.truncf %a", "f32", "f16", "type mismatch: expected i32, found f32"),
+])
+def test_what_iree_compile_emits_for_wasm32(op, src, dst, outcome, tmp_path, heap):
+    """wasm_loader's docstring findings: math needs no import (neither a wasm import nor a library
+    import), fmodf is left to the linker (which fails), f16 conversions give a module wasmtime
+    refuses, ending in WasmModuleError."""
+    types = f"tensor<16x{src}>" + ("" if src == dst else f" to tensor<16x{dst}>")
+    path = tmp_path / "op.mlir"
+    path.write_text(ELEMENTWISE.format(op=op, src=src, dst=dst, types=types))
+    if outcome.startswith("undefined"):
+        with pytest.raises(iree_tools.IreeToolError, match=outcome):
+            iree_tools.compile_mlir(path, tmp_path, "inline-dynamic", WASM_FLAGS)
+        return
+    _, wasm, _, _ = _compile_wasm_source(path, tmp_path, WASM_FLAGS)
+    kernels = WE.WasmKernels(heap)
+    try:
+        if outcome == "no imports":
+            module = wasmtime.Module(wasmtime.Engine(), wasm)
+            assert {f"{i.module}.{i.name}" for i in module.imports} <= {
+                "env.memory", "env.__indirect_function_table", "env.__memory_base", "env.__table_base",
+                "env.__stack_pointer"}
+            lib = WE.load(WE.FORMAT, wasm, kernels)
+            assert lib.imports == () and len(lib.exports) == 1
+            lib.close()
+        else:
+            with pytest.raises(D.WasmModuleError, match=outcome):
+                WE.load(WE.FORMAT, wasm, kernels)
+    finally:
+        kernels.close()
+    assert heap.live() == []
+
+
+def test_store_is_rebuilt_around_a_kept_module(runtime, heap, add16_wasm, wasm_out):
+    """Beside a loaded module, every REBUILD_AFTER releases move the loaded module, the host
+    functions and the import thunk into a new store at the same table indices, the module's data
+    bytes as they were; the old store (and its memory) goes. The kept library still answers its
+    query with the same library and its kernel still adds."""
+    fmt, wasm, ir, _ = add16_wasm
+    kept = runtime.load_side_module(wasm, "kept")
+    query = kept.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
+    env = heap.malloc(256)
+    lib = kept.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
+    data = heap.read(kept.data_base, kept.info.memory_size)
+    host = runtime.host_function(lambda x: x * 3, ["i32"], ["i32"], "triple")
+    thunk = runtime.import_thunk()
+    stores, start = runtime.stores_made, _heap_state(heap)
+    for i in range(3 * W.REBUILD_AFTER):
+        runtime.release(runtime.load_side_module(wasm, f"churn {i}"))
+        assert _heap_state(heap) == start and runtime._window.memories == 1
+    assert runtime.stores_made == stores + 3
+    assert heap.read(kept.data_base, kept.info.memory_size) == data
+    assert kept.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME) == query and runtime.import_thunk() == thunk
+    assert kept.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env]) == lib
+    assert runtime.call(host, [14]) == 42
+    # The import thunk at its old index still forwards (to the host function, 3 arguments ignored
+    # but the first).
+    forward = runtime.host_function(lambda p, c, r: p + c + r, ["i32"] * 3, ["i32"], "sum3")
+    assert runtime.call(thunk, [forward, 1, 2, 3]) == 6
+    (d,) = vm_ir.dispatches(ir, "add", [None, None])
+    n = d.bindings[0][2] // 4
+    a, b = np.arange(n, dtype=np.float32), np.full(n, 0.5, np.float32)
+    np.testing.assert_array_equal(_dispatch(kept, heap, d, [a, b]), a + b)
+
+
+def test_a_module_with_a_start_function_is_not_moved(runtime, heap, built, add16_wasm):
+    """clang's side module has a start section: it would run again in a new store, so while it is
+    loaded the store is not rebuilt (released modules' instances stay until it goes)."""
+    kept = runtime.load_side_module(built[0], "kernels")
+    stores = runtime.stores_made
+    for i in range(W.REBUILD_AFTER + 1):
+        runtime.release(runtime.load_side_module(add16_wasm[1], f"churn {i}"))
+    assert runtime.stores_made == stores
+    assert kept.call(kept.lookup("pick"), [0]) == built[1].pick(0)
+    kept.release()
+    assert runtime.stores_made == stores + 1

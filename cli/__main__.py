@@ -1,0 +1,37 @@
+"""The `ireeabi` process entry: the console script (`ireeabi`), `python -m ireeabi.cli` and
+`python -m ireeabi` all start here.
+
+Its first act, before the command line's modules are imported, is to take SIGINT over
+(`interrupt.install`), so that Ctrl-C at any moment from here on (importing, parsing the arguments,
+running, writing the output) ends in IREE's CANCELLED line and exit 1, never in a traceback or a
+death by SIGINT. This module imports nothing else at its top: the window before `run` is entered
+stays as short as the interpreter allows.
+"""
+from __future__ import annotations
+
+import sys
+
+from ireeabi.cli import interrupt
+
+__all__ = ["run"]
+
+
+def run(argv: "list[str] | None" = None) -> int:
+    """Run the `ireeabi` command line (`cli.main.main`) as a process: the exit status."""
+    interrupts = interrupt.install()
+    try:
+        from ireeabi.cli.main import main  # start-up: a SIGINT is only recorded while importing
+        interrupts.start_raising()  # one recorded during the imports is raised here
+        try:
+            status = main(argv)
+        finally:
+            interrupts.stop_raising()
+    except KeyboardInterrupt:
+        return interrupt.report_cancelled(sys.stderr)
+    if interrupts.interrupted:  # after the command's work, or swallowed inside it
+        return interrupt.report_cancelled(sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(run())
