@@ -28,6 +28,15 @@ keeps its bytes until it is reused (a stale view sees them), except that chunks 
 bytes and more give their pages back to the OS at once (past a prefix the heap asks to keep), so the
 resident size of programs with large tensors follows their live set. The heap (`vm.heap`) puts
 blocks, red zones and the checks on top.
+
+Protections (guard pages): `protect` makes whole pages of the arena inaccessible or accessible
+again, and the space records which pages are inaccessible now (`protected`). An inaccessible range
+is enforced by the host's page tables (`host=True`: `mprotect`, so native code faults on it) or only
+recorded (`host=False`: where no native code runs, for emulators alone). Emulators running code on
+the arena (`hal.local.emulated_cpu`) subscribe with `add_protection_listener(fn)`: `fn(offset, size,
+accessible)` learns every protected range at once, then hears of each change: an inaccessible range
+before the host protects it (an emulator must never touch a host-protected page: that would kill the
+process), an accessible one after the host made it accessible again.
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ import bisect
 import ctypes
 import ctypes.util
 import mmap
+from typing import Callable
+
 from ..abi.errors import IreeAbiError
 
 PAGE = mmap.PAGESIZE
@@ -65,6 +76,10 @@ def _mprotect():
 
 class AddressSpaceError(IreeAbiError):
     """The window is full, or the host refused the mapping."""
+
+
+# listener(arena offset, size, accessible): told of a protection change of whole pages.
+ProtectionListener = Callable[[int, int, bool], None]
 
 
 def window_limit(pointer_size: int, host: bool) -> int:
@@ -116,6 +131,9 @@ class AddressSpace:
         self.slab_pages: dict[int, tuple[int, int, int]] = {}
         self._slab_free: dict[int, list[int]] = {}
         self._slab_rest: dict[int, list] = {}
+        # Inaccessible pages: arena offset of the page -> whether the host's page tables enforce it.
+        self._protected: dict[int, bool] = {}
+        self._listeners: list[ProtectionListener] = []
 
     def _map(self, size: int) -> mmap.mmap:
         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
@@ -206,15 +224,60 @@ class AddressSpace:
         protected a page at a time): always taken from the large ranges, never an exact-size list."""
         return self.allocate(max(n, SMALL_MAX + 1))
 
-    def protect(self, offset: int, size: int, accessible: bool) -> None:
-        """Make whole pages of the arena inaccessible (a guard: any host access faults) or readable
-        and writable again."""
+    def protect(self, offset: int, size: int, accessible: bool, host: bool = True) -> None:
+        """Make whole pages of the arena inaccessible (a guard) or readable and writable again.
+        `host`: an inaccessible range is enforced by the host (any host access faults) as well as
+        told to the listeners; False tells the listeners only. Making pages accessible undoes
+        whichever was done. Listeners hear of an inaccessible range before the host protects it and
+        of an accessible one after."""
         if offset % PAGE or size % PAGE or not 0 <= offset <= self.size - size:
             raise AddressSpaceError(f"{self.name or 'address space'}: protect of [{offset}, +{size}) "
                                     "is not whole pages of the arena")
-        if _mprotect()(self.host_base + offset, size, _PROT_RW if accessible else _PROT_NONE) != 0:
-            raise AddressSpaceError(f"{self.name or 'address space'}: mprotect failed "
-                                    f"(errno {ctypes.get_errno()})")
+        pages = range(offset, offset + size, PAGE)
+        protected = self._protected
+        if not accessible:
+            for listener in list(self._listeners):
+                listener(offset, size, False)
+            if host and _mprotect()(self.host_base + offset, size, _PROT_NONE) != 0:
+                errno = ctypes.get_errno()
+                for page in pages:  # as it was: accessible where it was
+                    if page not in protected:
+                        for listener in list(self._listeners):
+                            listener(page, PAGE, True)
+                raise AddressSpaceError(f"{self.name or 'address space'}: mprotect failed (errno {errno})")
+            for page in pages:
+                protected[page] = host or protected.get(page, False)
+            return
+        if any(protected.get(page) for page in pages):  # some pages are protected by the host
+            if _mprotect()(self.host_base + offset, size, _PROT_RW) != 0:
+                raise AddressSpaceError(f"{self.name or 'address space'}: mprotect failed "
+                                        f"(errno {ctypes.get_errno()})")
+        for page in pages:
+            protected.pop(page, None)
+        for listener in list(self._listeners):
+            listener(offset, size, True)
+
+    def protected(self) -> list[tuple[int, int]]:
+        """The inaccessible ranges now: (arena offset, size) of runs of protected pages, in order."""
+        out: list[tuple[int, int]] = []
+        for page in sorted(self._protected):
+            if out and out[-1][0] + out[-1][1] == page:
+                out[-1] = (out[-1][0], out[-1][1] + PAGE)
+            else:
+                out.append((page, PAGE))
+        return out
+
+    def add_protection_listener(self, listener: ProtectionListener) -> None:
+        """Subscribe `listener` to protection changes (see the module docstring); it is told every
+        range inaccessible now first."""
+        for offset, size in self.protected():
+            listener(offset, size, False)
+        self._listeners.append(listener)
+
+    def remove_protection_listener(self, listener: ProtectionListener) -> None:
+        """Unsubscribe `listener` (no-op when it is not subscribed)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
 
     def release(self, offset: int, chunk: int, keep: int = 0) -> None:
         """Give a chunk back. One of RETURN_PAGES_MIN bytes or more returns its pages to the OS past
@@ -283,4 +346,4 @@ class AddressSpace:
 
 
 __all__ = ["AddressSpace", "AddressSpaceError", "CODE_SIZE", "FOREIGN_BASE_32", "GRANULE", "LINEAR_PAGE", "PAGE",
-           "SLAB_CHUNK_MAX", "SMALL_MAX", "window_limit"]
+           "ProtectionListener", "SLAB_CHUNK_MAX", "SMALL_MAX", "window_limit"]

@@ -20,7 +20,10 @@ stale pointer is reported as pointing into freed memory. The quarantine remember
 reused) only for blocks of at most `quarantine_large` bytes, up to `quarantine_bytes` in all: larger
 or older blocks go back to the address space's free lists right after poisoning, so a stale pointer
 into them may later land in a new block (a double free of them is still reported while they are
-remembered). Every block has unaddressable red zones on both sides.
+remembered). On a heap whose kernels run in an emulated CPU, the memory of the last GUARD_HELD
+guarded blocks only is kept (each guard page is a region of the emulator's, and regions cost in
+proportion to their number); older ones go to the pool of guarded chunks. Every block has
+unaddressable red zones on both sides.
 
 Blocks up to a few KiB (with red zones) live in size-class slabs (`vm.address_space`), so the block
 holding an address is found by arithmetic on its chunk; larger blocks by bisecting their sorted
@@ -80,6 +83,7 @@ QUARANTINE_BYTES = 16 << 20  # freed memory kept unreusable, in all
 QUARANTINE_LARGE = 1 << 20  # freed blocks larger than this are released right after poisoning
 MEMO_INTERIOR = 4096  # interior addresses the checked-address memo keeps (more with more live blocks)
 GUARD_POOL = 4  # freed guarded chunks kept per chunk size with their guard pages still protected
+GUARD_HELD = 16  # guarded blocks whose memory a quarantine holds, on a heap of emulated kernels
 
 
 # The fill patterns' first SMALL_FILL bytes (a pack of a span of them poisons or marks a block).
@@ -122,7 +126,7 @@ class _Guarding:
     def __enter__(self) -> None:
         heap = self.heap
         self.before = heap.guarding
-        heap.guarding = heap.native_kernels
+        heap.guarding = heap.native_kernels or heap.emulated_kernels
 
     def __exit__(self, *exc: object) -> None:
         self.heap.guarding = self.before
@@ -148,8 +152,10 @@ class Heap(CheckedAccess):
     __slots__ = ("machine", "target", "name", "limit", "capture_stacks", "strict_aligned", "malloc_alignment",
                  "pointer_size", "_word_size", "_word_mask", "_word_unpack", "_word_pack", "space", "_raw",
                  "_base", "_take_chunk", "_give_chunk", "_host_delta", "functions", "live_bytes", "guarding", "native_kernels",
+                 "emulated_kernels",
                  "closed", "_live", "_known", "int32s", "_starts", "_blocks", "_slab_blocks",
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
+                 "_held_guards",
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
@@ -219,6 +225,9 @@ class Heap(CheckedAccess):
         # Host machine code (kernels through the C helper) may touch this heap's memory: only the
         # host's, and not when the runtime runs its kernels in an emulator (KernelRunners says so).
         self.native_kernels = self.machine.is_host
+        # Machine code in an emulated CPU may touch it (the runtime's KernelEmulator says so): its
+        # guard pages are the emulator's alone where no native code runs (see guarded_allocations).
+        self.emulated_kernels = False
         self.closed = False
         self._live: dict[int, Allocation] = {}
         # The checked-address memo: every live block's start, and each interior address a check
@@ -239,6 +248,7 @@ class Heap(CheckedAccess):
         self._held_bytes = 0
         self._held_max = quarantine_bytes
         self._held_large = quarantine_large
+        self._held_guards: collections.deque[Allocation] = collections.deque()  # see GUARD_HELD
         self._aligned: dict[int, int] = {}  # pointer malloc_aligned returned -> its base allocation
         self.known_types: dict[int, int] = {}  # ref type words registered on this heap -> count
         # The live block check_range found last (never a freed one: _release resets it).
@@ -254,7 +264,7 @@ class Heap(CheckedAccess):
         self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
-        # guarded block of that size reuses one without two mprotect calls each way.
+        # guarded block of that size reuses one without two protection changes each way.
         self._guard_pool: dict[int, list[int]] = {}
 
     def host_address(self, address: int) -> int:
@@ -270,12 +280,13 @@ class Heap(CheckedAccess):
         `align` defaults to the target's malloc alignment.
 
         `guard`: the block ends where an inaccessible page begins (as close as its alignment allows)
-        and its chunk starts with another one, so native code running past either end (a kernel
-        walking past its binding) faults at once instead of landing in a neighbouring block. It
-        costs a chunk of whole pages, at least 68 KiB of address space (untouched pages take no
-        memory). Where the host has no room for more protected ranges (Linux's map count), the
-        block is placed as an ordinary one. None (the default): as the heap's `guarding` says
-        (see `guarded_allocations`).
+        and its chunk starts with another one, so machine code running past either end (a kernel
+        walking past its binding, native or in an emulated CPU) faults at once instead of landing in
+        a neighbouring block. The pages are the host's (mprotect) where native kernels run, else
+        the emulators' only (see `guarded_allocations`). It costs a chunk of whole pages, at least
+        68 KiB of address space (untouched pages take no memory). Where the host has no room for
+        more protected ranges (Linux's map count), the block is placed as an ordinary one. None
+        (the default): as the heap's `guarding` says (see `guarded_allocations`).
 
         Size 0 gives a unique address, as glibc's malloc(0) does. Past the heap's limit (or when
         the address space has no room) this raises StatusError(RESOURCE_EXHAUSTED), which allocator
@@ -374,9 +385,13 @@ class Heap(CheckedAccess):
             return chunk, chunk_size, False, (self._base + back - (size or 1)) & -align
         chunk, chunk_size, fresh = space.allocate_pages(need)
         back = chunk + chunk_size - PAGE
+        # Emulator-only guards where kernels run emulated and none natively (the host's page tables
+        # untouched: cheaper, and no host mapping split); else the host's (wasmtime's compiled code
+        # and C code reach this memory natively).
+        host = self.native_kernels or not self.emulated_kernels
         try:
-            space.protect(chunk, PAGE, False)
-            space.protect(back, PAGE, False)
+            space.protect(chunk, PAGE, False, host)
+            space.protect(back, PAGE, False, host)
         except AddressSpaceError:
             space.protect(chunk, PAGE, True)
             space.protect(back, PAGE, True)
@@ -386,9 +401,12 @@ class Heap(CheckedAccess):
 
     def guarded_allocations(self) -> "_Guarding":
         """Within the block, mallocs that do not say otherwise (those an allocator's ctl function
-        makes for IREE's buffer code included) are guarded, on a heap native kernels run on
-        (`native_kernels`: the host's, unless its kernels are emulated). Elsewhere nothing native
-        runs on it and blocks stay ordinary."""
+        makes for IREE's buffer code included) are guarded, on a heap kernels' machine code runs on:
+        natively (`native_kernels`: the host's, unless its kernels are emulated), where the guard
+        pages are the host's own (`mprotect`), or in an emulated CPU (`emulated_kernels`), where
+        they are the emulator's only when no kernel runs natively (the address space records them
+        for its listeners; no host page is protected). Elsewhere (wasm32, whose guard pages
+        wasmtime's code would need from the host; interpreted kernels) blocks stay ordinary."""
         return _Guarding(self)
 
     def free(self, address: int) -> None:
@@ -461,6 +479,14 @@ class Heap(CheckedAccess):
             self._held_bytes += size
             while self._held_bytes > self._held_max:
                 self._drop_memory(self._held.popleft())
+            if a.guarded and self.emulated_kernels:
+                # An emulator keeps each guard page as a region of its own, and every new region
+                # costs in proportion to their number: hold the memory of the last GUARD_HELD
+                # guarded blocks only (older ones go to the pool; their records stay).
+                guards = self._held_guards
+                guards.append(a)
+                while guards and (guards[0].raw is None or len(guards) > GUARD_HELD):
+                    self._drop_memory(guards.popleft())
         else:
             self._give_back(a)
         if len(quarantine) > self._quarantine_max:
@@ -721,6 +747,7 @@ class Heap(CheckedAccess):
         self._freed.clear()
         self._quarantine.clear()
         self._held.clear()
+        self._held_guards.clear()
         self._held_bytes = 0
         self._aligned.clear()
 
@@ -749,5 +776,5 @@ def tracked_heap(**kwargs: Any) -> Iterator[Heap]:
 
 
 __all__ = ["UNINITIALIZED_BYTE", "FREED_BYTE", "MAX_FILL", "REDZONE", "QUARANTINE_BYTES", "QUARANTINE_LARGE",
-           "MEMO_INTERIOR", "GUARD_POOL", "MAX_RESERVATION", "host_memory", "default_limit", "HeapError",
+           "MEMO_INTERIOR", "GUARD_POOL", "GUARD_HELD", "MAX_RESERVATION", "host_memory", "default_limit", "HeapError",
            "LeakError", "Heap", "tracked_heap"]

@@ -9,12 +9,31 @@ Interface (what the ELF loader and the dispatch integration build on):
   Thumb), aarch64, i386, x86_64 (the host's data model, emulated: for differential tests of host
   kernels). wasm32 has no CPU here.
   - The heap's whole address-space window is mapped into the emulator with `Uc.mem_map_ptr`
-    (read, write, execute), in regions that double in size from its bottom, so that a page
-    protection (which splits a region) is cheap where the heap allocates first. Pages the host
-    protects (guard pages made by `malloc(guard=True)`) are mirrored as inaccessible, before the
-    host protects them and after it unprotects them: the emulator must never touch an
-    `mprotect`ed host page (that would kill the process). Outside the window nothing is mapped:
-    the NULL page and all else fault.
+    (read, write, execute), in regions that double in size from its bottom. Outside the window
+    nothing is mapped: the NULL page and all else fault.
+  - Protections: the CPU is a protection listener of the heap's address space
+    (`AddressSpace.add_protection_listener`): it learns the pages protected before it existed,
+    makes a page inaccessible before the host protects it and accessible after the host
+    unprotects it (the emulator must never touch an `mprotect`ed host page: that would kill the
+    process), and mirrors guard pages that are the emulators' alone (a heap whose kernels run
+    only emulated: `Heap.emulated_kernels`) the same way. So the guard pages of HAL buffer storage
+    (`Heap.guarded_allocations`) stop an emulated kernel's load or store past its binding as a
+    protection fault (Unicorn's UC_MEM_READ_PROT / UC_MEM_WRITE_PROT), which the dispatch turns
+    into the status a trapped native fault gets (`executable_library.fault_message`: kernel,
+    workgroup, address, binding). A Unicorn protection splits the region holding the pages, which
+    costs in proportion to the region's size and to the number of regions (0.4 ms in a 16 MiB
+    region, 17 ms in a 256 MiB one, tens of ms past a thousand regions); so the CPU first halves
+    the region holding a boundary until the piece is at most GRAIN bytes (later guards nearby
+    split small pieces; a guard page is then one split in three), and a page that was protected
+    once stays a region of its own, so protecting it again (a pooled or reused guarded chunk) is a
+    permission change only (~25 us). The heap keeps freed guarded chunks, guards on, for reuse
+    (`vm.heap.GUARD_POOL`), and its quarantine holds the memory of a few guarded blocks only
+    (`vm.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
+    guarded blocks. `benchmarks/bench_emulated_guards.py` (a loaded 2-core machine): buffers that
+    come and go cost ~6 us per allocation and free (the pool serves them; 0.1 ms mean with the
+    first chunks' splits) and nothing per dispatch, against ~100-200 ms per allocation when every
+    change was mirrored as it came; a new guarded buffer while 200 others live costs 3-9 ms (some
+    600 regions), as much as before.
   - The address space's code range (just below the window) is the CPU's trap area, mapped
     execute-only: the CPU's return address and every function handle live there. A call of a
     handle runs its Python function, with the arguments read per the target's C calling
@@ -37,6 +56,7 @@ Interface (what the ELF loader and the dispatch integration build on):
 - `invalidate(address, size)`: forget translated code of a range whose bytes changed since it ran
   (a loader placing an image where one ran before); `protect(address, size, perms)`: the emulator's
   permissions of whole pages of the window (an image's segments), without touching the host's.
+  `regions()`: the emulator's regions of the window, (start, end, perms), for tests and benchmarks.
 - `close()` (or `with`): forgets the handles, frees the stack, stops mirroring protections.
 
 Faults and runaways are exceptions, never signals: `EmulatedFault` (an invalid instruction, a
@@ -54,12 +74,17 @@ quantum (the results never depend on when the stops fall). Switching between the
 translated code. A host function returns to its caller from its hook, so a stop at its handle
 never runs it twice. `instructions` is what the last counted call ran (to a chunk).
 
-Until the address space tells its watchers about protections (a hook `vm.address_space` does not
-have yet), the CPU wraps its `protect` method on the instance, and reads the protections made
-before it existed from /proc/self/maps.
+wasm32 has no CPU here: its kernels run under wasmtime (`wasm_loader`), whose compiled code reaches
+the linear memory (the heap's window from target 0) natively. What protects there is the host's
+alone: target [0, 64 KiB), everything past the window's end, and guard pages the host protects (the
+wasm shadow stack's, `malloc(guard=True)`). HAL buffer storage on a wasm32 heap is not guarded
+(neither `native_kernels` nor `emulated_kernels`), and the heap's red zones and per-block checks do
+not apply to wasm accesses: a wasm kernel writing past its binding lands in the neighbouring heap
+memory unseen, unless it leaves the window.
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
 import struct
@@ -86,6 +111,7 @@ QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the la
 IDLE_QUANTA = 20  # quanta without an uncounted call after which the preemption thread ends
 STACK_SIZE = 256 << 10
 MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
+GRAIN = 4 << 20  # a protection halves the region holding each of its boundaries down to this size
 _PROT_ALL = uc_mod.UC_PROT_ALL
 _PROT_NONE = uc_mod.UC_PROT_NONE
 
@@ -183,59 +209,6 @@ _EXCEPTIONS = {
 }
 
 
-def _host_protected(host_lo: int, host_hi: int) -> list[tuple[int, int]]:
-    """Host ranges inside [host_lo, host_hi) that are not readable and writable now (Linux's
-    /proc/self/maps; elsewhere none are known)."""
-    out = []
-    try:
-        with open("/proc/self/maps") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+)", line)
-        if not m:
-            continue
-        lo, hi = max(int(m[1], 16), host_lo), min(int(m[2], 16), host_hi)
-        if lo < hi and not m[3].startswith("rw"):
-            out.append((lo, hi))
-    return out
-
-
-class _ProtectWatch:
-    """Wraps one address space's `protect` (on the instance) so the CPUs on it hear of every
-    protection: an inaccessible range before the host protects it, an accessible one after."""
-
-    def __init__(self, space: Any) -> None:
-        self.space = space
-        self.original = space.protect
-        self.listeners: list[Callable[[int, int, bool], None]] = []
-
-    def __call__(self, offset: int, size: int, accessible: bool) -> None:
-        if not accessible:
-            for listener in list(self.listeners):
-                listener(offset, size, False)
-        self.original(offset, size, accessible)
-        if accessible:
-            for listener in list(self.listeners):
-                listener(offset, size, True)
-
-    @classmethod
-    def of(cls, space: Any) -> "_ProtectWatch":
-        current = space.__dict__.get("protect")
-        if isinstance(current, cls):
-            return current
-        watch = cls(space)
-        space.protect = watch
-        return watch
-
-    def remove(self, listener: Callable[[int, int, bool], None]) -> None:
-        if listener in self.listeners:
-            self.listeners.remove(listener)
-        if not self.listeners and self.space.__dict__.get("protect") is self:
-            del self.space.protect  # the class's method again
-
-
 def _preempt(ref: "weakref.ref[EmulatedCpu]") -> None:
     """A CPU's preemption thread: while an uncounted call runs (`_uncounted`), stop the emulation
     every QUANTUM seconds (the call resumes it at once, exactly where it stopped, after Python ran
@@ -303,7 +276,7 @@ class EmulatedCpu:
         self._uncounted = False  # an uncounted call is running: the preemption thread stops it
         self._preempt_lock = threading.Lock()
         self._preempter: threading.Thread | None = None
-        self._listener: Callable[[int, int, bool], None] | None = None
+        self._listening = False
         self._stack = 0
         self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
@@ -320,20 +293,21 @@ class EmulatedCpu:
         self._done_regs = (ctypes.c_int * 2)(arch.pc, arch.result)
         space = self._space = heap.space
         self._enable_fpu()
-        # The window, in regions; then the host's protections as they stand now.
+        # The window, in regions (their starts, sorted, and start -> [end, perms]: what Unicorn has);
+        # then the protections as they stand now, and every change from now on.
         self._lo, self._hi = space.base, space.end
+        self._starts: list[int] = []
+        self._regions: dict[int, list[int]] = {}
         a = self._lo
         while a < self._hi:
-            # Regions double in size from the bottom of the window, where the heap allocates first,
-            # so the few of them that guard pages split are small (a split costs in proportion).
+            # Regions double in size from the bottom of the window, where the heap allocates first.
             n = min(max(MIN_REGION, a - self._lo), self._hi - a)
             uc.mem_map_ptr(a, n, _PROT_ALL, space.host_address(a))
+            self._starts.append(a)
+            self._regions[a] = [a + n, _PROT_ALL]
             a += n
-        delta = space.base - space.host_base
-        for lo, hi in _host_protected(space.host_base, space.host_base + space.size):
-            uc.mem_protect(lo + delta, hi - lo, _PROT_NONE)
-        self._listener = self._mirror
-        _ProtectWatch.of(space).listeners.append(self._listener)
+        space.add_protection_listener(self._mirror)
+        self._listening = True
         # The trap area: the code range, execute-only, full of return instructions.
         self._code_lo, self._code_hi = space.code_lo, space.code_hi
         fill = arch.ret * ((self._code_hi - self._code_lo) // len(arch.ret))
@@ -372,7 +346,73 @@ class EmulatedCpu:
 
     def _mirror(self, offset: int, size: int, accessible: bool) -> None:
         """The address space protects or frees whole pages at arena `offset`: the same in here."""
-        self.uc.mem_protect(self._space.base + offset, size, _PROT_ALL if accessible else _PROT_NONE)
+        self._set_perms(self._space.base + offset, size, _PROT_ALL if accessible else _PROT_NONE)
+
+    def _set_perms(self, address: int, size: int, perms: int) -> None:
+        """Unicorn's permissions of [address, address + size) (whole pages of the window). Within
+        one region of at most GRAIN bytes (after halving), one protection that splits it in up to
+        three (a guard page's case: one re-map); else its two ends made region boundaries first
+        (`_boundary`), so the change splits nothing."""
+        end = address + size
+        starts, regions = self._starts, self._regions
+        start = self._halve(address)
+        region_end, old = regions[start]
+        if end <= region_end and region_end - start <= GRAIN:
+            if old != perms:
+                self.uc.mem_protect(address, size, perms)
+                for cut in (address, end):
+                    if start < cut < region_end and cut not in regions:
+                        bisect.insort(starts, cut)
+                regions[start] = [address, old] if start < address else [end, perms]
+                if start < address:
+                    regions[address] = [end, perms]
+                if end < region_end:
+                    regions[end] = [region_end, old]
+            return
+        self._boundary(address)
+        self._boundary(end)
+        i = bisect.bisect_left(starts, address)
+        while i < len(starts) and starts[i] < end:
+            region = regions[starts[i]]
+            if region[1] != perms:
+                self.uc.mem_protect(starts[i], region[0] - starts[i], perms)
+                region[1] = perms
+            i += 1
+
+    def _split(self, start: int, cut: int) -> None:
+        """Split the region at `start` in two at `cut`: a protection of [start, cut) with the
+        region's own permissions (Unicorn splits the region, re-mapping it whole)."""
+        end, perms = self._regions[start]
+        self.uc.mem_protect(start, cut - start, perms)
+        self._regions[start] = [cut, perms]
+        self._regions[cut] = [end, perms]
+        bisect.insort(self._starts, cut)
+
+    def _halve(self, address: int) -> int:
+        """Halve the region holding `address` (a page of the window) until the piece holding it is
+        at most GRAIN bytes or starts there; that piece's start. A split re-maps the whole region
+        (Unicorn flushes its pages one by one): halving keeps later splits nearby small."""
+        starts, regions = self._starts, self._regions
+        start = starts[bisect.bisect_right(starts, address) - 1]
+        while start != address and regions[start][0] - start > GRAIN:
+            cut = start + ((regions[start][0] - start) // 2 & -PAGE)
+            self._split(start, cut)
+            if address >= cut:
+                start = cut
+        return start
+
+    def _boundary(self, address: int) -> None:
+        """Make `address` (a page of the window, or its end) the start of a region: halved down to
+        GRAIN (`_halve`), then the piece split there."""
+        if address >= self._hi:
+            return
+        start = self._halve(address)
+        if start != address:
+            self._split(start, address)
+
+    def regions(self) -> list[tuple[int, int, int]]:
+        """The emulator's regions of the window: (start, end, Unicorn permissions), in order."""
+        return [(a, *self._regions[a]) for a in self._starts]
 
     def _prototype(self, arity: int) -> Any:
         p = self._prototypes.get(arity)
@@ -448,7 +488,7 @@ class EmulatedCpu:
             raise EmulatedCpuError(f"permissions must look like 'r-x', got {perms!r}")
         bits = ((uc_mod.UC_PROT_READ if perms[0] == "r" else 0) | (uc_mod.UC_PROT_WRITE if perms[1] == "w" else 0)
                 | (uc_mod.UC_PROT_EXEC if perms[2] == "x" else 0))
-        self.uc.mem_protect(address, size, bits)
+        self._set_perms(address, size, bits)
 
     def close(self) -> None:
         """Forget the handles, free the stack, stop mirroring protections. Idempotent."""
@@ -456,9 +496,9 @@ class EmulatedCpu:
             return
         self._closed = True
         # The preemption thread sees the CPU closed within a quantum and ends.
-        if self._listener is not None:
-            _ProtectWatch.of(self._space).remove(self._listener)
-            self._listener = None
+        if self._listening:
+            self._space.remove_protection_listener(self._mirror)
+            self._listening = False
         if getattr(self, "_host", None):
             for address in self._host:
                 self._table.forget(address)

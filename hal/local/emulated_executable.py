@@ -5,6 +5,10 @@ it (runtime/src/iree/hal/local/loaders/embedded_elf_loader.c and elf/elf_module.
 - `KernelEmulator(heap, emulate_host=False)`: a runtime's emulated CPU (`emulated_cpu.EmulatedCpu`),
   made on the first foreign load and closed with the runtime. `emulate_host=True` runs host (x86_64)
   kernels under the emulator too, so one kernel can run natively and emulated and be compared.
+  Where its kernels run in the CPU (a heap of a CPU target: `CPU_TARGETS`), it marks the heap
+  (`Heap.emulated_kernels`) from the start, so HAL buffer storage is guarded
+  (`Heap.guarded_allocations`: emulator-only guard pages where no kernel runs natively), guard pages
+  made before the CPU exists included: an emulated kernel's access past its binding faults.
 - `load(format, data, emulator, constants, processor_data) -> EmulatedLibrary`: the image is placed in
   the heap at target addresses (`elf_heap_loader.load_into_heap`: relocations of the target's arch file),
   its segments are protected in the emulator as IREE protects them, its initializers run, and the
@@ -33,6 +37,10 @@ if TYPE_CHECKING:  # Unicorn is imported when a runtime first emulates a kernel,
 
 
 
+# The targets the emulated CPU runs (emulated_cpu.TARGETS, which imports Unicorn).
+CPU_TARGETS = ("riscv32", "riscv64", "armv7", "aarch64", "i386", "x86_64")
+
+
 class KernelEmulator:
     """The emulated CPU of one runtime's heap, made when first needed (see the module docstring).
     `max_instructions` bounds every emulated call (None: no bound)."""
@@ -42,6 +50,8 @@ class KernelEmulator:
         self.emulate_host = emulate_host
         self.max_instructions = max_instructions
         self._cpu: EmulatedCpu | None = None
+        if self.runs(heap.machine.is_host) and heap.machine.name in CPU_TARGETS:
+            heap.emulated_kernels = True  # its bindings get guard pages (the emulator's)
 
     def runs(self, machine_is_host: bool) -> bool:
         """Whether kernels of this runtime run emulated (every foreign kernel; host ones on request)."""
@@ -99,4 +109,4 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
                          lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address), release)
 
 
-__all__ = ["KernelEmulator", "load"]
+__all__ = ["CPU_TARGETS", "KernelEmulator", "load"]

@@ -519,8 +519,9 @@ def test_ctrl_c_during_a_long_emulation_without_a_budget(rig):
 # -- set-up and bad input ----------------------------------------------------------------------------
 
 def test_a_guard_page_made_before_the_cpu_is_mirrored():
-    """Guard pages the host protected before the CPU existed are found (/proc/self/maps) and kept
-    inaccessible in the emulator. Run in a child: were they not, the child would die of SIGSEGV."""
+    """Guard pages the host protected before the CPU existed are learnt from the address space's
+    record (the CPU subscribes to it) and kept inaccessible in the emulator. Run in a child: were
+    they not, the child would die of SIGSEGV."""
     code = (
         "from ireeabi.vm.heap import Heap\n"
         "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
