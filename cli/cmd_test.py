@@ -14,6 +14,11 @@ iree-compile's default execution model gets the full `hal` module there, as with
 only the functions named, in the module's order (the tool selects with --gtest_filter). Times are
 the host's, in milliseconds as gtest prints them.
 
+An async-external module's tests take a wait and a signal fence (`iree.abi.model` coarse-fences):
+each runs as iree-run-module runs such a function (`Program.call` appends a null wait fence and a
+new signal fence, then waits on it). iree-check-module itself counts the fences as arguments and
+refuses the module ("expected function with no inputs or outputs"); here it runs.
+
 Exit status: 0 when every test passed, 1 when any failed (or the module cannot run at all).
 """
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any, TextIO
 
 from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
+from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
@@ -121,7 +127,9 @@ def _tests(module: Any, names: list[str]) -> list[tuple[str, int]]:
         if names and f.name not in names:
             continue
         sig = f.signature
-        if sig is None or sig.arguments.text or sig.results.text:
+        # An async-external test takes only its wait and signal fences, which the run appends.
+        fences = "r" * FENCE_ARGUMENTS if takes_fences(f) else ""
+        if sig is None or sig.arguments.text != fences or sig.results.text:
             raise CliError(f"INVALID_ARGUMENT; expected function with no inputs or outputs, but "
                            f"export '{f.name}' has signature '{f.cconv}'")
         tests.append((f.name, ordinal))
