@@ -25,7 +25,8 @@ text) is reported through the command line's error path, which exits 1 for `run`
 iree-run-module does on every failed load, parse or call.
 
 `--native-module PKG.MOD[:FACTORY]` (repeatable) runs the program with native modules of one's own
-(`layouts.module_sources.load`; modules installed packages declare are found by themselves).
+(`layouts.module_sources.load`, the current directory searched first as `python -m` does;
+modules installed packages declare are found by themselves).
 `--heap-limit SIZE` (bytes, or with K/M/G/T: 64M) bounds the program's live heap bytes; by default it
 is the host's memory within the target's address window, and only past it do allocations fail with
 RESOURCE_EXHAUSTED.
@@ -39,10 +40,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ireeabi.layouts import module_sources
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import LeakError
-from ireeabi.tooling.execution_model import FENCE_ARGUMENTS
+from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
@@ -57,7 +57,7 @@ from ireeabi.tooling.numpy_io import OutputError
 from .cmd_inspect import load as load_module
 from .errors import CliError
 from .module_flags import add_module_arguments, module_path
-from .resolve import resolve_target
+from .resolve import load_native_modules, resolve_target
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
@@ -105,7 +105,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--emulate-kernels", action="store_true",
                    help="run host kernels in the emulated CPU too, as foreign kernels always run")
     p.add_argument("--legacy-loader", action="store_true",
-                   help="hal_loader's pre-fix dispatch shim (IREE #24827)")
+                   help="hal_loader's pre-fix dispatch shim (IREE #24827); inline-dynamic modules "
+                        "only (refused for others: the full `hal` module's dispatch shim was not "
+                        "changed by the fix)")
     p.add_argument("--legacy-inline", action="store_true",
                    help="hal_inline's pre-fix storage wrapper (IREE #24827)")
     p.add_argument("--legacy-vm-buffer", action="store_true",
@@ -214,8 +216,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     # Arguments first (an empty --target is an error, not the default), then the file: its header
     # is checked on a memory map before it is read whole.
     target = resolve_target(args.target) if args.target is not None else None
-    modules = [d for spec in args.native_module for d in module_sources.load(spec)]
+    modules = load_native_modules(args.native_module)
     module = load_module(module_path(args))
+    if args.legacy_loader:  # never silently ignored: say why it does not apply
+        refusal = legacy_loader_refusal(module, [d.name for d in modules])
+        if refusal is not None:
+            raise CliError(refusal)
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference, modules=modules,

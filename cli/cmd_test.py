@@ -27,7 +27,6 @@ import argparse
 import time
 from typing import Any, TextIO
 
-from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
 from ireeabi.tooling.program import Program
@@ -37,7 +36,7 @@ from ireeabi.vm.status import StatusError
 from .cmd_inspect import load as load_module
 from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
-from .resolve import resolve_target
+from .resolve import load_native_modules, resolve_target
 
 # Where gtest places IREE_EXPECT_OK(status) of CheckModuleTest::TestBody (the revision modelled).
 TOOL_SOURCE = "c/tools/iree-check-module-main.cc"
@@ -78,7 +77,7 @@ def _ms(seconds: float) -> str:
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     target = resolve_target(args.target) if args.target is not None else None
-    extra = [d for spec in args.native_module for d in module_sources.load(spec)]
+    extra = load_native_modules(args.native_module)
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
     module = load_module(args.module)

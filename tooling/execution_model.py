@@ -137,6 +137,30 @@ def takes_fences(export: ExportedFunction) -> bool:
     return invocation_model(export) == COARSE_FENCES
 
 
+# The import whose shim `legacy_loader` (IREE #24827's pre-fix hal_loader) switches.
+LOADER_DISPATCH = "hal_loader.executable.dispatch"
+
+
+def legacy_loader_refusal(module: ModuleFile, provided: Iterable[str] = ()) -> str | None:
+    """Why the pre-fix hal_loader dispatch shim (`legacy_loader`) has nothing to switch in
+    `module`, or None when it dispatches through hal_loader. IREE #24827 changed hal_loader's
+    reader only: the full `hal` module's command_buffer.dispatch shims read their spans at
+    sizeof(iree_vm_abi_rrIiiiI_t) before and after it (layouts/hal_module_dispatch.py), so a
+    default-model module has no pre-fix mode either."""
+    if any(f.full_name == LOADER_DISPATCH for f in module.imported_functions):
+        return None
+    if needs_full_hal(module, provided):
+        return (f"--legacy-loader switches hal_loader's pre-fix dispatch shim (IREE #24827), but "
+                f"module '{module.name}' dispatches through the full `hal` module "
+                f"(command_buffer.dispatch), whose shim #24827 left as it was: it reads the spans at "
+                f"sizeof(iree_vm_abi_rrIiiiI_t) before and after the fix, as ireeabi does (`ireeabi "
+                f"check 0rrIiiiICiDCiirIID_v` shows where that misreads). There is no pre-fix mode "
+                f"to run: drop --legacy-loader, or compile for inline-dynamic")
+    return (f"--legacy-loader switches hal_loader's pre-fix dispatch shim (IREE #24827), but module "
+            f"'{module.name}' never calls {LOADER_DISPATCH} (its kernels, if any, are VM bytecode): "
+            f"there is nothing to switch; drop --legacy-loader, or compile for inline-dynamic")
+
+
 def require_inline(module: ModuleFile, provided: Iterable[str] = ()) -> None:
     """Raise ExecutionModelError when `module` needs the full HAL (the default execution model),
     unless a native module named `hal` is among the `provided` ones (one's own)."""
@@ -150,4 +174,4 @@ def require_inline(module: ModuleFile, provided: Iterable[str] = ()) -> None:
 __all__ = ["MODEL_FLAGS", "HOST_ONLY_FLAGS", "INLINE_MODELS", "DEFAULT_MODELS", "ASYNC_MODELS",
            "MODEL_ATTR", "COARSE_FENCES", "FENCE_ARGUMENTS", "FULL_HAL_MODULE", "ExecutionModelError",
            "runs_text", "full_hal_imports", "needs_full_hal", "invocation_model", "takes_fences",
-           "require_inline"]
+           "LOADER_DISPATCH", "legacy_loader_refusal", "require_inline"]

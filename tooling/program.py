@@ -43,6 +43,7 @@ other refs; every reference a call produced is released before `call` returns.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any, Sequence
 
@@ -115,6 +116,9 @@ class Program:
         # iree-compile's default execution model imports the full `hal` module: served by the
         # runtime's local-sync device unless a `hal` module of one's own is given.
         full_hal = execution_model.needs_full_hal(self.module, [d.name for d in modules])
+        refusal = execution_model.legacy_loader_refusal(self.module) if legacy_loader and full_hal else None
+        if refusal is not None:  # never silently ignored
+            raise IreeAbiError(refusal)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -414,8 +418,44 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
         how = ["wasmtime" if arch == "wasm32" else "the emulated CPU" for arch in runs]
         where = " or ".join(f"it runs with --target {arch} (under {h})" if h == "wasmtime"
                             else f"it runs with --target {arch} (in {h})" for arch, h in zip(runs, how))
-    return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
-                             f"kernels: {where}")
+    return KernelTargetError(f"{short_device_targets(str(error))}; the module's kernels are {which}, "
+                             f"not {machine.name} kernels: {where}")
+
+
+_DEVICE_TARGET = "#hal.device.target<"
+_EXECUTABLE_TARGET = re.compile(r'#hal\.executable\.target<"([^"]*)", "([^"]*)"')
+
+
+def short_device_targets(text: str) -> str:
+    """`text` with each `#hal.device.target<...>` attribute the compiler wrote into a status (its
+    executable targets' whole configuration: hundreds of characters) cut to the device and the
+    backend/format name of each executable target, e.g. `#hal.device.target<"local",
+    [llvm-cpu embedded-elf-x86_64]>` (the module's own text keeps the full attribute)."""
+    out, at = [], 0
+    while True:
+        start = text.find(_DEVICE_TARGET, at)
+        if start < 0:
+            return "".join(out) + text[at:]
+        depth, i, quoted = 0, start, False
+        while i < len(text):  # the matching '>' (brackets inside quoted strings do not count)
+            c = text[i]
+            if c == '"' and text[i - 1] != "\\":
+                quoted = not quoted
+            elif not quoted and c == "<":
+                depth += 1
+            elif not quoted and c == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if depth:  # unbalanced: leave the rest as it is
+            return "".join(out) + text[at:]
+        attr = text[start:i + 1]
+        device = re.match(r'#hal\.device\.target<("[^"]*")', attr)
+        names = ", ".join(f"{b} {f}" for b, f in _EXECUTABLE_TARGET.findall(attr))
+        out.append(text[at:start] + f"#hal.device.target<{device.group(1) if device else '?'}, "
+                   f"[{names}]>")
+        at = i + 1
 
 
 def _scalar(char: str, value: Any, what: str) -> Any:
@@ -469,4 +509,4 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
     return [d.select(wanted.get(d.name, {})) for d in chosen.values()]
 
 
-__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for"]
+__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for", "short_device_targets"]
