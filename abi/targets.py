@@ -6,6 +6,8 @@ from word size and endianness. Every number here is checked against clang and gc
 """
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -144,15 +146,96 @@ _SPELLINGS: Mapping[str, str] = MappingProxyType({
 })
 
 
+# The architecture field of a target triple (arch[-vendor][-os][-env], what clang and
+# iree-compile's --iree-llvmcpu-target-triple take) names the data model, on the ELF/Linux-like
+# systems it models (linux, none, unknown, elf, eabi, wasi...). Two OS families lay out C
+# differently (clang shows it) and are refused by name: Windows (LLP64 `long`, 8-byte long double,
+# IREE's iree_max_align_t rule) and Apple's 64-bit Arm (long double = double).
+TRIPLE_ARCHES: Mapping[str, str] = MappingProxyType({
+    "x86_64": "x86_64", "amd64": "x86_64", "x86_64h": "x86_64",
+    "i386": "i386", "i486": "i386", "i586": "i386", "i686": "i386",
+    "aarch64": "aarch64", "arm64": "aarch64",
+    "riscv32": "riscv32", "riscv64": "riscv64",
+    "wasm32": "wasm32",
+})
+# 32-bit Arm in any sub-architecture (arm, armv7a, armv7l, armv6, thumbv7m, armv8l...): the AAPCS
+# data model ireeabi calls armv7. Big-endian spellings (armeb, aarch64_be...) are not modelled.
+_ARM32 = re.compile(r"(arm|thumb)(v[5-9][a-z0-9.]*)?")
+_BIG_ENDIAN = re.compile(r"(armeb|thumbeb|aarch64_be|arm64_be|armv[0-9a-z.]*eb|thumbv[0-9a-z.]*eb|"
+                         r"mips|mips64|ppc|ppc64|powerpc|powerpc64|sparc|sparcv9|s390x)")
+
+
+class TripleError(IreeAbiError):
+    """A target triple whose architecture (or system) is not one of the modelled data models."""
+
+    def __init__(self, triple: str, arch: str, why: str, suggest: bool = True,
+                 field: str = "architecture") -> None:
+        self.triple = triple
+        self.arch = arch
+        known = sorted(set(TRIPLE_ARCHES) | {"arm", "armv7a", "thumbv7"})
+        # the whole text may be a misspelt name ("x86-64"), the first field a misspelt arch
+        closest = difflib.get_close_matches(triple.lower(), sorted(_SPELLINGS), n=2, cutoff=0.6)
+        closest += [a for a in difflib.get_close_matches(arch, known, n=3, cutoff=0.5)
+                    if a not in closest]
+        hint = f"; closest: {', '.join(closest[:3])}" if closest and suggest else ""
+        super().__init__(f"unknown target {triple!r}: its {field} {arch!r} {why}{hint}; "
+                         f"valid: {', '.join(names())}, or a triple whose architecture maps to one "
+                         f"({triple_arches_text()})")
+
+
+def triple_model(triple: str) -> str | None:
+    """The data model a triple's (or a bare architecture's) first field names, or None."""
+    arch = triple.split("-", 1)[0].lower()
+    model = TRIPLE_ARCHES.get(arch)
+    if model is None and _ARM32.fullmatch(arch):
+        model = "armv7"
+    return model
+
+
+def _other_c_layout(triple: str, model: str) -> str:
+    """Why the vendor/OS fields of `triple` give C another layout than `model`'s ("" if not)."""
+    fields = triple.split("-")[1:]
+    if any(f.startswith(("windows", "win32", "msvc", "mingw", "cygwin", "uefi")) for f in fields):
+        return ("lays out C for Windows (LLP64 long, long double = double, IREE's Windows "
+                "iree_max_align_t), which ireeabi does not model")
+    if model == "aarch64" and any(f.startswith(("apple", "darwin", "macos", "ios", "tvos", "watchos",
+                                                "xros")) for f in fields):
+        return ("lays out C for Apple's arm64 (long double = double), not aarch64's data model "
+                "(binary128 long double)")
+    return ""
+
+
+def triple_arches_text() -> str:
+    """One line: which triple architectures map to which data model."""
+    by_model: dict[str, list[str]] = {}
+    for arch, model in TRIPLE_ARCHES.items():
+        by_model.setdefault(model, []).append(arch)
+    by_model.setdefault("armv7", []).extend(["arm", "armv5..armv8*", "thumbv5..thumbv8*"])
+    return "; ".join(f"{'/'.join(arches)} -> {model}" for model, arches in
+                     sorted(by_model.items(), key=lambda kv: list(TARGETS).index(kv[0])))
+
+
 def get(name: "str | Target") -> Target:
-    """The data model called `name`: its name, its triple or an alias (a Target passes through)."""
+    """The data model called `name`: its name, an alias, or a target triple (any triple
+    iree-compile takes: its architecture field picks the data model, see TRIPLE_ARCHES); a
+    Target passes through."""
     if isinstance(name, Target):
         return name
     if not isinstance(name, str):
         raise IreeAbiError(f"target must be a name, got {type(name).__name__}")
-    canonical = _SPELLINGS.get(name.lower())
+    canonical = _SPELLINGS.get(name.lower()) or triple_model(name)
+    if canonical is not None and "-" in name:
+        why = _other_c_layout(name.lower(), canonical)
+        if why:
+            raise TripleError(name, name.split("-", 1)[1], why, suggest=False, field="system")
     if canonical is None:
-        raise UnknownTargetError(name)
+        arch = name.split("-", 1)[0].lower()
+        if "-" not in name:
+            raise UnknownTargetError(name)
+        if _BIG_ENDIAN.fullmatch(arch):
+            raise TripleError(name, arch, "is big-endian (ireeabi models little-endian data models "
+                                          "only)", suggest=False)
+        raise TripleError(name, arch, "is not one of the modelled data models")
     return TARGETS[canonical]
 
 

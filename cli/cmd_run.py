@@ -1,9 +1,13 @@
-"""`ireeabi run MODULE.vmfb --function F --input ...`: run a compiled inline module on the emulated
-ABI.
+"""`ireeabi run MODULE.vmfb --function F --input ...`: run a compiled module (any execution model
+ireeabi runs: inline-static, inline-dynamic, the default async-internal, async-external, host-only)
+on the emulated ABI.
 
 The module runs in the bytecode interpreter on a HalRuntime (hal_inline, hal_loader as native
-modules on a tracked heap; every import call through packed argument buffers and the shims, every
-dispatch on the real kernel), laid out for `--target` (the host by default: x86_64, aarch64, riscv64,
+modules on a tracked heap, and the full `hal` module for the default and async-external models;
+every import call through packed argument buffers and the shims, every dispatch on the real
+kernel). An async-external export (`iree.abi.model` coarse-fences) gets a null wait fence and a new
+signal fence after its inputs, and its results are read once the signal fence is reached, as
+iree-run-module calls it (tooling/function_util.c). It is laid out for `--target` (the host by default: x86_64, aarch64, riscv64,
 riscv32, armv7, wasm32 or i386; kernels of host machine code run only on the host). Inputs use iree-run-module's `--input` syntax (scalars, tensors,
 `@f.npy` / `+f.npy` / `*f.npy`, `4xf32=@f.bin`, `&tensor` for a bare hal.buffer), parsed against
 the function's calling convention as the tool parses them. The output is what iree-run-module 3.13
@@ -21,7 +25,8 @@ text) is reported through the command line's error path, which exits 1 for `run`
 iree-run-module does on every failed load, parse or call.
 
 `--native-module PKG.MOD[:FACTORY]` (repeatable) runs the program with native modules of one's own
-(`layouts.module_sources.load`; modules installed packages declare are found by themselves).
+(`layouts.module_sources.load`, the current directory searched first as `python -m` does;
+modules installed packages declare are found by themselves).
 `--heap-limit SIZE` (bytes, or with K/M/G/T: 64M) bounds the program's live heap bytes; by default it
 is the host's memory within the target's address window, and only past it do allocations fail with
 RESOURCE_EXHAUSTED.
@@ -35,9 +40,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ireeabi.layouts import module_sources
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.heap import LeakError
+from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
@@ -52,15 +57,17 @@ from ireeabi.tooling.numpy_io import OutputError
 from .cmd_inspect import load as load_module
 from .errors import CliError
 from .module_flags import add_module_arguments, module_path
-from .resolve import resolve_target
+from .resolve import load_native_modules, resolve_target
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser(
-        "run", help="run a compiled inline module (like iree-run-module)",
-        description="Runs FUNCTION of an inline-static or inline-dynamic module in the bytecode "
-                    "interpreter on the emulated hal_inline/hal_loader modules and prints its "
-                    "results exactly as iree-run-module does. Inputs use iree-run-module's syntax "
+        "run", help="run a compiled module's function (like iree-run-module)",
+        description="Runs FUNCTION of a compiled module (inline-static, inline-dynamic, the "
+                    "default execution model, async-external or host-only) in the bytecode "
+                    "interpreter on the emulated HAL modules and prints its results exactly as "
+                    "iree-run-module does; an async-external function gets its wait and signal "
+                    "fences as the tool appends them. Inputs use iree-run-module's syntax "
                     "(`5`, `2.5`, `4xf32=1 2 3 4`, `2x2xi32=[1 2][3 4]`, `8x16xf32=0.25`, "
                     "`@in.npy`, `4xf32=@in.bin`).")
     add_module_arguments(p)
@@ -98,7 +105,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--emulate-kernels", action="store_true",
                    help="run host kernels in the emulated CPU too, as foreign kernels always run")
     p.add_argument("--legacy-loader", action="store_true",
-                   help="hal_loader's pre-fix dispatch shim (IREE #24827)")
+                   help="hal_loader's pre-fix dispatch shim (IREE #24827); inline-dynamic modules "
+                        "only (refused for others: the full `hal` module's dispatch shim was not "
+                        "changed by the fix)")
     p.add_argument("--legacy-inline", action="store_true",
                    help="hal_inline's pre-fix storage wrapper (IREE #24827)")
     p.add_argument("--legacy-vm-buffer", action="store_true",
@@ -207,8 +216,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     # Arguments first (an empty --target is an error, not the default), then the file: its header
     # is checked on a memory map before it is read whole.
     target = resolve_target(args.target) if args.target is not None else None
-    modules = [d for spec in args.native_module for d in module_sources.load(spec)]
+    modules = load_native_modules(args.native_module)
     module = load_module(module_path(args))
+    if args.legacy_loader:  # never silently ignored: say why it does not apply
+        refusal = legacy_loader_refusal(module, [d.name for d in modules])
+        if refusal is not None:
+            raise CliError(refusal)
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference, modules=modules,
@@ -231,12 +244,17 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                 inputs[i] = owned[-1]
         # Inputs parsed: the tool prints EXEC before it invokes (so before the call can fail).
         out.write(f"EXEC @{args.function}\n")
-        if len(inputs) < len(arg_chars):
-            # iree-run-module takes the short list, and its invoke refuses it.
+        # An async-external export gets a wait and a signal fence after the inputs, as the tool
+        # appends them (the program makes them in `call`).
+        fences = FENCE_ARGUMENTS if program.takes_fences(args.function) else 0
+        if len(inputs) + fences != len(arg_chars):
+            # iree-run-module takes the short (or, with fences, long) list; its invoke refuses it.
+            takes = (f"{len(arg_chars) - fences} input(s) and the wait and signal fences the tool "
+                     f"appends (iree.abi.model coarse-fences)" if fences
+                     else f"{len(arg_chars)} input(s)")
             raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
-                           f"{len(arg_chars)} arguments but passed {len(inputs)} "
-                           f"({args.function} takes {len(arg_chars)} input(s), {len(inputs)} "
-                           f"given)")
+                           f"{len(arg_chars)} arguments but passed {len(inputs) + fences} "
+                           f"({args.function} takes {takes}, {len(inputs)} given)")
         results = program.call(args.function, *inputs)
     except BaseException:
         for buffer in owned:

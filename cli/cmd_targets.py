@@ -22,6 +22,8 @@ def target_json(t: Target) -> dict[str, Any]:
     return {
         "name": t.name, "triple": t.triple, "description": t.description,
         "aliases": [a for a, n in targets.ALIASES.items() if n == t.name],
+        "triple_arches": [a for a, n in targets.TRIPLE_ARCHES.items() if n == t.name] +
+                         (["arm", "armv5..armv8*", "thumbv5..thumbv8*"] if t.name == "armv7" else []),
         "pointer_size": t.pointer_size,
         "int64_member_align": i64.align, "int64_gnu_alignof": i64.preferred_align,
         "long_double": {"size": ld.size, "align": ld.align},
@@ -52,4 +54,7 @@ def text() -> list[str]:
     out.append("  off Windows, the unit iree_sizeof_struct rounds to")
     aliases = "; ".join(f"{' '.join(d['aliases'])} ({d['name']})" for d in data() if d["aliases"])
     out += render.wrap(f"--target takes a name, its triple or an alias: {aliases}", subsequent=2)
+    out += render.wrap(f"and any triple iree-compile takes (arch-vendor-os[-env], e.g. "
+                       f"riscv32-pc-linux-elf): its architecture picks the data model: "
+                       f"{targets.triple_arches_text()}", subsequent=2)
     return out

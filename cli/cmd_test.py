@@ -14,6 +14,11 @@ iree-compile's default execution model gets the full `hal` module there, as with
 only the functions named, in the module's order (the tool selects with --gtest_filter). Times are
 the host's, in milliseconds as gtest prints them.
 
+An async-external module's tests take a wait and a signal fence (`iree.abi.model` coarse-fences):
+each runs as iree-run-module runs such a function (`Program.call` appends a null wait fence and a
+new signal fence, then waits on it). iree-check-module itself counts the fences as arguments and
+refuses the module ("expected function with no inputs or outputs"); here it runs.
+
 Exit status: 0 when every test passed, 1 when any failed (or the module cannot run at all).
 """
 from __future__ import annotations
@@ -22,8 +27,8 @@ import argparse
 import time
 from typing import Any, TextIO
 
-from ireeabi.layouts import module_sources
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
+from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
@@ -31,7 +36,7 @@ from ireeabi.vm.status import StatusError
 from .cmd_inspect import load as load_module
 from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
-from .resolve import resolve_target
+from .resolve import load_native_modules, resolve_target
 
 # Where gtest places IREE_EXPECT_OK(status) of CheckModuleTest::TestBody (the revision modelled).
 TOOL_SOURCE = "c/tools/iree-check-module-main.cc"
@@ -72,7 +77,7 @@ def _ms(seconds: float) -> str:
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
     target = resolve_target(args.target) if args.target is not None else None
-    extra = [d for spec in args.native_module for d in module_sources.load(spec)]
+    extra = load_native_modules(args.native_module)
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
     module = load_module(args.module)
@@ -121,7 +126,9 @@ def _tests(module: Any, names: list[str]) -> list[tuple[str, int]]:
         if names and f.name not in names:
             continue
         sig = f.signature
-        if sig is None or sig.arguments.text or sig.results.text:
+        # An async-external test takes only its wait and signal fences, which the run appends.
+        fences = "r" * FENCE_ARGUMENTS if takes_fences(f) else ""
+        if sig is None or sig.arguments.text != fences or sig.results.text:
             raise CliError(f"INVALID_ARGUMENT; expected function with no inputs or outputs, but "
                            f"export '{f.name}' has signature '{f.cconv}'")
         tests.append((f.name, ordinal))

@@ -33,12 +33,12 @@ from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.printable import printable_text
 from ireeabi.abi.targets import Target
-from ireeabi.layouts import module_sources
 
 from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
 from .errors import CliError
 from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints
-from .resolve import DEFAULT_TARGET, parse_spans, require_cconv, resolve, select_targets
+from .resolve import (DEFAULT_TARGET, explain_dash_values, load_native_modules, parse_spans,
+                      require_cconv, resolve, select_targets)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_RUN_FAILED = 1
@@ -50,6 +50,7 @@ def _target_options(p: argparse.ArgumentParser) -> None:
                    help=f"data model (default {DEFAULT_TARGET}; `ireeabi targets` lists them)")
     g.add_argument("--all-targets", "-a", action="store_true", help="every data model side by side")
     p.add_argument("--spans", metavar="N,N", help="element count of each span, e.g. 4,3")
+    explain_dash_values(p, "--spans", "-1,3")
     p.add_argument("--json", action="store_true", help="machine-readable output (see docs/command-line.md)")
 
 
@@ -91,7 +92,8 @@ def cconv_help() -> str:
         "  e.g. 0rIiiiCiDCrIID_v is hal_loader's executable.dispatch; a bare fragment such as",
         "  rIiiiCiDCrIID (no 0, no _) is one side alone.",
         "targets (T): a name, triple or alias: x86_64, x86_64-linux-gnu and amd64 are one target;",
-        "  `ireeabi targets` lists them.",
+        "  any triple iree-compile takes names the data model of its architecture",
+        "  (riscv32-pc-linux-elf: riscv32); `ireeabi targets` lists them.",
     ])
 
 
@@ -308,7 +310,7 @@ def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     (target,) = select_targets(args.target, False)
-    native = [d for spec in args.native_module for d in module_sources.load(spec)]
+    native = load_native_modules(args.native_module)
     if native and not args.check_imports:
         raise CliError("--native-module applies to --check-imports")
     if args.emulate_kernels and not args.check_imports:

@@ -1,10 +1,14 @@
 """Turn command-line text into engine objects: targets, span counts, structs and cconvs."""
 from __future__ import annotations
 
+import argparse
+import importlib
 import itertools
+import os
 import random
+import sys
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from ireeabi import layouts
 from ireeabi.abi import cconv, targets
@@ -30,6 +34,44 @@ def resolve_target(name: str) -> Target:
     if not name.strip():
         raise CliError(f"--target is empty; valid targets: {', '.join(targets.names())}")
     return targets.get(name)
+
+
+def load_native_modules(specs: Sequence[str]) -> list[Any]:
+    """The ModuleDescriptors of `--native-module` values, found as `python -m` finds modules: with
+    the current directory first on the import path while they load (the `ireeabi` script puts its
+    own directory there instead, so `--native-module mystats` would miss ./mystats.py)."""
+    if not specs:
+        return []
+    from ireeabi.layouts import module_sources  # noqa: PLC0415 - only the commands that take it
+
+    cwd = os.getcwd()
+    added = not any(os.path.abspath(entry or os.curdir) == cwd for entry in sys.path)
+    if added:
+        sys.path.insert(0, cwd)
+        importlib.invalidate_caches()  # a module written since the last import looked here
+    try:
+        return [d for spec in specs for d in module_sources.load(spec)]
+    finally:
+        if added:
+            try:
+                sys.path.remove(cwd)
+            except ValueError:  # a module took it out itself
+                pass
+
+
+def explain_dash_values(parser: argparse.ArgumentParser, option: str, example: str) -> None:
+    """argparse reads a value that starts with '-' (`--spans -1,3`) as another option and reports
+    only "expected one argument": say how to pass such a value (`--spans=-1,3`)."""
+    plain = parser.error
+
+    def error(message: str) -> NoReturn:
+        if message == f"argument {option}: expected one argument":
+            message = (f"{option} needs a value after it (e.g. {option} 4,3); a value that starts "
+                       f"with '-' reads as another option, so write it in one word: "
+                       f"{option}={example}")
+        plain(message)
+
+    parser.error = error  # type: ignore[method-assign]
 
 
 def select_targets(name: str | None, all_targets: bool) -> list[Target]:

@@ -43,6 +43,7 @@ other refs; every reference a call produced is released before `call` returns.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any, Sequence
 
@@ -65,6 +66,7 @@ from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.machine import Machine, machine as _machine
 from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
+from ireeabi.vm.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
@@ -114,6 +116,9 @@ class Program:
         # iree-compile's default execution model imports the full `hal` module: served by the
         # runtime's local-sync device unless a `hal` module of one's own is given.
         full_hal = execution_model.needs_full_hal(self.module, [d.name for d in modules])
+        refusal = execution_model.legacy_loader_refusal(self.module) if legacy_loader and full_hal else None
+        if refusal is not None:  # never silently ignored
+            raise IreeAbiError(refusal)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -133,6 +138,7 @@ class Program:
         self._mark = self.heap.mark()
         self.closed = False
         self._signatures: dict[str, tuple[str, str]] = {}
+        self._fenced: dict[str, bool] = {}
         try:
             self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
                                       legacy_inline=legacy_inline, legacy_loader=legacy_loader,
@@ -173,20 +179,99 @@ class Program:
                                               "".join(value_chars(results)))
         return known
 
-    def call(self, function: str, *inputs: Any) -> list[Value]:
+    def takes_fences(self, function: str) -> bool:
+        """True for an async-external export (`iree.abi.model` coarse-fences): its last two
+        arguments are a wait and a signal fence, which `call` appends unless given."""
+        known = self._fenced.get(function)
+        if known is None:
+            known = self._fenced[function] = execution_model.takes_fences(self.context.exported(function))
+        return known
+
+    def input_chars(self, function: str) -> str:
+        """The argument chars a caller gives values for: the cconv's, without the two fences of an
+        async-external export."""
+        chars = self.signature(function)[0]
+        return chars[:-execution_model.FENCE_ARGUMENTS] if self.takes_fences(function) else chars
+
+    def new_fence(self) -> Ref:
+        """A new fence of the program's device (owned by the caller; release it with
+        `release_fence`): a semaphore at 0, reached when it is 1. Pass it as `wait=` (after
+        `signal_fence`) or `signal=` of an async-external call."""
+        with self._lock:
+            return self.runtime.fence_device().new_fence()
+
+    def signal_fence(self, fence: Ref) -> None:
+        """Signal a fence of one's own (iree_hal_fence_signal)."""
+        with self._lock:
+            self.runtime.fence_device().signal_fence(fence)
+
+    def fence_status(self, fence: "Ref | None") -> "StatusError | None":
+        """iree_hal_fence_query: None when reached, StatusError(DEFERRED) while pending, or the
+        status a failed semaphore holds."""
+        with self._lock:
+            return self.runtime.fence_device().fence_status(fence)
+
+    def release_fence(self, fence: "Ref | None") -> None:
+        """Release a fence of one's own (None and null refs are nothing to release)."""
+        if fence is not None:
+            with self._lock:
+                _ref.release_value(self.heap, fence)
+
+    def call(self, function: str, *inputs: Any, wait: "Ref | None" = None,
+             signal: "Ref | None" = None) -> list[Value]:
         """Run an export on numpy arrays / scalars; its results as numpy values (see the module
         docstring). The module state persists across calls. Calls from several threads run one
-        after another."""
-        with self._lock:
-            return self._call(function, inputs)
+        after another.
 
-    def _call(self, function: str, inputs: tuple) -> list[Value]:
+        An async-external export (`takes_fences`) is called as iree-run-module calls it: after the
+        inputs, the wait fence (`wait`, default a null fence: begin at once) and the signal fence
+        (`signal`, default a new one the program makes and releases); the program waits on the
+        signal fence before it reads the results. One's own fences may also be passed as the last
+        two inputs. A fence given stays the caller's (retained by the call, never released here)."""
+        with self._lock:
+            return self._call(function, inputs, wait, signal)
+
+    def _call(self, function: str, inputs: tuple, wait: "Ref | None" = None,
+              signal: "Ref | None" = None) -> list[Value]:
         if self.closed:
             raise ContextClosedError(f"call of {function!r} on a closed program")
         arg_chars, result_chars = self.signature(function)
-        if len(inputs) != len(arg_chars):
-            raise ArgumentError(f"{function} takes {len(arg_chars)} input(s) "
-                                f"({self.context.exported(function).cconv}), got {len(inputs)}")
+        fenced = self.takes_fences(function)
+        if not fenced:
+            if wait is not None or signal is not None:
+                raise ArgumentError(f"{function} is synchronous (no iree.abi.model coarse-fences): "
+                                    f"it takes no wait or signal fence")
+            if len(inputs) != len(arg_chars):
+                raise ArgumentError(f"{function} takes {len(arg_chars)} input(s) "
+                                    f"({self.context.exported(function).cconv}), got {len(inputs)}")
+            return self._invoke(function, inputs, arg_chars, result_chars, None)
+        count = len(arg_chars) - execution_model.FENCE_ARGUMENTS
+        if len(inputs) == len(arg_chars) and wait is None and signal is None:
+            *values, wait, signal = inputs  # one's own fences, as the last two inputs
+            inputs = tuple(values)
+            if signal is None:
+                raise ArgumentError(f"{function}: the signal fence (its last argument) is None; pass "
+                                    f"a fence of one's own or leave both fences out")
+        if len(inputs) != count:
+            raise ArgumentError(f"{function} takes {count} input(s), then a wait and a signal fence "
+                                f"(iree.abi.model coarse-fences; {self.context.exported(function).cconv}"
+                                f"), got {len(inputs)} input(s)")
+        device = self.runtime.fence_device(function)
+        for name, fence in (("wait", wait), ("signal", signal)):
+            if fence is not None and not isinstance(fence, Ref):
+                raise ArgumentError(f"{function}: the {name} fence must be a hal.fence Ref (from "
+                                    f"Program.new_fence) or None, got {type(fence).__name__}")
+        own = device.new_fence() if signal is None else None
+        try:
+            return self._invoke(function, inputs + (wait, own or signal), arg_chars, result_chars,
+                                own or signal)
+        finally:
+            if own is not None:
+                _ref.release_value(self.heap, own)
+
+    def _invoke(self, function: str, inputs: tuple, arg_chars: str, result_chars: str,
+                signal: "Ref | None") -> list[Value]:
+        """Convert the inputs, invoke, wait on the signal fence (async-external), convert results."""
         owned: list[Ref] = []
         args: list[Any] = []
         try:
@@ -204,7 +289,29 @@ class Program:
         finally:
             for view in owned:
                 _ref.release_value(self.heap, view)
+        if signal is not None:
+            try:
+                self._wait_signal(function, signal)
+            except BaseException:
+                for value in results:
+                    if isinstance(value, (Ref, VmList)):
+                        self._release(value)
+                raise
         return self._convert_results(results, result_chars)
+
+    def _wait_signal(self, function: str, signal: Ref) -> None:
+        """iree-run-module's wait on the finish fence before it reads the results: a failed
+        semaphore's status, or (nothing runs in the background here) an error where IREE would
+        wait forever."""
+        status = self.runtime.fence_device(function).fence_status(signal)
+        if status is None:
+            return
+        if status.code == StatusCode.DEFERRED:
+            raise StatusError(StatusCode.FAILED_PRECONDITION,
+                              f"{function} returned without signalling its signal fence, and nothing "
+                              f"else can signal it (single-threaded local-sync device: IREE would "
+                              f"block forever)", ("waiting on finish fence",))
+        raise StatusError(status.code, status.message, status.annotations + ("waiting on finish fence",))
 
     def buffer_view(self, array: Any) -> Ref:
         """A new hal.buffer_view ref (owned by the caller) holding a copy of `array`, made with the
@@ -311,8 +418,44 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
         how = ["wasmtime" if arch == "wasm32" else "the emulated CPU" for arch in runs]
         where = " or ".join(f"it runs with --target {arch} (under {h})" if h == "wasmtime"
                             else f"it runs with --target {arch} (in {h})" for arch, h in zip(runs, how))
-    return KernelTargetError(f"{error}; the module's kernels are {which}, not {machine.name} "
-                             f"kernels: {where}")
+    return KernelTargetError(f"{short_device_targets(str(error))}; the module's kernels are {which}, "
+                             f"not {machine.name} kernels: {where}")
+
+
+_DEVICE_TARGET = "#hal.device.target<"
+_EXECUTABLE_TARGET = re.compile(r'#hal\.executable\.target<"([^"]*)", "([^"]*)"')
+
+
+def short_device_targets(text: str) -> str:
+    """`text` with each `#hal.device.target<...>` attribute the compiler wrote into a status (its
+    executable targets' whole configuration: hundreds of characters) cut to the device and the
+    backend/format name of each executable target, e.g. `#hal.device.target<"local",
+    [llvm-cpu embedded-elf-x86_64]>` (the module's own text keeps the full attribute)."""
+    out, at = [], 0
+    while True:
+        start = text.find(_DEVICE_TARGET, at)
+        if start < 0:
+            return "".join(out) + text[at:]
+        depth, i, quoted = 0, start, False
+        while i < len(text):  # the matching '>' (brackets inside quoted strings do not count)
+            c = text[i]
+            if c == '"' and text[i - 1] != "\\":
+                quoted = not quoted
+            elif not quoted and c == "<":
+                depth += 1
+            elif not quoted and c == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        if depth:  # unbalanced: leave the rest as it is
+            return "".join(out) + text[at:]
+        attr = text[start:i + 1]
+        device = re.match(r'#hal\.device\.target<("[^"]*")', attr)
+        names = ", ".join(f"{b} {f}" for b, f in _EXECUTABLE_TARGET.findall(attr))
+        out.append(text[at:start] + f"#hal.device.target<{device.group(1) if device else '?'}, "
+                   f"[{names}]>")
+        at = i + 1
 
 
 def _scalar(char: str, value: Any, what: str) -> Any:
@@ -366,4 +509,4 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
     return [d.select(wanted.get(d.name, {})) for d in chosen.values()]
 
 
-__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for"]
+__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for", "short_device_targets"]

@@ -756,6 +756,38 @@ class HalModule:
 
     # -- fences -------------------------------------------------------------------------------------
 
+    # A caller's own fences (not exports): what iree-run-module makes around an async-external
+    # call (tooling/function_util.c) and what a Python caller passes in their place.
+
+    def new_fence(self) -> Ref:
+        """A new signal fence, owned by the caller: a new semaphore at 0 and a fence reached when
+        it is 1 (iree_hal_semaphore_create + iree_hal_fence_create_at, as
+        iree_tooling_append_async_fences makes the one it appends)."""
+        return self.semaphores.fences.move_ref(self.semaphores.new_timeline_fence())
+
+    def signal_fence(self, fence: "Ref | None") -> None:
+        """iree_hal_fence_signal on a caller's fence (None, a null fence, is already reached)."""
+        self.semaphores.signal(self._callers_fence(fence, "signal"))
+
+    def fence_status(self, fence: "Ref | None") -> StatusError | None:
+        """iree_hal_fence_query: None when every timepoint is reached (a null fence is),
+        StatusError(DEFERRED) while one is pending, or a failed semaphore's status."""
+        return self.semaphores.query(self._callers_fence(fence, "query"))
+
+    def wait_fence(self, fence: "Ref | None", what: str) -> None:
+        """iree_hal_fence_wait with an infinite timeout on a caller's fence: returns when it is
+        reached, raises a failed semaphore's status, and (nothing runs in the background here)
+        FAILED_PRECONDITION naming `what` when it is pending, where IREE would block forever."""
+        self.semaphores.wait(self._callers_fence(fence, "wait"), what)
+
+    def _callers_fence(self, fence: "Ref | None", op: str) -> Fence | None:
+        if fence is None or (isinstance(fence, Ref) and fence.type == TYPE_NULL):
+            return None
+        if not isinstance(fence, Ref) or fence.type != self.semaphores.fences.type:
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"fence {op}: expected a hal.fence ref (or None), got {fence!r}")
+        return self.semaphores.fences.deref(fence)[1]
+
     def _fence_create(self, ctx: CallContext, device: Ref, flags: int) -> Ref:
         self._device(device)
         return self.semaphores.fences.move_ref(self.semaphores.new_timeline_fence())

@@ -8,6 +8,10 @@ Native modules of one's own (`modules`: runnable `layouts.modules.ModuleDescript
 them: each becomes a NativeModule on the same heap whose implementations get, as `ctx.state`, the
 runtime's `ModuleApi` (buffer views and buffers) or the state their declaration's factory made of it.
 
+Async-external calls: `fence_device()` is the `hal` module whose device makes, signals and waits
+on the fences a caller passes to an async-external export (HalModule.new_fence / wait_fence), as
+iree-run-module takes them from its device; a runtime without the full `hal` module has none.
+
 Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 - `legacy_vm_buffer`: VM buffer destroy assumes every handle is a create/clone co-allocation;
 - `legacy_inline`: the storage wrapper never records its allocator and HAL buffer (it leaks);
@@ -27,6 +31,7 @@ from ireeabi.vm.heap import Heap
 from ireeabi.vm.machine import Machine, machine as _machine
 from ireeabi.vm.module import NativeModule
 from ireeabi.vm.ref import TypeRegistry
+from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.hal import cpu
 from ireeabi.hal.buffer import BufferTypes
@@ -120,6 +125,16 @@ class HalRuntime:
             raise
         self._own_modules.append((module, state))
         self.modules[d.name] = module
+
+    def fence_device(self, function: str = "") -> HalModule:
+        """The full `hal` module, whose device makes and waits on the fences of an async-external
+        call of `function`; INVALID_ARGUMENT (IREE's tooling text) on a runtime without it."""
+        if self.hal is None:
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"async VM invocation requires a HAL device ({function or 'the export'} "
+                              f"takes a wait and a signal fence: iree.abi.model coarse-fences; this "
+                              f"runtime has no full `hal` module to make them)")
+        return self.hal
 
     def call(self, full_name: str, *args: Any) -> list[Any]:
         """Call `module.function` as the VM calls an import: packed arguments, shim, results."""
