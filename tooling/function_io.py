@@ -39,7 +39,7 @@ from ireeabi.hal.element_types import element_type_of
 from ireeabi.hal.string_util import (InputParseError, ParseFailure, atod, atof, atoi_int32,
                                      atoi_int64, c_atoi, element_problem, format_g,
                                      read_element_type, read_shape, trim, wrap_int)
-from ireeabi.tooling.numpy_io import OutputError, at_end, npy_header, read_exactly, read_npy
+from ireeabi.tooling.numpy_io import OutputError, at_end, npy_header, read_into, read_npy
 
 _HOST_SIZE_MAX = (1 << 64) - 1  # iree_host_size_t
 
@@ -141,7 +141,7 @@ def _tensor_from_file(metadata: str, contents: str, files: InputFiles) -> np.nda
     stream = files.open(contents[1:], not contents.startswith("@"))
     count, nbytes = view_size(shape, element_type)
     out = zeroed_storage(shape, element_type, count, nbytes, files.max_bytes)
-    out.view(np.uint8)[:] = np.frombuffer(read_exactly(stream, nbytes), dtype=np.uint8)
+    read_into(stream, out)
     return shaped(out, shape)
 
 
