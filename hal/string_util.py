@@ -401,10 +401,11 @@ _TOKEN = re.compile(r"[^\t\n\v\f\r ,\[\]]+")  # an element: a run of non-separat
 _SEPARATOR = re.compile(r"[\t\n\v\f\r ,\[\]]")
 
 
-def _tokens(data: str) -> Iterator[tuple[str, bool]]:
-    """Element tokens and whether a separator ended each (one that runs to the end did not)."""
+def _tokens(data: str, start: int = 0) -> Iterator[tuple[str, bool]]:
+    """Element tokens of data[start:] and whether a separator ended each (one that runs to the end
+    did not)."""
     n = len(data)
-    for m in _TOKEN.finditer(data):
+    for m in _TOKEN.finditer(data, start):
         yield m.group(), m.end() < n
 
 
@@ -488,17 +489,18 @@ def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
 _HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
 
 
-def fill_elements(out: np.ndarray, data: str, element_type: int) -> None:
-    """iree_hal_parse_buffer_elements into the zeroed flat `out`.
+def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0) -> None:
+    """iree_hal_parse_buffer_elements of `data[start:]` into the zeroed flat `out` (`start`: the
+    elements of a long input are read where they are, not from a copy).
 
     Plain decimal numbers of the integer and f32 / f64 types are parsed a slice of the text at a
     time by numpy (`_fill_vectorized`); any other text, and any text the vectorized parser is not
     sure of (a hex or octal number, `inf`, trailing junk, an underflow, a count that does not fit),
     goes token by token through the C library as IREE does, which also raises the errors. Either
     way the memory is `out` and a bounded slice, never an object per element."""
-    if not data:
+    if start >= len(data):
         return
-    if _fill_vectorized(out, data, element_type):
+    if _fill_vectorized(out, data, element_type, start):
         return
     capacity = out.size
     parse, dtype = _element_parser(element_type)
@@ -507,7 +509,7 @@ def fill_elements(out: np.ndarray, data: str, element_type: int) -> None:
     cells = out.view(np.uint8).reshape(capacity, size)
     batch: list = []  # parsed values not yet in `out`
     n = 0
-    for token, separated in _tokens(data):
+    for token, separated in _tokens(data, start):
         if n >= capacity:
             if separated:
                 raise ParseFailure(f"OUT_OF_RANGE; output data buffer overflow: element_capacity="
@@ -570,7 +572,7 @@ def _splat(out: np.ndarray, raw: bytes) -> None:
 #
 # A token is taken only when the C library would read all of it and numpy reads the same value:
 # integers `[+-]?(0|[1-9][0-9]*)` (no leading 0: base 0 reads that as octal) of at most 15
-# characters (18 for 64-bit types, so no overflow), floats `[+-]?(D+.?D*|.D+)([eE][+-]?D{1,2})?`
+# characters (18 digits for 64-bit types, so no overflow), floats `[+-]?(D+.?D*|.D+)([eE][+-]?D{1,2})?`
 # (D a digit) shorter than IREE's 32-character limit: with two exponent digits a nonzero value is
 # nonzero and finite in f64. An f32 is the f64 rounded, except where the f64 fell exactly between
 # two f32 (a second rounding that strtof does not make: left to the C library).
@@ -580,8 +582,8 @@ _TO_SPACE = bytes.maketrans(b"\t\n\v\f\r,[]", b" " * 8)
 _F32_OVERFLOW = float.fromhex("0x1.ffffffp127")  # halfway between FLT_MAX and 2**128
 
 
-def _fill_vectorized(out: np.ndarray, data: str, element_type: int) -> bool:
-    """Parse `data` into `out` if every token is plain decimal text of `element_type` and the
+def _fill_vectorized(out: np.ndarray, data: str, element_type: int, start: int) -> bool:
+    """Parse `data[start:]` into `out` if every token is plain decimal text of `element_type` and the
     count fits (all, or one to splat); False (out partly written) to leave it to the C library."""
     if element_type in (ElementType.FLOAT_32, ElementType.FLOAT_64):
         parse_slice = _floats_of
@@ -593,7 +595,7 @@ def _fill_vectorized(out: np.ndarray, data: str, element_type: int) -> bool:
         return False
     capacity, size = out.size, out.dtype.itemsize
     dst = out.view(np.uint8)
-    n, pos, end_of_text = 0, 0, len(data)
+    n, pos, end_of_text = 0, start, len(data)
     while pos < end_of_text:
         end = pos + _SLICE
         if end < end_of_text:  # cut after a separator: no token spans two slices
@@ -639,9 +641,14 @@ def _ints_of(text: bytes, element_type: int) -> np.ndarray | None:
     prev, nxt, starts, ends = _token_bounds(a)
     if not starts.size:
         return np.zeros(0, dtype=(_SIGNED if signed else _UNSIGNED)[bits // 8])
-    longest = 15 if bits <= 32 else 18
     digit, sign = _is_digit(a), _is_sign(a)
-    if (ends - starts).max() > longest or not np.all(digit | sign | (a == 32)):
+    lengths = ends - starts
+    if bits <= 32:  # IREE's 16-byte scratch buffer
+        if lengths.max() > 15:
+            return None
+    elif lengths.max() > 19 or not np.all(sign[starts[lengths == 19]]):
+        return None  # at most 18 digits: no int64 overflow
+    if not np.all(digit | sign | (a == 32)):
         return None
     if np.any(sign & ~((prev == 32) & _is_digit(nxt))):  # a sign starts a token, before a digit
         return None

@@ -260,9 +260,9 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
 
 
 def _tensor(text: str, files: InputFiles) -> np.ndarray:
-    metadata, eq, contents = text.partition("=")
-    if eq and contents.startswith(("@", "+")):
-        return _tensor_from_file(metadata, contents, files)
+    eq = text.find("=")  # no partition: a long list of elements is not copied
+    if eq >= 0 and text.startswith(("@", "+"), eq + 1):
+        return _tensor_from_file(text[:eq], text[eq + 1:], files)
     return read_buffer_view(text, files.max_bytes)
 
 
