@@ -11,7 +11,9 @@ byte for byte as iree-run-module 3.13 uses them:
 - iree_hal_parse_element_type / iree_hal_parse_shape;
 - iree_hal_parse_buffer_elements (`fill_elements`: C whitespace, `,`, `[`, `]` separate elements;
   one element splats; integers with IREE's range checks, i8 takes -128..255; f16 / bf16 / f8
-  through the narrow converter; any other type two hex digits per byte) and
+  through the narrow converter; any other type two hex digits per byte; a long list of plain
+  decimal integers or f32 / f64 is checked and read by numpy a slice at a time, the same values
+  the C library gives, without an object per element) and
   iree_hal_format_buffer_elements (`format_elements`: `%G` floats, signed or unsigned integers
   per the element type, upper-case hex bytes otherwise).
 
