@@ -12,6 +12,7 @@ at sizeof of the fixed part's C struct, latent where that reads every instance r
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -174,6 +175,31 @@ def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None,
 # --------------------------------------------------------------------------------------------------
 # Text
 
+EXACT_DIGITS = 64  # a count of more decimal digits is written rounded (1.6e1204)
+
+
+def _rounded(n: int) -> str:
+    """`n` to two significant digits (`1.3e1204`), from its top bits: linear in its size."""
+    shift = max(n.bit_length() - 64, 0)
+    log = math.log10(n >> shift) + shift * math.log10(2)
+    exponent = math.floor(log)
+    mantissa = round(10 ** (log - exponent), 1)
+    if mantissa >= 10:
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{mantissa}e{exponent}"
+
+
+def count_text(n: int) -> str:
+    """A count of instances or combinations: exact up to EXACT_DIGITS digits, past that `about`
+    and rounded (a sampled sweep of thousands of spans has a count of thousands of digits, which
+    Python refuses to print past 4300 and takes quadratic time to)."""
+    return str(n) if n < 10 ** EXACT_DIGITS else f"about {_rounded(n)}"
+
+
+def count_json(n: int) -> "int | str":
+    """A count in --json: an integer, or past EXACT_DIGITS digits a string, rounded (`1.3e1204`)."""
+    return n if n < 10 ** EXACT_DIGITS else _rounded(n)
+
 
 def _sides_line(inp: CconvInput) -> str:
     parts = []
@@ -194,7 +220,7 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
             out.append(f"span counts: {list(res.spans)}")
         elif res.sampled:
             out += render.wrap(
-                f"span counts: {res.sweep.checked} of the {res.sweep.total} combinations of "
+                f"span counts: {res.sweep.checked} of the {count_text(res.sweep.total)} combinations of "
                 f"0..{SWEEP_MAX} per span (more than {SWEEP_CAP}: all 0, all {SWEEP_MAX}, each span "
                 f"alone, then a fixed-seed sample)", subsequent=2)
         else:
@@ -213,7 +239,8 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
                 out += _site_text(side.label, [s for s in res.sites if s.target is t])
     out.append("")
     if res.sampled:
-        out.append(f"checked {len(res.instances)} of {res.total} instances (span counts sampled)")
+        out.append(f"checked {len(res.instances)} of {count_text(res.total)} instances (span counts "
+                   f"sampled)")
     rules = sorted({a.finding.rule for i in res.instances for a in i.findings})
     if rules:
         hit = sum(1 for i in res.instances if i.findings)
@@ -303,7 +330,7 @@ def data(res: CheckResult) -> dict[str, Any]:
     if res.sites:
         out["sizeof_sites"] = [s.as_dict() for s in res.sites]
     if res.sampled and sweep is not None:  # past SWEEP_CAP: how many of how many were checked
-        sweep.update(cap=SWEEP_CAP, combinations=res.sweep.total, checked=res.sweep.checked)
-        out["instances_total"] = res.total
+        sweep.update(cap=SWEEP_CAP, combinations=count_json(res.sweep.total), checked=res.sweep.checked)
+        out["instances_total"] = count_json(res.total)
     out.update(findings=findings, exit_code=res.exit_code)
     return out

@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, NoReturn, Sequence
 
+import numpy as np
+
 from ireeabi import layouts
 from ireeabi.abi import cconv, targets
 from ireeabi.abi.layout import Struct
@@ -26,6 +28,9 @@ SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
 # have at most two) fully swept, and a sampled check within a few seconds.
 SWEEP_CAP = 256
 SAMPLE_SEED = 18  # fixed: the same cconv samples the same instances in every run
+_DIGIT_BITS = SWEEP_MAX.bit_length()  # bits of one span's count in a sample index
+assert SWEEP_MAX + 1 == 1 << _DIGIT_BITS, "a sample index's digits are read as bit fields"
+_DIGIT_WEIGHTS = np.array([1 << b for b in reversed(range(_DIGIT_BITS))], dtype=np.int64)
 _CCONV_CHARS = set(cconv.KINDS) | {cconv.SPAN_START, cconv.SPAN_END, cconv.VOID, cconv.SPLIT}
 
 
@@ -160,7 +165,7 @@ class Sweep:
     @property
     def total(self) -> int:
         """The number of combinations a full sweep would lay out."""
-        return (SWEEP_MAX + 1) ** self.n_spans
+        return 1 << (self.n_spans * _DIGIT_BITS)  # (SWEEP_MAX + 1) ** n_spans
 
     @property
     def sampled(self) -> bool:
@@ -200,11 +205,13 @@ class Sweep:
                 yield count * base ** (k - 1 - span)
 
     def _counts(self, index: int) -> tuple[int, ...]:
-        out = []
-        for _ in range(self.n_spans):
-            index, digit = divmod(index, SWEEP_MAX + 1)
-            out.append(digit)
-        return tuple(reversed(out))
+        """The base-(SWEEP_MAX + 1) digits of `index`, span 0 first. The base is a power of two, so
+        they are bit fields of its bytes: one pass over the index (dividing the whole index once per
+        span made a sampled check quadratic in the number of spans)."""
+        width = self.n_spans * _DIGIT_BITS
+        bits = np.unpackbits(np.frombuffer(index.to_bytes((width + 7) // 8, "big"), dtype=np.uint8))
+        fields = bits[bits.size - width:].reshape(self.n_spans, _DIGIT_BITS)
+        return tuple((fields @ _DIGIT_WEIGHTS).tolist())
 
 
 def span_instances(side: Side, spans: tuple[int, ...] | None, *, sweep: bool) -> Iterator[tuple[int, ...]]:

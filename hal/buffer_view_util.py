@@ -94,7 +94,8 @@ def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
     value = value[:-1] if value.endswith('"') else value
     if not value:
         raise ParseFailure("INVALID_ARGUMENT; empty string input", "no shape or element type given")
-    head, _, data = value.partition("=")
+    eq = value.find("=")  # the elements are read in place: a long input is not copied
+    head, data_start = (value, len(value)) if eq < 0 else (value[:eq], eq + 1)
     last_x = head.rfind("x")
     shape_text, type_text = (head[:last_x], head[last_x + 1:]) if last_x >= 0 else ("", head)
     rank = shape_text.count("x") + 1 if shape_text else 0
@@ -112,11 +113,11 @@ def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
         size = (bits + 7) // 8
         scratch = zeroed_storage([nbytes // size], element_type, nbytes // size, nbytes, max_bytes,
                                  np.dtype(f"V{size}"))
-        fill_elements(scratch, data, element_type)
+        fill_elements(scratch, value, element_type, data_start)
         raise ParseFailure(f"UNIMPLEMENTED; {format_element_type(element_type)} elements are not "
                            f"supported by ireeabi", "ireeabi holds whole-byte elements only")
     out = zeroed_storage(shape, element_type, count, nbytes, max_bytes)
-    fill_elements(out, data, element_type)
+    fill_elements(out, value, element_type, data_start)
     return shaped(out, shape)
 
 

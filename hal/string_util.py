@@ -11,7 +11,9 @@ byte for byte as iree-run-module 3.13 uses them:
 - iree_hal_parse_element_type / iree_hal_parse_shape;
 - iree_hal_parse_buffer_elements (`fill_elements`: C whitespace, `,`, `[`, `]` separate elements;
   one element splats; integers with IREE's range checks, i8 takes -128..255; f16 / bf16 / f8
-  through the narrow converter; any other type two hex digits per byte) and
+  through the narrow converter; any other type two hex digits per byte; a long list of plain
+  decimal integers or f32 / f64 is checked and read by numpy a slice at a time, the same values
+  the C library gives, without an object per element) and
   iree_hal_format_buffer_elements (`format_elements`: `%G` floats, signed or unsigned integers
   per the element type, upper-case hex bytes otherwise).
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+import re
 import struct
 from typing import Any, Iterator, NamedTuple
 
@@ -396,18 +399,16 @@ def trim(text: str) -> str:
     return text.strip(_C_SPACE)
 
 
-def _tokens(data: str) -> Iterator[tuple[str, bool]]:
-    """Element tokens and whether a separator ended each (one that runs to the end did not)."""
-    start = -1
-    for i, c in enumerate(data):
-        if c in _SEPARATORS:
-            if start >= 0:
-                yield data[start:i], True
-                start = -1
-        elif start < 0:
-            start = i
-    if start >= 0:
-        yield data[start:], False
+_TOKEN = re.compile(r"[^\t\n\v\f\r ,\[\]]+")  # an element: a run of non-separators
+_SEPARATOR = re.compile(r"[\t\n\v\f\r ,\[\]]")
+
+
+def _tokens(data: str, start: int = 0) -> Iterator[tuple[str, bool]]:
+    """Element tokens of data[start:] and whether a separator ended each (one that runs to the end
+    did not)."""
+    n = len(data)
+    for m in _TOKEN.finditer(data, start):
+        yield m.group(), m.end() < n
 
 
 def _int_range(element_type: int) -> tuple[Any, int, int] | None:
@@ -490,17 +491,27 @@ def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
 _HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
 
 
-def fill_elements(out: np.ndarray, data: str, element_type: int) -> None:
-    """iree_hal_parse_buffer_elements into the zeroed flat `out`."""
-    if not data:
+def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0) -> None:
+    """iree_hal_parse_buffer_elements of `data[start:]` into the zeroed flat `out` (`start`: the
+    elements of a long input are read where they are, not from a copy).
+
+    Plain decimal numbers of the integer and f32 / f64 types are parsed a slice of the text at a
+    time by numpy (`_fill_vectorized`); any other text, and any text the vectorized parser is not
+    sure of (a hex or octal number, `inf`, trailing junk, an underflow, a count that does not fit),
+    goes token by token through the C library as IREE does, which also raises the errors. Either
+    way the memory is `out` and a bounded slice, never an object per element."""
+    if start >= len(data):
+        return
+    if _fill_vectorized(out, data, element_type, start):
         return
     capacity = out.size
     parse, dtype = _element_parser(element_type)
-    limit = 16 if element_type >> 24 in (0x10, 0x11, 0x12) and \
-        iree_hal_element_bit_count(element_type) <= 32 else 32
-    values: list = []
-    for token, separated in _tokens(data):
-        n = len(values)
+    limit = _number_limit(element_type)
+    size = out.dtype.itemsize
+    cells = out.view(np.uint8).reshape(capacity, size)
+    batch: list = []  # parsed values not yet in `out`
+    n = 0
+    for token, separated in _tokens(data, start):
         if n >= capacity:
             if separated:
                 raise ParseFailure(f"OUT_OF_RANGE; output data buffer overflow: element_capacity="
@@ -518,19 +529,207 @@ def fill_elements(out: np.ndarray, data: str, element_type: int) -> None:
         if v is None:
             raise ParseFailure("INVALID_ARGUMENT",
                                f"element {n} {element_problem(token, element_type, limit)}", token)
-        values.append(v)
-    if len(values) == 1 and capacity > 1:
-        pass  # splat
-    elif len(values) < capacity:
-        raise ParseFailure(f"OUT_OF_RANGE; input data string underflow: dst_i={len(values)} < "
+        batch.append(v)
+        n += 1
+        if len(batch) == _BATCH:
+            _store(cells, n - len(batch), batch, dtype)
+            batch = []
+    _store(cells, n - len(batch), batch, dtype)
+    if n == 1 and capacity > 1:
+        _splat(out, cells[0].tobytes())
+    elif n < capacity:
+        raise ParseFailure(f"OUT_OF_RANGE; input data string underflow: dst_i={n} < "
                            f"element_capacity={capacity}",
-                           f"{len(values)} element(s) given for {capacity} (one would splat)")
+                           f"{n} element(s) given for {capacity} (one would splat)")
+
+
+_BATCH = 1 << 16  # values parsed one by one, stored together
+
+
+def _number_limit(element_type: int) -> int:
+    """The scratch buffer IREE copies a number into: 16 bytes for integers up to 32 bits."""
+    return 16 if element_type >> 24 in (0x10, 0x11, 0x12) and \
+        iree_hal_element_bit_count(element_type) <= 32 else 32
+
+
+def _store(cells: np.ndarray, at: int, values: list, dtype: np.dtype | None) -> None:
+    """Parsed values into cells[at:]: their bytes, not numpy values (an i1 `FF` stays FF, a NaN
+    keeps its payload)."""
     if not values:
         return
-    # Bytes, not numpy values, go into `out`: an i1 `FF` stays FF, a NaN keeps its payload.
     raw = b"".join(values) if dtype is None else np.array(values, dtype=dtype).tobytes()
-    cells = out.view(np.uint8).reshape(capacity, out.dtype.itemsize)
-    cells[:] = np.frombuffer(raw, dtype=np.uint8).reshape(len(values), out.dtype.itemsize)
+    cells[at:at + len(values)] = np.frombuffer(raw, dtype=np.uint8).reshape(len(values), -1)
+
+
+def _splat(out: np.ndarray, raw: bytes) -> None:
+    """Every element of the flat `out` set to the bytes `raw` (iree_hal_buffer_fill)."""
+    if len(raw) in (1, 2, 4, 8):
+        out.view(f"<u{len(raw)}").fill(np.frombuffer(raw, dtype=f"<u{len(raw)}")[0])
+    else:
+        out.view(np.uint8).reshape(out.size, len(raw))[:] = np.frombuffer(raw, dtype=np.uint8)
+
+
+# --------------------------------------------------------------------------------------------------
+# The vectorized parser: plain decimal text, checked byte by byte with numpy, read by numpy.
+#
+# A token is taken only when the C library would read all of it and numpy reads the same value:
+# integers `[+-]?(0|[1-9][0-9]*)` (no leading 0: base 0 reads that as octal) of at most 15
+# characters (18 digits for 64-bit types, so no overflow), floats `[+-]?(D+.?D*|.D+)([eE][+-]?D{1,2})?`
+# (D a digit) shorter than IREE's 32-character limit: with two exponent digits a nonzero value is
+# nonzero and finite in f64. An f32 is the f64 rounded, except where the f64 fell exactly between
+# two f32 (a second rounding that strtof does not make: left to the C library).
+
+_SLICE = 1 << 20  # characters of the text checked and parsed at a time
+_TO_SPACE = bytes.maketrans(b"\t\n\v\f\r,[]", b" " * 8)
+_F32_OVERFLOW = float.fromhex("0x1.ffffffp127")  # halfway between FLT_MAX and 2**128
+
+
+def _fill_vectorized(out: np.ndarray, data: str, element_type: int, start: int) -> bool:
+    """Parse `data[start:]` into `out` if every token is plain decimal text of `element_type` and the
+    count fits (all, or one to splat); False (out partly written) to leave it to the C library."""
+    if element_type in (ElementType.FLOAT_32, ElementType.FLOAT_64):
+        parse_slice = _floats_of
+    elif _int_range(element_type) is not None:
+        parse_slice = _ints_of
+    else:
+        return False
+    if not data.isascii():
+        return False
+    capacity, size = out.size, out.dtype.itemsize
+    dst = out.view(np.uint8)
+    n, pos, end_of_text = 0, start, len(data)
+    while pos < end_of_text:
+        end = pos + _SLICE
+        if end < end_of_text:  # cut after a separator: no token spans two slices
+            m = _SEPARATOR.search(data, end)
+            end = m.end() if m is not None else end_of_text
+        text = data[pos:end].encode("ascii").translate(_TO_SPACE)
+        pos = end
+        values = parse_slice(text, element_type)
+        if values is None or n + values.size > capacity:
+            return False
+        dst[n * size:(n + values.size) * size] = values.view(np.uint8)
+        n += values.size
+    if n == 1 and capacity > 1:
+        _splat(out, dst[:size].tobytes())
+        return True
+    return n == capacity
+
+
+def _token_bounds(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(previous byte, next byte, token starts, token ends) of space-separated bytes `a`."""
+    padded = np.full(a.size + 2, 32, dtype=np.uint8)
+    padded[1:-1] = a
+    prev, nxt = padded[:-2], padded[2:]
+    word = a != 32
+    return prev, nxt, np.flatnonzero(word & (prev == 32)), np.flatnonzero(word & (nxt == 32)) + 1
+
+
+def _is_digit(a: np.ndarray) -> np.ndarray:
+    return (a - np.uint8(48)) < 10  # uint8 arithmetic: bytes below '0' wrap past 9
+
+
+def _is_sign(a: np.ndarray) -> np.ndarray:
+    return (a == 43) | (a == 45)
+
+
+def _ints_of(text: bytes, element_type: int) -> np.ndarray | None:
+    """The integers of one slice, as the element type's bytes (None: not all plain decimal, or
+    one out of IREE's range)."""
+    parser, low, high = _int_range(element_type)  # type: ignore[misc]
+    bits = iree_hal_element_bit_count(element_type)
+    signed = element_type >> 24 != NumericalType.INTEGER_UNSIGNED
+    a = np.frombuffer(text, dtype=np.uint8)
+    prev, nxt, starts, ends = _token_bounds(a)
+    if not starts.size:
+        return np.zeros(0, dtype=(_SIGNED if signed else _UNSIGNED)[bits // 8])
+    digit, sign = _is_digit(a), _is_sign(a)
+    lengths = ends - starts
+    if bits <= 32:  # IREE's 16-byte scratch buffer
+        if lengths.max() > 15:
+            return None
+    elif lengths.max() > 19 or not np.all(sign[starts[lengths == 19]]):
+        return None  # at most 18 digits: no int64 overflow
+    if not np.all(digit | sign | (a == 32)):
+        return None
+    if np.any(sign & ~((prev == 32) & _is_digit(nxt))):  # a sign starts a token, before a digit
+        return None
+    if np.any((a == 48) & ((prev == 32) | _is_sign(prev)) & _is_digit(nxt)):  # octal
+        return None
+    if parser in (atoi_uint32, atoi_uint64) and np.any(a == 45):  # strtoul wraps negatives
+        return None
+    try:
+        values = np.fromstring(text, dtype=np.int64, sep=" ")
+    except ValueError:
+        return None
+    if values.size != starts.size:
+        return None
+    if parser is atoi_int32:  # the long cast to int32_t
+        values = ((values + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    elif parser is atoi_uint32:
+        values &= 0xFFFFFFFF
+    if bits <= 32 and (np.any(values < low) or np.any(values > high)):
+        return None
+    raw = values.view(np.uint64) & np.uint64((1 << bits) - 1)  # two's complement, truncated
+    return raw.astype(_UNSIGNED[bits // 8])
+
+
+def _floats_of(text: bytes, element_type: int) -> np.ndarray | None:
+    """The f32 / f64 values of one slice (None: a token that is not plain decimal, or one whose
+    value the C library must decide)."""
+    a = np.frombuffer(text, dtype=np.uint8)
+    prev, nxt, starts, ends = _token_bounds(a)
+    f32 = element_type == ElementType.FLOAT_32
+    if not starts.size:
+        return np.zeros(0, dtype=np.float32 if f32 else np.float64)
+    digit, sign, point = _is_digit(a), _is_sign(a), a == 46
+    exponent = (a | 32) == 101  # e or E
+    space = a == 32
+    if (ends - starts).max() >= 32 or not np.all(digit | sign | point | exponent | space):
+        return None
+    prev_digit, next_digit = _is_digit(prev), _is_digit(nxt)
+    prev_exponent, next_exponent = (prev | 32) == 101, (nxt | 32) == 101
+    bad = sign & ~((prev == 32) & (next_digit | (nxt == 46)) | prev_exponent & next_digit)
+    bad |= point & ~((prev_digit | _is_sign(prev) | (prev == 32))
+                     & (next_digit | next_exponent | (nxt == 32)) & (prev_digit | next_digit))
+    bad |= exponent & ~((prev_digit | (prev == 46)) & (next_digit | _is_sign(nxt)))
+    if bad.any():
+        return None
+    points, exponents = np.flatnonzero(point), np.flatnonzero(exponent)
+    point_token = np.searchsorted(starts, points, side="right") - 1
+    exponent_token = np.searchsorted(starts, exponents, side="right") - 1
+    if np.any(np.diff(point_token) == 0) or np.any(np.diff(exponent_token) == 0):
+        return None  # two points, or two exponents, in one token
+    if points.size and exponents.size:  # a point after the exponent
+        i = np.minimum(np.searchsorted(exponent_token, point_token), exponent_token.size - 1)
+        if np.any((exponent_token[i] == point_token) & (exponents[i] < points)):
+            return None
+    if exponents.size:  # at most two exponent digits
+        digits = ends[exponent_token] - exponents - 1 - _is_sign(a[exponents + 1])
+        if np.any(digits > 2):
+            return None
+    try:
+        values = np.fromstring(text, dtype=np.float64, sep=" ")
+    except ValueError:
+        return None
+    if values.size != starts.size:
+        return None
+    if not f32:
+        return values
+    with np.errstate(over="ignore"):
+        narrow = values.astype(np.float32)
+    if np.any((narrow == 0) & (values != 0)) or np.any(values == _F32_OVERFLOW) \
+            or np.any(values == -_F32_OVERFLOW):
+        return None  # underflow (IREE refuses it), or the overflow threshold
+    inexact = np.flatnonzero(narrow.astype(np.float64) != values)
+    if inexact.size:
+        wide, near = values[inexact], narrow[inexact]
+        toward = np.where(wide > near, np.float32(np.inf), np.float32(-np.inf))
+        with np.errstate(over="ignore"):  # FLT_MAX's neighbour upwards is infinity
+            other = np.nextafter(near, toward)
+        if np.any((near.astype(np.float64) + other.astype(np.float64)) / 2 == wide):
+            return None  # exactly between two f32: strtof rounds the decimal text itself
+    return narrow
 
 
 def format_g(value: float, upper: bool) -> str:

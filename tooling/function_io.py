@@ -39,7 +39,7 @@ from ireeabi.hal.element_types import element_type_of
 from ireeabi.hal.string_util import (InputParseError, ParseFailure, atod, atof, atoi_int32,
                                      atoi_int64, c_atoi, element_problem, format_g,
                                      read_element_type, read_shape, trim, wrap_int)
-from ireeabi.tooling.numpy_io import OutputError, at_end, npy_header, read_exactly, read_npy
+from ireeabi.tooling.numpy_io import OutputError, at_end, npy_header, read_into, read_npy
 
 _HOST_SIZE_MAX = (1 << 64) - 1  # iree_host_size_t
 
@@ -141,7 +141,7 @@ def _tensor_from_file(metadata: str, contents: str, files: InputFiles) -> np.nda
     stream = files.open(contents[1:], not contents.startswith("@"))
     count, nbytes = view_size(shape, element_type)
     out = zeroed_storage(shape, element_type, count, nbytes, files.max_bytes)
-    out.view(np.uint8)[:] = np.frombuffer(read_exactly(stream, nbytes), dtype=np.uint8)
+    read_into(stream, out)
     return shaped(out, shape)
 
 
@@ -260,9 +260,9 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
 
 
 def _tensor(text: str, files: InputFiles) -> np.ndarray:
-    metadata, eq, contents = text.partition("=")
-    if eq and contents.startswith(("@", "+")):
-        return _tensor_from_file(metadata, contents, files)
+    eq = text.find("=")  # no partition: a long list of elements is not copied
+    if eq >= 0 and text.startswith(("@", "+"), eq + 1):
+        return _tensor_from_file(text[:eq], text[eq + 1:], files)
     return read_buffer_view(text, files.max_bytes)
 
 

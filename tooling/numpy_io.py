@@ -6,8 +6,9 @@
 - `npy_header` (iree_numpy_npy_save_ndarray): version 1 unless the dict is huge, padded with
   spaces and a newline to 64 bytes.
 
-The stream helpers `read_exactly` / `at_end` are the tool's stream reads (short reads are
-OUT_OF_RANGE "end-of-file encountered during read").
+The stream helpers `read_exactly` / `read_into` / `at_end` are the tool's stream reads (short reads
+are OUT_OF_RANGE "end-of-file encountered during read"); an array's contents are read straight into
+it (`read_into`), so a large input costs its own size once.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_elem
 from ireeabi.hal.buffer_view_util import MAX_SHAPE_RANK, shaped, view_size, zeroed_storage
 from ireeabi.hal.string_util import InputParseError, ParseFailure, atoi_uint32, atoi_uint64, trim
 
-__all__ = ["OutputError", "read_exactly", "at_end", "load_npy", "read_npy", "npy_header"]
+__all__ = ["OutputError", "read_exactly", "read_into", "at_end", "load_npy", "read_npy", "npy_header"]
 
 
 class OutputError(IreeAbiError):
@@ -39,6 +40,24 @@ def read_exactly(stream: BinaryIO, n: int, *context: str) -> bytes:
         raise ParseFailure("; ".join(("OUT_OF_RANGE; end-of-file encountered during read",)
                                      + context), f"the file ends {n - len(data)} byte(s) early")
     return data
+
+
+def read_into(stream: BinaryIO, out: np.ndarray, *context: str) -> None:
+    """Fill the flat `out` with the stream's next bytes, in place (no copy of the contents: an
+    input's file is read once, into its array); errors as `read_exactly` words them."""
+    view = memoryview(out.view(np.uint8))
+    n, got = len(view), 0
+    try:
+        while got < n:
+            step = stream.readinto(view[got:])
+            if not step:
+                break
+            got += step
+    except (OSError, OverflowError, MemoryError) as e:
+        raise ParseFailure("; ".join(("UNKNOWN; read failed",) + context), str(e)) from None
+    if got != n:
+        raise ParseFailure("; ".join(("OUT_OF_RANGE; end-of-file encountered during read",)
+                                     + context), f"the file ends {n - got} byte(s) early")
 
 
 def at_end(stream: BinaryIO) -> bool:
@@ -160,8 +179,7 @@ def read_npy(stream: BinaryIO, max_bytes: int | None = None) -> np.ndarray:
                            "the npy header has no fortran_order")
     count, nbytes = view_size(shape, element_type)
     out = zeroed_storage(shape, element_type, count, nbytes, max_bytes)
-    data = read_exactly(stream, nbytes, f"failed to read npy contents of {nbytes} bytes")
-    out.view(np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
+    read_into(stream, out, f"failed to read npy contents of {nbytes} bytes")
     return shaped(out, shape)
 
 

@@ -43,6 +43,7 @@ def clear_caches() -> None:
     each is the one declaration of its text, which the catalog shares by identity."""
     findings.layout_cache_clear()
     vm_packing.target_tables_cache_clear()
+    shim_structs.reader_cache_clear()
 
 
 __all__ = ["VERSION", "KINDS", "SPAN_START", "SPAN_END", "VOID", "SPLIT", "MAX_SPAN_COUNT",

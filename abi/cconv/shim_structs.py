@@ -96,6 +96,11 @@ def shim_view_instance(frag: Fragment, t: Target, counts: tuple[int, ...]) -> Sh
 # Hand-written multi-span readers (hal_loader's dispatch shim and its kind)
 
 
+def reader_cache_clear() -> None:
+    """Forget the per-fragment, per-target tables the span readers have cached."""
+    _reader_items.cache_clear()
+
+
 @dataclass(frozen=True)
 class ReaderView:
     """Where a reader that copies the fixed C struct and walks spans by hand finds each value."""
@@ -107,6 +112,30 @@ class ReaderView:
 
 
 READER_FORMS = ("pre-fix", "fixed")
+
+
+@lru_cache(maxsize=256)
+def _reader_items(text: str, t: Target, skip: int) -> tuple:
+    """Per item of fragment `text` after the first `skip` (the fixed prefix), what a span reader
+    needs of it, worked out once per fragment and target rather than once per instance (keyed by
+    the text, whose hash Python keeps, not the parsed fragment, which would be hashed whole): a value's (VM size, C
+    alignment, None, None), a span's (C element size, C element alignment, C field offsets, the
+    packer's element alignment). Spans of the same characters share one entry."""
+    shapes: dict[str, tuple] = {}
+    out = []
+    for item in parse_fragment(text).items[skip:]:
+        if isinstance(item, Value):
+            out.append((vm_field(item.char, t)[0], layout_of(shim_struct(item.char), t).align,
+                        None, None))
+            continue
+        text = item.text
+        shape = shapes.get(text)
+        if shape is None:
+            elay = layout_of(shim_struct(text), t)
+            shape = shapes[text] = (elay.size, elay.align, tuple(f.offset for f in elay.fields),
+                                    max([4] + [vm_field(v.char, t)[1] for v in item.values]))
+        out.append(shape)
+    return tuple(out)
 
 
 def span_reader(fragment: "Fragment | str", target: "Target | str", spans: Sequence[int], *,
@@ -135,30 +164,26 @@ def span_reader(fragment: "Fragment | str", target: "Target | str", spans: Seque
     else:
         p = base
     count_reads: list[int] = []
-    rest = frag.items[len(prefix):]
     span_no = 0
-    for item in rest:
-        if isinstance(item, Value):  # values between/after spans: read in place, C-aligned
-            fa = layout_of(shim_struct(item.char), t).align
-            p = align_up(p, fa)
+    for size, align, field_offsets, span_align in _reader_items(frag.text, t, len(prefix)):
+        if field_offsets is None:  # a value between/after spans: read in place, C-aligned
+            p = align_up(p, align)
             reads.append(p - base)
-            p += vm_field(item.char, t)[0]
+            p += size
             continue
         count_reads.append(p - base)
         p += 4
         n = counts[span_no]
-        elay = layout_of(shim_struct(item.text), t)
         if form == "pre-fix":  # aligned to the C element struct, even when empty
-            p = align_up(p, elay.align)
+            p = align_up(p, align)
         elif n:  # as the packer: empty spans are not aligned
-            p = align_up(p, max([4] + [vm_field(v.char, t)[1] for v in item.values]))
-        field_offsets = tuple(f.offset for f in elay.fields)
+            p = align_up(p, span_align)
         if n <= RUN_MIN_ELEMENTS:
-            reads += [p - base + e * elay.size + f for e in range(n) for f in field_offsets]
+            reads += [p - base + e * size + f for e in range(n) for f in field_offsets]
         else:
-            runs += [Run(1, 0, 0, tuple(reads)), Run(n, elay.size, p - base, field_offsets)]
+            runs += [Run(1, 0, 0, tuple(reads)), Run(n, size, p - base, field_offsets)]
             reads = []
-        p += n * elay.size
+        p += n * size
         span_no += 1
     runs.append(Run(1, 0, 0, tuple(reads)))
     return ReaderView(form, Offsets(runs), tuple(count_reads), p - base)

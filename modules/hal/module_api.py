@@ -126,15 +126,16 @@ class ModuleApi:
             n, payload = int(data), b""
             if n < 0:
                 raise IreeAbiError(f"buffer size must not be negative, got {n}")
-        else:
-            payload = np.ascontiguousarray(data).tobytes() if isinstance(data, np.ndarray) else bytes(data)
+        else:  # an array's bytes are copied once, into the heap (no bytes object in between)
+            payload = np.ascontiguousarray(data).reshape(-1).view(np.uint8) \
+                if isinstance(data, np.ndarray) else bytes(data)
             n = len(payload)
         ptr = self._buffers.allocate(n, min_alignment=INPUT_ALIGNMENT,
                                      memory_type=self.input_memory_type,
                                      allowed_access=HB.MemoryAccess.ALL,
                                      allowed_usage=self.input_usage)
-        if payload:
-            self.heap.write(self._buffers.get(ptr).storage, payload)
+        if len(payload):
+            self.heap.view(self._buffers.get(ptr).storage, n)[:] = payload
         return Ref(ptr, self._buffers.type)
 
     def new_view(self, array: Any, element_type: int | None = None, *,

@@ -47,6 +47,7 @@ from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, Cont
                                         ContextClosedError, ImportResolutionError, VmError,
                                         VmStatusError, VmTrapError, annotate)
 from ireeabi.vm.bytecode.handlers import RETURN
+from ireeabi.vm.bytecode.module_state import global_bytes, global_refs, held_refs
 from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
                                                   NativeImports)
 from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
@@ -91,8 +92,9 @@ class Context:
         self._owner: int | None = None
         self.closed = False
         m = self.module
-        self.rwdata = bytearray(max(m.global_bytes_capacity, 0))
-        self.global_refs: list = [None] * max(m.global_ref_count, 0)
+        # allocated as IREE callocs them: what the file declares costs only what is touched
+        self.rwdata = global_bytes(m.global_bytes_capacity)
+        self.global_refs = global_refs(m.global_ref_count)
         self.rodata: list = []
         self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...], Callable | None]] = {}
         try:
@@ -201,13 +203,12 @@ class Context:
         self.closed = True
         first: BaseException | None = None
         refs = self.global_refs
-        for i, value in enumerate(refs):
-            if value is not None:
-                refs[i] = None
-                try:
-                    self.release(value)
-                except BaseException as e:  # noqa: BLE001 - release everything, then report
-                    first = first or e
+        for i, value in held_refs(refs):
+            refs[i] = None
+            try:
+                self.release(value)
+            except BaseException as e:  # noqa: BLE001 - release everything, then report
+                first = first or e
         try:
             self.buffers.close()
         except BaseException as e:  # noqa: BLE001
