@@ -40,7 +40,8 @@ def printable(name: "str | bytes") -> str:
 
 def printable_text(text: str) -> str:
     """One line of `text`: its non-printable characters (newlines included) escaped as by
-    `printable`, backslashes left alone (already-escaped text is unchanged)."""
+    `printable`, backslashes and tabs left alone (already-escaped text is unchanged; a tab moves
+    the cursor and nothing else, and an echoed `--input` keeps it as iree-run-module prints it)."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+    return "".join(ch if ch.isprintable() or ch == "\t" else _escape(ch) for ch in text)

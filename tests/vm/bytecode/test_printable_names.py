@@ -86,6 +86,7 @@ def test_printable_escapes_each_kind_of_character():
     assert printable(b"\xc2\x85") == "\\u0085" and printable(b"\x85") == "\\x85"  # a char, a byte
     assert printable_text("import a\\x00b: `\x00`\n") == "import a\\x00b: `\\x00`\\x0a"
     assert printable_text(printable(NASTY)) == printable(NASTY)  # idempotent on escaped text
+    assert printable_text("input `2xi1=\t-1`") == "input `2xi1=\t-1`"  # as iree-run-module echoes it
 
 
 @given(st.binary(max_size=40))
