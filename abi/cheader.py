@@ -24,6 +24,7 @@ budget of the work libclang's query does.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import tempfile
@@ -32,8 +33,8 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 from .bounded import ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
-from .errors import IreeAbiError, UnknownNameError
-from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct
+from .errors import IreeAbiError, LayoutError, UnknownNameError
+from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
 from .oracles import Measured, OracleError, clang_index, diff
 from .targets import Target, get as _get_target
 
@@ -52,13 +53,28 @@ class HeaderError(IreeAbiError):
 
 
 class HeaderReading(NamedTuple):
-    """`read_header`'s answer: the structs by name and the work reading them took."""
+    """`read_header`'s answer: the structs by name, the ones that could not be laid out (by name: the
+    message, starting with the file and line at fault) and the work reading them took."""
 
     structs: dict[str, Struct]
     cursors: int  # declaration cursors the walk visited
     records: int  # distinct records read into declarations
     offset_query_fields: int  # fields libclang's own offset queries validated (see OFFSET_QUERY_BUDGET)
-    probes: int  # offsets measured by the probe parse
+    probes: int  # offsets and alignments measured by the probe parses
+    errors: dict[str, str] = {}  # struct name -> why it has no layout ("file:line: ...")
+
+    def check(self) -> dict[str, Struct]:
+        """`structs`, or the first struct's error as a `HeaderError` when any struct has one."""
+        if self.errors:
+            messages = sorted(set(self.errors.values()), key=_line_key)  # one per record, by line
+            more = f" (and {len(messages) - 1} more structs)" if len(messages) > 1 else ""
+            raise HeaderError(f"{messages[0]}{more}")
+        return self.structs
+
+
+def _line_key(message: str) -> tuple[str, int]:
+    m = re.match(r"(.*?):(\d+): ", message)
+    return (m.group(1), int(m.group(2))) if m else (message, 0)
 
 
 # Freestanding headers: the fixed-width and size types as the compiler defines them for the triple.
@@ -135,18 +151,22 @@ def parse_header(path: "str | os.PathLike", target: "Target | str", *,
                  include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> dict[str, Struct]:
     """Every struct and union the header (and what it includes) defines, by name: typedef names,
     `struct TAG` / `union TAG` and the bare tag. Each is cross-checked against libclang for the
-    target's triple."""
-    return read_header(path, target, include_dirs=include_dirs, defines=defines).structs
+    target's triple. A struct that cannot be laid out is a `HeaderError` (`read_header` gives the
+    others and each one's error instead)."""
+    return read_header(path, target, include_dirs=include_dirs, defines=defines).check()
 
 
 def header_struct(path: "str | os.PathLike", name: str, target: "Target | str", *,
                   include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> Struct:
-    """The struct or union called `name` (a typedef name, `struct TAG` or a tag) in the header."""
-    structs = parse_header(path, target, include_dirs=include_dirs, defines=defines)
+    """The struct or union called `name` (a typedef name, `struct TAG` or a tag) in the header: its
+    own error, if it has one, is a `HeaderError`; other structs' errors do not concern it."""
+    r = read_header(path, target, include_dirs=include_dirs, defines=defines)
+    if name in r.errors:
+        raise HeaderError(r.errors[name])
     try:
-        return structs[name]
+        return r.structs[name]
     except KeyError:
-        raise UnknownNameError(f"struct in {path}", name, sorted(structs)) from None
+        raise UnknownNameError(f"struct in {path}", name, sorted({*r.structs, *r.errors})) from None
 
 
 def _read(path: Path, target: Target, include_dirs: tuple[str, ...], defines: tuple[str, ...],
@@ -155,9 +175,9 @@ def _read(path: Path, target: Target, include_dirs: tuple[str, ...], defines: tu
     reader = None
     try:
         reader = _Reader(path, target, include_dirs, defines, freestanding)
-        structs = reader.all()
+        structs, errors = reader.all()
         return HeaderReading(structs, reader.cursors, len(reader.made), reader.offset_query_fields,
-                             reader.probe_count)
+                             reader.probe_count, errors)
     except IreeAbiError:
         raise
     except MemoryError:
@@ -191,32 +211,41 @@ class _Reader:
             self.args += ["-I", str(d)]
         for d in defines:
             self.args.append(f"-D{d}")
-        self.tu = self._parse(str(path))
-        self.made: dict[str, Struct] = {}  # record USR (or location) -> declaration
+        self.tu, errors = self._parse(str(path))
+        # libclang's errors, each to be charged to the records whose text holds it (or the header).
+        self.diagnostics = [(_file_of(d.location), d.location.offset, f"{_where(d.location)}: {d.spelling}")
+                            for d in errors]
+        self.made: dict[str, Struct] = {}  # record key (see _key) -> declaration
+        self.failed: dict[str, HeaderError] = {}  # record key -> why it cannot be read
         self.decls: dict[int, Any] = {}  # id(declaration) -> libclang's record cursor
         self.field_cursors: dict[int, list[Any]] = {}  # id(declaration) -> its fields' cursors
         self.links: dict[int, tuple[str, Any, str | None]] = {}  # id -> (parent key, member, designator)
         self.typedef_names: dict[int, str] = {}  # id -> a file-scope typedef naming it
+        self.typedef_of: dict[Any, str] = {}  # record cursor -> a file-scope typedef naming it
+        self.member_aligns: dict[Any, "int | str"] = {}  # aligned member cursor -> alignment or why not
         self.checked: set[int] = set()
         self.depth = 0  # records being read inside one another now
         self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
         self._lines: dict[str, list[str]] = {}
+        self._packs: dict[str, list[tuple[int, "int | str | None"]]] = {}  # file -> #pragma pack states
         self.cursors = self.offset_query_fields = self.probe_count = 0
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
         self._access_memo: dict[int, tuple[str, str, tuple] | None] = {}
         self._probes: dict[tuple[str, str], int] = {}  # (type, designator) -> probe index
         self._queried: dict[Any, int] = {}  # member cursor -> libclang's offset query's answer
 
-    def _parse(self, name: str, unsaved: list[tuple[str, bytes]] | None = None) -> Any:
+    def _parse(self, name: str, unsaved: list[tuple[str, bytes]] | None = None) -> tuple[Any, list[Any]]:
+        """The translation unit and its error diagnostics (a fatal one fails the header)."""
         ci = self.ci
         try:
             tu = ci.Index.create().parse(name, args=self.args, unsaved_files=unsaved)
         except ci.TranslationUnitLoadError as e:
             raise HeaderError(f"{self.path}: libclang could not parse it ({e})") from None
         errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
-        if errors:
-            raise HeaderError("; ".join(f"{_where(d.location)}: {d.spelling}" for d in errors[:3]))
-        return tu
+        fatal = [d for d in errors if d.severity >= ci.Diagnostic.Fatal]
+        if fatal:
+            raise HeaderError("; ".join(f"{_where(d.location)}: {d.spelling}" for d in fatal[:3]))
+        return tu, errors
 
     def _declarations(self) -> Iterator[Any]:
         """The translation unit's cursors in preorder, without expressions (nothing there declares a
@@ -245,24 +274,60 @@ class _Reader:
             if kind != field:  # a member's own record definition is also its record's child
                 stack.append(iter(c.get_children()))
 
-    def all(self) -> dict[str, Struct]:
+    def all(self) -> tuple[dict[str, Struct], dict[str, str]]:
+        """(struct by name, error by name): a struct that cannot be read or laid out has an error,
+        naming its line, and concerns no other struct."""
         ci = self.ci
-        out: dict[str, Struct] = {}
+        K = ci.CursorKind
+        records = (K.STRUCT_DECL, K.UNION_DECL)
+        entries: list[tuple[Any, Any]] = []  # (record or typedef cursor, the record's type)
+        aligned: list[Any] = []  # members with an alignment attribute
+        charged: set[int] = set()  # diagnostics inside some record
         for c in self._declarations():
-            if c.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and c.is_definition() \
-                    and c.spelling and not c.is_anonymous() and "(" not in c.spelling:
-                s = self.record(c.type)
-                keyword = "union" if c.kind == ci.CursorKind.UNION_DECL else "struct"
-                out.setdefault(c.spelling, s)
-                out[f"{keyword} {c.spelling}"] = s
-            elif c.kind == ci.CursorKind.TYPEDEF_DECL:
+            if c.kind in records and c.is_definition():
+                for i, (file, offset, message) in enumerate(self.diagnostics):
+                    if _holds(c.extent, file, offset):
+                        self.failed.setdefault(_key(c), HeaderError(message))
+                        charged.add(i)
+                if c.spelling and not c.is_anonymous() and "(" not in c.spelling:
+                    entries.append((c, c.type))
+            elif c.kind == K.TYPEDEF_DECL:
                 under = c.underlying_typedef_type.get_canonical()
                 if under.kind == ci.TypeKind.RECORD and under.get_declaration().is_definition():
-                    s = out[c.spelling] = self.record(under, c.spelling)
-                    if c.semantic_parent.kind == ci.CursorKind.TRANSLATION_UNIT:
-                        self.typedef_names.setdefault(id(s), c.spelling)
-        self.cross_check(set(out.values()))
-        return out
+                    entries.append((c, under))
+                    if c.semantic_parent.kind == K.TRANSLATION_UNIT:
+                        self.typedef_of.setdefault(under.get_declaration(), c.spelling)
+            elif c.kind == K.FIELD_DECL and any(a.kind == K.ALIGNED_ATTR for a in c.get_children()):
+                aligned.append(c)
+        loose = [m for i, (_, _, m) in enumerate(self.diagnostics) if i not in charged]
+        if loose:  # outside every struct: nothing of the header can be trusted
+            raise HeaderError("; ".join(loose[:3]))
+        self._measure_alignments(aligned)
+        out: dict[str, Struct] = {}
+        errors: dict[str, str] = {}
+        for c, rtype in entries:
+            names = [c.spelling] if c.kind == K.TYPEDEF_DECL else \
+                [c.spelling, f"{'union' if c.kind == K.UNION_DECL else 'struct'} {c.spelling}"]
+            try:
+                s = self.record(rtype, c.spelling if c.kind == K.TYPEDEF_DECL else None)
+            except HeaderError as e:
+                for n in names:
+                    errors.setdefault(n, str(e))
+                continue
+            if c.kind == K.TYPEDEF_DECL:
+                out[c.spelling] = s
+                if c.semantic_parent.kind == K.TRANSLATION_UNIT:
+                    self.typedef_names.setdefault(id(s), c.spelling)
+            else:
+                out.setdefault(names[0], s)
+                out[names[1]] = s
+        bad = self.cross_check(set(out.values()))
+        for n, s in list(out.items()):
+            why = next((bad[id(r)] for r in (*s.nested(), s) if id(r) in bad), None)  # the cause first
+            if why is not None:
+                errors[n] = why
+                del out[n]
+        return out, errors
 
     # -- declarations ----------------------------------------------------------------------------
 
@@ -271,12 +336,25 @@ class _Reader:
         """The declaration of a record type: named by `name` (a typedef), else its tag, else `hint`
         (parent_member, for unnamed nested records: a C identifier, so its C text still compiles).
         `link`: the member of a record being read that reaches it (parent, member cursor, offsetof
-        designator or None for an anonymous member), how offsetof names its fields."""
-        ci = self.ci
+        designator or None for an anonymous member), how offsetof names its fields. A record that
+        failed once fails again at once (a record used by many others costs its reading once)."""
         decl = rtype.get_canonical().get_declaration()
-        key = decl.get_usr() or f"{_where(decl.location)}"
+        key = _key(decl)
         if key in self.made:
             return self.made[key]
+        if key in self.failed:
+            raise self.failed[key]
+        try:
+            return self._record(decl, key, rtype, name, hint, link)
+        except LayoutError as e:
+            self.failed[key] = HeaderError(f"{_where(decl.location)}: {e}")
+        except HeaderError as e:
+            self.failed[key] = e
+        raise self.failed[key]
+
+    def _record(self, decl: Any, key: str, rtype: Any, name: str | None, hint: str,
+                link: tuple[str, Any, str | None] | None) -> Struct:
+        ci = self.ci
         self.at = decl
         if self.depth >= MAX_NESTING:
             raise HeaderError(f"{_where(decl.location)}: records nested more than {MAX_NESTING} deep "
@@ -286,22 +364,26 @@ class _Reader:
         packed = any(c.kind == ci.CursorKind.PACKED_ATTR for c in children)
         align = None
         if any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in children):
-            # aligned(N) on the type only raises its alignment: libclang's is the explicit one.
+            # An aligned attribute on a record type only raises its alignment: libclang's is the explicit one.
             align = rtype.get_canonical().get_align()
+        max_align = self._pack_at(decl)
         if name is None:
             name = decl.spelling if decl.spelling and "(" not in decl.spelling else hint or "anonymous"
         fields: list[Field] = []
         cursors = list(decl.type.get_fields())
-        anon = 0
+        anon = unnamed = 0
         self.depth += 1
         try:
             for f in cursors:
                 self.at = f
                 fname = f.spelling
                 anonymous = not fname.isidentifier()
-                if anonymous:
+                if anonymous and f.is_bitfield():  # reserved bits, or a zero-width unit break
+                    fname, unnamed = f"__unnamed{unnamed}", unnamed + 1
+                elif anonymous:
                     fname, anon = f"__anonymous{anon}", anon + 1
-                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key))
+                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key,
+                                         packed or max_align is not None))
         finally:
             self.depth -= 1
         nesting = 1 + max((self.nesting[id(t)] for t in map(_record_in, fields) if t is not None), default=0)
@@ -309,7 +391,7 @@ class _Reader:
             raise HeaderError(f"{_where(decl.location)}: records nested more than {MAX_NESTING} deep "
                               "are not modelled")
         try:
-            s = Struct(name, fields, is_union=is_union, packed=packed, align=align)
+            s = Struct(name, fields, is_union=is_union, packed=packed, align=align, max_align=max_align)
         except IreeAbiError as e:
             raise HeaderError(f"{_where(decl.location)}: {e}") from None
         self.nesting[id(s)] = nesting
@@ -320,26 +402,40 @@ class _Reader:
             self.links[id(s)] = link
         return s
 
-    def field(self, f: Any, name: str, anonymous: bool, hint: str, parent_key: str) -> Field:
+    def field(self, f: Any, name: str, anonymous: bool, hint: str, parent_key: str,
+              in_packed: bool) -> Field:
+        """One member. Its alignment is the engine's unless the member or its declared type says
+        otherwise: an alignment attribute (any constant expression: measured by libclang), a typedef
+        with one, `_Atomic` (both from libclang's alignment of the declared type)."""
         ci = self.ci
         bits = None
         if f.is_bitfield():
             bits = f.get_bitfield_width()
-            if bits == 0 or not f.spelling:
-                raise HeaderError(f"{_where(f.location)}: unnamed and zero-width bit-fields are not modelled")
         attrs = [c for c in f.get_children() if c.kind.is_attribute()]
         packed = any(c.kind == ci.CursorKind.PACKED_ATTR for c in attrs)
-        align = None
-        if any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in attrs):
-            # _Alignas is in the member's own tokens, a trailing __attribute__ in the attribute's; a
-            # macro (stdalign.h's alignas) leaves no tokens, so the declaring lines are read too.
-            text = " ".join(t.spelling for c in (f, *attrs) for t in c.get_tokens()) + " " + self._source_lines(f)
-            found = _ALIGN_RE.findall(text)
-            if not found:
-                raise HeaderError(f"{_where(f.location)}: {f.spelling}: only integer-literal alignments "
-                                  f"(alignas(N), __attribute__((aligned(N)))) are modelled: {text!r}")
-            align = max(int(v, 0) for v in found)
         ctype = self.ctype(f.type, f, hint, (parent_key, f, None if anonymous else f.spelling))
+        natural = size_align(ctype, self.target)[1]
+        declared = f.type.get_align()  # the declared type's: a typedef's alignment, _Atomic's
+        explicit = any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in attrs)
+        if bits is not None:
+            if explicit or (declared > 0 and declared != natural):
+                raise HeaderError(f"{_where(f.location)}: {f.spelling or 'an unnamed bit-field'}: an "
+                                  "alignment on a bit-field or its type is not modelled")
+            return Field(name, ctype, bits, packed=packed, anonymous=anonymous)
+        if explicit:
+            wanted = self.member_aligns.get(f)
+            if not isinstance(wanted, int):
+                raise HeaderError(f"{_where(f.location)}: {f.spelling}: its alignment could not be "
+                                  f"measured: {wanted or 'no way to name it in C'}")
+        elif packed or in_packed:
+            wanted = None  # packing wins over a type's alignment; #pragma pack caps it later
+        else:
+            wanted = declared if declared > 0 and declared != natural else None
+        align = None
+        if wanted is not None:
+            align = wanted
+            if wanted < natural:  # below the type's own: as packed, aligned(N) writes it
+                packed = True
         return Field(name, ctype, bits, align=align, packed=packed, anonymous=anonymous)
 
     def ctype(self, t: Any, where: Any, hint: str = "",
@@ -353,6 +449,18 @@ class _Reader:
             return Scalar(spelled)
         if k.name in _SCALARS:
             return Scalar(_SCALARS[k.name], spelled if spelled != _SCALARS[k.name] else None)
+        if k.name == "ATOMIC":
+            # _Atomic T lays out as T, aligned as libclang says (the member's declared alignment).
+            # gcc and clang agree on that only where the size is a power of two up to 8 bytes.
+            value = _value_type(self.ci, canon)
+            size = canon.get_size()
+            if size != value.get_size() or size not in (1, 2, 4, 8):
+                raise HeaderError(f"{_where(where.location)}: {where.spelling}: {canon.spelling} is "
+                                  f"{size} B to libclang, {value.get_size()} B without _Atomic: an "
+                                  "_Atomic type of other than 1, 2, 4 or 8 bytes is not modelled (gcc "
+                                  "and clang lay it out differently)")
+            inner = self.ctype(value, where, hint, link)
+            return Scalar(inner.c_type, spelled) if isinstance(inner, Scalar) else inner
         if k == K.ENUM:
             under = canon.get_declaration().enum_type.get_canonical()
             if under.kind.name not in _SCALARS:
@@ -406,37 +514,184 @@ class _Reader:
                 self._lines[name] = []
         return " ".join(self._lines[name][start.line - 1:end.line])
 
+    # -- alignments and #pragma pack ---------------------------------------------------------------
+
+    def _measure_alignments(self, members: list[Any]) -> None:
+        """Each aligned member's alignment as libclang computes it (`__alignof__` of the member:
+        the attribute's constant expression, macros and all, with its type's), from one probe parse.
+        A member offsetof cannot name (in a function's record) is read from an integer literal."""
+        exprs: list[str] = []
+        which: list[Any] = []
+        for m in members:
+            self.at = m
+            path = self._member_path(m)
+            if path is None:
+                text = " ".join(t.spelling for t in m.get_tokens()) + " " + self._source_lines(m)
+                found = _ALIGN_RE.findall(text)
+                self.member_aligns[m] = max(int(v, 0) for v in found) if found else \
+                    "only integer-literal alignments are read in a record C cannot name from outside"
+                continue
+            which.append(m)
+            exprs.append(f"__alignof__(((({path[0]}*)0)->{path[1]}))")
+        for m, v in zip(which, self._probe_values(exprs)):
+            self.member_aligns[m] = v if isinstance(v, int) and v > 0 else f"libclang: {v}"
+
+    def _member_path(self, member: Any) -> tuple[str, str] | None:
+        """(a file-scope type, the designator) by which C names `member`, or None."""
+        K = self.ci.CursorKind
+        records = (K.STRUCT_DECL, K.UNION_DECL)
+        rec = member.semantic_parent
+        parts = [member.spelling]
+        for _ in range(MAX_NESTING + 1):
+            if rec is None or rec.kind not in records:
+                return None
+            parent = rec.semantic_parent
+            if parent is not None and parent.kind == K.TRANSLATION_UNIT:
+                spelled = self.typedef_of.get(rec)
+                if spelled is None and rec.spelling and not rec.is_anonymous() and "(" not in rec.spelling:
+                    spelled = f"{'union' if rec.kind == K.UNION_DECL else 'struct'} {rec.spelling}"
+                return (spelled, ".".join(reversed(parts))) if spelled else None
+            if parent is None or parent.kind not in records:
+                return None  # a record of a function
+            for m in parent.type.get_fields():
+                t, dims = m.type.get_canonical(), 0
+                while t.kind in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.INCOMPLETEARRAY):
+                    t, dims = t.element_type.get_canonical(), dims + 1
+                if t.kind == self.ci.TypeKind.RECORD and t.get_declaration() == rec:
+                    if m.spelling.isidentifier():  # an anonymous member adds no name
+                        parts.append(m.spelling + "[0]" * dims)
+                    break
+            else:
+                return None
+            rec = parent
+        return None
+
+    def _pack_at(self, decl: Any) -> int | None:
+        """The `#pragma pack` value in force where the record is defined (None: none). Read from the
+        directives of the record's own file, in order; a value C does not spell as a literal, or a
+        pack set through _Pragma in a macro, is not seen (the cross-check with libclang catches it)."""
+        loc = decl.location
+        if loc.file is None:
+            return None
+        name = loc.file.name
+        if name not in self._packs:
+            self._packs[name] = self._pack_states(loc.file)
+        states = self._packs[name]
+        i = bisect.bisect_right([o for o, _ in states], loc.offset) - 1
+        value = states[i][1] if i >= 0 else None
+        if isinstance(value, str):
+            raise HeaderError(f"{_where(loc)}: {value}")
+        return value
+
+    def _pack_states(self, file: Any) -> list[tuple[int, "int | str | None"]]:
+        try:
+            text = Path(file.name).read_bytes()
+        except OSError:
+            return []
+        if b"pack" not in text:
+            return []
+        ci = self.ci
+        extent = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(self.tu, file, 0),
+                                               ci.SourceLocation.from_offset(self.tu, file, len(text)))
+        toks = [(t.spelling, t.location.line, t.location.offset) for t in self.tu.get_tokens(extent=extent)]
+        states: list[tuple[int, int | str | None]] = []
+        stack: list[int | str | None] = []
+        current: int | str | None = None
+        for i in range(len(toks) - 3):
+            if toks[i][0] != "#" or toks[i + 1][0] != "pragma" or toks[i + 2][0] != "pack" \
+                    or toks[i + 1][1] != toks[i][1] or toks[i + 2][1] != toks[i][1]:
+                continue
+            line = toks[i][1]
+            args = []
+            for spelling, tline, _ in toks[i + 3:]:
+                if tline != line or spelling == ")":
+                    break
+                if spelling not in "(,":
+                    args.append(spelling)
+            values = [a for a in args if a[:1].isdigit()]
+            value: int | str | None = None
+            if values:
+                try:
+                    value = int(values[-1].rstrip("uUlL"), 0)
+                except ValueError:
+                    value = f"#pragma pack value {values[-1]!r} at line {line} is not modelled"
+            if args[:1] == ["push"]:
+                stack.append(current)
+                if values or len(args) > 1 and not args[-1].isidentifier():
+                    current = value
+            elif args[:1] == ["pop"]:
+                current = stack.pop() if stack else None
+                if values:
+                    current = value
+            elif args[:1] == ["show"]:
+                continue
+            elif args and not values:
+                current = f"#pragma pack({', '.join(args)}) at line {line} is not modelled"
+            else:
+                current = value
+            if isinstance(current, int) and (current <= 0 or current & (current - 1)):
+                current = None if current == 0 else f"#pragma pack({current}) at line {line} is not a power of two"
+            states.append((toks[i][2], current))
+        return states
+
     # -- the cross-check -------------------------------------------------------------------------
 
-    def cross_check(self, tops: set[Struct]) -> None:
+    def cross_check(self, tops: set[Struct]) -> dict[int, str]:
         """The engine's layout of every record against libclang's, for the triple: each record's
         size, alignment and direct fields' bit offsets (its nested records are checked the same
-        way, first: dependencies before dependents, as before the probe existed)."""
+        way, first: dependencies before dependents). Returns the records that disagree (or could
+        not be measured), by id, with the message."""
         order: list[Struct] = []
         for s in tops:
             for n in (*s.nested(), s):
                 if id(n) not in self.checked:
                     self.checked.add(id(n))
                     order.append(n)
+        bad: dict[int, str] = {}
         # Where each direct field's offset comes from: ("probe", index) or ("bits", value).
-        plans = [self._offset_plan(n) for n in order]
+        plans: list[Any] = []
+        for n in order:
+            try:
+                plans.append(self._offset_plan(n))
+            except HeaderError as e:
+                plans.append(None)
+                bad[id(n)] = str(e)
         values = self._run_probe()
-        for n, (base, fields) in zip(order, plans):
-            decl = self.decls[id(n)]
-            self.at = decl
-            rtype = decl.type
-            measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
-                                self._layout_value(rtype.get_align(), decl, n.name, "alignof"))
-            base_bits = sum(8 * values[v] if kind == "probe" else v for kind, v in base)
-            for fname, (kind, v) in fields.items():
-                measured.bit_offsets[fname] = 8 * values[v] - base_bits if kind == "probe" else v
-            lay = n.layout(self.target)
-            engine = Measured(lay.size, lay.align,
-                              {f.name: f.offset * 8 + (f.bit_offset or 0) for f in lay.fields})
-            problems = diff(engine, measured)
-            if problems:
-                raise HeaderError(f"{_where(decl.location)}: {n.name}: the engine and libclang "
-                                  f"({self.target.triple}) disagree: {'; '.join(problems[:4])}")
+        for n, plan in zip(order, plans):
+            if plan is None:
+                continue
+            try:
+                self._check_one(n, plan, values)
+            except (HeaderError, LayoutError) as e:
+                bad[id(n)] = str(e)
+        return bad
+
+    def _check_one(self, n: Struct, plan: tuple, values: list["int | str"]) -> None:
+        base, fields = plan
+        decl = self.decls[id(n)]
+        self.at = decl
+
+        def probed(kind: str, v: int) -> int:
+            if kind != "probe":
+                return v
+            if not isinstance(values[v], int):
+                raise HeaderError(f"{_where(decl.location)}: {n.name}: libclang could not measure an "
+                                  f"offset in it: {values[v]}")
+            return 8 * values[v]
+
+        rtype = decl.type
+        measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
+                            self._layout_value(rtype.get_align(), decl, n.name, "alignof"))
+        base_bits = sum(probed(kind, v) for kind, v in base)
+        for fname, (kind, v) in fields.items():
+            measured.bit_offsets[fname] = probed(kind, v) - (base_bits if kind == "probe" else 0)
+        lay = n.layout(self.target)
+        engine = Measured(lay.size, lay.align,
+                          {f.name: f.offset * 8 + (f.bit_offset or 0) for f in lay.fields})
+        problems = diff(engine, measured)
+        if problems:
+            raise HeaderError(f"{_where(decl.location)}: {n.name}: the engine and libclang "
+                              f"({self.target.triple}) disagree: {'; '.join(problems[:4])}")
 
     def _layout_value(self, value: int, decl: Any, name: str, what: str) -> int:
         if value < 0:
@@ -480,6 +735,8 @@ class _Reader:
         fields: dict[str, tuple[str, int]] = {}
         for f, c in zip(s.fields, self.field_cursors[id(s)]):
             self.at = c
+            if f.bits == 0:
+                continue  # a zero-width bit-field holds no bits: no field of the layout
             if access is None or f.anonymous or f.bits is not None:
                 fields[f.name] = ("bits", self._clang_offset(c, s))
             else:
@@ -515,37 +772,73 @@ class _Reader:
     def _probe(self, base: str, designator: str) -> int:
         return self._probes.setdefault((base, designator), len(self._probes))
 
-    def _run_probe(self) -> list[int]:
-        """Every requested offsetof, from one parse of the header and an enumeration of them after
-        it (an enumerator's value is one query, walking no record)."""
+    def _run_probe(self) -> list["int | str"]:
+        """Every requested offsetof (or why libclang could not measure it)."""
         probes = self._probes
-        self.probe_count = len(probes)
-        if not probes:
+        return self._probe_values([f"__builtin_offsetof({base}, {designator})"
+                                   for (base, designator), _ in sorted(probes.items(), key=lambda kv: kv[1])])
+
+    def _probe_values(self, exprs: list[str]) -> list["int | str"]:
+        """Each integer constant expression's value, from one parse of the header with an
+        enumeration of them after it (an enumerator's value is one query, walking no record); an
+        expression libclang rejects has its message instead (it concerns only its record)."""
+        self.probe_count += len(exprs)
+        if not exprs:
             return []
-        lines = [f"enum {_PROBE}enum {{"]
-        lines += [f"  {_PROBE}{i} = __builtin_offsetof({base}, {designator}),"
-                  for (base, designator), i in probes.items()]
-        lines.append("};")
         # The header itself with the enumeration after its last line (given to libclang in memory
         # under its own name): the same main file, directory and lines as the first parse, and no
         # #include to spell a name that may hold quotes or newlines. The blank lines end a trailing
         # backslash continuation.
         name = str(self.path)
         try:
-            text = self.path.read_bytes() + b"\n\n" + "\n".join(lines).encode() + b"\n"
+            original = self.path.read_bytes()
         except OSError as e:
             raise HeaderError(f"{self.path}: cannot read it again: {e.strerror or e}") from None
-        tu = self._parse(name, [(name, text)])
-        values: list[int] = []
+        first_line = original.count(b"\n") + 4  # the first enumerator's line
+        lines = [f"enum {_PROBE}enum {{"]
+        lines += [f"  {_PROBE}{i} = {e}," for i, e in enumerate(exprs)]
+        lines.append("};")
+        text = original + b"\n\n" + "\n".join(lines).encode() + b"\n"
+        tu, errors = self._parse(name, [(name, text)])
+        rejected: dict[int, str] = {}
+        for d in errors:
+            if _file_of(d.location) == name and d.location.offset >= len(original):
+                rejected.setdefault(d.location.line - first_line, d.spelling)
+        values: list[int | str] = []
         for c in tu.cursor.get_children():  # the top level only: the enumeration is there
             if c.kind == self.ci.CursorKind.ENUM_DECL and c.spelling == f"{_PROBE}enum":
                 # Zero-extended: offsets are never negative, and the signed reading turns 2^31 on
                 # a 32-bit triple (an unsigned int enumerator) into -2^31.
                 value = self.ci.conf.lib.clang_getEnumConstantDeclUnsignedValue
                 values = [value(e) for e in c.get_children()]
-        if len(values) != len(probes) or min(values) < 0:
-            raise HeaderError(f"{self.path}: libclang gave {len(values)} of {len(probes)} offsets")
-        return values
+        if len(values) != len(exprs):
+            raise HeaderError(f"{self.path}: libclang gave {len(values)} of {len(exprs)} probe values")
+        return [rejected.get(i, v) for i, v in enumerate(values)]
+
+
+def _key(decl: Any) -> str:
+    """A record's identity: its USR and where it is defined (two anonymous records in one parent
+    can share a USR)."""
+    loc = decl.location
+    return f"{decl.get_usr()}@{_file_of(loc)}:{loc.offset}"
+
+
+def _file_of(location: Any) -> str:
+    return location.file.name if location.file else ""
+
+
+def _holds(extent: Any, file: str, offset: int) -> bool:
+    start, end = extent.start, extent.end
+    return start.file is not None and start.file.name == file and start.offset <= offset <= end.offset
+
+
+def _value_type(ci: Any, atomic: Any) -> Any:
+    """T of `_Atomic(T)` (clang_Type_getValueType, which the bindings do not declare)."""
+    fn = ci.conf.lib.clang_Type_getValueType
+    fn.argtypes, fn.restype = [ci.Type], ci.Type
+    value = fn(atomic)
+    value._tu = atomic._tu
+    return value
 
 
 def _record_in(f: Field) -> Struct | None:
