@@ -459,7 +459,7 @@ class _Reader:
                                   f"{size} B to libclang, {value.get_size()} B without _Atomic: an "
                                   "_Atomic type of other than 1, 2, 4 or 8 bytes is not modelled (gcc "
                                   "and clang lay it out differently)")
-            inner = self.ctype(value, where, hint, link)
+            inner = self.ctype(value, where, hint, None)  # offsetof cannot reach into an _Atomic record
             return Scalar(inner.c_type, spelled) if isinstance(inner, Scalar) else inner
         if k == K.ENUM:
             under = canon.get_declaration().enum_type.get_canonical()

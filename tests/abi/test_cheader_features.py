@@ -1,0 +1,214 @@
+"""Constructs of real headers (tests/fixtures/headers/features.h), laid out by the engine from the
+header read by libclang, against the compilers of each data model: gcc (x86_64), gcc -m32 (i386),
+arm-linux-gnueabihf-gcc (armv7), aarch64-linux-gnu-gcc (aarch64), riscv64-linux-gnu-gcc with
+-march=rv32imafd -mabi=ilp32d (riscv32) and plain (riscv64), clang --target=wasm32-unknown-unknown
+(wasm32).
+
+Nothing of the target runs: each compiler builds an object holding one initialized global, read
+back from the object file (pyelftools for ELF, the data section of a wasm object): sizeof, _Alignof
+and offsetof of every struct and member, and for every bit-field an object of its struct with that
+field set to -1, whose lowest set bit is the field's first bit.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from debian_tools import debian_file, debian_tool
+from ireeabi.abi import cheader
+from ireeabi.abi.layout import Struct
+from ireeabi.abi.targets import TARGETS
+from ireeabi.cli.main import main
+
+HEADERS = Path(__file__).parents[1] / "fixtures" / "headers"
+FEATURES = HEADERS / "features.h"
+
+COMPILERS = {
+    "x86_64": ["gcc"],
+    "i386": ["gcc", "-m32"],
+    "armv7": ["arm-linux-gnueabihf-gcc"],
+    "aarch64": ["aarch64-linux-gnu-gcc"],
+    "riscv32": ["riscv64-linux-gnu-gcc", "-march=rv32imafd", "-mabi=ilp32d"],
+    "riscv64": ["riscv64-linux-gnu-gcc"],
+    "wasm32": ["clang", "--target=wasm32-unknown-unknown"],
+}
+
+# Every struct of features.h, as C names it.
+STRUCTS = ["td_align_t", "two_anon_t", "reg_map_t", "pte_t", "struct unnamed_small",
+           "struct unnamed_wide", "struct zero_mid", "struct zero_end", "struct zero_first",
+           "struct zero_wide", "struct zero_bits", "struct zero_packed", "struct macro_align",
+           "struct atomics", "struct pack2", "struct pack2_aligned", "struct pack1",
+           "struct pack2_again", "struct pack4", "struct unpacked"]
+
+
+def _compiler(target: str) -> list[str]:
+    argv = list(COMPILERS[target])
+    argv[0] = debian_tool(argv[0])
+    if target == "i386":
+        debian_file("/usr/lib/gcc/x86_64-linux-gnu/12/32/libgcc.a", "gcc-multilib")
+    return argv
+
+
+def _leb(b: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        x = b[i]
+        i += 1
+        value |= (x & 0x7F) << shift
+        shift += 7
+        if x < 0x80:
+            return value, i
+
+
+def _wasm_data(b: bytes) -> bytes:
+    """The one active data segment of a wasm object (the global), from its data section (id 11)."""
+    assert b[:4] == b"\0asm"
+    i, segments = 8, []
+    while i < len(b):
+        size, start = _leb(b, i + 1)
+        if b[i] == 11:
+            n, j = _leb(b, start)
+            for _ in range(n):
+                flags, j = _leb(b, j)
+                assert flags == 0 and b[j] == 0x41  # active, memory 0, i32.const offset
+                _, j = _leb(b, j + 1)
+                assert b[j] == 0x0B
+                length, j = _leb(b, j + 1)
+                segments.append(b[j:j + length])
+                j += length
+        i = start + size
+    assert len(segments) == 1
+    return segments[0]
+
+
+def _object_bytes(target: str, source: str, tmp: Path) -> bytes:
+    """The bytes of `ireeabi_probe` in the object the target's compiler builds from `source`."""
+    c = tmp / f"probe_{target}.c"
+    c.write_text(source)
+    o = tmp / f"probe_{target}.o"
+    subprocess.run([*_compiler(target), "-std=gnu11", "-ffreestanding", "-O0", "-I", str(HEADERS), "-c",
+                    str(c), "-o", str(o)], check=True, capture_output=True, text=True)
+    if target == "wasm32":
+        return _wasm_data(o.read_bytes())
+    with open(o, "rb") as fh:
+        elf = ELFFile(fh)
+        sym = elf.get_section_by_name(".symtab").get_symbol_by_name("ireeabi_probe")[0]
+        data = elf.get_section(sym["st_shndx"]).data()
+        return data[sym["st_value"]:sym["st_value"] + sym["st_size"]]
+
+
+def _c_members(s: Struct, prefix: str = "") -> list[tuple[str, str, bool]]:
+    """(engine path, C designator, is bit-field) of every named member C can reach directly:
+    direct members and, through anonymous members, theirs. Unnamed bit-fields are left out (C
+    cannot name them; the members after them and sizeof show where they went)."""
+    out = []
+    for f in s.fields:
+        if f.anonymous and f.bits is not None:
+            continue
+        if f.anonymous:
+            for path, c, bits in _c_members(f.type, ""):
+                out.append((f"{prefix}{f.name}.{path}", c, bits))
+        else:
+            out.append((prefix + f.name, f.name, f.bits is not None))
+    return out
+
+
+def compiler_layouts(target: str, structs: dict[str, Struct], tmp: Path) -> dict[str, dict]:
+    """{C name: {"size", "align", "offsets": {engine path: bit offset}}} as the compiler laid out."""
+    exprs: list[str] = []
+    images: list[tuple[str, str]] = []  # (C type, designator set to -1)
+    keys: list[tuple[str, str]] = []
+    for name in STRUCTS:
+        exprs += [f"sizeof({name})", f"_Alignof({name})"]
+        keys += [(name, "#size"), (name, "#align")]
+        for path, designator, bits in _c_members(structs[name]):
+            if bits:
+                exprs.append(f"offsetof(probe_t, img{len(images)})")
+                images.append((name, designator))
+            else:
+                exprs.append(f"offsetof({name}, {designator}) * 8")
+            keys.append((name, path))
+    source = ('#include "features.h"\ntypedef struct {\n  unsigned long long v[%d];\n%s} probe_t;\n'
+              "probe_t ireeabi_probe = {\n  { %s },\n%s};\n") % (
+        len(exprs), "".join(f"  {t} img{i};\n" for i, (t, _) in enumerate(images)),
+        ", ".join(f"(unsigned long long)({e})" for e in exprs),
+        "".join(f"  {{ .{d} = -1 }},\n" for _, d in images))
+    data = _object_bytes(target, source, tmp)
+    out: dict[str, dict] = {}
+    image = 0
+    for i, (name, what) in enumerate(keys):
+        value = int.from_bytes(data[8 * i:8 * i + 8], "little")
+        m = out.setdefault(name, {"offsets": {}})
+        if what in ("#size", "#align"):
+            m[what[1:]] = value
+        elif any(p == what for p, _, bits in _c_members(structs[name]) if bits):
+            size = m["size"]
+            word = int.from_bytes(data[value:value + size], "little")
+            assert word, (name, what)
+            m["offsets"][what] = (word & -word).bit_length() - 1  # its lowest set bit
+            image += 1
+        else:
+            m["offsets"][what] = value
+    return out
+
+
+def engine_layouts(structs: dict[str, Struct], target: str) -> dict[str, dict]:
+    out = {}
+    for name in STRUCTS:
+        lay = structs[name].layout(target)
+        offsets = {}
+        for path, _, bits in _c_members(structs[name]):
+            parts, lay_at, base = path.split("."), lay, 0
+            for part in parts[:-1]:
+                f = lay_at.field(part)
+                base += f.offset
+                lay_at = f.type.layout(target)
+            f = lay_at.field(parts[-1])
+            offsets[path] = (base + f.offset) * 8 + (f.bit_offset or 0)
+        out[name] = {"size": lay.size, "align": lay.align, "offsets": offsets}
+    return out
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    tmp = tmp_path_factory.mktemp("features")
+    out = {}
+    for target in sorted(TARGETS):
+        structs = cheader.parse_header(FEATURES, target)  # every struct agrees with libclang too
+        out[target] = (engine_layouts(structs, target), compiler_layouts(target, structs, tmp))
+    return out
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_struct_of_the_features_header_is_the_compilers(measured, target):
+    engine, compiler = measured[target]
+    for name in STRUCTS:
+        assert engine[name] == compiler[name], (target, name)
+
+
+def test_the_features_are_there_and_differ_by_target(measured):
+    """Not vacuous: the constructs change layouts, and the per-target rules are told apart."""
+    c = {t: compiler for t, (_, compiler) in measured.items()}
+    arm, x86 = c["armv7"], c["x86_64"]
+    # Zero-width and unnamed bit-fields give the struct their type's alignment on AAPCS only.
+    for t in ("armv7", "aarch64"):
+        assert c[t]["struct zero_mid"]["size"] == 8 and c[t]["struct zero_packed"]["align"] == 4
+        assert c[t]["struct unnamed_wide"]["align"] == 8
+    for t in ("x86_64", "i386", "riscv32", "riscv64", "wasm32"):
+        assert c[t]["struct zero_mid"]["size"] == 5 and c[t]["struct zero_mid"]["align"] == 1
+        assert c[t]["struct unnamed_small"]["size"] == 3
+    assert c["i386"]["struct zero_wide"]["offsets"]["d"] == 32 and x86["struct zero_wide"]["offsets"]["d"] == 64
+    assert arm["reg_map_t"]["offsets"]["mode"] == 4 and arm["pte_t"]["offsets"]["frame"] == 12
+    # Alignments: a typedef's (raised and lowered), macros and expressions, _Atomic, #pragma pack.
+    assert x86["td_align_t"]["offsets"]["raised"] == 64 and x86["td_align_t"]["offsets"]["lowered"] == 128  # 4-aligned, not 8
+    assert x86["struct macro_align"]["align"] == 64 and x86["struct macro_align"]["offsets"]["sixteen"] == 80 * 8
+    assert c["i386"]["struct atomics"]["offsets"]["counter"] == 64  # 8-aligned, not 4 as uint64_t
+    assert x86["struct pack2"]["size"] == 20 and x86["struct pack1"]["size"] == 11
+    assert x86["struct pack2_aligned"]["align"] == 2 and x86["struct pack4"]["offsets"]["l"] == 32
+    assert x86["struct pack2_again"]["offsets"]["d"] == 64 and x86["struct unpacked"]["offsets"]["l"] == 64
+    # A union of two anonymous structs: both sets of members, at once.
+    assert set(x86["two_anon_t"]["offsets"]) == {"__anonymous0.lo", "__anonymous0.hi", "__anonymous1.a",
+                                                 "__anonymous1.b"}
