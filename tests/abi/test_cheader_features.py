@@ -212,3 +212,63 @@ def test_the_features_are_there_and_differ_by_target(measured):
     # A union of two anonymous structs: both sets of members, at once.
     assert set(x86["two_anon_t"]["offsets"]) == {"__anonymous0.lo", "__anonymous0.hi", "__anonymous1.a",
                                                  "__anonymous1.b"}
+
+
+MIXED = """\
+struct good { char c; int i; };
+struct bad {
+  char c;
+  __int128 big;
+};
+typedef struct { struct bad b; } uses_bad_t;
+typedef struct { char c; int : 0; char d; } also_good_t;
+struct broken { unknown_t x; };
+"""
+
+
+def test_one_bad_struct_concerns_only_itself(tmp_path):
+    """Its error names its line (and the structs built on it fail with it); every other struct
+    of the header lays out, as libclang does."""
+    path = tmp_path / "mixed.h"
+    path.write_text(MIXED)
+    r = cheader.read_header(path, "x86_64")
+    assert sorted(r.structs) == ["also_good_t", "good", "struct also_good_t", "struct good"]
+    assert r.structs["also_good_t"].layout("x86_64").size == 5  # int : 0 on SysV
+    assert r.errors["bad"] == r.errors["struct bad"] == r.errors["uses_bad_t"] == \
+        f"{path}:4: big: type __int128 (int128) is not modelled"
+    assert r.errors["broken"] == f"{path}:8: unknown type name 'unknown_t'"
+    assert cheader.header_struct(path, "good", "x86_64").layout("x86_64").size == 8
+    with pytest.raises(cheader.HeaderError, match=rf"mixed\.h:8: unknown type name"):
+        cheader.header_struct(path, "broken", "x86_64")
+    with pytest.raises(cheader.HeaderError, match=rf"mixed\.h:4: big: .* \(and 1 more structs\)$"):
+        cheader.parse_header(path, "x86_64")
+
+
+def test_layout_header_lists_every_struct_and_each_error(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "mixed.h"
+    path.write_text(MIXED)
+    assert main(["layout", "--header", str(path), "--target", "i386"]) == 2
+    text = capsys.readouterr().out
+    assert "struct good on i386" in text and "struct also_good_t on i386" in text
+    # i386 has no __int128: libclang's own error, charged to the struct holding it.
+    assert f"error (i386): bad / struct bad / uses_bad_t / struct uses_bad_t: {path}:4: __int128 is not " \
+        "supported on this target" in text
+    assert f"error (i386): broken / struct broken: {path}:8: unknown type name 'unknown_t'" in text
+    assert main(["layout", "--header", str(path), "--all-targets", "--json"]) == 2
+    objs = json.loads(capsys.readouterr().out)
+    assert [o["target"] for o in objs] == sorted(TARGETS, key=list(TARGETS).index)
+    for o in objs:
+        assert [s["name"] for s in o["structs"]] == ["good", "also_good_t"]
+        sizes = {s["name"]: s["size"] for s in o["structs"]}
+        assert sizes["also_good_t"] == (8 if o["target"] in ("armv7", "aarch64") else 5)
+        assert {(e["line"], e["file"]) for e in o["errors"]} == {(4, str(path)), (8, str(path))}
+    # A header without a bad struct: every struct, exit 0.
+    assert main(["layout", "--header", str(FEATURES), "--target", "wasm32", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["errors"] == [] and len(obj["structs"]) == len(STRUCTS)
+    # One struct by name: the others' errors do not concern it.
+    assert main(["layout", "good", "--header", str(path)]) == 0
+    assert main(["layout", "bad", "--header", str(path)]) == 2
+    assert f"{path}:4: big" in capsys.readouterr().err
