@@ -227,7 +227,8 @@ class _Reader:
         self.depth = 0  # records being read inside one another now
         self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
         self._lines: dict[str, list[str]] = {}
-        self._packs: dict[str, list[tuple[int, "int | str | None"]]] = {}  # file -> #pragma pack states
+        # file -> (offsets of its #pragma pack directives, the pack value from each on)
+        self._packs: dict[str, tuple[list[int], list["int | str | None"]]] = {}
         self.cursors = self.offset_query_fields = self.probe_count = 0
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
         self._access_memo: dict[int, tuple[str, str, tuple] | None] = {}
@@ -283,12 +284,20 @@ class _Reader:
         entries: list[tuple[Any, Any]] = []  # (record or typedef cursor, the record's type)
         aligned: list[Any] = []  # members with an alignment attribute
         charged: set[int] = set()  # diagnostics inside some record
+        # Each error charged to the records whose text holds it (found by bisection: a header of
+        # many records and many errors costs their sum, not their product).
+        where = sorted((file, offset, i) for i, (file, offset, _) in enumerate(self.diagnostics))
         for c in self._declarations():
             if c.kind in records and c.is_definition():
-                for i, (file, offset, message) in enumerate(self.diagnostics):
-                    if _holds(c.extent, file, offset):
-                        self.failed.setdefault(_key(c), HeaderError(message))
+                start, end = c.extent.start, c.extent.end
+                if where and start.file is not None:
+                    name = start.file.name
+                    j = bisect.bisect_left(where, (name, start.offset, -1))
+                    while j < len(where) and where[j][0] == name and where[j][1] <= end.offset:
+                        i = where[j][2]
+                        self.failed.setdefault(_key(c), HeaderError(self.diagnostics[i][2]))
                         charged.add(i)
+                        j += 1
                 if c.spelling and not c.is_anonymous() and "(" not in c.spelling:
                     entries.append((c, c.type))
             elif c.kind == K.TYPEDEF_DECL:
@@ -308,6 +317,15 @@ class _Reader:
         for c, rtype in entries:
             names = [c.spelling] if c.kind == K.TYPEDEF_DECL else \
                 [c.spelling, f"{'union' if c.kind == K.UNION_DECL else 'struct'} {c.spelling}"]
+            if c.kind == K.TYPEDEF_DECL and c.type.get_align() != rtype.get_align() > 0:
+                # C keeps the struct's size and gives the typedef name its own alignment (sizeof 1,
+                # alignof 16 for a char in one aligned(16)): no struct layout has both.
+                errors[c.spelling] = (f"{_where(c.location)}: {c.spelling}: a typedef with its own "
+                                      f"alignment ({c.type.get_align()}; its struct's is "
+                                      f"{rtype.get_align()}) is not modelled as a struct (as a "
+                                      "member's type it is)")
+                out.pop(c.spelling, None)  # libclang spells the unnamed struct by it too
+                continue
             try:
                 s = self.record(rtype, c.spelling if c.kind == K.TYPEDEF_DECL else None)
             except HeaderError as e:
@@ -575,10 +593,11 @@ class _Reader:
             return None
         name = loc.file.name
         if name not in self._packs:
-            self._packs[name] = self._pack_states(loc.file)
-        states = self._packs[name]
-        i = bisect.bisect_right([o for o, _ in states], loc.offset) - 1
-        value = states[i][1] if i >= 0 else None
+            states = self._pack_states(loc.file)
+            self._packs[name] = ([o for o, _ in states], [v for _, v in states])
+        offsets, values = self._packs[name]
+        i = bisect.bisect_right(offsets, loc.offset) - 1
+        value = values[i] if i >= 0 else None
         if isinstance(value, str):
             raise HeaderError(f"{_where(loc)}: {value}")
         return value
@@ -825,11 +844,6 @@ def _key(decl: Any) -> str:
 
 def _file_of(location: Any) -> str:
     return location.file.name if location.file else ""
-
-
-def _holds(extent: Any, file: str, offset: int) -> bool:
-    start, end = extent.start, extent.end
-    return start.file is not None and start.file.name == file and start.offset <= offset <= end.offset
 
 
 def _value_type(ci: Any, atomic: Any) -> Any:
