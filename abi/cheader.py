@@ -3,9 +3,17 @@ and its records become the engine's declarations (`Struct`, `Field`, ...).
 
 Every struct read this way is laid out by the engine and compared with libclang's own record layout
 for the same triple (size, alignment and every field's bit offset, each record against its own
-layout, nested ones included): a disagreement is a `HeaderError`, never a silent answer. Constructs
-the engine does not model (zero-width or unnamed bit-fields, vectors, complex and atomic types,
-128-bit integers, ...) are refused with the line that declares them.
+layout, nested ones included): a disagreement is an error, never a silent answer. Constructs the
+engine does not model (vectors, complex types, 128-bit integers, _Atomic types of other than 1, 2, 4
+or 8 bytes, ...) are refused with the line that declares them. An error concerns only its struct
+(and the structs built on it): `read_header` gives every other struct and each failing one's
+message, `file:line: ...`; a libclang error outside every struct fails the header.
+
+Alignments are libclang's where the header says them: an alignment attribute or `alignas` (any
+integer constant expression, macros included) is measured by `__alignof__` of the member in a probe
+parse; a typedef's alignment and `_Atomic`'s are the declared type's. `#pragma pack` is read from the
+directives of the record's own file (push/pop, pack(N), pack()); one set elsewhere (by _Pragma in a
+macro, or in an including file) is not, and the cross-check reports the difference.
 
 The header is parsed freestanding (`-ffreestanding -nostdinc`): `<stdint.h>`, `<stddef.h>`,
 `<stdbool.h>`, `<stdalign.h>` and `<limits.h>`-free code work from the small headers below, built

@@ -1,4 +1,4 @@
-"""Constructs of real headers (tests/fixtures/headers/features.h), laid out by the engine from the
+"""Constructs of real headers (tests/fixtures/headers/layout_features.h), laid out by the engine
 header read by libclang, against the compilers of each data model: gcc (x86_64), gcc -m32 (i386),
 arm-linux-gnueabihf-gcc (armv7), aarch64-linux-gnu-gcc (aarch64), riscv64-linux-gnu-gcc with
 -march=rv32imafd -mabi=ilp32d (riscv32) and plain (riscv64), clang --target=wasm32-unknown-unknown
@@ -24,7 +24,7 @@ from ireeabi.abi.targets import TARGETS
 from ireeabi.cli.main import main
 
 HEADERS = Path(__file__).parents[1] / "fixtures" / "headers"
-FEATURES = HEADERS / "features.h"
+FEATURES = HEADERS / "layout_features.h"
 
 COMPILERS = {
     "x86_64": ["gcc"],
@@ -36,7 +36,7 @@ COMPILERS = {
     "wasm32": ["clang", "--target=wasm32-unknown-unknown"],
 }
 
-# Every struct of features.h, as C names it.
+# Every struct of layout_features.h, as C names it.
 STRUCTS = ["td_align_t", "two_anon_t", "reg_map_t", "pte_t", "struct unnamed_small",
            "struct unnamed_wide", "struct zero_mid", "struct zero_end", "struct zero_first",
            "struct zero_wide", "struct zero_bits", "struct zero_packed", "struct macro_align",
@@ -131,7 +131,7 @@ def compiler_layouts(target: str, structs: dict[str, Struct], tmp: Path) -> dict
             else:
                 exprs.append(f"offsetof({name}, {designator}) * 8")
             keys.append((name, path))
-    source = ('#include "features.h"\ntypedef struct {\n  unsigned long long v[%d];\n%s} probe_t;\n'
+    source = ('#include "layout_features.h"\ntypedef struct {\n  unsigned long long v[%d];\n%s} probe_t;\n'
               "probe_t ireeabi_probe = {\n  { %s },\n%s};\n") % (
         len(exprs), "".join(f"  {t} img{i};\n" for i, (t, _) in enumerate(images)),
         ", ".join(f"(unsigned long long)({e})" for e in exprs),
@@ -270,7 +270,7 @@ def test_layout_header_lists_every_struct_and_each_error(tmp_path, capsys):
         sizes = {s["name"]: s["size"] for s in o["structs"]}
         assert sizes["also_good_t"] == (8 if o["target"] in ("armv7", "aarch64") else 5)
         assert {(e["line"], e["file"]) for e in o["errors"]} == {(4, str(path)), (8, str(path))}
-    # features.h: every struct but the typedef with an alignment of its own.
+    # layout_features.h: every struct but the typedef with an alignment of its own.
     assert main(["layout", "--header", str(FEATURES), "--target", "wasm32", "--json"]) == 2
     obj = json.loads(capsys.readouterr().out)
     assert [(e["names"], e["line"]) for e in obj["errors"]] == [(["aligned_name_t"], 77)]
@@ -282,3 +282,25 @@ def test_layout_header_lists_every_struct_and_each_error(tmp_path, capsys):
     assert main(["layout", "good", "--header", str(path)]) == 0
     assert main(["layout", "bad", "--header", str(path)]) == 2
     assert f"{path}:4: big" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_the_engines_c_text_of_the_features_lays_out_the_same(target):
+    """cdecl writes unnamed bit-fields unnamed and #pragma pack around the struct: libclang lays the
+    engine's own C text out as the engine does (every member C can name)."""
+    from ireeabi.abi import oracles
+
+    t = TARGETS[target]
+    r = cheader.read_header(FEATURES, t)
+    decls = list({id(s): s for s in r.structs.values()}.values())
+    measured = oracles.measure_libclang(decls, t)
+    seen = 0
+    for s in decls:
+        for n in (*s.nested(), s):
+            engine, clang = oracles.engine_view(n.layout(t)), measured[n.name]
+            assert (engine.size, engine.align) == (clang.size, clang.align), n.name
+            for path, bit in engine.bit_offsets.items():
+                if "__unnamed" not in path:  # libclang names them "": the members after them show them
+                    assert clang.bit_offsets[path] == bit, (n.name, path)
+                    seen += 1
+    assert seen > 60
