@@ -1,5 +1,5 @@
 """Constructs of real headers (tests/fixtures/headers/layout_features.h), laid out by the engine
-header read by libclang, against the compilers of each data model: gcc (x86_64), gcc -m32 (i386),
+from the header read by libclang, against the compilers of each data model: gcc (x86_64), gcc -m32 (i386),
 arm-linux-gnueabihf-gcc (armv7), aarch64-linux-gnu-gcc (aarch64), riscv64-linux-gnu-gcc with
 -march=rv32imafd -mabi=ilp32d (riscv32) and plain (riscv64), clang --target=wasm32-unknown-unknown
 (wasm32).
@@ -304,3 +304,33 @@ def test_the_engines_c_text_of_the_features_lays_out_the_same(target):
                     assert clang.bit_offsets[path] == bit, (n.name, path)
                     seen += 1
     assert seen > 60
+
+
+ALIGNED_MEMBERS = """\
+#define A 16
+typedef struct { char c; _Alignas(A) int y; } anon_t;
+struct outer {
+  char c;
+  struct { char d; _Alignas(A / 2) short s; } named;
+  union { char u; struct { char e; int z __attribute__((aligned(A))); }; };
+  struct { char f; _Alignas(A * 2) char g; } arr[2];
+};
+static inline int f(void) { struct local { char c; _Alignas(8) int x; } l; l.c = 0; return l.c; }
+static inline int g(void) { struct local2 { char c; _Alignas(A) int x; } l; l.c = 0; return l.c; }
+"""
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_way_an_alignment_is_measured_agrees_with_libclang(tmp_path, target):
+    """__alignof__ of the member reaches it through a typedef, a named member, an anonymous one and
+    an array's element; a record of a function is read from an integer literal, and one with an
+    expression there is that struct's error alone."""
+    path = tmp_path / "aligned.h"
+    path.write_text(ALIGNED_MEMBERS)
+    r = cheader.read_header(path, target)  # every struct laid out agrees with libclang
+    sizes = {n: (r.structs[n].layout(target).size, r.structs[n].layout(target).align)
+             for n in ("anon_t", "outer", "local")}
+    assert sizes == {"anon_t": (32, 16), "outer": (192, 32), "local": (16, 8)}
+    assert r.errors == {n: f"{path}:10: x: its alignment could not be measured: only integer-literal "
+                           "alignments are read in a record C cannot name from outside"
+                        for n in ("local2", "struct local2")}
