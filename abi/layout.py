@@ -204,9 +204,9 @@ def _validate_decl(s: Struct) -> None:
         if f.bits is not None:
             ok_width = f.bits == REST_OF_UNIT or (isinstance(f.bits, int) and f.bits > 0) \
                 or (f.bits == 0 and f.anonymous)  # C: only an unnamed bit-field may be 0 wide
-            if not isinstance(f.type, Scalar) or not ok_width or s.is_union:
-                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar, a width > 0 "
-                                  "(0 for an unnamed one) and a struct (not a union)")
+            if not isinstance(f.type, Scalar) or not ok_width:
+                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar and a width "
+                                  "> 0 (0 for an unnamed one)")
         if f.align is not None and (not _is_alignment(f.align) or f.bits is not None):
             raise LayoutError(f"{s.name}.{f.name}: an explicit alignment must be a power of two on a "
                               f"member that is not a bit-field, got {f.align!r}")
@@ -356,15 +356,27 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
     align = 1
     if decl.is_union:
         size = 0
+        unnamed_align = target.name in UNNAMED_BITFIELDS_ALIGN
         for f in decl.fields:
-            fs, fa = size_align(f.type, target)
-            fa = _member_align(decl, f, fa)
-            if f.bits is not None and f.bits > fs * 8:
+            fs, natural = size_align(f.type, target)
+            fa = _member_align(decl, f, natural)
+            if f.bits is None:
+                fields.append(FieldLayout(f.name, 0, fs, fa, f.type))
+                size = max(size, fs)
+                align = max(align, fa)
+                continue
+            width = fs * 8 if f.bits == REST_OF_UNIT else f.bits
+            if width > fs * 8:
                 raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
-            fields.append(FieldLayout(f.name, 0, fs, fa, f.type,
-                                      0 if f.bits is not None else None, f.bits))
-            size = max(size, fs)
-            align = max(align, fa)
+            if width == 0:  # holds no bits; its type's alignment counts on AAPCS only
+                if unnamed_align:
+                    align = max(align, natural)
+                continue
+            # A union's bit-field takes the bytes its bits touch (its unit's alignment aside).
+            fields.append(FieldLayout(f.name, 0, fs, fa, f.type, 0, width))
+            size = max(size, -(-width // 8))
+            if not f.anonymous or unnamed_align:
+                align = max(align, fa)
     else:
         bit = 0  # current position in bits; bit-fields share storage units
         unnamed_align = target.name in UNNAMED_BITFIELDS_ALIGN

@@ -176,7 +176,8 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
     if args.include_dirs or args.defines:
         raise CliError("-I and -D apply to --header")
     if args.name is None:
-        raise CliError("layout needs NAME_OR_CCONV (or --header FILE.h alone for every struct of it)")
+        raise CliError("layout needs NAME_OR_CCONV (usage: ireeabi layout NAME_OR_CCONV [options], or "
+                       "ireeabi layout --header FILE.h [options] for every struct of a header)")
     tgts = select_targets(args.target, args.all_targets)
     spans = parse_spans(args.spans)
     what = resolve(args.name)

@@ -41,7 +41,9 @@ STRUCTS = ["td_align_t", "two_anon_t", "reg_map_t", "pte_t", "struct unnamed_sma
            "struct unnamed_wide", "struct zero_mid", "struct zero_end", "struct zero_first",
            "struct zero_wide", "struct zero_bits", "struct zero_packed", "struct macro_align",
            "struct atomics", "struct pack2", "struct pack2_aligned", "struct pack1",
-           "struct pack2_again", "struct pack4", "struct unpacked", "struct holds_aligned_name"]
+           "struct pack2_again", "struct pack4", "struct unpacked", "struct holds_aligned_name",
+           "struct straddle64", "reg_view_t", "union reserved_word", "union zero_in_union",
+           "union wide_in_union"]
 
 
 def _compiler(target: str) -> list[str]:
@@ -213,6 +215,11 @@ def test_the_features_are_there_and_differ_by_target(measured):
     assert x86["struct pack2"]["size"] == 20 and x86["struct pack1"]["size"] == 11
     assert x86["struct pack2_aligned"]["align"] == 2 and x86["struct pack4"]["offsets"]["l"] == 32
     assert x86["struct pack2_again"]["offsets"]["d"] == 64 and x86["struct unpacked"]["offsets"]["l"] == 64
+    for t in ("armv7", "aarch64"):
+        assert c[t]["union reserved_word"]["align"] == 8 and c[t]["union zero_in_union"]["size"] == 4
+    assert x86["union reserved_word"]["align"] == 1 and x86["union zero_in_union"]["size"] == 1
+    assert x86["union wide_in_union"]["size"] == 8 and x86["reg_view_t"]["align"] == 4
+    assert c["i386"]["struct straddle64"]["offsets"]["x"] == 40 and x86["struct straddle64"]["offsets"]["x"] == 64
     assert x86["struct holds_aligned_name"]["offsets"]["t"] == 128 and \
         x86["struct holds_aligned_name"]["size"] == 32
     # A union of two anonymous structs: both sets of members, at once.
