@@ -116,6 +116,8 @@ _SCALARS = {
     "LONGDOUBLE": "long double",
 }
 _ALIGN_RE = re.compile(r"(?:_Alignas|alignas|aligned)\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)")
+# A #pragma pack directive at the start of a line (a byte pattern: libclang's offsets are bytes).
+_PACK_RE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\(([^)\n]*)\)", re.M)
 _NAMEABLE_RE = re.compile(r"(?:(?:struct|union) )?[A-Za-z_]\w*")
 # libclang's CXTypeLayoutError codes.
 _LAYOUT_ERRORS = {-1: "invalid", -2: "incomplete", -3: "dependent", -4: "not of constant size",
@@ -611,30 +613,19 @@ class _Reader:
         return value
 
     def _pack_states(self, file: Any) -> list[tuple[int, "int | str | None"]]:
+        """(byte offset of each `#pragma pack(...)` directive of the file, the value in force from
+        there on): its arguments read as clang does (push/pop with an optional label, N, nothing)."""
         try:
             text = Path(file.name).read_bytes()
         except OSError:
             return []
-        if b"pack" not in text:
-            return []
-        ci = self.ci
-        extent = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(self.tu, file, 0),
-                                               ci.SourceLocation.from_offset(self.tu, file, len(text)))
-        toks = [(t.spelling, t.location.line, t.location.offset) for t in self.tu.get_tokens(extent=extent)]
         states: list[tuple[int, int | str | None]] = []
         stack: list[int | str | None] = []
         current: int | str | None = None
-        for i in range(len(toks) - 3):
-            if toks[i][0] != "#" or toks[i + 1][0] != "pragma" or toks[i + 2][0] != "pack" \
-                    or toks[i + 1][1] != toks[i][1] or toks[i + 2][1] != toks[i][1]:
-                continue
-            line = toks[i][1]
-            args = []
-            for spelling, tline, _ in toks[i + 3:]:
-                if tline != line or spelling == ")":
-                    break
-                if spelling not in "(,":
-                    args.append(spelling)
+        line, counted = 1, 0  # lines counted up to byte `counted`: linear in the file
+        for m in _PACK_RE.finditer(text):
+            line, counted = line + text.count(b"\n", counted, m.start()), m.start()
+            args = [a.strip() for a in m.group(1).decode(errors="replace").split(",") if a.strip()]
             values = [a for a in args if a[:1].isdigit()]
             value: int | str | None = None
             if values:
@@ -644,12 +635,10 @@ class _Reader:
                     value = f"#pragma pack value {values[-1]!r} at line {line} is not modelled"
             if args[:1] == ["push"]:
                 stack.append(current)
-                if values or len(args) > 1 and not args[-1].isidentifier():
+                if values:
                     current = value
             elif args[:1] == ["pop"]:
                 current = stack.pop() if stack else None
-                if values:
-                    current = value
             elif args[:1] == ["show"]:
                 continue
             elif args and not values:
@@ -657,8 +646,9 @@ class _Reader:
             else:
                 current = value
             if isinstance(current, int) and (current <= 0 or current & (current - 1)):
-                current = None if current == 0 else f"#pragma pack({current}) at line {line} is not a power of two"
-            states.append((toks[i][2], current))
+                current = None if current == 0 else \
+                    f"#pragma pack({current}) at line {line} is not a power of two"
+            states.append((m.start(), current))
         return states
 
     # -- the cross-check -------------------------------------------------------------------------

@@ -341,3 +341,32 @@ def test_every_way_an_alignment_is_measured_agrees_with_libclang(tmp_path, targe
     assert r.errors == {n: f"{path}:10: x: its alignment could not be measured: only integer-literal "
                            "alignments are read in a record C cannot name from outside"
                         for n in ("local2", "struct local2")}
+
+
+PACKS = """\
+#pragma pack(push, 1)
+struct a { char c; int i; };
+  #  pragma pack(push, lbl)
+struct b { char c; int i; };
+#pragma pack(pop)
+#pragma pack(pop)
+struct c { char c; int i; };
+#pragma pack(2)
+struct d { char c; int i; };
+#pragma pack()
+struct e { char c; int i; };
+#pragma pack(3)
+struct f { char c; int i; };
+"""
+
+
+@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+def test_pragma_pack_directives_are_followed(tmp_path, target):
+    """Labels, spacing, pop back to none, pack() (libclang agrees with each: read_header checks);
+    a value that is not a power of two is that struct's error, with the directive's line."""
+    path = tmp_path / "packs.h"
+    path.write_text(PACKS)
+    r = cheader.read_header(path, target)
+    assert {n: (r.structs[n].max_align, r.structs[n].layout(target).size) for n in "abcde"} == \
+        {"a": (1, 5), "b": (1, 5), "c": (None, 8), "d": (2, 6), "e": (None, 8)}
+    assert r.errors["f"] == f"{path}:13: #pragma pack(3) at line 12 is not a power of two"
