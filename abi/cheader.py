@@ -233,6 +233,8 @@ class _Reader:
         self.typedef_names: dict[int, str] = {}  # id -> a file-scope typedef naming it
         self.typedef_of: dict[Any, str] = {}  # record cursor -> a file-scope typedef naming it
         self.member_aligns: dict[Any, "int | str"] = {}  # aligned member cursor -> alignment or why not
+        self._paths: dict[Any, tuple[str, str] | None] = {}  # record cursor -> how C names its members
+        self._holders: dict[Any, dict[Any, str]] = {}  # record cursor -> {nested record: designator step}
         self.checked: set[int] = set()
         self.depth = 0  # records being read inside one another now
         self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
@@ -410,8 +412,7 @@ class _Reader:
                     fname, unnamed = f"__unnamed{unnamed}", unnamed + 1
                 elif anonymous:
                     fname, anon = f"__anonymous{anon}", anon + 1
-                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key,
-                                         packed or max_align is not None))
+                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key, packed))
         finally:
             self.depth -= 1
         nesting = 1 + max((self.nesting[id(t)] for t in map(_record_in, fields) if t is not None), default=0)
@@ -456,7 +457,7 @@ class _Reader:
                 raise HeaderError(f"{_where(f.location)}: {f.spelling}: its alignment could not be "
                                   f"measured: {wanted or 'no way to name it in C'}")
         elif packed or in_packed:
-            wanted = None  # packing wins over a type's alignment; #pragma pack caps it later
+            wanted = None  # packing wins over a type's alignment (#pragma pack only caps it, later)
         else:
             wanted = declared if declared > 0 and declared != natural else None
         align = None
@@ -566,33 +567,40 @@ class _Reader:
 
     def _member_path(self, member: Any) -> tuple[str, str] | None:
         """(a file-scope type, the designator) by which C names `member`, or None."""
-        K = self.ci.CursorKind
+        at = self._record_path(member.semantic_parent, 0)
+        return None if at is None else (at[0], at[1] + member.spelling)
+
+    def _record_path(self, rec: Any, depth: int) -> tuple[str, str] | None:
+        """(a file-scope type, the designator prefix of `rec`'s members), memoized per record: a
+        record's members are reached from its parent's by the member holding it (none for an
+        anonymous one), found in one pass over each parent's fields."""
+        if rec in self._paths:
+            return self._paths[rec]
+        K, T = self.ci.CursorKind, self.ci.TypeKind
         records = (K.STRUCT_DECL, K.UNION_DECL)
-        rec = member.semantic_parent
-        parts = [member.spelling]
-        for _ in range(MAX_NESTING + 1):
-            if rec is None or rec.kind not in records:
-                return None
-            parent = rec.semantic_parent
-            if parent is not None and parent.kind == K.TRANSLATION_UNIT:
-                spelled = self.typedef_of.get(rec)
-                if spelled is None and rec.spelling and not rec.is_anonymous() and "(" not in rec.spelling:
-                    spelled = f"{'union' if rec.kind == K.UNION_DECL else 'struct'} {rec.spelling}"
-                return (spelled, ".".join(reversed(parts))) if spelled else None
-            if parent is None or parent.kind not in records:
-                return None  # a record of a function
-            for m in parent.type.get_fields():
-                t, dims = m.type.get_canonical(), 0
-                while t.kind in (self.ci.TypeKind.CONSTANTARRAY, self.ci.TypeKind.INCOMPLETEARRAY):
-                    t, dims = t.element_type.get_canonical(), dims + 1
-                if t.kind == self.ci.TypeKind.RECORD and t.get_declaration() == rec:
-                    if m.spelling.isidentifier():  # an anonymous member adds no name
-                        parts.append(m.spelling + "[0]" * dims)
-                    break
-            else:
-                return None
-            rec = parent
-        return None
+        out = None
+        parent = rec.semantic_parent if rec is not None and rec.kind in records else None
+        if parent is not None and parent.kind == K.TRANSLATION_UNIT:
+            spelled = self.typedef_of.get(rec)
+            if spelled is None and rec.spelling and not rec.is_anonymous() and "(" not in rec.spelling:
+                spelled = f"{'union' if rec.kind == K.UNION_DECL else 'struct'} {rec.spelling}"
+            out = (spelled, "") if spelled else None
+        elif parent is not None and parent.kind in records and depth <= MAX_NESTING:
+            if parent not in self._holders:
+                holders: dict[Any, str] = {}
+                for m in parent.type.get_fields():
+                    t, dims = m.type.get_canonical(), 0
+                    while t.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY):
+                        t, dims = t.element_type.get_canonical(), dims + 1
+                    if t.kind == T.RECORD:  # an anonymous member adds no name
+                        holders.setdefault(t.get_declaration(), f"{m.spelling}{'[0]' * dims}."
+                                           if m.spelling.isidentifier() else "")
+                self._holders[parent] = holders
+            step = self._holders[parent].get(rec)
+            outer = self._record_path(parent, depth + 1) if step is not None else None
+            out = None if outer is None else (outer[0], outer[1] + step)
+        self._paths[rec] = out
+        return out
 
     def _pack_at(self, decl: Any) -> int | None:
         """The `#pragma pack` value in force where the record is defined (None: none). Read from the

@@ -43,7 +43,8 @@ STRUCTS = ["td_align_t", "two_anon_t", "reg_map_t", "pte_t", "struct unnamed_sma
            "struct atomics", "struct pack2", "struct pack2_aligned", "struct pack1",
            "struct pack2_again", "struct pack4", "struct unpacked", "struct holds_aligned_name",
            "struct straddle64", "reg_view_t", "union reserved_word", "union zero_in_union",
-           "union wide_in_union"]
+           "union wide_in_union", "struct packed_typedef", "struct pack16_typedef",
+           "struct pack4_typedefs", "struct packed_member_typedef", "struct packed_atomic"]
 
 
 def _compiler(target: str) -> list[str]:
@@ -219,6 +220,8 @@ def test_the_features_are_there_and_differ_by_target(measured):
         assert c[t]["union reserved_word"]["align"] == 8 and c[t]["union zero_in_union"]["size"] == 4
     assert x86["union reserved_word"]["align"] == 1 and x86["union zero_in_union"]["size"] == 1
     assert x86["union wide_in_union"]["size"] == 8 and x86["reg_view_t"]["align"] == 4
+    assert x86["struct packed_typedef"]["offsets"]["x"] == 8 and x86["struct pack16_typedef"]["offsets"]["x"] == 64
+    assert x86["struct pack4_typedefs"]["offsets"]["x"] == 32 and x86["struct packed_atomic"]["size"] == 9
     assert c["i386"]["struct straddle64"]["offsets"]["x"] == 40 and x86["struct straddle64"]["offsets"]["x"] == 64
     assert x86["struct holds_aligned_name"]["offsets"]["t"] == 128 and \
         x86["struct holds_aligned_name"]["size"] == 32
