@@ -118,6 +118,7 @@ _SCALARS = {
 _ALIGN_RE = re.compile(r"(?:_Alignas|alignas|aligned)\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)")
 # A #pragma pack directive at the start of a line (a byte pattern: libclang's offsets are bytes).
 _PACK_RE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\(([^)\n]*)\)", re.M)
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*")
 _NAMEABLE_RE = re.compile(r"(?:(?:struct|union) )?[A-Za-z_]\w*")
 # libclang's CXTypeLayoutError codes.
 _LAYOUT_ERRORS = {-1: "invalid", -2: "incomplete", -3: "dependent", -4: "not of constant size",
@@ -550,6 +551,7 @@ class _Reader:
         the attribute's constant expression, macros and all, with its type's), from one probe parse.
         A member offsetof cannot name (in a function's record) is read from an integer literal."""
         exprs: list[str] = []
+        designators: list[str] = []
         which: list[Any] = []
         for m in members:
             self.at = m
@@ -562,7 +564,8 @@ class _Reader:
                 continue
             which.append(m)
             exprs.append(f"__alignof__(((({path[0]}*)0)->{path[1]}))")
-        for m, v in zip(which, self._probe_values(exprs)):
+            designators.append(path[1])
+        for m, v in zip(which, self._probe_values(exprs, designators)):
             self.member_aligns[m] = v if isinstance(v, int) and v > 0 else f"libclang: {v}"
 
     def _member_path(self, member: Any) -> tuple[str, str] | None:
@@ -799,14 +802,16 @@ class _Reader:
 
     def _run_probe(self) -> list["int | str"]:
         """Every requested offsetof (or why libclang could not measure it)."""
-        probes = self._probes
-        return self._probe_values([f"__builtin_offsetof({base}, {designator})"
-                                   for (base, designator), _ in sorted(probes.items(), key=lambda kv: kv[1])])
+        probes = sorted(self._probes.items(), key=lambda kv: kv[1])
+        return self._probe_values([f"__builtin_offsetof({base}, {designator})" for (base, designator), _ in probes],
+                                  [designator for (_, designator), _ in probes])
 
-    def _probe_values(self, exprs: list[str]) -> list["int | str"]:
+    def _probe_values(self, exprs: list[str], designators: list[str]) -> list["int | str"]:
         """Each integer constant expression's value, from one parse of the header with an
         enumeration of them after it (an enumerator's value is one query, walking no record); an
-        expression libclang rejects has its message instead (it concerns only its record)."""
+        expression libclang rejects has its message instead (it concerns only its record). The
+        member names in `designators` are #undef'd first: a header may define a macro of a member's
+        name (`#define pn_data pn_msg_u.base.pn_data`), which would rewrite the designator."""
         self.probe_count += len(exprs)
         if not exprs:
             return []
@@ -820,7 +825,10 @@ class _Reader:
         except OSError as e:
             raise HeaderError(f"{self.path}: cannot read it again: {e.strerror or e}") from None
         first_line = original.count(b"\n") + 4  # the first enumerator's line
-        lines = [f"enum {_PROBE}enum {{"]
+        members = sorted({n for d in designators for n in _IDENTIFIER_RE.findall(d)})
+        lines = [f"#undef {n}" for n in members]
+        first_line += len(lines)
+        lines.append(f"enum {_PROBE}enum {{")
         lines += [f"  {_PROBE}{i} = {e}," for i, e in enumerate(exprs)]
         lines.append("};")
         text = original + b"\n\n" + "\n".join(lines).encode() + b"\n"

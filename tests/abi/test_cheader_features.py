@@ -373,3 +373,17 @@ def test_pragma_pack_directives_are_followed(tmp_path, target):
     assert {n: (r.structs[n].max_align, r.structs[n].layout(target).size) for n in "abcde"} == \
         {"a": (1, 5), "b": (1, 5), "c": (None, 8), "d": (2, 6), "e": (None, 8)}
     assert r.errors["f"] == f"{path}:13: #pragma pack(3) at line 12 is not a power of two"
+
+
+def test_a_macro_named_like_a_member_does_not_rewrite_the_probe(tmp_path):
+    """Headers alias members through macros (`#define pn_data pn_msg_u.base.pn_data`, as Linux's
+    phonet.h does); the probe's designators name the real members (libclang checks every offset)."""
+    path = tmp_path / "alias.h"
+    path.write_text("struct msg { char id; union { struct { char sub; char data[5]; } base;\n"
+                    "  struct { short res; _Alignas(4) char sub; } ext; } u; };\n"
+                    "#define sub u.base.sub\n#define data u.base.data\n#define res u.ext.res\n")
+    for target in ("x86_64", "i386"):
+        r = cheader.read_header(path, target)
+        assert r.errors == {}
+        lay = r.structs["msg"].layout(target)
+        assert (lay.size, lay.field("u").offset) == (12, 4)
