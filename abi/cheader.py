@@ -233,6 +233,7 @@ class _Reader:
         self.links: dict[int, tuple[str, Any, str | None]] = {}  # id -> (parent key, member, designator)
         self.typedef_names: dict[int, str] = {}  # id -> a file-scope typedef naming it
         self.typedef_of: dict[Any, str] = {}  # record cursor -> a file-scope typedef naming it
+        self.measure_types: dict[int, Any] = {}  # id -> the type libclang measures, where not its record
         self.member_aligns: dict[Any, "int | str"] = {}  # aligned member cursor -> alignment or why not
         self._paths: dict[Any, tuple[str, str] | None] = {}  # record cursor -> how C names its members
         self._holders: dict[Any, dict[Any, str]] = {}  # record cursor -> {nested record: designator step}
@@ -331,13 +332,11 @@ class _Reader:
             names = [c.spelling] if c.kind == K.TYPEDEF_DECL else \
                 [c.spelling, f"{'union' if c.kind == K.UNION_DECL else 'struct'} {c.spelling}"]
             if c.kind == K.TYPEDEF_DECL and c.type.get_align() != rtype.get_align() > 0:
-                # C keeps the struct's size and gives the typedef name its own alignment (sizeof 1,
-                # alignof 16 for a char in one aligned(16)): no struct layout has both.
-                errors[c.spelling] = (f"{_where(c.location)}: {c.spelling}: a typedef with its own "
-                                      f"alignment ({c.type.get_align()}; its struct's is "
-                                      f"{rtype.get_align()}) is not modelled as a struct (as a "
-                                      "member's type it is)")
-                out.pop(c.spelling, None)  # libclang spells the unnamed struct by it too
+                out.pop(c.spelling, None)  # libclang spells an unnamed struct by its typedef too
+                try:
+                    out[c.spelling] = self.aligned_typedef(c, rtype)
+                except HeaderError as e:
+                    errors[c.spelling] = str(e)
                 continue
             try:
                 s = self.record(rtype, c.spelling if c.kind == K.TYPEDEF_DECL else None)
@@ -361,6 +360,30 @@ class _Reader:
         return out, errors
 
     # -- declarations ----------------------------------------------------------------------------
+
+    def aligned_typedef(self, typedef: Any, rtype: Any) -> Struct:
+        """A typedef giving its struct an alignment of its own (`typedef struct vring_desc
+        __attribute__((aligned(16))) vring_desc_t;`): C keeps the struct's size, so where that size
+        is a multiple of a raised alignment the typedef is the struct with that alignment (checked
+        against libclang's layout of the typedef); a lowered one, or sizeof 1 with alignof 16, has no
+        struct layout (as a member's type it is modelled)."""
+        wanted, size = typedef.type.get_align(), rtype.get_size()
+        base = self.record(rtype)
+        if wanted < rtype.get_align() or size < 0 or size % wanted:
+            raise HeaderError(f"{_where(typedef.location)}: {typedef.spelling}: a typedef with its own "
+                              f"alignment ({wanted}; its struct's is {rtype.get_align()}, sizeof "
+                              f"{size}) is not modelled as a struct (as a member's type it is)")
+        try:
+            s = Struct(typedef.spelling, base.fields, is_union=base.is_union, packed=base.packed,
+                       align=wanted, max_align=base.max_align)
+        except IreeAbiError as e:
+            raise HeaderError(f"{_where(typedef.location)}: {e}") from None
+        for table in (self.decls, self.field_cursors, self.nesting, self.links):
+            if id(base) in table:
+                table[id(s)] = table[id(base)]
+        self.typedef_names[id(s)] = typedef.spelling
+        self.measure_types[id(s)] = typedef.type
+        return s
 
     def record(self, rtype: Any, name: str | None = None, hint: str = "",
                link: tuple[str, Any, str | None] | None = None) -> Struct:
@@ -707,7 +730,7 @@ class _Reader:
                                   f"offset in it: {values[v]}")
             return 8 * values[v]
 
-        rtype = decl.type
+        rtype = self.measure_types.get(id(n), decl.type)
         measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
                             self._layout_value(rtype.get_align(), decl, n.name, "alignof"))
         base_bits = sum(probed(kind, v) for kind, v in base)

@@ -44,7 +44,8 @@ STRUCTS = ["td_align_t", "two_anon_t", "reg_map_t", "pte_t", "struct unnamed_sma
            "struct pack2_again", "struct pack4", "struct unpacked", "struct holds_aligned_name",
            "struct straddle64", "reg_view_t", "union reserved_word", "union zero_in_union",
            "union wide_in_union", "struct packed_typedef", "struct pack16_typedef",
-           "struct pack4_typedefs", "struct packed_member_typedef", "struct packed_atomic"]
+           "struct pack4_typedefs", "struct packed_member_typedef", "struct packed_atomic",
+           "ring_desc_t", "struct ring"]
 
 
 def _compiler(target: str) -> list[str]:
@@ -183,7 +184,7 @@ def measured(tmp_path_factory) -> dict[str, dict[str, dict]]:
         r = cheader.read_header(FEATURES, target)  # every struct agrees with libclang too...
         # ...but the typedef naming a struct with an alignment of its own (C: sizeof 1, alignof 16).
         assert list(r.errors) == ["aligned_name_t"] and r.errors["aligned_name_t"].startswith(
-            f"{FEATURES}:77: aligned_name_t: a typedef with its own alignment (16; its struct's is 1)")
+            f"{FEATURES}:77: aligned_name_t: a typedef with its own alignment (16; its struct's is 1, sizeof 1)")
         structs = r.structs
         out[target] = (engine_layouts(structs, target), compiler_layouts(target, structs, tmp))
     return out
@@ -222,6 +223,7 @@ def test_the_features_are_there_and_differ_by_target(measured):
     assert x86["union wide_in_union"]["size"] == 8 and x86["reg_view_t"]["align"] == 4
     assert x86["struct packed_typedef"]["offsets"]["x"] == 8 and x86["struct pack16_typedef"]["offsets"]["x"] == 64
     assert x86["struct pack4_typedefs"]["offsets"]["x"] == 32 and x86["struct packed_atomic"]["size"] == 9
+    assert c["i386"]["ring_desc_t"]["align"] == 16 and c["i386"]["struct ring"]["offsets"]["desc"] == 128
     assert c["i386"]["struct straddle64"]["offsets"]["x"] == 40 and x86["struct straddle64"]["offsets"]["x"] == 64
     assert x86["struct holds_aligned_name"]["offsets"]["t"] == 128 and \
         x86["struct holds_aligned_name"]["size"] == 32
@@ -286,7 +288,7 @@ def test_layout_header_lists_every_struct_and_each_error(tmp_path, capsys):
     assert [(e["names"], e["line"]) for e in obj["errors"]] == [(["aligned_name_t"], 77)]
     # (libclang spells an unnamed struct by its typedef's name: the struct itself, without the
     # typedef's alignment, is `struct aligned_name_t`.)
-    assert len(obj["structs"]) == len(STRUCTS) + 1
+    assert {n for s in obj["structs"] for n in s["names"]} >= {*STRUCTS, "struct ring_desc"}
     assert [s["size"] for s in obj["structs"] if s["names"] == ["struct aligned_name_t"]] == [1]
     # One struct by name: the others' errors do not concern it.
     assert main(["layout", "good", "--header", str(path)]) == 0
