@@ -16,8 +16,8 @@ directives of the record's own file (push/pop, pack(N), pack()); one set elsewhe
 macro, or in an including file) is not, and the cross-check reports the difference.
 
 The header is parsed freestanding (`-ffreestanding -nostdinc`): `<stdint.h>`, `<stddef.h>`,
-`<stdbool.h>`, `<stdalign.h>` and `<limits.h>`-free code work from the small headers below, built
-from the compiler's predefined macros, so no target's C library is needed.
+`<stdbool.h>`, `<stdalign.h>` and `<limits.h>` come from the small headers below, built from the
+compiler's predefined macros, so no target's C library is needed.
 
 libclang runs in a child process (`bounded.call_bounded`) under a memory and a time bound: a header
 it crashes on (a macro expanding to a million terms), grows without end on (`#include "/dev/zero"`)
@@ -92,6 +92,19 @@ _HEADERS = {
                 "#define offsetof(t, m) __builtin_offsetof(t, m)\n",
     "stdbool.h": "#define bool _Bool\n#define true 1\n#define false 0\n",
     "stdalign.h": "#define alignas _Alignas\n#define alignof _Alignof\n",
+    "limits.h": "#define CHAR_BIT __CHAR_BIT__\n"
+                "#define SCHAR_MAX __SCHAR_MAX__\n#define SCHAR_MIN (-__SCHAR_MAX__ - 1)\n"
+                "#define UCHAR_MAX (__SCHAR_MAX__ * 2 + 1)\n"
+                "#ifdef __CHAR_UNSIGNED__\n#define CHAR_MIN 0\n#define CHAR_MAX UCHAR_MAX\n"
+                "#else\n#define CHAR_MIN SCHAR_MIN\n#define CHAR_MAX SCHAR_MAX\n#endif\n"
+                "#define SHRT_MAX __SHRT_MAX__\n#define SHRT_MIN (-__SHRT_MAX__ - 1)\n"
+                "#define USHRT_MAX (__SHRT_MAX__ * 2 + 1)\n"
+                "#define INT_MAX __INT_MAX__\n#define INT_MIN (-__INT_MAX__ - 1)\n"
+                "#define UINT_MAX (__INT_MAX__ * 2U + 1U)\n"
+                "#define LONG_MAX __LONG_MAX__\n#define LONG_MIN (-__LONG_MAX__ - 1L)\n"
+                "#define ULONG_MAX (__LONG_MAX__ * 2UL + 1UL)\n"
+                "#define LLONG_MAX __LONG_LONG_MAX__\n#define LLONG_MIN (-__LONG_LONG_MAX__ - 1LL)\n"
+                "#define ULLONG_MAX (__LONG_LONG_MAX__ * 2ULL + 1ULL)\n",
 }
 _include_dir: str | None = None
 

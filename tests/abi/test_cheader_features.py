@@ -389,3 +389,30 @@ def test_a_macro_named_like_a_member_does_not_rewrite_the_probe(tmp_path):
         assert r.errors == {}
         lay = r.structs["msg"].layout(target)
         assert (lay.size, lay.field("u").offset) == (12, 4)
+
+
+LIMITS = """\
+#include <limits.h>
+struct limits_use {
+  char bits[CHAR_BIT];
+  char uint_top[UINT_MAX >> 28];
+  char ulong_top[ULONG_MAX >> (sizeof(long) * CHAR_BIT - 3)];
+  char schar[SCHAR_MAX - 120];
+  char ushrt[USHRT_MAX >> 13];
+  char llong[LLONG_MAX >> 60];
+  char uchar[UCHAR_MAX - 250];
+  char chars[CHAR_MAX - CHAR_MIN == UCHAR_MAX ? 3 : 1];
+  int ints[INT_MIN == -INT_MAX - 1 && LONG_MIN < 0 && LLONG_MIN < 0 && SHRT_MIN == -32768 ? 2 : 1];
+};
+"""
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_limits_h_is_there(tmp_path, target):
+    """The reader's freestanding <limits.h>: each bound is what C gives on the data model (8 +
+    15 + 7 + 7 + 7 + 7 + 5 + 3 chars, then two ints), and libclang lays it out the same."""
+    path = tmp_path / "limits_use.h"
+    path.write_text(LIMITS)
+    s = cheader.header_struct(path, "limits_use", target)
+    assert [f.type.count for f in s.fields] == [8, 15, 7, 7, 7, 7, 5, 3, 2]
+    assert s.layout(target).size == 68
