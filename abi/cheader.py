@@ -69,7 +69,7 @@ class HeaderReading(NamedTuple):
     records: int  # distinct records read into declarations
     offset_query_fields: int  # fields libclang's own offset queries validated (see OFFSET_QUERY_BUDGET)
     probes: int  # offsets and alignments measured by the probe parses
-    errors: dict[str, str] = {}  # struct name -> why it has no layout ("file:line: ...")
+    errors: dict[str, str]  # struct name -> why it has no layout ("file:line: ...")
 
     def check(self) -> dict[str, Struct]:
         """`structs`, or the first struct's error as a `HeaderError` when any struct has one."""
