@@ -67,9 +67,15 @@ def struct_definition(s: Struct) -> str:
         attrs = [a for a in ("packed" if f.packed else "",
                              f"aligned({f.align})" if f.align is not None else "") if a]
         attr = f" __attribute__(({', '.join(attrs)}))" if attrs else ""
-        # An anonymous member is written as a named one: the layout is the same.
-        lines.append(f"  {declarator(f.type, f.name)}{bits}{attr};")
+        if f.anonymous and f.bits is not None:
+            # An unnamed bit-field stays unnamed: a name would give it a say in the alignment.
+            lines.append(f"  {f.type.c_spelling()}{bits}{attr};")
+        else:
+            # An anonymous member is written as a named one: the layout is the same.
+            lines.append(f"  {declarator(f.type, f.name)}{bits}{attr};")
     lines.append(f"}} {s.name};")
+    if s.max_align is not None:
+        lines = [f"#pragma pack(push, {s.max_align})", *lines, "#pragma pack(pop)"]
     return "\n".join(lines)
 
 

@@ -3,13 +3,21 @@ and its records become the engine's declarations (`Struct`, `Field`, ...).
 
 Every struct read this way is laid out by the engine and compared with libclang's own record layout
 for the same triple (size, alignment and every field's bit offset, each record against its own
-layout, nested ones included): a disagreement is a `HeaderError`, never a silent answer. Constructs
-the engine does not model (zero-width or unnamed bit-fields, vectors, complex and atomic types,
-128-bit integers, ...) are refused with the line that declares them.
+layout, nested ones included): a disagreement is an error, never a silent answer. Constructs the
+engine does not model (vectors, complex types, 128-bit integers, _Atomic types of other than 1, 2, 4
+or 8 bytes, ...) are refused with the line that declares them. An error concerns only its struct
+(and the structs built on it): `read_header` gives every other struct and each failing one's
+message, `file:line: ...`; a libclang error outside every struct fails the header.
+
+Alignments are libclang's where the header says them: an alignment attribute or `alignas` (any
+integer constant expression, macros included) is measured by `__alignof__` of the member in a probe
+parse; a typedef's alignment and `_Atomic`'s are the declared type's. `#pragma pack` is read from the
+directives of the record's own file (push/pop, pack(N), pack()); one set elsewhere (by _Pragma in a
+macro, or in an including file) is not, and the cross-check reports the difference.
 
 The header is parsed freestanding (`-ffreestanding -nostdinc`): `<stdint.h>`, `<stddef.h>`,
-`<stdbool.h>`, `<stdalign.h>` and `<limits.h>`-free code work from the small headers below, built
-from the compiler's predefined macros, so no target's C library is needed.
+`<stdbool.h>`, `<stdalign.h>` and `<limits.h>` come from the small headers below, built from the
+compiler's predefined macros, so no target's C library is needed.
 
 libclang runs in a child process (`bounded.call_bounded`) under a memory and a time bound: a header
 it crashes on (a macro expanding to a million terms), grows without end on (`#include "/dev/zero"`)
@@ -24,6 +32,7 @@ budget of the work libclang's query does.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import tempfile
@@ -32,8 +41,8 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 from .bounded import ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
-from .errors import IreeAbiError, UnknownNameError
-from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct
+from .errors import IreeAbiError, LayoutError, UnknownNameError
+from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
 from .oracles import Measured, OracleError, clang_index, diff
 from .targets import Target, get as _get_target
 
@@ -52,13 +61,28 @@ class HeaderError(IreeAbiError):
 
 
 class HeaderReading(NamedTuple):
-    """`read_header`'s answer: the structs by name and the work reading them took."""
+    """`read_header`'s answer: the structs by name, the ones that could not be laid out (by name: the
+    message, starting with the file and line at fault) and the work reading them took."""
 
     structs: dict[str, Struct]
     cursors: int  # declaration cursors the walk visited
     records: int  # distinct records read into declarations
     offset_query_fields: int  # fields libclang's own offset queries validated (see OFFSET_QUERY_BUDGET)
-    probes: int  # offsets measured by the probe parse
+    probes: int  # offsets and alignments measured by the probe parses
+    errors: dict[str, str]  # struct name -> why it has no layout ("file:line: ...")
+
+    def check(self) -> dict[str, Struct]:
+        """`structs`, or the first struct's error as a `HeaderError` when any struct has one."""
+        if self.errors:
+            messages = sorted(set(self.errors.values()), key=_line_key)  # one per record, by line
+            more = f" (and {len(messages) - 1} more structs)" if len(messages) > 1 else ""
+            raise HeaderError(f"{messages[0]}{more}")
+        return self.structs
+
+
+def _line_key(message: str) -> tuple[str, int]:
+    m = re.match(r"(.*?):(\d+): ", message)
+    return (m.group(1), int(m.group(2))) if m else (message, 0)
 
 
 # Freestanding headers: the fixed-width and size types as the compiler defines them for the triple.
@@ -68,6 +92,19 @@ _HEADERS = {
                 "#define offsetof(t, m) __builtin_offsetof(t, m)\n",
     "stdbool.h": "#define bool _Bool\n#define true 1\n#define false 0\n",
     "stdalign.h": "#define alignas _Alignas\n#define alignof _Alignof\n",
+    "limits.h": "#define CHAR_BIT __CHAR_BIT__\n"
+                "#define SCHAR_MAX __SCHAR_MAX__\n#define SCHAR_MIN (-__SCHAR_MAX__ - 1)\n"
+                "#define UCHAR_MAX (__SCHAR_MAX__ * 2 + 1)\n"
+                "#ifdef __CHAR_UNSIGNED__\n#define CHAR_MIN 0\n#define CHAR_MAX UCHAR_MAX\n"
+                "#else\n#define CHAR_MIN SCHAR_MIN\n#define CHAR_MAX SCHAR_MAX\n#endif\n"
+                "#define SHRT_MAX __SHRT_MAX__\n#define SHRT_MIN (-__SHRT_MAX__ - 1)\n"
+                "#define USHRT_MAX (__SHRT_MAX__ * 2 + 1)\n"
+                "#define INT_MAX __INT_MAX__\n#define INT_MIN (-__INT_MAX__ - 1)\n"
+                "#define UINT_MAX (__INT_MAX__ * 2U + 1U)\n"
+                "#define LONG_MAX __LONG_MAX__\n#define LONG_MIN (-__LONG_MAX__ - 1L)\n"
+                "#define ULONG_MAX (__LONG_MAX__ * 2UL + 1UL)\n"
+                "#define LLONG_MAX __LONG_LONG_MAX__\n#define LLONG_MIN (-__LONG_LONG_MAX__ - 1LL)\n"
+                "#define ULLONG_MAX (__LONG_LONG_MAX__ * 2ULL + 1ULL)\n",
 }
 _include_dir: str | None = None
 
@@ -92,6 +129,9 @@ _SCALARS = {
     "LONGDOUBLE": "long double",
 }
 _ALIGN_RE = re.compile(r"(?:_Alignas|alignas|aligned)\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)")
+# A #pragma pack directive at the start of a line (a byte pattern: libclang's offsets are bytes).
+_PACK_RE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\(([^)\n]*)\)", re.M)
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*")
 _NAMEABLE_RE = re.compile(r"(?:(?:struct|union) )?[A-Za-z_]\w*")
 # libclang's CXTypeLayoutError codes.
 _LAYOUT_ERRORS = {-1: "invalid", -2: "incomplete", -3: "dependent", -4: "not of constant size",
@@ -135,18 +175,22 @@ def parse_header(path: "str | os.PathLike", target: "Target | str", *,
                  include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> dict[str, Struct]:
     """Every struct and union the header (and what it includes) defines, by name: typedef names,
     `struct TAG` / `union TAG` and the bare tag. Each is cross-checked against libclang for the
-    target's triple."""
-    return read_header(path, target, include_dirs=include_dirs, defines=defines).structs
+    target's triple. A struct that cannot be laid out is a `HeaderError` (`read_header` gives the
+    others and each one's error instead)."""
+    return read_header(path, target, include_dirs=include_dirs, defines=defines).check()
 
 
 def header_struct(path: "str | os.PathLike", name: str, target: "Target | str", *,
                   include_dirs: Sequence[str] = (), defines: Sequence[str] = ()) -> Struct:
-    """The struct or union called `name` (a typedef name, `struct TAG` or a tag) in the header."""
-    structs = parse_header(path, target, include_dirs=include_dirs, defines=defines)
+    """The struct or union called `name` (a typedef name, `struct TAG` or a tag) in the header: its
+    own error, if it has one, is a `HeaderError`; other structs' errors do not concern it."""
+    r = read_header(path, target, include_dirs=include_dirs, defines=defines)
+    if name in r.errors:
+        raise HeaderError(r.errors[name])
     try:
-        return structs[name]
+        return r.structs[name]
     except KeyError:
-        raise UnknownNameError(f"struct in {path}", name, sorted(structs)) from None
+        raise UnknownNameError(f"struct in {path}", name, sorted({*r.structs, *r.errors})) from None
 
 
 def _read(path: Path, target: Target, include_dirs: tuple[str, ...], defines: tuple[str, ...],
@@ -155,9 +199,9 @@ def _read(path: Path, target: Target, include_dirs: tuple[str, ...], defines: tu
     reader = None
     try:
         reader = _Reader(path, target, include_dirs, defines, freestanding)
-        structs = reader.all()
+        structs, errors = reader.all()
         return HeaderReading(structs, reader.cursors, len(reader.made), reader.offset_query_fields,
-                             reader.probe_count)
+                             reader.probe_count, errors)
     except IreeAbiError:
         raise
     except MemoryError:
@@ -191,32 +235,45 @@ class _Reader:
             self.args += ["-I", str(d)]
         for d in defines:
             self.args.append(f"-D{d}")
-        self.tu = self._parse(str(path))
-        self.made: dict[str, Struct] = {}  # record USR (or location) -> declaration
+        self.tu, errors = self._parse(str(path))
+        # libclang's errors, each to be charged to the records whose text holds it (or the header).
+        self.diagnostics = [(_file_of(d.location), d.location.offset, f"{_where(d.location)}: {d.spelling}")
+                            for d in errors]
+        self.made: dict[str, Struct] = {}  # record key (see _key) -> declaration
+        self.failed: dict[str, HeaderError] = {}  # record key -> why it cannot be read
         self.decls: dict[int, Any] = {}  # id(declaration) -> libclang's record cursor
         self.field_cursors: dict[int, list[Any]] = {}  # id(declaration) -> its fields' cursors
         self.links: dict[int, tuple[str, Any, str | None]] = {}  # id -> (parent key, member, designator)
         self.typedef_names: dict[int, str] = {}  # id -> a file-scope typedef naming it
+        self.typedef_of: dict[Any, str] = {}  # record cursor -> a file-scope typedef naming it
+        self.measure_types: dict[int, Any] = {}  # id -> the type libclang measures, where not its record
+        self.member_aligns: dict[Any, "int | str"] = {}  # aligned member cursor -> alignment or why not
+        self._paths: dict[Any, tuple[str, str] | None] = {}  # record cursor -> how C names its members
+        self._holders: dict[Any, dict[Any, str]] = {}  # record cursor -> {nested record: designator step}
         self.checked: set[int] = set()
         self.depth = 0  # records being read inside one another now
         self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
         self._lines: dict[str, list[str]] = {}
+        # file -> (offsets of its #pragma pack directives, the pack value from each on)
+        self._packs: dict[str, tuple[list[int], list["int | str | None"]]] = {}
         self.cursors = self.offset_query_fields = self.probe_count = 0
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
         self._access_memo: dict[int, tuple[str, str, tuple] | None] = {}
         self._probes: dict[tuple[str, str], int] = {}  # (type, designator) -> probe index
         self._queried: dict[Any, int] = {}  # member cursor -> libclang's offset query's answer
 
-    def _parse(self, name: str, unsaved: list[tuple[str, bytes]] | None = None) -> Any:
+    def _parse(self, name: str, unsaved: list[tuple[str, bytes]] | None = None) -> tuple[Any, list[Any]]:
+        """The translation unit and its error diagnostics (a fatal one fails the header)."""
         ci = self.ci
         try:
             tu = ci.Index.create().parse(name, args=self.args, unsaved_files=unsaved)
         except ci.TranslationUnitLoadError as e:
             raise HeaderError(f"{self.path}: libclang could not parse it ({e})") from None
         errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
-        if errors:
-            raise HeaderError("; ".join(f"{_where(d.location)}: {d.spelling}" for d in errors[:3]))
-        return tu
+        fatal = [d for d in errors if d.severity >= ci.Diagnostic.Fatal]
+        if fatal:
+            raise HeaderError("; ".join(f"{_where(d.location)}: {d.spelling}" for d in fatal[:3]))
+        return tu, errors
 
     def _declarations(self) -> Iterator[Any]:
         """The translation unit's cursors in preorder, without expressions (nothing there declares a
@@ -245,38 +302,126 @@ class _Reader:
             if kind != field:  # a member's own record definition is also its record's child
                 stack.append(iter(c.get_children()))
 
-    def all(self) -> dict[str, Struct]:
+    def all(self) -> tuple[dict[str, Struct], dict[str, str]]:
+        """(struct by name, error by name): a struct that cannot be read or laid out has an error,
+        naming its line, and concerns no other struct."""
         ci = self.ci
-        out: dict[str, Struct] = {}
+        K = ci.CursorKind
+        records = (K.STRUCT_DECL, K.UNION_DECL)
+        entries: list[tuple[Any, Any]] = []  # (record or typedef cursor, the record's type)
+        aligned: list[Any] = []  # members with an alignment attribute
+        charged: set[int] = set()  # diagnostics inside some record
+        # Each error charged to the records whose text holds it (found by bisection: a header of
+        # many records and many errors costs their sum, not their product).
+        where = sorted((file, offset, i) for i, (file, offset, _) in enumerate(self.diagnostics))
         for c in self._declarations():
-            if c.kind in (ci.CursorKind.STRUCT_DECL, ci.CursorKind.UNION_DECL) and c.is_definition() \
-                    and c.spelling and not c.is_anonymous() and "(" not in c.spelling:
-                s = self.record(c.type)
-                keyword = "union" if c.kind == ci.CursorKind.UNION_DECL else "struct"
-                out.setdefault(c.spelling, s)
-                out[f"{keyword} {c.spelling}"] = s
-            elif c.kind == ci.CursorKind.TYPEDEF_DECL:
+            if c.kind in records and c.is_definition():
+                start, end = c.extent.start, c.extent.end
+                if where and start.file is not None:
+                    name = start.file.name
+                    j = bisect.bisect_left(where, (name, start.offset, -1))
+                    while j < len(where) and where[j][0] == name and where[j][1] <= end.offset:
+                        i = where[j][2]
+                        self.failed.setdefault(_key(c), HeaderError(self.diagnostics[i][2]))
+                        charged.add(i)
+                        j += 1
+                if c.spelling and not c.is_anonymous() and "(" not in c.spelling:
+                    entries.append((c, c.type))
+            elif c.kind == K.TYPEDEF_DECL:
                 under = c.underlying_typedef_type.get_canonical()
                 if under.kind == ci.TypeKind.RECORD and under.get_declaration().is_definition():
-                    s = out[c.spelling] = self.record(under, c.spelling)
-                    if c.semantic_parent.kind == ci.CursorKind.TRANSLATION_UNIT:
-                        self.typedef_names.setdefault(id(s), c.spelling)
-        self.cross_check(set(out.values()))
-        return out
+                    entries.append((c, under))
+                    if c.semantic_parent.kind == K.TRANSLATION_UNIT:
+                        self.typedef_of.setdefault(under.get_declaration(), c.spelling)
+            elif c.kind == K.FIELD_DECL and any(a.kind == K.ALIGNED_ATTR for a in c.get_children()):
+                aligned.append(c)
+        loose = [m for i, (_, _, m) in enumerate(self.diagnostics) if i not in charged]
+        if loose:  # outside every struct: nothing of the header can be trusted
+            raise HeaderError("; ".join(loose[:3]))
+        self._measure_alignments(aligned)
+        out: dict[str, Struct] = {}
+        errors: dict[str, str] = {}
+        for c, rtype in entries:
+            names = [c.spelling] if c.kind == K.TYPEDEF_DECL else \
+                [c.spelling, f"{'union' if c.kind == K.UNION_DECL else 'struct'} {c.spelling}"]
+            if c.kind == K.TYPEDEF_DECL and c.type.get_align() != rtype.get_align() > 0:
+                out.pop(c.spelling, None)  # libclang spells an unnamed struct by its typedef too
+                try:
+                    out[c.spelling] = self.aligned_typedef(c, rtype)
+                except HeaderError as e:
+                    errors[c.spelling] = str(e)
+                continue
+            try:
+                s = self.record(rtype, c.spelling if c.kind == K.TYPEDEF_DECL else None)
+            except HeaderError as e:
+                for n in names:
+                    errors.setdefault(n, str(e))
+                continue
+            if c.kind == K.TYPEDEF_DECL:
+                out[c.spelling] = s
+                if c.semantic_parent.kind == K.TRANSLATION_UNIT:
+                    self.typedef_names.setdefault(id(s), c.spelling)
+            else:
+                out.setdefault(names[0], s)
+                out[names[1]] = s
+        bad = self.cross_check(set(out.values()))
+        for n, s in list(out.items()):
+            why = next((bad[id(r)] for r in (*s.nested(), s) if id(r) in bad), None)  # the cause first
+            if why is not None:
+                errors[n] = why
+                del out[n]
+        return out, errors
 
     # -- declarations ----------------------------------------------------------------------------
+
+    def aligned_typedef(self, typedef: Any, rtype: Any) -> Struct:
+        """A typedef giving its struct an alignment of its own (`typedef struct vring_desc
+        __attribute__((aligned(16))) vring_desc_t;`): C keeps the struct's size, so where that size
+        is a multiple of a raised alignment the typedef is the struct with that alignment (checked
+        against libclang's layout of the typedef); a lowered one, or sizeof 1 with alignof 16, has no
+        struct layout (as a member's type it is modelled)."""
+        wanted, size = typedef.type.get_align(), rtype.get_size()
+        base = self.record(rtype)
+        if wanted < rtype.get_align() or size < 0 or size % wanted:
+            raise HeaderError(f"{_where(typedef.location)}: {typedef.spelling}: a typedef with its own "
+                              f"alignment ({wanted}; its struct's is {rtype.get_align()}, sizeof "
+                              f"{size}) is not modelled as a struct (as a member's type it is)")
+        try:
+            s = Struct(typedef.spelling, base.fields, is_union=base.is_union, packed=base.packed,
+                       align=wanted, max_align=base.max_align)
+        except IreeAbiError as e:
+            raise HeaderError(f"{_where(typedef.location)}: {e}") from None
+        for table in (self.decls, self.field_cursors, self.nesting, self.links):
+            if id(base) in table:
+                table[id(s)] = table[id(base)]
+        self.typedef_names[id(s)] = typedef.spelling
+        self.measure_types[id(s)] = typedef.type
+        return s
 
     def record(self, rtype: Any, name: str | None = None, hint: str = "",
                link: tuple[str, Any, str | None] | None = None) -> Struct:
         """The declaration of a record type: named by `name` (a typedef), else its tag, else `hint`
         (parent_member, for unnamed nested records: a C identifier, so its C text still compiles).
         `link`: the member of a record being read that reaches it (parent, member cursor, offsetof
-        designator or None for an anonymous member), how offsetof names its fields."""
-        ci = self.ci
+        designator or None for an anonymous member), how offsetof names its fields. A record that
+        failed once fails again at once (a record used by many others costs its reading once)."""
         decl = rtype.get_canonical().get_declaration()
-        key = decl.get_usr() or f"{_where(decl.location)}"
+        key = _key(decl)
         if key in self.made:
             return self.made[key]
+        if key in self.failed:
+            raise self.failed[key]
+        try:
+            return self._record(decl, key, rtype, name, hint, link)
+        except LayoutError as e:
+            self.failed[key] = HeaderError(f"{_where(decl.location)}: {e}")
+        except HeaderError as e:
+            self.failed[key] = e
+        raise self.failed[key]
+
+    def _record(self, decl: Any, key: str, rtype: Any, name: str | None, hint: str,
+                link: tuple[str, Any, str | None] | None) -> Struct:
+        ci = self.ci
         self.at = decl
         if self.depth >= MAX_NESTING:
             raise HeaderError(f"{_where(decl.location)}: records nested more than {MAX_NESTING} deep "
@@ -286,22 +431,25 @@ class _Reader:
         packed = any(c.kind == ci.CursorKind.PACKED_ATTR for c in children)
         align = None
         if any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in children):
-            # aligned(N) on the type only raises its alignment: libclang's is the explicit one.
+            # An aligned attribute on a record type only raises its alignment: libclang's is the explicit one.
             align = rtype.get_canonical().get_align()
+        max_align = self._pack_at(decl)
         if name is None:
             name = decl.spelling if decl.spelling and "(" not in decl.spelling else hint or "anonymous"
         fields: list[Field] = []
         cursors = list(decl.type.get_fields())
-        anon = 0
+        anon = unnamed = 0
         self.depth += 1
         try:
             for f in cursors:
                 self.at = f
                 fname = f.spelling
                 anonymous = not fname.isidentifier()
-                if anonymous:
+                if anonymous and f.is_bitfield():  # reserved bits, or a zero-width unit break
+                    fname, unnamed = f"__unnamed{unnamed}", unnamed + 1
+                elif anonymous:
                     fname, anon = f"__anonymous{anon}", anon + 1
-                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key))
+                fields.append(self.field(f, fname, anonymous, f"{name}_{fname.strip('_')}", key, packed))
         finally:
             self.depth -= 1
         nesting = 1 + max((self.nesting[id(t)] for t in map(_record_in, fields) if t is not None), default=0)
@@ -309,7 +457,7 @@ class _Reader:
             raise HeaderError(f"{_where(decl.location)}: records nested more than {MAX_NESTING} deep "
                               "are not modelled")
         try:
-            s = Struct(name, fields, is_union=is_union, packed=packed, align=align)
+            s = Struct(name, fields, is_union=is_union, packed=packed, align=align, max_align=max_align)
         except IreeAbiError as e:
             raise HeaderError(f"{_where(decl.location)}: {e}") from None
         self.nesting[id(s)] = nesting
@@ -320,26 +468,40 @@ class _Reader:
             self.links[id(s)] = link
         return s
 
-    def field(self, f: Any, name: str, anonymous: bool, hint: str, parent_key: str) -> Field:
+    def field(self, f: Any, name: str, anonymous: bool, hint: str, parent_key: str,
+              in_packed: bool) -> Field:
+        """One member. Its alignment is the engine's unless the member or its declared type says
+        otherwise: an alignment attribute (any constant expression: measured by libclang), a typedef
+        with one, `_Atomic` (both from libclang's alignment of the declared type)."""
         ci = self.ci
         bits = None
         if f.is_bitfield():
             bits = f.get_bitfield_width()
-            if bits == 0 or not f.spelling:
-                raise HeaderError(f"{_where(f.location)}: unnamed and zero-width bit-fields are not modelled")
         attrs = [c for c in f.get_children() if c.kind.is_attribute()]
         packed = any(c.kind == ci.CursorKind.PACKED_ATTR for c in attrs)
-        align = None
-        if any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in attrs):
-            # _Alignas is in the member's own tokens, a trailing __attribute__ in the attribute's; a
-            # macro (stdalign.h's alignas) leaves no tokens, so the declaring lines are read too.
-            text = " ".join(t.spelling for c in (f, *attrs) for t in c.get_tokens()) + " " + self._source_lines(f)
-            found = _ALIGN_RE.findall(text)
-            if not found:
-                raise HeaderError(f"{_where(f.location)}: {f.spelling}: only integer-literal alignments "
-                                  f"(alignas(N), __attribute__((aligned(N)))) are modelled: {text!r}")
-            align = max(int(v, 0) for v in found)
         ctype = self.ctype(f.type, f, hint, (parent_key, f, None if anonymous else f.spelling))
+        natural = size_align(ctype, self.target)[1]
+        declared = f.type.get_align()  # the declared type's: a typedef's alignment, _Atomic's
+        explicit = any(c.kind == ci.CursorKind.ALIGNED_ATTR for c in attrs)
+        if bits is not None:
+            if explicit or (declared > 0 and declared != natural):
+                raise HeaderError(f"{_where(f.location)}: {f.spelling or 'an unnamed bit-field'}: an "
+                                  "alignment on a bit-field or its type is not modelled")
+            return Field(name, ctype, bits, packed=packed, anonymous=anonymous)
+        if explicit:
+            wanted = self.member_aligns.get(f)
+            if not isinstance(wanted, int):
+                raise HeaderError(f"{_where(f.location)}: {f.spelling}: its alignment could not be "
+                                  f"measured: {wanted or 'no way to name it in C'}")
+        elif packed or in_packed:
+            wanted = None  # packing wins over a type's alignment (#pragma pack only caps it, later)
+        else:
+            wanted = declared if declared > 0 and declared != natural else None
+        align = None
+        if wanted is not None:
+            align = wanted
+            if wanted < natural:  # below the type's own: as packed, aligned(N) writes it
+                packed = True
         return Field(name, ctype, bits, align=align, packed=packed, anonymous=anonymous)
 
     def ctype(self, t: Any, where: Any, hint: str = "",
@@ -353,6 +515,18 @@ class _Reader:
             return Scalar(spelled)
         if k.name in _SCALARS:
             return Scalar(_SCALARS[k.name], spelled if spelled != _SCALARS[k.name] else None)
+        if k.name == "ATOMIC":
+            # _Atomic T lays out as T, aligned as libclang says (the member's declared alignment).
+            # gcc and clang agree on that only where the size is a power of two up to 8 bytes.
+            value = _value_type(self.ci, canon)
+            size = canon.get_size()
+            if size != value.get_size() or size not in (1, 2, 4, 8):
+                raise HeaderError(f"{_where(where.location)}: {where.spelling}: {canon.spelling} is "
+                                  f"{size} B to libclang, {value.get_size()} B without _Atomic: an "
+                                  "_Atomic type of other than 1, 2, 4 or 8 bytes is not modelled (gcc "
+                                  "and clang lay it out differently)")
+            inner = self.ctype(value, where, hint, None)  # offsetof cannot reach into an _Atomic record
+            return Scalar(inner.c_type, spelled) if isinstance(inner, Scalar) else inner
         if k == K.ENUM:
             under = canon.get_declaration().enum_type.get_canonical()
             if under.kind.name not in _SCALARS:
@@ -406,37 +580,182 @@ class _Reader:
                 self._lines[name] = []
         return " ".join(self._lines[name][start.line - 1:end.line])
 
+    # -- alignments and #pragma pack ---------------------------------------------------------------
+
+    def _measure_alignments(self, members: list[Any]) -> None:
+        """Each aligned member's alignment as libclang computes it (`__alignof__` of the member:
+        the attribute's constant expression, macros and all, with its type's), from one probe parse.
+        A member offsetof cannot name (in a function's record) is read from an integer literal."""
+        exprs: list[str] = []
+        designators: list[str] = []
+        which: list[Any] = []
+        for m in members:
+            self.at = m
+            path = self._member_path(m)
+            if path is None:
+                text = " ".join(t.spelling for t in m.get_tokens()) + " " + self._source_lines(m)
+                found = _ALIGN_RE.findall(text)
+                self.member_aligns[m] = max(int(v, 0) for v in found) if found else \
+                    "only integer-literal alignments are read in a record C cannot name from outside"
+                continue
+            which.append(m)
+            exprs.append(f"__alignof__(((({path[0]}*)0)->{path[1]}))")
+            designators.append(path[1])
+        for m, v in zip(which, self._probe_values(exprs, designators)):
+            self.member_aligns[m] = v if isinstance(v, int) and v > 0 else f"libclang: {v}"
+
+    def _member_path(self, member: Any) -> tuple[str, str] | None:
+        """(a file-scope type, the designator) by which C names `member`, or None."""
+        at = self._record_path(member.semantic_parent, 0)
+        return None if at is None else (at[0], at[1] + member.spelling)
+
+    def _record_path(self, rec: Any, depth: int) -> tuple[str, str] | None:
+        """(a file-scope type, the designator prefix of `rec`'s members), memoized per record: a
+        record's members are reached from its parent's by the member holding it (none for an
+        anonymous one), found in one pass over each parent's fields."""
+        if rec in self._paths:
+            return self._paths[rec]
+        K, T = self.ci.CursorKind, self.ci.TypeKind
+        records = (K.STRUCT_DECL, K.UNION_DECL)
+        out = None
+        parent = rec.semantic_parent if rec is not None and rec.kind in records else None
+        if parent is not None and parent.kind == K.TRANSLATION_UNIT:
+            spelled = self.typedef_of.get(rec)
+            if spelled is None and rec.spelling and not rec.is_anonymous() and "(" not in rec.spelling:
+                spelled = f"{'union' if rec.kind == K.UNION_DECL else 'struct'} {rec.spelling}"
+            out = (spelled, "") if spelled else None
+        elif parent is not None and parent.kind in records and depth <= MAX_NESTING:
+            if parent not in self._holders:
+                holders: dict[Any, str] = {}
+                for m in parent.type.get_fields():
+                    t, dims = m.type.get_canonical(), 0
+                    while t.kind in (T.CONSTANTARRAY, T.INCOMPLETEARRAY):
+                        t, dims = t.element_type.get_canonical(), dims + 1
+                    if t.kind == T.RECORD:  # an anonymous member adds no name
+                        holders.setdefault(t.get_declaration(), f"{m.spelling}{'[0]' * dims}."
+                                           if m.spelling.isidentifier() else "")
+                self._holders[parent] = holders
+            step = self._holders[parent].get(rec)
+            outer = self._record_path(parent, depth + 1) if step is not None else None
+            out = None if outer is None else (outer[0], outer[1] + step)
+        self._paths[rec] = out
+        return out
+
+    def _pack_at(self, decl: Any) -> int | None:
+        """The `#pragma pack` value in force where the record is defined (None: none). Read from the
+        directives of the record's own file, in order; a value C does not spell as a literal, or a
+        pack set through _Pragma in a macro, is not seen (the cross-check with libclang catches it)."""
+        loc = decl.location
+        if loc.file is None:
+            return None
+        name = loc.file.name
+        if name not in self._packs:
+            states = self._pack_states(loc.file)
+            self._packs[name] = ([o for o, _ in states], [v for _, v in states])
+        offsets, values = self._packs[name]
+        i = bisect.bisect_right(offsets, loc.offset) - 1
+        value = values[i] if i >= 0 else None
+        if isinstance(value, str):
+            raise HeaderError(f"{_where(loc)}: {value}")
+        return value
+
+    def _pack_states(self, file: Any) -> list[tuple[int, "int | str | None"]]:
+        """(byte offset of each `#pragma pack(...)` directive of the file, the value in force from
+        there on): its arguments read as clang does (push/pop with an optional label, N, nothing)."""
+        try:
+            text = Path(file.name).read_bytes()
+        except OSError:
+            return []
+        states: list[tuple[int, int | str | None]] = []
+        stack: list[int | str | None] = []
+        current: int | str | None = None
+        line, counted = 1, 0  # lines counted up to byte `counted`: linear in the file
+        for m in _PACK_RE.finditer(text):
+            line, counted = line + text.count(b"\n", counted, m.start()), m.start()
+            args = [a.strip() for a in m.group(1).decode(errors="replace").split(",") if a.strip()]
+            values = [a for a in args if a[:1].isdigit()]
+            value: int | str | None = None
+            if values:
+                try:
+                    value = int(values[-1].rstrip("uUlL"), 0)
+                except ValueError:
+                    value = f"#pragma pack value {values[-1]!r} at line {line} is not modelled"
+            if args[:1] == ["push"]:
+                stack.append(current)
+                if values:
+                    current = value
+            elif args[:1] == ["pop"]:
+                current = stack.pop() if stack else None
+            elif args[:1] == ["show"]:
+                continue
+            elif args and not values:
+                current = f"#pragma pack({', '.join(args)}) at line {line} is not modelled"
+            else:
+                current = value
+            if isinstance(current, int) and (current <= 0 or current & (current - 1)):
+                current = None if current == 0 else \
+                    f"#pragma pack({current}) at line {line} is not a power of two"
+            states.append((m.start(), current))
+        return states
+
     # -- the cross-check -------------------------------------------------------------------------
 
-    def cross_check(self, tops: set[Struct]) -> None:
+    def cross_check(self, tops: set[Struct]) -> dict[int, str]:
         """The engine's layout of every record against libclang's, for the triple: each record's
         size, alignment and direct fields' bit offsets (its nested records are checked the same
-        way, first: dependencies before dependents, as before the probe existed)."""
+        way, first: dependencies before dependents). Returns the records that disagree (or could
+        not be measured), by id, with the message."""
         order: list[Struct] = []
         for s in tops:
             for n in (*s.nested(), s):
                 if id(n) not in self.checked:
                     self.checked.add(id(n))
                     order.append(n)
+        bad: dict[int, str] = {}
         # Where each direct field's offset comes from: ("probe", index) or ("bits", value).
-        plans = [self._offset_plan(n) for n in order]
+        plans: list[Any] = []
+        for n in order:
+            try:
+                plans.append(self._offset_plan(n))
+            except HeaderError as e:
+                plans.append(None)
+                bad[id(n)] = str(e)
         values = self._run_probe()
-        for n, (base, fields) in zip(order, plans):
-            decl = self.decls[id(n)]
-            self.at = decl
-            rtype = decl.type
-            measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
-                                self._layout_value(rtype.get_align(), decl, n.name, "alignof"))
-            base_bits = sum(8 * values[v] if kind == "probe" else v for kind, v in base)
-            for fname, (kind, v) in fields.items():
-                measured.bit_offsets[fname] = 8 * values[v] - base_bits if kind == "probe" else v
-            lay = n.layout(self.target)
-            engine = Measured(lay.size, lay.align,
-                              {f.name: f.offset * 8 + (f.bit_offset or 0) for f in lay.fields})
-            problems = diff(engine, measured)
-            if problems:
-                raise HeaderError(f"{_where(decl.location)}: {n.name}: the engine and libclang "
-                                  f"({self.target.triple}) disagree: {'; '.join(problems[:4])}")
+        for n, plan in zip(order, plans):
+            if plan is None:
+                continue
+            try:
+                self._check_one(n, plan, values)
+            except (HeaderError, LayoutError) as e:
+                bad[id(n)] = str(e)
+        return bad
+
+    def _check_one(self, n: Struct, plan: tuple, values: list["int | str"]) -> None:
+        base, fields = plan
+        decl = self.decls[id(n)]
+        self.at = decl
+
+        def probed(kind: str, v: int) -> int:
+            if kind != "probe":
+                return v
+            if not isinstance(values[v], int):
+                raise HeaderError(f"{_where(decl.location)}: {n.name}: libclang could not measure an "
+                                  f"offset in it: {values[v]}")
+            return 8 * values[v]
+
+        rtype = self.measure_types.get(id(n), decl.type)
+        measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
+                            self._layout_value(rtype.get_align(), decl, n.name, "alignof"))
+        base_bits = sum(probed(kind, v) for kind, v in base)
+        for fname, (kind, v) in fields.items():
+            measured.bit_offsets[fname] = probed(kind, v) - (base_bits if kind == "probe" else 0)
+        lay = n.layout(self.target)
+        engine = Measured(lay.size, lay.align,
+                          {f.name: f.offset * 8 + (f.bit_offset or 0) for f in lay.fields})
+        problems = diff(engine, measured)
+        if problems:
+            raise HeaderError(f"{_where(decl.location)}: {n.name}: the engine and libclang "
+                              f"({self.target.triple}) disagree: {'; '.join(problems[:4])}")
 
     def _layout_value(self, value: int, decl: Any, name: str, what: str) -> int:
         if value < 0:
@@ -480,6 +799,8 @@ class _Reader:
         fields: dict[str, tuple[str, int]] = {}
         for f, c in zip(s.fields, self.field_cursors[id(s)]):
             self.at = c
+            if f.bits == 0:
+                continue  # a zero-width bit-field holds no bits: no field of the layout
             if access is None or f.anonymous or f.bits is not None:
                 fields[f.name] = ("bits", self._clang_offset(c, s))
             else:
@@ -515,37 +836,73 @@ class _Reader:
     def _probe(self, base: str, designator: str) -> int:
         return self._probes.setdefault((base, designator), len(self._probes))
 
-    def _run_probe(self) -> list[int]:
-        """Every requested offsetof, from one parse of the header and an enumeration of them after
-        it (an enumerator's value is one query, walking no record)."""
-        probes = self._probes
-        self.probe_count = len(probes)
-        if not probes:
+    def _run_probe(self) -> list["int | str"]:
+        """Every requested offsetof (or why libclang could not measure it)."""
+        probes = sorted(self._probes.items(), key=lambda kv: kv[1])
+        return self._probe_values([f"__builtin_offsetof({base}, {designator})" for (base, designator), _ in probes],
+                                  [designator for (_, designator), _ in probes])
+
+    def _probe_values(self, exprs: list[str], designators: list[str]) -> list["int | str"]:
+        """Each integer constant expression's value, from one parse of the header with an
+        enumeration of them after it (an enumerator's value is one query, walking no record); an
+        expression libclang rejects has its message instead (it concerns only its record). The
+        member names in `designators` are #undef'd first: a header may define a macro of a member's
+        name (`#define pn_data pn_msg_u.base.pn_data`), which would rewrite the designator."""
+        self.probe_count += len(exprs)
+        if not exprs:
             return []
-        lines = [f"enum {_PROBE}enum {{"]
-        lines += [f"  {_PROBE}{i} = __builtin_offsetof({base}, {designator}),"
-                  for (base, designator), i in probes.items()]
-        lines.append("};")
         # The header itself with the enumeration after its last line (given to libclang in memory
         # under its own name): the same main file, directory and lines as the first parse, and no
         # #include to spell a name that may hold quotes or newlines. The blank lines end a trailing
         # backslash continuation.
         name = str(self.path)
         try:
-            text = self.path.read_bytes() + b"\n\n" + "\n".join(lines).encode() + b"\n"
+            original = self.path.read_bytes()
         except OSError as e:
             raise HeaderError(f"{self.path}: cannot read it again: {e.strerror or e}") from None
-        tu = self._parse(name, [(name, text)])
-        values: list[int] = []
+        first_line = original.count(b"\n") + 4  # the first enumerator's line
+        members = sorted({n for d in designators for n in _IDENTIFIER_RE.findall(d)})
+        lines = [f"#undef {n}" for n in members]
+        first_line += len(lines)
+        lines.append(f"enum {_PROBE}enum {{")
+        lines += [f"  {_PROBE}{i} = {e}," for i, e in enumerate(exprs)]
+        lines.append("};")
+        text = original + b"\n\n" + "\n".join(lines).encode() + b"\n"
+        tu, errors = self._parse(name, [(name, text)])
+        rejected: dict[int, str] = {}
+        for d in errors:
+            if _file_of(d.location) == name and d.location.offset >= len(original):
+                rejected.setdefault(d.location.line - first_line, d.spelling)
+        values: list[int | str] = []
         for c in tu.cursor.get_children():  # the top level only: the enumeration is there
             if c.kind == self.ci.CursorKind.ENUM_DECL and c.spelling == f"{_PROBE}enum":
                 # Zero-extended: offsets are never negative, and the signed reading turns 2^31 on
                 # a 32-bit triple (an unsigned int enumerator) into -2^31.
                 value = self.ci.conf.lib.clang_getEnumConstantDeclUnsignedValue
                 values = [value(e) for e in c.get_children()]
-        if len(values) != len(probes) or min(values) < 0:
-            raise HeaderError(f"{self.path}: libclang gave {len(values)} of {len(probes)} offsets")
-        return values
+        if len(values) != len(exprs):
+            raise HeaderError(f"{self.path}: libclang gave {len(values)} of {len(exprs)} probe values")
+        return [rejected.get(i, v) for i, v in enumerate(values)]
+
+
+def _key(decl: Any) -> str:
+    """A record's identity: its USR and where it is defined (two anonymous records in one parent
+    can share a USR)."""
+    loc = decl.location
+    return f"{decl.get_usr()}@{_file_of(loc)}:{loc.offset}"
+
+
+def _file_of(location: Any) -> str:
+    return location.file.name if location.file else ""
+
+
+def _value_type(ci: Any, atomic: Any) -> Any:
+    """T of `_Atomic(T)` (clang_Type_getValueType, which the bindings do not declare)."""
+    fn = ci.conf.lib.clang_Type_getValueType
+    fn.argtypes, fn.restype = [ci.Type], ci.Type
+    value = fn(atomic)
+    value._tu = atomic._tu
+    return value
 
 
 def _record_in(f: Field) -> Struct | None:

@@ -2,7 +2,8 @@
 
 A declaration is target-independent (`Struct`, `Union`, `Field`, `Scalar`, `Pointer`, ...); `layout(t)`
 computes offsets, holes and tail padding with the C rules of target `t` (SysV-style, which all seven
-targets follow). Padding is never implied: every byte of `size` is a field, a hole or tail padding.
+targets follow, with the AAPCS difference for unnamed bit-fields on armv7 and aarch64: see
+`UNNAMED_BITFIELDS_ALIGN`). Padding is never implied: every byte of `size` is a field, a hole or tail padding.
 The ctypes and construct views of the same layout live in `views.py`; C text for the oracles in
 `cdecl.py`.
 """
@@ -101,6 +102,12 @@ class Array(CType):
 
 REST_OF_UNIT = "rest"  # bit-field width: the rest of its storage unit (C: sizeof(T) * 8 - used)
 
+# Data models whose unnamed bit-fields (`int : 3;`, `int : 0;`) raise the struct's alignment to
+# their type's, as named ones do: AAPCS and AAPCS64 give every bit-field's container type a say.
+# Elsewhere (SysV x86, i386, RISC-V, wasm32) an unnamed bit-field places bits but adds no alignment.
+# Measured with gcc and the cross compilers (tests/abi/test_cheader_features.py).
+UNNAMED_BITFIELDS_ALIGN = frozenset({"armv7", "aarch64"})
+
 
 class Field(NamedTuple):
     name: str
@@ -109,7 +116,10 @@ class Field(NamedTuple):
     doc: str = ""
     align: int | None = None  # _Alignas(N) / __attribute__((aligned(N))): at least N-aligned
     packed: bool = False  # __attribute__((packed)) on the member: 1-aligned (before `align`)
-    anonymous: bool = False  # a C11 anonymous struct/union member; `name` is the engine's own
+    # A member C declares without a name; `name` is the engine's own: a C11 anonymous struct/union
+    # member, or an unnamed bit-field (`int : 3;` reserved bits, or `int : 0;`, which holds no bits:
+    # it only moves the next bit-field to a new unit of its type and is no field of the layout).
+    anonymous: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,9 +132,13 @@ class Struct(CType):
     doc: str = ""
     packed: bool = False  # __attribute__((packed)): every member 1-aligned, bit-fields back to back
     align: int | None = None  # __attribute__((aligned(N))) / alignas on the type: at least N-aligned
+    # `#pragma pack(N)` in force at the definition: every member at most N-aligned, explicit
+    # alignments included, and bit-fields back to back (zero-width ones keep their type's alignment).
+    max_align: int | None = None
 
     def __init__(self, name: str, fields: Sequence[Field | tuple], *, is_union: bool = False,
-                 doc: str = "", packed: bool = False, align: int | None = None) -> None:
+                 doc: str = "", packed: bool = False, align: int | None = None,
+                 max_align: int | None = None) -> None:
         fs = tuple(f if isinstance(f, Field) else Field(*f) for f in fields)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "fields", fs)
@@ -132,6 +146,7 @@ class Struct(CType):
         object.__setattr__(self, "doc", doc)
         object.__setattr__(self, "packed", packed)
         object.__setattr__(self, "align", align)
+        object.__setattr__(self, "max_align", max_align)
         _validate_decl(self)
 
     @property
@@ -165,8 +180,8 @@ class Struct(CType):
 
 
 def Union(name: str, fields: Sequence[Field | tuple], *, doc: str = "", packed: bool = False,  # noqa: N802
-          align: int | None = None) -> Struct:
-    return Struct(name, fields, is_union=True, doc=doc, packed=packed, align=align)
+          align: int | None = None, max_align: int | None = None) -> Struct:
+    return Struct(name, fields, is_union=True, doc=doc, packed=packed, align=align, max_align=max_align)
 
 
 def _is_alignment(value: object) -> bool:
@@ -187,15 +202,18 @@ def _validate_decl(s: Struct) -> None:
         if isinstance(f.type, Array) and f.type.count is not None and f.type.count < 0:
             raise LayoutError(f"{s.name}.{f.name}: negative array length")
         if f.bits is not None:
-            ok_width = f.bits == REST_OF_UNIT or (isinstance(f.bits, int) and f.bits > 0)
-            if not isinstance(f.type, Scalar) or not ok_width or s.is_union:
-                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar, a width > 0 "
-                                  "and a struct (not a union)")
+            ok_width = f.bits == REST_OF_UNIT or (isinstance(f.bits, int) and f.bits > 0) \
+                or (f.bits == 0 and f.anonymous)  # C: only an unnamed bit-field may be 0 wide
+            if not isinstance(f.type, Scalar) or not ok_width:
+                raise LayoutError(f"{s.name}.{f.name}: a bit-field needs an integer scalar and a width "
+                                  "> 0 (0 for an unnamed one)")
         if f.align is not None and (not _is_alignment(f.align) or f.bits is not None):
             raise LayoutError(f"{s.name}.{f.name}: an explicit alignment must be a power of two on a "
                               f"member that is not a bit-field, got {f.align!r}")
     if s.align is not None and not _is_alignment(s.align):
         raise LayoutError(f"{s.name}: an explicit alignment must be a power of two, got {s.align!r}")
+    if s.max_align is not None and not _is_alignment(s.max_align):
+        raise LayoutError(f"{s.name}: a #pragma pack value must be a power of two, got {s.max_align!r}")
     if not s.fields:
         raise LayoutError(f"{s.name}: an empty struct has no C layout")
 
@@ -308,9 +326,11 @@ class StructLayout:
 
 def _member_align(decl: Struct, f: Field, natural: int) -> int:
     """A member's alignment in `decl`: 1 when packed (the struct or the member), raised to an
-    explicit alignment (which packing does not lower)."""
+    explicit alignment (which packing does not lower), capped by `#pragma pack` (which caps explicit
+    alignments too)."""
     a = 1 if decl.packed or f.packed else natural
-    return a if f.align is None or f.align <= a else f.align
+    a = a if f.align is None or f.align <= a else f.align
+    return a if decl.max_align is None or a <= decl.max_align else decl.max_align
 
 
 def size_align(t: CType, target: Target) -> tuple[int, int]:
@@ -336,35 +356,61 @@ def layout_of(decl: Struct, target: Target) -> StructLayout:
     align = 1
     if decl.is_union:
         size = 0
+        unnamed_align = target.name in UNNAMED_BITFIELDS_ALIGN
         for f in decl.fields:
-            fs, fa = size_align(f.type, target)
-            fa = _member_align(decl, f, fa)
-            if f.bits is not None and f.bits > fs * 8:
+            fs, natural = size_align(f.type, target)
+            fa = _member_align(decl, f, natural)
+            if f.bits is None:
+                fields.append(FieldLayout(f.name, 0, fs, fa, f.type))
+                size = max(size, fs)
+                align = max(align, fa)
+                continue
+            width = fs * 8 if f.bits == REST_OF_UNIT else f.bits
+            if width > fs * 8:
                 raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
-            fields.append(FieldLayout(f.name, 0, fs, fa, f.type,
-                                      0 if f.bits is not None else None, f.bits))
-            size = max(size, fs)
-            align = max(align, fa)
+            if width == 0:  # holds no bits; its type's alignment counts on AAPCS only
+                if unnamed_align:
+                    align = max(align, natural)
+                continue
+            # A union's bit-field takes the bytes its bits touch (its unit's alignment aside).
+            fields.append(FieldLayout(f.name, 0, fs, fa, f.type, 0, width))
+            size = max(size, -(-width // 8))
+            if not f.anonymous or unnamed_align:
+                align = max(align, fa)
     else:
         bit = 0  # current position in bits; bit-fields share storage units
+        unnamed_align = target.name in UNNAMED_BITFIELDS_ALIGN
         for f in decl.fields:
-            fs, fa = size_align(f.type, target)
-            fa = _member_align(decl, f, fa)
+            fs, natural = size_align(f.type, target)
+            fa = _member_align(decl, f, natural)
             if f.bits is not None:
                 unit = fs * 8
                 width = unit - bit % unit if f.bits == REST_OF_UNIT else f.bits
                 if width > unit:
                     raise LayoutError(f"{decl.name}.{f.name}: bit-field wider than {f.type.display()}")
-                if decl.packed or f.packed:  # back to back, located from the byte of its first bit
+                if width == 0:
+                    # Starts a new unit of its type, whatever packs the struct; holds no bits.
+                    bit = align_up(bit, natural * 8)
+                    if unnamed_align and natural > align:
+                        align = natural
+                    continue
+                if decl.packed or f.packed or decl.max_align is not None:
+                    # Back to back, located from the byte of its first bit (#pragma pack: its unit
+                    # still counts, capped, for the struct's alignment).
                     fields.append(FieldLayout(f.name, bit // 8, fs, 1, f.type, bit % 8, width))
                     bit += width
-                    continue
-                # SysV: a bit-field may not straddle a naturally aligned unit of its type.
-                if bit // unit != (bit + width - 1) // unit:
-                    bit = align_up(bit, fa * 8)
-                unit_offset = (bit // unit) * fs  # the naturally aligned unit holding the field
-                fields.append(FieldLayout(f.name, unit_offset, fs, fa, f.type, bit - unit_offset * 8, width))
-                bit += width
+                else:
+                    # A bit-field may not span more units of its type's alignment than its type
+                    # does (gcc's PCC_BITFIELD_TYPE_MATTERS; 4-aligned 64-bit units on i386).
+                    if bit % (fa * 8) + width > unit:
+                        bit = align_up(bit, fa * 8)
+                    unit_offset = (bit // unit) * fs  # the naturally aligned unit holding it...
+                    if bit + width > (unit_offset + fs) * 8:  # ...or i386's 4-aligned 64-bit one
+                        unit_offset = bit // (fa * 8) * fa
+                    fields.append(FieldLayout(f.name, unit_offset, fs, fa, f.type, bit - unit_offset * 8, width))
+                    bit += width
+                if f.anonymous and not unnamed_align:
+                    continue  # reserved bits: no say in the struct's alignment here
             else:
                 offset = align_up(-(-bit // 8), fa)
                 flexible = isinstance(f.type, Array) and f.type.count is None

@@ -135,6 +135,35 @@ def struct_data(decl: Struct, tgts: Sequence[Target], all_targets: bool,
     return objs if all_targets else objs[0]
 
 
+def header_data(path: str, target: Target, reading: Any) -> Any:
+    """`layout --header FILE --json` on one target (cli/describe.py: header_json)."""
+    return describe.header_json(path, target.name, reading.structs, reading.errors,
+                                lambda s: s.layout(target))
+
+
+def header_text(path: str, tgts: Sequence[Target], readings: Sequence[Any]) -> list[str]:
+    """Every struct of a header: its table on one target, or its cells on every target (where it
+    has a layout on all of them); then each struct without a layout, with its error per target."""
+    source = f"{path}, checked with libclang"
+    out: list[str] = []
+    entries = [describe.header_entries(r.structs, r.errors) for r in readings]
+    for names, s in entries[0][0]:
+        if len(tgts) == 1:
+            out += [*struct_text(s, tgts[0], source), ""]
+            continue
+        decls = [r.structs.get(names[0]) for r in readings]
+        if all(d is not None for d in decls):
+            out += [*struct_all_text(s, tgts, source, decls), ""]
+    for t, (_, failed) in zip(tgts, entries):
+        for names, message in failed:
+            out.append(f"error ({t.name}): {' / '.join(names)}: {message}")
+    if not out:
+        out.append(f"{path}: no struct or union")
+    elif not out[-1]:
+        out.pop()
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
 # cconvs
 

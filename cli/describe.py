@@ -117,6 +117,38 @@ def struct_json(lay: StructLayout) -> dict[str, Any]:
 
 
 
+def header_entries(structs: dict[str, Struct], errors: dict[str, str]
+                   ) -> tuple[list[tuple[list[str], Struct]], list[tuple[list[str], str]]]:
+    """Every struct of a header once, with all its names, in the header's order; and every struct
+    that could not be laid out once, with its names and its error (which starts `file:line: `)."""
+    laid: dict[int, tuple[list[str], Struct]] = {}
+    for name, s in structs.items():
+        laid.setdefault(id(s), ([], s))[0].append(name)
+    failed: dict[str, list[str]] = {}
+    for name, message in errors.items():
+        failed.setdefault(message, []).append(name)
+    return list(laid.values()), [(names, message) for message, names in failed.items()]
+
+
+def header_error_json(names: list[str], message: str) -> dict[str, Any]:
+    """One struct of a header without a layout: its names, the file and line at fault, the message."""
+    where, line, text = message, None, message
+    parts = message.split(": ", 1)
+    if len(parts) == 2 and ":" in parts[0] and parts[0].rsplit(":", 1)[1].isdigit():
+        where, line_text = parts[0].rsplit(":", 1)
+        line, text = int(line_text), parts[1]
+    return {"names": names, "file": where if line is not None else None, "line": line, "message": text}
+
+
+def header_json(path: str, target_name: str, structs: dict[str, Struct], errors: dict[str, str],
+                layout_of: Any) -> dict[str, Any]:
+    """`layout --header FILE --json` on one target: every struct's layout, every struct's error."""
+    laid, failed = header_entries(structs, errors)
+    return {"header": path, "target": target_name,
+            "structs": [{**struct_json(layout_of(s)), "names": names} for names, s in laid],
+            "errors": [header_error_json(names, message) for names, message in failed]}
+
+
 # --------------------------------------------------------------------------------------------------
 # cconv instances
 
@@ -216,5 +248,5 @@ def sample_values(lay: FragmentLayout) -> list[Any]:
     return out
 
 
-__all__ = ["StructRow", "SlotRow", "struct_rows", "field_json", "struct_json", "slot_rows", "cconv_json",
-           "shim_summary", "sample_values"]
+__all__ = ["StructRow", "SlotRow", "struct_rows", "field_json", "struct_json", "header_entries",
+           "header_error_json", "header_json", "slot_rows", "cconv_json", "shim_summary", "sample_values"]

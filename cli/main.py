@@ -1,7 +1,7 @@
 """The `ireeabi` command line.
 
     ireeabi layout NAME_OR_CCONV [--target T | --all-targets] [--spans 4,3] [--json]
-    ireeabi layout NAME --header FILE.h [-I DIR] [-D NAME[=V]] [--target T | --all-targets] [--json]
+    ireeabi layout [NAME] --header FILE.h [-I DIR] [-D NAME[=V]] [--target T | --all-targets] [--json]
     ireeabi layout NAME --dwarf FILE.o|.so [--target T | --all-targets] [--json]
     ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json]
     ireeabi targets [--json]
@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="A catalog struct (pahole-style table) or a calling convention "
                                    "(`0...` signature or a bare fragment such as rIiiiCiDCrIID). "
                                    "Without --spans every span has 1 element.")
-    p.add_argument("name", metavar="NAME_OR_CCONV")
+    p.add_argument("name", metavar="NAME_OR_CCONV", nargs="?",
+                   help="without it, --header lays out every struct of the header")
     _target_options(p)
     _struct_source_options(p, "NAME is")
     p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
@@ -178,6 +179,9 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
         return _layout_foreign_struct(args, out)
     if args.include_dirs or args.defines:
         raise CliError("-I and -D apply to --header")
+    if args.name is None:
+        raise CliError("layout needs NAME_OR_CCONV (usage: ireeabi layout NAME_OR_CCONV [options], or "
+                       "ireeabi layout --header FILE.h [options] for every struct of a header)")
     tgts = select_targets(args.target, args.all_targets)
     spans = parse_spans(args.spans)
     what = resolve(args.name)
@@ -205,6 +209,10 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h NAME` / `layout --dwarf FILE NAME`."""
     if args.spans is not None:
         raise CliError("--spans applies to calling conventions, not to structs")
+    if args.name is None:
+        if not args.header:
+            raise CliError("layout --dwarf needs the NAME of a struct")
+        return _layout_header(args, out)
     tgts, struct_for, source = _own_struct(args, args.name)
     decls = [struct_for(t) for t in tgts]
     if args.json:
@@ -214,6 +222,24 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
     else:
         _emit(cmd_layout.struct_text(decls[0], tgts[0], source), out)
     return EXIT_OK
+
+
+def _layout_header(args: argparse.Namespace, out: TextIO) -> int:
+    """`layout --header FILE.h`: every struct of the header on each target; a struct that cannot be
+    laid out is listed with its line and concerns no other (exit 2 when there is one)."""
+    tgts = select_targets(args.target, args.all_targets)
+    readings = [cheader.read_header(args.header, t, include_dirs=args.include_dirs, defines=args.defines)
+                for t in tgts]
+    for r in readings:
+        for s in {id(s): s for s in r.structs.values()}.values():
+            if _table_rows(s) > MAX_TABLE_ROWS:
+                raise CliError(f"{args.header}: {s.name}: its table would have more than {MAX_TABLE_ROWS} rows")
+    if args.json:
+        objs = [cmd_layout.header_data(args.header, t, r) for t, r in zip(tgts, readings)]
+        _emit_json(objs if args.all_targets else objs[0], out)
+    else:
+        _emit(cmd_layout.header_text(args.header, tgts, readings), out)
+    return EXIT_BAD_INPUT if any(r.errors for r in readings) else EXIT_OK
 
 
 def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Callable[[Target], Struct], str]:
