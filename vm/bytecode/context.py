@@ -52,7 +52,7 @@ from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImport
 from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
 from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
-from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
+from ireeabi.vm.bytecode.verifier import clamp_type_ids, function_layout, verify_function
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 
@@ -295,33 +295,49 @@ class Context:
                                  f"'{self.module.name}' imports")
 
     def _prepare(self, ordinal: int, name: str) -> Function:
-        """Decode and verify one function (its frame as IREE allocates it: `frame_i32_registers`)."""
+        """Decode and verify one function; its frame is IREE's (`verifier.function_layout`) plus
+        the registers past it that IREE's checks allow (`verify_function`)."""
         m = self.module
         d = m.function_descriptors[ordinal]
         args, results = cconv_fragments(m.function_signatures[ordinal].cconv)
         code = function_bytecode(m, ordinal)
+        layout = function_layout(self, ordinal)
         try:
             insts = decode_function(code, name)
         except DecodeError as e:
             if e.pc != len(code) - 1:
+                # IREE decodes and verifies op by op: what its walk rejects before the op that
+                # does not decode comes first
+                self._verify_prefix(Function(ordinal, name, layout.i32, layout.ref,
+                                             d.requirements, args, results,
+                                             decode_function(code[:e.pc], name)))
                 raise
             # An op starting at the last byte: IREE's verifier walks pc < length - 1 and never
             # decodes it, so a lone opcode byte there is no error of its own (the function then
             # loads if a terminator precedes it, else lacks one).
             insts = decode_function(code[:-1], name)
-        fn = Function(ordinal, name, frame_i32_registers(d.i32_register_count),
-                      d.ref_register_count, d.requirements, args, results, insts)
+        fn = Function(ordinal, name, layout.i32, layout.ref, d.requirements, args, results, insts)
         fn.result_chars = tuple(value_chars(results or ""))
         for i, inst in enumerate(insts):
             if inst.is_block:
                 fn.block_index[inst.pc] = i + 1
         try:
-            verify_function(self, fn)
+            fn.i32_count, fn.ref_count = verify_function(self, fn)
         except BytecodeVerifyError as e:
             raise e.in_function(name) from None
+        clamp_type_ids(self, fn)
+        fn.too_big = layout.too_big
         return fn
 
+    def _verify_prefix(self, fn: Function) -> None:
+        try:
+            verify_function(self, fn, complete=False)
+        except BytecodeVerifyError as e:
+            raise e.in_function(fn.name) from None
+
     def _compile(self, fn: Function) -> None:
+        if fn.too_big:
+            return  # never entered: its Frame raises RESOURCE_EXHAUSTED, as IREE's stack does
         for inst in fn.instructions:
             try:
                 handler, payload = compile_instruction(self, fn, inst)

@@ -5,29 +5,26 @@ runtime/src/iree/vm/bytecode/verifier.c); `verify_function` does the same walk i
 and raises the first failure it would report, with its status code (`BytecodeVerifyError.code`):
 
 - the function's feature bits, register counts (rounded up to a power of two, at least 1: the
-  bounds IREE's checks use), its own cconv (version `0`, no spans or unknown characters in the
-  arguments) and argument storage;
+  bounds IREE's checks use, `frames.verifier_bound`), its own cconv (version `0`, no spans or
+  unknown characters in the arguments) and argument storage;
 - one pass over the instructions: block structure (every op inside a block, a block marker only
   after a terminator), the block list (branch targets collected, the descriptor's block count, every
   target defined), register lists, branch operands and calls checked as IREE checks them (callee
   cconvs included), rodata/global/import ordinals, ext-op feature bits; a terminator at the end.
 
-IREE 3.13 accepts some modules it cannot run safely: its verifier does not look at the register
-operands of ordinary ops (the typed-operand hooks of its decoder are never defined), at type ids,
-nor (a misplaced parenthesis) at internal callee ordinals, and its power-of-two bounds go past the
-registers a frame holds. Those modules read or write outside the frame, or crash the process; here
-they fail to load: internal callee ordinals are checked in the walk, and after IREE's checks pass
-every register is checked against the frame and every type id against the types table
-(`_check_safety`).
-
-The frame is the one IREE allocates (dispatch.c, iree_vm_bytecode_function_enter): the i32 bank is
-the declared count of 4-byte registers rounded up to 16 bytes (`frame_i32_registers`), zeroed, and
-the ref bank exactly the declared count. A register past the declared count but inside that bank
-(and, for the registers IREE checks, below its power-of-two bound) runs as in IREE; `Function`'s
-counts are the frame's, the descriptor keeps the declared ones IREE's checks start from.
+IREE 3.13 does not look at the register operands of ordinary ops (the typed-operand hooks of its
+decoder are never defined), nor at type ids (its interpreter maps one past the table to type 0:
+`clamp_type_ids` does the same), nor (a misplaced parenthesis) at internal callee ordinals. Its
+frame is not its verifier's bound (`frames.FrameLayout`): between the two a register lies past its
+bank. What IREE then does is reproduced where it is reproducible: registers past the frame within
+the verifier's bounds run on zeroed storage (the frame `verify_function` sizes is IREE's plus those
+registers). Where IREE would read a ref's pointer, a byte another register also uses, memory a
+callee's frame overwrites, or memory past any bound (possibly outside its stack), the function
+fails to load instead (`_frame_storage`; the list is in docs/hostile-input.md), as do internal
+callee ordinals past the table (IREE reads the signature past its table and crashes).
 
 A Context calls `verify_function` for every function before it resolves imports (IREE verifies when
-it creates the module); `verify_instruction` verifies a whole function at its first instruction.
+it creates the module).
 """
 from __future__ import annotations
 
@@ -39,7 +36,8 @@ from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
 from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
 from ireeabi.vm.status import StatusCode
 from ireeabi.vm.bytecode.errors import BytecodeVerifyError
-from ireeabi.vm.bytecode.registers import Function
+from ireeabi.vm.bytecode.frames import FrameLayout, frame_layout
+from ireeabi.vm.bytecode.registers import Function, value_chars
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it
@@ -53,18 +51,6 @@ def global_size(op: isa.OpInfo) -> int | None:
     if name.endswith("Ref"):
         return None
     return 8 if name.endswith(("I64", "F64")) else 4
-
-
-def _pow2(n: int) -> int:
-    """iree_math_round_up_to_pow2_u32(max(1, n)), the bound the verifier checks registers with."""
-    n = max(1, n)
-    return 1 << (n - 1).bit_length()
-
-
-def frame_i32_registers(declared: int) -> int:
-    """i32 registers in IREE's frame for a declared count: the bank is `declared * 4` bytes rounded
-    up to 16 (iree_vm_bytecode_function_enter). Negative counts stay as they are (rejected)."""
-    return (declared + 3) & ~3 if declared > 0 else declared
 
 
 def _features(bits: int) -> str:
@@ -245,10 +231,19 @@ class _BlockList:
                             end_pc)
 
 
-def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = True) -> None:
-    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then (unless
-    `beyond_iree` is false: a disassembler, which runs nothing) for what it lets through unsafely
-    (see the module docstring)."""
+def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
+    """The frame IREE allocates for internal function `ordinal` on the context's data model."""
+    d = ctx.module.function_descriptors[ordinal]
+    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
+
+
+def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True
+                    ) -> tuple[int, int]:
+    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then for what it
+    lets through where no reproducible value lies (see the module docstring); else the i32 and ref
+    registers the function's frame needs here (IREE's frame, plus registers past it that IREE's
+    checks allow). `complete=False` walks only the instructions given (a prefix that decodes) and
+    skips the checks at the end of the function."""
     m = ctx.module
     d = m.function_descriptors[fn.ordinal]
     end_pc = d.bytecode_length
@@ -260,7 +255,8 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = 
     # IREE's bounds: the descriptor's counts (not the frame's), at least 1, rounded up to a
     # power of two (iree_vm_bytecode_verify_state_t i32/ref_register_count)
     n_i32, n_ref = d.i32_register_count, d.ref_register_count
-    lim = _Limits(_pow2(n_i32), _pow2(n_ref))
+    layout = function_layout(ctx, fn.ordinal)
+    lim = _Limits(layout.i32_bound, layout.ref_bound)
     if lim.i32 > isa.I32_REGISTER_MASK or lim.ref > isa.REF_REGISTER_MASK:
         raise _fail(f"register count overflow ({n_i32} i32 / {n_ref} ref registers round up to "
                     f"{lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
@@ -302,11 +298,14 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = 
             in_block = True
         elif inst.op.symbol in TERMINATORS:
             in_block = False
+    if not complete:
+        return layout.i32, layout.ref
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
-    if beyond_iree:
-        _check_safety(ctx, fn, need_i32, need_ref)
+    if layout.too_big:  # never runs: IREE fails to enter it (RESOURCE_EXHAUSTED, at the call)
+        return layout.i32, layout.ref
+    return _frame_storage(ctx, fn, layout, need_i32, need_ref)
 
 
 def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits,
@@ -392,99 +391,167 @@ def _check_import(m, value: int, what: str, pc: int):
     return m.imported_functions[ordinal]
 
 
-def _check_safety(ctx: "ExecutionState", fn: Function, need_i32: int, need_ref: int) -> None:
-    """What IREE 3.13 lets through and then runs outside the frame or crashes on: every register
-    within the frame (IREE checks only lists, against power-of-two bounds, and typed operands not
-    at all), the arguments within it, type ids within the types table, no negative counts."""
-    d = ctx.module.function_descriptors[fn.ordinal]
-    if d.i32_register_count < 0 or d.ref_register_count < 0:
-        # IREE verifies with max(1, count) and fails the call (frame size) or writes past it.
-        raise _fail(f"negative register count ({d.i32_register_count} i32 / "
-                    f"{d.ref_register_count} ref)", 0, StatusCode.RESOURCE_EXHAUSTED)
-    if need_i32 > fn.i32_count or need_ref > fn.ref_count:
-        # within IREE's power-of-two bounds, past the frame: IREE writes the arguments past it
-        raise _fail(f"insufficient register storage for the arguments ({need_i32} i32 / "
-                    f"{need_ref} ref registers needed, the frame holds {fn.i32_count} / "
-                    f"{fn.ref_count})", 0, OOR)
-    lim = _frame(fn)
+def _cconv_uses(fragment: str, segments: Sequence[int] | None,
+                regs: Sequence[Register]) -> list[tuple[Register, str]]:
+    """(register, cconv char) for the registers a call or return reads or writes: the fragment's
+    values (spans expanded by their segment sizes) in order; registers past them are not touched."""
+    chars: list[str] = []
+    i = seg_i = 0
+    while i < len(fragment):
+        char = fragment[i]
+        if char in _VALUE_CHARS:
+            chars.append(char)
+        elif char == "C":
+            end = fragment.find("D", i + 1)
+            body = [c for c in fragment[i + 1:end] if c in _VALUE_CHARS]
+            chars.extend(body * (segments[seg_i] if segments and seg_i < len(segments) else 0))
+            i = end
+        i += 1
+        seg_i += 1
+    return list(zip(regs, chars))
+
+
+def _register_uses(ctx: "ExecutionState", fn: Function, inst: Instruction):
+    """(bank "i"/"r", ordinal, registers, field) for every register `inst` reads or writes, as
+    IREE's dispatch addresses them (an i64/f64 value is two i32 registers)."""
+    m, o, symbol = ctx.module, inst.operands, inst.op.symbol
+
+    def typed(reg: Register, char: str, name: str):
+        if char == "r" or reg.is_ref:
+            return ("r", reg.ordinal, 1, name)
+        return ("i", reg.ordinal, 2 if char in "IF" else 1, name)
+
+    def pair(p, name: str):
+        if p.src.is_ref:  # retain_or_move into the ref slot the destination's ordinal names
+            return [("r", p.src.ordinal, 1, name), ("r", p.dst.ordinal, 1, name)]
+        # an i32 copy into regs_i32[dst]: a ref-encoded destination indexes past 0x8000
+        return [("i", p.src.ordinal, 1, name), ("i", p.dst.encoded, 1, name)]
+
+    uses = []
+    for f in inst.op.fields:
+        value = o[f.name]
+        if f.kind in isa.REGISTER_KINDS:
+            uses.append(typed(value, {isa.I64: "I", isa.F64: "F", isa.REF: "r"}.get(f.kind, "i"),
+                              f.name))
+        elif f.kind == isa.REG_LIST and f.name != "segment_sizes":
+            if symbol in _CALLS or symbol == "Return":
+                continue  # typed by the cconv below
+            wide = "I" if symbol in ("SwitchI64", "SwitchF64") else "i"
+            uses.extend(typed(r, wide, f.name) for r in value)
+        elif f.kind == isa.BRANCH_OPERANDS:
+            for p in value:
+                uses.extend(pair(p, f.name))
+        elif f.kind == isa.BRANCH_TABLE_CASES:
+            for case in value:
+                for p in case.operands:
+                    uses.extend(pair(p, f.name))
+    if symbol == "Return":
+        _, results = cconv_split(m.function_signatures[fn.ordinal].cconv, "", inst.pc)
+        uses.extend(typed(r, c, "operands") for r, c in _cconv_uses(results, None, o["operands"]))
+    elif symbol in _CALLS:
+        callee = o["callee"]
+        if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+            cconv = m.imported_functions[callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT].cconv
+        else:
+            cconv = m.function_signatures[callee].cconv
+        args, results = cconv_split(cconv, "", inst.pc)
+        uses.extend(typed(r, c, "operands")
+                    for r, c in _cconv_uses(args, o.get("segment_sizes"), o["operands"]))
+        uses.extend(typed(r, c, "results") for r, c in _cconv_uses(results, None, o["results"]))
+    return uses
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, need_i32: int,
+                   need_ref: int) -> tuple[int, int]:
+    """The i32 and ref registers ireeabi's frame needs for `fn`, after IREE's checks passed; or
+    BytecodeVerifyError for the registers IREE would address where no reproducible value lies (the
+    checks IREE does not make, kept; docs/hostile-input.md lists them):
+
+    - a register past IREE's verifier bound (a typed operand: IREE checks none of them);
+    - an i32 register over IREE's ref bank (it would read or write a ref's pointer);
+    - i32 and ref registers past the frame sharing bytes there (one overwrites the other);
+    - registers past the frame in a function that calls (the callee's frame is placed over them).
+
+    Registers past the frame but within the verifier's bounds otherwise run, on zeroed storage
+    (IREE's arguments of a function declaring too few registers land there)."""
+    n_types = len(ctx.module.types)
+    past_i32: list[tuple[int, int, str, int]] = []  # (start, end, register, pc)
+    past_ref: list[tuple[int, int, str, int]] = []
+    i32_storage, ref_storage = layout.i32, layout.ref
+    calls_at = None
+
+    def use(bank: str, ordinal: int, n: int, what: str, pc: int) -> None:
+        nonlocal i32_storage, ref_storage
+        if bank == "r":
+            if ordinal < layout.ref:
+                return
+            if ordinal >= layout.ref_bound:
+                raise _fail(f"{what}: ref register %r{ordinal} is past IREE's verifier bound "
+                            f"{layout.ref_bound} and its frame ({layout.ref} ref registers)", pc, OOR)
+            start, end = layout.ref_span(ordinal)
+            past_ref.append((start, end, f"%r{ordinal}", pc))
+            ref_storage = max(ref_storage, ordinal + 1)
+            return
+        name = f"%i{ordinal}" if n == 1 else f"%i{ordinal}:{ordinal + n - 1}"
+        if ordinal + n <= layout.i32:
+            return
+        if ordinal + n > layout.i32_bound:
+            raise _fail(f"{what}: register {name} is past IREE's verifier bound {layout.i32_bound} "
+                        f"and its frame ({layout.i32} i32 registers)", pc, OOR)
+        span = layout.i32_span(ordinal, n)
+        if layout.ref and _overlaps(span, (layout.ref_bank_offset, layout.end)):
+            raise _fail(f"{what}: register {name} lies over the frame's ref bank (IREE's i32 bank "
+                        f"holds {layout.i32} registers, then {layout.ref} ref registers)", pc, OOR)
+        past_i32.append((span[0], span[1], name, pc))
+        i32_storage = max(i32_storage, ordinal + n)
+
+    i32_reg = 0
+    for char in value_chars(fn.cconv_args or ""):  # the arguments, written at entry
+        if char == "r":
+            continue
+        if char in "IF":
+            i32_reg += i32_reg & 1
+        use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", 0)
+        i32_reg += 2 if char in "IF" else 1
+    for ordinal in range(need_ref):
+        use("r", ordinal, 1, f"argument register of {fn.name}", 0)
+    for inst in fn.instructions:
+        what = f"vm.{inst.mnemonic}"
+        if inst.op.symbol in _CALLS and calls_at is None:
+            calls_at = inst.pc
+        for bank, ordinal, n, field in _register_uses(ctx, fn, inst):
+            use(bank, ordinal, n, f"{what} {field}", inst.pc)
+        if not n_types and any(f.kind == isa.TYPE for f in inst.op.fields):
+            # IREE maps an out-of-range type id to type 0 (iree_vm_map_type), which an empty
+            # table does not have: it reads past the table
+            raise _fail(f"{what}: type id {inst.operands['type']} with an empty types table",
+                        inst.pc, OOR)
+    for a_start, a_end, a_name, pc in past_i32:
+        for b_start, b_end, b_name, _ in past_ref:
+            if a_start < b_end and b_start < a_end:
+                raise _fail(f"registers {a_name} and {b_name} share stack bytes past the frame "
+                            f"({layout.i32} i32 / {layout.ref} ref registers) in IREE", pc, OOR)
+    if (past_i32 or past_ref) and calls_at is not None:
+        name, pc = (past_i32 or past_ref)[0][2:]
+        raise _fail(f"register {name} is past the frame ({layout.i32} i32 / {layout.ref} ref "
+                    f"registers) in a function that calls (pc 0x{calls_at:X}): IREE places the "
+                    f"callee's frame over it", pc, OOR)
+    return i32_storage, ref_storage
+
+
+def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
+    """IREE runs an op whose type id is past the types table with type 0 (iree_vm_map_type);
+    the decoded operands take that id once, here."""
     n_types = len(ctx.module.types)
     for inst in fn.instructions:
-        what, pc = f"vm.{inst.mnemonic}", inst.pc
         for f in inst.op.fields:
-            value = inst.operands[f.name]
-            if f.kind in isa.REGISTER_KINDS:
-                if value.is_ref:
-                    _check_frame(value, lim, what, pc)
-                elif f.kind in (isa.I64, isa.F64):
-                    # a misaligned pair works (IREE 3.13 runs it); one past the bank does not
-                    if value.ordinal + 1 >= lim.i32:
-                        raise _fail(f"{what}: {f.kind} register %i{value.ordinal}:"
-                                    f"{value.ordinal + 1} out of range ({lim.i32} i32 registers)",
-                                    pc, OOR)
-                else:
-                    _check_frame(value, lim, what, pc)
-            elif f.kind == isa.REG_LIST and f.name != "segment_sizes":
-                wide = inst.op.symbol in ("SwitchI64", "SwitchF64")
-                for reg in value:
-                    _check_frame(reg, lim, what, pc)
-                    if wide and reg.ordinal + 1 >= lim.i32:  # the pair's second half too
-                        raise _fail(f"{what}: register %i{reg.ordinal}:{reg.ordinal + 1} out of "
-                                    f"range ({lim.i32} i32 registers in the frame)", pc, OOR)
-            elif f.kind == isa.BRANCH_OPERANDS:
-                for pair in value:
-                    _check_frame(pair.src, lim, what, pc)
-                    _check_frame(pair.dst, lim, what, pc)
-            elif f.kind == isa.BRANCH_TABLE_CASES:
-                for case in value:
-                    for pair in case.operands:
-                        _check_frame(pair.src, lim, what, pc)
-                        _check_frame(pair.dst, lim, what, pc)
-            elif f.kind == isa.TYPE and value >= n_types:
-                raise _fail(f"{what}: type id ordinal out of range: {value} (table={n_types})",
-                            pc, OOR)
-        if inst.op.symbol in _CALLS or inst.op.symbol == "Return":
-            # the cconv-typed registers once more against the frame's own counts
-            _verify_cconv_exact(ctx, fn, inst, lim)
+            if f.kind == isa.TYPE and inst.operands[f.name] >= n_types:
+                inst.operands[f.name] = 0
 
 
-def _check_frame(reg: Register, lim: _Limits, what: str, pc: int) -> None:
-    if reg.is_ref:
-        if reg.ordinal >= lim.ref:
-            raise _fail(f"{what}: ref register {reg.ordinal} out of range ({lim.ref} ref registers "
-                        f"in the frame)", pc, OOR)
-    elif reg.ordinal >= lim.i32:
-        raise _fail(f"{what}: register %i{reg.ordinal} out of range ({lim.i32} i32 registers in "
-                    f"the frame)", pc, OOR)
-
-
-def _verify_cconv_exact(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits) -> None:
-    m, o, pc = ctx.module, inst.operands, inst.pc
-    what = f"vm.{inst.mnemonic}"
-    if inst.op.symbol == "Return":
-        _, results = cconv_split(m.function_signatures[fn.ordinal].cconv, what, pc)
-        _cconv_registers(results, None, o["operands"], lim, f"{what}: operands of the return "
-                         f"from {fn.name}", pc)
-        return
-    callee = o["callee"]
-    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
-        cconv = m.imported_functions[callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT].cconv
-    else:
-        cconv = m.function_signatures[callee].cconv
-    args, results = cconv_split(cconv, what, pc)
-    _cconv_registers(args, o.get("segment_sizes"), o["operands"], lim,
-                     f"{what}: operands ({cconv})", pc)
-    _cconv_registers(results, None, o["results"], lim, f"{what}: results ({cconv})", pc)
-
-
-def verify_instruction(ctx: "ExecutionState", fn: Function, inst: Instruction) -> None:
-    """BytecodeVerifyError for what the loader rejects; the whole function is verified (in IREE's
-    order) when its first instruction is, as the interpreter prepares functions in order."""
-    if fn.instructions and inst is fn.instructions[0]:
-        try:
-            verify_function(ctx, fn)
-        except BytecodeVerifyError as e:
-            raise e.in_function(fn.name) from None
-
-
-__all__ = ["verify_instruction", "verify_function", "check_cconv_regs", "check_call_lists",
-           "cconv_split", "global_size", "frame_i32_registers", "TERMINATORS"]
+__all__ = ["verify_function", "function_layout", "clamp_type_ids", "check_cconv_regs",
+           "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]
