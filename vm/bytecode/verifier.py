@@ -490,7 +490,7 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, nee
             if ordinal < layout.ref:
                 return
             if ordinal >= layout.ref_bound:
-                raise _fail(f"{what}: ref register %r{ordinal} is past IREE's verifier bound "
+                raise _fail(f"{what}: ref register %r{ordinal} out of range: past IREE's verifier bound "
                             f"{layout.ref_bound} and its frame ({layout.ref} ref registers)", pc, OOR)
             start, end = layout.ref_span(ordinal)
             past_ref.append((start, end, f"%r{ordinal}", pc))
@@ -499,13 +499,13 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, nee
         name = f"%i{ordinal}" if n == 1 else f"%i{ordinal}:{ordinal + n - 1}"
         if ordinal + n <= layout.i32:
             return
-        if ordinal + n > layout.i32_bound:
-            raise _fail(f"{what}: register {name} is past IREE's verifier bound {layout.i32_bound} "
-                        f"and its frame ({layout.i32} i32 registers)", pc, OOR)
         span = layout.i32_span(ordinal, n)
         if layout.ref and _overlaps(span, (layout.ref_bank_offset, layout.end)):
-            raise _fail(f"{what}: register {name} lies over the frame's ref bank (IREE's i32 bank "
+            raise _fail(f"{what}: register {name} out of range: it lies over the frame's ref bank (IREE's i32 bank "
                         f"holds {layout.i32} registers, then {layout.ref} ref registers)", pc, OOR)
+        if ordinal + n > layout.i32_bound:
+            raise _fail(f"{what}: register {name} out of range: past IREE's verifier bound {layout.i32_bound} "
+                        f"and its frame ({layout.i32} i32 registers)", pc, OOR)
         past_i32.append((span[0], span[1], name, pc))
         i32_storage = max(i32_storage, ordinal + n)
 
