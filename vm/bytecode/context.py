@@ -57,6 +57,12 @@ from ireeabi.vm.bytecode.verifier import clamp_type_ids, function_layout, verify
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 
 
+def _trap(ctx: Any, frame: Frame, reason: str) -> None:
+    """The handler of an instruction whose register IREE would find outside its frame (verifier
+    `FrameUse.traps`): what IREE reads there is no reproducible value, or it crashes."""
+    raise VmTrapError(f"{reason}; IREE would read or write outside its frame here")
+
+
 class Context:
     """One module instance: its state (globals) lives across `invoke` calls."""
 
@@ -322,7 +328,7 @@ class Context:
             if inst.is_block:
                 fn.block_index[inst.pc] = i + 1
         try:
-            fn.i32_count, fn.ref_count = verify_function(self, fn)
+            fn.i32_count, fn.ref_count, fn.traps = verify_function(self, fn)
         except BytecodeVerifyError as e:
             raise e.in_function(name) from None
         clamp_type_ids(self, fn)
@@ -338,13 +344,16 @@ class Context:
     def _compile(self, fn: Function) -> None:
         if fn.too_big:
             return  # never entered: its Frame raises RESOURCE_EXHAUSTED, as IREE's stack does
-        for inst in fn.instructions:
+        for index, inst in enumerate(fn.instructions):
+            if index in fn.traps:  # IREE would address memory outside its frame here
+                fn.code.append((_trap, fn.traps[index], inst))
+                continue
             try:
                 handler, payload = compile_instruction(self, fn, inst)
             except BytecodeVerifyError as e:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
-        if self.compiled:
+        if self.compiled and not fn.traps:  # the reference path runs the traps
             fn.code = compile_blocks(self, fn)
 
     # ----------------------------------------------------------------------------------- execution

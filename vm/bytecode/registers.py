@@ -72,6 +72,8 @@ class Function:
     leavers: dict[int, Any] = field(default_factory=dict)
     # a negative declared register count: IREE's frame would be gigabytes (frames.FrameLayout)
     too_big: bool = False
+    # instruction index -> why it traps when it runs (verifier.FrameUse.traps)
+    traps: dict[int, str] = field(default_factory=dict)
 
 
 class Frame:

@@ -28,7 +28,7 @@ it creates the module).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode import isa
@@ -237,12 +237,10 @@ def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
     return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
 
 
-def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True
-                    ) -> tuple[int, int]:
+def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True) -> FrameUse:
     """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then for what it
-    lets through where no reproducible value lies (see the module docstring); else the i32 and ref
-    registers the function's frame needs here (IREE's frame, plus registers past it that IREE's
-    checks allow). `complete=False` walks only the instructions given (a prefix that decodes) and
+    lets through where no reproducible value lies (see the module docstring); else the frame the
+    function needs here and the instructions that trap (`FrameUse`). `complete=False` walks only the instructions given (a prefix that decodes) and
     skips the checks at the end of the function."""
     m = ctx.module
     d = m.function_descriptors[fn.ordinal]
@@ -299,13 +297,13 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = Tru
         elif inst.op.symbol in TERMINATORS:
             in_block = False
     if not complete:
-        return layout.i32, layout.ref
+        return FrameUse(layout.i32, layout.ref, {})
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
     if layout.too_big:  # never runs: IREE fails to enter it (RESOURCE_EXHAUSTED, at the call)
-        return layout.i32, layout.ref
-    return _frame_storage(ctx, fn, layout, need_i32, need_ref)
+        return FrameUse(layout.i32, layout.ref, {})
+    return _frame_storage(ctx, fn, layout, need_ref)
 
 
 def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits,
@@ -412,27 +410,27 @@ def _cconv_uses(fragment: str, segments: Sequence[int] | None,
 
 
 def _register_uses(ctx: "ExecutionState", fn: Function, inst: Instruction):
-    """(bank "i"/"r", ordinal, registers, field) for every register `inst` reads or writes, as
-    IREE's dispatch addresses them (an i64/f64 value is two i32 registers)."""
+    """(bank "i"/"r", ordinal, registers, field name, typed field?) for every register `inst`
+    reads or writes, as IREE's dispatch addresses them (an i64/f64 value is two i32 registers)."""
     m, o, symbol = ctx.module, inst.operands, inst.op.symbol
 
-    def typed(reg: Register, char: str, name: str):
+    def typed(reg: Register, char: str, name: str, field: bool = False):
         if char == "r" or reg.is_ref:
-            return ("r", reg.ordinal, 1, name)
-        return ("i", reg.ordinal, 2 if char in "IF" else 1, name)
+            return ("r", reg.ordinal, 1, name, field)
+        return ("i", reg.ordinal, 2 if char in "IF" else 1, name, field)
 
     def pair(p, name: str):
         if p.src.is_ref:  # retain_or_move into the ref slot the destination's ordinal names
-            return [("r", p.src.ordinal, 1, name), ("r", p.dst.ordinal, 1, name)]
+            return [("r", p.src.ordinal, 1, name, False), ("r", p.dst.ordinal, 1, name, False)]
         # an i32 copy into regs_i32[dst]: a ref-encoded destination indexes past 0x8000
-        return [("i", p.src.ordinal, 1, name), ("i", p.dst.encoded, 1, name)]
+        return [("i", p.src.ordinal, 1, name, False), ("i", p.dst.encoded, 1, name, False)]
 
     uses = []
     for f in inst.op.fields:
         value = o[f.name]
         if f.kind in isa.REGISTER_KINDS:
             uses.append(typed(value, {isa.I64: "I", isa.F64: "F", isa.REF: "r"}.get(f.kind, "i"),
-                              f.name))
+                              f.name, True))
         elif f.kind == isa.REG_LIST and f.name != "segment_sizes":
             if symbol in _CALLS or symbol == "Return":
                 continue  # typed by the cconv below
@@ -465,16 +463,34 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, need_i32: int,
-                   need_ref: int) -> tuple[int, int]:
-    """The i32 and ref registers ireeabi's frame needs for `fn`, after IREE's checks passed; or
-    BytecodeVerifyError for the registers IREE would address where no reproducible value lies (the
-    checks IREE does not make, kept; docs/hostile-input.md lists them):
+class FrameUse(NamedTuple):
+    """What `verify_function` finds a function needs: its frame here (IREE's, plus the registers
+    past it that IREE's checks allow) and the instructions that would address a register where no
+    reproducible value lies (index in `Function.instructions` -> why): they trap when they run,
+    where IREE would read or write outside its frame."""
 
-    - a register past IREE's verifier bound (a typed operand: IREE checks none of them);
-    - an i32 register over IREE's ref bank (it would read or write a ref's pointer);
-    - i32 and ref registers past the frame sharing bytes there (one overwrites the other);
-    - registers past the frame in a function that calls (the callee's frame is placed over them).
+    i32: int
+    ref: int
+    traps: dict[int, str]
+
+
+class _Trap(Exception):
+    """One register of one instruction that cannot run as IREE runs it (a reason)."""
+
+
+def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
+                   need_ref: int) -> FrameUse:
+    """The registers ireeabi's frame needs for `fn`, after IREE's checks passed. What IREE would
+    address where no reproducible value lies (the checks IREE does not make, kept; the list is in
+    docs/hostile-input.md):
+
+    - at run time (the instruction traps, as IREE would read or write outside its frame there): a
+      register past IREE's verifier bound (a typed operand: IREE checks none of them), a
+      ref-encoded register in an i32/i64/f32/f64 operand, an i32 register over IREE's ref bank
+      (a ref's pointer);
+    - at load (BytecodeVerifyError): an argument over the ref bank; i32 and ref registers past the
+      frame sharing bytes there (one overwrites the other); registers past the frame in a function
+      that calls (the callee's frame is placed over them); a type id with an empty types table.
 
     Registers past the frame but within the verifier's bounds otherwise run, on zeroed storage
     (IREE's arguments of a function declaring too few registers land there)."""
@@ -484,14 +500,18 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, nee
     i32_storage, ref_storage = layout.i32, layout.ref
     calls_at = None
 
-    def use(bank: str, ordinal: int, n: int, what: str, pc: int) -> None:
+    def use(bank: str, ordinal: int, n: int, what: str, pc: int, field: bool = False) -> None:
+        """Record a register past the frame; _Trap for one that has no reproducible place."""
         nonlocal i32_storage, ref_storage
+        if field and bank == "i" and ordinal & isa.REF_REGISTER_TYPE_BIT:
+            raise _Trap(f"{what}: i32 register required but ref register {ordinal} provided (IREE "
+                        f"would index its i32 registers at {ordinal})")
         if bank == "r":
             if ordinal < layout.ref:
                 return
             if ordinal >= layout.ref_bound:
-                raise _fail(f"{what}: ref register %r{ordinal} out of range: past IREE's verifier bound "
-                            f"{layout.ref_bound} and its frame ({layout.ref} ref registers)", pc, OOR)
+                raise _Trap(f"{what}: ref register %r{ordinal} out of range: past IREE's verifier "
+                            f"bound {layout.ref_bound} and its frame ({layout.ref} ref registers)")
             start, end = layout.ref_span(ordinal)
             past_ref.append((start, end, f"%r{ordinal}", pc))
             ref_storage = max(ref_storage, ordinal + 1)
@@ -501,30 +521,38 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, nee
             return
         span = layout.i32_span(ordinal, n)
         if layout.ref and _overlaps(span, (layout.ref_bank_offset, layout.end)):
-            raise _fail(f"{what}: register {name} out of range: it lies over the frame's ref bank (IREE's i32 bank "
-                        f"holds {layout.i32} registers, then {layout.ref} ref registers)", pc, OOR)
+            raise _Trap(f"{what}: register {name} out of range: it lies over the frame's ref bank "
+                        f"(IREE's i32 bank holds {layout.i32} registers, then {layout.ref} ref "
+                        f"registers)")
         if ordinal + n > layout.i32_bound:
-            raise _fail(f"{what}: register {name} out of range: past IREE's verifier bound {layout.i32_bound} "
-                        f"and its frame ({layout.i32} i32 registers)", pc, OOR)
+            raise _Trap(f"{what}: register {name} out of range: past IREE's verifier bound "
+                        f"{layout.i32_bound} and its frame ({layout.i32} i32 registers)")
         past_i32.append((span[0], span[1], name, pc))
         i32_storage = max(i32_storage, ordinal + n)
 
-    i32_reg = 0
-    for char in value_chars(fn.cconv_args or ""):  # the arguments, written at entry
-        if char == "r":
-            continue
-        if char in "IF":
-            i32_reg += i32_reg & 1
-        use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", 0)
-        i32_reg += 2 if char in "IF" else 1
-    for ordinal in range(need_ref):
-        use("r", ordinal, 1, f"argument register of {fn.name}", 0)
-    for inst in fn.instructions:
+    try:
+        i32_reg = 0
+        for char in value_chars(fn.cconv_args or ""):  # the arguments, written at entry
+            if char == "r":
+                continue
+            if char in "IF":
+                i32_reg += i32_reg & 1
+            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", 0)
+            i32_reg += 2 if char in "IF" else 1
+        for ordinal in range(need_ref):
+            use("r", ordinal, 1, f"argument register of {fn.name}", 0)
+    except _Trap as e:
+        raise _fail(str(e), 0, OOR) from None
+    traps: dict[int, str] = {}
+    for index, inst in enumerate(fn.instructions):
         what = f"vm.{inst.mnemonic}"
         if inst.op.symbol in _CALLS and calls_at is None:
             calls_at = inst.pc
-        for bank, ordinal, n, field in _register_uses(ctx, fn, inst):
-            use(bank, ordinal, n, f"{what} {field}", inst.pc)
+        try:
+            for bank, ordinal, n, field, typed in _register_uses(ctx, fn, inst):
+                use(bank, ordinal, n, f"{what} {field}", inst.pc, typed)
+        except _Trap as e:
+            traps[index] = str(e)
         if not n_types and any(f.kind == isa.TYPE for f in inst.op.fields):
             # IREE maps an out-of-range type id to type 0 (iree_vm_map_type), which an empty
             # table does not have: it reads past the table
@@ -540,7 +568,7 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout, nee
         raise _fail(f"register {name} is past the frame ({layout.i32} i32 / {layout.ref} ref "
                     f"registers) in a function that calls (pc 0x{calls_at:X}): IREE places the "
                     f"callee's frame over it", pc, OOR)
-    return i32_storage, ref_storage
+    return FrameUse(i32_storage, ref_storage, traps)
 
 
 def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
@@ -553,5 +581,5 @@ def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
                 inst.operands[f.name] = 0
 
 
-__all__ = ["verify_function", "function_layout", "clamp_type_ids", "check_cconv_regs",
+__all__ = ["verify_function", "FrameUse", "function_layout", "clamp_type_ids", "check_cconv_regs",
            "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]
