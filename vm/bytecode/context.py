@@ -58,9 +58,9 @@ DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 
 
 def _trap(ctx: Any, frame: Frame, reason: str) -> None:
-    """The handler of an instruction whose register IREE would find outside its frame (verifier
+    """The handler of an instruction IREE runs on memory outside its frame or globals (verifier
     `FrameUse.traps`): what IREE reads there is no reproducible value, or it crashes."""
-    raise VmTrapError(f"{reason}; IREE would read or write outside its frame here")
+    raise VmTrapError(f"{reason}; IREE would read or write memory it does not own here")
 
 
 class Context:

@@ -348,8 +348,11 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                 if value >= len(ctx.global_refs):
                     raise _fail(f"{what}: global ref ordinal out of range: {value} (table="
                                 f"{len(ctx.global_refs)})", pc, OOR)
-            elif value + size > len(ctx.rwdata):
-                raise _fail(f"{what}: global byte_offset out of range: {value} (rwdata="
+            elif (value + size) & 0xFFFFFFFF > len(ctx.rwdata):
+                # IREE adds in 32 bits: an offset within `size` of 2^32 passes (and traps here
+                # when it runs: _frame_storage)
+                signed = value - (1 << 32) if value & 0x80000000 else value
+                raise _fail(f"{what}: global byte_offset out of range: {signed} (rwdata="
                             f"{len(ctx.rwdata)}; {size} bytes accessed)", pc, OOR)
         elif f.kind == isa.FUNC and symbol == "ImportResolved":
             if not value & isa.FUNCTION_ORDINAL_IMPORT_BIT:
@@ -551,6 +554,12 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
         try:
             for bank, ordinal, n, field, typed in _register_uses(ctx, fn, inst):
                 use(bank, ordinal, n, f"{what} {field}", inst.pc, typed)
+            for f in inst.op.fields:
+                size = global_size(inst.op) if f.kind == isa.GLOBAL else None
+                if size is not None and inst.operands[f.name] + size > len(ctx.rwdata):
+                    raise _Trap(f"{what}: global byte_offset {inst.operands[f.name]} wraps past "
+                                f"the {len(ctx.rwdata)}-byte rwdata (IREE's check adds in 32 "
+                                f"bits)")
         except _Trap as e:
             traps[index] = str(e)
         if not n_types and any(f.kind == isa.TYPE for f in inst.op.fields):
