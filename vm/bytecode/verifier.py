@@ -487,25 +487,22 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
     address where no reproducible value lies (the checks IREE does not make, kept; the list is in
     docs/hostile-input.md):
 
-    - at run time (the instruction traps, as IREE would read or write outside its frame there): a
-      register past IREE's verifier bound (a typed operand: IREE checks none of them), a
-      ref-encoded register in an i32/i64/f32/f64 operand, an i32 register over IREE's ref bank
-      (a ref's pointer);
-    - at load (BytecodeVerifyError): an argument over the ref bank; i32 and ref registers past the
-      frame sharing bytes there (one overwrites the other); registers past the frame in a function
-      that calls (the callee's frame is placed over them); a type id with an empty types table.
+    - at run time (the instruction traps, where IREE would read or write there): a register past
+      IREE's verifier bound (a typed operand: IREE checks none of them), a ref-encoded register in
+      an i32/i64/f32/f64 operand, an i32 register over IREE's ref bank (a ref's pointer), a
+      register past the frame sharing bytes with one of the other bank past it, a register past
+      the frame in a function that calls (the callee's frame is placed there);
+    - at load (BytecodeVerifyError): an argument over the ref bank; a type id with an empty types
+      table.
 
     Registers past the frame but within the verifier's bounds otherwise run, on zeroed storage
     (IREE's arguments of a function declaring too few registers land there)."""
     n_types = len(ctx.module.types)
-    past_i32: list[tuple[int, int, str, int]] = []  # (start, end, register, pc)
-    past_ref: list[tuple[int, int, str, int]] = []
-    i32_storage, ref_storage = layout.i32, layout.ref
-    calls_at = None
+    # slack uses: (start byte, end byte, register name, instruction index; -1 for an argument)
+    past: dict[str, list[tuple[int, int, str, int]]] = {"i": [], "r": []}
 
-    def use(bank: str, ordinal: int, n: int, what: str, pc: int, field: bool = False) -> None:
+    def use(bank: str, ordinal: int, n: int, what: str, index: int, field: bool = False) -> None:
         """Record a register past the frame; _Trap for one that has no reproducible place."""
-        nonlocal i32_storage, ref_storage
         if field and bank == "i" and ordinal & isa.REF_REGISTER_TYPE_BIT:
             raise _Trap(f"{what}: i32 register required but ref register {ordinal} provided (IREE "
                         f"would index its i32 registers at {ordinal})")
@@ -515,9 +512,7 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
             if ordinal >= layout.ref_bound:
                 raise _Trap(f"{what}: ref register %r{ordinal} out of range: past IREE's verifier "
                             f"bound {layout.ref_bound} and its frame ({layout.ref} ref registers)")
-            start, end = layout.ref_span(ordinal)
-            past_ref.append((start, end, f"%r{ordinal}", pc))
-            ref_storage = max(ref_storage, ordinal + 1)
+            past["r"].append((*layout.ref_span(ordinal), f"%r{ordinal}", index))
             return
         name = f"%i{ordinal}" if n == 1 else f"%i{ordinal}:{ordinal + n - 1}"
         if ordinal + n <= layout.i32:
@@ -530,8 +525,7 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
         if ordinal + n > layout.i32_bound:
             raise _Trap(f"{what}: register {name} out of range: past IREE's verifier bound "
                         f"{layout.i32_bound} and its frame ({layout.i32} i32 registers)")
-        past_i32.append((span[0], span[1], name, pc))
-        i32_storage = max(i32_storage, ordinal + n)
+        past["i"].append((*span, name, index))
 
     try:
         i32_reg = 0
@@ -540,20 +534,21 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
                 continue
             if char in "IF":
                 i32_reg += i32_reg & 1
-            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", 0)
+            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", -1)
             i32_reg += 2 if char in "IF" else 1
         for ordinal in range(need_ref):
-            use("r", ordinal, 1, f"argument register of {fn.name}", 0)
+            use("r", ordinal, 1, f"argument register of {fn.name}", -1)
     except _Trap as e:
         raise _fail(str(e), 0, OOR) from None
     traps: dict[int, str] = {}
+    call = None  # pc of the function's first call
     for index, inst in enumerate(fn.instructions):
         what = f"vm.{inst.mnemonic}"
-        if inst.op.symbol in _CALLS and calls_at is None:
-            calls_at = inst.pc
+        if inst.op.symbol in _CALLS and call is None:
+            call = inst.pc
         try:
             for bank, ordinal, n, field, typed in _register_uses(ctx, fn, inst):
-                use(bank, ordinal, n, f"{what} {field}", inst.pc, typed)
+                use(bank, ordinal, n, f"{what} {field}", index, typed)
             for f in inst.op.fields:
                 size = global_size(inst.op) if f.kind == isa.GLOBAL else None
                 if size is not None and inst.operands[f.name] + size > len(ctx.rwdata):
@@ -567,16 +562,32 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
             # table does not have: it reads past the table
             raise _fail(f"{what}: type id {inst.operands['type']} with an empty types table",
                         inst.pc, OOR)
-    for a_start, a_end, a_name, pc in past_i32:
-        for b_start, b_end, b_name, _ in past_ref:
+    frame = f"past the frame ({layout.i32} i32 / {layout.ref} ref registers)"
+    for a_start, a_end, a_name, a_index in past["i"]:
+        for b_start, b_end, b_name, b_index in past["r"]:
             if a_start < b_end and b_start < a_end:
-                raise _fail(f"registers {a_name} and {b_name} share stack bytes past the frame "
-                            f"({layout.i32} i32 / {layout.ref} ref registers) in IREE", pc, OOR)
-    if (past_i32 or past_ref) and calls_at is not None:
-        name, pc = (past_i32 or past_ref)[0][2:]
-        raise _fail(f"register {name} is past the frame ({layout.i32} i32 / {layout.ref} ref "
-                    f"registers) in a function that calls (pc 0x{calls_at:X}): IREE places the "
-                    f"callee's frame over it", pc, OOR)
+                for index in (a_index, b_index):
+                    if index >= 0:
+                        traps.setdefault(index, f"registers {a_name} and {b_name} share IREE's "
+                                                f"stack bytes {frame}")
+    if call is not None:
+        for start, end, name, index in past["i"] + past["r"]:
+            if index >= 0:
+                traps.setdefault(index, f"vm.{fn.instructions[index].mnemonic}: register {name} "
+                                        f"is {frame} in a function that calls (pc 0x{call:X}): "
+                                        f"IREE places the callee's frame there")
+    # storage for what runs: the frame, and the registers past it the untrapped ops and the
+    # arguments use
+    i32_storage, ref_storage = layout.i32, layout.ref
+    for bank, uses in past.items():
+        for start, end, name, index in uses:
+            if index in traps:
+                continue
+            if bank == "i":
+                i32_storage = max(i32_storage, end // 4)
+            else:
+                ref_storage = max(ref_storage,
+                                  (end - layout.ref_bank_offset) // layout.ref_size)
     return FrameUse(i32_storage, ref_storage, traps)
 
 

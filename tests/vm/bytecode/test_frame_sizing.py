@@ -108,6 +108,14 @@ vm.func @late_write() -> (i32) {
   %i13 = vm.const.i32 42
   vm.return %i13
 }
+
+vm.export @call_then_read
+vm.func @call_then_read() -> (i32) {
+^bb0:
+  %i13 = vm.const.i32 42
+  %i0 = vm.call @sizes:1(%i13)
+  vm.return %i13
+}
 """
 
 # (export, inputs, declared i32 count as assembled)
@@ -240,5 +248,24 @@ def test_negative_count_fails_at_entry():
         with pytest.raises(VmStatusError, match="new stack size would exceed maximum size") as info:
             ctx.invoke("echo", 4)
         assert info.value.code == StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        ctx.close()
+
+
+def test_register_past_the_frame_across_a_call_traps():
+    """call_then_read declares 9 registers (a bank of 12, bound 16) and keeps 42 in %i13 across a
+    call: IREE puts the callee's frame right after its own, over %i13, and returns something else;
+    ireeabi loads the module and traps on the ops that use %i13."""
+    data = sizes()
+    ordinal = [e.name for e in read_module(data).exported_functions].index("call_then_read")
+    assert iree_results(data, "call_then_read") == [42]
+    data = counts(data, ordinal, 9)
+    assert iree_results(data, "call_then_read") != [42]
+    ctx = Context(data)
+    try:
+        with pytest.raises(VmTrapError, match=r"register %i13 is past the frame .* in a function "
+                                              r"that calls"):
+            ctx.invoke("call_then_read")
+        assert ctx.invoke("late_write") == [42]  # the other functions run
     finally:
         ctx.close()
