@@ -52,7 +52,8 @@ from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImport
 from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
 from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
-from ireeabi.vm.bytecode.verifier import clamp_type_ids, function_layout, verify_function
+from ireeabi.vm.bytecode.verifier import (clamp_type_ids, function_layout, verify_function,
+                                         verify_prefix_feature)
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 
@@ -316,7 +317,7 @@ class Context:
                 # does not decode comes first
                 self._verify_prefix(Function(ordinal, name, layout.i32, layout.ref,
                                              d.requirements, args, results,
-                                             decode_function(code[:e.pc], name)))
+                                             decode_function(code[:e.pc], name)), code, e.pc)
                 raise
             # An op starting at the last byte: IREE's verifier walks pc < length - 1 and never
             # decodes it, so a lone opcode byte there is no error of its own (the function then
@@ -335,9 +336,12 @@ class Context:
         fn.too_big = layout.too_big
         return fn
 
-    def _verify_prefix(self, fn: Function) -> None:
+    def _verify_prefix(self, fn: Function, code: bytes, pc: int) -> None:
+        """What IREE's walk rejects up to the op at `pc`, which does not decode: the ops before it,
+        then the feature bits of its ext prefix (checked before the rest of the op is read)."""
         try:
             verify_function(self, fn, complete=False)
+            verify_prefix_feature(fn, code, pc)
         except BytecodeVerifyError as e:
             raise e.in_function(fn.name) from None
 

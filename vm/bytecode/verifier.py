@@ -384,6 +384,15 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                          f"{what}: operands of the return from {fn.name}", pc)
 
 
+def verify_prefix_feature(fn: Function, code: bytes, pc: int) -> None:
+    """IREE's feature check of an ext-prefixed op at `pc` (it comes before the op is decoded)."""
+    if pc + 1 >= len(code) or code[pc] not in isa.SETS_BY_PREFIX:
+        return  # a prefix that is the last byte: IREE's pc range check comes first
+    feature = isa.SET_FEATURE_BITS.get(isa.SETS_BY_PREFIX[code[pc]])
+    if feature is not None and not fn.requirements & feature:
+        raise _fail(_feature_mismatch(feature, fn.requirements), pc)
+
+
 def _check_import(m, value: int, what: str, pc: int):
     ordinal = value & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
     if ordinal >= len(m.imported_functions):
@@ -601,5 +610,5 @@ def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
                 inst.operands[f.name] = 0
 
 
-__all__ = ["verify_function", "FrameUse", "function_layout", "clamp_type_ids", "check_cconv_regs",
+__all__ = ["verify_function", "verify_prefix_feature", "FrameUse", "function_layout", "clamp_type_ids", "check_cconv_regs",
            "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]

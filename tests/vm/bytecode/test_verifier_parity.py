@@ -266,6 +266,11 @@ CHECKS = [
           "unrecognized opcode"),
     Check("ext-op-without-requirement", desc(8, p32(0)), INV,
           "not available in this runtime configuration"),
+    # the feature check of an ext op comes before the rest of it is read (here: cut short)
+    Check("ext-feature-before-overrun",
+          lambda b: desc(8, p32(0))(desc(4, p32(opcode_at(b, F, "cast.si32.f32") + 3
+                                                - descriptor_code(b, F)))(b)), INV,
+          "not available in this runtime configuration"),
     Check("unhandled-ext-opcode", lambda b: patch(b, opcode_at(b, F, "cast.si32.f32") + 1, b"\xFE"),
           INV, "unhandled ext"),
     Check("global-i32-byte-offset", lambda b: op(b, F, "global.load.i32", "byte_offset", p32(0x7F00)),
