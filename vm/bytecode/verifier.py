@@ -36,7 +36,8 @@ from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
 from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
 from ireeabi.vm.status import StatusCode
 from ireeabi.vm.bytecode.errors import BytecodeVerifyError
-from ireeabi.vm.bytecode.frames import FrameLayout, frame_layout
+from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
+                                        verifier_bound)
 from ireeabi.vm.bytecode.registers import Function, value_chars
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
@@ -237,11 +238,20 @@ def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
     return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
 
 
-def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True) -> FrameUse:
-    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then for what it
-    lets through where no reproducible value lies (see the module docstring); else the frame the
-    function needs here and the instructions that trap (`FrameUse`). `complete=False` walks only the instructions given (a prefix that decodes) and
-    skips the checks at the end of the function."""
+def frame_i32_registers(declared: int) -> int:
+    """i32 registers in IREE's frame for a declared count: the bank is `declared * 4` bytes rounded
+    up to 16 (iree_vm_bytecode_function_enter); none for a negative count."""
+    return bank_registers(max(0, declared), I32_SIZE)
+
+
+def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True,
+                    beyond_iree: bool = True) -> FrameUse:
+    """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then (unless
+    `beyond_iree` is false: a disassembler, which runs nothing) for what it lets through where no
+    reproducible value lies (see the module docstring); else the frame the function needs here and
+    the instructions that trap (`FrameUse`). `complete=False` walks only the instructions given (a
+    prefix that decodes) and skips the checks at the end of the function. Only the checks beyond
+    IREE's need `ctx.machine` (the frame's layout depends on the data model)."""
     m = ctx.module
     d = m.function_descriptors[fn.ordinal]
     end_pc = d.bytecode_length
@@ -253,8 +263,7 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = Tru
     # IREE's bounds: the descriptor's counts (not the frame's), at least 1, rounded up to a
     # power of two (iree_vm_bytecode_verify_state_t i32/ref_register_count)
     n_i32, n_ref = d.i32_register_count, d.ref_register_count
-    layout = function_layout(ctx, fn.ordinal)
-    lim = _Limits(layout.i32_bound, layout.ref_bound)
+    lim = _Limits(verifier_bound(n_i32), verifier_bound(n_ref))
     if lim.i32 > isa.I32_REGISTER_MASK or lim.ref > isa.REF_REGISTER_MASK:
         raise _fail(f"register count overflow ({n_i32} i32 / {n_ref} ref registers round up to "
                     f"{lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
@@ -297,10 +306,13 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = Tru
         elif inst.op.symbol in TERMINATORS:
             in_block = False
     if not complete:
-        return FrameUse(layout.i32, layout.ref, {})
+        return FrameUse(frame_i32_registers(n_i32), max(0, n_ref), {})
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
+    if not beyond_iree:
+        return FrameUse(frame_i32_registers(n_i32), max(0, n_ref), {})
+    layout = function_layout(ctx, fn.ordinal)
     if layout.too_big:  # never runs: IREE fails to enter it (RESOURCE_EXHAUSTED, at the call)
         return FrameUse(layout.i32, layout.ref, {})
     return _frame_storage(ctx, fn, layout, need_ref)
@@ -610,5 +622,6 @@ def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
                 inst.operands[f.name] = 0
 
 
-__all__ = ["verify_function", "verify_prefix_feature", "FrameUse", "function_layout", "clamp_type_ids", "check_cconv_regs",
+__all__ = ["verify_function", "verify_prefix_feature", "FrameUse", "function_layout",
+           "frame_i32_registers", "clamp_type_ids", "check_cconv_regs",
            "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]
