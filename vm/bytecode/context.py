@@ -53,9 +53,16 @@ from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImport
 from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
 from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
-from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
+from ireeabi.vm.bytecode.verifier import (clamp_type_ids, function_layout, verify_function,
+                                         verify_prefix_feature)
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
+
+
+def _trap(ctx: Any, frame: Frame, reason: str) -> None:
+    """The handler of an instruction IREE runs on memory outside its frame or globals (verifier
+    `FrameUse.traps`): what IREE reads there is no reproducible value, or it crashes."""
+    raise VmTrapError(f"{reason}; IREE would read or write memory it does not own here")
 
 
 class Context:
@@ -296,40 +303,62 @@ class Context:
                                  f"'{self.module.name}' imports")
 
     def _prepare(self, ordinal: int, name: str) -> Function:
-        """Decode and verify one function (its frame as IREE allocates it: `frame_i32_registers`)."""
+        """Decode and verify one function; its frame is IREE's (`verifier.function_layout`) plus
+        the registers past it that IREE's checks allow (`verify_function`)."""
         m = self.module
         d = m.function_descriptors[ordinal]
         args, results = cconv_fragments(m.function_signatures[ordinal].cconv)
         code = function_bytecode(m, ordinal)
+        layout = function_layout(self, ordinal)
         try:
             insts = decode_function(code, name)
         except DecodeError as e:
             if e.pc != len(code) - 1:
+                # IREE decodes and verifies op by op: what its walk rejects before the op that
+                # does not decode comes first
+                self._verify_prefix(Function(ordinal, name, layout.i32, layout.ref,
+                                             d.requirements, args, results,
+                                             decode_function(code[:e.pc], name)), code, e.pc)
                 raise
             # An op starting at the last byte: IREE's verifier walks pc < length - 1 and never
             # decodes it, so a lone opcode byte there is no error of its own (the function then
             # loads if a terminator precedes it, else lacks one).
             insts = decode_function(code[:-1], name)
-        fn = Function(ordinal, name, frame_i32_registers(d.i32_register_count),
-                      d.ref_register_count, d.requirements, args, results, insts)
+        fn = Function(ordinal, name, layout.i32, layout.ref, d.requirements, args, results, insts)
         fn.result_chars = tuple(value_chars(results or ""))
         for i, inst in enumerate(insts):
             if inst.is_block:
                 fn.block_index[inst.pc] = i + 1
         try:
-            verify_function(self, fn)
+            fn.i32_count, fn.ref_count, fn.traps = verify_function(self, fn)
         except BytecodeVerifyError as e:
             raise e.in_function(name) from None
+        clamp_type_ids(self, fn)
+        fn.too_big = layout.too_big
         return fn
 
+    def _verify_prefix(self, fn: Function, code: bytes, pc: int) -> None:
+        """What IREE's walk rejects up to the op at `pc`, which does not decode: the ops before it,
+        then the feature bits of its ext prefix (checked before the rest of the op is read)."""
+        try:
+            verify_function(self, fn, complete=False)
+            verify_prefix_feature(fn, code, pc)
+        except BytecodeVerifyError as e:
+            raise e.in_function(fn.name) from None
+
     def _compile(self, fn: Function) -> None:
-        for inst in fn.instructions:
+        if fn.too_big:
+            return  # never entered: its Frame raises RESOURCE_EXHAUSTED, as IREE's stack does
+        for index, inst in enumerate(fn.instructions):
+            if index in fn.traps:  # IREE would address memory outside its frame here
+                fn.code.append((_trap, fn.traps[index], inst))
+                continue
             try:
                 handler, payload = compile_instruction(self, fn, inst)
             except BytecodeVerifyError as e:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
-        if self.compiled:
+        if self.compiled and not fn.traps:  # the reference path runs the traps
             fn.code = compile_blocks(self, fn)
 
     # ----------------------------------------------------------------------------------- execution

@@ -6,9 +6,9 @@ comparisons decode their operands without the MOVE bit (it is ignored, nothing i
 Type checks follow ref.c's iree_vm_ref_retain_or_move_checked: the op's type operand resolves as
 module.c resolves type-table names (`!vm.list<...>` is the one `vm.list` type, `!vm.opaque` - what
 `!vm.ref<?>` encodes to - and value types are no ref type at all), and a non-null ref of another type
-fails with INVALID_ARGUMENT. vm.cast.any.ref checks the concrete type; select/switch/global ops can
-only meet a wrong type through `!vm.opaque`, where every non-null ref fails, so only that case costs
-a check at run time.
+fails with INVALID_ARGUMENT. vm.cast.any.ref and the ref global ops check the concrete type;
+select/switch can only meet a wrong type through `!vm.opaque`, where every non-null ref fails, so
+only that case costs a check at run time.
 """
 from __future__ import annotations
 
@@ -83,7 +83,9 @@ def _make_global_ref(ctx, fn, inst):
     # A load whose result register carries MOVE moves the value out of the global (dispatch.c
     # passes the result's MOVE bit to retain_or_move).
     take = load and reg.move
-    opaque = _opaque(ctx, inst.operands["type"])
+    # the op's type, checked as IREE checks it (a mutated type id can name any type, or one past
+    # the table, which IREE runs as type 0: verifier.clamp_type_ids)
+    key = ref_type_key(ctx.module.types[inst.operands["type"]])
 
     def run(ctx, frame, _):
         index = g if isinstance(g, int) else U32.unpack_from(frame.regs, 4 * g.ordinal)[0]
@@ -92,7 +94,7 @@ def _make_global_ref(ctx, fn, inst):
             raise VmStatusError(StatusCode.OUT_OF_RANGE,
                                 f"global ref ordinal out of range: {s32(index)} "
                                 f"(table={len(table)})")
-        if opaque and (table[index] if load else frame.refs[reg.ordinal]) is not None:
+        if ref_type_mismatch(ctx, table[index] if load else frame.refs[reg.ordinal], key):
             raise _type_mismatch()
         if load:
             value = table[index]

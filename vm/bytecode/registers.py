@@ -17,6 +17,7 @@ import numpy as np
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.decoder import Instruction, Register
 from ireeabi.vm.bytecode.errors import ArgumentError, VmStatusError
+from ireeabi.vm.bytecode.frames import STACK_MAX_SIZE
 from ireeabi.vm.status import StatusCode
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm.bytecode.numerics import M32, M64, F32, F64, I32, I64, U32, U64
@@ -69,12 +70,20 @@ class Function:
     block_index: dict[int, int] = field(default_factory=dict)  # block pc -> index after marker
     # id(return operands) -> the context's leave function generated for that return site (fast path)
     leavers: dict[int, Any] = field(default_factory=dict)
+    # a negative declared register count: IREE's frame would be gigabytes (frames.FrameLayout)
+    too_big: bool = False
+    # instruction index -> why it traps when it runs (verifier.FrameUse.traps)
+    traps: dict[int, str] = field(default_factory=dict)
 
 
 class Frame:
     __slots__ = ("fn", "ip", "regs", "refs", "return_regs")
 
     def __init__(self, fn: Function) -> None:
+        if fn.too_big:  # iree_vm_stack_function_enter cannot grow the stack that far
+            raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                                f"new stack size would exceed maximum size: the frame of "
+                                f"{fn.name} (negative register count) > {STACK_MAX_SIZE}")
         self.fn = fn
         self.ip = 0
         self.regs = bytearray(4 * fn.i32_count)

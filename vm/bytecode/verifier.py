@@ -5,33 +5,30 @@ runtime/src/iree/vm/bytecode/verifier.c); `verify_function` does the same walk i
 and raises the first failure it would report, with its status code (`BytecodeVerifyError.code`):
 
 - the function's feature bits, register counts (rounded up to a power of two, at least 1: the
-  bounds IREE's checks use), its own cconv (version `0`, no spans or unknown characters in the
-  arguments) and argument storage;
+  bounds IREE's checks use, `frames.verifier_bound`), its own cconv (version `0`, no spans or
+  unknown characters in the arguments) and argument storage;
 - one pass over the instructions: block structure (every op inside a block, a block marker only
   after a terminator), the block list (branch targets collected, the descriptor's block count, every
   target defined), register lists, branch operands and calls checked as IREE checks them (callee
   cconvs included), rodata/global/import ordinals, ext-op feature bits; a terminator at the end.
 
-IREE 3.13 accepts some modules it cannot run safely: its verifier does not look at the register
-operands of ordinary ops (the typed-operand hooks of its decoder are never defined), at type ids,
-nor (a misplaced parenthesis) at internal callee ordinals, and its power-of-two bounds go past the
-registers a frame holds. Those modules read or write outside the frame, or crash the process; here
-they fail to load: internal callee ordinals are checked in the walk, and after IREE's checks pass
-every register is checked against the frame and every type id against the types table
-(`_check_safety`).
-
-The frame is the one IREE allocates (dispatch.c, iree_vm_bytecode_function_enter): the i32 bank is
-the declared count of 4-byte registers rounded up to 16 bytes (`frame_i32_registers`), zeroed, and
-the ref bank exactly the declared count. A register past the declared count but inside that bank
-(and, for the registers IREE checks, below its power-of-two bound) runs as in IREE; `Function`'s
-counts are the frame's, the descriptor keeps the declared ones IREE's checks start from.
+IREE 3.13 does not look at the register operands of ordinary ops (the typed-operand hooks of its
+decoder are never defined), nor at type ids (its interpreter maps one past the table to type 0:
+`clamp_type_ids` does the same), nor (a misplaced parenthesis) at internal callee ordinals. Its
+frame is not its verifier's bound (`frames.FrameLayout`): between the two a register lies past its
+bank. What IREE then does is reproduced where it is reproducible: registers past the frame within
+the verifier's bounds run on zeroed storage (the frame `verify_function` sizes is IREE's plus those
+registers). Where IREE would read a ref's pointer, a byte another register also uses, memory a
+callee's frame overwrites, or memory past any bound (possibly outside its stack), the function
+fails to load instead (`_frame_storage`; the list is in docs/hostile-input.md), as do internal
+callee ordinals past the table (IREE reads the signature past its table and crashes).
 
 A Context calls `verify_function` for every function before it resolves imports (IREE verifies when
-it creates the module); `verify_instruction` verifies a whole function at its first instruction.
+it creates the module).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode import isa
@@ -39,7 +36,9 @@ from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
 from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
 from ireeabi.vm.status import StatusCode
 from ireeabi.vm.bytecode.errors import BytecodeVerifyError
-from ireeabi.vm.bytecode.registers import Function
+from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
+                                        verifier_bound)
+from ireeabi.vm.bytecode.registers import Function, value_chars
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it
@@ -53,18 +52,6 @@ def global_size(op: isa.OpInfo) -> int | None:
     if name.endswith("Ref"):
         return None
     return 8 if name.endswith(("I64", "F64")) else 4
-
-
-def _pow2(n: int) -> int:
-    """iree_math_round_up_to_pow2_u32(max(1, n)), the bound the verifier checks registers with."""
-    n = max(1, n)
-    return 1 << (n - 1).bit_length()
-
-
-def frame_i32_registers(declared: int) -> int:
-    """i32 registers in IREE's frame for a declared count: the bank is `declared * 4` bytes rounded
-    up to 16 (iree_vm_bytecode_function_enter). Negative counts stay as they are (rejected)."""
-    return (declared + 3) & ~3 if declared > 0 else declared
 
 
 def _features(bits: int) -> str:
@@ -245,10 +232,26 @@ class _BlockList:
                             end_pc)
 
 
-def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = True) -> None:
+def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
+    """The frame IREE allocates for internal function `ordinal` on the context's data model."""
+    d = ctx.module.function_descriptors[ordinal]
+    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
+
+
+def frame_i32_registers(declared: int) -> int:
+    """i32 registers in IREE's frame for a declared count: the bank is `declared * 4` bytes rounded
+    up to 16 (iree_vm_bytecode_function_enter); none for a negative count."""
+    return bank_registers(max(0, declared), I32_SIZE)
+
+
+def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = True,
+                    beyond_iree: bool = True) -> FrameUse:
     """BytecodeVerifyError for the first thing IREE's verifier rejects in `fn`, then (unless
-    `beyond_iree` is false: a disassembler, which runs nothing) for what it lets through unsafely
-    (see the module docstring)."""
+    `beyond_iree` is false: a disassembler, which runs nothing) for what it lets through where no
+    reproducible value lies (see the module docstring); else the frame the function needs here and
+    the instructions that trap (`FrameUse`). `complete=False` walks only the instructions given (a
+    prefix that decodes) and skips the checks at the end of the function. Only the checks beyond
+    IREE's need `ctx.machine` (the frame's layout depends on the data model)."""
     m = ctx.module
     d = m.function_descriptors[fn.ordinal]
     end_pc = d.bytecode_length
@@ -260,7 +263,7 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = 
     # IREE's bounds: the descriptor's counts (not the frame's), at least 1, rounded up to a
     # power of two (iree_vm_bytecode_verify_state_t i32/ref_register_count)
     n_i32, n_ref = d.i32_register_count, d.ref_register_count
-    lim = _Limits(_pow2(n_i32), _pow2(n_ref))
+    lim = _Limits(verifier_bound(n_i32), verifier_bound(n_ref))
     if lim.i32 > isa.I32_REGISTER_MASK or lim.ref > isa.REF_REGISTER_MASK:
         raise _fail(f"register count overflow ({n_i32} i32 / {n_ref} ref registers round up to "
                     f"{lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
@@ -302,11 +305,17 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, beyond_iree: bool = 
             in_block = True
         elif inst.op.symbol in TERMINATORS:
             in_block = False
+    if not complete:
+        return FrameUse(frame_i32_registers(n_i32), max(0, n_ref), {})
     if in_block:
         raise _fail("function missing terminator in the last block", end_pc)
     blocks.verify(code, end_pc)
-    if beyond_iree:
-        _check_safety(ctx, fn, need_i32, need_ref)
+    if not beyond_iree:
+        return FrameUse(frame_i32_registers(n_i32), max(0, n_ref), {})
+    layout = function_layout(ctx, fn.ordinal)
+    if layout.too_big:  # never runs: IREE fails to enter it (RESOURCE_EXHAUSTED, at the call)
+        return FrameUse(layout.i32, layout.ref, {})
+    return _frame_storage(ctx, fn, layout, need_ref)
 
 
 def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits,
@@ -351,8 +360,11 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                 if value >= len(ctx.global_refs):
                     raise _fail(f"{what}: global ref ordinal out of range: {value} (table="
                                 f"{len(ctx.global_refs)})", pc, OOR)
-            elif value + size > len(ctx.rwdata):
-                raise _fail(f"{what}: global byte_offset out of range: {value} (rwdata="
+            elif (value + size) & 0xFFFFFFFF > len(ctx.rwdata):
+                # IREE adds in 32 bits: an offset within `size` of 2^32 passes (and traps here
+                # when it runs: _frame_storage)
+                signed = value - (1 << 32) if value & 0x80000000 else value
+                raise _fail(f"{what}: global byte_offset out of range: {signed} (rwdata="
                             f"{len(ctx.rwdata)}; {size} bytes accessed)", pc, OOR)
         elif f.kind == isa.FUNC and symbol == "ImportResolved":
             if not value & isa.FUNCTION_ORDINAL_IMPORT_BIT:
@@ -384,6 +396,15 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                          f"{what}: operands of the return from {fn.name}", pc)
 
 
+def verify_prefix_feature(fn: Function, code: bytes, pc: int) -> None:
+    """IREE's feature check of an ext-prefixed op at `pc` (it comes before the op is decoded)."""
+    if pc + 1 >= len(code) or code[pc] not in isa.SETS_BY_PREFIX:
+        return  # a prefix that is the last byte: IREE's pc range check comes first
+    feature = isa.SET_FEATURE_BITS.get(isa.SETS_BY_PREFIX[code[pc]])
+    if feature is not None and not fn.requirements & feature:
+        raise _fail(_feature_mismatch(feature, fn.requirements), pc)
+
+
 def _check_import(m, value: int, what: str, pc: int):
     ordinal = value & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
     if ordinal >= len(m.imported_functions):
@@ -392,99 +413,215 @@ def _check_import(m, value: int, what: str, pc: int):
     return m.imported_functions[ordinal]
 
 
-def _check_safety(ctx: "ExecutionState", fn: Function, need_i32: int, need_ref: int) -> None:
-    """What IREE 3.13 lets through and then runs outside the frame or crashes on: every register
-    within the frame (IREE checks only lists, against power-of-two bounds, and typed operands not
-    at all), the arguments within it, type ids within the types table, no negative counts."""
-    d = ctx.module.function_descriptors[fn.ordinal]
-    if d.i32_register_count < 0 or d.ref_register_count < 0:
-        # IREE verifies with max(1, count) and fails the call (frame size) or writes past it.
-        raise _fail(f"negative register count ({d.i32_register_count} i32 / "
-                    f"{d.ref_register_count} ref)", 0, StatusCode.RESOURCE_EXHAUSTED)
-    if need_i32 > fn.i32_count or need_ref > fn.ref_count:
-        # within IREE's power-of-two bounds, past the frame: IREE writes the arguments past it
-        raise _fail(f"insufficient register storage for the arguments ({need_i32} i32 / "
-                    f"{need_ref} ref registers needed, the frame holds {fn.i32_count} / "
-                    f"{fn.ref_count})", 0, OOR)
-    lim = _frame(fn)
+def _cconv_uses(fragment: str, segments: Sequence[int] | None,
+                regs: Sequence[Register]) -> list[tuple[Register, str]]:
+    """(register, cconv char) for the registers a call or return reads or writes: the fragment's
+    values (spans expanded by their segment sizes) in order; registers past them are not touched."""
+    chars: list[str] = []
+    i = seg_i = 0
+    while i < len(fragment):
+        char = fragment[i]
+        if char in _VALUE_CHARS:
+            chars.append(char)
+        elif char == "C":
+            end = fragment.find("D", i + 1)
+            body = [c for c in fragment[i + 1:end] if c in _VALUE_CHARS]
+            chars.extend(body * (segments[seg_i] if segments and seg_i < len(segments) else 0))
+            i = end
+        i += 1
+        seg_i += 1
+    return list(zip(regs, chars))
+
+
+def _register_uses(ctx: "ExecutionState", fn: Function, inst: Instruction):
+    """(bank "i"/"r", ordinal, registers, field name, typed field?) for every register `inst`
+    reads or writes, as IREE's dispatch addresses them (an i64/f64 value is two i32 registers)."""
+    m, o, symbol = ctx.module, inst.operands, inst.op.symbol
+
+    def typed(reg: Register, char: str, name: str, field: bool = False):
+        if char == "r" or reg.is_ref:
+            return ("r", reg.ordinal, 1, name, field)
+        return ("i", reg.ordinal, 2 if char in "IF" else 1, name, field)
+
+    def pair(p, name: str):
+        if p.src.is_ref:  # retain_or_move into the ref slot the destination's ordinal names
+            return [("r", p.src.ordinal, 1, name, False), ("r", p.dst.ordinal, 1, name, False)]
+        # an i32 copy into regs_i32[dst]: a ref-encoded destination indexes past 0x8000
+        return [("i", p.src.ordinal, 1, name, False), ("i", p.dst.encoded, 1, name, False)]
+
+    uses = []
+    for f in inst.op.fields:
+        value = o[f.name]
+        if f.kind in isa.REGISTER_KINDS:
+            uses.append(typed(value, {isa.I64: "I", isa.F64: "F", isa.REF: "r"}.get(f.kind, "i"),
+                              f.name, True))
+        elif f.kind == isa.REG_LIST and f.name != "segment_sizes":
+            if symbol in _CALLS or symbol == "Return":
+                continue  # typed by the cconv below
+            wide = "I" if symbol in ("SwitchI64", "SwitchF64") else "i"
+            uses.extend(typed(r, wide, f.name) for r in value)
+        elif f.kind == isa.BRANCH_OPERANDS:
+            for p in value:
+                uses.extend(pair(p, f.name))
+        elif f.kind == isa.BRANCH_TABLE_CASES:
+            for case in value:
+                for p in case.operands:
+                    uses.extend(pair(p, f.name))
+    if symbol == "Return":
+        _, results = cconv_split(m.function_signatures[fn.ordinal].cconv, "", inst.pc)
+        uses.extend(typed(r, c, "operands") for r, c in _cconv_uses(results, None, o["operands"]))
+    elif symbol in _CALLS:
+        callee = o["callee"]
+        if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+            cconv = m.imported_functions[callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT].cconv
+        else:
+            cconv = m.function_signatures[callee].cconv
+        args, results = cconv_split(cconv, "", inst.pc)
+        uses.extend(typed(r, c, "operands")
+                    for r, c in _cconv_uses(args, o.get("segment_sizes"), o["operands"]))
+        uses.extend(typed(r, c, "results") for r, c in _cconv_uses(results, None, o["results"]))
+    return uses
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+class FrameUse(NamedTuple):
+    """What `verify_function` finds a function needs: its frame here (IREE's, plus the registers
+    past it that IREE's checks allow) and the instructions that would address a register where no
+    reproducible value lies (index in `Function.instructions` -> why): they trap when they run,
+    where IREE would read or write outside its frame."""
+
+    i32: int
+    ref: int
+    traps: dict[int, str]
+
+
+class _Trap(Exception):
+    """One register of one instruction that cannot run as IREE runs it (a reason)."""
+
+
+def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
+                   need_ref: int) -> FrameUse:
+    """The registers ireeabi's frame needs for `fn`, after IREE's checks passed. What IREE would
+    address where no reproducible value lies (the checks IREE does not make, kept; the list is in
+    docs/hostile-input.md):
+
+    - at run time (the instruction traps, where IREE would read or write there): a register past
+      IREE's verifier bound (a typed operand: IREE checks none of them), a ref-encoded register in
+      an i32/i64/f32/f64 operand, an i32 register over IREE's ref bank (a ref's pointer), a
+      register past the frame sharing bytes with one of the other bank past it, a register past
+      the frame in a function that calls (the callee's frame is placed there);
+    - at load (BytecodeVerifyError): an argument over the ref bank; a type id with an empty types
+      table.
+
+    Registers past the frame but within the verifier's bounds otherwise run, on zeroed storage
+    (IREE's arguments of a function declaring too few registers land there)."""
+    n_types = len(ctx.module.types)
+    # slack uses: (start byte, end byte, register name, instruction index; -1 for an argument)
+    past: dict[str, list[tuple[int, int, str, int]]] = {"i": [], "r": []}
+
+    def use(bank: str, ordinal: int, n: int, what: str, index: int, field: bool = False) -> None:
+        """Record a register past the frame; _Trap for one that has no reproducible place."""
+        if field and bank == "i" and ordinal & isa.REF_REGISTER_TYPE_BIT:
+            raise _Trap(f"{what}: i32 register required but ref register {ordinal} provided (IREE "
+                        f"would index its i32 registers at {ordinal})")
+        if bank == "r":
+            if ordinal < layout.ref:
+                return
+            if ordinal >= layout.ref_bound:
+                raise _Trap(f"{what}: ref register %r{ordinal} out of range: past IREE's verifier "
+                            f"bound {layout.ref_bound} and its frame ({layout.ref} ref registers)")
+            past["r"].append((*layout.ref_span(ordinal), f"%r{ordinal}", index))
+            return
+        name = f"%i{ordinal}" if n == 1 else f"%i{ordinal}:{ordinal + n - 1}"
+        if ordinal + n <= layout.i32:
+            return
+        span = layout.i32_span(ordinal, n)
+        if layout.ref and _overlaps(span, (layout.ref_bank_offset, layout.end)):
+            raise _Trap(f"{what}: register {name} out of range: it lies over the frame's ref bank "
+                        f"(IREE's i32 bank holds {layout.i32} registers, then {layout.ref} ref "
+                        f"registers)")
+        if ordinal + n > layout.i32_bound:
+            raise _Trap(f"{what}: register {name} out of range: past IREE's verifier bound "
+                        f"{layout.i32_bound} and its frame ({layout.i32} i32 registers)")
+        past["i"].append((*span, name, index))
+
+    try:
+        i32_reg = 0
+        for char in value_chars(fn.cconv_args or ""):  # the arguments, written at entry
+            if char == "r":
+                continue
+            if char in "IF":
+                i32_reg += i32_reg & 1
+            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", -1)
+            i32_reg += 2 if char in "IF" else 1
+        for ordinal in range(need_ref):
+            use("r", ordinal, 1, f"argument register of {fn.name}", -1)
+    except _Trap as e:
+        raise _fail(str(e), 0, OOR) from None
+    traps: dict[int, str] = {}
+    call = None  # pc of the function's first call
+    for index, inst in enumerate(fn.instructions):
+        what = f"vm.{inst.mnemonic}"
+        if inst.op.symbol in _CALLS and call is None:
+            call = inst.pc
+        try:
+            for bank, ordinal, n, field, typed in _register_uses(ctx, fn, inst):
+                use(bank, ordinal, n, f"{what} {field}", index, typed)
+            for f in inst.op.fields:
+                size = global_size(inst.op) if f.kind == isa.GLOBAL else None
+                if size is not None and inst.operands[f.name] + size > len(ctx.rwdata):
+                    raise _Trap(f"{what}: global byte_offset {inst.operands[f.name]} wraps past "
+                                f"the {len(ctx.rwdata)}-byte rwdata (IREE's check adds in 32 "
+                                f"bits)")
+        except _Trap as e:
+            traps[index] = str(e)
+        if not n_types and any(f.kind == isa.TYPE for f in inst.op.fields):
+            # IREE maps an out-of-range type id to type 0 (iree_vm_map_type), which an empty
+            # table does not have: it reads past the table
+            raise _fail(f"{what}: type id {inst.operands['type']} with an empty types table",
+                        inst.pc, OOR)
+    frame = f"past the frame ({layout.i32} i32 / {layout.ref} ref registers)"
+    for a_start, a_end, a_name, a_index in past["i"]:
+        for b_start, b_end, b_name, b_index in past["r"]:
+            if a_start < b_end and b_start < a_end:
+                for index in (a_index, b_index):
+                    if index >= 0:
+                        traps.setdefault(index, f"registers {a_name} and {b_name} share IREE's "
+                                                f"stack bytes {frame}")
+    if call is not None:
+        for start, end, name, index in past["i"] + past["r"]:
+            if index >= 0:
+                traps.setdefault(index, f"vm.{fn.instructions[index].mnemonic}: register {name} "
+                                        f"is {frame} in a function that calls (pc 0x{call:X}): "
+                                        f"IREE places the callee's frame there")
+    # storage for what runs: the frame, and the registers past it the untrapped ops and the
+    # arguments use
+    i32_storage, ref_storage = layout.i32, layout.ref
+    for bank, uses in past.items():
+        for start, end, name, index in uses:
+            if index in traps:
+                continue
+            if bank == "i":
+                i32_storage = max(i32_storage, end // 4)
+            else:
+                ref_storage = max(ref_storage,
+                                  (end - layout.ref_bank_offset) // layout.ref_size)
+    return FrameUse(i32_storage, ref_storage, traps)
+
+
+def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
+    """IREE runs an op whose type id is past the types table with type 0 (iree_vm_map_type);
+    the decoded operands take that id once, here."""
     n_types = len(ctx.module.types)
     for inst in fn.instructions:
-        what, pc = f"vm.{inst.mnemonic}", inst.pc
         for f in inst.op.fields:
-            value = inst.operands[f.name]
-            if f.kind in isa.REGISTER_KINDS:
-                if value.is_ref:
-                    _check_frame(value, lim, what, pc)
-                elif f.kind in (isa.I64, isa.F64):
-                    # a misaligned pair works (IREE 3.13 runs it); one past the bank does not
-                    if value.ordinal + 1 >= lim.i32:
-                        raise _fail(f"{what}: {f.kind} register %i{value.ordinal}:"
-                                    f"{value.ordinal + 1} out of range ({lim.i32} i32 registers)",
-                                    pc, OOR)
-                else:
-                    _check_frame(value, lim, what, pc)
-            elif f.kind == isa.REG_LIST and f.name != "segment_sizes":
-                wide = inst.op.symbol in ("SwitchI64", "SwitchF64")
-                for reg in value:
-                    _check_frame(reg, lim, what, pc)
-                    if wide and reg.ordinal + 1 >= lim.i32:  # the pair's second half too
-                        raise _fail(f"{what}: register %i{reg.ordinal}:{reg.ordinal + 1} out of "
-                                    f"range ({lim.i32} i32 registers in the frame)", pc, OOR)
-            elif f.kind == isa.BRANCH_OPERANDS:
-                for pair in value:
-                    _check_frame(pair.src, lim, what, pc)
-                    _check_frame(pair.dst, lim, what, pc)
-            elif f.kind == isa.BRANCH_TABLE_CASES:
-                for case in value:
-                    for pair in case.operands:
-                        _check_frame(pair.src, lim, what, pc)
-                        _check_frame(pair.dst, lim, what, pc)
-            elif f.kind == isa.TYPE and value >= n_types:
-                raise _fail(f"{what}: type id ordinal out of range: {value} (table={n_types})",
-                            pc, OOR)
-        if inst.op.symbol in _CALLS or inst.op.symbol == "Return":
-            # the cconv-typed registers once more against the frame's own counts
-            _verify_cconv_exact(ctx, fn, inst, lim)
+            if f.kind == isa.TYPE and inst.operands[f.name] >= n_types:
+                inst.operands[f.name] = 0
 
 
-def _check_frame(reg: Register, lim: _Limits, what: str, pc: int) -> None:
-    if reg.is_ref:
-        if reg.ordinal >= lim.ref:
-            raise _fail(f"{what}: ref register {reg.ordinal} out of range ({lim.ref} ref registers "
-                        f"in the frame)", pc, OOR)
-    elif reg.ordinal >= lim.i32:
-        raise _fail(f"{what}: register %i{reg.ordinal} out of range ({lim.i32} i32 registers in "
-                    f"the frame)", pc, OOR)
-
-
-def _verify_cconv_exact(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Limits) -> None:
-    m, o, pc = ctx.module, inst.operands, inst.pc
-    what = f"vm.{inst.mnemonic}"
-    if inst.op.symbol == "Return":
-        _, results = cconv_split(m.function_signatures[fn.ordinal].cconv, what, pc)
-        _cconv_registers(results, None, o["operands"], lim, f"{what}: operands of the return "
-                         f"from {fn.name}", pc)
-        return
-    callee = o["callee"]
-    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
-        cconv = m.imported_functions[callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT].cconv
-    else:
-        cconv = m.function_signatures[callee].cconv
-    args, results = cconv_split(cconv, what, pc)
-    _cconv_registers(args, o.get("segment_sizes"), o["operands"], lim,
-                     f"{what}: operands ({cconv})", pc)
-    _cconv_registers(results, None, o["results"], lim, f"{what}: results ({cconv})", pc)
-
-
-def verify_instruction(ctx: "ExecutionState", fn: Function, inst: Instruction) -> None:
-    """BytecodeVerifyError for what the loader rejects; the whole function is verified (in IREE's
-    order) when its first instruction is, as the interpreter prepares functions in order."""
-    if fn.instructions and inst is fn.instructions[0]:
-        try:
-            verify_function(ctx, fn)
-        except BytecodeVerifyError as e:
-            raise e.in_function(fn.name) from None
-
-
-__all__ = ["verify_instruction", "verify_function", "check_cconv_regs", "check_call_lists",
-           "cconv_split", "global_size", "frame_i32_registers", "TERMINATORS"]
+__all__ = ["verify_function", "verify_prefix_feature", "FrameUse", "function_layout",
+           "frame_i32_registers", "clamp_type_ids", "check_cconv_regs",
+           "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]
