@@ -130,7 +130,7 @@ def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_f
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.startswith("ireeabi/hal/local/_native") and n.endswith(".so")]
     assert "ireeabi/__main__.py" in names
-    for pkg in ("abi", "abi/cconv", "layouts", "vm", "vm/bytecode", "hal", "hal/local", "modules", "modules/hal",
+    for pkg in ("abi", "abi/cconv", "layouts", "vm", "vm/bytecode", "hal", "hal/local", "modules", "modules/hal", "modules/vmvx",
                 "tooling", "cli"):
         assert f"ireeabi/{pkg}/py.typed" in names
     assert (REPO / "LICENSE").read_bytes() == zipfile.ZipFile(wheel).read(
@@ -171,3 +171,20 @@ def test_install_without_a_compiler_says_so(module_file, tmp_path):
     assert message.startswith("ireeabi: error: ")
     assert "ireeabi.hal.local._native is not installed" in message
     assert "C compiler" in message
+
+
+def test_every_package_folder_is_installed():
+    """Each folder of the tree holding an __init__.py is a package pyproject installs (a package
+    left out of the list is missing from the wheel and fails only when imported)."""
+    import tomllib
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {v: k for k, v in config["package-dir"].items()}
+    found = set()
+    for top, name in folders.items():
+        if top == "ireeabi":
+            continue
+        for init in (REPO / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO / top).parts
+            found.add(".".join((name, *rel)))
+    assert found <= set(config["packages"]), sorted(found - set(config["packages"]))
+    assert len(found) >= 10
