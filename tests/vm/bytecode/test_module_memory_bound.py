@@ -45,14 +45,28 @@ def _mutant(src: Path, model: str, field: str, value: int, out: Path) -> Path:
     return path
 
 
+# Linux carries a process's peak RSS over fork and exec, so a command started straight from the test
+# process (gigabytes, late in a suite) would report the suite's peak. A small launcher starts it
+# instead and reports the command's own peak.
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, file=sys.stderr)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _run_measured(argv: list[str]) -> tuple[int, str, int]:
     """(exit code, stdout, peak RSS in bytes) of a command."""
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *argv], stdout=out,
+                              stderr=subprocess.PIPE, text=True)
         out.seek(0)
-        return proc.returncode, out.read().decode(), usage.ru_maxrss * 1024
+        peak_kib = int(proc.stderr.strip().splitlines()[-1])
+        return proc.returncode, out.read().decode(), peak_kib * 1024
 
 
 @pytest.fixture(scope="module")
