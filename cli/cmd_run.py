@@ -40,7 +40,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
+from ireeabi.vm import imports as import_check
 from ireeabi.vm import ref as _ref
+from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.vm.heap import LeakError
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program
@@ -54,7 +56,7 @@ from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_result
                                          parse_inputs, write_output)
 from ireeabi.tooling.numpy_io import OutputError
 
-from .cmd_inspect import load as load_module
+from .cmd_inspect import checked_against, load as load_module
 from .errors import CliError
 from .module_flags import add_module_arguments, module_path
 from .resolve import load_native_modules, resolve_target
@@ -212,6 +214,24 @@ def _single_export(program: Program) -> str:
     return names[0]
 
 
+def _predicted_mismatch(error: BaseException, module: Any, program: Program, modules: list) -> str:
+    """For a shim's signature mismatch at an import whose layout on this target the import check
+    already finds wrong: the words that say so and the command that shows it; else ''."""
+    text = str(error)
+    if SIGNATURE_MISMATCH not in text:
+        return ""
+    target = program.heap.machine.name
+    try:
+        reports = import_check.check_imports(module, checked_against(module, modules), target)
+    except Exception:  # noqa: BLE001 - the call's error is the one to report
+        return ""
+    for r in reports:
+        if r.errors and r.full_name in text:
+            return (f"this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
+                    f"{target}` predicts for {r.full_name} ({r.errors[0].rule})")
+    return ""
+
+
 def command(args: argparse.Namespace, out: TextIO) -> int:
     # Arguments first (an empty --target is an error, not the default), then the file: its header
     # is checked on a memory map before it is read whole.
@@ -256,13 +276,16 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
                            f"{len(arg_chars)} arguments but passed {len(inputs) + fences} "
                            f"({args.function} takes {takes}, {len(inputs)} given)")
         results = program.call(args.function, *inputs)
-    except BaseException:
+    except BaseException as e:
+        hint = _predicted_mismatch(e, module, program, modules)
         for buffer in owned:
             _ref.release_value(program.heap, buffer)
         try:
             program.close()
         except Exception:  # noqa: BLE001 - the call's error is the one to report
             pass
+        if hint:
+            raise CliError(f"{e}; {hint}") from None
         raise
     for buffer in owned:
         _ref.release_value(program.heap, buffer)

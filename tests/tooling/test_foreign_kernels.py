@@ -369,6 +369,9 @@ def test_i386_fails_where_inspect_predicts(capsys):
         in out, out
     code, out = _run_cli(["run", str(path), "--target", "i386", *ADD16], capsys)
     assert code != 0 and "signature mismatch" in out and "hal_inline.buffer_view.assert" in out
+    # ... and says it is the hazard inspect predicts, naming the command.
+    assert "this is the layout hazard `ireeabi inspect MODULE --check-imports --target i386` predicts " \
+           "for hal_inline.buffer_view.assert" in " ".join(out.split()), out
 
 
 # --------------------------------------------------------------------------------------------------
