@@ -117,9 +117,10 @@ def _reg(r: Register, move: bool = True) -> str:
     """A register as IREE names it; `move`: whether this operand shows its move bit (`%R`)."""
     if r.is_ref:
         return f"%{'R' if move and r.move else 'r'}{r.ordinal}"
+    ordinal = r.ordinal & isa.I32_REGISTER_MASK  # IREE prints the masked ordinal, as it reads it
     if r.bank in (isa.I64, isa.F64):
-        return f"%i{r.ordinal}:{r.ordinal + 1}"
-    return f"%i{r.ordinal & isa.I32_REGISTER_MASK}"
+        return f"%i{ordinal}:{ordinal + 1}"
+    return f"%i{ordinal}"
 
 
 def _regs(regs: Iterable[Register]) -> str:

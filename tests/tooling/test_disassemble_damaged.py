@@ -262,3 +262,20 @@ def test_a_nul_in_a_fail_message_ends_it_as_the_tool(modules, tmp_path):
     tool = _tool(tmp_path, bytes(damaged))
     assert tool.returncode == 0 and ours.encode() == tool.stdout
     assert f'"{message[:4].decode()}"\n' in ours
+
+
+def test_an_i64_register_with_high_bits_prints_masked_as_the_tool(modules, tmp_path):
+    # IREE names an i64 register by its ordinal under the i32 mask (the CI run of 2026-12-05 met
+    # 0xFF0E printed unmasked here, where the tool printed %i32526:32527)
+    _, data, m, ordinal, inst = _first(modules, ("BufferStoreF32",))
+    at = m.function_descriptors[ordinal].file_offset + inst.pc + 4  # prefix, opcode, buffer ref
+    offset_reg = struct.unpack_from("<H", data, at)[0]
+    assert offset_reg < 0x100 and f"%i{offset_reg}:{offset_reg + 1}" in dis.disassembly(m)
+    for raw in (0xFF00 | offset_reg, 0x8000 | offset_reg, 0x7F00 | offset_reg):
+        damaged = bytearray(data)
+        struct.pack_into("<H", damaged, at, raw)
+        ours = dis.disassembly(read_module(bytes(damaged)), bytecode_offsets=True)
+        tool = _tool(tmp_path, bytes(damaged), "--bytecode_offsets")
+        assert tool.returncode == 0 and ours.encode() == tool.stdout, hex(raw)
+        masked = raw & 0x7FFF
+        assert f"%i{masked}:{masked + 1}\n" in ours
