@@ -9,8 +9,8 @@ API over handles in tracked memory:
   module-owned handle (counter 0, ORIGIN_MODULE, null allocator, retains its module on first retain);
 - destroy (when a release reaches 0): module storage releases its module; otherwise, with the fix,
   only COALLOCATED handles take the aligned-free path and any other handle is handed to its own
-  allocator's FREE. In legacy mode (`legacy=True`, or the module switch `LEGACY_DESTROY` when the
-  type leaves it None) the pre-fix rule applies: every non-module handle goes to free_aligned.
+  allocator's FREE. In legacy mode (`BufferType(..., legacy=True)`, a switch of the type on its
+  heap) the pre-fix rule applies: every non-module handle goes to free_aligned.
 
 Mapping follows buffer.c exactly, including its C arithmetic on iree_host_size_t: offset and length
 are rounded down with `x & ~(alignment - 1)` and the bounds check `offset + length > data_length`
@@ -42,9 +42,6 @@ from .ref import Ref, TypeRegistry
 from .status import StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
-
-
-LEGACY_DESTROY = False  # pre-#24827 destroy rule for types registered with legacy=None
 
 
 _free_with = _alloc.free_with
@@ -100,7 +97,7 @@ def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: in
 class BufferType:
     """The vm.buffer ref type on one heap, and the buffer API."""
 
-    def __init__(self, registry: TypeRegistry, *, legacy: bool | None = None) -> None:
+    def __init__(self, registry: TypeRegistry, *, legacy: bool = False) -> None:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
@@ -110,7 +107,7 @@ class BufferType:
 
     @property
     def legacy(self) -> bool:
-        return LEGACY_DESTROY if self._legacy is None else self._legacy
+        return self._legacy
 
     def close(self) -> None:
         self.ref_type.close()
@@ -250,8 +247,7 @@ class BufferType:
         if module:
             module_ref.release(heap, module)
             return
-        legacy = LEGACY_DESTROY if self._legacy is None else self._legacy  # self.legacy, inlined
-        if access & _COALLOCATED or legacy:
+        if access & _COALLOCATED or self._legacy:
             _alloc.free_aligned(heap, AllocatorT(a_self, a_ctl), buf)
         elif a_ctl:  # iree_allocator_free of buf (non-NULL): nothing without a ctl
             _free_with(heap, a_self, a_ctl, buf)

@@ -16,7 +16,6 @@ per fragment, target and span counts.
 """
 from __future__ import annotations
 
-import weakref
 
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -264,16 +263,12 @@ def release_arguments(buf: CallBuffer) -> None:
         raise first
 
 
-_EMPTY: "weakref.WeakKeyDictionary[Heap, int]" = weakref.WeakKeyDictionary()
-
-
 def _empty_block(heap: Heap) -> int:
     """One zero-byte block per heap, shared by every void result buffer (the VM's empty alloca):
     a valid non-NULL pointer that nothing may read or write."""
-    block = _EMPTY.get(heap)
+    block = heap.empty_block
     if block is None or heap.allocation(block) is None:
-        block = heap.malloc_internal(0, tag="empty result buffer (shared)")
-        _EMPTY[heap] = block
+        block = heap.empty_block = heap.malloc_internal(0, tag="empty result buffer (shared)")
     return block
 
 
@@ -293,7 +288,7 @@ def allocate_results(heap: Heap, fragment: "Fragment | str", *, scratch: bool = 
 def _free(buf: CallBuffer) -> None:
     if buf.scratch:
         buf.heap.scratch_pop(buf.address)
-    elif buf.layout.size or buf.address != _EMPTY.get(buf.heap):
+    elif buf.layout.size or buf.address != buf.heap.empty_block:
         buf.heap.free(buf.address)
 
 

@@ -159,11 +159,7 @@ class Heap(CheckedAccess):
                  "_aligned", "known_types", "_last", "_serial",
                  "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
-                 "__weakref__")
-
-    # Not a slot: a trace for differential tests, set on the class (every heap of the process appends
-    # ("retain" | "release", ptr, type word) for each counted reference taken or dropped), None in use.
-    ref_events: list | None = None
+                 "ref_events", "empty_block", "__weakref__")
 
     def __init__(self, *, target: "Machine | Target | str | None" = None, limit: int | None = None,
                  capture_stacks: bool = True, strict_aligned: bool = True, quarantine: int = 1024,
@@ -176,6 +172,11 @@ class Heap(CheckedAccess):
             limit = default_limit(self.machine)
         elif not _is_int(limit) or limit <= 0:
             raise IreeAbiError(f"heap limit must be a positive number of bytes, got {limit!r}")
+        # A trace for differential tests: ("retain" | "release", ptr, type word) appended for each
+        # counted reference taken or dropped on this heap; None in use.
+        self.ref_events: list | None = None
+        # The VM's shared zero-byte block for void result buffers (vm/call.py), made on first use.
+        self.empty_block: int | None = None
         self.limit = limit
         self.capture_stacks = capture_stacks
         # strict: free_aligned of a pointer malloc_aligned did not return is a HeapError (what a

@@ -254,20 +254,22 @@ def test_legacy_destroy_as_iree_runs_it(target: "str | None", word_below: int) -
         assert e.value.address == word_below - wa.wrap.field("buffer").offset
 
 
-def test_module_switch_selects_the_legacy_rule(heap: Heap, types: TypeRegistry, monkeypatch) -> None:  # noqa: ANN001
-    bt = BufferType(types)  # legacy=None: follows the switch
+def test_the_legacy_rule_is_a_switch_of_each_buffer_type(heap: Heap) -> None:
+    # two registries on one heap, one type each: each follows its own switch (no process state)
+    legacy_types, fixed_types = TypeRegistry(heap), TypeRegistry(heap)
+    legacy, fixed = BufferType(legacy_types, legacy=True), BufferType(fixed_types)
+    assert (legacy.legacy, fixed.legacy) == (True, False)
     wa = WrapperAllocator(heap)
-    monkeypatch.setattr(B, "LEGACY_DESTROY", True)
-    handle = wa.new_buffer(bt, word_below=0)
+    handle = wa.new_buffer(legacy, word_below=0)
     with pytest.raises(HeapError, match="free_aligned"):
-        R.release_value(heap, bt.move_ref(handle))
-    monkeypatch.setattr(B, "LEGACY_DESTROY", False)
-    handle2 = wa.new_buffer(bt, word_below=0)
-    R.release_value(heap, bt.move_ref(handle2))
+        R.release_value(heap, legacy.move_ref(handle))
+    handle2 = wa.new_buffer(fixed, word_below=0)
+    R.release_value(heap, fixed.move_ref(handle2))
     assert wa.frees == [handle2]
     heap.free(handle - wa.wrap.field("buffer").offset)
     wa.close()
-    bt.close()
+    legacy.close(), fixed.close()
+    legacy_types.close(), fixed_types.close()
 
 
 @pytest.mark.parametrize("legacy", [False, True])

@@ -218,7 +218,7 @@ def _events(heap: Heap, log: list):  # noqa: ANN202
     """Record `heap`'s allocations and frees (order, size, tag), and the retains and releases of
     counted references (Heap.ref_events: object, type), into `log`; returns the undo."""
     allocate, release = Heap._allocate, Heap._release
-    Heap.ref_events = log
+    heap.ref_events = log
 
     def _allocate(self, size, *args, **kwargs):  # noqa: ANN001, ANN202
         a = allocate(self, size, *args, **kwargs)
@@ -235,7 +235,7 @@ def _events(heap: Heap, log: list):  # noqa: ANN202
 
     def undo() -> None:
         Heap._allocate, Heap._release = allocate, release
-        Heap.ref_events = None
+        heap.ref_events = None
     return undo
 
 

@@ -180,6 +180,7 @@ class _Recorder:
         def _allocate(heap, size, *args, **kwargs):
             if not any(r() is heap for r in self.heaps):
                 self.heaps.append(weakref.ref(heap))
+                heap.ref_events = self.events
             a = allocate(heap, size, *args, **kwargs)
             self.events.append(("malloc", a.serial, a.address if snapshots else None, size, a.tag))
             return a
@@ -207,9 +208,12 @@ class _Recorder:
         monkeypatch.setattr(Context, "import_call", _import_call)
 
     def reset(self) -> None:
-        """A new event list, which also receives every heap's retains and releases (Heap.ref_events)."""
+        """A new event list, which also receives every known heap's retains and releases
+        (Heap.ref_events; a heap is known from its first allocation)."""
         self.events = _CountedTrace(self.heaps)
-        self.monkeypatch.setattr(Heap, "ref_events", self.events)
+        for ref in self.heaps:
+            if (heap := ref()) is not None:
+                heap.ref_events = self.events
 
 
 class _CountedTrace(list):
