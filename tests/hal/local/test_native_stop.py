@@ -276,6 +276,17 @@ def _interrupt_main_after_cpu(seconds: float, done: threading.Event) -> threadin
     return t
 
 
+def _stopped_by_interrupt(prog: Program, kernel: str, after_cpu: float, code: str) -> None:
+    """`spin` called with SIGINT sent to the main thread after `after_cpu` s of CPU: ends with `code`."""
+    done = threading.Event()
+    t = _interrupt_main_after_cpu(after_cpu, done)
+    try:
+        _stopped(lambda: prog.call("spin", A), code, kernel)
+    finally:
+        done.set()
+        t.join()
+
+
 def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
     """With Python's own SIGINT handler the interrupt is the call's CANCELLED (no KeyboardInterrupt
     later); a handler of one's own runs as well; an ignored SIGINT leaves the kernel to its budget."""
@@ -283,13 +294,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
     path, kernel = spin
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with Program(path, kernel_cpu_time=60.0) as prog:
-        done = threading.Event()
-        t = _interrupt_main_after_cpu(0.2, done)
-        try:
-            _stopped(lambda: prog.call("spin", A), "CANCELLED", kernel)
-        finally:
-            done.set()
-            t.join()
+        _stopped_by_interrupt(prog, kernel, 0.2, "CANCELLED")
         for _ in range(1000):  # a pending KeyboardInterrupt would be raised in here
             pass
         (out,) = prog.call("mul", A, B)
@@ -298,13 +303,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
         seen = []
         previous = signal.signal(signal.SIGINT, lambda sig, frame: seen.append(sig))
         try:
-            done = threading.Event()
-            t = _interrupt_main_after_cpu(0.2, done)
-            try:
-                _stopped(lambda: prog.call("spin", A), "CANCELLED", kernel)
-            finally:
-                done.set()
-                t.join()
+            _stopped_by_interrupt(prog, kernel, 0.2, "CANCELLED")
             for _ in range(1000):
                 pass
             assert seen == [signal.SIGINT]
@@ -314,13 +313,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
     with Program(path, kernel_cpu_time=0.5) as prog:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            done = threading.Event()
-            t = _interrupt_main_after_cpu(0.1, done)
-            try:
-                _stopped(lambda: prog.call("spin", A), "DEADLINE_EXCEEDED", kernel)
-            finally:
-                done.set()
-                t.join()
+            _stopped_by_interrupt(prog, kernel, 0.1, "DEADLINE_EXCEEDED")
         finally:
             signal.signal(signal.SIGINT, previous)
 
