@@ -30,14 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-SOURCE = "void vadd(const float *a, const float *b, float *c, int n) { for (int i = 0; i < n; i++) c[i] = a[i] + b[i]; }\n"
-FLAGS = ["-O2", "-ffreestanding", "-nostdlib", "-fPIC", "-c"]
-COMPILERS = {
-    "riscv32": ["riscv64-linux-gnu-gcc", "-march=rv32imf", "-mabi=ilp32f", "-mno-relax"],
-    "riscv64": ["riscv64-linux-gnu-gcc", "-mno-relax"],
-    "armv7": ["arm-linux-gnueabihf-gcc", "-marm", "-mfpu=vfpv3-d16", "-mfloat-abi=hard"],
-    "aarch64": ["aarch64-linux-gnu-gcc"],
-}
+from bench_emulated_cpu import COMPILERS, FLAGS, SOURCE  # the same vadd, built the same way
+
 SCHEMES = ("none", "naive", "guards")
 _HELD: list[int] = []  # vm.heap.GUARD_HELD as the module has it (the naive scheme lifts it for its runs)
 

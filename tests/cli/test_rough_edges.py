@@ -122,31 +122,11 @@ def test_systems_that_lay_out_c_otherwise_are_refused(triple, model, differs):
 
 # -- (b) --native-module from the current directory --------------------------------------------------
 
-MYSTATS = '''
-import numpy as np
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.module import Export
-
-
-def _scale(ctx, view, factor):
-    v = ctx.state.view(view)
-    return ctx.state.new_view(v.array() * np.float32(factor), v.element_type)
-
-
-def _byte_sum(ctx, buffer):
-    b = ctx.state.buffer(buffer)
-    return 1000 * b.length + int(b.data.astype(np.int64).sum())
-
-
-native_module = ModuleDescriptor("mymod", 3, (Export("scale", "0rf_r", _scale),
-                                              Export("byte_sum", "0r_I", _byte_sum)))
-'''
-
-
 def test_native_module_in_the_current_directory(tmp_path):
     """The installed `ireeabi` script (its own directory first on sys.path, not the current one)
     finds ./mystats.py as `python -m` would; the module serves the program's mymod imports."""
-    (tmp_path / "mystats.py").write_text(MYSTATS)
+    own = Path(__file__).resolve().parent.parent / "own_native_module.py"  # the tests' own mymod
+    (tmp_path / "mystats.py").write_text(own.read_text())
     path = tools.compile_mlir(PROGRAMS / "native" / "own_module.mlir", tools.session_dir(),
                               "inline-static")
     script = Path(sys.executable).parent / "ireeabi"
