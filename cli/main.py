@@ -1,9 +1,9 @@
 """The `ireeabi` command line.
 
-    ireeabi layout NAME_OR_CCONV [--target T | --all-targets] [--spans 4,3] [--json]
+    ireeabi layout NAME_OR_CCONV [--target T | --all-targets] [--spans 4,3] [--json] [--svg FILE]
     ireeabi layout [NAME] --header FILE.h [-I DIR] [-D NAME[=V]] [--target T | --all-targets] [--json]
     ireeabi layout NAME --dwarf FILE.o|.so [--target T | --all-targets] [--json]
-    ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json]
+    ireeabi check CCONV [--target T | --all-targets] [--spans 4,3] [--json] [--svg FILE]
     ireeabi targets [--json]
     ireeabi list [--json]
     ireeabi fixtures build|verify DIR
@@ -115,6 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="without it, --header lays out every struct of the header")
     _target_options(p)
     _struct_source_options(p, "NAME is")
+    _svg_option(p, "the struct's bytes on each target (a cell per byte, fields coloured and named, "
+                   "padding hatched), or the cconv's packing")
     p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
                        description="Findings of the cconv rules and of the hand-written span readers, "
                                    "with the bytes involved. Without --spans, counts 0..3 per span are "
@@ -128,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the VM's packing instead of IREE's generic shim struct")
     p.add_argument("--side", choices=["arguments", "results"], default="arguments",
                    help="which buffer of a whole signature --struct describes (default arguments)")
+    _svg_option(p, "each instance's packing against the struct its shim reads, disagreements "
+                   "outlined in red")
     p = sub.add_parser("targets", help="the data models and their ABI numbers")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("list", help="the catalog's struct names")
@@ -174,6 +178,27 @@ def _emit_json(obj: Any, out: TextIO) -> None:
     out.write(json.dumps(obj, indent=2) + "\n")
 
 
+def _svg_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--svg", metavar="FILE", help=f"also draw a picture as SVG into FILE: {what}")
+
+
+def _picture() -> Any:
+    from . import picture  # drawsvg is imported only to draw
+    return picture
+
+
+def _write_svg(path: str | None, make: Callable[[], str]) -> None:
+    """`make()`'s picture into `path` (nothing without --svg); the text output goes on as usual."""
+    if path is None:
+        return
+    text = make()
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise CliError(f"--svg {path}: {e.strerror or e}") from None
+
+
 def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
     if args.header or args.dwarf:
         return _layout_foreign_struct(args, out)
@@ -188,6 +213,7 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
     if isinstance(what, Struct):
         if spans is not None:
             raise CliError(f"--spans applies to calling conventions, not to struct {what.name}")
+        _write_svg(args.svg, lambda: _picture().struct_svg(what, tgts))
         if args.json:
             _emit_json(cmd_layout.struct_data(what, tgts, args.all_targets), out)
         elif args.all_targets:
@@ -195,7 +221,8 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
         else:
             _emit(cmd_layout.struct_text(what, tgts[0]), out)
         return EXIT_OK
-    cmd_layout.instances(what, tgts, spans)  # validates span counts before any output
+    insts = cmd_layout.instances(what, tgts, spans)  # validates span counts before any output
+    _write_svg(args.svg, lambda: _picture().cconv_svg(what.text, insts))
     if args.json:
         _emit_json(cmd_layout.cconv_data(what, tgts, spans), out)
     elif args.all_targets:
@@ -215,6 +242,7 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
         return _layout_header(args, out)
     tgts, struct_for, source = _own_struct(args, args.name)
     decls = [struct_for(t) for t in tgts]
+    _write_svg(args.svg, lambda: _picture().struct_svg(decls[0], tgts, decls))
     if args.json:
         _emit_json(cmd_layout.struct_data(decls[0], tgts, args.all_targets, decls), out)
     elif args.all_targets:
@@ -227,6 +255,8 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
 def _layout_header(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h`: every struct of the header on each target; a struct that cannot be
     laid out is listed with its line and concerns no other (exit 2 when there is one)."""
+    if args.svg:
+        raise CliError("--svg draws one struct: give its NAME with --header")
     tgts = select_targets(args.target, args.all_targets)
     readings = [cheader.read_header(args.header, t, include_dirs=args.include_dirs, defines=args.defines)
                 for t in tgts]
@@ -298,6 +328,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         if args.struct or args.include_dirs or args.defines:
             raise CliError("--struct, -I and -D need --header FILE.h or --dwarf FILE")
         res = cmd_check.run(inp, select_targets(args.target, args.all_targets), spans)
+    _write_svg(args.svg, lambda: _picture().check_svg(res))
     if args.json:
         _emit_json(cmd_check.data(res), out)
     else:
