@@ -38,7 +38,8 @@ from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
 from ireeabi.tooling.program import Program
-from ireeabi.tooling.vm_test_module import SUITE, assemble, imports_check, run_vm_test, vm_tests
+from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, imports_check,
+                                            run_vm_test, vm_tests)
 from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
 
@@ -188,6 +189,9 @@ def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: A
         tests = vm_tests(module, file_name, args.function)
     except IreeAbiError as e:
         raise CliError(str(e)) from e
+    # The module is made (and verified) once before any test, as bytecode_module_test makes it while
+    # it lists the tests: a module IREE's verifier refuses aborts the run before any output.
+    check_loads(module, target=target, modules=extra, heap_limit=args.heap_limit)
     gtest = _Gtest(out, SUITE, len(tests))
     for test in tests:
         gtest.run(test.full_name)

@@ -44,7 +44,7 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.bytecode.errors import ArgumentError, VmStatusError
+from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
 from ireeabi.vm.bytecode.module_file import ModuleFile
 from ireeabi.vm.status import StatusCode, StatusError
 
@@ -58,6 +58,11 @@ FAIL_PREFIX = "fail_"
 # bytecode_module_test.cc (the revision read), under the wheel's source prefix `c/`.
 TEST_SOURCE = "c/runtime/src/iree/vm/test/bytecode/bytecode_module_test.cc"
 TEST_LINE = 97
+# VMTestRunner::SetUp's IREE_ASSERT_OK of the context's creation (test_runner.h, same revision).
+SETUP_SOURCE = "c/runtime/src/iree/vm/testing/test_runner.h"
+SETUP_LINE = 123
+SETUP_EXPRESSION = ("iree_vm_context_create_with_modules( instance_, IREE_VM_CONTEXT_FLAG_NONE, "
+                    "modules.size(), modules.data(), iree_allocator_system(), &context_)")
 _ASSEMBLE_TIMEOUT_S = 600  # a generous backstop; the tool takes milliseconds
 _LINE = re.compile(r"at line (\d+)")
 
@@ -95,15 +100,23 @@ class VmTestOutcome:
 
     test: VmTest
     status: "StatusError | VmStatusError | None"
+    setup: "StatusError | None" = None  # the context could not be made: the test fails in SetUp
 
     @property
     def passed(self) -> bool:
-        return (self.status is not None) == self.test.expects_failure
+        return self.setup is None and (self.status is not None) == self.test.expects_failure
 
     def failure(self) -> str | None:
-        """gtest's failure text for the runner's GTEST_FAIL (None when the test passed)."""
+        """gtest's failure text for the runner's GTEST_FAIL, or for SetUp's IREE_ASSERT_OK of the
+        context (None when the test passed)."""
         if self.passed:
             return None
+        if self.setup is not None:
+            return (f"{SETUP_SOURCE}:{SETUP_LINE}: Failure\n"
+                    f"Value of: ::iree::internal::ConsumeForTest({SETUP_EXPRESSION})\n"
+                    f"Expected: error code OK\n"
+                    f"  Actual: {status_text(self.setup)}, whose error code is "
+                    f"{self.setup.code.name}: {self.setup.message}\n")
         if self.status is None:
             message = "Function expected failure but succeeded"
         else:
@@ -122,7 +135,7 @@ def imports_check(module: ModuleFile) -> bool:
     return any(f.module == CHECK_MODULE_NAME for f in module.imported_functions)
 
 
-def test_name(file_name: str, function: str) -> str:
+def gtest_name(file_name: str, function: str) -> str:
     """test_runner.cc's printed parameter: `<module file>_<function>`, ':' and '.' as '_'."""
     return re.sub(r"[:.]", "_", f"{file_name}_{function}")
 
@@ -135,16 +148,21 @@ def vm_tests(module: ModuleFile, file_name: str, functions: Sequence[str] = ()) 
     if unknown:
         raise IreeAbiError(f"NOT_FOUND; no exported function {', '.join(map(repr, unknown))} in "
                            f"module {module.name} (its exports: {', '.join(exports) or 'none'})")
-    return [VmTest(f, test_name(file_name, f)) for f in exports if not functions or f in functions]
+    return [VmTest(f, gtest_name(file_name, f)) for f in exports if not functions or f in functions]
 
 
 def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
                 modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
                 max_steps: int | None = None, kernel_cpu_time: float | None = None,
                 reference: bool = False) -> VmTestOutcome:
-    """Run one test in a fresh program (context) and record the status its call returned."""
-    program = Program(module, target=target, modules=modules, heap_limit=heap_limit,
-                      max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
+    """Run one test in a fresh program (context) and record the status its call returned; an
+    import no module resolves fails the test in SetUp, as the context's creation fails in IREE."""
+    try:
+        program = Program(module, target=target, modules=modules, heap_limit=heap_limit,
+                          max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
+    except ImportResolutionError as e:
+        code = getattr(e, "code", StatusCode.NOT_FOUND)
+        return VmTestOutcome(test, None, StatusError(code, str(e)))
     try:
         inputs = program.input_chars(test.function)
         if inputs:  # the runner passes no arguments; the call cannot begin
@@ -161,6 +179,19 @@ def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
         return VmTestOutcome(test, None)
     finally:
         program.close()
+
+
+def check_loads(module: ModuleFile, *, target: Any = None,
+                modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None) -> None:
+    """Make the module's context once and drop it: the verifier's refusal (BytecodeVerifyError)
+    propagates; an unresolved import does not (each test reports it in its SetUp).
+    bytecode_module_test creates every module while it lists its tests (IREE_CHECK_OK: a module the
+    verifier refuses aborts the binary before any test runs)."""
+    try:
+        program = Program(module, target=target, modules=modules, heap_limit=heap_limit)
+    except ImportResolutionError:
+        return
+    program.close()
 
 
 # ------------------------------------------------------------------------------- assembling
@@ -230,5 +261,5 @@ def _assembly_error(src: Path, text: bytes, message: str) -> VmAsmError:
     return VmAsmError(str(src), f"{where}: {ASSEMBLER} cannot assemble it: {message}{quoted}", line)
 
 
-__all__ = ["VmAsmError", "VmTest", "VmTestOutcome", "SUITE", "assemble", "find_assembler",
-           "imports_check", "run_vm_test", "status_text", "test_name", "vm_tests"]
+__all__ = ["VmAsmError", "VmTest", "VmTestOutcome", "SUITE", "assemble", "check_loads", "find_assembler",
+           "imports_check", "run_vm_test", "status_text", "gtest_name", "vm_tests"]
