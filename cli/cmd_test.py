@@ -19,17 +19,27 @@ each runs as iree-run-module runs such a function (`Program.call` appends a null
 new signal fence, then waits on it). iree-check-module itself counts the fences as arguments and
 refuses the module ("expected function with no inputs or outputs"); here it runs.
 
+A module that imports nothing from `check` and whose exports all take and return nothing is a VM
+test module instead, and runs as IREE's bytecode_module_test runs one (tooling/vm_test_module.py):
+every export a test, `fail_*` ones expected to fail, gtest's output under the suite
+`bytecode/VMBytecodeTest`. A `.vmasm` file is assembled with iree-as-module first and is always a VM
+test module. `--runner check|vm` chooses the way against that rule.
+
 Exit status: 0 when every test passed, 1 when any failed (or the module cannot run at all).
 """
 from __future__ import annotations
 
 import argparse
 import time
-from typing import Any, TextIO
+from pathlib import Path
+from typing import Any, Sequence, TextIO
 
+from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
 from ireeabi.tooling.program import Program
+from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, imports_check,
+                                            run_vm_test, vm_tests)
 from ireeabi.vm.bytecode.errors import VmStatusError
 from ireeabi.vm.status import StatusError
 
@@ -41,17 +51,28 @@ from .resolve import load_native_modules, resolve_target
 # Where gtest places IREE_EXPECT_OK(status) of CheckModuleTest::TestBody (the revision modelled).
 TOOL_SOURCE = "c/tools/iree-check-module-main.cc"
 EXPECT_OK_LINE = 78
+VMASM_SUFFIX = ".vmasm"
+
+
+RUNNERS = ("auto", "check", "vm")
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser(
-        "test", help="run a check-style module's tests (like iree-check-module)",
-        description="Runs every exported function of MODULE (or those --function names), each with "
-                    "IREE's check module, and prints what iree-check-module prints. Exit 0 when all "
-                    "pass, 1 when any fails.")
-    p.add_argument("module", metavar="MODULE.vmfb")
+        "test", help="run a module's tests (like iree-check-module, or IREE's VM test runner)",
+        description="Runs every exported function of MODULE (or those --function names), each in a "
+                    "fresh context. A check program (it imports IREE's check module) runs with it "
+                    "and prints what iree-check-module prints; a VM test module (no check imports, "
+                    "every export () -> (); or a .vmasm file, assembled with iree-as-module) runs "
+                    "as IREE's bytecode_module_test runs one: fail_* functions must fail, the others "
+                    "return. Exit 0 when all pass, 1 when any fails.")
+    p.add_argument("module", metavar="MODULE.vmfb|MODULE.vmasm")
     p.add_argument("--function", "-f", action="append", default=[], metavar="F",
                    help="run only this function (repeatable)")
+    p.add_argument("--runner", choices=RUNNERS, default="auto",
+                   help="check: as iree-check-module; vm: as bytecode_module_test; auto (default): "
+                        "vm for a .vmasm file or a module without check imports whose exports all "
+                        "take and return nothing, else check")
     p.add_argument("--target", "-t", metavar="T", default=None,
                    help="data model to run on (default: the host's)")
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]",
@@ -75,45 +96,111 @@ def _ms(seconds: float) -> str:
     return str(int(seconds * 1000))
 
 
+class _Gtest:
+    """gtest's pretty printer for one value-parameterized suite: header, RUN / OK / FAILED lines
+    (a failed test names its parameter: `, where GetParam() = P`), the summary."""
+
+    def __init__(self, out: TextIO, suite: str, count: int) -> None:
+        self.out, self.suite, self.count = out, suite, count
+        self.failed: list[tuple[str, str]] = []
+        out.write(f"[==========] Running {_plural(count, 'test', 'tests')} from 1 test suite.\n"
+                  f"[----------] Global test environment set-up.\n"
+                  f"[----------] {_plural(count, 'test', 'tests')} from {suite}\n")
+        self.start = time.monotonic()
+        self.began = self.start
+
+    def run(self, name: str) -> None:
+        self.out.write(f"[ RUN      ] {name}\n")
+        self.began = time.monotonic()
+
+    def end(self, name: str, param: str, failures: Sequence[str]) -> None:
+        for f in failures:
+            self.out.write(f)
+        took = _ms(time.monotonic() - self.began)
+        if failures:
+            self.failed.append((name, param))
+            self.out.write(f"[  FAILED  ] {name}, where GetParam() = {param} ({took} ms)\n")
+        else:
+            self.out.write(f"[       OK ] {name} ({took} ms)\n")
+
+    def finish(self) -> bool:
+        """The summary; True when every test passed."""
+        n, total = self.count, _ms(time.monotonic() - self.start)
+        self.out.write(f"[----------] {_plural(n, 'test', 'tests')} from {self.suite} ({total} ms total)\n\n"
+                       f"[----------] Global test environment tear-down\n"
+                       f"[==========] {_plural(n, 'test', 'tests')} from 1 test suite ran. "
+                       f"({total} ms total)\n"
+                       f"[  PASSED  ] {_plural(n - len(self.failed), 'test', 'tests')}.\n")
+        if not self.failed:
+            return True
+        self.out.write(f"[  FAILED  ] {_plural(len(self.failed), 'test', 'tests')}, listed below:\n")
+        for name, param in self.failed:
+            self.out.write(f"[  FAILED  ] {name}, where GetParam() = {param}\n")
+        self.out.write(f"\n{len(self.failed):2d} FAILED {'TEST' if len(self.failed) == 1 else 'TESTS'}\n")
+        return False
+
+
 def command(args: argparse.Namespace, out: TextIO) -> int:
     target = resolve_target(args.target) if args.target is not None else None
     extra = load_native_modules(args.native_module)
+    path = args.module
+    vmasm = path.endswith(VMASM_SUFFIX)
+    if vmasm:
+        if not Path(path).is_file():
+            raise CliError(f"no VM assembly file at {path}")
+        path = str(assemble(path))
+    module = load_module(path)
+    runner = args.runner
+    if runner == "auto":
+        runner = "vm" if vmasm or _vm_test_module(module) else "check"
+    if runner == "vm":
+        file_name = (Path(args.module).stem + ".vmfb") if vmasm else Path(args.module).name
+        return _vm_command(module, file_name, args, target, extra, out)
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
-    module = load_module(args.module)
     tests = _tests(module, args.function)
-    suite = module.name
-    out.write(f"[==========] Running {_plural(len(tests), 'test', 'tests')} from 1 test suite.\n"
-              f"[----------] Global test environment set-up.\n"
-              f"[----------] {_plural(len(tests), 'test', 'tests')} from {suite}\n")
-    failed: list[tuple[str, int]] = []
-    start = time.monotonic()
+    gtest = _Gtest(out, module.name, len(tests))
     for name, ordinal in tests:
-        out.write(f"[ RUN      ] {suite}.{name}\n")
-        began = time.monotonic()
+        gtest.run(f"{module.name}.{name}")
         failures = _run_one(module, name, args, target, list(modules.values()))
-        for f in failures:
-            out.write(f if isinstance(f, str) else f.report())
-        took = _ms(time.monotonic() - began)
-        if failures:
-            failed.append((name, ordinal))
-            out.write(f"[  FAILED  ] {suite}.{name}, where GetParam() = {ordinal} ({took} ms)\n")
-        else:
-            out.write(f"[       OK ] {suite}.{name} ({took} ms)\n")
-    total = _ms(time.monotonic() - start)
-    out.write(f"[----------] {_plural(len(tests), 'test', 'tests')} from {suite} ({total} ms total)\n\n"
-              f"[----------] Global test environment tear-down\n"
-              f"[==========] {_plural(len(tests), 'test', 'tests')} from 1 test suite ran. "
-              f"({total} ms total)\n"
-              f"[  PASSED  ] {_plural(len(tests) - len(failed), 'test', 'tests')}.\n")
-    if not failed:
+        gtest.end(f"{module.name}.{name}", str(ordinal),
+                  [f if isinstance(f, str) else f.report() for f in failures])
+    if gtest.finish():
         return 0
-    out.write(f"[  FAILED  ] {_plural(len(failed), 'test', 'tests')}, listed below:\n")
-    for name, ordinal in failed:
-        out.write(f"[  FAILED  ] {suite}.{name}, where GetParam() = {ordinal}\n")
-    out.write(f"\n{len(failed):2d} FAILED {'TEST' if len(failed) == 1 else 'TESTS'}\n")
     out.write("Test failed\nOK\n")  # the tool's own line, with its (OK) run status
     return 1
+
+
+def _vm_test_module(module: Any) -> bool:
+    """No check imports, and every export () -> (): what bytecode_module_test runs."""
+    if imports_check(module):
+        return False
+    for f in module.exported_functions:
+        sig = f.signature
+        if sig is None or sig.arguments.text or sig.results.text:
+            return False
+    return True
+
+
+def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: Any,
+                extra: list, out: TextIO) -> int:
+    """bytecode_module_test's run of one module: every export, fresh context each."""
+    try:
+        tests = vm_tests(module, file_name, args.function)
+    except IreeAbiError as e:
+        raise CliError(str(e)) from e
+    # The module is made (and verified) once before any test, as bytecode_module_test makes it while
+    # it lists the tests: a module IREE's verifier refuses aborts the run before any output.
+    check_loads(module, target=target, modules=extra, heap_limit=args.heap_limit)
+    gtest = _Gtest(out, SUITE, len(tests))
+    for test in tests:
+        gtest.run(test.full_name)
+        outcome = run_vm_test(module, test, target=target, modules=extra,
+                              heap_limit=args.heap_limit, max_steps=args.max_steps,
+                              kernel_cpu_time=args.kernel_cpu_time)
+        failure = outcome.failure()
+        gtest.end(test.full_name, test.name, [failure] if failure else [])
+    return 0 if gtest.finish() else 1
 
 
 def _tests(module: Any, names: list[str]) -> list[tuple[str, int]]:

@@ -201,3 +201,27 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
     if proc.returncode == 0:
         raise IreeToolError(f"{' '.join(argv)} succeeded but was expected to fail:\n{proc.stdout}")
     return proc
+
+
+def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
+    """iree-as-module's .vmfb of a VM assembly file; cached by source hash in `out_dir` (the
+    session folder by default)."""
+    src = Path(src_path)
+    key = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{src.stem}.vmasm.{key}.vmfb"
+    if not target.is_file():
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        _run([find_tool("iree-as-module"), f"--output={tmp}", str(src)])
+        os.replace(tmp, target)
+    return target
+
+
+def run_module_status(path: "str | os.PathLike", function: str) -> subprocess.CompletedProcess:
+    """One iree-run-module call of a function without inputs, whatever it exits with."""
+    argv = _run_argv([path], function, ())
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
+    except FileNotFoundError as e:
+        raise IreeToolError(f"cannot run {argv[0]}: {e}") from e

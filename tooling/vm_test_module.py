@@ -1,0 +1,265 @@
+"""VM test modules: every export a test, `fail_*` expected to fail, as IREE's bytecode VM tests run.
+
+IREE tests its bytecode interpreter with modules written in VM assembly
+(runtime/src/iree/vm/test/*.vmasm, assembled by `iree-as-module`), run by
+runtime/src/iree/vm/test/bytecode/bytecode_module_test.cc through the shared fixture
+runtime/src/iree/vm/testing/test_runner.h:
+
+- every exported function of the module is a test (no name is skipped: `__init` too); the test's
+  name is `<module file>_<function>` with ':' and '.' made '_' (the file is `x.vmfb`, so
+  `x_vmfb_test_add`), in the gtest suite `bytecode/VMBytecodeTest`, test `Check/<name>`;
+- each test gets a fresh context (the prerequisite modules, then the module under test) and calls
+  its function with no arguments and no result storage;
+- a function whose name starts with `fail_` passes when the call returns a failing status and fails
+  ("Function expected failure but succeeded") when it returns; any other passes when the call
+  returns OK and fails with the status text otherwise ("Function expected success but failed with
+  error: ...").
+
+What is not a status is not a failure there: an integer division by zero or a signed division
+overflow is undefined in IREE's VM (vm/ops.h divides natively: SIGFPE on x86) and kills the test
+binary, so a trap (`VmTrapError`) is not caught here either.
+
+Here each test runs in a fresh `Program` (tooling/program.py: a context on a fresh heap of the
+target's data model, with the native modules the module imports). bytecode_module_test always puts
+IREE's `yieldable_test` native module first; here a module that imports it gets it where a
+registered native module of that name exists (as any other import). An export that takes inputs
+cannot be called with none: it fails with INVALID_ARGUMENT before it runs. Results of an export
+that returns some are released unread.
+
+A `.vmasm` file is assembled with `iree-as-module` (from iree-base-runtime) into a cache directory
+keyed by the source's bytes and the tool's identity (`IREEABI_CACHE_DIR`, else
+`$TMPDIR/ireeabi-<uid>`); a missing tool or a failed assembly is a `VmAsmError` naming the line.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.layouts.modules import ModuleDescriptor
+from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ireeabi.vm.bytecode.module_file import ModuleFile
+from ireeabi.vm.status import StatusCode, StatusError
+
+from .program import Program
+
+ASSEMBLER = "iree-as-module"
+SUITE = "bytecode/VMBytecodeTest"
+CHECK_MODULE_NAME = "check"
+FAIL_PREFIX = "fail_"
+# Where gtest places the runner's GTEST_FAIL()s: IREE_VM_TEST_F(VMBytecodeTest) in
+# bytecode_module_test.cc (the revision read), under the wheel's source prefix `c/`.
+TEST_SOURCE = "c/runtime/src/iree/vm/test/bytecode/bytecode_module_test.cc"
+TEST_LINE = 97
+# VMTestRunner::SetUp's IREE_ASSERT_OK of the context's creation (test_runner.h, same revision).
+SETUP_SOURCE = "c/runtime/src/iree/vm/testing/test_runner.h"
+SETUP_LINE = 123
+SETUP_EXPRESSION = ("iree_vm_context_create_with_modules( instance_, IREE_VM_CONTEXT_FLAG_NONE, "
+                    "modules.size(), modules.data(), iree_allocator_system(), &context_)")
+_ASSEMBLE_TIMEOUT_S = 600  # a generous backstop; the tool takes milliseconds
+_LINE = re.compile(r"at line (\d+)")
+
+
+class VmAsmError(IreeAbiError):
+    """A `.vmasm` file that could not be assembled: the tool is missing, or it refused the source
+    (`line`: the 1-based line iree-as-module named, None when it named none)."""
+
+    def __init__(self, path: str, message: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class VmTest:
+    """One test: the export it calls, its gtest name, and whether it must fail."""
+
+    function: str
+    name: str  # `<file>_vmfb_<function>`, the parameter's printed name
+
+    @property
+    def expects_failure(self) -> bool:
+        return self.function.startswith(FAIL_PREFIX)
+
+    @property
+    def full_name(self) -> str:
+        """gtest's `suite.test` name of the test."""
+        return f"{SUITE}.Check/{self.name}"
+
+
+@dataclass(frozen=True)
+class VmTestOutcome:
+    """What a test's call did: `status` is the failing status it returned (None: it returned OK)."""
+
+    test: VmTest
+    status: "StatusError | VmStatusError | None"
+    setup: "StatusError | None" = None  # the context could not be made: the test fails in SetUp
+
+    @property
+    def passed(self) -> bool:
+        return self.setup is None and (self.status is not None) == self.test.expects_failure
+
+    def failure(self) -> str | None:
+        """gtest's failure text for the runner's GTEST_FAIL, or for SetUp's IREE_ASSERT_OK of the
+        context (None when the test passed)."""
+        if self.passed:
+            return None
+        if self.setup is not None:
+            return (f"{SETUP_SOURCE}:{SETUP_LINE}: Failure\n"
+                    f"Value of: ::iree::internal::ConsumeForTest({SETUP_EXPRESSION})\n"
+                    f"Expected: error code OK\n"
+                    f"  Actual: {status_text(self.setup)}, whose error code is "
+                    f"{self.setup.code.name}: {self.setup.message}\n")
+        if self.status is None:
+            message = "Function expected failure but succeeded"
+        else:
+            message = f"Function expected success but failed with error: {status_text(self.status)}"
+        return f"{TEST_SOURCE}:{TEST_LINE}: Failure\nFailed\n{message}\n"
+
+
+def status_text(e: "StatusError | VmStatusError") -> str:
+    """The IREE text of a failing status (`CODE; message; annotations`)."""
+    return str(e) if isinstance(e, VmStatusError) else e.status.format()
+
+
+def imports_check(module: ModuleFile) -> bool:
+    """True when the module imports from IREE's `check` module (a check program, as
+    iree-check-module runs it)."""
+    return any(f.module == CHECK_MODULE_NAME for f in module.imported_functions)
+
+
+def gtest_name(file_name: str, function: str) -> str:
+    """test_runner.cc's printed parameter: `<module file>_<function>`, ':' and '.' as '_'."""
+    return re.sub(r"[:.]", "_", f"{file_name}_{function}")
+
+
+def vm_tests(module: ModuleFile, file_name: str, functions: Sequence[str] = ()) -> list[VmTest]:
+    """The module's tests in export order (every export; only those `functions` names when given,
+    each of which must be an export)."""
+    exports = [f.name for f in module.exported_functions]
+    unknown = [n for n in functions if n not in exports]
+    if unknown:
+        raise IreeAbiError(f"NOT_FOUND; no exported function {', '.join(map(repr, unknown))} in "
+                           f"module {module.name} (its exports: {', '.join(exports) or 'none'})")
+    return [VmTest(f, gtest_name(file_name, f)) for f in exports if not functions or f in functions]
+
+
+def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
+                modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
+                max_steps: int | None = None, kernel_cpu_time: float | None = None,
+                reference: bool = False) -> VmTestOutcome:
+    """Run one test in a fresh program (context) and record the status its call returned; an
+    import no module resolves fails the test in SetUp, as the context's creation fails in IREE."""
+    try:
+        program = Program(module, target=target, modules=modules, heap_limit=heap_limit,
+                          max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
+    except ImportResolutionError as e:
+        code = getattr(e, "code", StatusCode.NOT_FOUND)
+        return VmTestOutcome(test, None, StatusError(code, str(e)))
+    try:
+        inputs = program.input_chars(test.function)
+        if inputs:  # the runner passes no arguments; the call cannot begin
+            return VmTestOutcome(test, StatusError(
+                StatusCode.INVALID_ARGUMENT,
+                f"export '{test.function}' takes {len(inputs)} input(s) "
+                f"({program.context.exported(test.function).cconv}); the test runner passes none"))
+        try:
+            program.call(test.function)  # results (if any) come back converted and released
+        except (StatusError, VmStatusError) as e:
+            return VmTestOutcome(test, e)
+        except ArgumentError as e:  # e.g. a result the program cannot convert: still a returned call
+            return VmTestOutcome(test, StatusError(StatusCode.INVALID_ARGUMENT, str(e)))
+        return VmTestOutcome(test, None)
+    finally:
+        program.close()
+
+
+def check_loads(module: ModuleFile, *, target: Any = None,
+                modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None) -> None:
+    """Make the module's context once and drop it: the verifier's refusal (BytecodeVerifyError)
+    propagates; an unresolved import does not (each test reports it in its SetUp).
+    bytecode_module_test creates every module while it lists its tests (IREE_CHECK_OK: a module the
+    verifier refuses aborts the binary before any test runs)."""
+    try:
+        program = Program(module, target=target, modules=modules, heap_limit=heap_limit)
+    except ImportResolutionError:
+        return
+    program.close()
+
+
+# ------------------------------------------------------------------------------- assembling
+
+def cache_dir() -> Path:
+    """Where assembled modules are kept (IREEABI_CACHE_DIR, else $TMPDIR/ireeabi-<uid>)."""
+    base = os.environ.get("IREEABI_CACHE_DIR") or os.path.join(tempfile.gettempdir(),
+                                                               f"ireeabi-{os.getuid()}")
+    path = Path(base) / "vmasm"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def find_assembler() -> str:
+    """The path of iree-as-module; VmAsmError when it is not installed."""
+    found = shutil.which(ASSEMBLER)
+    if found is None:
+        raise VmAsmError("", f"{ASSEMBLER} not found on PATH: it assembles .vmasm files and ships "
+                             f"with IREE's runtime (pip install iree-base-runtime); or pass an "
+                             f"assembled .vmfb")
+    return found
+
+
+def assemble(path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
+    """The `.vmfb` iree-as-module makes of a `.vmasm` file, cached by the source's bytes and the
+    tool's path, size and modification time (re-assembled when any changes)."""
+    src = Path(path)
+    try:
+        text = src.read_bytes()
+    except OSError as e:
+        raise VmAsmError(str(src), f"{src}: cannot read: {e.strerror}") from e
+    tool = find_assembler()
+    real = os.path.realpath(tool)
+    st = os.stat(real)
+    key = hashlib.sha256(b"\0".join([text, real.encode(), str(st.st_size).encode(),
+                                     str(st.st_mtime_ns).encode()])).hexdigest()[:20]
+    out = Path(out_dir) if out_dir is not None else cache_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{src.stem}.{key}.vmfb"
+    if target.is_file():
+        return target
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        proc = subprocess.run([tool, f"--output={tmp}", str(src)], capture_output=True, text=True,
+                              timeout=_ASSEMBLE_TIMEOUT_S)
+    except OSError as e:
+        raise VmAsmError(str(src), f"cannot run {tool}: {e}") from e
+    except subprocess.TimeoutExpired as e:
+        raise VmAsmError(str(src), f"{ASSEMBLER} {src} did not finish in {_ASSEMBLE_TIMEOUT_S} s") from e
+    if proc.returncode != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        raise _assembly_error(src, text, proc.stderr.strip() or proc.stdout.strip()
+                              or f"exit status {proc.returncode}")
+    os.replace(tmp, target)  # atomic: a concurrent run never reads half a file
+    return target
+
+
+def _assembly_error(src: Path, text: bytes, message: str) -> VmAsmError:
+    """The tool's message, with the source line it names quoted."""
+    found = _LINE.findall(message)
+    line = int(found[-1]) if found else None
+    where = f"{src}:{line}" if line is not None else str(src)
+    quoted = ""
+    lines = text.decode("utf-8", "replace").split("\n")
+    if line is not None and 1 <= line <= len(lines):
+        quoted = f" (line {line}: {lines[line - 1].strip()})"
+    return VmAsmError(str(src), f"{where}: {ASSEMBLER} cannot assemble it: {message}{quoted}", line)
+
+
+__all__ = ["VmAsmError", "VmTest", "VmTestOutcome", "SUITE", "assemble", "check_loads", "find_assembler",
+           "imports_check", "run_vm_test", "status_text", "gtest_name", "vm_tests"]
