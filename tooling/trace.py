@@ -255,4 +255,28 @@ def as_trace(value: "Trace | str | bool | None") -> "Trace | None":
     raise TraceError(f"trace= takes a Trace, a level ({', '.join(LEVELS)}), True or None, got {value!r}")
 
 
-__all__ = ["LEVELS", "Trace", "TraceError", "as_trace"]
+
+
+
+def open_trace(level: "str | None", path: "str | None", out: "IO[str] | None" = None) -> "Trace | None":
+    """The CLI's trace (`ireeabi run --trace[=LEVEL] --trace-file FILE`): text to stderr (as IREE
+    writes its execution trace; the results on `out` stay iree-run-module's) when a level is given,
+    JSON lines to `path` when given; None when neither is. Events are not kept in memory."""
+    import sys
+    if level is None and path is None:
+        return None
+    jsonl = None
+    if path is not None:
+        try:
+            jsonl = open(path, "w", encoding="utf-8")
+        except OSError as e:
+            raise TraceError(f"--trace-file {path}: cannot write it ({e.strerror})") from None
+    return Trace(level or "imports", out=sys.stderr if level is not None else None, jsonl=jsonl,
+                 keep=False)
+
+
+def close_trace(trace: "Trace | None") -> None:
+    """Close the JSON lines file `open_trace` opened."""
+    if trace is not None and trace.jsonl is not None:
+        trace.jsonl.close()
+__all__ = ["LEVELS", "Trace", "TraceError", "as_trace", "open_trace", "close_trace"]
