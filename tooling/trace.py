@@ -133,7 +133,10 @@ class Trace:
         trace = self
         name, pc = fn.name, inst.pc
         module = ctx.module
-        prefix = f"[{module.name}.{name}+{pc:08X}]    "
+        # IREE names a frame's function by its internal name (the debug database's), else `@ordinal`
+        internal = module.internal_names[fn.ordinal] if fn.ordinal < len(module.internal_names) else None
+        shown = f"{module.name}.{internal}" if internal else f"{module.name}@{fn.ordinal}"
+        prefix = f"[{shown}+{pc:08X}]    "
         branch = encoding in _BRANCHES
 
         def traced(c: Any, frame: Frame, payload: Any) -> Any:
@@ -154,7 +157,7 @@ class Trace:
                 code = frame.fn.code
                 if 0 <= landed < len(code) and landed != index and code[landed][2].is_block:
                     trace.instruction(ctx, frame, code[landed][2],
-                                      f"[{module.name}.{name}+{code[landed][2].pc:08X}]    ")
+                                      f"[{shown}+{code[landed][2].pc:08X}]    ")
             return out
         return traced
 

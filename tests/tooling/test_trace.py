@@ -203,7 +203,7 @@ def test_trace_levels_are_checked():
 # The instruction trace
 
 _VALUE = re.compile(r"(%[iRr]\d+(?::\d+)?|\])\((?:[^()]*)\)")
-_LINE = re.compile(r"^\[(\w+)\.(\w+)\+([0-9A-F]{8})\]    (.*)$")
+_LINE = re.compile(r"^\[(\w+)(?:\.(\w+)|@(\d+))\+([0-9A-F]{8})\]    (.*)$")
 _VM_OPS = [("int_misc", (-5, 0xF0, -(1 << 40), 1 << 20)), ("f32_math", (0.5, 2.0)),
            ("f64_math", (2.5, -0.75, 0)), ("f64_cmp_cast", (2.5, -1.5, -3)),
            ("buffers", (0x1234, -2, 1.5, -0.25)), ("branch_table", (1, 5)),
@@ -211,23 +211,24 @@ _VM_OPS = [("int_misc", (-5, 0xF0, -(1 << 40), 1 << 20)), ("f32_math", (0.5, 2.0
            ("optional_import", (4,))]
 
 
-def _dump_by_pc(path: Path) -> dict[tuple[str, int], str]:
-    """iree-dump-module's disassembly, per (function, pc), as the trace writes it: without a block
-    list (IREE's trace passes none) blocks are `<block>` and branch targets `^%08X`."""
+def _dump_by_pc(path: Path) -> dict[tuple[int, int], str]:
+    """iree-dump-module's disassembly, per (function ordinal, pc), as the trace writes it: without a
+    block list (IREE's trace passes none) blocks are `<block>` and branch targets `^%08X`."""
     text = tools.dump_module(path, "--output=disassembly", "--bytecode_offsets")
-    out: dict[tuple[str, int], str] = {}
+    out: dict[tuple[int, int], str] = {}
     fn = None
+    ordinal = -1
     lines: list[tuple[int, str]] = []
 
     def flush() -> None:
         blocks = [pc for pc, body in lines if re.fullmatch(r"\^bb\d+:", body)]
         for pc, body in lines:
             body = re.sub(r"\^bb(\d+)", lambda m: f"^{blocks[int(m.group(1))]:08X}", body)
-            out[fn, pc] = "<block>" if re.fullmatch(r"\^[0-9A-F]{8}:", body) else body
+            out[ordinal, pc] = "<block>" if re.fullmatch(r"\^[0-9A-F]{8}:", body) else body
     for line in text.splitlines():
         m = re.match(r"vm\.func @(\w+)\(", line)
-        if m:
-            fn, lines = m.group(1), []
+        if m:  # functions are listed in ordinal order
+            fn, lines, ordinal = m.group(1), [], ordinal + 1
             continue
         m = re.match(r"\[([0-9A-F]{8})\]\s*(.*)$", line)
         if m and fn is not None:
@@ -238,39 +239,62 @@ def _dump_by_pc(path: Path) -> dict[tuple[str, int], str]:
     return out
 
 
-def test_instruction_trace_is_iree_disassembly_with_values():
-    path = tools.compile_with_flags(HERE / "programs" / "host" / "vm_ops.vm.mlir", tools.VM_INPUT_FLAGS)
-    dump = _dump_by_pc(path)
+def _instruction_lines(path: Path, calls: list) -> tuple[list[tuple[int, str]], dict]:
+    """(function ordinal, trace line) of each executed instruction, and the tool's text by pc."""
     trace = Trace("instructions")
     with Program(path, trace=trace) as p:
-        for function, args in _VM_OPS:
+        for function, args in calls:
             p.call(function, *args)
-    lines = [e["text"] for e in trace.events if e["event"] == "instruction"]
-    assert len(lines) > 200
+        names = p.module.internal_names
+    out = []
+    for e in trace.events:
+        if e["event"] == "instruction":
+            m = _LINE.match(e["text"])
+            assert m, e["text"]
+            out.append((int(m.group(3)) if m.group(3) else names.index(m.group(2)), e["text"]))
+    return out, _dump_by_pc(path)
+
+
+def test_instruction_trace_is_iree_disassembly_with_values():
+    host = HERE / "programs" / "host"
+    runs = [_instruction_lines(tools.compile_with_flags(host / "vm_ops.vm.mlir", tools.VM_INPUT_FLAGS), _VM_OPS),
+            _instruction_lines(tools.compile_with_flags(host / "calls.mlir", tools.HOST_FLAGS),
+                               [("caller", (3, 1 << 33, 0.5, -2.25))]),
+            _instruction_lines(tools.compile_with_flags(host / "globals.mlir", tools.HOST_FLAGS),
+                               [("next", (2,)), ("next", (5,))])]
+    lines = [line for run, _ in runs for _, line in run]
+    assert len(lines) > 100
     mnemonics = set()
-    for line in lines:
-        m = _LINE.match(line)
-        assert m, line
-        module, fn, pc, body = m.group(1), m.group(2), int(m.group(3), 16), m.group(4)
-        assert module == "vmops"
-        assert _VALUE.sub(r"\1", body) == dump[fn, pc], line
-        mnemonics.update(re.findall(r"vm\.[a-z_.0-9]+", body))
+    for run, dump in runs:
+        # IREE 3.13's disassembler reads vm.switch.ref without its type id (test_disassemble.py): its
+        # text of a function is garbage from that op on, so the comparison stops there.
+        garbled: dict[str, int] = {}
+        for fn, line in run:
+            m = _LINE.match(line)
+            pc, body = int(m.group(4), 16), m.group(5)
+            mnemonics.update(re.findall(r"vm\.[a-z_.0-9]+", body))
+            if "= vm.switch.ref " in body:
+                garbled.setdefault(fn, pc)
+            if pc >= garbled.get(fn, pc + 1):
+                continue
+            assert _VALUE.sub(r"\1", body) == dump[fn, pc], line
     # every family ran: arithmetic, f32/f64 math, compares, casts, buffers, branches, switches,
     # refs, lists, calls, returns, globals, import.resolved
-    for op in ("vm.abs.i32", "vm.xor.i64", "vm.atan.f32", "vm.cmp.lt.f64.o", "vm.buffer.store.i32",
+    for op in ("vm.abs.i32", "vm.xor.i64", "vm.atan.f32", "vm.cmp.lt.f64.u", "vm.buffer.store.f64",
                "vm.br_table", "vm.switch.f64", "vm.select.ref", "vm.list.set.f64", "vm.return",
-               "vm.import.resolved", "vm.cond_br"):
+               "vm.import.resolved", "vm.cond_br", "vm.call", "vm.global.load.i32",
+               "vm.global.store.i32", "vm.global.load.ref", "vm.cast.si64.f64"):
         assert any(m.startswith(op) for m in mnemonics), op
     # the values, as disassembler.c prints them: i32 signed, i64 whole, f32 %.9g, f64 %.17g
-    first = next(line for line in lines if ".int_misc+" in line and "vm.abs.i32" in line)
-    assert "vm.abs.i32 %i0(-5)" in first
+    assert any("vm.abs.i32 %i0(-5)" in line for line in lines)
     assert any("vm.abs.i64 %i2:3(-1099511627776)" in line for line in lines)
     assert any(re.search(r"vm\.atan\.f32 %i\d+\(0\.5\)", line) for line in lines)
-    assert any(re.search(r"vm\.cmp\.lt\.f64\.o %i\d+:\d+\(2\.5\), %i\d+:\d+\(-1\.5\)", line) for line in lines)
+    assert any(re.search(r"vm\.cmp\.lt\.f64\.u %i\d+:\d+\(2\.5\), %i\d+:\d+\(-1\.5\)", line) for line in lines)
     # a return's list prints each register's low 32 bits unsigned (no widths in a list)
-    ret = next(line for line in lines if ".int_misc+" in line and "vm.return" in line)
-    assert "(4294967291)" not in ret or "%i" in ret  # -5 never shows as signed inside a list
-    assert re.search(r"\(\d+\)", ret) and not re.search(r"\(-\d+\)", ret)
+    returns = [line.partition("vm.return ")[2] for line in lines if "vm.return " in line]
+    assert returns and not any(re.search(r"%i\d+\(-", r) for r in returns)
+    assert any("(4294967291)" in r for r in returns)  # -5 in a list: its 32 bits unsigned
+
 
 
 def test_calls_level_traces_invoke_calls_and_returns():
