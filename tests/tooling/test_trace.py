@@ -163,6 +163,28 @@ def test_riscv32_legacy_loader_trace_shows_the_misread_count():
         _check_event(e, "riscv32")
 
 
+def test_riscv32_legacy_loader_reads_a_constant_as_the_count():
+    """With push constants, the pre-fix shim's count at sizeof(iree_vm_abi_rIiii_t) is the first
+    constant's bits (2.5f here): the signature mismatch IREE #24827 reported."""
+    path = tools.compile_mlir(corpus.E2E / "push_constants.mlir", model="inline-dynamic", extra_flags=RISCV32)
+    trace = Trace("imports")
+    with Program(path, target="riscv32", legacy_loader=True, trace=trace) as p:
+        received = Received(p)
+        with pytest.raises(Exception, match="argument/result signature mismatch"):
+            p.call("affine", np.arange(5, dtype=np.float32), np.float32(2.5), np.float32(-1))
+    dispatch = [e for e in trace.events if e["import"] == "hal_loader.executable.dispatch"][-1]
+    assert bytes.fromhex(dispatch["arguments"]["bytes"]) == \
+        [d for n, d in received.calls if n == "hal_loader.executable.dispatch"][-1]
+    _check_event(dispatch, "riscv32")
+    sizeof = HL.iree_vm_abi_rIiii_t.layout(get_target("riscv32")).size
+    count = next(f for f in dispatch["shim"]["fields"] if f["name"] == "constant_count")
+    constant0 = next(f for f in dispatch["arguments"]["fields"] if f["name"] == "constants[0]")
+    assert count["offset"] == sizeof == constant0["offset"] == 32
+    assert count["packed_as"] == ["constants[0]"] and count["bytes"] == constant0["bytes"]
+    assert dispatch["shim"]["failure"].endswith("argument/result signature mismatch")
+    assert dispatch["status"]["code"] == "INVALID_ARGUMENT"
+
+
 def test_cli_trace_text_and_json_lines(tmp_path, capsys):
     """`ireeabi run --trace --trace-file`: stdout stays iree-run-module's, the text trace (stderr)
     marks the misread, and every JSON line parses and carries the events a kept trace has."""
