@@ -44,11 +44,12 @@ def _import(e: dict) -> str:
         how = f"{s['kind']}, {s['form']}" if s["kind"] == "spanwalker" else s["kind"]
         lines.append(f"  the shim reads them through {s['struct']} ({how}):\n")
         for f in s["fields"]:
-            note = f"  <-- MISREAD: {f['disagreement']}" if f.get("disagreement") else ""
+            verdict = "MISREAD" if f.get("read", True) else "MISPLACED (the size check fails first: never read)"
+            note = f"  <-- {verdict}: {f['disagreement']}" if f.get("disagreement") else ""
             lines.append(_row(f, note))
         if s.get("failure"):
             lines.append(f"    the shim fails: {s['failure']}\n")
-        lines.append(f"    {s.get('disagreements', 0)} field(s) read where the VM did not pack them\n")
+        lines.append(f"    {s.get('disagreements', 0)} field(s) of the shim where the VM did not pack them\n")
     if r["fragment"] and (r["fields"] or r.get("dropped")):
         lines.append(f"  results {r['fragment']}: {r['size']} B\n")
         if r.get("dropped"):

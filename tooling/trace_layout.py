@@ -261,7 +261,9 @@ def _span_walk(names: Names, frag: Fragment, t: Target, form: str, data: bytes) 
 
 def shim_fields(import_name: str, frag: Fragment, t: Target, form: str, data: bytes) -> dict:
     """The buffer as the export's shim reads it: {"kind" (void, fixed, vla, spanwalker), "form",
-    "struct", "fields" in read order, "failure" (the check that fails, None if it reads through)}."""
+    "struct", "fields" in read order, "failure" (the check that fails, None if it reads through)}.
+    A fixed struct whose size check fails reads nothing; its fields are still listed where the
+    struct has them (`"read": False`), which is why the sizes differ."""
     names = names_for(import_name, frag)
     out: dict = {"kind": "void", "form": form, "struct": names.struct, "fields": [], "failure": None}
     if not frag.items:
@@ -270,11 +272,12 @@ def shim_fields(import_name: str, frag: Fragment, t: Target, form: str, data: by
     if not frag.has_spans:
         view = cconv.shim_view(frag, t, ())
         out["kind"] = "fixed"
-        if n != view.sizeof:
-            out["failure"] = f"{n} B buffer != sizeof({view.struct.name}) {view.sizeof} B: {MISMATCH}"
-            return out
         out["fields"] = [_field(name, _KIND[v[0]], v[0], at, cconv.vm_field(v[0], t)[0], data, t)
                          for name, v, at in zip(value_names(names, frag, ()), _values(frag), view.reads)]
+        if n != view.sizeof:
+            out["failure"] = f"{n} B buffer != sizeof({view.struct.name}) {view.sizeof} B: {MISMATCH}"
+            for f in out["fields"]:  # where the struct has them: why the sizes differ
+                f["read"] = False
         return out
     if cconv.shim_struct(frag.text) is not None:  # one trailing span: the VLA struct
         out["kind"] = "vla"

@@ -20,6 +20,7 @@ from ireeabi.abi.targets import get as get_target
 from ireeabi.cli.main import main
 from ireeabi.layouts import get as catalog_struct
 from ireeabi.layouts import hal_loader as HL
+from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.tooling.function_io import parse_input
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.trace import Trace, TraceError
@@ -214,6 +215,27 @@ def test_cli_trace_text_and_json_lines(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "16xf32=1.5" in captured.out and "[import]" not in captured.out
     assert "MISREAD" not in captured.err and "[import] hal_loader.executable.dispatch" in captured.err
+
+
+def test_hal_runtime_trace_on_i386_places_the_int64_in_padding():
+    """HalRuntime(trace=...) without a VM: on i386 int64 members are 4-aligned in C, so
+    iree_vm_abi_iI_t is 12 B with i1 at +4 where the VM packed padding and half of i1 (at +8):
+    the shim's size check refuses the 16 B buffer, and the trace shows why."""
+    trace = Trace("imports")
+    t = get_target("i386")
+    with HalRuntime(target="i386", trace=trace) as rt:
+        with pytest.raises(Exception, match="argument/result signature mismatch"):
+            rt.call("hal_inline.buffer.allocate", 64, 128)
+    (e,) = trace.events
+    assert e["caller"] is None and e["import"] == "hal_inline.buffer.allocate"
+    _check_event(e, "i386")
+    c = {f.name: f.offset for f in catalog_struct("iree_vm_abi_iI_t").layout(t).fields}
+    packed = {f["name"]: f["offset"] for f in e["arguments"]["fields"] if f["kind"] != "padding"}
+    assert packed == {"i0": 0, "i1": cconv.layout("iI", t).values[1].offset} == {"i0": 0, "i1": 8}
+    i1 = next(f for f in e["shim"]["fields"] if f["name"] == "i1")
+    assert i1["offset"] == c["i1"] == 4 and i1["read"] is False
+    assert i1["packed_as"] == ["padding", "i1"] and e["shim"]["disagreements"] == 1
+    assert "12 B" in e["shim"]["failure"] and e["status"]["code"] == "INVALID_ARGUMENT"
 
 
 def test_trace_levels_are_checked():
