@@ -202,15 +202,9 @@ def test_cli_trace_text_and_json_lines(tmp_path, capsys):
     with Program(path, target="riscv32", legacy_loader=True, trace=kept) as p:
         with pytest.raises(Exception):
             p.call("add", np.ones(16, np.float32), np.full(16, 0.5, np.float32))
-    strip = lambda e: {k: v for k, v in e.items() if k != "seq"}  # noqa: E731
-    ours = [strip(e) for e in events]
-    theirs = [strip(json.loads(json.dumps(e))) for e in kept.events]
-    assert [e["import"] for e in ours] == [e["import"] for e in theirs]
-    for a, b in zip(ours, theirs):  # same bytes, fields, readings (addresses of a new heap aside)
-        assert a["arguments"]["fields"][0]["name"] == b["arguments"]["fields"][0]["name"]
-        assert [f["disagreement"] for f in a["shim"]["fields"]] == \
-            [f["disagreement"] for f in b["shim"]["fields"]] or a["import"] != b["import"]
-        assert a["status"]["code"] == b["status"]["code"]
+    # The same run in a Program: the riscv32 heap is an emulated address space laid out the same
+    # way each time, so even the addresses agree: every fact of every event.
+    assert events == [json.loads(json.dumps(e)) for e in kept.events]
     assert main(argv + ["--trace"]) == 0
     captured = capsys.readouterr()
     assert "16xf32=1.5" in captured.out and "[import]" not in captured.out
