@@ -34,6 +34,11 @@ RESOURCE_EXHAUSTED.
 `--max-steps N` bounds the instructions of the call (DEADLINE_EXCEEDED naming the function and pc);
 `--reference` runs the interpreter's per-instruction handlers instead of its compiled blocks (the
 same results, slower; for cross-checking the fast path).
+
+`--trace[=imports|calls|instructions]` writes an execution trace to stderr (tooling/trace.py): every
+import call's packed argument buffer byte by byte, the shim's reading of it with each disagreement
+marked, results and status; `calls` adds the VM's calls and returns, `instructions` every executed
+instruction in the format of IREE's execution tracing. `--trace-file FILE` writes it as JSON lines.
 """
 from __future__ import annotations
 
@@ -97,6 +102,15 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--reference", action="store_true",
                    help="run the interpreter's per-instruction handlers instead of its compiled "
                         "basic blocks (same results, slower)")
+    p.add_argument("--trace", nargs="?", const="imports", default=None,
+                   choices=("imports", "calls", "instructions"),
+                   help="trace to stderr every import call: the packed argument buffer byte by "
+                        "byte, the shim's reading of it (disagreements marked), results and "
+                        "status; `calls` adds the VM's calls and returns, `instructions` every "
+                        "executed instruction as IREE's --trace_execution prints it (runs the "
+                        "reference path)")
+    p.add_argument("--trace-file", dest="trace_file", default=None, metavar="FILE",
+                   help="write the trace as JSON lines to FILE (the level of --trace, else imports)")
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]",
                    help="run with a native module of one's own: a ModuleDescriptor (or a factory "
                         "of them) named FACTORY, default `native_module`, in module PKG.MOD "
@@ -242,11 +256,21 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         refusal = legacy_loader_refusal(module, [d.name for d in modules])
         if refusal is not None:
             raise CliError(refusal)
+    from ireeabi.tooling.trace import close_trace, open_trace
+    trace = open_trace(args.trace, args.trace_file, out)
+    try:
+        return _run(args, out, target, modules, module, trace)
+    finally:
+        close_trace(trace)
+
+
+def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, module: Any,
+         trace: Any) -> int:
     program = Program(module, target=target, legacy_loader=args.legacy_loader,
                       legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
                       max_steps=args.max_steps, reference=args.reference, modules=modules,
                       heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels,
-                      kernel_cpu_time=args.kernel_cpu_time)
+                      kernel_cpu_time=args.kernel_cpu_time, trace=trace)
     owned: list = []
     try:
         if not args.function:

@@ -143,15 +143,109 @@ def _c_float(value: float, fmt: str) -> str:
     return fmt % value
 
 
+class RegisterValues:
+    """The registers (and globals) of a running frame, printed as IREE's execution trace prints them
+    (disassembler.c, IREE_VM_BYTECODE_DISASSEMBLY_FORMAT_INLINE_VALUES): after a typed operand its
+    value by the operand's type (i32 signed, i64, f32 `%.9g`, f64 `%.17g`), after an entry of a
+    register list its low 32 bits unsigned (the list printer knows no widths), a ref as
+    `!type/pointer` or `null`. `ref_text(value)` gives the `!type/0x...` text of a non-null ref;
+    `rwdata` and `global_refs` are the module state's globals (a global load prints the loaded
+    value after its slot)."""
+
+    def __init__(self, regs: "bytes | bytearray", refs: list, ref_text: Callable[[object], str],
+                 rwdata: "bytes | bytearray" = b"", global_refs: "list | None" = None) -> None:
+        self.regs = regs
+        self.refs = refs
+        self.ref_text = ref_text
+        self.rwdata = rwdata
+        self.global_refs = global_refs if global_refs is not None else []
+
+    def _ref(self, value: object) -> str:
+        return "(null)" if value is None else f"({self.ref_text(value)})"
+
+    def _word(self, code: str, offset: int) -> "int | float | None":
+        size = struct.calcsize("<" + code)
+        if offset < 0 or offset + size > len(self.regs):
+            return None
+        return struct.unpack_from("<" + code, self.regs, offset)[0]
+
+    def typed(self, r: Register) -> str:
+        if r.is_ref:
+            return self._ref(self.refs[r.ordinal] if r.ordinal < len(self.refs) else None)
+        at = 4 * (r.ordinal & isa.I32_REGISTER_MASK)
+        return self._scalar(r.bank, lambda code: self._word(code, at))
+
+    def listed(self, r: Register) -> str:
+        if r.is_ref:
+            return self._ref(self.refs[r.ordinal] if r.ordinal < len(self.refs) else None)
+        value = self._word("I", 4 * (r.ordinal & isa.I32_REGISTER_MASK))
+        return f"({value if value is not None else '?'})"
+
+    def global_value(self, mnemonic: str, where: "int | Register") -> str:
+        """The value a global load reads (after `.rwdata[N]` / `.refs[N]`)."""
+        if isinstance(where, Register):  # an indirect load: the slot is the register's value
+            index = self._word("i", 4 * (where.ordinal & isa.I32_REGISTER_MASK)) or 0
+        else:
+            index = where
+        kind = mnemonic.rsplit(".", 1)[-1]
+        if kind == "ref":
+            refs = self.global_refs
+            return self._ref(refs[index] if 0 <= index < len(refs) else None)
+
+        def word(code: str) -> "int | float | None":
+            size = struct.calcsize("<" + code)
+            if index < 0 or index + size > len(self.rwdata):
+                return None
+            return struct.unpack_from("<" + code, self.rwdata, index)[0]
+        return self._scalar(kind, word)
+
+    @staticmethod
+    def _scalar(bank: str, word: Callable[[str], "int | float | None"]) -> str:
+        if bank == isa.I64:
+            value = word("q")
+            return f"({value})" if value is not None else "(?)"
+        if bank == isa.F32:
+            value = word("f")
+            return f"({_f32(value)})" if value is not None else "(?)"
+        if bank == isa.F64:
+            value = word("d")
+            return f"({_c_float(value, '%.17g')})" if value is not None else "(?)"
+        value = word("i")
+        return f"({value})" if value is not None else "(?)"
+
+
 class _Function:
     """What the writers need besides the instruction: the module, and the function's blocks."""
 
     def __init__(self, module: ModuleFile, blocks: dict[int, int] | None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, values: "RegisterValues | None" = None) -> None:
         self.module = module
         self.blocks = blocks  # block marker pc -> ordinal (None: while scanning, as IREE's pass 1)
         self.name = name
         self.pc = 0  # of the instruction being written (for errors)
+        self.values = values  # inline values (execution tracing), or None
+
+    def read(self, r: Register, move: bool = True) -> str:
+        """An operand register, with its value in parentheses when tracing (results never have one)."""
+        text = _reg(r, move)
+        return text + self.values.typed(r) if self.values is not None else text
+
+    def listed(self, regs: Iterable[Register]) -> str:
+        """A register list; tracing, each entry's value as IREE's list printer writes it."""
+        if self.values is None:
+            return _regs(regs)
+        return ", ".join(_reg(r) + self.values.listed(r) for r in regs)
+
+    def remaps(self, pairs: Iterable[Remap]) -> str:
+        if self.values is None:
+            return _remaps(pairs)
+        return ", ".join(f"{_reg(p.src)}{self.values.listed(p.src)}->{_reg(p.dst)}" for p in pairs)
+
+    def loaded(self, inst: Instruction, where: "int | Register") -> str:
+        """Tracing a global load: the global's value, which IREE prints after the slot."""
+        if self.values is None:
+            return ""
+        return self.values.global_value(inst.mnemonic, where)
 
     def block(self, pc: int) -> str:
         if self.blocks is None:
@@ -189,8 +283,10 @@ def _generic(inst: Instruction, fn: _Function) -> str:
     for f in inst.op.fields:
         if f.kind not in isa.REGISTER_KINDS:
             continue
-        text = _reg(inst.operands[f.name], f.move)
-        (results if f.access == isa.WRITE else operands).append(text)
+        if f.access == isa.WRITE:
+            results.append(_reg(inst.operands[f.name], f.move))
+        else:
+            operands.append(fn.read(inst.operands[f.name], f.move))
     head = f"{', '.join(results)} = " if results else ""
     tail = f" {', '.join(operands)}" if operands else ""
     return f"{head}vm.{inst.mnemonic}{tail}"
@@ -202,18 +298,17 @@ def _value_type(inst: Instruction) -> str:
 
 def _global(inst: Instruction, fn: _Function) -> str:
     o, name = inst.operands, inst.mnemonic
-    if "indirect" in name:
-        where = _reg(o["byte_offset"] if "byte_offset" in o else o["global"], False)
-    else:
-        where = str(o["byte_offset"] if "byte_offset" in o else o["global"])
+    index = o["byte_offset"] if "byte_offset" in o else o["global"]
+    where = fn.read(index, False) if "indirect" in name else str(index)
+    loaded = fn.loaded(inst, index) if ".load" in name else ""
     if name.endswith(".ref"):
-        slot = f".refs[{where}] : {fn.type_name(o['type'])}"
+        slot = f".refs[{where}]{loaded} : {fn.type_name(o['type'])}"
         if ".load" in name:
             return f"{_reg(o['result'])} = vm.{name} {slot}"
-        return f"vm.{name} {_reg(o['value'])}, {slot}"
+        return f"vm.{name} {fn.read(o['value'])}, {slot}"
     if ".load" in name:
-        return f"{_reg(o['result'])} = vm.{name} .rwdata[{where}]"
-    return f"vm.{name} {_reg(o['value'])}, .rwdata[{where}]"
+        return f"{_reg(o['result'])} = vm.{name} .rwdata[{where}]{loaded}"
+    return f"vm.{name} {fn.read(o['value'])}, .rwdata[{where}]"
 
 
 def _const(inst: Instruction, fn: _Function) -> str:
@@ -241,65 +336,65 @@ def _const_ref_rodata(inst: Instruction, fn: _Function) -> str:
 
 def _buffer_store(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"vm.{inst.mnemonic} {_reg(o['value'])}, {_reg(o['buffer'], False)}, "
-            f"{_reg(o['offset'])}")
+    return (f"vm.{inst.mnemonic} {fn.read(o['value'])}, {fn.read(o['buffer'], False)}, "
+            f"{fn.read(o['offset'])}")
 
 
 def _select(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    text = (f"{_reg(o['result'])} = vm.{inst.mnemonic} {_reg(o['condition'])} ? "
-            f"{_reg(o['true_value'])} : {_reg(o['false_value'])}")
+    text = (f"{_reg(o['result'])} = vm.{inst.mnemonic} {fn.read(o['condition'])} ? "
+            f"{fn.read(o['true_value'])} : {fn.read(o['false_value'])}")
     return text + (f" -> {fn.type_name(o['type'])}" if "type" in o else "")
 
 
 def _switch(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"{_reg(o['result'])} = vm.{inst.mnemonic} {_reg(o['index'])}[{_regs(o['values'])}] "
-            f"else {_reg(o['default_value'])}")
+    return (f"{_reg(o['result'])} = vm.{inst.mnemonic} {fn.read(o['index'])}[{fn.listed(o['values'])}] "
+            f"else {fn.read(o['default_value'])}")
 
 
 def _list_alloc(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"{_reg(o['result'])} = vm.list.alloc {_reg(o['initial_capacity'])} : "
+    return (f"{_reg(o['result'])} = vm.list.alloc {fn.read(o['initial_capacity'])} : "
             f"!vm.list<{fn.type_name(o['type'])}>")
 
 
 def _list_get_ref(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"{_reg(o['result'])} = vm.list.get.ref {_reg(o['list'], False)}, "
-            f"{_reg(o['index'])} : {fn.type_name(o['type'])}")
+    return (f"{_reg(o['result'])} = vm.list.get.ref {fn.read(o['list'], False)}, "
+            f"{fn.read(o['index'])} : {fn.type_name(o['type'])}")
 
 
 def _cast_any_ref(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"{_reg(o['result'])} = vm.cast.any.ref {_reg(o['operand'])} : !vm.ref<?> -> "
+    return (f"{_reg(o['result'])} = vm.cast.any.ref {fn.read(o['operand'])} : !vm.ref<?> -> "
             f"{fn.type_name(o['type'])}")
 
 
 def _discard_refs(inst: Instruction, fn: _Function) -> str:
-    return f"vm.discard.refs {_regs(inst.operands['refs'])}"
+    return f"vm.discard.refs {fn.listed(inst.operands['refs'])}"
 
 
 def _branch(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    cond = f"{_reg(o['condition'])}, " if "condition" in o else ""
-    return f"vm.{inst.mnemonic} {cond}{fn.block(o['dest'])}({_remaps(o['operands'])})"
+    cond = f"{fn.read(o['condition'])}, " if "condition" in o else ""
+    return f"vm.{inst.mnemonic} {cond}{fn.block(o['dest'])}({fn.remaps(o['operands'])})"
 
 
 def _cond_branch(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return (f"vm.cond_br {_reg(o['condition'])}, {fn.block(o['true_dest'])}("
-            f"{_remaps(o['true_operands'])}), {fn.block(o['false_dest'])}("
-            f"{_remaps(o['false_operands'])})")
+    return (f"vm.cond_br {fn.read(o['condition'])}, {fn.block(o['true_dest'])}("
+            f"{fn.remaps(o['true_operands'])}), {fn.block(o['false_dest'])}("
+            f"{fn.remaps(o['false_operands'])})")
 
 
 def _branch_table(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    text = (f"vm.br_table {_reg(o['index'])} {{ default: {fn.block(o['default_dest'])}("
-            f"{_remaps(o['default_operands'])}")
+    text = (f"vm.br_table {fn.read(o['index'])} {{ default: {fn.block(o['default_dest'])}("
+            f"{fn.remaps(o['default_operands'])}")
     case: BranchCase
     for i, case in enumerate(o["cases"]):
-        text += f"), {i}: {fn.block(case.dest)}({_remaps(case.operands)}"
+        text += f"), {i}: {fn.block(case.dest)}({fn.remaps(case.operands)}"
     return text + ") }"
 
 
@@ -308,7 +403,7 @@ def _call(inst: Instruction, fn: _Function) -> str:
     callee = f"@{fn.callee(o['callee'])}"
     if "segment_sizes" in o:
         callee += f" segments[{', '.join(str(n) for n in o['segment_sizes'])}]"
-    call = f"vm.{inst.mnemonic} {callee}({_regs(o['operands'])})"
+    call = f"vm.{inst.mnemonic} {callee}({fn.listed(o['operands'])})"
     if "resume" in o:  # yieldable: results after the resume block
         return f"{call} -> {fn.block(o['resume'])}({_regs(o['results'])})"
     return (f"{_regs(o['results'])} = " if o["results"] else "") + call
@@ -316,7 +411,7 @@ def _call(inst: Instruction, fn: _Function) -> str:
 
 def _return(inst: Instruction, fn: _Function) -> str:
     regs = inst.operands["operands"]
-    return "vm.return" + (f" {_regs(regs)}" if regs else "")
+    return "vm.return" + (f" {fn.listed(regs)}" if regs else "")
 
 
 def _c_text(text: str) -> str:
@@ -327,7 +422,7 @@ def _c_text(text: str) -> str:
 
 def _fail(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return f'vm.fail {_reg(o["status"])}, "{_c_text(o["message"])}"'
+    return f'vm.fail {fn.read(o["status"])}, "{_c_text(o["message"])}"'
 
 
 def _import_resolved(inst: Instruction, fn: _Function) -> str:
@@ -341,7 +436,7 @@ def _import_resolved(inst: Instruction, fn: _Function) -> str:
 
 def _trace(inst: Instruction, fn: _Function) -> str:
     o = inst.operands
-    return f'vm.{inst.mnemonic} "{_c_text(o["event_name"])}"({_regs(o["operands"])})'
+    return f'vm.{inst.mnemonic} "{_c_text(o["event_name"])}"({fn.listed(o["operands"])})'
 
 
 def _block(inst: Instruction, fn: _Function) -> str:
@@ -371,11 +466,12 @@ for _t in (isa.I32, isa.I64, isa.F32, isa.F64):
 
 
 def instruction_text(inst: Instruction, module: ModuleFile,
-                     blocks: dict[int, int] | None = None) -> str:
+                     blocks: dict[int, int] | None = None, values: RegisterValues | None = None) -> str:
     """One instruction as iree-dump-module writes it (without indentation); `blocks` maps block
     marker pcs to their ordinals (without it, blocks show as `^%08X` pcs; with it, a branch to a pc
-    it lacks is a `MalformedBytecodeError`)."""
-    fn = _Function(module, blocks)
+    it lacks is a `MalformedBytecodeError`). With `values` (a running frame's registers), each
+    operand carries its value as IREE's execution trace prints it (`RegisterValues`)."""
+    fn = _Function(module, blocks, values=values)
     fn.pc = inst.pc
     return _BY_ENCODING.get(inst.op.encoding, _generic)(inst, fn)
 
@@ -494,5 +590,5 @@ def disassembly(module: ModuleFile, function: str | None = None,
     return "".join(out)
 
 
-__all__ = ["cconv_fragments", "fragment_types", "signature_text", "instruction_text",
+__all__ = ["cconv_fragments", "fragment_types", "signature_text", "instruction_text", "RegisterValues",
            "function_name", "function_lines", "verify_for_disassembly", "disassembly"]

@@ -70,6 +70,7 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
+from .trace import Trace, as_trace
 
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 
@@ -92,6 +93,9 @@ class Program:
     module docstring).
     Kernels of another architecture than the host's run in the runtime's emulated CPU
     (hal/local/emulated_executable.py), wasm32 kernels under wasmtime (hal/local/wasm_executable.py);
+    `trace`: an execution trace (tooling/trace.py): a `Trace`, or a level ("imports", "calls",
+    "instructions"; True is "imports") for a new one keeping its events in `program.trace.events`;
+    it runs the interpreter on the reference path.
     `emulate_kernels` runs host kernels in the emulated CPU too. `max_steps` also bounds each
     emulated kernel call (in target instructions; wasm instructions under wasmtime). Host kernels
     run natively, where no instruction can be counted: `kernel_cpu_time` bounds each of their
@@ -108,7 +112,8 @@ class Program:
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None, emulate_kernels: bool = False,
-                 kernel_cpu_time: float | None = None) -> None:
+                 kernel_cpu_time: float | None = None, trace: "Trace | str | bool | None" = None) -> None:
+        traced = as_trace(trace)  # checked before anything is made
         # Read before the runtime exists (the module says which one it needs): its types resolve
         # against those of iree-run-module's instance.
         self.module = module if isinstance(module, ModuleFile) else \
@@ -137,6 +142,7 @@ class Program:
         self.machine = self.heap.machine
         self._mark = self.heap.mark()
         self.closed = False
+        self.trace = traced
         self._signatures: dict[str, tuple[str, str]] = {}
         self._fenced: dict[str, bool] = {}
         try:
@@ -144,7 +150,7 @@ class Program:
                                       legacy_inline=legacy_inline, legacy_loader=legacy_loader,
                                       cpu_data=cpu_data, modules=declared, full_hal=full_hal,
                                       emulate_kernels=emulate_kernels, max_kernel_instructions=max_steps,
-                                      kernel_cpu_time=kernel_cpu_time)
+                                      kernel_cpu_time=kernel_cpu_time, trace=self.trace)
         except BaseException:  # e.g. a module of one's own that cannot be made
             if self._own_heap:
                 self.heap.close()
@@ -154,7 +160,8 @@ class Program:
         self.imports = NativeImports(self.runtime.modules)
         try:
             self.context = Context(self.module, self.imports, buffers=self.buffers,
-                                   max_depth=max_depth, max_steps=max_steps, reference=reference)
+                                   max_depth=max_depth, max_steps=max_steps, reference=reference,
+                                   trace=self.trace)
         except BaseException as e:
             foreign = dict(self.runtime.loader.foreign_formats)
             self.runtime.close()
@@ -285,7 +292,10 @@ class Program:
                         args.append(view)
                 else:
                     args.append(_scalar(char, value, f"{function} input {i}"))
-            results = self.context.invoke(function, *args)
+            if self.trace is None:
+                results = self.context.invoke(function, *args)
+            else:
+                results = self._traced_invoke(function, args)
         finally:
             for view in owned:
                 _ref.release_value(self.heap, view)
@@ -298,6 +308,17 @@ class Program:
                         self._release(value)
                 raise
         return self._convert_results(results, result_chars)
+
+    def _traced_invoke(self, function: str, args: list) -> list:
+        trace = self.trace
+        trace.invoke(function)
+        try:
+            results = self.context.invoke(function, *args)
+        except BaseException as e:
+            trace.invoked(function, e)
+            raise
+        trace.invoked(function, None)
+        return results
 
     def _wait_signal(self, function: str, signal: Ref) -> None:
         """iree-run-module's wait on the finish fence before it reads the results: a failed

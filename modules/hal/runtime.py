@@ -50,13 +50,15 @@ class HalRuntime:
     """hal_inline and hal_loader on a heap of one data model. `target` (a name, Target or Machine)
     makes a heap of that model when no `heap` is given; with a heap, it must be the heap's.
     `modules`: native modules of one's own to run as well (see the module docstring); an export
-    declared with several cconvs runs its first (`ModuleDescriptor.select` picks others)."""
+    declared with several cconvs runs its first (`ModuleDescriptor.select` picks others).
+    `trace`: a `tooling.trace.Trace` recording every import call through the modules' shims."""
 
     def __init__(self, heap: Heap | None = None, *, target: "Machine | Target | str | None" = None,
                  legacy_vm_buffer: bool = False, legacy_inline: bool = False, legacy_loader: bool = False,
                  cpu_data: list[int] | None = None, modules: Sequence[ModuleDescriptor] = (),
                  full_hal: bool = False, emulate_kernels: bool = False,
-                 max_kernel_instructions: int | None = None, kernel_cpu_time: float | None = None) -> None:
+                 max_kernel_instructions: int | None = None, kernel_cpu_time: float | None = None,
+                 trace: Any = None) -> None:
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"HalRuntime target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
@@ -105,6 +107,11 @@ class HalRuntime:
         except BaseException:
             self.close()
             raise
+        # An import-call trace (tooling/trace.py's Trace) wraps every module's export shims.
+        self.trace = trace
+        if trace is not None:
+            for module in self.modules.values():
+                trace.install(module)
 
     def _add(self, d: ModuleDescriptor) -> None:
         """Instantiate a declared module on this runtime's heap, its state made from the API."""

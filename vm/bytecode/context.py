@@ -71,8 +71,11 @@ class Context:
     def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
                  imports: ImportResolver | None = None, *, buffers: BufferFactory | None = None,
                  max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
-                 run_init: bool = True, reference: bool = False) -> None:
+                 run_init: bool = True, reference: bool = False, trace: Any = None) -> None:
         self.module = module if isinstance(module, ModuleFile) else read_module(module)
+        # An execution trace (tooling/trace.py's Trace: `wrap` gives each handler traced); it runs
+        # on the reference path, whose handlers are one per instruction.
+        self.trace = trace
         self.imports = imports
         self.buffers = buffers if buffers is not None else BufferFactory()
         self.machine = self.buffers.machine  # the data model of every buffer op and import call
@@ -88,7 +91,7 @@ class Context:
         # The reference path (per-instruction handlers, imports through the resolver's layered
         # call) when asked for; else compiled basic blocks (blocks.py) and planned import call
         # sites. A step budget counts single instructions, so it runs without blocks.
-        self.reference = reference or reference_forced()
+        self.reference = reference or reference_forced() or trace is not None
         heap = getattr(self.buffers, "heap", None)  # counted backends run on a heap
         if self.reference and heap is not None:
             heap.force_reference()
@@ -358,6 +361,8 @@ class Context:
             except BytecodeVerifyError as e:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
+        if self.trace is not None:  # the trace hook (not compiled: the reference path)
+            fn.code = [(self.trace.wrap(self, fn, i, h, inst), p, inst) for i, (h, p, inst) in enumerate(fn.code)]
         if self.compiled and not fn.traps:  # the reference path runs the traps
             fn.code = compile_blocks(self, fn)
 
