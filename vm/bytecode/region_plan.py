@@ -28,6 +28,9 @@ from ireeabi.vm.bytecode import isa
 BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
+# vm.select.*: registers per value, and whether the values are integers (floats are selected as
+# their bits: the handler copies the register, which keeps a signaling NaN)
+SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
 LOADS = frozenset(LOAD_OPS)
 STORES = frozenset(STORE_OPS)
 # register bank -> (registers, kind of value a local holds)
@@ -57,6 +60,12 @@ def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
             n, kind = BANKS[bank]
             out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
         return out
+    if symbol in SELECTS:
+        n, ints = SELECTS[symbol]
+        o = inst.operands
+        kind = "int" if ints else "raw"
+        return [("r", o["condition"].ordinal, 1, "int"), ("r", o["true_value"].ordinal, n, kind),
+                ("r", o["false_value"].ordinal, n, kind), ("w", o["result"].ordinal, n, kind)]
     if symbol in CONSTS:
         n, kind = BANKS[inst.op.fields[1].kind]
         if kind == "f32" and constant_value(inst) != constant_value(inst):

@@ -27,7 +27,7 @@ from typing import Any
 from ireeabi.vm.bytecode.numerics import F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS, RAW_BANKS
 from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
-from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, INT_STRUCTS, LOADS, STORES,
+from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, INT_STRUCTS, LOADS, SELECTS, STORES,
                                              ZERO_REGISTERS, RegionPlan, constant_value, is_read, moves)
 
 _SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
@@ -403,6 +403,9 @@ class LocalsEmitter:
         if symbol in LOADS or symbol in STORES:
             self.memory(i, end, inst, handler, payload, lines, pad)
             return
+        if symbol in SELECTS:
+            self.select(i, inst, handler, payload, lines, pad)
+            return
         # a pure op
         f, _reads, _write = pure_parts(inst)
         banks = RAW_BANKS.get(symbol)
@@ -426,6 +429,41 @@ class LocalsEmitter:
             lines.append(f"{pad}k = {i}")
             expr = f"{b.bind(f, 'f')}({', '.join(args)})"
         self.write(*result[:2], result[2], expr, lines, pad)
+
+    def held(self, first: int, n: int) -> tuple[str, str] | None:
+        """(name, kind) of the local or temporary holding registers (first, n) exactly, if any."""
+        if (first, n) in self.local:
+            return self.lname(first, n), self.local[(first, n)]
+        if (first, n) in self.temps:
+            return self.temps[(first, n)][:2]
+        return None
+
+    def select(self, i: int, inst: Any, handler: Any, payload: Any, lines: list, pad: str) -> None:
+        """vm.select.*: the chosen operand's value. Integers are read as their bits; floats are
+        chosen as they are held, which is exact (a float local or temporary never holds bits its
+        write-back would change: a loaded NaN runs the load's handler), when both operands and the
+        result are held as one kind; otherwise the handler copies the register bytes (nothing but
+        registers: remembered buffers stay valid)."""
+        o = inst.operands
+        n, ints = SELECTS[inst.op.symbol]
+        t, f, r = o["true_value"].ordinal, o["false_value"].ordinal, o["result"].ordinal
+        cond = self.read(o["condition"].ordinal, 1, "b32", lines, pad)
+        if ints:
+            bank = "b32" if n == 1 else "b64"
+            tv, fv = self.read(t, n, bank, lines, pad), self.read(f, n, bank, lines, pad)
+            self.write(r, n, bank, f"{tv} if {cond} else {fv}", lines, pad)
+            return
+        ht, hf = self.held(t, n), self.held(f, n)
+        want = self.local.get((r, n))
+        if ht is not None and hf is not None and ht[1] == hf[1] and want in (None, ht[1]):
+            name, kind = self.raw_target(r, n, ht[1], lines, pad)
+            lines.append(f"{pad}{name} = {ht[0]} if {cond} else {hf[0]}")
+            return
+        lines.append(f"{pad}k = {i}")
+        self.flush_temps(lines, pad)
+        self.flush_locals(lines, pad)
+        lines.append(f"{pad}{self.b.bind(handler, 'h')}(ctx, frame, {self.b.bind(payload, 'p')})")
+        self.reload_locals(lines, pad, i + 1)
 
     def constant(self, i: int, end: int, inst: Any, lines: list, pad: str) -> None:
         symbol = inst.op.symbol

@@ -215,4 +215,53 @@ vm.module @loops {
     vm.return %ra, %rb, %ru : f64, f64, i32
   }
   vm.export @nonfinite
+
+  // A running maximum over n f32 elements whose bits are bits, bits + step, ...: vm.select.{f32,
+  // i32,i64,f64} keep the best value (its bits exactly, a NaN's too), its index, a 64-bit tag and
+  // the best as f64; each step stores the other one (the element not kept, or the best it lost to)
+  // into a second buffer, so a signaling NaN element is selected and stored. Returns the best's
+  // bits, its index, the tag, the last stored bits and the f64.
+  vm.func @select_loop(%bits : i32, %step : i32, %start : f32, %n : i64) -> (i32, i32, i64, i32, f64) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %c4 = vm.const.i64 4
+    %minus = vm.const.i64 -1
+    %k0 = vm.const.i32 -1
+    %d0 = vm.const.f64 -2.5
+    %align = vm.const.i32 16
+    %bytes = vm.mul.i64 %n, %c4 : i64
+    %a = vm.buffer.alloc %bytes, %align : !vm.buffer
+    %b = vm.buffer.alloc %bytes, %align : !vm.buffer
+    vm.br ^fill(%c0, %bits : i64, i32)
+  ^fill(%i : i64, %v : i32):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^fill_body, ^scan(%c0, %start, %k0, %minus, %d0 : i64, f32, i32, i64, f64)
+  ^fill_body:
+    vm.buffer.store.i32 %v, %a[%i] : i32 -> !vm.buffer
+    %i1 = vm.add.i64 %i, %c1 : i64
+    %v1 = vm.add.i32 %v, %step : i32
+    vm.br ^fill(%i1, %v1 : i64, i32)
+  ^scan(%j : i64, %best : f32, %at : i32, %tag : i64, %d : f64):
+    %more2 = vm.cmp.lt.i64.s %j, %n : i64
+    vm.cond_br %more2, ^scan_body, ^done(%best, %at, %tag, %d : f32, i32, i64, f64)
+  ^scan_body:
+    %x = vm.buffer.load.f32 %a[%j] : !vm.buffer -> f32
+    %gt = vm.cmp.lt.f32.o %best, %x : f32
+    %nb = vm.select.f32 %gt, %x, %best : f32
+    %ji = vm.trunc.i64.i32 %j : i64 -> i32
+    %na = vm.select.i32 %gt, %ji, %at : i32
+    %nt = vm.select.i64 %gt, %j, %tag : i64
+    %xd = vm.ext.f32.f64 %x : f32 -> f64
+    %nd = vm.select.f64 %gt, %xd, %d : f64
+    %lost = vm.select.f32 %gt, %best, %x : f32
+    vm.buffer.store.f32 %lost, %b[%j] : f32 -> !vm.buffer
+    %j1 = vm.add.i64 %j, %c1 : i64
+    vm.br ^scan(%j1, %nb, %na, %nt, %nd : i64, f32, i32, i64, f64)
+  ^done(%rb : f32, %ra : i32, %rt : i64, %rd : f64):
+    %bb = vm.bitcast.f32.i32 %rb : f32 -> i32
+    %last_index = vm.sub.i64 %n, %c1 : i64
+    %last = vm.buffer.load.i32 %b[%last_index] : !vm.buffer -> i32
+    vm.return %bb, %ra, %rt, %last, %rd : i32, i32, i64, i32, f64
+  }
+  vm.export @select_loop
 }

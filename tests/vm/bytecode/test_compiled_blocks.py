@@ -13,6 +13,7 @@ import re
 
 import struct
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -354,3 +355,57 @@ def test_generated_entries_and_returns_agree(args):
             want = _outcome(lambda: ref.invoke("i32_ops", *args))
             assert _outcome(lambda: fast.invoke("i32_ops", *args)) == want
         assert fast._entries["i32_ops"][2] is not None and ref._entries["i32_ops"][2] is None
+
+
+KERNELS = Path(__file__).resolve().parents[2] / "programs" / "kernels"
+
+
+def _argmax_rows(k: int) -> np.ndarray:
+    """6 rows of 37 f32: ramps, ties, -inf, zeros of both signs; with `k`, NaNs (quiet, signaling
+    and negative) in rows 3-5, which every comparison keeps out of the maximum."""
+    x = ((np.arange(6 * 37, dtype=np.float32) * 7) % 11 - 5).reshape(6, 37)
+    x[1] = 2.0  # all tied: index 0
+    x[2, :] = -np.inf
+    x[2, 20] = -0.0
+    x[2, 30] = 0.0
+    if k:
+        bits = x.view(np.uint32)
+        bits[3, 0], bits[4, 5], bits[5, 36] = 0x7F800001, 0x7FC00000, 0xFFC00001
+    return x
+
+
+def _select_handlers(ctx) -> int:
+    """How many select handlers the loop-region functions hold: regions.py binds one only where it
+    leaves a select to its handler (operands held in different kinds)."""
+    return sum(1 for runs in _region_functions(ctx).values() for run in runs
+               for value in run.__globals__.values()
+               if callable(value) and getattr(value, "__qualname__", "").startswith("_make_select."))
+
+
+@pytest.mark.parametrize("target", [None, "riscv32"], ids=["host", "riscv32"])
+def test_selects_in_a_loop_are_inlined_and_agree(target, tmp_path):
+    """vmvx-inline's row argmax keeps its running maximum and index with vm.select.f32/.i32: in its
+    loop region both are written inline (no select handler is bound there), and both paths, and
+    iree-run-module on the host, give the same indices, NaN rows included (a loaded NaN runs the
+    load's handler, and the loop goes on)."""
+    import iree_tools as tools  # noqa: PLC0415
+    path = tools.compile_mlir(KERNELS / "argmax_small.mlir", tools.session_dir(), "inline-static")
+    for k in (0, 1):
+        x = _argmax_rows(k)
+        outs = []
+        for reference in (True, False):
+            with Program(path.read_bytes(), target=target, reference=reference) as prog:
+                if not reference:
+                    assert _region_functions(prog.context)["argmax"]
+                    assert _select_handlers(prog.context) == 0, "a select is left to its handler"
+                (indices,) = prog.call("argmax", x)
+                outs.append(indices.tolist())
+        assert outs[0] == outs[1]
+        expected = [int(np.argmax(row)) for row in np.where(np.isnan(x), -np.inf, x)]
+        if k:
+            expected = outs[0]  # NaN rows: checked against iree-run-module below
+        assert outs[0] == expected
+        if target is None:
+            np.save(tmp_path / "x.npy", x)
+            text = tools.run_module(path, "argmax", [f"@{tmp_path / 'x.npy'}"])
+            assert text.split("6xi32=")[1].split() == [str(v) for v in outs[0]]

@@ -122,6 +122,11 @@ CASES = [
     ("loops.vm.mlir", "copy_f32", [(0x7F800001, 5), (0x3FC00000, 7), (-1, 3), (0x7FC00001, 1)]),
     ("loops.vm.mlir", "f32_acc", [(NAN, 1.5, 4), (1.0, 1e20, 5), (0.5, -2.0, 9), (1.0, 0.5, 0)]),
     ("loops.vm.mlir", "nested", [(-3, 4), (5, 2), (-100, -95)]),
+    # selects in a loop (regions.py inlines them): a signaling NaN element selected and stored
+    # (0x7F800001 after 0x7F7FFFFE), a NaN start that every comparison keeps, negative steps
+    ("loops.vm.mlir", "select_loop", [(1065353216, 1, -1e30, 5), (2139095038, 3, -1e30, 2),
+                                      (-1082130432, -65536, 0.5, 6), (2143289345, 1, NAN, 3),
+                                      (2139095041, -1, -1e30, 4), (0, 1, -0.0, 3)]),
     ("loops.vm.mlir", "handlers", [(6, 250), (0, 1)]),
     ("loops.vm.mlir", "widths", [(9, 30000), (300, -77)]),
     ("loops.vm.mlir", "oob", [(3,), (4,)]),
