@@ -14,6 +14,11 @@ interpreter's own scripts rather than a version manager's shim, which adds a she
   tests/iree_tools.py compiles programs, `--model`), the same flags and inputs, outputs compared;
 - `iree-dump-module` of the same module.
 
+The package's bytecode is compiled first (`compileall` of its folders, a no-op when it is up to
+date), so that every command starts as it does after its first run: with PYTHONDONTWRITEBYTECODE
+set, as on some machines, no run would write the caches and each would compile every module it
+imports from source (`--cold` measures that instead).
+
 Each round runs every command once, in an order rotated from round to round (so none always runs
 first), `--rounds` rounds in one go. For each process: its wall time, and its CPU time (user + sys
 from wait4, the process and the children it waited for), which a loaded machine inflates much less
@@ -25,6 +30,8 @@ as measured on a loaded machine.
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib
 import os
 import shutil
 import statistics
@@ -40,6 +47,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 
+PACKAGES = ["ireeabi", "ireeabi.abi", "ireeabi.layouts", "ireeabi.vm", "ireeabi.hal", "ireeabi.modules",
+            "ireeabi.tooling", "ireeabi.cli"]
 BOUNDS = {"run": 6.0, "table": 4.0}  # issue 32: ratio to iree-run-module's whole run of the add
 REFERENCE = "iree-run-module"
 
@@ -94,6 +103,15 @@ def timed(cmd: Command, out_dir: Path) -> tuple[float, float, str]:
     return wall, usage.ru_utime + usage.ru_stime, out_path.read_text()
 
 
+def compile_bytecode() -> str:
+    """Write the bytecode caches of every module of the package; what was done, in words."""
+    folders = sorted({Path(p) for name in PACKAGES for p in importlib.import_module(name).__path__})
+    ok = all(compileall.compile_dir(str(d), quiet=1) for d in folders)
+    if not ok:
+        raise SystemExit("compileall failed on the package's folders")
+    return f"bytecode caches compiled for {len(folders)} folders"
+
+
 def load_line() -> tuple[str, bool]:
     one, five, _ = os.getloadavg()
     cores = os.cpu_count() or 1
@@ -105,7 +123,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="runs of each command (default 5)")
     ap.add_argument("--model", default="inline-dynamic", choices=sorted(iree_tools.MODEL_FLAGS),
                     help="execution model the add is compiled for (default inline-dynamic)")
+    ap.add_argument("--cold", action="store_true",
+                    help="leave the package's bytecode caches as they are (none are written when "
+                         "PYTHONDONTWRITEBYTECODE is set)")
     args = ap.parse_args()
+    caches = "bytecode caches left as they are" if args.cold else compile_bytecode()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        caches += " (PYTHONDONTWRITEBYTECODE is set: runs write none)"
     vmfb = iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add16.mlir", model=args.model)
     cmds = commands(vmfb)
     for c in cmds:
@@ -129,7 +153,7 @@ def main() -> None:
     ref_cpu = statistics.median(cpus[REFERENCE])
     floor_wall = statistics.median(walls["python -c pass"])
     loaded = loaded_before or loaded_after
-    print(f"\n{args.rounds} rounds, module {vmfb.name}; {before} before, {after} after"
+    print(f"\n{args.rounds} rounds, module {vmfb.name}; {caches}; {before} before, {after} after"
           + ("\nMEASURED ON A LOADED MACHINE (more runnable work than cores): wall times are inflated; "
              "the CPU times are the steadier figure" if loaded else ""))
     print(f"{'command':32s} {'wall ms':>8s} {'cpu ms':>7s} {'/pass':>6s} "
