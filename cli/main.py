@@ -104,6 +104,7 @@ def cconv_help() -> str:
 # The commands whose parsers other modules declare (`add_parser`): their option defaults import the
 # runtime's tables and numpy, so each is built only when the command line may use or show it.
 MODULE_PARSERS = ("run", "test")
+OWN_PARSERS = ("layout", "check", "targets", "list", "fixtures", "inspect")  # built here, always
 
 
 def module_parsers(argv: Sequence[str]) -> tuple[str, ...]:
@@ -118,9 +119,6 @@ def module_parsers(argv: Sequence[str]) -> tuple[str, ...]:
         if not (len(arg) > 2 and "--version".startswith(arg)):  # argparse takes --vers for --version
             return MODULE_PARSERS
     return () if argv else MODULE_PARSERS
-
-
-OWN_PARSERS = ("layout", "check", "targets", "list", "fixtures", "inspect")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -131,3 +131,33 @@ def test_run_of_a_default_model_program_loads_the_full_hal(tmp_path, tmp_path_fa
     modules = imported(tmp_path, "run", str(vmfb), *ADD_INPUTS)
     assert {"ireeabi.modules.hal.module", "ireeabi.hal.device", "ireeabi.hal.command_buffer"} <= modules
     assert loaded(modules, ["clang", "ireeabi.abi.cheader", "unicorn", "wasmtime"]) == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["--version"], ["--vers"], ["--version", "targets"], ["targets", "--bogus"], ["layout"],
+    ["layout", "-h"], ["check", "0v_v", "--target"], ["inspect"], ["bogus"], [], ["-h"], ["--he"],
+    ["--", "targets"], ["run", "-h"], ["test", "--bogus"], ["--version", "run", "x.vmfb"],
+], ids=lambda v: " ".join(v) or "(none)")
+def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv, monkeypatch, capsys):
+    # the parsers of run and test are left out only where they cannot change what argparse does
+    from ireeabi.cli import main as cli_main
+
+    def outcome() -> tuple[int, str, str]:
+        status = cli_main.main(list(argv))
+        out = capsys.readouterr()
+        return status, out.out, out.err
+
+    partial = outcome()
+    monkeypatch.setattr(cli_main, "module_parsers", lambda argv: cli_main.MODULE_PARSERS)
+    assert partial == outcome()
+
+
+@pytest.mark.parametrize("argv, wanted", [
+    (["--version"], ()), (["targets"], ()), (["--version", "layout", "x"], ()), (["run", "m"], ("run",)),
+    (["test", "m"], ("test",)), ([], ("run", "test")), (["-h", "targets"], ("run", "test")),
+    (["bogus"], ("run", "test")), (["--bogus", "targets"], ("run", "test")),
+])
+def test_which_module_parsers_a_command_line_needs(argv, wanted):
+    from ireeabi.cli.main import module_parsers
+
+    assert module_parsers(argv) == wanted
