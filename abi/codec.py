@@ -12,13 +12,14 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Sequence
-
-import construct as cs
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .cconv import FragmentLayout
 from .errors import IreeAbiError
 from .generated import define
+
+if TYPE_CHECKING:
+    import construct as cs
 
 _FMT = {"i32": "i", "i64": "q", "f32": "f", "f64": "d"}
 _BITS_FMT = {"i32": "i", "i64": "q", "f32": "i", "f64": "q"}
@@ -141,6 +142,8 @@ def codec(lay: FragmentLayout, float_bits: bool = False) -> Codec:
 def construct_of(lay: FragmentLayout) -> cs.Construct:
     """A construct Struct of the instance: named fields (`v<N>_<kind>`, `count<K>`) and explicit
     Padding for every gap, for inspection and fixtures."""
+    import construct as cs  # start-up: the hot-path codecs above need only `struct`
+
     word = cs.Int64ul if lay.target.pointer_size == 8 else cs.Int32ul
     scalar = {"i32": cs.Int32sl, "i64": cs.Int64sl, "f32": cs.Float32l, "f64": cs.Float64l}
     slots = sorted([(v.offset, v.size, f"v{i}_{v.kind}", v.kind) for i, v in enumerate(lay.values)]

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ireeabi.abi import cconv, codec
+from ireeabi.abi import cconv
 from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import Target
@@ -59,6 +59,8 @@ class Instance:
     readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
 
     def sample(self) -> bytes:
+        from ireeabi.abi import codec  # start-up: construct only when a finding shows its bytes
+
         c = codec.codec(self.layout)
         buf = bytearray(max(c.struct.size, self.layout.size))
         c.pack_into(buf, 0, describe.sample_values(self.layout))

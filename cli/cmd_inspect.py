@@ -20,28 +20,26 @@ from __future__ import annotations
 import mmap
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ireeabi.abi import cconv
 from ireeabi.abi.printable import printable, printable_text
-from ireeabi.abi.targets import Target
-from ireeabi.layouts import hal_module, hal_module_dispatch, module_sources
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.layouts.ref import iree_vm_ref_t
-from ireeabi.hal.local import library_loader
-from ireeabi.vm.machine import machine as _machine
 from ireeabi.modules.hal.runtime import run_module_type_names
-from ireeabi.tooling import disassemble as dis
-from ireeabi.vm.bytecode import decoder, isa
-from ireeabi.vm import imports as import_check
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
 from ireeabi.vm.bytecode.flatbuffer import verify_flatbuffer
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 
-from . import module_executables, render
+from . import render
 from .errors import CliError
 from .render import Column
+
+# Start-up: `run` and `test` read their module with `load`; what only `inspect` shows (the
+# disassembler, the import checker, the executables' placement, the full HAL's declarations) is
+# imported by the functions that show it.
+if TYPE_CHECKING:
+    from ireeabi.abi.targets import Target
+    from ireeabi.layouts.modules import ModuleDescriptor
 
 
 _SPAN_LETTERS = "nmkl"  # element counts of a fragment's spans, in order, in the text's sizes
@@ -125,6 +123,8 @@ def _read_checked(p: Path) -> bytes:
 def _typed(cconv_text: str | None) -> str | None:
     """`(i32, i64) -> (!vm.ref<?>)` as iree-dump-module prints a signature (None without a cconv;
     the cconv itself when IREE's printer would refuse it)."""
+    from ireeabi.tooling import disassemble as dis
+
     if cconv_text is None:
         return None
     try:
@@ -141,6 +141,11 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
     """Each executable the module makes, with where it runs on `target` (see the module docstring):
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
     `selected`: whether it is the variant the module would create on the target."""
+    from ireeabi.hal.local import library_loader
+    from ireeabi.vm.machine import machine as _machine
+
+    from . import module_executables
+
     machine = _machine(target.name)
     out: list[dict[str, Any]] = []
     for e in module_executables.executables(m):
@@ -184,6 +189,10 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
          emulate_kernels: bool = False) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
+    from ireeabi.layouts.ref import iree_vm_ref_t
+    from ireeabi.tooling import disassemble as dis
+    from ireeabi.vm import imports as import_check
+
     ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {
         "name": m.name, "version": m.version, "target": target.name,
@@ -235,6 +244,9 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
 def full_hal_declaration() -> ModuleDescriptor:
     """The full `hal` module as IREE declares it (layouts.hal_module's export table), for import
     checking only."""
+    from ireeabi.layouts import hal_module
+    from ireeabi.layouts.modules import ModuleDescriptor
+
     return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
                             tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
 
@@ -242,6 +254,8 @@ def full_hal_declaration() -> ModuleDescriptor:
 def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
     """The registered, installed and given declarations (module_sources.checked_against), plus
     `full_hal_declaration()` when the module imports `hal` and none of them is named so."""
+    from ireeabi.layouts import hal_module, module_sources
+
     out = module_sources.checked_against(m, given)
     wanted = {f.full_name.partition(".")[2]: f.cconv for f in m.imported_functions
               if f.module == hal_module.IREE_HAL_MODULE_NAME}
@@ -255,6 +269,9 @@ def _dispatch_call_spans(m: mf.ModuleFile) -> dict[int, list[tuple[int, ...]]]:
     `vm.call.variadic`s of it pass (their segment sizes at the span positions), in bytecode order.
     Empty when the module imports no such shim or its bytecode does not decode (the import check
     then rests on the swept counts alone)."""
+    from ireeabi.layouts import hal_module_dispatch
+    from ireeabi.vm.bytecode import decoder, isa
+
     wanted = {k: f.signature.arguments for k, f in enumerate(m.imported_functions)
               if f.signature is not None and any(s.full_name == f.full_name and s.cconv == f.cconv
                                                  for s in hal_module_dispatch.SHIMS)}
@@ -286,6 +303,8 @@ def _with_sizeof_site(r: dict[str, Any], target: Target,
     """An import report of a full-HAL dispatch shim with IREE's shim's sizeof site on `target`
     (`sizeof_site`, 0..3 elements per span) and the instances the module's calls pass (`passed`):
     a note when all are read right; otherwise their findings, and incompatible."""
+    from ireeabi.layouts import hal_module_dispatch
+
     cc = r["cconv"] or r["export_cconv"]  # an import without a cconv takes the export's
     shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == cc]
     if r["status"] != "ok" or not shims:
@@ -468,5 +487,7 @@ def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
         return d, status
     out = "".join(line + "\n" for line in text(d))
     if disassemble:
+        from ireeabi.tooling import disassemble as dis
+
         out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)
     return out, status

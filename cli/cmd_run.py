@@ -45,7 +45,6 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ireeabi.vm import imports as import_check
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.vm.heap import LeakError
@@ -235,6 +234,8 @@ def _predicted_mismatch(error: BaseException, module: Any, program: Program, mod
     if SIGNATURE_MISMATCH not in text:
         return ""
     target = program.heap.machine.name
+    from ireeabi.vm import imports as import_check  # start-up: only on a signature mismatch
+
     try:
         reports = import_check.check_imports(module, checked_against(module, modules), target)
     except Exception:  # noqa: BLE001 - the call's error is the one to report

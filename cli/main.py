@@ -21,24 +21,26 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib.metadata
-import json
 import os
 import sys
-from typing import Any, Callable, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
-from ireeabi import layouts
-from ireeabi.abi import cconv, cheader, dwarf
+# Start-up: only what parsing the command line needs is imported here (`cconv` is a lazy face: its
+# help text reads the cconv syntax alone); each command imports its own modules when it runs, so
+# `ireeabi --version` or `ireeabi targets` loads no interpreter, HAL, numpy or libclang.
+from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
-from ireeabi.abi.layout import Struct
 from ireeabi.abi.printable import printable_text
-from ireeabi.abi.targets import Target
 
-from . import cmd_check, cmd_fixtures, cmd_inspect, cmd_layout, cmd_run, cmd_targets, cmd_test, render
+from . import render
 from .errors import CliError
 from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints
 from .resolve import (DEFAULT_TARGET, explain_dash_values, load_native_modules, parse_spans,
                       require_cconv, resolve, select_targets)
+
+if TYPE_CHECKING:
+    from ireeabi.abi.layout import Struct
+    from ireeabi.abi.targets import Target
 
 EXIT_OK, EXIT_FINDINGS, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_RUN_FAILED = 1
@@ -70,6 +72,8 @@ def _struct_source_options(p: argparse.ArgumentParser, what: str) -> None:
 
 def version() -> str:
     """The installed distribution's version (package metadata), as `ireeabi --version` prints it."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("ireeabi")
     except importlib.metadata.PackageNotFoundError:
@@ -97,7 +101,30 @@ def cconv_help() -> str:
     ])
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The commands whose parsers other modules declare (`add_parser`): their option defaults import the
+# runtime's tables and numpy, so each is built only when the command line may use or show it.
+MODULE_PARSERS = ("run", "test")
+OWN_PARSERS = ("layout", "check", "targets", "list", "fixtures", "inspect")  # built here, always
+
+
+def module_parsers(argv: Sequence[str]) -> tuple[str, ...]:
+    """Which of `MODULE_PARSERS` parsing `argv` may use or show: the command the first argument that
+    is not an option names (only `--version` before it); none for `--version` alone; all of them for
+    help, no arguments, or an unknown command or option, where argparse lists every command."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            if arg in MODULE_PARSERS:
+                return (arg,)
+            return () if arg in OWN_PARSERS else MODULE_PARSERS
+        if not (len(arg) > 2 and "--version".startswith(arg)):  # argparse takes --vers for --version
+            return MODULE_PARSERS
+    return () if argv else MODULE_PARSERS
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given the arguments it is to parse, with only the parsers of
+    `MODULE_PARSERS` that it may need (`module_parsers`), so that a command starts without
+    importing what another one runs on."""
     parser = argparse.ArgumentParser(
         prog="ireeabi",
         description="Inspect IREE's runtime native ABI: struct layouts and calling conventions "
@@ -164,8 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "prints it (with --json: each function's lines)")
     p.add_argument("--bytecode-offsets", "--bytecode_offsets", dest="bytecode_offsets",
                    action="store_true", help="with --disassemble: prefix each op's [offset]")
-    cmd_run.add_parser(sub)
-    cmd_test.add_parser(sub)
+    wanted = MODULE_PARSERS if argv is None else module_parsers(argv)
+    if "run" in wanted:
+        from . import cmd_run
+
+        cmd_run.add_parser(sub)
+    if "test" in wanted:
+        from . import cmd_test
+
+        cmd_test.add_parser(sub)
     return parser
 
 
@@ -175,6 +209,8 @@ def _emit(lines: Sequence[str], out: TextIO) -> None:
 
 
 def _emit_json(obj: Any, out: TextIO) -> None:
+    import json
+
     out.write(json.dumps(obj, indent=2) + "\n")
 
 
@@ -200,6 +236,10 @@ def _write_svg(path: str | None, make: Callable[[], str]) -> None:
 
 
 def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
+    from ireeabi.abi.layout import Struct
+
+    from . import cmd_layout
+
     if args.header or args.dwarf:
         return _layout_foreign_struct(args, out)
     if args.include_dirs or args.defines:
@@ -234,6 +274,8 @@ def _cmd_layout(args: argparse.Namespace, out: TextIO) -> int:
 
 def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h NAME` / `layout --dwarf FILE NAME`."""
+    from . import cmd_layout
+
     if args.spans is not None:
         raise CliError("--spans applies to calling conventions, not to structs")
     if args.name is None:
@@ -255,6 +297,10 @@ def _layout_foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
 def _layout_header(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h`: every struct of the header on each target; a struct that cannot be
     laid out is listed with its line and concerns no other (exit 2 when there is one)."""
+    from ireeabi.abi import cheader
+
+    from . import cmd_layout
+
     if args.svg:
         raise CliError("--svg draws one struct: give its NAME with --header")
     tgts = select_targets(args.target, args.all_targets)
@@ -276,6 +322,8 @@ def _own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Call
     """(targets, target -> declaration, where it comes from) of `--header`/`--dwarf` NAME: a header is
     read for each target's triple; an object's DWARF once, on its own model (the default target and
     the first column)."""
+    from ireeabi.abi import cheader, dwarf
+
     if args.header:
         tgts = select_targets(args.target, args.all_targets)
 
@@ -302,6 +350,8 @@ MAX_TABLE_ROWS = 1_000_000  # fields of a header's struct, nested ones repeated,
 def _table_rows(decl: Struct) -> int:
     """The fields a table of `decl` lists, nested records' fields once per member of their type: a
     count memoized per record, as 100 lines of a header can nest 2^100 fields."""
+    from ireeabi.abi.layout import Struct
+
     memo: dict[int, int] = {}
 
     def rows(s: Struct) -> int:  # as deep as the header nests (cheader.MAX_NESTING at most)
@@ -313,6 +363,8 @@ def _table_rows(decl: Struct) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_check
+
     inp = require_cconv(args.cconv)
     spans = parse_spans(args.spans)
     if args.header or args.dwarf:
@@ -337,6 +389,8 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_targets(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_targets
+
     if args.json:
         _emit_json(cmd_targets.data(), out)
     else:
@@ -345,6 +399,8 @@ def _cmd_targets(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
+    from ireeabi import layouts
+
     names = layouts.names()
     if args.json:
         _emit_json([{"name": n, "module": layouts.module_of(n)} for n in names], out)
@@ -357,6 +413,8 @@ def _cmd_list(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_fixtures
+
     if args.action == "build":
         _emit(cmd_fixtures.build(args.directory), out)
         return EXIT_OK
@@ -366,6 +424,8 @@ def _cmd_fixtures(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_inspect
+
     (target,) = select_targets(args.target, False)
     native = load_native_modules(args.native_module)
     if native and not args.check_imports:
@@ -382,8 +442,20 @@ def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     return status
 
 
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_run
+
+    return cmd_run.command(args, out)
+
+
+def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
+    from . import cmd_test
+
+    return cmd_test.command(args, out)
+
+
 COMMANDS = {"inspect": _cmd_inspect, "layout": _cmd_layout, "check": _cmd_check, "targets": _cmd_targets, "list": _cmd_list,
-            "fixtures": _cmd_fixtures, "run": cmd_run.command, "test": cmd_test.command}
+            "fixtures": _cmd_fixtures, "run": _cmd_run, "test": _cmd_test}
 
 
 def error_lines(e: IreeAbiError) -> list[str]:
@@ -489,7 +561,7 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
     out = _Output(stdout or sys.stdout)
     err = stderr or sys.stderr
     try:
-        parser = build_parser()
+        parser = build_parser(sys.argv[1:] if argv is None else argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (0)

@@ -5,19 +5,17 @@ import argparse
 import importlib
 import itertools
 import os
-import random
 import sys
 from dataclasses import dataclass
-from typing import Any, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
 
-import numpy as np
-
-from ireeabi import layouts
 from ireeabi.abi import cconv, targets
-from ireeabi.abi.layout import Struct
-from ireeabi.abi.targets import Target
 
 from .errors import CliError, NotACconvError, SpansArgumentError
+
+if TYPE_CHECKING:
+    from ireeabi.abi.layout import Struct
+    from ireeabi.abi.targets import Target
 
 DEFAULT_TARGET = "x86_64"
 SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
@@ -30,7 +28,6 @@ SWEEP_CAP = 256
 SAMPLE_SEED = 18  # fixed: the same cconv samples the same instances in every run
 _DIGIT_BITS = SWEEP_MAX.bit_length()  # bits of one span's count in a sample index
 assert SWEEP_MAX + 1 == 1 << _DIGIT_BITS, "a sample index's digits are read as bit fields"
-_DIGIT_WEIGHTS = np.array([1 << b for b in reversed(range(_DIGIT_BITS))], dtype=np.int64)
 _CCONV_CHARS = set(cconv.KINDS) | {cconv.SPAN_START, cconv.SPAN_END, cconv.VOID, cconv.SPLIT}
 
 
@@ -139,6 +136,8 @@ def resolve(text: str) -> "Struct | CconvInput":
     """A catalog struct (or derived `iree_vm_abi_*_t`) by name, else a cconv by its shape."""
     if looks_like_cconv(text):
         return parse_cconv(text)
+    from ireeabi import layouts
+
     return layouts.get(text)  # UnknownNameError names the closest structs
 
 
@@ -191,6 +190,8 @@ class Sweep:
             if len(chosen) == SWEEP_CAP:
                 return chosen
             chosen.add(i)
+        import random  # start-up: only a sampled sweep draws
+
         rng = random.Random(SAMPLE_SEED)
         while len(chosen) < SWEEP_CAP:
             chosen.add(rng.randrange(total))
@@ -208,10 +209,13 @@ class Sweep:
         """The base-(SWEEP_MAX + 1) digits of `index`, span 0 first. The base is a power of two, so
         they are bit fields of its bytes: one pass over the index (dividing the whole index once per
         span made a sampled check quadratic in the number of spans)."""
+        import numpy as np  # start-up: only a sampled sweep (5 spans or more) needs it
+
+        weights = np.array([1 << b for b in reversed(range(_DIGIT_BITS))], dtype=np.int64)
         width = self.n_spans * _DIGIT_BITS
         bits = np.unpackbits(np.frombuffer(index.to_bytes((width + 7) // 8, "big"), dtype=np.uint8))
         fields = bits[bits.size - width:].reshape(self.n_spans, _DIGIT_BITS)
-        return tuple((fields @ _DIGIT_WEIGHTS).tolist())
+        return tuple((fields @ weights).tolist())
 
 
 def span_instances(side: Side, spans: tuple[int, ...] | None, *, sweep: bool) -> Iterator[tuple[int, ...]]:

@@ -24,7 +24,6 @@ to the whole input text.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import re
 import struct
@@ -37,6 +36,7 @@ from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_elem
     iree_hal_make_element_type
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.hal.element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
+from ireeabi.vm.host_libraries import library_name
 
 __all__ = ["InputParseError", "ParseFailure", "atoi_int32", "atoi_uint32", "atoi_int64",
            "atoi_uint64", "atof", "atod", "c_atof", "c_atoi", "wrap_int", "narrow_float_bits",
@@ -73,7 +73,7 @@ class ParseFailure(Exception):
 
 
 def _libc() -> Any:
-    name = ctypes.util.find_library("c")
+    name = library_name("c")
     try:
         lib = ctypes.CDLL(name, use_errno=True)
     except OSError:  # pragma: no cover - no C library to load

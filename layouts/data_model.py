@@ -11,7 +11,6 @@ from __future__ import annotations
 import struct
 from typing import Iterable
 
-from ireeabi.abi import views
 from ireeabi.abi.layout import Struct, StructLayout
 from ireeabi.abi.targets import Target
 
@@ -47,6 +46,8 @@ class DataModel:
         `abi.views`): pointers are plain unsigned words of the target's width."""
         ct = self._ctypes.get(decl)
         if ct is None:
+            from ireeabi.abi import views  # start-up: ctypes and construct only for a runtime's views
+
             ct = self._ctypes[decl] = views.ctypes_class(decl, self.target)
         return ct
 

@@ -10,13 +10,45 @@
 - `execution_model`: the iree-compile execution models ireeabi runs and their flags;
 - `disassemble`: iree-dump-module's typed signatures and bytecode disassembly.
 """
-from .comparison import Equality, compare_results
-from .disassemble import disassembly, signature_text
-from .execution_model import MODEL_FLAGS, ExecutionModelError, require_inline
-from ireeabi.hal.string_util import InputParseError
+from __future__ import annotations
 
-from .function_io import OpaqueResult, format_results, parse_input, parse_inputs
-from .program import KernelTargetError, Program, load_program
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
+    from ireeabi.hal.string_util import InputParseError
+
+    from .comparison import Equality, compare_results
+    from .disassemble import disassembly, signature_text
+    from .execution_model import MODEL_FLAGS, ExecutionModelError, require_inline
+    from .function_io import OpaqueResult, format_results, parse_input, parse_inputs
+    from .program import KernelTargetError, Program, load_program
+
+# Each name the face re-exports -> the module holding it (PEP 562): importing the face, or one
+# module of it (the execution models' flags, the disassembler), does not load the runtime.
+_MODULES = {
+    "ireeabi.hal.string_util": ("InputParseError",),
+    f"{__name__}.comparison": ("Equality", "compare_results"),
+    f"{__name__}.disassemble": ("disassembly", "signature_text"),
+    f"{__name__}.execution_model": ("MODEL_FLAGS", "ExecutionModelError", "require_inline"),
+    f"{__name__}.function_io": ("OpaqueResult", "format_results", "parse_input", "parse_inputs"),
+    f"{__name__}.program": ("KernelTargetError", "Program", "load_program"),
+}
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name imported from its module on first use, then kept."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = ["Program", "KernelTargetError", "load_program", "InputParseError", "OpaqueResult",
            "format_results", "parse_input", "parse_inputs", "Equality", "compare_results",

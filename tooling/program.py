@@ -52,7 +52,7 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.targets import Target
 from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
-from ireeabi.layouts import module_sources, modules as _modules
+from ireeabi.layouts import modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.allocation import leak_report
@@ -521,6 +521,8 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
         chosen[d.name] = d
     missing = [n for n in wanted if n not in chosen and n not in _modules.BUILTIN]
     if missing:
+        from ireeabi.layouts import module_sources  # start-up: package metadata only when needed
+
         known = [d for d in _modules.registered() if d.name not in _modules.BUILTIN]
         known += module_sources.installed()
         for name in missing:

@@ -10,7 +10,8 @@
 - `imports`: the import checker (a compiled module's imports against native modules);
 - `bytecode`: bytecode modules, as runtime/src/iree/vm/bytecode: the `.vmfb` reader, the ISA, its
   decoder, the verifier and the interpreter (`bytecode.Context`);
-- `reference_path`: the switch that forces the interpreter's reference path.
+- `reference_path`: the switch that forces the interpreter's reference path;
+- `host_libraries`: the host's libc and libm as ctypes loads them.
 
 `ireeabi.vm.testing` holds pytest fixtures (it imports pytest, so it is not part of `*`).
 """
@@ -18,4 +19,4 @@
 __all__ = ["machine", "address_space", "heap", "allocation", "checked_access", "allocator",
            "callbacks", "status", "ref", "module_ref", "buffer", "call", "shims", "shim_code", "module",
            "imports", "bytecode",
-           "reference_path"]
+           "reference_path", "host_libraries"]

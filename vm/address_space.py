@@ -42,11 +42,11 @@ from __future__ import annotations
 
 import bisect
 import ctypes
-import ctypes.util
 import mmap
 from typing import Callable
 
 from ..abi.errors import IreeAbiError
+from .host_libraries import library_name
 
 PAGE = mmap.PAGESIZE
 GRANULE = 16  # chunk sizes and starts are multiples of this (the largest MALLOC_ALIGNMENT)
@@ -68,7 +68,7 @@ _libc = None
 def _mprotect():
     global _libc
     if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        _libc = ctypes.CDLL(library_name("c"), use_errno=True)
         _libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
         _libc.mprotect.restype = ctypes.c_int
     return _libc.mprotect

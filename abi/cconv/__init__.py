@@ -26,21 +26,56 @@ empty spans and trailing padding the packer never writes) is not a finding: no b
 """
 from __future__ import annotations
 
-from .findings import (MAX_VALUE_FINDINGS, Finding, FragmentLayout, compare_reader, layout, read_by,
-                       struct_findings)
-from .shim_structs import READER_FORMS, ReaderView, ShimView, shim_struct, shim_view, span_reader
-from .syntax import (KINDS, MAX_SPAN_COUNT, SPAN_END, SPAN_START, SPLIT, VERSION, VOID, CconvError,
-                     Fragment, Item, Signature, Span, SpanCountError, SpanSyntaxError, UnknownTypeError,
-                     Value, VersionError, as_fragment, iree_verdict, parse, parse_fragment)
-from .vm_packing import (IREE_VM_REF_T, IREE_VM_SIZE_T, CountSlot, Gap, Gaps, Offsets, ValueSlot,
-                         ValueSlots, vm_field, vm_pack, vm_size)
-from . import findings, shim_structs, syntax, vm_packing
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
+    from .findings import (MAX_VALUE_FINDINGS, Finding, FragmentLayout, compare_reader, layout, read_by,
+                           struct_findings)
+    from .shim_structs import READER_FORMS, ReaderView, ShimView, shim_struct, shim_view, span_reader
+    from .syntax import (KINDS, MAX_SPAN_COUNT, SPAN_END, SPAN_START, SPLIT, VERSION, VOID, CconvError,
+                         Fragment, Item, Signature, Span, SpanCountError, SpanSyntaxError, UnknownTypeError,
+                         Value, VersionError, as_fragment, iree_verdict, parse, parse_fragment)
+    from .vm_packing import (IREE_VM_REF_T, IREE_VM_SIZE_T, CountSlot, Gap, Gaps, Offsets, ValueSlot,
+                             ValueSlots, vm_field, vm_pack, vm_size)
+
+# Each name the face re-exports -> its submodule (PEP 562): importing the face loads nothing, so a
+# command that only reads the cconv text (`syntax`) never imports the layout rules.
+_SUBMODULES = {
+    "findings": ("MAX_VALUE_FINDINGS", "Finding", "FragmentLayout", "compare_reader", "layout", "read_by",
+                 "struct_findings"),
+    "shim_structs": ("READER_FORMS", "ReaderView", "ShimView", "shim_struct", "shim_view", "span_reader"),
+    "syntax": ("KINDS", "MAX_SPAN_COUNT", "SPAN_END", "SPAN_START", "SPLIT", "VERSION", "VOID", "CconvError",
+               "Fragment", "Item", "Signature", "Span", "SpanCountError", "SpanSyntaxError",
+               "UnknownTypeError", "Value", "VersionError", "as_fragment", "iree_verdict", "parse",
+               "parse_fragment"),
+    "vm_packing": ("IREE_VM_REF_T", "IREE_VM_SIZE_T", "CountSlot", "Gap", "Gaps", "Offsets", "ValueSlot",
+                   "ValueSlots", "vm_field", "vm_pack", "vm_size"),
+}
+_LAZY = {name: module for module, names in _SUBMODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name (or one of the submodules) imported on first use, then kept."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")  # the import sets the attribute
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})
 
 
 def clear_caches() -> None:
     """Forget the instance layouts and per-target tables the rules have cached (for measuring a
     first layout, or after changing a rule under test). Parsed fragments and shim structs stay:
     each is the one declaration of its text, which the catalog shares by identity."""
+    from . import findings, shim_structs, vm_packing
+
     findings.layout_cache_clear()
     vm_packing.target_tables_cache_clear()
     shim_structs.reader_cache_clear()

@@ -23,7 +23,6 @@ which shares this file's ELF reading (`verify_header`, `elf_structs`, `DT`, ...)
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +31,7 @@ from typing import Any
 from elftools.elf.structs import ELFStructs
 
 from ireeabi.vm.machine import host as _host_machine
+from ireeabi.vm.host_libraries import library_name
 
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.native import FAULTED, native, stop_flags, stopped
@@ -69,7 +69,7 @@ def elf_structs(pointer_size: int) -> Any:
 
 @lru_cache(maxsize=None)
 def _libc() -> Any:
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    libc = ctypes.CDLL(library_name("c"), use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]

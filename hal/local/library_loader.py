@@ -14,18 +14,20 @@ modules make when a program creates it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Union
+from typing import TYPE_CHECKING, Sequence, Union
 
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.machine import Machine
 
 from ireeabi.hal import cpu
-from ireeabi.hal.local import elf_executable, emulated_executable, vmvx_executable, wasm_executable
-from ireeabi.hal.local.emulated_executable import KernelEmulator
+from ireeabi.hal.local import elf_executable, vmvx_executable, wasm_executable
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
 from ireeabi.hal.local.native import check_cpu_time, default_cpu_time
 from ireeabi.hal.local.target_library import TargetLibrary
 from ireeabi.hal.local.wasm_executable import WasmKernels
+
+if TYPE_CHECKING:
+    from ireeabi.hal.local.emulated_executable import KernelEmulator
 
 KernelLibrary = Union[elf_executable.Library, TargetLibrary]
 
@@ -41,15 +43,37 @@ class KernelRunners:
                  native_cpu_time: float | None = None) -> None:
         self.native_cpu_time = check_cpu_time(native_cpu_time) if native_cpu_time is not None else \
             default_cpu_time(max_instructions)
-        self.elf = KernelEmulator(heap, emulate_host=emulate_host, max_instructions=max_instructions)
+        self.heap = heap
+        self.emulate_host = emulate_host
+        self.max_instructions = max_instructions
+        self._elf: KernelEmulator | None = None
+        if self.emulates(heap.machine.is_host):
+            self.elf  # made with the runtime: it marks the heap whose kernels it runs
         if emulate_host:
             # No host code touches the heap, so no host guard pages: the emulator would mirror
             # each one, and a protection change splits its mapping and drops translated code.
             heap.native_kernels = False
         self.wasm = WasmKernels(heap, max_instructions=max_instructions)
 
+    def emulates(self, machine_is_host: bool) -> bool:
+        """Whether ELF kernels of a runtime run emulated (`KernelEmulator.runs`): every foreign
+        kernel; host ones with `emulate_host`."""
+        return not machine_is_host or self.emulate_host
+
+    @property
+    def elf(self) -> KernelEmulator:
+        """The emulated CPU's runner (Unicorn, itself made at the first emulated load); a runtime
+        whose kernels all run natively never imports it."""
+        if self._elf is None:
+            from ireeabi.hal.local.emulated_executable import KernelEmulator
+
+            self._elf = KernelEmulator(self.heap, emulate_host=self.emulate_host,
+                                       max_instructions=self.max_instructions)
+        return self._elf
+
     def close(self) -> None:
-        self.elf.close()
+        if self._elf is not None:
+            self._elf.close()
         self.wasm.close()
 
 
@@ -74,7 +98,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
     if runners is not None and isinstance(format, str) and format == wasm_executable.FORMAT and \
             machine.name == wasm_executable.TARGET:
         return wasm_executable.load(format, data, runners.wasm, constants, processor_data)
-    emulated = runners is not None and runners.elf.runs(machine.is_host)
+    emulated = runners is not None and runners.emulates(machine.is_host)
     if not emulated or not isinstance(format, str) or not format.startswith("embedded-elf-"):
         if not machine.is_host and isinstance(format, str) and format.startswith("system-elf-") and \
                 elf_executable.query_support(format, machine):
@@ -91,6 +115,8 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
     if runners.elf.heap.machine is not machine:
         raise ForeignKernelError("FAILED_PRECONDITION", f"the emulator's heap is {runners.elf.heap.machine.name}, "
                                  f"the runtime's data model {machine.name}")
+    from ireeabi.hal.local import emulated_executable
+
     return emulated_executable.load(format, data, runners.elf, constants, processor_data)
 
 

@@ -19,8 +19,7 @@ Pre-fix switches reproduce each bug IREE #24827 fixed, independently:
 """
 from __future__ import annotations
 
-import functools
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import hal_buffer as HB
@@ -36,14 +35,15 @@ from ireeabi.vm.status import StatusCode, StatusError
 from ireeabi.hal import cpu
 from ireeabi.hal.buffer import BufferTypes
 from ireeabi.hal.buffer_view import BufferViewTypes
-from ireeabi.hal.device import compatible_params
 from ireeabi.hal.local.library_loader import KernelRunners
-from ireeabi.modules.hal.module import HalModule
 from ireeabi.modules.hal.inline import HalInlineModule
 from ireeabi.modules.hal.loader import HalLoaderModule, LoadedExecutable
 from ireeabi.modules.hal.module_api import ModuleApi
 from ireeabi.modules.vmvx.module import create_vmvx_module
 from ireeabi.hal.resource import ResourceType
+
+if TYPE_CHECKING:
+    from ireeabi.modules.hal.module import HalModule
 
 
 class HalRuntime:
@@ -95,6 +95,9 @@ class HalRuntime:
         # makes them for a device (DEVICE_LOCAL, through the heap allocator's compatibility rules).
         self.hal: HalModule | None = None
         if full_hal:
+            from ireeabi.hal.device import compatible_params
+            from ireeabi.modules.hal.module import HalModule  # start-up: inline programs never load it
+
             self.hal = HalModule(self)
             self.modules[self.hal.module.name] = self.hal.module
             self.api.input_memory_type, self.api.input_usage = compatible_params(
@@ -180,14 +183,20 @@ class HalRuntime:
         self.close()
 
 
-@functools.lru_cache(maxsize=1)
+# The ref types of the instance iree-run-module makes: the VM's `vm.buffer` and every HAL type
+# (runtime/src/iree/modules/hal/types.c, iree_hal_module_register_all_types). A runtime with the
+# full `hal` module registers exactly these (tests/modules/hal/test_runtime_types.py compares them
+# with its TypeRegistry); named here so that reading a module needs no runtime.
+RUN_MODULE_TYPE_NAMES = frozenset({
+    "vm.buffer", "hal.allocator", "hal.buffer", "hal.buffer_view", "hal.channel", "hal.command_buffer",
+    "hal.device", "hal.event", "hal.executable", "hal.fence", "hal.file", "hal.semaphore"})
+
+
 def run_module_type_names() -> frozenset[str]:
-    """The ref type names of the instance iree-run-module makes (the VM's and every HAL type,
-    iree_hal_module_register_all_types), read from the TypeRegistry of a runtime with the full
-    `hal` module: what a module read before its runtime exists (`inspect`, `Program`) is resolved
-    against (`read_module(..., ref_types=...)`). Names do not depend on the data model."""
-    with HalRuntime(full_hal=True) as runtime:
-        return runtime.types.names()
+    """The ref type names of the instance iree-run-module makes (`RUN_MODULE_TYPE_NAMES`): what a
+    module read before its runtime exists (`inspect`, `Program`) is resolved against
+    (`read_module(..., ref_types=...)`). Names do not depend on the data model."""
+    return RUN_MODULE_TYPE_NAMES
 
 
 def _close_state(state: Any) -> None:

@@ -27,17 +27,50 @@ as iree-run-module does (`Program`, its input syntax and printing) is tooling: `
 """
 from __future__ import annotations
 
-from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
-from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
-from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
-from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                        ContextClosedError, ImportResolutionError, VmError,
-                                        VmFailError, VmStatusError, VmTrapError)
-from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
-                                                  NativeImports)
-from ireeabi.vm.bytecode.lists import VmList
-from ireeabi.vm.bytecode.numerics import PURE_OPS, siphash24
-from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
+    from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
+    from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
+    from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
+    from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
+                                            ContextClosedError, ImportResolutionError, VmError,
+                                            VmFailError, VmStatusError, VmTrapError)
+    from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
+                                                      NativeImports)
+    from ireeabi.vm.bytecode.lists import VmList
+    from ireeabi.vm.bytecode.numerics import PURE_OPS, siphash24
+    from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
+
+# Each name the face re-exports -> its submodule (PEP 562): importing the face (or one submodule,
+# such as the `.vmfb` reader) does not load the interpreter.
+_SUBMODULES = {
+    "buffer_factory": ("DEFAULT_MAX_ALLOCATION", "BufferFactory", "ByteBuffer"),
+    "compile": ("SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"),
+    "context": ("DEFAULT_MAX_DEPTH", "Context"),
+    "errors": ("ArgumentError", "BytecodeVerifyError", "ContextBusyError", "ContextClosedError",
+               "ImportResolutionError", "VmError", "VmFailError", "VmStatusError", "VmTrapError"),
+    "import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
+    "lists": ("VmList",),
+    "numerics": ("PURE_OPS", "siphash24"),
+    "vm_buffer_factory": ("RodataLeakError", "VmBufferFactory"),
+}
+_LAZY = {name: module for module, names in _SUBMODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name imported from its submodule on first use, then kept."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
            "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",

@@ -13,12 +13,12 @@ would (x + x for NaN inputs of ceil/floor/round, x / 0).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import struct
 from typing import Callable
 
 from ireeabi.vm.bytecode.errors import VmTrapError
+from ireeabi.vm.host_libraries import library_name
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
@@ -180,7 +180,7 @@ def _fdiv(a: float, b: float) -> float:
 # the SVID-compatible wrappers (log(-1) is +NaN there, -NaN in the 2.29 default). Python's math is
 # the fallback where ctypes cannot load libm.
 def _load_libm():
-    name = ctypes.util.find_library("m")
+    name = library_name("m")
     try:
         return ctypes.CDLL(name) if name else None
     except OSError:  # pragma: no cover (platform without a loadable libm)
