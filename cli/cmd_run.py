@@ -257,6 +257,8 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         refusal = legacy_loader_refusal(module, [d.name for d in modules])
         if refusal is not None:
             raise CliError(refusal)
+    if args.trace is None and args.trace_file is None:  # the tracer is imported only to trace
+        return _run(args, out, target, modules, module, None)
     from ireeabi.tooling.trace import close_trace, open_trace
     trace = open_trace(args.trace, args.trace_file, out)
     try:

@@ -45,7 +45,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -70,7 +70,9 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
-from .trace import Trace, as_trace
+
+if TYPE_CHECKING:
+    from .trace import Trace
 
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 
@@ -113,7 +115,10 @@ class Program:
                  reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
                  heap_limit: int | None = None, emulate_kernels: bool = False,
                  kernel_cpu_time: float | None = None, trace: "Trace | str | bool | None" = None) -> None:
-        traced = as_trace(trace)  # checked before anything is made
+        traced = None
+        if trace is not None and trace is not False:  # the tracer (and the disassembler) only then
+            from .trace import as_trace
+            traced = as_trace(trace)  # checked before anything is made
         # Read before the runtime exists (the module says which one it needs): its types resolve
         # against those of iree-run-module's instance.
         self.module = module if isinstance(module, ModuleFile) else \
