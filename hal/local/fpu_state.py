@@ -35,7 +35,11 @@ dispatch in `dispatch_scope(library, machine)`, which pushes the flushing state 
   tininess differently (x86 after rounding, ARM before), a result that rounds up to the smallest
   normal.
 - emulated kernels (`emulated_cpu.EmulatedCpu`): the guest's register (MXCSR, FPCR, FPSCR), the
-  emulator then flushing as that CPU does.
+  emulator then flushing as that CPU does. One gap, the emulator's: Unicorn's x86 (QEMU 5.0's
+  target/i386, update_mxcsr_status) puts MXCSR.FZ on its x87 status instead of the SSE one, so an
+  emulated i386 or x86_64 kernel reads denormal inputs as zero (DAZ) but keeps a denormal result
+  of normal operands (real SSE gives zero). AArch64's FPCR.FZ16 reads back clear there (a CPU
+  without half-precision arithmetic, where the bit is RES0).
 - wasm32 kernels (wasmtime) get nothing, as IREE's wasm build sets nothing.
 
 The previous value goes back when the scope ends, when the push changed it (as IREE's pop), and
