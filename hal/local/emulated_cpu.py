@@ -301,7 +301,7 @@ class EmulatedCpu:
         self._done_regs = (ctypes.c_int * 2)(arch.pc, arch.result)
         space = self._space = heap.space
         self._enable_fpu()
-        self.flush_bits = FLUSH_BITS.get(machine.name, 0) if machine.name in _FPU_CONTROL else 0
+        self.flush_bits = FLUSH_BITS.get(machine.name, 0)  # what a dispatch's push sets in fpu_control
         # The window, in regions (their starts, sorted, and start -> [end, perms]: what Unicorn has);
         # then the protections as they stand now, and every change from now on.
         self._lo, self._hi = space.base, space.end
@@ -355,6 +355,7 @@ class EmulatedCpu:
 
     def fpu_control(self) -> int:
         """The guest's floating-point control register (0 on riscv, which has none to flush)."""
+        self._check_open()
         reg = _FPU_CONTROL.get(self.target)
         return 0 if reg is None else int(self.uc.reg_read(reg))
 

@@ -99,16 +99,13 @@ def test_prints_what_iree_run_module_prints(name):
     path = tools.compile_mlir(PROGRAM, model=model, extra_flags=flags)
     expected = FLUSHED if name in FLUSHING_MODELS else KEPT
     for k, ((function, inputs), want) in enumerate(zip(CASES, expected)):
-        iree = _iree(path, function, inputs) if model != "async-external-llvm-cpu" else None
+        iree = _iree(path, function, inputs)
         got = _ours(path, function, inputs, **options)
-        if iree is not None:
-            assert _lines(iree) == [want], (name, function, inputs, iree)  # the facts used here
+        assert _lines(iree) == [want], (name, function, inputs, iree)  # the facts used here
         if name == "llvm-cpu-emulated" and k in UNICORN_X86_FTZ:
             assert _lines(got) == [UNICORN_X86_FTZ[k]], (name, function, inputs, got)
-        elif iree is not None:
+        else:
             assert got == iree, (name, function, inputs)
-        else:  # iree-run-module appends the fences; the llvm-cpu build's output is the oracle
-            assert _lines(got) == [want], (name, function, inputs, got)
 
 
 def test_the_host_fpu_is_restored_after_a_run():
