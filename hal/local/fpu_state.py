@@ -1,13 +1,15 @@
 """The floating-point state IREE's local HAL pushes around a dispatch: denormals flushed to zero.
 
-What IREE does (runtime/src/iree/base/internal/fpu_state.{h,c}; 3.13's tools behave so):
+What IREE does (runtime/src/iree/base/internal/fpu_state.{h,c}, read at IREE's main branch;
+iree-run-module 3.13 behaves so):
 
 - `iree_fpu_state_push(IREE_FPU_STATE_FLAG_FLUSH_DENORMALS_TO_ZERO)` reads the thread's control
   register, sets its flush bits and writes it back only when that changed; `iree_fpu_state_pop`
   writes the previous value back, again only when the push changed it. The bits (`FLUSH_BITS`):
   x86_64 and i386 MXCSR FTZ | DAZ (0x8040: results and inputs that are denormal become zero; SSE
   only, the x87 unit ignores MXCSR), aarch64 FPCR FZ | FZ16 (0x1080000), armv7 FPSCR FZ
-  (0x1000000: the VFP unit; NEON always flushes). riscv32, riscv64 and wasm32 have nothing to set:
+  (0x1000000: the VFP unit; NEON always flushes, so armv7's vectorized f32 kernels flush even where
+  nothing is pushed). riscv32, riscv64 and wasm32 have nothing to set:
   their kernels keep denormals.
 - Who pushes: the inline command buffer, around each dispatch it issues
   (runtime/src/iree/hal/local/inline_command_buffer.c, iree_hal_inline_command_buffer_dispatch),
@@ -21,8 +23,8 @@ What IREE does (runtime/src/iree/base/internal/fpu_state.{h,c}; 3.13's tools beh
   denormals (iree-run-module 3.13 prints 1.1E-39 for 1E-40 + 1E-39 there, 0 in the default model).
 
 How ireeabi models it: `LocalDispatcher.dispatch` (hal/local/inline_command_buffer.py) runs each
-dispatch in `dispatch_scope(library, machine)`, which pushes the flushing state when IREE on
-`machine`'s architecture would, on the FPU the library's code runs on (`fpu_of`):
+dispatch in `dispatch_scope(library, target)`, which pushes the flushing state when IREE built for
+the runtime's data model `target` would, on the FPU the library's code runs on (`fpu_of`):
 
 - host code (native ELF kernels, Python kernels, and the VM interpreter running vmvx kernels): the
   calling thread's own control register, through the C helper (`HostFpu`; native_build.py), set to
