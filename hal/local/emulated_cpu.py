@@ -42,7 +42,11 @@ Interface (what the ELF loader and the dispatch integration build on):
     called by emulated code as well; on the host heap (whose table holds real C pointers) the CPU
     keeps a handle table of its own.
   - The FPU is switched on (riscv mstatus.FS, armv7 CPACR cp10/cp11 and FPEXC.EN, aarch64
-    CPACR_EL1.FPEN; x87/SSE are on by default).
+    CPACR_EL1.FPEN; x87/SSE are on by default). Its control register (MXCSR, FPCR, FPSCR; none on
+    riscv) is `fpu_control()` / `set_fpu_control(value)`, with `flush_bits` the bits IREE sets in
+    it to flush denormals (`fpu_state.FLUSH_BITS`; 0 on riscv): the state a dispatch pushes
+    (`fpu_state.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
+    applies MXCSR.FZ to its x87 status, not to SSE's: DAZ works, FTZ does not (fpu_state.py).
   - A stack of `stack_size` bytes is a guarded block of the heap (target memory; a stack overflow
     faults on the guard page). It is freed by `close()`; close the CPU before a leak check.
 - `call(function, args, *, max_instructions=None, what="") -> int`: calls target address
@@ -102,6 +106,7 @@ from unicorn import x86_const as X86
 from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
+from ireeabi.hal.local.fpu_state import FLUSH_BITS
 from ireeabi.vm import callbacks
 from ireeabi.vm.address_space import PAGE
 from ireeabi.vm.heap import Heap, HeapError
@@ -181,6 +186,9 @@ _ARCHES = {
 }
 
 TARGETS = tuple(_ARCHES)
+# The floating-point control register of each target that has one IREE's fpu_state writes.
+_FPU_CONTROL = {"x86_64": X86.UC_X86_REG_MXCSR, "i386": X86.UC_X86_REG_MXCSR,
+                "aarch64": A64.UC_ARM64_REG_FPCR, "armv7": ARM.UC_ARM_REG_FPSCR}
 
 _ACCESS = {
     uc_mod.UC_MEM_READ_UNMAPPED: "read of unmapped memory",
@@ -293,6 +301,7 @@ class EmulatedCpu:
         self._done_regs = (ctypes.c_int * 2)(arch.pc, arch.result)
         space = self._space = heap.space
         self._enable_fpu()
+        self.flush_bits = FLUSH_BITS.get(machine.name, 0)  # what a dispatch's push sets in fpu_control
         # The window, in regions (their starts, sorted, and start -> [end, perms]: what Unicorn has);
         # then the protections as they stand now, and every change from now on.
         self._lo, self._hi = space.base, space.end
@@ -343,6 +352,20 @@ class EmulatedCpu:
             uc.reg_write(ARM.UC_ARM_REG_FPEXC, 0x40000000)  # EN
         elif name == "aarch64":
             uc.reg_write(A64.UC_ARM64_REG_CPACR_EL1, uc.reg_read(A64.UC_ARM64_REG_CPACR_EL1) | (3 << 20))  # FPEN
+
+    def fpu_control(self) -> int:
+        """The guest's floating-point control register (0 on riscv, which has none to flush)."""
+        self._check_open()
+        reg = _FPU_CONTROL.get(self.target)
+        return 0 if reg is None else int(self.uc.reg_read(reg))
+
+    def set_fpu_control(self, value: int) -> None:
+        """Write the guest's control register (Unicorn updates its float status from it); nothing on
+        riscv."""
+        self._check_open()
+        reg = _FPU_CONTROL.get(self.target)
+        if reg is not None:
+            self.uc.reg_write(reg, value & 0xFFFFFFFF)
 
     def _mirror(self, offset: int, size: int, accessible: bool) -> None:
         """The address space protects or frees whole pages at arena `offset`: the same in here."""

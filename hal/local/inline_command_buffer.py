@@ -8,7 +8,8 @@ must be exactly the export's constant count and the bindings exactly its binding
 binding must name a buffer (FAILED_PRECONDITION "required binding N is NULL; ..."). Each binding is
 mapped over (offset, length) of its buffer (iree_hal_buffer_map_range's range checks), the
 dispatch_state_v0 gets workgroup size 1x1x1 (the static dispatch config has none), max_concurrency 1,
-and every workgroup runs in the calling thread.
+and every workgroup runs in the calling thread, with denormals flushed to zero on x86 and ARM
+(`fpu_state.dispatch_scope`: IREE's iree_fpu_state_push around the dispatch).
 
 Kernels of host machine code run through hal/local/elf_executable.py's `Library.issue` with the state in the
 heap's memory (laid out for its data model, which must be the host's); vmvx kernels run through
@@ -23,6 +24,7 @@ from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.hal.buffer import BufferTypes, calculate_range
 from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
+from ireeabi.hal.local.fpu_state import dispatch_scope
 
 _U32 = 0xFFFFFFFF
 
@@ -96,12 +98,13 @@ class LocalDispatcher:
         ptrs = [p for p, _ in mapped]
         lengths = [n for _, n in mapped]
         counts = (counts[0] & _U32, counts[1] & _U32, counts[2] & 0xFFFF)
-        if hasattr(library, "run_workgroups"):  # a vmvx module: the VM runs each workgroup
-            library.run_workgroups(fid, counts, constants, mapped)
-            return
-        state = self._state((len(constants), len(ptrs)))
-        state.pack(counts, constants, ptrs, lengths)
-        issue_dispatch(library, fid, state.address, self._workgroup_state(), counts, self.heap, ptrs, lengths)
+        with dispatch_scope(library, self.machine.name):  # denormals flushed, as IREE pushes it
+            if hasattr(library, "run_workgroups"):  # a vmvx module: the VM runs each workgroup
+                library.run_workgroups(fid, counts, constants, mapped)
+                return
+            state = self._state((len(constants), len(ptrs)))
+            state.pack(counts, constants, ptrs, lengths)
+            issue_dispatch(library, fid, state.address, self._workgroup_state(), counts, self.heap, ptrs, lengths)
 
 
 __all__ = ["LocalDispatcher"]

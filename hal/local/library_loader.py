@@ -117,7 +117,9 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
                                  f"the runtime's data model {machine.name}")
     from ireeabi.hal.local import emulated_executable
 
-    return emulated_executable.load(format, data, runners.elf, constants, processor_data)
+    library = emulated_executable.load(format, data, runners.elf, constants, processor_data)
+    library.fpu = runners.elf.cpu()  # a dispatch's FPU state is the emulated CPU's (fpu_state)
+    return library
 
 
 # Where an executable runs (Placement.where), and how each place is said.

@@ -32,6 +32,10 @@ What the C does:
   jump (the kernel sees the stack pointer outside it) and freed with its timer at the thread's exit.
   A stopped kernel leaves its outputs half written, no more: the library stays usable.
 - `ireeabi_import_thunk`: the environment's import thunk (`fn(params, context, reserved)`).
+- `ireeabi_fpu_control` / `ireeabi_set_fpu_control` / `ireeabi_fpu_flush_bits`: the calling thread's
+  floating-point control register (x86 MXCSR, AArch64 FPCR, ARM FPSCR; none elsewhere) and the bits
+  that flush denormals to zero in it, for `fpu_state.py` (the state IREE's local HAL pushes around a
+  dispatch).
 - `ireeabi_native_digest`: the digest of this file's C text it was built from.
 """
 from __future__ import annotations
@@ -59,6 +63,9 @@ int ireeabi_call_guarded(uintptr_t fn, int kind, uint32_t a0, uintptr_t a1, uint
 uintptr_t ireeabi_import_thunk_address(void);
 int ireeabi_timer_signal(void);
 int64_t ireeabi_timer_remaining_ns(void);
+uint64_t ireeabi_fpu_control(void);
+void ireeabi_set_fpu_control(uint64_t value);
+uint64_t ireeabi_fpu_flush_bits(void);
 """
 
 SOURCE = r"""
@@ -372,6 +379,38 @@ int ireeabi_issue_workgroups(uintptr_t fn, uintptr_t environment, uintptr_t disp
   *calls = n;
   return ret;
 }
+
+/* The calling thread's floating-point control register, and the bits of it that flush denormal
+   inputs and results to zero (0 where the architecture has no such register here). */
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+uint64_t ireeabi_fpu_control(void) { return (uint64_t)_mm_getcsr(); }
+void ireeabi_set_fpu_control(uint64_t value) { _mm_setcsr((unsigned int)value); }
+uint64_t ireeabi_fpu_flush_bits(void) { return 0x8040; }  /* MXCSR FTZ (bit 15) | DAZ (bit 6) */
+#elif defined(__aarch64__)
+uint64_t ireeabi_fpu_control(void) {
+  uint64_t v;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+void ireeabi_set_fpu_control(uint64_t value) { __asm__ __volatile__("msr fpcr, %0" : : "r"(value)); }
+uint64_t ireeabi_fpu_flush_bits(void) { return 0x1080000; }  /* FPCR FZ (bit 24) | FZ16 (bit 19) */
+#elif defined(__arm__) && defined(__ARM_FP)
+uint64_t ireeabi_fpu_control(void) {
+  uint32_t v;
+  __asm__ __volatile__("vmrs %0, fpscr" : "=r"(v));
+  return v;
+}
+void ireeabi_set_fpu_control(uint64_t value) {
+  uint32_t v = (uint32_t)value;
+  __asm__ __volatile__("vmsr fpscr, %0" : : "r"(v));
+}
+uint64_t ireeabi_fpu_flush_bits(void) { return 0x1000000; }  /* FPSCR FZ (bit 24) */
+#else
+uint64_t ireeabi_fpu_control(void) { return 0; }
+void ireeabi_set_fpu_control(uint64_t value) { (void)value; }
+uint64_t ireeabi_fpu_flush_bits(void) { return 0; }
+#endif
 
 /* One call of library code with the trap: kind 0 is void(void) (initializers), kind 1 is
    void*(uint32_t, void*) (iree_hal_executable_library_query). Results as the issue's. */

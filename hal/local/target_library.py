@@ -45,6 +45,9 @@ class TargetLibrary(LoadedLibrary):
     _release: Callable[[], None] = field(repr=False)  # frees what the library holds
     unusable: str = ""
     closed: bool = False
+    # The FPU its code runs on, whose state a dispatch pushes (fpu_state): the emulated CPU; None
+    # under wasmtime, whose state IREE's wasm build leaves alone.
+    fpu: Any = None
 
     def issue(self, ordinal: int, dispatch_state: int, workgroup_state: int,
               workgroup_count: tuple[int, int, int], heap: Any = None) -> DispatchResult:

@@ -3,18 +3,20 @@
 (runtime/src/iree/hal/local/loaders/vmvx_module_loader.c).
 
 - load: the data is a bytecode module, instantiated in its own context (its imports served by the
-  runtime's native modules; IREE also registers its `vmvx` microkernel module, which ireeabi does
-  not model: a kernel importing it fails to load, naming the import); every export must have the
-  entry calling convention `0rrriiiiiiiii_v` (iree_hal_vmvx_executable_verify_entry_point's status
-  otherwise); the export's reflection attributes `constant_count`, `binding_count` and
-  `local_memory` (bytes, in 4 KiB pages) give its dispatch attributes; executable-level constants
-  go to `__set_constants` as a vm.buffer, or are refused where the module has none (and the reverse).
+  runtime's native modules, IREE's `vmvx` microkernel module among them: modules/vmvx); every
+  export must have the entry calling convention `0rrriiiiiiiii_v`
+  (iree_hal_vmvx_executable_verify_entry_point's status otherwise); the export's reflection
+  attributes `constant_count`, `binding_count` and `local_memory` (bytes, in 4 KiB pages) give its
+  dispatch attributes; executable-level constants go to `__set_constants` as a vm.buffer, or are
+  refused where the module has none (and the reverse).
 - dispatch: each workgroup (z outer, x inner) calls the export with (local memory, push constants,
   a vm.list of the bindings as vm.buffers, workgroup id x/y/z, size x/y/z, count x/y/z), as
   iree_hal_vmvx_executable_issue_call does. The vm.buffers are views of the mapped binding memory
   (IREE initializes them on its stack with a null allocator): handles in the heap, freed after the
   dispatch; one still referenced then (a kernel that kept it) is an error, where IREE would leave a
-  dangling pointer.
+  dangling pointer. The inline command buffer runs the dispatch with denormals flushed to zero
+  (hal/local/fpu_state.py): the interpreter's float ops, Python and numpy arithmetic on the host
+  thread, then flush as IREE's interpreter does under that state.
 
 Bytecode runs on every data model, so vmvx executables load on every target.
 """
