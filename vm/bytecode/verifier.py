@@ -397,9 +397,23 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
 
 
 def verify_prefix_feature(fn: Function, code: bytes, pc: int) -> None:
-    """IREE's feature check of an ext-prefixed op at `pc` (it comes before the op is decoded)."""
-    if pc + 1 >= len(code) or code[pc] not in isa.SETS_BY_PREFIX:
-        return  # a prefix that is the last byte: IREE's pc range check comes first
+    """IREE's checks of the op at `pc` that come before it is decoded (`fn.instructions` are the
+    ops before it): that it is in a block (or is a block marker after a terminator), then the
+    feature bits of its ext prefix."""
+    if pc + 1 >= len(code):
+        return  # the last byte: IREE's walk stops before it
+    in_block = False
+    for inst in fn.instructions:
+        if inst.is_block:
+            in_block = True
+        elif inst.op.symbol in TERMINATORS:
+            in_block = False
+    if not in_block and code[pc] != isa.BLOCK_MARKER:
+        raise _fail(f"op at pc {pc:08X} is not in a block", pc)
+    if in_block and code[pc] == isa.BLOCK_MARKER:
+        raise _fail(f"op at pc {pc:08X} is a block while still in a block", pc)
+    if code[pc] not in isa.SETS_BY_PREFIX:
+        return
     feature = isa.SET_FEATURE_BITS.get(isa.SETS_BY_PREFIX[code[pc]])
     if feature is not None and not fn.requirements & feature:
         raise _fail(_feature_mismatch(feature, fn.requirements), pc)
