@@ -367,6 +367,23 @@ def test_verify_error_before_an_undecodable_op():
     assert (mine.phase, mine.code) == ("load", OOR), mine
 
 
+@pytest.mark.parametrize("prefix, at_block", [(0xE0, True), (0xE1, True), (0xFF, True), (0xE1, False)])
+def test_an_op_that_does_not_decode_is_checked_for_its_block_first(prefix, at_block):
+    """IREE checks that an op is in a block before it reads it (then an ext prefix's feature bits,
+    then the op): an ext prefix the function does not declare, or an unknown opcode, where a block
+    marker belongs is "not in a block"; right after a block marker, the feature or the opcode."""
+    b = desc(8, p32(0))(par())  # f declares no feature
+    pc = opcode_at(b, F, "block") + (0 if at_block else 1)
+    data = patch(b, pc, bytes([prefix]))
+    iree_seen = theirs(data, "f", (1,))
+    mine = ours_vm(data, "f", (1,))
+    assert (iree_seen.phase, iree_seen.code) == ("load", INV), iree_seen
+    assert (mine.phase, mine.code) == ("load", INV), mine
+    assert check_key(mine.text) == check_key(iree_seen.text), (iree_seen.text, mine.text)
+    expected = ("not-in-block" if at_block else "features" if prefix != 0xFF else "opcode")
+    assert check_key(mine.text) == expected, mine.text
+
+
 # --------------------------------------------------------------------------------------------------
 # What IREE does not check at load
 
