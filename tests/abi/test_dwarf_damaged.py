@@ -10,7 +10,11 @@ offset or attribute, never another exception, a hang or an unbounded allocation.
   offsets where no DIE starts, DW_AT_sibling links that loop (not followed: the structs read are
   the undamaged file's), absurd array bounds, deep nesting; the one-byte .debug_abbrev flip that
   left a typedef without a name (a TypeError in `dwarf_struct` before); a section size past the
-  file's end (read through a memory map: no allocation of that size).
+  file's end (read through a memory map: no allocation of that size);
+- compressed debug sections (gcc -gz: SHF_COMPRESSED, and GNU's .zdebug_* sections) read as the
+  plain object; decompression bombs (a declared size of gigabytes, a stream inflating past its
+  declared size) and a NOBITS debug section of gigabytes refused naming the section, with no
+  allocation of that size.
 """
 from __future__ import annotations
 
