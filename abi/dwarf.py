@@ -12,6 +12,9 @@ A damaged file is a `DwarfError` too, naming the section, DIE offset and attribu
 takes work and memory in proportion to the file:
 
 - the file is memory-mapped, so a section size or offset past its end reads what is there;
+- compressed debug sections (SHF_COMPRESSED, GNU's `.zdebug_*`) are inflated here, never past the
+  size each declares and at most `MAX_INFLATED` bytes in all (a decompression bomb is an error
+  naming the section), and handed to pyelftools inflated;
 - pyelftools parses the ELF headers and the DIEs; where it fails, the error names the section and
   offset it was at (the unit header, or the DIE and the .debug_abbrev table it was decoded with);
 - each unit's DIEs are read once, in order, and the tree is rebuilt from that walk (DW_AT_sibling is
