@@ -43,6 +43,7 @@ import contextlib
 import io
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -461,7 +462,8 @@ def header_cases(count: int, seed: int) -> list[CommandCase]:
 
 
 def dwarf_objects(out_dir: Path) -> dict[str, bytes]:
-    """The DWARF_BUILDS objects, compiled from DWARF_SOURCE."""
+    """The DWARF_BUILDS objects, compiled from DWARF_SOURCE (the same bytes wherever they are
+    built)."""
     import shutil
     src = out_dir / "use.c"
     src.write_text(DWARF_SOURCE)
@@ -470,8 +472,10 @@ def dwarf_objects(out_dir: Path) -> dict[str, bytes]:
         compiler = shutil.which(cc)
         assert compiler, f"{cc} is needed to build the campaign's DWARF objects"
         obj = out_dir / f"{name}.o"
-        subprocess.run([compiler, "-c", "-I", str(HEADERS), *flags, str(src), "-o", str(obj)],
-                       check=True)
+        # the paths mapped to fixed ones: the same bytes from any directory (the seed's mutants too)
+        subprocess.run([compiler, "-c", "-I", str(HEADERS), *flags, f"-ffile-prefix-map={out_dir}=/src",
+                        f"-ffile-prefix-map={HEADERS}=/headers", str(src), "-o", str(obj)],
+                       check=True, cwd=out_dir)
         out[name] = obj.read_bytes()
     return out
 
@@ -520,7 +524,9 @@ def dwarf_cases(objects: dict[str, bytes], count: int, seed: int) -> list[Comman
     out = []
     for i in range(count):
         name = names[i % len(names)]
-        part, lo, hi = rng.choice(regions[name])
+        # the DIEs and their abbreviations get half the mutants; the other sections the rest
+        core = [r for r in regions[name] if r[0].lstrip(".z").startswith(("debug_info", "debug_abbrev"))]
+        part, lo, hi = rng.choice(core if core and rng.random() < 0.5 else regions[name])
         data, kind = _damage(rng, objects[name], lo, hi)
         flags = list(rng.choice(TARGET_FLAGS))
         argv = ["layout", rng.choice(DWARF_NAMES), "--dwarf", "{dir}/m.o", *flags]
@@ -546,7 +552,8 @@ def disassembly_cases(mods: list[Module], count: int, seed: int) -> list[Command
 def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: str,
                 peak_limit: int = PEAK_LIMIT) -> tuple[str, str, int]:
     """(outcome, detail, peak RSS in bytes) of one case: "ok" (exit 0), "refused" (one
-    `ireeabi: error:` message, exit 1 or 2), "traceback" (anything else, or any traceback
+    `ireeabi: error:` message, exit 1 or 2; or a header's listing with its errors, exit 2),
+    "traceback" (anything else, or any traceback
     printed), "signal", "hang", "backstop", or "memory" (a peak above `peak_limit`)."""
     import peak_rss
     import shutil
@@ -565,6 +572,8 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
             return verdict, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s", 0
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
+        out.seek(0)
+        listing = out.read().decode("utf-8", "replace")
     if os.WIFSIGNALED(status):
         return "signal", f"signal {os.WTERMSIG(status)}: {text[-2000:]}", 0
     text, peak = peak_rss.split_stderr(text)
@@ -574,11 +583,20 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
         outcome = "ok"
     elif code in (1, 2) and clean and text.startswith("ireeabi: error: "):
         outcome = "refused"
+    elif code == 2 and clean and not text and _listed_errors(listing):
+        outcome = "refused"  # `layout --header` without a name: the structs, then their errors
     else:
         return "traceback", f"exit {code}: {text[-3000:]}", peak
     if peak > peak_limit:
         return "memory", f"peak RSS {peak >> 20} MiB ({outcome}): {text[:300]}", peak
     return outcome, text[:300], peak
+
+
+def _listed_errors(listing: str) -> bool:
+    """Whether `layout --header`'s listing of every struct reports errors (exit 2): `error (T):
+    ...` lines, or a non-empty "errors" list in its JSON."""
+    return (re.search(r"^error \(\w+\): ", listing, re.M) is not None
+            or re.search(r'"errors": \[\s*\{', listing) is not None)
 
 
 @dataclass
@@ -613,7 +631,7 @@ def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
     return out
 
 
-def command_campaign(headers: int = 60, dwarf: int = 150, disassembly: int = 150, seed: int = 0,
+def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80, seed: int = 0,
                      cpu_limit: float = CPU_LIMIT, backstop: "float | None" = None,
                      cases: "list[CommandCase] | None" = None, verbose: bool = False) -> CommandResult:
     """Hostile headers through `layout --header`, DWARF mutants through `layout --dwarf`, module
@@ -641,9 +659,9 @@ def main() -> None:
                     help="seconds of CPU past which a mutant is a hang")
     ap.add_argument("--backstop", type=float, default=None,
                     help=f"wall-clock seconds (default {BACKSTOP_FACTOR} x the CPU limit)")
-    ap.add_argument("--headers", type=int, default=60, help="hostile headers through layout --header")
-    ap.add_argument("--dwarf", type=int, default=150, help="object mutants through layout --dwarf")
-    ap.add_argument("--disassembly", type=int, default=150,
+    ap.add_argument("--headers", type=int, default=40, help="hostile headers through layout --header")
+    ap.add_argument("--dwarf", type=int, default=100, help="object mutants through layout --dwarf")
+    ap.add_argument("--disassembly", type=int, default=80,
                     help="module mutants through inspect --disassemble")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()

@@ -29,7 +29,7 @@ import mutation_campaign as mc
 
 MUTANTS = 2000
 SEED = 20261203
-HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES = 60, 160, 140
+HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES = 40, 100, 80
 HERE = Path(__file__).resolve().parents[1]
 
 
@@ -105,7 +105,7 @@ def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
     assert result.failures == 0, "\n".join(f"{o}: {what}\n{detail[-1500:]}" for o, what, detail in result.bad[:5])
     assert max(result.peaks.values()) <= mc.PEAK_LIMIT
     for kind, counts in result.counts.items():  # both answers are common: listings and refusals
-        assert counts["ok"] >= sizes[kind] // 10 and counts["refused"] >= sizes[kind] // 10, (kind, counts)
+        assert counts["ok"] >= sizes[kind] // 20 and counts["refused"] >= sizes[kind] // 20, (kind, counts)
 
 
 def test_the_command_cases_cover_every_hostile_shape_and_object(command_cases):
