@@ -46,7 +46,8 @@ from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struc
 from .oracles import Measured, OracleError, clang_index, diff
 from .targets import Target, get as _get_target
 
-MEMORY_BYTES = 2 << 30  # address space libclang may take above the caller's (IREE's headers: < 200 MiB)
+MEMORY_BYTES = 768 << 20  # address space libclang may take above the caller's (IREE's headers: < 200 MiB;
+# 100,000 members: < 512 MiB); resident, the child then stays under the 1 GB a command may peak at
 SECONDS = 300.0  # a backstop: an ordinary header takes well under a second
 MAX_NESTING = 128  # records inside records (C11 5.2.4.1 asks for 63)
 # Fields libclang's offset query may re-validate in all (it walks the field's whole record, nested

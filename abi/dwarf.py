@@ -12,6 +12,9 @@ A damaged file is a `DwarfError` too, naming the section, DIE offset and attribu
 takes work and memory in proportion to the file:
 
 - the file is memory-mapped, so a section size or offset past its end reads what is there;
+- compressed debug sections (SHF_COMPRESSED, GNU's `.zdebug_*`) are inflated here, never past the
+  size each declares and at most `MAX_INFLATED` bytes in all (a decompression bomb is an error
+  naming the section), and handed to pyelftools inflated;
 - pyelftools parses the ELF headers and the DIEs; where it fails, the error names the section and
   offset it was at (the unit header, or the DIE and the .debug_abbrev table it was decoded with);
 - each unit's DIEs are read once, in order, and the tree is rebuilt from that walk (DW_AT_sibling is
@@ -27,6 +30,8 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
+import zlib
 from io import BytesIO
 from pathlib import Path
 from typing import IO, Any, Iterator
@@ -146,11 +151,128 @@ def _open(path: Path, stream: Any) -> tuple[Target, Any]:
         raise DwarfError(f"{path}: damaged ELF section headers ({_what(e)})") from None
     if not has_dwarf:
         raise DwarfError(f"{path}: no DWARF debug information (build with -g)")
+    inflated = _inflated(path, elf, stream)
+    if inflated is not None:  # the same file with its debug sections stored inflated
+        elf = ELFFile(BytesIO(inflated))
     try:
         return target, elf.get_dwarf_info()
     except Exception as e:  # noqa: BLE001
         raise DwarfError(f"{path}: damaged DWARF sections (.debug_*) or their relocations "
                          f"({_what(e)})") from None
+
+
+# Compressed debug sections (gcc/ld -gz): SHF_COMPRESSED ones (an Elf_Chdr, then the zlib stream)
+# and GNU's older `.zdebug_*` ones ("ZLIB", the inflated size in 8 big-endian bytes, the stream).
+# Deflate inflates up to ~1000 times, so a small file can declare (or hold) gigabytes: the inflated
+# sizes are bounded in all, and no stream is inflated past the size it declares.
+MAX_INFLATED = 256 << 20
+_SHF_COMPRESSED = 0x800
+_ELFCOMPRESS = {1: "zlib", 2: "zstd"}
+
+
+def _inflate(where: str, data: bytes, size: int, budget: int) -> bytes:
+    """The zlib stream `data`, declared to inflate to `size` bytes, inflated: never more than
+    `size` + 1 bytes are made, and `size` must fit in `budget`."""
+    if size > budget:
+        raise DwarfError(f"{where}: declares {size} bytes inflated; compressed debug sections are "
+                         f"read up to {MAX_INFLATED >> 20} MiB inflated in all (a decompression bomb?)")
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(data, size + 1)
+    except zlib.error as e:
+        raise DwarfError(f"{where}: damaged zlib stream ({e})") from None
+    if len(out) > size:
+        raise DwarfError(f"{where}: inflates past the {size} bytes its header declares")
+    if len(out) < size:
+        raise DwarfError(f"{where}: inflates to {len(out)} bytes, not the {size} its header "
+                         f"declares")
+    return out
+
+
+def _inflated(path: Path, elf: Any, stream: Any) -> "bytearray | None":
+    """The file's bytes with each compressed debug section replaced by its inflated data (appended,
+    its section header pointed there, SHF_COMPRESSED cleared, `.zdebug_` names now `.debug_`), or
+    None when no debug section is compressed. pyelftools would inflate them without a bound, and
+    apply a `.zdebug_` section's relocations to its compressed bytes."""
+    try:
+        sections = [(i, s.name, s.header) for i, s in enumerate(elf.iter_sections())]
+        shstrndx = elf.get_shstrndx()
+    except Exception as e:  # noqa: BLE001 - pyelftools on damaged headers, as in _open
+        raise DwarfError(f"{path}: damaged ELF section headers ({_what(e)})") from None
+    end = "<" if elf.little_endian else ">"
+    wide = elf.elfclass == 64
+    stream = stream if isinstance(stream, mmap.mmap) else stream.getbuffer()
+    budget = MAX_INFLATED
+    new: dict[int, bytes] = {}
+    for i, name, h in sections:
+        if not name.startswith((".debug_", ".zdebug_")):
+            continue
+        where = f"{path}: section {name}"
+        if h["sh_type"] == "SHT_NOBITS":  # pyelftools makes its zeros: as large as it declares
+            if h["sh_size"] > budget:
+                raise DwarfError(f"{where}: SHT_NOBITS of {h['sh_size']} bytes, past the "
+                                 f"{MAX_INFLATED >> 20} MiB read (the file holds none of them)")
+            continue
+        raw = stream[h["sh_offset"]:h["sh_offset"] + h["sh_size"]]
+        if h["sh_flags"] & _SHF_COMPRESSED:
+            chdr = struct.Struct(end + ("IIQQ" if wide else "III"))
+            if len(raw) < chdr.size:
+                raise DwarfError(f"{where}: SHF_COMPRESSED, but its {len(raw)} bytes hold no "
+                                 f"compression header")
+            fields = chdr.unpack_from(raw)
+            kind, size = fields[0], fields[2 if wide else 1]
+            if kind != 1:
+                what = _ELFCOMPRESS.get(kind, f"type {kind}")
+                raise DwarfError(f"{where}: compressed with {what}; only zlib (ELFCOMPRESS_ZLIB) "
+                                 f"is read")
+            new[i] = _inflate(where, raw[chdr.size:], size, budget)
+        elif name.startswith(".zdebug_"):
+            if len(raw) < 12 or raw[:4] != b"ZLIB":
+                raise DwarfError(f"{where}: no \"ZLIB\" header (a .zdebug_ section is compressed)")
+            new[i] = _inflate(where, raw[12:], int.from_bytes(raw[4:12], "big"), budget)
+        else:
+            continue
+        budget -= len(new[i])
+    renamed = any(".zdebug_" in name for _, name, _ in sections)
+    if not new and not renamed:
+        return None
+    try:
+        # Elf64_Shdr / Elf32_Shdr: sh_flags, sh_offset and sh_size, address-sized
+        return _rewritten(elf, bytearray(stream[:]), sections, shstrndx, new, renamed,
+                          end + ("Q" if wide else "I"), (8, 24, 32) if wide else (8, 16, 20))
+    except (struct.error, IndexError, OverflowError) as e:  # headers the file does not hold
+        raise DwarfError(f"{path}: damaged ELF section headers ({_what(e)})") from None
+
+
+def _rewritten(elf: Any, image: bytearray, sections: list, shstrndx: int, new: dict[int, bytes],
+               renamed: bool, word: str, at: tuple[int, int, int]) -> bytearray:
+    """`image` with the inflated sections `new` appended and their headers pointed there (and a
+    new section name table when `renamed`); `word` is the format of a header's address-sized
+    fields, `at` the offsets of sh_flags, sh_offset and sh_size in a header."""
+    end = word[0]
+    shoff, shentsize = elf["e_shoff"], elf["e_shentsize"]
+    flags_at, offset_at, size_at = at
+
+    def place(i: int, data: bytes) -> None:
+        start = (len(image) + 7) & ~7
+        image.extend(bytes(start - len(image)))
+        image.extend(data)
+        header = shoff + i * shentsize
+        struct.pack_into(word, image, header + offset_at, start)
+        struct.pack_into(word, image, header + size_at, len(data))
+
+    for i, data in new.items():
+        place(i, data)
+        header = shoff + i * shentsize
+        flags = struct.unpack_from(word, image, header + flags_at)[0]
+        struct.pack_into(word, image, header + flags_at, flags & ~_SHF_COMPRESSED)
+    if renamed:  # a string table of its own: names may share bytes (`.rela.zdebug_info`)
+        table = bytearray(b"\0")
+        for i, name, _ in sections:
+            struct.pack_into(end + "I", image, shoff + i * shentsize, len(table))
+            table += name.replace(".zdebug_", ".debug_", 1).encode("utf-8", "surrogateescape") + b"\0"
+        place(shstrndx, bytes(table))
+    return image
 
 
 class _Dies:

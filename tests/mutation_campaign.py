@@ -43,6 +43,7 @@ import contextlib
 import io
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -79,7 +80,8 @@ FOREIGN_BUDGET = 20_000_000
 CPU_LIMIT = 60.0  # seconds of CPU past which a process is a hang (budgets need at most ~10 s)
 BACKSTOP_FACTOR = 10  # the wall-clock backstop: this many times the CPU limit
 EDGE_WORDS = (0, 1, 0xFF, 0x7F, 0x80, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF, 0x10000, 64)
-OUTCOMES = ("ok", "refused", "traceback", "signal", "hang", "backstop")
+OUTCOMES = ("ok", "refused", "traceback", "signal", "hang", "backstop", "memory")
+FAILURES = ("traceback", "signal", "hang", "backstop", "memory")
 
 
 @dataclass
@@ -119,7 +121,7 @@ class Result:
 
     @property
     def failures(self) -> int:
-        return sum(self.counts[k] for k in ("traceback", "signal", "hang", "backstop"))
+        return sum(self.counts[k] for k in FAILURES)
 
     def summary(self) -> str:
         n = sum(self.counts.values())
@@ -333,10 +335,319 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
                 elif iree == "backstop":
                     outcome, detail = "backstop", f"iree-run-module hit the backstop; {detail}"
             result.counts[outcome] += 1
-            if outcome in ("traceback", "signal", "hang", "backstop"):
+            if outcome in FAILURES:
                 result.bad.append((outcome, mutant.describe(), detail))
                 if verbose:
                     print(f"{outcome}: {mutant.describe()}\n{detail[-1500:]}", flush=True)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Whole commands in processes of their own: `layout --header`, `layout --dwarf`, `inspect
+# --disassemble`. Each case is a real `python -m ireeabi ...` run under the peak-RSS launcher
+# (tests/peak_rss.py), in a session of its own watched as above (CPU limit, wall backstop), and its
+# peak resident memory (its own, and any child's such as libclang's) must stay within PEAK_LIMIT.
+
+PEAK_LIMIT = 1 << 30  # the issue's bound: no single command above 1 GB
+COMMAND_KINDS = ("header", "dwarf", "disassemble")
+HEADERS = HERE / "fixtures" / "headers"
+DWARF_SOURCE = '#include "constructs.h"\neverything_t e; struct wire w; value_t v; cacheline_t l;\n'
+DWARF_NAMES = ("wire", "everything_t", "value_t", "cacheline_t", "struct everything", "nope")
+# The objects whose bytes are mutated: gcc -g for several data models, DWARF 4, and compressed
+# debug sections (SHF_COMPRESSED, and GNU's older .zdebug_* sections).
+DWARF_BUILDS = [
+    ("x86_64", "gcc", ("-g",)),
+    ("i386", "gcc", ("-m32", "-g")),
+    ("x86_64.dwarf4", "gcc", ("-gdwarf-4",)),
+    ("x86_64.zlib", "gcc", ("-g", "-gz=zlib")),
+    ("x86_64.zdebug", "gcc", ("-g", "-gz=zlib-gnu")),
+    ("aarch64", "aarch64-linux-gnu-gcc", ("-g",)),
+    ("armv7", "arm-linux-gnueabihf-gcc", ("-g",)),
+    ("riscv64", "riscv64-linux-gnu-gcc", ("-g",)),
+]
+TARGET_FLAGS = ((), (), ("--all-targets",), ("--target", "i386"), ("--target", "riscv32"),
+                ("--target", "aarch64"), ("--json",))
+
+
+@dataclass
+class CommandCase:
+    """One command: `ireeabi ARGV` with FILES written to a directory of its own first ("{dir}" in
+    ARGV names it)."""
+    kind: str  # one of COMMAND_KINDS
+    what: str  # what the case is: enough, with the seed, to reproduce it
+    files: dict[str, bytes]
+    argv: list[str]
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.what}: ireeabi {' '.join(self.argv)}"
+
+
+def _edge_array() -> list[str]:
+    return ["1ULL<<32", "1ULL<<62", "1ULL<<63", "(1ULL<<61)-1", "1u<<31", "0x7fffffff", "-1",
+            "0", "(unsigned long)-1", "1ULL<<30][1ULL<<27", "1<<20][1<<20][1<<20", "65536][65536"]
+
+
+def _hostile_header(rng: random.Random) -> tuple[str, str, str]:
+    """(shape, header text, the struct to ask for) of one seeded hostile shape."""
+    shape = rng.choice(("macro", "array", "inline-nesting", "named-nesting", "members", "include",
+                        "self-include", "mutated", "mutated", "combined"))
+    if shape == "macro":  # a left-leaning expression 2^levels terms long (libclang recurses on it)
+        levels = rng.randrange(4, 23)
+        lines = ["#define X0 1"] + [f"#define X{k} X{k - 1}+X{k - 1}" for k in range(1, levels + 1)]
+        return f"{shape}({levels})", "\n".join(lines) + f"\nstruct s {{ char a[X{levels}]; int b; }};\n", "s"
+    if shape == "array":
+        dims = rng.choice(_edge_array())
+        elem = rng.choice(("char", "int", "long long", "struct { char c; double d; }"))
+        return f"{shape}({elem}[{dims}])", f"struct s {{ char c; {elem} a[{dims}]; char d; }};\n", "s"
+    if shape == "inline-nesting":
+        depth = rng.randrange(1, 200)
+        body = "int x;"
+        for i in range(depth):
+            body = f"struct {{ {body} }} m{i};"
+        return f"{shape}({depth})", f"struct s {{ {body} }};\n", "s"
+    if shape == "named-nesting":  # s<k> holds two s<k-1>: 2^depth ints
+        depth = rng.randrange(1, 70)
+        lines = ["struct s0 { int x; };"] + [f"struct s{k} {{ struct s{k - 1} a; struct s{k - 1} b; }};"
+                                           for k in range(1, depth + 1)]
+        name = rng.choice((f"s{depth}", f"s{min(depth, 12)}"))
+        return f"{shape}({depth})", "\n".join(lines) + "\n", name
+    if shape == "members":
+        n = rng.choice((1, 10, 100, 1000, rng.randrange(1, 4000)))
+        decl = rng.choice(("int m{i};", "char c{i}; int m{i};", "unsigned b{i} : 3;", "char a{i}[7];",
+                           "struct {{ short x; }} p{i};"))
+        body = "".join(f"  {decl.format(i=i)}\n" for i in range(n))
+        return f"{shape}({n}, {decl})", f"struct s {{\n{body}}};\n", "s"
+    if shape == "include":
+        path = rng.choice(("/dev/zero", "/dev/null", "/proc/self/maps", "/", "/no/such/file.h"))
+        return f"{shape}({path})", f'#include "{path}"\nstruct s {{ int b; }};\n', "s"
+    if shape == "self-include":  # includes itself (clang stops at its include depth)
+        return shape, '#include __FILE__\nstruct s { int b; };\n', "s"
+    if shape == "mutated":  # a real header's bytes, damaged
+        src = rng.choice(sorted(HEADERS.glob("*.h")))
+        data = bytearray(src.read_bytes())
+        for _ in range(rng.choice((1, 2, 8))):
+            pos = rng.randrange(len(data))
+            op = rng.choice(("flip", "byte", "cut", "dup"))
+            if op == "flip":
+                data[pos] ^= 1 << rng.randrange(8)
+            elif op == "byte":
+                data[pos] = rng.choice(b"{}[]()*;:#\\\"'\0\n/")
+            elif op == "cut":
+                del data[pos:pos + rng.randrange(1, 40)]
+            else:
+                n = rng.randrange(1, 60)
+                data[pos:pos] = data[pos:pos + n] * rng.randrange(1, 50)
+        name = rng.choice(("wire", "everything_t", "value_t", "s", ""))
+        return f"mutated({src.name})", data.decode("latin-1"), name
+    parts = [_hostile_header(rng) for _ in range(rng.randrange(2, 4))]
+    text = "".join(f"#define s s{i}\n{p[1]}#undef s\n" for i, p in enumerate(parts))
+    return "combined(" + ", ".join(p[0] for p in parts) + ")", text, rng.choice(("s0", ""))
+
+
+def header_cases(count: int, seed: int) -> list[CommandCase]:
+    """`count` hostile headers from a seeded generator, each laid out by `layout --header`."""
+    rng = random.Random(seed)
+    # the fixture headers beside each case (a mutated one includes its siblings), the case's own
+    # text over its file (a mutated fixture) or in h.h
+    siblings = {p.name: p.read_bytes() for p in sorted(HEADERS.glob("*.h"))}
+    out = []
+    for i in range(count):
+        shape, text, name = _hostile_header(rng)
+        file = shape[len("mutated("):-1] if shape.startswith("mutated(") else "h.h"
+        flags = list(rng.choice(TARGET_FLAGS))
+        argv = ["layout", *([name] if name else []), "--header", f"{{dir}}/{file}", *flags]
+        out.append(CommandCase("header", f"#{i} {shape}", {**siblings, file: text.encode("latin-1")},
+                               argv))
+    return out
+
+
+def dwarf_objects(out_dir: Path) -> dict[str, bytes]:
+    """The DWARF_BUILDS objects, compiled from DWARF_SOURCE (the same bytes wherever they are
+    built)."""
+    import shutil
+    src = out_dir / "use.c"
+    src.write_text(DWARF_SOURCE)
+    out = {}
+    for name, cc, flags in DWARF_BUILDS:
+        compiler = shutil.which(cc)
+        assert compiler, f"{cc} is needed to build the campaign's DWARF objects"
+        obj = out_dir / f"{name}.o"
+        # the paths mapped to fixed ones: the same bytes from any directory (the seed's mutants too)
+        subprocess.run([compiler, "-c", "-I", str(HEADERS), *flags, f"-ffile-prefix-map={out_dir}=/src",
+                        f"-ffile-prefix-map={HEADERS}=/headers", str(src), "-o", str(obj)],
+                       check=True, cwd=out_dir)
+        out[name] = obj.read_bytes()
+    return out
+
+
+def _elf_regions(data: bytes) -> list[tuple[str, int, int]]:
+    """(name, start, end) of the parts of an object the mutants hit: its debug sections (and
+    their relocations), the section header table and the ELF header."""
+    from elftools.elf.elffile import ELFFile
+    elf = ELFFile(io.BytesIO(data))
+    out = [(s.name, s["sh_offset"], s["sh_offset"] + s["sh_size"]) for s in elf.iter_sections()
+           if "debug_" in s.name and s["sh_size"] >= 8]
+    out.append(("section headers", elf["e_shoff"], elf["e_shoff"] + elf["e_shnum"] * elf["e_shentsize"]))
+    out.append(("ELF header", 0, elf["e_ehsize"]))
+    return out
+
+
+def _damage(rng: random.Random, data: bytes, lo: int, hi: int) -> tuple[bytes, str]:
+    """Bytes of [lo, hi) of `data` damaged: bit flips, bytes and words set to edge values, zeroed
+    runs, splices of the file's own bytes, or a truncation."""
+    b = bytearray(data)
+    kind = rng.choice(("flip", "byte", "word", "word", "zero", "splice", "truncate"))
+    for _ in range(rng.choice((1, 1, 2, 4))):
+        pos = rng.randrange(lo, max(hi - 4, lo + 1))
+        if kind == "flip":
+            b[pos] ^= 1 << rng.randrange(8)
+        elif kind == "byte":
+            b[pos] = rng.choice((0, 0xFF, 0x7F, 0x80, rng.randrange(256)))
+        elif kind == "word":
+            b[pos:pos + 4] = rng.choice(EDGE_WORDS).to_bytes(4, "little")
+        elif kind == "zero":
+            n = rng.randrange(1, 32)
+            b[pos:pos + n] = bytes(len(b[pos:pos + n]))
+        elif kind == "splice":
+            n, src = rng.randrange(2, 33), rng.randrange(0, len(data) - 33)
+            b[pos:pos + n] = data[src:src + n]
+        else:
+            return bytes(b[:pos]), f"{kind}@{pos}"
+    return bytes(b[:len(data)]), kind
+
+
+def dwarf_cases(objects: dict[str, bytes], count: int, seed: int) -> list[CommandCase]:
+    """`count` byte mutants of the objects, each read by `layout NAME --dwarf`."""
+    rng = random.Random(seed)
+    names = sorted(objects)
+    regions = {n: _elf_regions(objects[n]) for n in names}
+    out = []
+    for i in range(count):
+        name = names[i % len(names)]
+        # the DIEs and their abbreviations get half the mutants; the other sections the rest
+        core = [r for r in regions[name] if r[0].lstrip(".z").startswith(("debug_info", "debug_abbrev"))]
+        part, lo, hi = rng.choice(core if core and rng.random() < 0.5 else regions[name])
+        data, kind = _damage(rng, objects[name], lo, hi)
+        flags = list(rng.choice(TARGET_FLAGS))
+        argv = ["layout", rng.choice(DWARF_NAMES), "--dwarf", "{dir}/m.o", *flags]
+        out.append(CommandCase("dwarf", f"#{i} {name} {part} {kind}", {"m.o": data}, argv))
+    return out
+
+
+def disassembly_cases(mods: list[Module], count: int, seed: int) -> list[CommandCase]:
+    """`count` byte mutants of the campaign's modules (most in the bytecode), each listed by
+    `inspect --disassemble`."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        m = mods[i % len(mods)]
+        region = "bytecode" if "bytecode" in m.regions and rng.random() < 0.75 else "flatbuffer"
+        lo, hi = m.regions[region]
+        data, kind = _damage(rng, m.data, lo, hi)
+        argv = ["inspect", "{dir}/m.vmfb", "--disassemble", *rng.choice(((), (), ("--json",)))]
+        out.append(CommandCase("disassemble", f"#{i} {m.name} {region} {kind}", {"m.vmfb": data}, argv))
+    return out
+
+
+def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: str,
+                peak_limit: int = PEAK_LIMIT) -> tuple[str, str, int]:
+    """(outcome, detail, peak RSS in bytes) of one case: "ok" (exit 0), "refused" (one
+    `ireeabi: error:` message, exit 1 or 2; or a header's listing with its errors, exit 2),
+    "traceback" (anything else, or any traceback
+    printed), "signal", "hang", "backstop", or "memory" (a peak above `peak_limit`)."""
+    import peak_rss
+    import shutil
+    where = os.path.join(workdir, "case")
+    shutil.rmtree(where, ignore_errors=True)
+    os.makedirs(where)
+    for name, data in case.files.items():
+        Path(where, name).write_bytes(data)
+    argv = [sys.executable, "-m", "ireeabi", *(a.replace("{dir}", where) for a in case.argv)]
+    with open(os.path.join(workdir, "out"), "wb+") as out, open(os.path.join(workdir, "err"), "wb+") as err:
+        proc = subprocess.Popen(peak_rss.launcher_argv(argv), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        verdict, status = watch(proc.pid, cpu_limit, backstop, cpu=session_cpu_seconds)
+        proc.returncode = 0  # reaped by watch
+        if verdict != "done":
+            return verdict, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s", 0
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+        out.seek(0)
+        listing = out.read().decode("utf-8", "replace")
+    if os.WIFSIGNALED(status):
+        return "signal", f"signal {os.WTERMSIG(status)}: {text[-2000:]}", 0
+    text, peak = peak_rss.split_stderr(text)
+    code = os.WEXITSTATUS(status)
+    clean = "Traceback" not in text and "Exception ignored" not in text
+    if code == 0 and clean:
+        outcome = "ok"
+    elif code in (1, 2) and clean and text.startswith("ireeabi: error: "):
+        outcome = "refused"
+    elif code == 2 and clean and not text and _listed_errors(listing):
+        outcome = "refused"  # `layout --header` without a name: the structs, then their errors
+    else:
+        return "traceback", f"exit {code}: {text[-3000:]}", peak
+    if peak > peak_limit:
+        return "memory", f"peak RSS {peak >> 20} MiB ({outcome}): {text[:300]}", peak
+    return outcome, text[:300], peak
+
+
+def _listed_errors(listing: str) -> bool:
+    """Whether `layout --header`'s listing of every struct reports errors (exit 2): `error (T):
+    ...` lines, or a non-empty "errors" list in its JSON."""
+    return (re.search(r"^error \(\w+\): ", listing, re.M) is not None
+            or re.search(r'"errors": \[\s*\{', listing) is not None)
+
+
+@dataclass
+class CommandResult:
+    """The counts of each command kind, its largest peak RSS, and the offending cases."""
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {k: {o: 0 for o in OUTCOMES} for k in COMMAND_KINDS})
+    peaks: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COMMAND_KINDS})
+    bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, case, detail)
+
+    @property
+    def failures(self) -> int:
+        return sum(c[k] for c in self.counts.values() for k in FAILURES)
+
+    def summary(self) -> str:
+        return "; ".join(
+            f"{kind}: {sum(c.values())} cases, " + ", ".join(f"{c[k]} {k}" for k in OUTCOMES if c[k])
+            + f", peak RSS {self.peaks[kind] >> 20} MiB" for kind, c in self.counts.items())
+
+
+def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
+                  mods: "list[Module] | None" = None, out_dir: "Path | None" = None) -> list[CommandCase]:
+    """The cases of `command_campaign`, interleaved (the kinds share the machine's load alike)."""
+    with tempfile.TemporaryDirectory(prefix="ireeabi-dwarf-objects-") as tmp:
+        objects = dwarf_objects(Path(out_dir or tmp))
+    mods = mods if mods is not None else modules()
+    groups = [header_cases(headers, seed), dwarf_cases(objects, dwarf, seed + 1),
+              disassembly_cases(mods, disassembly, seed + 2)]
+    out = []
+    for i in range(max(len(g) for g in groups)):
+        out += [g[i] for g in groups if i < len(g)]
+    return out
+
+
+def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80, seed: int = 0,
+                     cpu_limit: float = CPU_LIMIT, backstop: "float | None" = None,
+                     cases: "list[CommandCase] | None" = None, verbose: bool = False) -> CommandResult:
+    """Hostile headers through `layout --header`, DWARF mutants through `layout --dwarf`, module
+    mutants through `inspect --disassemble`: each a whole command in a process of its own."""
+    backstop = BACKSTOP_FACTOR * cpu_limit if backstop is None else backstop
+    cases = cases if cases is not None else command_cases(headers, dwarf, disassembly, seed)
+    result = CommandResult()
+    with tempfile.TemporaryDirectory(prefix="ireeabi-commands-") as workdir:
+        for case in cases:
+            outcome, detail, peak = run_command(case, cpu_limit, backstop, workdir)
+            result.counts[case.kind][outcome] += 1
+            result.peaks[case.kind] = max(result.peaks[case.kind], peak)
+            if outcome in FAILURES:
+                result.bad.append((outcome, case.describe(), detail))
+                if verbose:
+                    print(f"{outcome}: {case.describe()}\n{detail[-1500:]}", flush=True)
     return result
 
 
@@ -348,6 +659,10 @@ def main() -> None:
                     help="seconds of CPU past which a mutant is a hang")
     ap.add_argument("--backstop", type=float, default=None,
                     help=f"wall-clock seconds (default {BACKSTOP_FACTOR} x the CPU limit)")
+    ap.add_argument("--headers", type=int, default=40, help="hostile headers through layout --header")
+    ap.add_argument("--dwarf", type=int, default=100, help="object mutants through layout --dwarf")
+    ap.add_argument("--disassembly", type=int, default=80,
+                    help="module mutants through inspect --disassemble")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     t0 = time.monotonic()
@@ -355,7 +670,13 @@ def main() -> None:
     print(f"{result.summary()} in {time.monotonic() - t0:.0f} s")
     for outcome, what, _ in result.bad[:50]:
         print(f"  {outcome}: {what}")
-    sys.exit(1 if result.failures else 0)
+    t0 = time.monotonic()
+    commands = command_campaign(args.headers, args.dwarf, args.disassembly, args.seed, args.cpu_limit,
+                                args.backstop, verbose=args.verbose)
+    print(f"{commands.summary()} in {time.monotonic() - t0:.0f} s")
+    for outcome, what, _ in commands.bad[:50]:
+        print(f"  {outcome}: {what}")
+    sys.exit(1 if result.failures or commands.failures else 0)
 
 
 if __name__ == "__main__":

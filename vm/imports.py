@@ -13,6 +13,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from ireeabi.abi import cconv, targets
+from ireeabi.abi.printable import printable
 from ireeabi.abi.targets import Target
 from ireeabi.layouts.modules import ModuleDescriptor
 
@@ -82,23 +83,23 @@ def check_imports(module: ModuleFile, descriptors: list[ModuleDescriptor],
         if desc is None:
             status = "optional-missing" if imp.optional else "no-module"
             reports.append(ImportReport(imp.full_name, imp.cconv, status,
-                                        f"no native module `{mod_name}` is registered"))
+                                        f"no native module `{printable(mod_name)}` is registered"))
             continue
         dep = deps.get(mod_name)
         if dep is not None and desc.version < dep.minimum_version:
             reports.append(ImportReport(imp.full_name, imp.cconv, "version",
-                                        f"module `{mod_name}` has version {desc.version}, the program "
+                                        f"module `{printable(mod_name)}` has version {desc.version}, the program "
                                         f"requires at least {dep.minimum_version}"))
             continue
         export = desc.export(fn)
         if export is None:
             status = "optional-missing" if imp.optional else "missing"
             reports.append(ImportReport(imp.full_name, imp.cconv, status,
-                                        f"`{mod_name}` exports no function `{fn}`"))
+                                        f"`{printable(mod_name)}` exports no function `{printable(fn)}`"))
             continue
         if imp.cconv is not None and imp.cconv != export.cconv:
             reports.append(ImportReport(imp.full_name, imp.cconv, "mismatch",
-                                        f"import signature {imp.cconv} != export signature {export.cconv}",
+                                        f"import signature {printable(imp.cconv)} != export signature {export.cconv}",
                                         export.cconv))
             continue
         sig = cconv.parse(export.cconv)

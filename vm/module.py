@@ -27,6 +27,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..abi import cconv
 from ..abi.codec import codec
 from ..abi.errors import IreeAbiError
+from ..abi.printable import printable
 from ..abi.generated import define
 from . import call as _call
 from . import module_ref
@@ -211,8 +212,8 @@ class NativeModule:
         key = _name_key(name)
         ordinal = self._search(key)
         if ordinal is None:
-            shown = name if isinstance(name, str) else key.decode("utf-8", "backslashreplace")
-            raise StatusError(StatusCode.NOT_FOUND, f"no function `{shown}` exported by module `{self.name}`")
+            raise StatusError(StatusCode.NOT_FOUND, f"no function `{printable(name)}` exported by module "
+                                                    f"`{printable(self.name)}`")
         if type(name) is str:
             self._ordinals[name] = ordinal
         return ordinal

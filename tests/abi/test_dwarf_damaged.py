@@ -10,7 +10,11 @@ offset or attribute, never another exception, a hang or an unbounded allocation.
   offsets where no DIE starts, DW_AT_sibling links that loop (not followed: the structs read are
   the undamaged file's), absurd array bounds, deep nesting; the one-byte .debug_abbrev flip that
   left a typedef without a name (a TypeError in `dwarf_struct` before); a section size past the
-  file's end (read through a memory map: no allocation of that size).
+  file's end (read through a memory map: no allocation of that size);
+- compressed debug sections (gcc -gz: SHF_COMPRESSED, and GNU's .zdebug_* sections) read as the
+  plain object; decompression bombs (a declared size of gigabytes, a stream inflating past its
+  declared size) and a NOBITS debug section of gigabytes refused naming the section, with no
+  allocation of that size.
 """
 from __future__ import annotations
 
@@ -429,3 +433,109 @@ def test_a_section_size_past_the_end_allocates_nothing_of_it(objects, tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20, peak  # the file is 7 KB; 64 TiB was asked for
+
+
+# --------------------------------------------------------------------------------------------------
+# Compressed debug sections (gcc -gz): read as the plain object; a bomb refused before it inflates
+
+
+@pytest.fixture(scope="module")
+def compressed(tmp_path_factory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("dwarf_compressed")
+    return {"plain": _build(tmp, "plain", "-g"), "zlib": _build(tmp, "zlib", "-g", "-gz=zlib"),
+            "zlib-gnu": _build(tmp, "zlib-gnu", "-g", "-gz=zlib-gnu"),
+            "i386-zlib": _build(tmp, "i386-zlib", "-m32", "-g", "-gz=zlib")}
+
+
+def _compressed_flag(path: Path, name: str) -> bool:
+    from elftools.elf.elffile import ELFFile
+    with open(path, "rb") as f:
+        return bool(ELFFile(f).get_section_by_name(name)["sh_flags"] & 0x800)
+
+
+@pytest.mark.parametrize("kind", ["zlib", "zlib-gnu", "i386-zlib"])
+def test_compressed_debug_sections_read_as_the_plain_object(compressed, kind):
+    # gcc compressed them (SHF_COMPRESSED, or GNU's .zdebug_* sections, whose relocations apply to
+    # the inflated bytes: pyelftools applied them to the compressed ones and failed)
+    obj = compressed[kind]
+    if kind == "zlib-gnu":
+        assert _section(obj, ".zdebug_info")[1] > 0
+    else:
+        assert _compressed_flag(obj, ".debug_info")
+    plain = compressed["plain"] if kind != "i386-zlib" else _build(obj.parent, "i386-plain", "-m32", "-g")
+    target, structs = dwarf.dwarf_structs(obj)
+    assert target.name == ("i386" if kind == "i386-zlib" else "x86_64")
+    assert _cells(structs) == _cells(dwarf.dwarf_structs(plain)[1])
+    assert {"wire", "everything_t", "value_t", "cacheline_t"} <= set(structs)
+
+
+def _with_section(tmp: Path, obj: Path, name: str, data: bytes, out: str) -> Path:
+    damaged = tmp / out
+    subprocess.run(["objcopy", f"--update-section={name}={_write(tmp / (out + '.bin'), data)}",
+                    str(obj), str(damaged)], check=True)
+    return damaged
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _peak(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+def test_a_zdebug_bomb_is_refused_naming_the_section(compressed, tmp_path):
+    """A .zdebug_info declaring 4 GiB (a zlib stream of 64 MiB of zeros: 65 KB) is refused by what
+    it declares; one declaring 1000 bytes stops inflating past them. Neither inflates the stream."""
+    import zlib
+    stream = zlib.compress(bytes(64 << 20), 9)
+    assert len(stream) < 100_000
+    obj = compressed["zlib-gnu"]
+    huge = _with_section(tmp_path, obj, ".zdebug_info", b"ZLIB" + (1 << 32).to_bytes(8, "big") + stream, "huge.o")
+    with pytest.raises(dwarf.DwarfError, match=r"section \.zdebug_info: declares 4294967296 bytes inflated; "
+                                               r"compressed debug sections are read up to 256 MiB"):
+        dwarf.dwarf_structs(huge)
+    small = _with_section(tmp_path, obj, ".zdebug_info", b"ZLIB" + (1000).to_bytes(8, "big") + stream, "small.o")
+    peak = _peak(lambda: pytest.raises(dwarf.DwarfError, dwarf.dwarf_structs, small).match(
+        r"section \.zdebug_info: inflates past the 1000 bytes its header declares"))
+    assert peak < 8 << 20, peak  # 64 MiB were in the stream
+
+
+def test_an_shf_compressed_bomb_is_refused_naming_the_section(compressed, tmp_path):
+    """Elf64_Chdr.ch_size of .debug_info set to 2^40: refused before inflating; set one byte short
+    of the real size: the stream inflates past it and is stopped there."""
+    obj = compressed["zlib"]
+    start, size, _ = _section(obj, ".debug_info")
+    data = bytearray(obj.read_bytes())
+    assert int.from_bytes(data[start:start + 4], "little") == 1  # ELFCOMPRESS_ZLIB
+    real = int.from_bytes(data[start + 8:start + 16], "little")
+    for declared, message in ((1 << 40, rf"declares {1 << 40} bytes inflated"),
+                              (real - 1, rf"inflates past the {real - 1} bytes its header declares"),
+                              (real + 1, rf"inflates to {real} bytes, not the {real + 1} its header declares")):
+        data[start + 8:start + 16] = declared.to_bytes(8, "little")
+        damaged = _write(tmp_path / f"chdr{declared}.o", bytes(data))
+        with pytest.raises(dwarf.DwarfError, match=rf"section \.debug_info: {message}"):
+            dwarf.dwarf_structs(damaged)
+    data[start:start + 4] = (2).to_bytes(4, "little")  # ELFCOMPRESS_ZSTD
+    with pytest.raises(dwarf.DwarfError, match=r"section \.debug_info: compressed with zstd; only zlib"):
+        dwarf.dwarf_structs(_write(tmp_path / "zstd.o", bytes(data)))
+
+
+def test_a_nobits_debug_section_of_gigabytes_is_refused(objects, tmp_path):
+    # pyelftools gives an SHT_NOBITS section as that many zero bytes
+    obj = objects["x86_64"]
+    data = bytearray(obj.read_bytes())
+    _, _, header = _section(obj, ".debug_info")
+    data[header + 4:header + 8] = (8).to_bytes(4, "little")  # SHT_NOBITS
+    data[header + 32:header + 40] = (3 << 30).to_bytes(8, "little")
+    damaged = _write(tmp_path / "nobits.o", bytes(data))
+    peak = _peak(lambda: pytest.raises(dwarf.DwarfError, dwarf.dwarf_structs, damaged).match(
+        r"section \.debug_info: SHT_NOBITS of 3221225472 bytes"))
+    assert peak < 8 << 20, peak

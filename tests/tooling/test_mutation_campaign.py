@@ -6,18 +6,30 @@ backstop. The counts are printed.
 
 Its verdicts do not depend on the machine's load: loops end by the `--max-steps` budget (a status),
 a hang is CPU time past a limit, and the wall clock is only a backstop, reported apart; the tests
-below pin each of these."""
+below pin each of these.
+
+Then whole commands on hostile input, each `python -m ireeabi ...` in a process of its own under
+the peak-RSS launcher (tests/peak_rss.py), with the same CPU limit and backstop: seeded hostile
+headers (huge macros and arrays, deep nesting, many members, includes of /dev/zero, damaged real
+headers) through `layout --header`, byte mutants of objects gcc builds with -g for five data models
+(and DWARF 4, and compressed debug sections) through `layout --dwarf`, and byte mutants of the
+campaign's modules through `inspect --disassemble`. Each ends with exit 0 or one `ireeabi: error:`
+message (no traceback, no signal, no hang), its peak resident memory (the command's own, and its
+libclang child's) at most 1 GB."""
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
 
+import pytest
+
 import iree_tools as tools
 import mutation_campaign as mc
 
 MUTANTS = 2000
 SEED = 20261203
+HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES = 40, 100, 80
 HERE = Path(__file__).resolve().parents[1]
 
 
@@ -74,3 +86,46 @@ def test_iree_run_module_on_a_looping_program_is_judged_by_cpu(tmp_path):
     mod = mc.Module("control", path.read_bytes(), "sum_squares", [str(2**31 - 1)], {})
     mutant = mc.Mutant("control", "bytecode", "none", [])
     assert mc._iree_verdict(mod, mutant, 1.0, 600.0, str(tmp_path)) == "hang"
+
+
+@pytest.fixture(scope="module")
+def command_cases() -> list:
+    return mc.command_cases(HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES, SEED)
+
+
+def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
+    t0 = time.monotonic()
+    result = mc.command_campaign(cases=command_cases)
+    took = time.monotonic() - t0
+    with capsys.disabled():
+        print(f"\ncommand campaign (seed {SEED}): {result.summary()} in {took:.0f} s (wall, loaded "
+              f"machine)")
+    sizes = {k: sum(c.values()) for k, c in result.counts.items()}
+    assert sizes == {"header": HEADER_CASES, "dwarf": DWARF_CASES, "disassemble": DISASSEMBLY_CASES}
+    assert result.failures == 0, "\n".join(f"{o}: {what}\n{detail[-1500:]}" for o, what, detail in result.bad[:5])
+    assert max(result.peaks.values()) <= mc.PEAK_LIMIT
+    for kind, counts in result.counts.items():  # both answers are common: listings and refusals
+        assert counts["ok"] >= sizes[kind] // 20 and counts["refused"] >= sizes[kind] // 20, (kind, counts)
+
+
+def test_the_command_cases_cover_every_hostile_shape_and_object(command_cases):
+    what = " ".join(c.what for c in command_cases)
+    for shape in ("macro(", "array(", "inline-nesting(", "named-nesting(", "members(",
+                  "include(/dev/zero)", "self-include", "mutated(constructs.h)", "combined("):
+        assert shape in what, shape
+    dwarf = {c.what.split()[1] for c in command_cases if c.kind == "dwarf"}
+    assert dwarf == {name for name, _, _ in mc.DWARF_BUILDS}
+    parts = {c.what.split()[2] for c in command_cases if c.kind == "dwarf"}
+    assert {".debug_info", ".debug_abbrev", ".debug_str", ".zdebug_info", "section"} <= parts, parts
+    modules = {c.what.split()[1] for c in command_cases if c.kind == "disassemble"}
+    assert {m.split(".")[0] for m in modules} == {p.stem for p, _, _ in mc.PROGRAMS}
+
+
+def test_a_command_past_the_peak_limit_is_a_memory_failure(tmp_path):
+    """The peak is the command's own (through the launcher), and a peak over the limit fails: an
+    ordinary header's command peaks above 8 MiB (the interpreter alone), far below 1 GB."""
+    case = mc.CommandCase("header", "plain", {"h.h": b"struct s { int a; };\n"},
+                          ["layout", "s", "--header", "{dir}/h.h"])
+    outcome, _, peak = mc.run_command(case, mc.CPU_LIMIT, 600.0, str(tmp_path))
+    assert outcome == "ok" and 8 << 20 < peak < 256 << 20, (outcome, peak)
+    assert mc.run_command(case, mc.CPU_LIMIT, 600.0, str(tmp_path), peak_limit=8 << 20)[0] == "memory"

@@ -7,6 +7,7 @@ import struct
 import pytest
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.printable import printable
 
 from ireeabi.abi.codec import CodecError
 from ireeabi.vm import module_ref
@@ -53,7 +54,7 @@ def test_binary_search_finds_every_export_and_only_those(heap: Heap) -> None:
             with pytest.raises(StatusError) as e:
                 mod.lookup(missing)
             assert (e.value.code, e.value.message) == (
-                StatusCode.NOT_FOUND, f"no function `{missing}` exported by module `big`")
+                StatusCode.NOT_FOUND, f"no function `{printable(missing)}` exported by module `big`")
     with pytest.raises(StatusError, match="ordinal out of bounds"):
         mod.call_ordinal(len(names))
     mod.close()

@@ -32,6 +32,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from ireeabi.abi.errors import UnknownNameError
+from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.decoder import (DecodeError, Register, UnsupportedOpError, decode_function,
                                          function_bytecode, function_names)
 from ireeabi.vm.heap import HeapError
@@ -134,13 +135,13 @@ class Context:
         """Call an export with Python values (ints, floats, ref values) per its cconv; return its
         results (ref results owned by the caller)."""
         if self.closed:
-            raise ContextClosedError(f"invoke of {function_name!r} on a closed context "
-                                     f"(module {self.module.name})")
+            raise ContextClosedError(f"invoke of '{printable(function_name)}' on a closed context "
+                                     f"(module {printable(self.module.name)})")
         if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
             if self._owner == threading.get_ident():  # a nested invoke on the running thread
                 return self._invoke(function_name, args)
-            raise ContextBusyError(f"invoke of {function_name!r} while another thread runs a call "
-                                   f"on this context (module {self.module.name}): a context and "
+            raise ContextBusyError(f"invoke of '{printable(function_name)}' while another thread runs "
+                                   f"a call on this context (module {printable(self.module.name)}): a context and "
                                    "its heap belong to one thread at a time")
         self._owner = threading.get_ident()
         try:
@@ -156,7 +157,7 @@ class Context:
         fn, places, enter = entry
         if len(args) != len(places):
             export = self.exported(function_name)
-            raise ArgumentError(f"{function_name} takes {len(places)} argument(s) "
+            raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
         if enter is not None:  # the fast path: the loop below, generated for this export
             return self._execute(enter(self, args))
@@ -173,7 +174,7 @@ class Context:
                 elif char == "i" and type(value) is int and I32_MIN <= value < U32_END:
                     U32.pack_into(regs, at, value & M32)
                 else:  # the general case, with its checks and messages
-                    store_value(regs, at, char, value, f"{function_name} argument {index}")
+                    store_value(regs, at, char, value, f"{printable(function_name)} argument {index}")
         except BaseException:
             release_frame(self, frame)
             raise
@@ -185,9 +186,9 @@ class Context:
         export = self.exported(function_name)
         fn = self.functions[export.internal_ordinal]
         if fn.cconv_args is None:
-            raise ArgumentError(f"export {function_name!r} has no calling convention")
+            raise ArgumentError(f"export '{printable(function_name)}' has no calling convention")
         if any(c in fn.cconv_args for c in "CD"):
-            raise ArgumentError(f"export {function_name!r} takes spans ({export.cconv}); "
+            raise ArgumentError(f"export '{printable(function_name)}' takes spans ({export.cconv}); "
                                 f"bytecode functions cannot")
         places = []
         i32_reg = ref_reg = 0
@@ -252,12 +253,12 @@ class Context:
                     version = registered[dep.name]
                     if not dep.required or version is None or version >= dep.minimum_version:
                         continue  # an optional one is fine at any version
-                    reason = (f"required module '{dep.name}' version mismatch; have {version} but "
+                    reason = (f"required module '{printable(dep.name)}' version mismatch; have {version} but "
                               f"require {dep.minimum_version}")
                 elif dep.optional:
                     continue
                 else:  # required, or flagged neither way
-                    reason = f"required module '{dep.name}' not registered on the context"
+                    reason = f"required module '{printable(dep.name)}' not registered on the context"
                 first = next((i.full_name for i in m.imported_functions if i.module == dep.name),
                              dep.name)
                 raise self._import_error(StatusCode.NOT_FOUND, reason, first)
@@ -267,7 +268,7 @@ class Context:
             module_name, dot, function = full_name.partition(".")
             if not dot:
                 raise self._import_error(StatusCode.INVALID_ARGUMENT, f"import name not fully-"
-                                         f"qualified (module.func): '{full_name}'", full_name)
+                                         f"qualified (module.func): '{printable(full_name)}'", full_name)
             if registered is None:
                 ok = imports.resolves(full_name, imp.cconv)
                 if not ok and not imp.optional:
@@ -277,8 +278,8 @@ class Context:
                 continue
             if module_name not in registered:
                 found: "tuple[StatusCode, str] | str | None" = (
-                    StatusCode.NOT_FOUND, f"module '{module_name}' required for import "
-                    f"'{full_name}' not registered with the context")
+                    StatusCode.NOT_FOUND, f"module '{printable(module_name)}' required for import "
+                    f"'{printable(full_name)}' not registered with the context")
             else:
                 found = _lookup_export(imports, module_name, function)
             if isinstance(found, tuple):
@@ -288,8 +289,9 @@ class Context:
                 raise self._import_error(found[0], found[1], full_name)
             if imp.cconv and found is not None and found != imp.cconv:
                 raise self._import_error(
-                    StatusCode.INTERNAL, f"import function {full_name} signature mismatch between "
-                    f"{m.name} and source {module_name}; expected {imp.cconv} but got {found}",
+                    StatusCode.INTERNAL, f"import function {printable(full_name)} signature mismatch "
+                    f"between {printable(m.name)} and source {printable(module_name)}; expected "
+                    f"{printable(imp.cconv)} but got {printable(found)}",
                     full_name)
             cconv = found if found is not None else imp.cconv
             if cconv and cconv[0] != "0":  # iree_vm_function_call_get_cconv_fragments
@@ -303,7 +305,7 @@ class Context:
 
     def _import_error(self, code: StatusCode, reason: str, full_name: str) -> "ImportStatusError":
         return ImportStatusError(full_name, code, f"{reason}; resolving module "
-                                 f"'{self.module.name}' imports")
+                                 f"'{printable(self.module.name)}' imports")
 
     def _prepare(self, ordinal: int, name: str) -> Function:
         """Decode and verify one function; its frame is IREE's (`verifier.function_layout`) plus
@@ -523,7 +525,7 @@ class Context:
 
         def call(_ctx: "Context", frame: Frame, _payload: Any) -> None:
             if not resolved:
-                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{full_name}` "
+                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{printable(full_name)}` "
                                     f"(ordinal {ordinal}) not resolved")
             args, moved = gather(frame)
             try:
@@ -536,7 +538,7 @@ class Context:
             except VmError:
                 raise
             except StatusError as e:  # a native module's failing status
-                raise VmStatusError(e.code, annotate(e.message, f"while calling import {full_name}")) \
+                raise VmStatusError(e.code, annotate(e.message, f"while calling import {printable(full_name)}")) \
                     from e
             finally:
                 for _, value in moved:  # borrowed by other resolvers: released whatever the status
@@ -547,7 +549,7 @@ class Context:
                     if value is not None and not isinstance(value, (int, float)):
                         self.release(value)
                 raise VmStatusError(StatusCode.INTERNAL,
-                                    f"import {full_name} ({cconv}) returned {len(out)} "
+                                    f"import {printable(full_name)} ({printable(cconv)}) returned {len(out)} "
                                     f"result(s), expected {n_results}")
             regs, refs = frame.regs, frame.refs
             for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
@@ -556,7 +558,7 @@ class Context:
                 else:
                     try:
                         store_value(regs, 4 * reg.ordinal, char, value,
-                                    f"{full_name} result {i}", import_result=True)
+                                    f"{printable(full_name)} result {i}", import_result=True)
                     except BaseException:
                         for later in out[i + 1:]:
                             if later is not None and not isinstance(later, (int, float)):
@@ -608,7 +610,7 @@ def _lookup_export(imports: ImportResolver, module_name: str,
         for e in module.exported_functions:
             if e.name == function:
                 return e.cconv or ""
-        return StatusCode.NOT_FOUND, f"no function `{function}` exported by module"
+        return StatusCode.NOT_FOUND, f"no function `{printable(function)}` exported by module"
     if isinstance(imports, NativeImports):
         native = imports.modules[module_name]
         try:
@@ -618,7 +620,8 @@ def _lookup_export(imports: ImportResolver, module_name: str,
         return native.exports[ordinal].cconv or ""
     if f"{module_name}.{function}" in imports.functions:  # FunctionImports
         return None
-    return StatusCode.NOT_FOUND, f"no function `{function}` exported by module `{module_name}`"
+    return StatusCode.NOT_FOUND, (f"no function `{printable(function)}` exported by module "
+                                  f"`{printable(module_name)}`")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -632,7 +635,7 @@ def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
                  operands: Sequence[Register], name: str) -> tuple:
     if cconv is None:
         raise VmStatusError(StatusCode.INVALID_ARGUMENT,
-                            f"import {name} has no calling convention")
+                            f"import {printable(name)} has no calling convention")
     regs = iter(operands)
 
     def one(char: str) -> tuple:
@@ -650,7 +653,7 @@ def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
                 end = cconv.index("D", i)
                 if segment_sizes is None:
                     raise VmStatusError(StatusCode.INVALID_ARGUMENT,
-                                        f"import {name} is variadic but was called without "
+                                        f"import {printable(name)} is variadic but was called without "
                                         f"segment sizes")
                 body = [c for c in cconv[i + 1:end] if c in "iIfFr"]
                 elements = tuple(tuple([one(c) for c in body])
@@ -663,7 +666,8 @@ def _gather_plan(cconv: str | None, segment_sizes: Sequence[int] | None,
             seg += 1
     except (StopIteration, IndexError):
         raise VmStatusError(StatusCode.INVALID_ARGUMENT,
-                            f"operands of the call to {name} do not match its cconv {cconv!r} "
+                            f"operands of the call to {printable(name)} do not match its cconv "
+                            f"'{printable(cconv)}' "
                             f"(segment sizes {segment_sizes})") from None
     return tuple(plan)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterator, NamedTuple, Union
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.isa import OpInfo
 from ireeabi.vm.bytecode.module_file import ModuleFile
@@ -40,7 +41,7 @@ class DecodeError(IreeAbiError):
         self.function = function
         if code is not None:
             self.code = StatusCode(code)
-        where = f"{function} " if function else ""
+        where = f"{printable(function)} " if function else ""  # a module's name: escaped
         super().__init__(f"{reason} (at {where}pc 0x{pc:X})")
 
     def __reduce__(self):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
+from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
@@ -268,7 +269,7 @@ def verify_function(ctx: "ExecutionState", fn: Function, *, complete: bool = Tru
         raise _fail(f"register count overflow ({n_i32} i32 / {n_ref} ref registers round up to "
                     f"{lim.i32} / {lim.ref})", 0, StatusCode.RESOURCE_EXHAUSTED)
     own = m.function_signatures[fn.ordinal].cconv
-    args, results = cconv_split(own, f"{fn.name} signature", 0)
+    args, results = cconv_split(own, f"{printable(fn.name)} signature", 0)
     need_i32 = need_ref = 0
     for char in args:
         if char == "r":
@@ -378,7 +379,7 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                         f"internal function {callee})", pc, StatusCode.FAILED_PRECONDITION)
         if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
             imp = _check_import(m, callee, what, pc)
-            cconv, name = imp.cconv, f"import '{imp.full_name}'"
+            cconv, name = imp.cconv, f"import '{printable(imp.full_name)}'"
         elif callee >= len(m.function_descriptors):
             # IREE's range check here never fires (its condition compares a boolean); it then
             # reads the signature past the table and crashes.
@@ -393,13 +394,27 @@ def _verify_op(ctx: "ExecutionState", fn: Function, inst: Instruction, lim: _Lim
                          f"{what}: results of the call to {name} ({cconv})", pc)
     elif symbol == "Return":
         _cconv_registers(own_results, None, inst.operands["operands"], lim,
-                         f"{what}: operands of the return from {fn.name}", pc)
+                         f"{what}: operands of the return from {printable(fn.name)}", pc)
 
 
 def verify_prefix_feature(fn: Function, code: bytes, pc: int) -> None:
-    """IREE's feature check of an ext-prefixed op at `pc` (it comes before the op is decoded)."""
-    if pc + 1 >= len(code) or code[pc] not in isa.SETS_BY_PREFIX:
-        return  # a prefix that is the last byte: IREE's pc range check comes first
+    """IREE's checks of the op at `pc` that come before it is decoded (`fn.instructions` are the
+    ops before it): that it is in a block (or is a block marker after a terminator), then the
+    feature bits of its ext prefix."""
+    if pc + 1 >= len(code):
+        return  # the last byte: IREE's walk stops before it
+    in_block = False
+    for inst in fn.instructions:
+        if inst.is_block:
+            in_block = True
+        elif inst.op.symbol in TERMINATORS:
+            in_block = False
+    if not in_block and code[pc] != isa.BLOCK_MARKER:
+        raise _fail(f"op at pc {pc:08X} is not in a block", pc)
+    if in_block and code[pc] == isa.BLOCK_MARKER:
+        raise _fail(f"op at pc {pc:08X} is a block while still in a block", pc)
+    if code[pc] not in isa.SETS_BY_PREFIX:
+        return
     feature = isa.SET_FEATURE_BITS.get(isa.SETS_BY_PREFIX[code[pc]])
     if feature is not None and not fn.requirements & feature:
         raise _fail(_feature_mismatch(feature, fn.requirements), pc)
@@ -555,10 +570,10 @@ def _frame_storage(ctx: "ExecutionState", fn: Function, layout: FrameLayout,
                 continue
             if char in "IF":
                 i32_reg += i32_reg & 1
-            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {fn.name}", -1)
+            use("i", i32_reg, 2 if char in "IF" else 1, f"argument register of {printable(fn.name)}", -1)
             i32_reg += 2 if char in "IF" else 1
         for ordinal in range(need_ref):
-            use("r", ordinal, 1, f"argument register of {fn.name}", -1)
+            use("r", ordinal, 1, f"argument register of {printable(fn.name)}", -1)
     except _Trap as e:
         raise _fail(str(e), 0, OOR) from None
     traps: dict[int, str] = {}

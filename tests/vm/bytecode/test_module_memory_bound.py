@@ -8,10 +8,7 @@ the kernel (wait4's ru_maxrss) and bounded by the issue's 1 GB; the output is ir
 """
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from ireeabi.vm.bytecode import archive, flatbuffer
 from ireeabi.vm.bytecode.module_state import GlobalRefs, global_bytes, global_refs, held_refs
 
 from iree_tools import compile_mlir, run_module
+from peak_rss import run_measured  # the command's own peak RSS (a launcher)
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "programs"
 PEAK_LIMIT = 1 << 30  # the issue's acceptance: no single command above 1 GB
@@ -45,30 +43,6 @@ def _mutant(src: Path, model: str, field: str, value: int, out: Path) -> Path:
     return path
 
 
-# Linux carries a process's peak RSS over fork and exec, so a command started straight from the test
-# process (gigabytes, late in a suite) would report the suite's peak. A small launcher starts it
-# instead and reports the command's own peak.
-_LAUNCHER = """
-import os, sys
-pid = os.fork()
-if pid == 0:
-    os.execvp(sys.argv[1], sys.argv[1:])
-_, status, usage = os.wait4(pid, 0)
-print(usage.ru_maxrss, file=sys.stderr)
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-def _run_measured(argv: list[str]) -> tuple[int, str, int]:
-    """(exit code, stdout, peak RSS in bytes) of a command."""
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *argv], stdout=out,
-                              stderr=subprocess.PIPE, text=True)
-        out.seek(0)
-        peak_kib = int(proc.stderr.strip().splitlines()[-1])
-        return proc.returncode, out.read().decode(), peak_kib * 1024
-
-
 @pytest.fixture(scope="module")
 def work(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("memory-bound")
@@ -86,7 +60,7 @@ def test_a_module_state_declared_huge_runs_in_bounded_memory(work, src, model, f
                                                              function, inputs):
     path = _mutant(src, model, field, value, work)
     expected = run_module(path, function, inputs)  # iree-run-module runs the mutant
-    code, out, peak = _run_measured([sys.executable, "-m", "ireeabi", "run", str(path),
+    code, out, peak = run_measured([sys.executable, "-m", "ireeabi", "run", str(path),
                                      f"--function={function}", *(f"--input={i}" for i in inputs)])
     assert code == 0, out
     assert out == expected

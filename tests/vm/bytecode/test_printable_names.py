@@ -185,3 +185,29 @@ def test_names_in_the_output_reach_it_escaped(add16, tmp_path):
     # The whole name in the import listing, escaped at its source: its newline neither splits the
     # line nor becomes a space, its backslash is doubled.
     assert ("hal_inline." + SHOWN + "r.storage").encode() in proc.stdout, proc.stdout
+
+
+def test_a_backslash_in_a_name_is_doubled_wherever_a_message_composes_it(add16, tmp_path):
+    """An import named with the text `\\x00` and then a real NUL: every place a message composes the
+    name (the import, IREE's lookup failure quoted after it, the import check's detail) shows
+    `\\\\x00\\x00`, so the text and the byte stay apart; a module name's `\\n` (two characters) is
+    `\\\\n`, never a lone backslash that would read as an escape."""
+    path = _write(tmp_path, _rename(add16, b"hal_inline.buffer.storage", b"hal_inline.\\x00\x00r.storage"))
+    shown = r"\\x00\x00r.storage"
+    rc, err = _cli("run", path, "--function=add", "--input=16xf32=1", "--input=16xf32=2")
+    flat = "".join(err.split())
+    assert rc == 1 and f"importhal_inline.{shown}:nofunction`{shown}`exportedbymodule`hal_inline`" in flat, err
+    rc, out = _cli_out("inspect", path, "--check-imports")
+    assert f"hal_inline.{shown} 0r_r: missing - `hal_inline` exports no function" in out, out
+    assert f"`{shown}`" in "".join(out.split()), out
+    path = _write(tmp_path, _rename(add16, b"hal_inline.buffer.storage", b"hal_\\nline.buffer.storage"))
+    rc, err = _cli("run", path, "--function=add", "--input=16xf32=1", "--input=16xf32=2")
+    flat = "".join(err.split())
+    assert rc == 1 and r"importhal_\\nline.buffer.storage:module'hal_\\nline'requiredforimport" \
+                       r"'hal_\\nline.buffer.storage'notregistered" in flat, err
+    assert "\\n" not in err.replace("\\\\n", ""), err  # no lone backslash before the n
+
+
+def _cli_out(*argv: str) -> tuple[int, str]:
+    proc = subprocess.run([sys.executable, "-m", "ireeabi.cli", *argv], capture_output=True, timeout=600)
+    return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape")

@@ -367,6 +367,23 @@ def test_verify_error_before_an_undecodable_op():
     assert (mine.phase, mine.code) == ("load", OOR), mine
 
 
+@pytest.mark.parametrize("prefix, at_block", [(0xE0, True), (0xE1, True), (0xFF, True), (0xE1, False)])
+def test_an_op_that_does_not_decode_is_checked_for_its_block_first(prefix, at_block):
+    """IREE checks that an op is in a block before it reads it (then an ext prefix's feature bits,
+    then the op): an ext prefix the function does not declare, or an unknown opcode, where a block
+    marker belongs is "not in a block"; right after a block marker, the feature or the opcode."""
+    b = desc(8, p32(0))(par())  # f declares no feature
+    pc = opcode_at(b, F, "block") + (0 if at_block else 1)
+    data = patch(b, pc, bytes([prefix]))
+    iree_seen = theirs(data, "f", (1,))
+    mine = ours_vm(data, "f", (1,))
+    assert (iree_seen.phase, iree_seen.code) == ("load", INV), iree_seen
+    assert (mine.phase, mine.code) == ("load", INV), mine
+    assert check_key(mine.text) == check_key(iree_seen.text), (iree_seen.text, mine.text)
+    expected = ("not-in-block" if at_block else "features" if prefix != 0xFF else "opcode")
+    assert check_key(mine.text) == expected, mine.text
+
+
 # --------------------------------------------------------------------------------------------------
 # What IREE does not check at load
 
@@ -416,3 +433,163 @@ def test_what_iree_does_not_check(case):
     assert (mine.phase, mine.code) == case.ours, mine
     if case.iree[0] == "ok":
         assert f"i32={mine.text.strip('[]')}" in iree_seen.text, (iree_seen, mine)
+
+
+# --------------------------------------------------------------------------------------------------
+# The differential: seeded bytecode mutants of the e2e corpus against iree-run-module's loader
+
+DIFF_SEED = 20261205
+DIFF_MUTANTS = 200
+STATUS_LINE = re.compile(r"^\S+:\d+: ([A-Z_]+); (.*)$", re.M)
+# The check a refusal comes from, by its message (IREE's wording, then ireeabi's where it differs).
+CHECK_KEYS = [
+    ("overrun", r"bytecode data overrun|bytecode ends inside"),
+    ("opcode", r"unrecognized opcode|unknown opcode|unhandled ext"),
+    ("not-in-block", r"is not in a block"),
+    ("block-in-block", r"is a block while still in a block"),
+    ("features", r"not available in this runtime configuration"),
+    ("block-count", r"invalid descriptor block count|block at pc \w+ not defined"),
+    ("block-pc", r"greater than max"),
+    ("list-underflow", r"register list underflow"),
+    ("ref-for-value", r"register required but ref register"),
+    ("value-for-ref", r"ref register required but non-ref"),
+    ("register-range", r"register ordinal [\d:]+ out of range"),
+    ("register-alignment", r"not 8-byte aligned"),
+    ("global-offset", r"global byte_offset out of range"),
+    ("global-ref", r"global ref ordinal out of range"),
+    ("rodata", r"rodata ref ordinal out of range"),
+    ("import", r"import ordinal|is not an import ordinal"),
+    ("function", r"function ordinal \d+ out of range"),
+    ("variadic", r"variadic calls (are )?only supported"),
+    ("cconv", r"cconv"),
+    ("terminator", r"missing terminator"),
+    ("flatbuffer", r"FlatBuffer verification failed"),
+]
+
+
+def check_key(text: str) -> str:
+    return next((key for key, pattern in CHECK_KEYS if re.search(pattern, text)), f"other: {text[:80]}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    refused: bool  # refused while the module loads (IREE: its verifier; ireeabi: a load error)
+    code: str | None
+    check: str  # check_key of the message ("" when loaded); "crash" when IREE died
+    text: str
+
+
+def iree_load(data: bytes, work: Path) -> Verdict:
+    """iree-run-module creating a context with the module and asked for a function no module has:
+    a refusal while loading the module, or a NOT_FOUND (or the program's own __init failure) once
+    it loaded. Its CPU, not the wall clock, bounds an __init that never ends (mutation_campaign)."""
+    import os
+    import subprocess
+
+    import mutation_campaign as mc
+    from test_module_load_fidelity import _run_module_binary
+    path = work / "mutant.vmfb"
+    path.write_bytes(data)
+    with open(work / "out", "wb+") as out:
+        proc = subprocess.Popen([_run_module_binary(), tools.RUN_DEVICE, f"--module={path}",
+                                 "--function=__no_such_function__"], stdout=out, stderr=out,
+                                start_new_session=True)
+        verdict, status = mc.watch(proc.pid, mc.CPU_LIMIT, mc.CPU_LIMIT * mc.BACKSTOP_FACTOR,
+                                   cpu=mc.session_cpu_seconds)
+        proc.returncode = 0  # reaped by watch
+        out.seek(0)
+        text = out.read().decode("utf-8", "backslashreplace")
+    if verdict != "done":
+        return Verdict(False, None, verdict, "")  # an __init that runs for ever: it loaded
+    status_line = STATUS_LINE.search(text)
+    if os.WIFSIGNALED(status) or status_line is None:
+        return Verdict(False, None, "crash", text[-300:])
+    code, message = status_line.groups()
+    if "loading bytecode module at" in message:
+        return Verdict(True, code, check_key(message), message.split("; at module")[0])
+    return Verdict(False, code, "", message)
+
+
+def ireeabi_load(data: bytes) -> Verdict:
+    """ireeabi creating a Context with the module (its verifier runs before imports resolve): a
+    load error of the module itself, or loaded (the missing HAL imports then fail to resolve)."""
+    from ireeabi.vm.bytecode.errors import ImportResolutionError
+    try:
+        ctx = Context(read_module(data, ref_types=run_module_type_names()))
+    except (ModuleFileError, DecodeError) as e:
+        return Verdict(True, e.code.name, check_key(str(e)), str(e))
+    except ImportResolutionError as e:
+        return Verdict(False, None, "", str(e))
+    ctx.close()
+    return Verdict(False, None, "", "")
+
+
+def bytecode_mutant(rng, data: bytes) -> bytes:
+    """One to three edits of a module's function bytecode: a bit flip, a byte, or a 16- or 32-bit
+    edge value (register ordinals, list counts, ordinals, offsets, branch targets)."""
+    m = read_module(data)
+    first = m.function_descriptors[0]
+    lo = first.file_offset - first.bytecode_offset
+    b = bytearray(data)
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        pos = lo + rng.randrange(len(m.bytecode))
+        kind = rng.choice(("flip", "byte", "u16", "u32"))
+        if kind == "flip":
+            b[pos] ^= 1 << rng.randrange(8)
+        elif kind == "byte":
+            b[pos] = rng.randrange(256)
+        elif kind == "u16":
+            b[pos:pos + 2] = rng.choice((0, 0xFFFF, 0x7FFF, 0x8000, 0xFF, 0x100, 0x3FFF)).to_bytes(2, "little")
+        else:
+            b[pos:pos + 4] = rng.choice((0, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x1000000, 64)).to_bytes(4, "little")
+    return bytes(b[:len(data)])
+
+
+# Where the verdicts differ and why ireeabi keeps its own (docs/hostile-input.md):
+KNOWN_DIFFERENCES = {
+    # IREE's internal callee check never fires; it reads the callee's signature past its table
+    "internal-callee": lambda iree, ours: (iree.check in ("crash", "") and ours.refused
+                                           and ours.check == "function"),
+    # An op cut short by the end of its function: IREE checks each operand as it reads it and
+    # reports the first that fails (a global offset, a register, an entry of a list whose count
+    # runs past the function: read from the bytes after it, the next function's code, the rest of
+    # the file or memory past it), the overrun only after those; ireeabi decodes the whole op
+    # first and refuses the overrun (OUT_OF_RANGE). Both refuse at load; IREE's code may be
+    # INVALID_ARGUMENT (a non-ref where a ref belongs, among the bytes past the function).
+    "op-cut-short": lambda iree, ours: (iree.refused and ours.refused and ours.check == "overrun"
+                                        and "bytecode ends inside" in ours.text),
+}
+
+
+def classify(iree: Verdict, ours: Verdict) -> str:
+    if iree.refused == ours.refused and (not iree.refused or (iree.code, iree.check) == (ours.code, ours.check)):
+        return "same"
+    return next((name for name, known in KNOWN_DIFFERENCES.items() if known(iree, ours)), "differs")
+
+
+def test_bytecode_mutants_load_as_iree_run_module_loads_them(tmp_path, capsys):
+    """200 seeded mutants of the bytecode of the e2e corpus (both inline models): refused at load by
+    both (with the same status code, by the same check) or by neither, except the documented
+    differences, each recognized by its shape."""
+    import random
+
+    import e2e_corpus
+    mods = [(f"{stem}.{model}", p.read_bytes()) for (stem, model), p in sorted(e2e_corpus.compile_all().items())]
+    rng = random.Random(DIFF_SEED)
+    counts: dict[str, int] = {}
+    differing = []
+    for i in range(DIFF_MUTANTS):
+        name, data = mods[i % len(mods)]
+        mutant = bytecode_mutant(rng, data)
+        iree, ours = iree_load(mutant, tmp_path), ireeabi_load(mutant)
+        kind = classify(iree, ours)
+        if kind == "same":
+            kind = "both refused" if iree.refused else "both loaded"
+        counts[kind] = counts.get(kind, 0) + 1
+        if kind == "differs":
+            differing.append(f"#{i} {name}:\n  IREE    {iree}\n  ireeabi {ours}")
+    with capsys.disabled():
+        print(f"\nverifier differential (seed {DIFF_SEED}): {counts}")
+    assert not differing, "\n".join(differing)
+    assert sum(counts.values()) == DIFF_MUTANTS
+    assert counts.get("both refused", 0) >= DIFF_MUTANTS // 4 and counts.get("both loaded", 0) >= DIFF_MUTANTS // 10, counts
