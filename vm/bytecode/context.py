@@ -44,9 +44,10 @@ from ireeabi.vm.bytecode.call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, 
                                             leave_function, native_call_site)
 from ireeabi.vm.bytecode.compile import compile_instruction
 from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                        ContextClosedError, ImportResolutionError, VmError,
-                                        VmStatusError, VmTrapError, annotate)
-from ireeabi.vm.bytecode.handlers import RETURN
+                                        ContextClosedError, ImportResolutionError,
+                                        InvocationStateError, VmError, VmStatusError, VmTrapError,
+                                        annotate)
+from ireeabi.vm.bytecode.handlers import RETURN, YIELD
 from ireeabi.vm.bytecode.module_state import global_bytes, global_refs, held_refs
 from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
                                                   NativeImports)
@@ -98,6 +99,8 @@ class Context:
         self._busy = threading.Lock()
         self._owner: int | None = None
         self.closed = False
+        # Invocations that yielded and were not resumed to the end (close aborts them)
+        self.suspended: set[Invocation] = set()
         m = self.module
         # allocated as IREE callocs them: what the file declares costs only what is touched
         self.rwdata = global_bytes(m.global_bytes_capacity)
@@ -135,18 +138,49 @@ class Context:
                                      f"(module {self.module.name})")
         if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
             if self._owner == threading.get_ident():  # a nested invoke on the running thread
-                return self._invoke(function_name, args)
+                out = self._invoke(function_name, args)
+                return out if type(out) is list else out.finish(None)
             raise ContextBusyError(f"invoke of {function_name!r} while another thread runs a call "
                                    f"on this context (module {self.module.name}): a context and "
                                    "its heap belong to one thread at a time")
         self._owner = threading.get_ident()
         try:
-            return self._invoke(function_name, args)
+            out = self._invoke(function_name, args)
+            if type(out) is not list:  # it yielded: resumed until done, as iree_vm_invoke does
+                out = out.finish(None)
+            return out
         finally:
             self._owner = None
             self._busy.release()
 
-    def _invoke(self, function_name: str, args: tuple) -> list:
+    def begin(self, function_name: str, *args: Any) -> "Invocation":
+        """Begin a call of an export (iree_vm_begin_invoke): it runs until it returns or yields
+        (vm.yield, or a yieldable import that yields). The Invocation says which; `resume()` goes on
+        after a yield, `finish()` resumes until done. `invoke` is begin + finish."""
+        out = self._locked(f"begin of {function_name!r}", self._invoke, function_name, args)
+        if type(out) is list:
+            return Invocation(self, function_name, None, 0, out)
+        return out
+
+    def _locked(self, what: str, run: Callable, *args: Any) -> Any:
+        """`run(*args)` holding the context, as invoke holds it (a nested call on the running
+        thread goes through); `what` names the call in the errors."""
+        if self.closed:
+            raise ContextClosedError(f"{what} on a closed context (module {self.module.name})")
+        if not self._busy.acquire(False):
+            if self._owner == threading.get_ident():
+                return run(*args)
+            raise ContextBusyError(f"{what} while another thread runs a call on this context "
+                                   f"(module {self.module.name}): a context and its heap belong "
+                                   "to one thread at a time")
+        self._owner = threading.get_ident()
+        try:
+            return run(*args)
+        finally:
+            self._owner = None
+            self._busy.release()
+
+    def _invoke(self, function_name: str, args: tuple) -> "list | Invocation":
         entry = self._entries.get(function_name)
         if entry is None:
             entry = self._entry(function_name)
@@ -156,7 +190,7 @@ class Context:
             raise ArgumentError(f"{function_name} takes {len(places)} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
         if enter is not None:  # the fast path: the loop below, generated for this export
-            return self._execute(enter(self, args))
+            return self._execute(enter(self, args), function_name)
         frame = Frame(fn)
         try:
             refs, regs = frame.refs, frame.regs
@@ -174,7 +208,7 @@ class Context:
         except BaseException:
             release_frame(self, frame)
             raise
-        return self._execute(frame)
+        return self._execute(frame, function_name)
 
     def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...], Callable | None]:
         """(function, where each argument goes: (cconv char, ref index or register byte offset))
@@ -209,6 +243,11 @@ class Context:
             return
         self.closed = True
         first: BaseException | None = None
+        for invocation in list(self.suspended):  # their frames' references go first
+            try:
+                invocation.abort()
+            except BaseException as e:  # noqa: BLE001 - release everything, then report
+                first = first or e
         refs = self.global_refs
         for i, value in held_refs(refs):
             refs[i] = None
@@ -363,10 +402,22 @@ class Context:
 
     # ----------------------------------------------------------------------------------- execution
 
-    def _execute(self, frame: Frame) -> list:
+    def _execute(self, frame: Frame, function_name: str) -> "list | Invocation":
+        """Run a call from its entry frame: its results, or the Invocation it suspended in."""
         stack = [frame]
         # counted down per instruction; from -1 an unbounded run never reaches 0
-        budget = self.max_steps + 1 if self.max_steps is not None else -1
+        budget = self._run(stack, self.max_steps + 1 if self.max_steps is not None else -1)
+        if type(budget) is list:
+            return budget
+        invocation = Invocation(self, function_name, stack, budget, None)
+        self.suspended.add(invocation)
+        return invocation
+
+    def _run(self, stack: list, budget: int) -> "list | int":
+        """The loop: run the frame on top of `stack` until the bottom one returns (its results), or
+        a handler yields (the budget left; `stack` kept as it stands, each frame's ip where it
+        resumes). `budget` counts down per instruction (an exhausted one: DEADLINE_EXCEEDED)."""
+        frame = stack[-1]
         try:
             code = frame.fn.code
             end = len(code)
@@ -408,6 +459,8 @@ class Context:
                     code = frame.fn.code
                     end = len(code)
                     continue
+                if out is YIELD:  # suspended: frame.ip is where the frame resumes
+                    return budget
                 if len(stack) >= self.max_depth:
                     release_frame(self, out)
                     err = VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
@@ -465,6 +518,9 @@ class Context:
                     caller.regs[4 * dst.ordinal:4 * dst.ordinal + width] = \
                         callee.regs[4 * src.ordinal:4 * src.ordinal + width]
             caller.return_regs = ()
+            if caller.pending is not None:  # a vm.call.yieldable: on at its resume block
+                caller.ip = caller.pending
+                caller.pending = None
         finally:
             if self.counted:
                 release_frame(self, callee)
@@ -536,28 +592,188 @@ class Context:
             finally:
                 for _, value in moved:  # borrowed by other resolvers: released whatever the status
                     self.release(value)
-            out = list(out) if out is not None else []
-            if len(out) != n_results:
-                for value in out:
-                    if value is not None and not isinstance(value, (int, float)):
-                        self.release(value)
-                raise VmStatusError(StatusCode.INTERNAL,
-                                    f"import {full_name} ({cconv}) returned {len(out)} "
-                                    f"result(s), expected {n_results}")
-            regs, refs = frame.regs, frame.refs
-            for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
-                if char == "r":
-                    store_ref(self, refs, reg.ordinal, value)
-                else:
-                    try:
-                        store_value(regs, 4 * reg.ordinal, char, value,
-                                    f"{full_name} result {i}", import_result=True)
-                    except BaseException:
-                        for later in out[i + 1:]:
-                            if later is not None and not isinstance(later, (int, float)):
-                                self.release(later)
-                        raise
+            _store_results(self, frame, result_plan, out, full_name, cconv)
         return call
+
+    def yieldable_import_call(self, ordinal: int, segment_sizes: Sequence[int] | None,
+                              operands: Sequence[Register], results: Sequence[Register],
+                              resume: int) -> Callable[["Context", Frame, Any], Any]:
+        """The handler of a vm.call.yieldable / vm.call.variadic.yieldable of import `ordinal`
+        (iree_vm_bytecode_call_import_yieldable, bytecode/dispatch.c): the first time it runs it
+        begins the call, arguments gathered as `import_call` gathers them; when the call yields
+        (DEFERRED) the frame stays at this instruction, marked `pending`, and the stack suspends
+        (`YIELD`); each time it runs again it resumes the call (the export's shim with the RESUME
+        flag and a fresh results buffer). When the call is done its results land in `results` and
+        the frame goes on at the resume block (instruction index `resume`). Only native modules
+        yield: another resolver's call is the plain import call, then the resume block."""
+        imports = self.imports
+        if not isinstance(imports, NativeImports):
+            plain = self.import_call(ordinal, segment_sizes, operands, results)
+
+            def call_then_resume(ctx: "Context", frame: Frame, payload: Any) -> None:
+                plain(ctx, frame, payload)
+                frame.ip = resume
+            return call_then_resume
+        imp = self.module.imported_functions[ordinal]
+        full_name, cconv = imp.full_name, imp.cconv
+        resolved = self.resolved[ordinal]
+        args_cc, results_cc = cconv_fragments(cconv)
+        plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
+        gather = _gatherer(plan)
+        result_plan = tuple((char, reg, SCALARS.get(char)) for char, reg in
+                            zip(value_chars(results_cc or ""), results))
+        note = f"while calling {'variadic ' if segment_sizes is not None else ''}import {full_name}"
+
+        def call(ctx: "Context", frame: Frame, _payload: Any) -> Any:
+            if not resolved:
+                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{full_name}` "
+                                    f"(ordinal {ordinal}) not resolved")
+            try:
+                if frame.pending is None:  # begin: the argument buffer takes the moved refs over
+                    args, moved = gather(frame)
+                    out = imports.call(full_name, cconv, args, moved=tuple(i for i, _ in moved),
+                                       yieldable=True)
+                else:
+                    out = imports.resume(full_name, cconv)
+            except StatusError as e:
+                if e.code == StatusCode.DEFERRED:  # run this instruction again on resume
+                    frame.pending = full_name
+                    frame.ip -= 1  # the loop (or the block ending here) set it one past
+                    return YIELD
+                frame.pending = None
+                raise VmStatusError(e.code, annotate(e.message, note)) from e
+            except BaseException:
+                frame.pending = None
+                raise
+            frame.pending = None
+            _store_results(self, frame, result_plan, out, full_name, cconv)
+            frame.ip = resume
+            return None
+        return call
+
+
+def _store_results(ctx: Context, frame: Frame, result_plan: tuple, out: Any, full_name: str,
+                   cconv: str) -> None:
+    """An import's results into their registers (refs owned by them); a wrong count is INTERNAL,
+    a value its register cannot hold the ArgumentError of store_value (the later refs released)."""
+    out = list(out) if out is not None else []
+    if len(out) != len(result_plan):
+        for value in out:
+            if value is not None and not isinstance(value, (int, float)):
+                ctx.release(value)
+        raise VmStatusError(StatusCode.INTERNAL,
+                            f"import {full_name} ({cconv}) returned {len(out)} "
+                            f"result(s), expected {len(result_plan)}")
+    regs, refs = frame.regs, frame.refs
+    for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
+        if char == "r":
+            store_ref(ctx, refs, reg.ordinal, value)
+        else:
+            try:
+                store_value(regs, 4 * reg.ordinal, char, value,
+                            f"{full_name} result {i}", import_result=True)
+            except BaseException:
+                for later in out[i + 1:]:
+                    if later is not None and not isinstance(later, (int, float)):
+                        ctx.release(later)
+                raise
+
+
+# --------------------------------------------------------------------------------------------------
+# Invocations
+
+
+# IREE's VM test runner (runtime/src/iree/vm/testing/test_runner.h, kMaxResumeCount): the resumes it
+# allows one test function before it fails it as a likely infinite yield loop.
+TEST_RUNNER_MAX_RESUMES = 10000
+
+
+class Invocation:
+    """One call of an export from its begin to its end (iree_vm_invoke_state_t, runtime/src/iree/
+    vm/invocation.c): `Context.begin` runs it until it returns or yields. While `deferred`, its
+    stack is kept, each frame where it resumes; `resume()` runs it on (the bytecode module's
+    resume_call, dispatch_resume: the innermost frame goes on) until the next yield or the end;
+    `finish()` resumes until done, as iree_vm_invoke and IREE's VM test runner do. Then `results`
+    holds its results (ref results owned by the caller). A step budget (`Context(max_steps=)`)
+    bounds the whole invocation, across its resumes. An error ends it (its frames released);
+    `abort()` drops a deferred one (iree_vm_abort_invoke), as `Context.close` does."""
+
+    def __init__(self, context: Context, function_name: str, stack: "list | None", budget: int,
+                 results: "list | None") -> None:
+        self.context = context
+        self.function_name = function_name
+        self.resumes = 0  # resumes run so far
+        self._stack = stack  # None once done (or failed, or aborted)
+        self._budget = budget
+        self._results = results
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the call yielded and waits for a resume (IREE: DEFERRED)."""
+        return self._stack is not None
+
+    @property
+    def results(self) -> list:
+        if self._results is None:
+            state = "has yielded and not finished" if self._stack is not None else "did not finish"
+            raise InvocationStateError(f"results of {self.function_name!r}: the call {state}")
+        return self._results
+
+    def resume(self) -> bool:
+        """Run the call on from where it yielded; True when it is done. A call that is not
+        deferred fails as IREE's resume of an empty stack does (FAILED_PRECONDITION)."""
+        return self.context._locked(f"resume of {self.function_name!r}", self._resume)
+
+    def _resume(self) -> bool:
+        stack = self._stack
+        if stack is None:
+            raise VmStatusError(StatusCode.FAILED_PRECONDITION, "no frame at top of stack to resume")
+        self.resumes += 1
+        try:
+            out = self.context._run(stack, self._budget)
+        except BaseException:
+            self._end()  # the loop released the frames
+            raise
+        if type(out) is list:
+            self._end()
+            self._results = out
+            return True
+        self._budget = out
+        return False
+
+    def finish(self, max_resumes: int | None = None) -> list:
+        """Resume until done; the results. Past `max_resumes` resumes (None: no bound, as
+        iree_vm_invoke; IREE's VM test runner allows TEST_RUNNER_MAX_RESUMES) the call is aborted
+        and fails as that runner fails it (RESOURCE_EXHAUSTED)."""
+        while self._stack is not None:
+            if max_resumes is not None and self.resumes >= max_resumes:
+                self.abort()
+                raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                                    f"resume limit ({max_resumes}) exceeded for function "
+                                    f"'{self.function_name}'; possible infinite yield loop")
+            self.resume()
+        return self.results
+
+    def abort(self) -> None:
+        """Drop a deferred call: every frame's references released. Idempotent."""
+        stack = self._stack
+        if stack is None:
+            return
+        self._end()
+        ctx = self.context
+        if ctx.counted:
+            first: BaseException | None = None
+            for f in reversed(stack):
+                try:
+                    release_frame(ctx, f)
+                except BaseException as e:  # noqa: BLE001 - release everything, then report
+                    first = first or e
+            if first is not None:
+                raise first
+
+    def _end(self) -> None:
+        self._stack = None
+        self.context.suspended.discard(self)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -723,4 +939,4 @@ def _end_pc(fn: Function) -> int:
     return last.pc + last.length if last else 0
 
 
-__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError"]
+__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError", "Invocation", "TEST_RUNNER_MAX_RESUMES"]
