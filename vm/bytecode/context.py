@@ -22,6 +22,16 @@ Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
 - `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
   results.
 
+Yields (runtime/src/iree/vm/invocation.c, the IREE_STATUS_DEFERRED of dispatch.c): vm.yield, or a
+yieldable import call (vm.call.yieldable) whose native module returns DEFERRED, suspends the whole
+call stack, each frame where it resumes. `begin(name, *args)` runs a call until it returns or yields
+and gives its `Invocation`; `Invocation.resume()` runs it on from the innermost frame,
+`Invocation.finish()` resumes until it is done. `invoke` is begin and finish: it resumes until the
+call returns, as IREE's VM test runner does (iree-run-module never finishes a call that yields: its
+resume loop spins); `max_steps` bounds the whole call, across its resumes. A plain vm.call of an
+import with results that yields is UNIMPLEMENTED, as in IREE; only native modules (`NativeImports`)
+yield, other resolvers' calls run to their end.
+
 The loops here are the reference; the fast path's generated call sites (an export's entry, the
 return to `invoke`'s caller, an import call over a planned native call) are call_sites.py's.
 """

@@ -10,7 +10,8 @@ caller keeps its references for the duration of the call); ref results are owned
 - `NativeImports`: ireeabi.vm `NativeModule`s (e.g. a HalRuntime's hal_inline / hal_loader), called
   through `NativeModule.call_ordinal`: arguments packed into a buffer on the heap's scratch stack as
   the bytecode VM packs them (refs retained into it), the export's shim, the arguments released, the
-  results moved out.
+  results moved out. A yieldable call (`call(..., yieldable=True)`) may yield (StatusError
+  DEFERRED); `resume` then continues it, as the VM's vm.call.yieldable does.
 """
 from __future__ import annotations
 
