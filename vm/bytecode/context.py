@@ -578,7 +578,6 @@ class Context:
         gather = _gatherer(plan)
         result_plan = tuple((char, reg, SCALARS.get(char)) for char, reg in
                             zip(value_chars(results_cc or ""), results))
-        n_results = len(result_plan)
         imports = self.imports
         native = isinstance(imports, NativeImports)
 
