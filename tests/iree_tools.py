@@ -1,4 +1,4 @@
-"""Run the real IREE tools (iree-compile, iree-dump-module) for tests.
+"""Run the real IREE tools (iree-compile, iree-as-module, iree-dump-module) for tests.
 
 The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
 error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
@@ -97,6 +97,22 @@ def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | No
     tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     _run([compiler, str(src), *flags, "-o", str(tmp)])
     os.replace(tmp, target)  # atomic: concurrent sessions never see half a file
+    return target
+
+
+def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
+    """Assemble VM assembly (.vmasm) to a .vmfb with iree-as-module; cached by source hash in
+    `out_dir` (the session folder by default)."""
+    src = Path(src_path)
+    assembler = find_tool("iree-as-module")
+    key = hashlib.sha256(src.read_bytes() + b"\0" + compiler_version().encode()).hexdigest()[:16]
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{src.stem}.vmasm.{key}.vmfb"
+    if not target.is_file():
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        _run([assembler, f"--output={tmp}", str(src)])
+        os.replace(tmp, target)  # atomic: concurrent sessions never see half a file
     return target
 
 

@@ -7,7 +7,9 @@ binary search of iree_vm_native_module_lookup_function over names compared as
 iree_string_view_compare does (bytes, then length); the table must be strictly sorted, as the
 descriptor verifier requires. `call(name, *args)` runs a whole import call the way the bytecode VM
 does: pack the arguments (refs retained), issue the call through the export's shim, release the
-argument refs whatever the status, and move the results out.
+argument refs whatever the status, and move the results out. A yieldable call (`call_ordinal(...,
+yieldable=True)`) that yields (StatusError DEFERRED) is continued by `resume_ordinal`, the shim run
+again with the RESUME flag, as native_module.c's resume_call does.
 
 The module itself is a reference-counted iree_vm_module_t head in tracked memory (`handle`), so
 module-storage buffers can retain and release it.
@@ -35,7 +37,7 @@ from .heap import Heap
 from .machine import Machine
 from .ref import Ref, countable_cell, object_release
 from .call import as_ref
-from .shims import READER_FORMS, CALL_BEGIN, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
+from .shims import READER_FORMS, CALL_BEGIN, CALL_RESUME, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
 from .status import StatusCode, StatusError
 
 
@@ -153,17 +155,19 @@ def _name_key(name: Any) -> bytes:
         raise IreeAbiError(f"function name {name!r} is not encodable as UTF-8 (index {e.start})") from None
 
 
-def _shim_failure(error: BaseException, module: str, export: str, results_size: int) -> BaseException:
+def _shim_failure(error: BaseException, module: str, export: str, results_size: int,
+                  yieldable: bool = False) -> BaseException:
     """What a failing native call turns into by the time the calling VM sees it.
 
     iree_vm_native_module_issue_call (native_module.c) annotates every failing status but DEFERRED
     with the function's name (a note here: the message stays the status's own); the VM's
     iree_vm_bytecode_issue_import_call (bytecode/dispatch.c) cannot resume an import that has
-    results, so a DEFERRED one becomes UNIMPLEMENTED."""
+    results, so a DEFERRED one becomes UNIMPLEMENTED, unless the call is yieldable
+    (vm.call.yieldable: iree_vm_bytecode_call_import_yieldable resumes it)."""
     if not isinstance(error, StatusError):
         return error  # not a status: a Python bug in a target, passed on as it is
     if error.code == StatusCode.DEFERRED:
-        if not results_size:
+        if not results_size or yieldable:
             return error
         failed = StatusError(StatusCode.UNIMPLEMENTED, "yield in imports with results not supported")
         failed.__cause__ = error
@@ -296,10 +300,13 @@ class NativeModule:
         """Call an export by name; its results (refs owned by the caller)."""
         return self.call_ordinal(self.lookup(name), *args)
 
-    def call_ordinal(self, ordinal: int, *args: Any, moved: tuple[int, ...] = ()) -> list[Any]:
+    def call_ordinal(self, ordinal: int, *args: Any, moved: tuple[int, ...] = (),
+                     yieldable: bool = False) -> list[Any]:
         """Call export `ordinal` with Python arguments (spans as lists of element tuples) through
         its shim on packed memory; `moved`: packer-order indices of refs whose references the
-        caller hands over to the argument buffer (released with it) instead of having them retained."""
+        caller hands over to the argument buffer (released with it) instead of having them retained.
+        `yieldable`: the call may yield (StatusError DEFERRED, whatever its results), to be
+        continued by `resume_ordinal`."""
         if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
@@ -324,7 +331,7 @@ class NativeModule:
             self.shims[ordinal](CallContext(heap, self, self.state), CALL_BEGIN, arguments.span,
                                 results.span, export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised below, after the VM's cleanup
-            error = _shim_failure(e, self.name, export.name, results.layout.size)
+            error = _shim_failure(e, self.name, export.name, results.layout.size, yieldable)
         try:
             _call.release_arguments(arguments)  # whatever the status, as the VM does
         except BaseException as e:  # noqa: BLE001
@@ -332,6 +339,24 @@ class NativeModule:
         if error is not None:
             _call.abandon_results(results)  # unread: the VM moves nothing out of a failed call
             raise error
+        return _call.unpack_results(results)
+
+    def resume_ordinal(self, ordinal: int) -> list[Any]:
+        """Continue a call of export `ordinal` that yielded (iree_vm_native_module_resume_call): its
+        shim again with the RESUME flag, no arguments and a fresh results buffer; the results, or
+        StatusError(DEFERRED) while it yields again."""
+        if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
+            raise StatusError(StatusCode.INVALID_ARGUMENT,
+                              f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
+        export = self.exports[ordinal]
+        heap = self.heap
+        results = _call.allocate_results(heap, export.signature.results, scratch=True)
+        try:
+            self.shims[ordinal](CallContext(heap, self, self.state), CALL_RESUME, ByteSpan(0, 0),
+                                results.span, export.function)
+        except BaseException as e:  # noqa: BLE001 - re-raised as the VM sees it
+            _call.abandon_results(results)
+            raise _shim_failure(e, self.name, export.name, results.layout.size, True) from None
         return _call.unpack_results(results)
 
     def planned(self, ordinal: int, span_counts: tuple[int, ...] = (),

@@ -18,9 +18,9 @@ decoder, the verifier, and a Python interpreter for the subset iree-compile emit
 - `verifier`: the bytecode verifier's checks (verifier.c);
 - `import_resolvers`: ImportResolver and its implementations (Python callables, other contexts, native
   modules);
-- `context`: Context (module state, run loop, calls); its fast path: `blocks` (compiled basic
-  blocks), `region_plan` and `regions` (loops with registers as locals), `call_sites` (generated
-  entries, returns and import calls).
+- `context`: Context (module state, run loop, calls), Invocation (a call that yields, resumed); its
+  fast path: `blocks` (compiled basic blocks), `region_plan` and `regions` (loops with registers
+  as locals), `call_sites` (generated entries, returns and import calls).
 
 See `context` for the calling semantics and `vm_buffer_factory` for the reference counting. Running a module
 as iree-run-module does (`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.
@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
     from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
-    from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
+    from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, TEST_RUNNER_MAX_RESUMES, Context, Invocation
     from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                            ContextClosedError, ImportResolutionError, VmError,
-                                            VmFailError, VmStatusError, VmTrapError)
+                                            ContextClosedError, ImportResolutionError,
+                                            InvocationStateError, VmError, VmFailError,
+                                            VmStatusError, VmTrapError)
     from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
                                                       NativeImports)
     from ireeabi.vm.bytecode.lists import VmList
@@ -48,9 +49,10 @@ if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded
 _SUBMODULES = {
     "buffer_factory": ("DEFAULT_MAX_ALLOCATION", "BufferFactory", "ByteBuffer"),
     "compile": ("SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"),
-    "context": ("DEFAULT_MAX_DEPTH", "Context"),
+    "context": ("DEFAULT_MAX_DEPTH", "TEST_RUNNER_MAX_RESUMES", "Context", "Invocation"),
     "errors": ("ArgumentError", "BytecodeVerifyError", "ContextBusyError", "ContextClosedError",
-               "ImportResolutionError", "VmError", "VmFailError", "VmStatusError", "VmTrapError"),
+               "ImportResolutionError", "InvocationStateError", "VmError", "VmFailError", "VmStatusError",
+               "VmTrapError"),
     "import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
     "lists": ("VmList",),
     "numerics": ("PURE_OPS", "siphash24"),
@@ -72,7 +74,8 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["Context", "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
+__all__ = ["Context", "Invocation", "TEST_RUNNER_MAX_RESUMES", "InvocationStateError",
+           "BufferFactory", "ByteBuffer", "VmList", "ImportResolver", "FunctionImports",
            "ContextImports", "NativeImports", "VmError", "VmTrapError", "VmStatusError",
            "VmFailError", "BytecodeVerifyError", "ImportResolutionError", "ArgumentError",
            "ContextClosedError", "ContextBusyError", "SUPPORTED_OPS", "UNSUPPORTED_OPS",

@@ -9,7 +9,8 @@ block's instructions in order, with the loop's per-instruction work gone:
 - a constant is inlined as the bytes its handler would store;
 - any other instruction calls its own handler, with its own payload, exactly as the loop would.
 
-A block ends at a branch, a return, a call or vm.fail, and before every branch target. The block
+A block ends at a branch, a return, a call (yieldable ones too), vm.yield or vm.fail, and before
+every branch target. The block
 function stands in the code table at the block's first instruction; the loop runs it like any
 handler, and the instructions after the first keep their own entries (a branch into the middle of a
 block never happens: targets start blocks). What the loop does per instruction stays exact:
@@ -41,8 +42,12 @@ if TYPE_CHECKING:
     from ireeabi.vm.bytecode.registers import Function
 
 # Instructions after which control may not fall through to the next one in the same block.
+# A yieldable call or vm.yield ends its block too: its handler sets frame.ip (the resume block, the
+# yield's target, or the call itself to run again on resume) and may suspend the stack (YIELD), which
+# only the loop can do.
 _ENDS_BLOCK = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "CallVariadic",
-                         "Fail", "Break", "CondBreak"})
+                         "Fail", "Break", "CondBreak", "CallYieldable", "CallVariadicYieldable",
+                         "Yield"})
 _BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 _CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 _ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}

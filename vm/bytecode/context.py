@@ -22,6 +22,16 @@ Calls follow runtime/src/iree/vm/bytecode/dispatch.c:
 - `invoke` retains its ref arguments (the caller keeps its own references) and hands back owned ref
   results.
 
+Yields (runtime/src/iree/vm/invocation.c, the IREE_STATUS_DEFERRED of dispatch.c): vm.yield, or a
+yieldable import call (vm.call.yieldable) whose native module returns DEFERRED, suspends the whole
+call stack, each frame where it resumes. `begin(name, *args)` runs a call until it returns or yields
+and gives its `Invocation`; `Invocation.resume()` runs it on from the innermost frame,
+`Invocation.finish()` resumes until it is done. `invoke` is begin and finish: it resumes until the
+call returns, as IREE's VM test runner does (iree-run-module never finishes a call that yields: its
+resume loop spins); `max_steps` bounds the whole call, across its resumes. A plain vm.call of an
+import with results that yields is UNIMPLEMENTED, as in IREE; only native modules (`NativeImports`)
+yield, other resolvers' calls run to their end.
+
 The loops here are the reference; the fast path's generated call sites (an export's entry, the
 return to `invoke`'s caller, an import call over a planned native call) are call_sites.py's.
 """
@@ -45,9 +55,10 @@ from ireeabi.vm.bytecode.call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, 
                                             leave_function, native_call_site)
 from ireeabi.vm.bytecode.compile import compile_instruction
 from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                        ContextClosedError, ImportResolutionError, VmError,
-                                        VmStatusError, VmTrapError, annotate)
-from ireeabi.vm.bytecode.handlers import RETURN
+                                        ContextClosedError, ImportResolutionError,
+                                        InvocationStateError, VmError, VmStatusError, VmTrapError,
+                                        annotate)
+from ireeabi.vm.bytecode.handlers import RETURN, YIELD
 from ireeabi.vm.bytecode.module_state import global_bytes, global_refs, held_refs
 from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
                                                   NativeImports)
@@ -102,6 +113,8 @@ class Context:
         self._busy = threading.Lock()
         self._owner: int | None = None
         self.closed = False
+        # Invocations that yielded and were not resumed to the end (close aborts them)
+        self.suspended: set[Invocation] = set()
         m = self.module
         # allocated as IREE callocs them: what the file declares costs only what is touched
         self.rwdata = global_bytes(m.global_bytes_capacity)
@@ -139,18 +152,49 @@ class Context:
                                      f"(module {printable(self.module.name)})")
         if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
             if self._owner == threading.get_ident():  # a nested invoke on the running thread
-                return self._invoke(function_name, args)
+                out = self._invoke(function_name, args)
+                return out if type(out) is list else out.finish(None)
             raise ContextBusyError(f"invoke of '{printable(function_name)}' while another thread runs "
                                    f"a call on this context (module {printable(self.module.name)}): a context and "
                                    "its heap belong to one thread at a time")
         self._owner = threading.get_ident()
         try:
-            return self._invoke(function_name, args)
+            out = self._invoke(function_name, args)
+            if type(out) is not list:  # it yielded: resumed until done, as iree_vm_invoke does
+                out = out.finish(None)
+            return out
         finally:
             self._owner = None
             self._busy.release()
 
-    def _invoke(self, function_name: str, args: tuple) -> list:
+    def begin(self, function_name: str, *args: Any) -> "Invocation":
+        """Begin a call of an export (iree_vm_begin_invoke): it runs until it returns or yields
+        (vm.yield, or a yieldable import that yields). The Invocation says which; `resume()` goes on
+        after a yield, `finish()` resumes until done. `invoke` is begin + finish."""
+        out = self._locked(f"begin of '{printable(function_name)}'", self._invoke, function_name, args)
+        if type(out) is list:
+            return Invocation(self, function_name, None, 0, out)
+        return out
+
+    def _locked(self, what: str, run: Callable, *args: Any) -> Any:
+        """`run(*args)` holding the context, as invoke holds it (a nested call on the running
+        thread goes through); `what` names the call in the errors."""
+        if self.closed:
+            raise ContextClosedError(f"{what} on a closed context (module {self.module.name})")
+        if not self._busy.acquire(False):
+            if self._owner == threading.get_ident():
+                return run(*args)
+            raise ContextBusyError(f"{what} while another thread runs a call on this context "
+                                   f"(module {self.module.name}): a context and its heap belong "
+                                   "to one thread at a time")
+        self._owner = threading.get_ident()
+        try:
+            return run(*args)
+        finally:
+            self._owner = None
+            self._busy.release()
+
+    def _invoke(self, function_name: str, args: tuple) -> "list | Invocation":
         entry = self._entries.get(function_name)
         if entry is None:
             entry = self._entry(function_name)
@@ -160,7 +204,7 @@ class Context:
             raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
         if enter is not None:  # the fast path: the loop below, generated for this export
-            return self._execute(enter(self, args))
+            return self._execute(enter(self, args), function_name)
         frame = Frame(fn)
         try:
             refs, regs = frame.refs, frame.regs
@@ -178,7 +222,7 @@ class Context:
         except BaseException:
             release_frame(self, frame)
             raise
-        return self._execute(frame)
+        return self._execute(frame, function_name)
 
     def _entry(self, function_name: str) -> tuple[Function, tuple[tuple[str, int], ...], Callable | None]:
         """(function, where each argument goes: (cconv char, ref index or register byte offset))
@@ -213,6 +257,11 @@ class Context:
             return
         self.closed = True
         first: BaseException | None = None
+        for invocation in list(self.suspended):  # their frames' references go first
+            try:
+                invocation.abort()
+            except BaseException as e:  # noqa: BLE001 - release everything, then report
+                first = first or e
         refs = self.global_refs
         for i, value in held_refs(refs):
             refs[i] = None
@@ -370,10 +419,22 @@ class Context:
 
     # ----------------------------------------------------------------------------------- execution
 
-    def _execute(self, frame: Frame) -> list:
+    def _execute(self, frame: Frame, function_name: str) -> "list | Invocation":
+        """Run a call from its entry frame: its results, or the Invocation it suspended in."""
         stack = [frame]
         # counted down per instruction; from -1 an unbounded run never reaches 0
-        budget = self.max_steps + 1 if self.max_steps is not None else -1
+        budget = self._run(stack, self.max_steps + 1 if self.max_steps is not None else -1)
+        if type(budget) is list:
+            return budget
+        invocation = Invocation(self, function_name, stack, budget, None)
+        self.suspended.add(invocation)
+        return invocation
+
+    def _run(self, stack: list, budget: int) -> "list | int":
+        """The loop: run the frame on top of `stack` until the bottom one returns (its results), or
+        a handler yields (the budget left; `stack` kept as it stands, each frame's ip where it
+        resumes). `budget` counts down per instruction (an exhausted one: DEADLINE_EXCEEDED)."""
+        frame = stack[-1]
         try:
             code = frame.fn.code
             end = len(code)
@@ -415,6 +476,8 @@ class Context:
                     code = frame.fn.code
                     end = len(code)
                     continue
+                if out is YIELD:  # suspended: frame.ip is where the frame resumes
+                    return budget
                 if len(stack) >= self.max_depth:
                     release_frame(self, out)
                     err = VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
@@ -472,6 +535,9 @@ class Context:
                     caller.regs[4 * dst.ordinal:4 * dst.ordinal + width] = \
                         callee.regs[4 * src.ordinal:4 * src.ordinal + width]
             caller.return_regs = ()
+            if caller.pending is not None:  # a vm.call.yieldable: on at its resume block
+                caller.ip = caller.pending
+                caller.pending = None
         finally:
             if self.counted:
                 release_frame(self, callee)
@@ -519,7 +585,6 @@ class Context:
         gather = _gatherer(plan)
         result_plan = tuple((char, reg, SCALARS.get(char)) for char, reg in
                             zip(value_chars(results_cc or ""), results))
-        n_results = len(result_plan)
         imports = self.imports
         native = isinstance(imports, NativeImports)
 
@@ -543,28 +608,188 @@ class Context:
             finally:
                 for _, value in moved:  # borrowed by other resolvers: released whatever the status
                     self.release(value)
-            out = list(out) if out is not None else []
-            if len(out) != n_results:
-                for value in out:
-                    if value is not None and not isinstance(value, (int, float)):
-                        self.release(value)
-                raise VmStatusError(StatusCode.INTERNAL,
-                                    f"import {printable(full_name)} ({printable(cconv)}) returned {len(out)} "
-                                    f"result(s), expected {n_results}")
-            regs, refs = frame.regs, frame.refs
-            for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
-                if char == "r":
-                    store_ref(self, refs, reg.ordinal, value)
-                else:
-                    try:
-                        store_value(regs, 4 * reg.ordinal, char, value,
-                                    f"{printable(full_name)} result {i}", import_result=True)
-                    except BaseException:
-                        for later in out[i + 1:]:
-                            if later is not None and not isinstance(later, (int, float)):
-                                self.release(later)
-                        raise
+            _store_results(self, frame, result_plan, out, full_name, cconv)
         return call
+
+    def yieldable_import_call(self, ordinal: int, segment_sizes: Sequence[int] | None,
+                              operands: Sequence[Register], results: Sequence[Register],
+                              resume: int) -> Callable[["Context", Frame, Any], Any]:
+        """The handler of a vm.call.yieldable / vm.call.variadic.yieldable of import `ordinal`
+        (iree_vm_bytecode_call_import_yieldable, bytecode/dispatch.c): the first time it runs it
+        begins the call, arguments gathered as `import_call` gathers them; when the call yields
+        (DEFERRED) the frame stays at this instruction, marked `pending`, and the stack suspends
+        (`YIELD`); each time it runs again it resumes the call (the export's shim with the RESUME
+        flag and a fresh results buffer). When the call is done its results land in `results` and
+        the frame goes on at the resume block (instruction index `resume`). Only native modules
+        yield: another resolver's call is the plain import call, then the resume block."""
+        imports = self.imports
+        if not isinstance(imports, NativeImports):
+            plain = self.import_call(ordinal, segment_sizes, operands, results)
+
+            def call_then_resume(ctx: "Context", frame: Frame, payload: Any) -> None:
+                plain(ctx, frame, payload)
+                frame.ip = resume
+            return call_then_resume
+        imp = self.module.imported_functions[ordinal]
+        full_name, cconv = imp.full_name, imp.cconv
+        resolved = self.resolved[ordinal]
+        args_cc, results_cc = cconv_fragments(cconv)
+        plan = _gather_plan(args_cc, segment_sizes, operands, full_name) if resolved else ()
+        gather = _gatherer(plan)
+        result_plan = tuple((char, reg, SCALARS.get(char)) for char, reg in
+                            zip(value_chars(results_cc or ""), results))
+        note = f"while calling {'variadic ' if segment_sizes is not None else ''}import {printable(full_name)}"
+
+        def call(ctx: "Context", frame: Frame, _payload: Any) -> Any:
+            if not resolved:
+                raise VmStatusError(StatusCode.NOT_FOUND, f"optional import `{printable(full_name)}` "
+                                    f"(ordinal {ordinal}) not resolved")
+            try:
+                if frame.pending is None:  # begin: the argument buffer takes the moved refs over
+                    args, moved = gather(frame)
+                    out = imports.call(full_name, cconv, args, moved=tuple(i for i, _ in moved),
+                                       yieldable=True)
+                else:
+                    out = imports.resume(full_name, cconv)
+            except StatusError as e:
+                if e.code == StatusCode.DEFERRED:  # run this instruction again on resume
+                    frame.pending = full_name
+                    frame.ip -= 1  # the loop (or the block ending here) set it one past
+                    return YIELD
+                frame.pending = None
+                raise VmStatusError(e.code, annotate(e.message, note)) from e
+            except BaseException:
+                frame.pending = None
+                raise
+            frame.pending = None
+            _store_results(self, frame, result_plan, out, full_name, cconv)
+            frame.ip = resume
+            return None
+        return call
+
+
+def _store_results(ctx: Context, frame: Frame, result_plan: tuple, out: Any, full_name: str,
+                   cconv: str) -> None:
+    """An import's results into their registers (refs owned by them); a wrong count is INTERNAL,
+    a value its register cannot hold the ArgumentError of store_value (the later refs released)."""
+    out = list(out) if out is not None else []
+    if len(out) != len(result_plan):
+        for value in out:
+            if value is not None and not isinstance(value, (int, float)):
+                ctx.release(value)
+        raise VmStatusError(StatusCode.INTERNAL,
+                            f"import {printable(full_name)} ({printable(cconv)}) returned {len(out)} "
+                            f"result(s), expected {len(result_plan)}")
+    regs, refs = frame.regs, frame.refs
+    for i, ((char, reg, _), value) in enumerate(zip(result_plan, out)):
+        if char == "r":
+            store_ref(ctx, refs, reg.ordinal, value)
+        else:
+            try:
+                store_value(regs, 4 * reg.ordinal, char, value,
+                            f"{printable(full_name)} result {i}", import_result=True)
+            except BaseException:
+                for later in out[i + 1:]:
+                    if later is not None and not isinstance(later, (int, float)):
+                        ctx.release(later)
+                raise
+
+
+# --------------------------------------------------------------------------------------------------
+# Invocations
+
+
+# IREE's VM test runner (runtime/src/iree/vm/testing/test_runner.h, kMaxResumeCount): the resumes it
+# allows one test function before it fails it as a likely infinite yield loop.
+TEST_RUNNER_MAX_RESUMES = 10000
+
+
+class Invocation:
+    """One call of an export from its begin to its end (iree_vm_invoke_state_t, runtime/src/iree/
+    vm/invocation.c): `Context.begin` runs it until it returns or yields. While `deferred`, its
+    stack is kept, each frame where it resumes; `resume()` runs it on (the bytecode module's
+    resume_call, dispatch_resume: the innermost frame goes on) until the next yield or the end;
+    `finish()` resumes until done, as iree_vm_invoke and IREE's VM test runner do. Then `results`
+    holds its results (ref results owned by the caller). A step budget (`Context(max_steps=)`)
+    bounds the whole invocation, across its resumes. An error ends it (its frames released);
+    `abort()` drops a deferred one (iree_vm_abort_invoke), as `Context.close` does."""
+
+    def __init__(self, context: Context, function_name: str, stack: "list | None", budget: int,
+                 results: "list | None") -> None:
+        self.context = context
+        self.function_name = function_name
+        self.resumes = 0  # resumes run so far
+        self._stack = stack  # None once done (or failed, or aborted)
+        self._budget = budget
+        self._results = results
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the call yielded and waits for a resume (IREE: DEFERRED)."""
+        return self._stack is not None
+
+    @property
+    def results(self) -> list:
+        if self._results is None:
+            state = "has yielded and not finished" if self._stack is not None else "did not finish"
+            raise InvocationStateError(f"results of '{printable(self.function_name)}': the call {state}")
+        return self._results
+
+    def resume(self) -> bool:
+        """Run the call on from where it yielded; True when it is done. A call that is not
+        deferred fails as IREE's resume of an empty stack does (FAILED_PRECONDITION)."""
+        return self.context._locked(f"resume of '{printable(self.function_name)}'", self._resume)
+
+    def _resume(self) -> bool:
+        stack = self._stack
+        if stack is None:
+            raise VmStatusError(StatusCode.FAILED_PRECONDITION, "no frame at top of stack to resume")
+        self.resumes += 1
+        try:
+            out = self.context._run(stack, self._budget)
+        except BaseException:
+            self._end()  # the loop released the frames
+            raise
+        if type(out) is list:
+            self._end()
+            self._results = out
+            return True
+        self._budget = out
+        return False
+
+    def finish(self, max_resumes: int | None = None) -> list:
+        """Resume until done; the results. Past `max_resumes` resumes (None: no bound, as
+        iree_vm_invoke; IREE's VM test runner allows TEST_RUNNER_MAX_RESUMES) the call is aborted
+        and fails as that runner fails it (RESOURCE_EXHAUSTED)."""
+        while self._stack is not None:
+            if max_resumes is not None and self.resumes >= max_resumes:
+                self.abort()
+                raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
+                                    f"resume limit ({max_resumes}) exceeded for function "
+                                    f"'{self.function_name}'; possible infinite yield loop")
+            self.resume()
+        return self.results
+
+    def abort(self) -> None:
+        """Drop a deferred call: every frame's references released. Idempotent."""
+        stack = self._stack
+        if stack is None:
+            return
+        self._end()
+        ctx = self.context
+        if ctx.counted:
+            first: BaseException | None = None
+            for f in reversed(stack):
+                try:
+                    release_frame(ctx, f)
+                except BaseException as e:  # noqa: BLE001 - release everything, then report
+                    first = first or e
+            if first is not None:
+                raise first
+
+    def _end(self) -> None:
+        self._stack = None
+        self.context.suspended.discard(self)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -732,4 +957,4 @@ def _end_pc(fn: Function) -> int:
     return last.pc + last.length if last else 0
 
 
-__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError"]
+__all__ = ["Context", "DEFAULT_MAX_DEPTH", "ImportStatusError", "Invocation", "TEST_RUNNER_MAX_RESUMES"]

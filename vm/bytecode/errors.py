@@ -91,6 +91,11 @@ class ContextClosedError(IreeAbiError):
     """A call on a Context or Program after `close()`."""
 
 
+class InvocationStateError(IreeAbiError):
+    """The results of an Invocation asked for before it finished (it yielded, failed or was
+    aborted)."""
+
+
 class ContextBusyError(IreeAbiError):
     """A call on a Context while another thread runs one: a context (and the heap under it) is owned
     by one thread at a time, as an IREE VM context is."""
@@ -103,4 +108,5 @@ def status_code(code: "StatusCode | int") -> StatusCode:
 
 
 __all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
-           "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError", "status_code"]
+           "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError",
+           "InvocationStateError", "status_code"]

@@ -2,8 +2,9 @@
 
 A maker `make(ctx, fn, inst) -> (handler, payload)` runs once per instruction when a function is
 prepared; it precomputes register offsets and constants so the handler does no decoding. At run time
-`handler(ctx, frame, payload)` returns None (next instruction), a new Frame (a call: push it) or
-`RETURN` (the payload is then the tuple of returned registers).
+`handler(ctx, frame, payload)` returns None (next instruction), a new Frame (a call: push it),
+`RETURN` (the payload is then the tuple of returned registers) or `YIELD` (the call stack suspends,
+frame.ip where it resumes: vm.yield, or a yieldable import call that yielded).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ Maker = Callable[[ExecutionState, "Function", Instruction], "tuple[Handler, Any]
 
 HANDLERS: dict[str, Maker] = {}
 RETURN = object()  # a handler's "leave this frame" answer
+YIELD = object()  # a handler's "suspend the stack" answer (IREE's IREE_STATUS_DEFERRED)
 
 
 def op(*symbols: str) -> Callable[[Maker], Maker]:
@@ -32,4 +34,4 @@ def op(*symbols: str) -> Callable[[Maker], Maker]:
     return register
 
 
-__all__ = ["Handler", "Maker", "HANDLERS", "RETURN", "op"]
+__all__ = ["Handler", "Maker", "HANDLERS", "RETURN", "YIELD", "op"]

@@ -10,7 +10,8 @@ caller keeps its references for the duration of the call); ref results are owned
 - `NativeImports`: ireeabi.vm `NativeModule`s (e.g. a HalRuntime's hal_inline / hal_loader), called
   through `NativeModule.call_ordinal`: arguments packed into a buffer on the heap's scratch stack as
   the bytecode VM packs them (refs retained into it), the export's shim, the arguments released, the
-  results moved out.
+  results moved out. A yieldable call (`call(..., yieldable=True)`) may yield (StatusError
+  DEFERRED); `resume` then continues it, as the VM's vm.call.yieldable does.
 """
 from __future__ import annotations
 
@@ -107,13 +108,13 @@ class NativeImports(ImportResolver):
         sites on them (`NativeModule.planned`)."""
         return self._bind(full_name, cconv)
 
-    def call(self, full_name: str, cconv: str, args: list, moved: Sequence[int] = ()) -> list:
+    def call(self, full_name: str, cconv: str, args: list, moved: Sequence[int] = (),
+             yieldable: bool = False) -> list:
         """As ImportResolver.call; `moved`: indices (packer order, spans flattened) of refs whose
-        references the caller hands to the argument buffer instead of having them retained."""
-        bound = self._bound.get(full_name) or self._bind(full_name, cconv)
-        if bound is None:
-            raise ImportResolutionError(full_name, "no native module provides it")
-        module, ordinal = bound
+        references the caller hands to the argument buffer instead of having them retained.
+        `yieldable`: a vm.call.yieldable's begin: the call may yield (StatusError DEFERRED), then
+        `resume` continues it."""
+        module, ordinal = self._served(full_name, cconv)
         # Null refs are None in registers and NULL_REF ({0, 0}) in argument/result buffers.
         for i, a in enumerate(args):
             if a is None:
@@ -121,11 +122,27 @@ class NativeImports(ImportResolver):
             elif type(a) is list:
                 args[i] = [e if None not in e else tuple(NULL_REF if x is None else x for x in e)
                            for e in a]
-        results = module.call_ordinal(ordinal, *args, moved=tuple(moved))
-        for i, r in enumerate(results):
-            if type(r) is Ref and r.type == TYPE_NULL:
-                results[i] = None
-        return results
+        return _null_refs(module.call_ordinal(ordinal, *args, moved=tuple(moved), yieldable=yieldable))
+
+    def resume(self, full_name: str, cconv: str) -> list:
+        """Continue a yieldable call of `full_name` that yielded: its results, or StatusError
+        (DEFERRED) while it yields again."""
+        module, ordinal = self._served(full_name, cconv)
+        return _null_refs(module.resume_ordinal(ordinal))
+
+    def _served(self, full_name: str, cconv: str) -> "tuple[NativeModule, int]":
+        bound = self._bound.get(full_name) or self._bind(full_name, cconv)
+        if bound is None:
+            raise ImportResolutionError(full_name, "no native module provides it")
+        return bound
+
+
+def _null_refs(results: list) -> list:
+    """Null refs of a results buffer (NULL_REF) as registers hold them (None)."""
+    for i, r in enumerate(results):
+        if type(r) is Ref and r.type == TYPE_NULL:
+            results[i] = None
+    return results
 
 
 __all__ = ["ImportResolver", "FunctionImports", "ContextImports", "NativeImports"]

@@ -1,5 +1,5 @@
 """Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
-calls (internal and import, variadic, yieldable), return, vm.import.resolved and vm.fail."""
+calls (internal and import, variadic, yieldable), return, vm.yield, vm.import.resolved and vm.fail."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -8,7 +8,7 @@ from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import Remap
 from ireeabi.vm.bytecode.errors import BytecodeVerifyError, VmFailError
 from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import RETURN, op
+from ireeabi.vm.bytecode.handlers import RETURN, YIELD, op
 from ireeabi.vm.bytecode.numerics import I32, U32
 from ireeabi.vm.bytecode.registers import Frame, retain_or_move, value_chars, write_i32
 from ireeabi.vm.bytecode.verifier import check_call_lists, check_cconv_regs
@@ -112,24 +112,46 @@ def _make_call(ctx, fn, inst):
 
 @op("CallYieldable", "CallVariadicYieldable")
 def _make_yieldable_call(ctx, fn, inst):
-    """vm.call.yieldable / vm.call.variadic.yieldable of an import: the call, then on to the resume
-    block. ireeabi's imports never yield (its HAL is synchronous: fence.await waits in the call), so
-    the resume block is entered at once, as IREE enters it when the callee completes without a
-    DEFERRED status (bytecode_dispatch.c). The compiler puts the resume block right after the call;
-    any other placement is refused rather than run with a branch the block compiler would not see."""
+    """vm.call.yieldable / vm.call.variadic.yieldable (bytecode/dispatch.c): the call, then on to the
+    resume block. An internal callee may yield (vm.yield): the whole stack suspends with it, and its
+    return lands in the resume block (the caller's `pending` holds where). An import may yield
+    (DEFERRED): the frame stays at this instruction, which begins the call the first time and
+    resumes it each time it runs again (`Context.yieldable_import_call`)."""
     o = inst.operands
-    callee = o["callee"]
-    if not callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
-        raise BytecodeVerifyError("yieldable call of an internal function (ireeabi runs yieldable "
-                                  "calls of imports only)", inst.pc)
-    if o["resume"] != inst.pc + inst.length:
-        raise BytecodeVerifyError(f"yieldable call resumes at pc 0x{o['resume']:X}, not at the "
-                                  f"instruction after it (ireeabi runs only that placement)", inst.pc)
+    callee, operands, results = o["callee"], o["operands"], o["results"]
     segments = o.get("segment_sizes")
-    ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
-    imp = ctx.module.imported_functions[ordinal]
-    check_call_lists(fn, imp.cconv, segments, o["operands"], o["results"], inst, imp.full_name)
-    return ctx.import_call(ordinal, segments, o["operands"], o["results"]), None
+    resume = fn.block_index[o["resume"]]  # a block: the verifier checked it
+    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
+        ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
+        imp = ctx.module.imported_functions[ordinal]
+        check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
+        return ctx.yieldable_import_call(ordinal, segments, operands, results, resume), None
+    if segments is not None:
+        raise BytecodeVerifyError("vm.call.variadic.yieldable of an internal function (IREE supports "
+                                  "variadic yieldable calls to imports only)", inst.pc)
+    target = ctx.module.function_signatures[callee]
+    check_call_lists(fn, target.cconv, None, operands, results, inst, f"function#{callee}")
+
+    def call_internal(ctx, frame, _):
+        callee_frame = ctx.enter_internal(frame, callee, operands, results)
+        frame.pending = resume  # the return goes on at the resume block (context._leave_internal)
+        return callee_frame
+    return call_internal, None
+
+
+@op("Yield")
+def _make_yield(ctx, fn, inst):
+    """vm.yield ^dest(operands): the branch first, then the stack suspends (IREE returns DEFERRED
+    from its dispatch loop); a resume runs on at the target, nothing else kept."""
+    target = fn.block_index[inst.operands["dest"]]
+    pairs = inst.operands["operands"]
+
+    def run(ctx, frame, _):
+        if pairs:
+            remap(ctx, frame, pairs)
+        frame.ip = target
+        return YIELD
+    return run, None
 
 
 @op("ImportResolved")

@@ -77,7 +77,7 @@ class Function:
 
 
 class Frame:
-    __slots__ = ("fn", "ip", "regs", "refs", "return_regs")
+    __slots__ = ("fn", "ip", "regs", "refs", "return_regs", "pending")
 
     def __init__(self, fn: Function) -> None:
         if fn.too_big:  # iree_vm_stack_function_enter cannot grow the stack that far
@@ -89,6 +89,9 @@ class Frame:
         self.regs = bytearray(4 * fn.i32_count)
         self.refs: list = [None] * fn.ref_count
         self.return_regs: tuple[Register, ...] = ()  # where a pending call's results go
+        # A yieldable import call that yielded: what resumes it when its instruction runs again
+        # (IREE marks it by the frame's return_registers, bytecode/dispatch.c)
+        self.pending: Any = None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -37,5 +37,9 @@ class ExecutionState(Protocol):
     def enter_internal(self, caller: Any, ordinal: int, operands: Sequence[Register],
                        results: Sequence[Register]) -> Any: ...
 
+    def yieldable_import_call(self, ordinal: int, segment_sizes: "Sequence[int] | None",
+                              operands: Sequence[Register], results: Sequence[Register],
+                              resume: int) -> Any: ...
+
 
 __all__ = ["ExecutionState"]

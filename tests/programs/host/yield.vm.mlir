@@ -1,5 +1,5 @@
-// VM dialect (compile with --compile-from=vm): vm.yield, an op the interpreter does not run
-// (coroutines are not modelled), reached only when the argument is nonzero.
+// VM dialect (compile with --compile-from=vm): vm.yield, reached only when the argument is nonzero
+// (iree-run-module never finishes a call that yields; the interpreter resumes it).
 vm.module @yielding {
   vm.func @maybe_yield(%a : i32) -> i32 {
     vm.cond_br %a, ^bb1, ^bb2
