@@ -47,7 +47,7 @@ from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.heap import LeakError
+from ireeabi.vm.heap import LeakError, available_memory
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
@@ -197,6 +197,14 @@ def parse_heap_limit(text: str) -> int:
     return int(number) * _SIZE_UNITS[unit]
 
 
+def input_bytes_bound(program: Program) -> int:
+    """The largest tensor an `--input` may give: what the heap still allows, and half the memory
+    the host has available now (a parsed input is held twice, as its array and then in its heap
+    buffer): past it the parse is RESOURCE_EXHAUSTED, before numpy fills gigabytes that the OOM
+    killer would end."""
+    return min(program.heap.limit - program.heap.live_bytes, available_memory() // 2)
+
+
 def _input_error(e: InputParseError) -> CliError:
     """IREE's status text, then what in the input is wrong (IREE's own text may not say)."""
     return CliError(f"{e} ({e.detail})" if e.detail else str(e))
@@ -281,7 +289,7 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
         arg_chars, _ = program.signature(args.function)
         try:
             # a tensor the program's heap cannot take is refused before numpy fills it
-            with InputFiles(program.heap.limit - program.heap.live_bytes) as files:
+            with InputFiles(input_bytes_bound(program)) as files:
                 inputs = parse_inputs(args.input, arg_chars, files)
         except InputParseError as e:
             raise _input_error(e) from None
@@ -363,7 +371,7 @@ def _check_results(program: Program, results: list, args: argparse.Namespace,
     parsed against the arguments'), compare, print the tool's text; 1 when any differs."""
     _, result_chars = program.signature(args.function)
     try:
-        with InputFiles(program.heap.limit - program.heap.live_bytes) as files:
+        with InputFiles(input_bytes_bound(program)) as files:
             expected = parse_inputs(args.expected_output, result_chars, files)
     except InputParseError as e:
         detail = e.detail

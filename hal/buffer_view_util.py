@@ -60,7 +60,8 @@ def zeroed_storage(shape: Sequence[int], element_type: int, count: int, nbytes: 
     if max_bytes is not None and nbytes > max_bytes:  # refused before numpy fills gigabytes
         raise ParseFailure(f"RESOURCE_EXHAUSTED; {nbytes} bytes requested with {max_bytes} "
                            f"available",
-                           "larger than the emulated heap ireeabi runs the program on")
+                           "more than the emulated heap, or half the memory the host has available, "
+                           "can take")
     if len(shape) > 64:
         raise ParseFailure(f"UNIMPLEMENTED; a shape rank of {len(shape)} is beyond ireeabi's "
                            f"numpy arrays", "numpy arrays have at most 64 dimensions")

@@ -349,7 +349,7 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
 # peak resident memory (its own, and any child's such as libclang's) must stay within PEAK_LIMIT.
 
 PEAK_LIMIT = 1 << 30  # the issue's bound: no single command above 1 GB
-COMMAND_KINDS = ("header", "dwarf", "disassemble")
+COMMAND_KINDS = ("header", "dwarf", "disassemble", "input")
 HEADERS = HERE / "fixtures" / "headers"
 DWARF_SOURCE = '#include "constructs.h"\neverything_t e; struct wire w; value_t v; cacheline_t l;\n'
 DWARF_NAMES = ("wire", "everything_t", "value_t", "cacheline_t", "struct everything", "nope")
@@ -549,6 +549,64 @@ def disassembly_cases(mods: list[Module], count: int, seed: int) -> list[Command
     return out
 
 
+# Hostile `--input` values: shapes past memory or the dimension type, malformed text of each part,
+# numbers past every type, long and control-character text, and files that are not arrays.
+_HOSTILE_INPUTS = (
+    "4294967296xf32=1", "1000000000000x1000000000000xf32=1", "65536x65536x65536xi8=0",
+    "9223372036854775807xf32=1", "18446744073709551616xf32=1", "0x0xf32=", "16x-1xf32=1",
+    "16xf32=1,2,", "16xq32=1", "xf32", "=", "16xf32=[1 2", "16xf32=[[[[[[[[[[[[[[1]]]]]]]]]]]]]]",
+    "", "16xf32=nan", "16xf32=1e999", "16xi8=300", "16xi64=99999999999999999999999", "16xf16=70000",
+    "16xf32=0x7FC00001", "99999999999999999999999", "-1e999", "inf", "16xf32=\\x00", "16xf32=‮1",
+    "16xf32=" + "1 " * 50000, "1" * 100000, "16xf32=" + "[" * 5000, "(" * 1000,
+    "@/dev/zero", "@/dev/null", "@/", "@{dir}/missing.npy", "@{dir}/huge.npy", "@{dir}/cut.npy",
+    "@{dir}/text.npy", "&16xf32=1", "16xf32=@/dev/zero",
+)
+
+
+def _npy(shape: str, data: bytes, descr: str = "<f4") -> bytes:
+    """A .npy file's bytes with the header numpy writes for `shape` (a tuple's text) over `data`."""
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}".encode()
+    header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + data
+
+
+def input_cases(mods: list[Module], count: int, seed: int) -> list[CommandCase]:
+    """`count` runs of the campaign's unmutated modules with one input (or more) hostile: a value of
+    _HOSTILE_INPUTS, or a real input with bytes damaged; every hostile value at least once when
+    `count` allows."""
+    rng = random.Random(seed)
+    files = {"huge.npy": _npy("(1099511627776, 1099511627776)", bytes(64)),
+             "cut.npy": _npy("(16,)", bytes(10)), "text.npy": b"16xf32=1\n"}
+    out = []
+    for i in range(count):
+        m = mods[i % len(mods)]
+        inputs = list(m.inputs)
+        if not inputs:
+            inputs = [""]
+        k = rng.randrange(len(inputs))
+        if i < len(_HOSTILE_INPUTS) or rng.random() < 0.5:
+            value = _HOSTILE_INPUTS[i % len(_HOSTILE_INPUTS)] if i < len(_HOSTILE_INPUTS) \
+                else rng.choice(_HOSTILE_INPUTS)
+            what = f"value#{_HOSTILE_INPUTS.index(value)}"
+        else:
+            raw = bytearray(inputs[k].encode())
+            for _ in range(rng.choice((1, 2, 4))):
+                if raw:
+                    raw[rng.randrange(len(raw))] = rng.choice(b"x=[],.- 0123456789eEinfa@\\")
+            value = raw.decode("latin-1")
+            what = "damaged"
+        inputs[k] = value
+        # a heap of 512 MiB: a shape IREE would allocate (16 GiB) is refused the same on any machine
+        argv = ["run", "{dir}/m.vmfb", "--function", m.function, *(f"--input={v}" for v in inputs),
+                "--heap-limit", "512M"]
+        if m.target:
+            argv += ["--target", m.target, "--max-steps", str(FOREIGN_BUDGET)]
+        else:
+            argv += ["--max-steps", str(HOST_BUDGET)]
+        out.append(CommandCase("input", f"#{i} {m.name} input {k} {what}", {"m.vmfb": m.data, **files}, argv))
+    return out
+
+
 def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: str,
                 peak_limit: int = PEAK_LIMIT) -> tuple[str, str, int]:
     """(outcome, detail, peak RSS in bytes) of one case: "ok" (exit 0), "refused" (one
@@ -618,13 +676,14 @@ class CommandResult:
 
 
 def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
-                  mods: "list[Module] | None" = None, out_dir: "Path | None" = None) -> list[CommandCase]:
+                  mods: "list[Module] | None" = None, out_dir: "Path | None" = None,
+                  inputs: int = 0) -> list[CommandCase]:
     """The cases of `command_campaign`, interleaved (the kinds share the machine's load alike)."""
     with tempfile.TemporaryDirectory(prefix="ireeabi-dwarf-objects-") as tmp:
         objects = dwarf_objects(Path(out_dir or tmp))
     mods = mods if mods is not None else modules()
     groups = [header_cases(headers, seed), dwarf_cases(objects, dwarf, seed + 1),
-              disassembly_cases(mods, disassembly, seed + 2)]
+              disassembly_cases(mods, disassembly, seed + 2), input_cases(mods, inputs, seed + 3)]
     out = []
     for i in range(max(len(g) for g in groups)):
         out += [g[i] for g in groups if i < len(g)]
@@ -632,12 +691,14 @@ def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
 
 
 def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80, seed: int = 0,
+                     inputs: int = 60,
                      cpu_limit: float = CPU_LIMIT, backstop: "float | None" = None,
                      cases: "list[CommandCase] | None" = None, verbose: bool = False) -> CommandResult:
     """Hostile headers through `layout --header`, DWARF mutants through `layout --dwarf`, module
-    mutants through `inspect --disassemble`: each a whole command in a process of its own."""
+    mutants through `inspect --disassemble`, hostile `--input` values through `run`: each a whole
+    command in a process of its own."""
     backstop = BACKSTOP_FACTOR * cpu_limit if backstop is None else backstop
-    cases = cases if cases is not None else command_cases(headers, dwarf, disassembly, seed)
+    cases = cases if cases is not None else command_cases(headers, dwarf, disassembly, seed, inputs=inputs)
     result = CommandResult()
     with tempfile.TemporaryDirectory(prefix="ireeabi-commands-") as workdir:
         for case in cases:

@@ -25,7 +25,8 @@ _, status, usage = os.wait4(pid, 0)
 print(usage.ru_maxrss, file=sys.stderr)
 sys.stderr.flush()
 if os.WIFSIGNALED(status):
-    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):  # no handler to reset there
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
     os.kill(os.getpid(), os.WTERMSIG(status))
 sys.exit(os.waitstatus_to_exitcode(status))
 """

@@ -72,6 +72,19 @@ def host_memory() -> int:
         return 1 << 40
 
 
+def available_memory() -> int:
+    """Bytes the host can give a new allocation now without swapping or the OOM killer
+    (/proc/meminfo's MemAvailable; the physical memory where that is unknown)."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return host_memory()
+
+
 def default_limit(machine: Machine) -> int:
     """Live bytes a heap of `machine` allows by default: the host's physical memory, bounded by the
     addresses the target's pointers reach (a 32-bit target's window is below 4 GiB). Only past it do

@@ -217,3 +217,20 @@ def test_short_device_targets():
                                           '(in __init at pc 0x1)')
     unbalanced = "x #hal.device.target<\"local\", [#hal.executable.target<"
     assert short_device_targets(unbalanced) == unbalanced
+
+
+def test_an_input_larger_than_half_the_available_memory_is_refused_before_it_is_filled(tmp_path, monkeypatch):
+    """A parsed input is held twice (its array, then its heap buffer): past half the memory the
+    host has available, `run` refuses it with RESOURCE_EXHAUSTED instead of filling gigabytes that
+    the OOM killer would end (iree-run-module holds it once: 16 GiB here would still fit it)."""
+    from ireeabi.cli import cmd_run
+    monkeypatch.setattr(cmd_run, "available_memory", lambda: 1 << 30)  # 1 GiB available
+    path = tools.compile_mlir(PROGRAMS / "add16.mlir", tools.session_dir(), "inline-static")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(path), "--function", "add", "--input=4294967296xf32=1", "--input=16xf32=2"],
+                stdout=out, stderr=err)
+    assert code == 1 and "RESOURCE_EXHAUSTED; 17179869184 bytes requested with 536870912 available" in err.getvalue()
+    out = io.StringIO()
+    assert main(["run", str(path), "--function", "add", "--input=16xf32=1", "--input=16xf32=2"],
+                stdout=out, stderr=err) == 0
+    assert out.getvalue().endswith("16xf32=3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3\n")

@@ -29,7 +29,7 @@ import mutation_campaign as mc
 
 MUTANTS = 2000
 SEED = 20261203
-HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES = 40, 100, 80
+HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES, INPUT_CASES = 40, 100, 80, 60
 HERE = Path(__file__).resolve().parents[1]
 
 
@@ -90,7 +90,7 @@ def test_iree_run_module_on_a_looping_program_is_judged_by_cpu(tmp_path):
 
 @pytest.fixture(scope="module")
 def command_cases() -> list:
-    return mc.command_cases(HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES, SEED)
+    return mc.command_cases(HEADER_CASES, DWARF_CASES, DISASSEMBLY_CASES, SEED, inputs=INPUT_CASES)
 
 
 def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
@@ -101,7 +101,8 @@ def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
         print(f"\ncommand campaign (seed {SEED}): {result.summary()} in {took:.0f} s (wall, loaded "
               f"machine)")
     sizes = {k: sum(c.values()) for k, c in result.counts.items()}
-    assert sizes == {"header": HEADER_CASES, "dwarf": DWARF_CASES, "disassemble": DISASSEMBLY_CASES}
+    assert sizes == {"header": HEADER_CASES, "dwarf": DWARF_CASES, "disassemble": DISASSEMBLY_CASES,
+                     "input": INPUT_CASES}
     assert result.failures == 0, "\n".join(f"{o}: {what}\n{detail[-1500:]}" for o, what, detail in result.bad[:5])
     assert max(result.peaks.values()) <= mc.PEAK_LIMIT
     for kind, counts in result.counts.items():  # both answers are common: listings and refusals
@@ -119,6 +120,8 @@ def test_the_command_cases_cover_every_hostile_shape_and_object(command_cases):
     assert {".debug_info", ".debug_abbrev", ".debug_str", ".zdebug_info", "section"} <= parts, parts
     modules = {c.what.split()[1] for c in command_cases if c.kind == "disassemble"}
     assert {m.split(".")[0] for m in modules} == {p.stem for p, _, _ in mc.PROGRAMS}
+    inputs = {c.what.split()[-1] for c in command_cases if c.kind == "input"}
+    assert {f"value#{k}" for k in range(len(mc._HOSTILE_INPUTS))} | {"damaged"} == inputs
 
 
 def test_a_command_past_the_peak_limit_is_a_memory_failure(tmp_path):
