@@ -18,7 +18,7 @@ import pytest
 
 from ireeabi.abi import cheader, pragma_pack
 from ireeabi.abi.layout import Struct
-from test_cheader_features import _compiler, _object_bytes
+from test_cheader_features import _object_bytes
 
 TARGETS = ["x86_64", "i386", "armv7", "aarch64", "riscv32"]
 
