@@ -11,9 +11,11 @@ message, `file:line: ...`; a libclang error outside every struct fails the heade
 
 Alignments are libclang's where the header says them: an alignment attribute or `alignas` (any
 integer constant expression, macros included) is measured by `__alignof__` of the member in a probe
-parse; a typedef's alignment and `_Atomic`'s are the declared type's. `#pragma pack` is read from the
-directives of the record's own file (push/pop, pack(N), pack()); one set elsewhere (by _Pragma in a
-macro, or in an including file) is not, and the cross-check reports the difference.
+parse; a typedef's alignment and `_Atomic`'s are the declared type's. `#pragma pack` (push/pop,
+pack(N), pack()) is followed as the preprocessor carries it (abi/pragma_pack.py): directives and
+`_Pragma("pack(...)")` operators, spelled in the text or produced by a macro's expansion, in the
+record's file and in the files included before it (a header that leaves a pack in force packs what
+follows its #include).
 
 The header is parsed freestanding (`-ffreestanding -nostdinc`): `<stdint.h>`, `<stddef.h>`,
 `<stdbool.h>`, `<stdalign.h>` and `<limits.h>` come from the small headers below, built from the
@@ -43,6 +45,7 @@ from .bounded import ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
 from .errors import IreeAbiError, LayoutError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
+from . import pragma_pack
 from .oracles import Measured, OracleError, clang_index, diff
 from .targets import Target, get as _get_target
 
@@ -130,8 +133,6 @@ _SCALARS = {
     "LONGDOUBLE": "long double",
 }
 _ALIGN_RE = re.compile(r"(?:_Alignas|alignas|aligned)\s*\(\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*\)")
-# A #pragma pack directive at the start of a line (a byte pattern: libclang's offsets are bytes).
-_PACK_RE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\(([^)\n]*)\)", re.M)
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*")
 _NAMEABLE_RE = re.compile(r"(?:(?:struct|union) )?[A-Za-z_]\w*")
 # libclang's CXTypeLayoutError codes.
@@ -255,8 +256,8 @@ class _Reader:
         self.depth = 0  # records being read inside one another now
         self.nesting: dict[int, int] = {}  # id(declaration) -> levels of records it holds, itself included
         self._lines: dict[str, list[str]] = {}
-        # file -> (offsets of its #pragma pack directives, the pack value from each on)
-        self._packs: dict[str, tuple[list[int], list["int | str | None"]]] = {}
+        # file -> (offsets where the #pragma pack value changes, the value from each on); made once
+        self._packs: dict[str, tuple[list[int], list["int | str | None"]]] | None = None
         self.cursors = self.offset_query_fields = self.probe_count = 0
         self._query_fields: dict[int, int] = {}  # id -> fields libclang's offset query walks
         self._access_memo: dict[int, tuple[str, str, tuple] | None] = {}
@@ -643,61 +644,92 @@ class _Reader:
         return out
 
     def _pack_at(self, decl: Any) -> int | None:
-        """The `#pragma pack` value in force where the record is defined (None: none). Read from the
-        directives of the record's own file, in order; a value C does not spell as a literal, or a
-        pack set through _Pragma in a macro, is not seen (the cross-check with libclang catches it)."""
+        """The `#pragma pack` value in force where the record is defined (None: none), as the
+        preprocessor carries it through the translation unit (abi/pragma_pack.py): directives and
+        `_Pragma` operators of the record's file, of macros expanded there, and of the files
+        included before it; a value C does not spell as a literal is the record's error."""
         loc = decl.location
         if loc.file is None:
             return None
-        name = loc.file.name
-        if name not in self._packs:
-            states = self._pack_states(loc.file)
-            self._packs[name] = ([o for o, _ in states], [v for _, v in states])
-        offsets, values = self._packs[name]
+        if self._packs is None:
+            self._packs = self._pack_timeline()
+        offsets, values = self._packs.get(loc.file.name, ((), ()))
         i = bisect.bisect_right(offsets, loc.offset) - 1
         value = values[i] if i >= 0 else None
         if isinstance(value, str):
             raise HeaderError(f"{_where(loc)}: {value}")
         return value
 
-    def _pack_states(self, file: Any) -> list[tuple[int, "int | str | None"]]:
-        """(byte offset of each `#pragma pack(...)` directive of the file, the value in force from
-        there on): its arguments read as clang does (push/pop with an optional label, N, nothing)."""
+    def _pack_timeline(self) -> dict[str, tuple[list[int], list["int | str | None"]]]:
+        """Per file (its first reading): the offsets where the pack value changes and the value from
+        each on, from libclang's inclusions (in the order it entered the files) and each file's text;
+        macros are looked at only where some file spells `_Pragma`."""
+        inclusions = [(i.source.name, i.location.offset, i.include.name, i.depth) for i in self.tu.get_includes()]
+        main = self.tu.spelling
+        texts: dict[str, bytes] = {}
+        for name in {main, *(i[2] for i in inclusions)}:
+            try:  # only regular files: libclang read the rest (a device) already, whatever it held
+                texts[name] = Path(name).read_bytes() if os.path.isfile(name) else b""
+            except OSError:
+                texts[name] = b""
+        macros: dict[str, pragma_pack.MacroBody] = {}
+        definitions: dict[str, list[tuple[int, int]]] = {}
+        expansions: dict[str, list[tuple[int, int, str, int]]] = {}
+        if any(b"_Pragma" in t for t in texts.values()):
+            macros, definitions, expansions = self._pack_macros()
+        memo: dict = {}
+
+        def operations_of(name: str) -> list[tuple[int, pragma_pack.Operation]]:
+            ops = pragma_pack.text_operations(texts.get(name, b""), definitions.get(name, ()))
+            for start, end, macro, line in expansions.get(name, ()):
+                before, after = pragma_pack.macro_operations(macro, macros, memo, line)
+                ops += [(start, op) for op in before] + [(end, op) for op in after]
+            ops.sort(key=lambda e: e[0])  # stable: a macro's operations stay in order
+            return ops
+
+        return pragma_pack.checkpoints(pragma_pack.inclusion_tree(main, inclusions), operations_of)
+
+    def _pack_macros(self) -> tuple[dict[str, "pragma_pack.MacroBody"], dict[str, list[tuple[int, int]]],
+                                    dict[str, list[tuple[int, int, str, int]]]]:
+        """From a parse keeping the preprocessing record: every macro's parameters and body tokens,
+        the byte ranges of each file's macro definitions, and each file's macro expansions (start
+        and end offsets, the macro, the line) of the macros whose expansion does pack operations."""
+        ci = self.ci
         try:
-            text = Path(file.name).read_bytes()
-        except OSError:
-            return []
-        states: list[tuple[int, int | str | None]] = []
-        stack: list[int | str | None] = []
-        current: int | str | None = None
-        line, counted = 1, 0  # lines counted up to byte `counted`: linear in the file
-        for m in _PACK_RE.finditer(text):
-            line, counted = line + text.count(b"\n", counted, m.start()), m.start()
-            args = [a.strip() for a in m.group(1).decode(errors="replace").split(",") if a.strip()]
-            values = [a for a in args if a[:1].isdigit()]
-            value: int | str | None = None
-            if values:
-                try:
-                    value = int(values[-1].rstrip("uUlL"), 0)
-                except ValueError:
-                    value = f"#pragma pack value {values[-1]!r} at line {line} is not modelled"
-            if args[:1] == ["push"]:
-                stack.append(current)
-                if values:
-                    current = value
-            elif args[:1] == ["pop"]:
-                current = stack.pop() if stack else None
-            elif args[:1] == ["show"]:
-                continue
-            elif args and not values:
-                current = f"#pragma pack({', '.join(args)}) at line {line} is not modelled"
-            else:
-                current = value
-            if isinstance(current, int) and (current <= 0 or current & (current - 1)):
-                current = None if current == 0 else \
-                    f"#pragma pack({current}) at line {line} is not a power of two"
-            states.append((m.start(), current))
-        return states
+            tu = ci.Index.create().parse(str(self.path), args=self.args,
+                                         options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        except ci.TranslationUnitLoadError as e:
+            raise HeaderError(f"{self.path}: libclang could not parse it ({e})") from None
+        macros: dict[str, pragma_pack.MacroBody] = {}
+        definitions: dict[str, list[tuple[int, int]]] = {}
+        uses: list[tuple[str, int, int, str, int]] = []
+        for c in tu.cursor.get_children():
+            kind = c.kind
+            if kind == ci.CursorKind.MACRO_DEFINITION:
+                ext = c.extent
+                if ext.start.file is None:
+                    continue  # a predefined macro
+                toks = list(c.get_tokens())
+                params: tuple[str, ...] = ()
+                body = toks[1:]
+                if len(toks) > 1 and toks[1].spelling == "(" and \
+                        toks[1].extent.start.offset == toks[0].extent.end.offset:  # function-like
+                    close = next((k for k, t in enumerate(toks) if t.spelling == ")"), len(toks) - 1)
+                    params = tuple(t.spelling for t in toks[2:close] if t.spelling not in (",", "..."))
+                    body = toks[close + 1:]
+                macros[c.spelling] = pragma_pack.MacroBody(params, tuple(t.spelling for t in body))
+                definitions.setdefault(ext.start.file.name, []).append((ext.start.offset, ext.end.offset))
+            elif kind == ci.CursorKind.MACRO_INSTANTIATION:
+                ext = c.extent
+                if ext.start.file is not None:
+                    uses.append((ext.start.file.name, ext.start.offset, ext.end.offset, c.spelling, ext.start.line))
+        memo: dict = {}
+        expansions: dict[str, list[tuple[int, int, str, int]]] = {}
+        for file, start, end, name, line in uses:
+            before, after = pragma_pack.macro_operations(name, macros, memo, line)
+            if before or after:
+                expansions.setdefault(file, []).append((start, end, name, line))
+        return macros, definitions, expansions
 
     # -- the cross-check -------------------------------------------------------------------------
 

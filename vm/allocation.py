@@ -3,10 +3,13 @@
 Every allocation of a `vm.heap.Heap` records the stack that made it and, once freed, the stack that
 freed it: `capture_stack` takes one cheaply on every malloc and free (code objects and instruction
 offsets, no line lookups), `frames` / `format_stack` turn it into (file, line, function) when a
-report needs it, and `leak_report` is the text of a tracked heap's leaks.
+report needs it, and `leak_report` is the text of a tracked heap's leaks. A report starts each stack
+at its first frame outside the test harness (pytest, pluggy, runpy: `trim_harness`), where the
+user's code begins; `full=True` keeps the whole captured stack.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +51,57 @@ def frames(stack: tuple) -> tuple[Frame, ...]:
                  for i in range(0, len(stack), 2))
 
 
-def format_stack(stack: tuple, indent: str = "    ") -> str:
-    """A captured stack as traceback lines ('File "...", line N, in f'), outermost first."""
-    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in frames(stack))
+# Modules of the harness that runs a test: the outermost frames of every stack a test captures.
+HARNESS_MODULES = ("_pytest", "pytest", "pluggy", "runpy")
+
+
+def _harness_paths() -> tuple[str, ...]:
+    """The files (a module) or folders (a package, ending in a separator) of the harness modules
+    loaded now: found from sys.modules, so a user's file or folder of the same name never matches."""
+    paths = []
+    for name in HARNESS_MODULES:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        if os.path.basename(path) == "__init__.py":
+            paths.append(os.path.dirname(path) + os.sep)
+        else:
+            paths.append(path)
+    return tuple(paths)
+
+
+def is_harness_frame(filename: str, paths: tuple[str, ...] | None = None) -> bool:
+    """Whether a frame's file belongs to pytest, pluggy or runpy (`paths`: `_harness_paths()`)."""
+    if filename.startswith("<frozen runpy"):
+        return True
+    for p in _harness_paths() if paths is None else paths:
+        if filename.startswith(p) if p.endswith(os.sep) else filename == p:
+            return True
+    return False
+
+
+def trim_harness(frames_: tuple[Frame, ...]) -> tuple[Frame, ...]:
+    """`frames_` (outermost first) from the first frame outside the test harness: the frames of
+    pytest and pluggy that ran the test say nothing about the allocation. Only the leading run goes
+    (a test calling back into pytest keeps those frames); a stack wholly of the harness stays whole."""
+    paths = _harness_paths()
+    for i, (filename, _, _) in enumerate(frames_):
+        if not is_harness_frame(filename, paths):
+            return frames_[i:]
+    return frames_
+
+
+def format_stack(stack: tuple, indent: str = "    ", *, full: bool = False) -> str:
+    """A captured stack as traceback lines ('File "...", line N, in f'), outermost first; from its
+    first frame outside pytest and pluggy unless `full`."""
+    shown = frames(stack) if full else trim_harness(frames(stack))
+    return "\n".join(f'{indent}File "{fn}", line {ln}, in {name}' for fn, ln, name in shown)
+
+
+def _trims(stack: tuple | None) -> bool:
+    whole = frames(stack) if stack else ()
+    return len(trim_harness(whole)) < len(whole)
 
 
 @dataclass(eq=False, slots=True, init=False)
@@ -59,7 +110,8 @@ class Allocation:
     size: int
     serial: int  # allocation order in its heap
     tag: str
-    stack: tuple  # as capture_stack took it (code objects and offsets); frames() gives (file, line, function)
+    # as capture_stack took it (code objects and offsets); frames() gives (file, line, function)
+    stack: tuple = field(repr=False)
     raw: Any = field(repr=False)  # the arena's bytes (a memoryview); None once the chunk is given back
     internal: bool = False  # the heap's own blocks (scratch stack): never leaks, never user-freed
     freed_stack: tuple | None = field(default=None, repr=False)  # likewise
@@ -90,21 +142,27 @@ class Allocation:
         tag = f" [{self.tag}]" if self.tag else ""
         return f"{self.size}-byte allocation #{self.serial} at 0x{self.address:x}{tag}"
 
-    def report(self) -> str:
-        text = f"{self.describe()}, allocated at:\n{format_stack(self.stack)}"
+    def report(self, *, full: bool = False) -> str:
+        """The block and its stacks; each from its first frame outside pytest and pluggy unless
+        `full`."""
+        text = f"{self.describe()}, allocated at:\n{format_stack(self.stack, full=full)}"
         if self.freed_stack:
-            text += f"\n  freed at:\n{format_stack(self.freed_stack)}"
+            text += f"\n  freed at:\n{format_stack(self.freed_stack, full=full)}"
         return text
 
 
-def leak_report(leaks: list[Allocation], statuses: list[str]) -> str:
-    """The text of a LeakError: each leaked allocation with its stacks, then the failing statuses
-    nobody consumed."""
+def leak_report(leaks: list[Allocation], statuses: list[str], *, full: bool = False) -> str:
+    """The text of a LeakError: each leaked allocation with its stacks (from the first frame outside
+    pytest and pluggy unless `full`), then the failing statuses nobody consumed."""
     lines = [f"{len(leaks)} leaked allocation(s), {sum(a.size for a in leaks)} bytes"]
-    lines += [a.report() for a in leaks]
+    lines += [a.report(full=full) for a in leaks]
     if statuses:
         lines.append(f"{len(statuses)} failing status(es) never consumed: " + "; ".join(statuses))
+    if not full and any(_trims(a.stack) or _trims(a.freed_stack) for a in leaks):
+        lines.append("(stacks start at the first frame outside pytest and pluggy; "
+                     "LeakError.full_report has them whole)")
     return "\n".join(lines)
 
 
-__all__ = ["STACK_DEPTH", "Frame", "capture_stack", "frames", "format_stack", "Allocation", "leak_report"]
+__all__ = ["STACK_DEPTH", "HARNESS_MODULES", "Frame", "capture_stack", "frames", "is_harness_frame", "trim_harness",
+           "format_stack", "Allocation", "leak_report"]

@@ -118,12 +118,18 @@ class HeapError(IreeAbiError):
 
 
 class LeakError(HeapError):
-    """Allocations (or failing statuses) still live when a tracked heap closed."""
+    """Allocations (or failing statuses) still live when a tracked heap closed. The message starts
+    each stack at its first frame outside pytest and pluggy; `full_report` is the same report with
+    the whole captured stacks (each leak's `stack` holds them too)."""
 
     def __init__(self, message: str, leaks: "list[Allocation]", statuses: list[str]) -> None:
         self.leaks = leaks
         self.statuses = statuses
         super().__init__(message, leaks[0].address if leaks else None)
+
+    @property
+    def full_report(self) -> str:
+        return leak_report(self.leaks, self.statuses, full=True)
 
 
 class _Guarding:

@@ -5,7 +5,10 @@ Programs of our own (tests/programs/vmvx) compiled for vmvx with `--iree-vmvx-en
 the module from their vmvx executables; inline_static.mlir imports it from the program itself.
 ireeabi's output, on the host and on riscv32, must be iree-run-module's byte for byte; so must the
 whole e2e corpus compiled with microkernels. The export table's calling conventions are those of
-the compiled modules' imports; hand-built calls (bad_calls.vm.mlir) fail with IREE's statuses.
+the compiled modules' imports; hand-built calls (bad_calls.vm.mlir) fail with IREE's statuses, and
+those in bounds (copy_calls.vm.mlir: every copy width, the fill) print what iree-run-module prints.
+On riscv32 every export family runs with a trace: each call's argument buffer is riscv32's packing
+and the shim reads each field where the VM packed it.
 """
 from __future__ import annotations
 
@@ -79,6 +82,18 @@ FAILING_CASES = [
     ("copy_fill", "transpose", ["3x5xi32=" + " ".join(str(i * 3 - 7) for i in range(15))]),
     ("copy_fill", "transpose_f32", [_vals((4, 6))]),
     ("copy_fill", "slice_copy", ["6x8xi32=" + " ".join(str(i) for i in range(48))]),
+]
+# Hand-built copies and fills that pass module.c's checks (copy_calls.vm.mlir): (function, inputs).
+# copy: in offset, in strides, out offset, out strides, sizes (elements); fill: value, offset, row
+# stride, sizes.
+COPY_CALLS = [
+    ("copy_x8", "3 16 1 0 8 1 5 7"),  # a 5x7 window of 16-byte rows into 8-byte rows
+    ("copy_x16", "0 1 8 0 8 1 8 8"),  # an 8x8 transpose
+    ("copy_x32", "0 1 4 0 4 1 4 4"),  # a 4x4 transpose
+    ("copy_x32", "5 9 2 1 3 9 3 3"),  # column-strided source and destination
+    ("copy_x64", "1 1 3 2 3 1 3 3"),
+    ("fill_x32", "-123456 2 5 4 3"),
+    ("fill_x32", "2139095041 0 1 16 1"),  # a NaN's bits: the fill moves bits, not floats
 ]
 INLINE_CASES = [
     ("inline_static", "exp_index", ["0.37"]), ("inline_static", "exp_index", ["-1.25"]),
@@ -167,6 +182,17 @@ def test_program_failure_matches_iree_run_module(name, function, inputs, target)
     assert StatusCode(int(info.value.code)).name == m.group(1)
     assert m.group(2) in " ".join(str(info.value).split())
     assert "vmvx.copy.2d.x32" in str(info.value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("function,inputs", COPY_CALLS, ids=[f"{f}.{i}" for i, (f, _) in enumerate(COPY_CALLS)])
+def test_copy_and_fill_calls_match_iree_run_module(function, inputs, target):
+    """copy.2d.x8..x64 and fill.2d.x32 called as a program calls them, in bounds: the hash of every
+    output byte and two elements are iree-run-module's."""
+    path = _compiled("copy_calls", tools.VM_INPUT_FLAGS)
+    args = inputs.split()
+    expected = corpus.iree_output(path, function, tuple(args))
+    assert _ours(path, function, args, target) == expected
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -304,11 +330,83 @@ def test_module_api_calls(target):
             release_value(rt.heap, rw)
 
 
+# -- every export family on riscv32: the packing of the argument buffers ---------------------------
+
+# iree_vm_ref_t (runtime/src/iree/vm/ref.h: a pointer and an iree_vm_ref_type_t, uintptr_t): its
+# size and alignment.
+REF_BYTES = {"x86_64": (16, 8), "riscv32": (8, 4)}
+# One run per family: (program, flags, function, inputs, the vmvx imports it must call).
+FAMILY_RUNS = [
+    ("elementwise", (), "binary_f32", [_vals((3, 5)), _vals((3, 5))], {"add.2d.f32", "mul.2d.f32"}),
+    ("elementwise", (), "binary_i32", [_vals((3, 6), "i32"), _nonzero_i32((3, 6))], {"shl.2d.i32", "divs.2d.i32"}),
+    ("elementwise", (), "unary_f32", [_vals((4, 6))], {"exp.2d.f32", "rsqrt.2d.f32"}),
+    ("elementwise", (), "ctlz_i32", ["2x5xi32=0 1 2 3 -1 65535 65536 2147483647 255 4096"], {"ctlz.2d.i32"}),
+    ("copy_fill", (), "fill_matmul", ["-0.75", _vals((3, 4)), _vals((4, 5))], {"fill.2d.x32"}),
+    ("matmul", TILING, "matmul_i8", [_vals((6, 9), "i8"), _vals((9, 5), "i8")], {"pack", "unpack", "mmt4d"}),
+    ("matmul", TILING, "matmul_acc", [_vals((9, 16)), _vals((16, 10)), _vals((9, 10))],
+     {"pack", "unpack", "mmt4d"}),
+] + [("copy_calls", tools.VM_INPUT_FLAGS, f, i.split(), {f"copy.2d.x{f[6:]}"})
+     for f, i in COPY_CALLS if f.startswith("copy")]
+
+
+def _packed_size(cconv: str, target: str) -> int:
+    """The argument buffer of an import call as IREE's VM sizes it (module.c,
+    iree_vm_function_call_compute_cconv_fragment_size): each value at the next multiple of its
+    alignment (i 4 bytes, I 8 aligned to sizeof(int64_t), r an iree_vm_ref_t at its alignment), the
+    whole rounded up to the largest alignment."""
+    size, largest = 0, 4
+    for c in cconv[1:].partition("_")[0]:
+        n, align = {"i": (4, 4), "I": (8, 8), "r": REF_BYTES[target]}[c]
+        size = (size + align - 1) // align * align + n
+        largest = max(largest, align)
+    return (size + largest - 1) // largest * largest
+
+
+@pytest.mark.parametrize("name,flags,function,inputs,calls", FAMILY_RUNS,
+                         ids=[f"{r[2]}.{i}" for i, r in enumerate(FAMILY_RUNS)])
+def test_riscv32_packs_every_family_as_its_shims_read(name, flags, function, inputs, calls):
+    """On riscv32 (refs of 8 bytes, a 32-bit iree_host_size_t) every vmvx call of the run gets an
+    argument buffer of riscv32's size, every field of the shim's struct reads the bytes the VM packed
+    for it, the call succeeds, and the program prints what iree-run-module prints on the host."""
+    path = _compiled(name, DEFAULT_FLAGS + flags if name != "copy_calls" else flags)
+    expected = corpus.iree_output(path, function, tuple(inputs))
+    with tracked_heap(target="riscv32") as heap:
+        program = Program(path, heap=heap, trace="imports")
+        try:
+            assert corpus.ours(program, function, inputs) == expected
+            events = [e for e in program.trace.events if e.get("import", "").startswith("vmvx.")]
+        finally:
+            program.close()
+    assert calls <= {e["import"][len("vmvx."):] for e in events}
+    for e in events:
+        size = _packed_size(e["cconv"], "riscv32")
+        assert e["target"] == "riscv32"
+        assert e["arguments"]["size"] == size, e["import"]
+        if "r" in e["cconv"]:
+            assert size != _packed_size(e["cconv"], "x86_64")
+        shim = e["shim"]
+        assert shim["fields"] and shim.get("disagreements", 0) == 0, e["import"]
+        assert all(f["disagreement"] is None for f in shim["fields"]), e["import"]
+        assert e["status"] == {"code": "OK"}, (e["import"], e["status"])
+
+
+def test_family_runs_cover_every_export_family():
+    """The riscv32 runs above call 2-D binary and unary elementwise kernels of both element types,
+    every copy width, the fill, pack, unpack and mmt4d (query_tile_sizes.2d: test_module_api_calls)."""
+    called = set().union(*(r[4] for r in FAMILY_RUNS))
+    table = {e.name for e in exports()}
+    assert called <= table
+    families = {"copy.2d.x8", "copy.2d.x16", "copy.2d.x32", "copy.2d.x64", "fill.2d.x32", "pack", "unpack", "mmt4d"}
+    assert families <= called
+    assert {n for n in called if n.endswith(".f32")} and {n for n in called if n.endswith(".i32")}
+
+
 # -- the e2e corpus compiled with microkernels -------------------------------------------------------
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("name,function,inputs", corpus.CASES,
                          ids=[f"{n}.{f}.{i}" for i, (n, f, _) in enumerate(corpus.CASES)])
-def test_e2e_corpus_with_microkernels(name, function, inputs):
+def test_e2e_corpus_with_microkernels(name, function, inputs, target):
     path = tools.compile_with_flags(corpus.E2E / f"{name}.mlir", DEFAULT_FLAGS + corpus.F64)
     expected = corpus.iree_output(path, function, tuple(inputs))
-    assert _ours(path, function, inputs, "x86_64") == expected
+    assert _ours(path, function, inputs, target) == expected
