@@ -6,10 +6,11 @@ pytest-xdist's `-n 2`: wall time of a whole pytest run of each.
 tests/programs/check's corpus (failing.mlir left out) is copied into a temporary folder with a
 pytest.ini turning collection on (`ireeabi_collect`, the models and targets given; default: both
 inline models and the default model, on x86_64 and riscv32). A first run with `--collect-only`
-fills the compiled-module cache (kept under the folder for the whole benchmark), so that the timed
-runs measure collecting and running the items, not iree-compile. Then serial runs (`pytest -q`) and
-`-n WORKERS` runs alternate, `--rounds` pairs of them, each a fresh `python -m pytest` process; the
-wall time of each is printed, and the median ratio of parallel to serial. Every run must pass every
+fills the compiled-module cache (`--cache-dir`, else one kept for the whole benchmark), so that
+the timed runs measure collecting and running the items, not iree-compile. Then serial runs
+(`pytest -q`) and `-n WORKERS` runs alternate, `--rounds` pairs of them, each a fresh
+`python -m pytest` process; the wall time of each is printed, and the median ratio of parallel to
+serial. Every run must pass every
 item (a failing run is an error, not a time). The target: `-n 2` at most 0.6x of serial on two
 quiet cores. The load (os.getloadavg, `uptime`) is printed before and after: on a loaded machine
 the figures are labelled as such.
@@ -34,7 +35,7 @@ TARGET = 0.6
 F64 = "--iree-input-demote-f64-to-f32=false"  # the corpus's f64 functions stay f64
 
 
-def corpus(dest: Path, models: str, targets: str) -> int:
+def corpus(dest: Path, models: str, targets: str, cache: Path) -> int:
     """Copy the corpus into `dest` with its pytest.ini; the number of .mlir files."""
     files = sorted(p for p in CHECK.glob("*.mlir") if p.name != "failing.mlir")
     for p in files:
@@ -42,7 +43,7 @@ def corpus(dest: Path, models: str, targets: str) -> int:
     (dest / "pytest.ini").write_text(
         "[pytest]\nireeabi_collect = true\n"
         f"ireeabi_models = {models}\nireeabi_targets = {targets}\n"
-        f"ireeabi_compile_flags = {F64}\nireeabi_cache_dir = vmfb-cache\n")
+        f"ireeabi_compile_flags = {F64}\nireeabi_cache_dir = {cache}\n")
     return len(files)
 
 
@@ -71,13 +72,17 @@ def main() -> None:
     ap.add_argument("--targets", default="x86_64,riscv32")
     ap.add_argument("--workers", type=int, default=2, help="pytest-xdist's -n (default 2)")
     ap.add_argument("--rounds", type=int, default=1, help="serial / parallel pairs (default 1)")
+    ap.add_argument("--cache-dir", type=Path, default=None,
+                    help="the compiled-module cache to use and keep (default: a temporary one)")
     args = ap.parse_args()
     if importlib.util.find_spec("xdist") is None:
-        raise SystemExit("pytest-xdist is not installed (pip install pytest-xdist; ireeabi's test extra)")
+        raise SystemExit("pytest-xdist is not installed (pip install pytest-xdist: ireeabi's "
+                         "test extra)")
 
     with tempfile.TemporaryDirectory(prefix="bench-plugin-") as tmp:
         dest = Path(tmp)
-        n = corpus(dest, args.models, args.targets)
+        cache = (args.cache_dir or dest / "vmfb-cache").resolve()
+        n = corpus(dest, args.models, args.targets, cache)
         print(f"check corpus: {n} files, models {args.models}, targets {args.targets}")
         print(f"before: {load()}")
         took, last = run(dest, "--collect-only")

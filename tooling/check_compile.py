@@ -10,10 +10,10 @@ data model) and reuses the module across runs, processes and xdist workers:
   whose kernels are VM bytecode (inline-static, vmvx) run on every data model from one compile.
 - `Compiler`: iree-compile from PATH, else from the `iree.compiler` package (iree-base-compiler).
   `compile` names its output by a SHA-256 of the source bytes, the flags and the compiler's
-  `--version` text; it writes a temporary file in the cache and renames it into place (a reader never
-  sees half a module), under an exclusive lock on the key (fcntl) so that concurrent workers compile
-  a module once and the others wait for it. A compile that fails with an error is cached too (its
-  stderr), so each worker reports it without compiling again.
+  `--version` text; it writes a temporary file in the cache and renames it into place (a reader
+  never sees half a module), under an exclusive lock on the key (fcntl) so that concurrent workers
+  compile a module once and the others wait for it. A compile that fails with an error is cached
+  too (its stderr), so each worker reports it without compiling again.
 """
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ KERNEL_TARGET_FLAGS: dict[str, tuple[str, ...]] = {
     "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf",
                 "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
     "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf",
-              "--iree-llvmcpu-target-cpu-features=+hwdiv-arm", "--iree-llvmcpu-debug-symbols=false"),
+              "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
+              "--iree-llvmcpu-debug-symbols=false"),
     "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
     "i386": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
     "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
@@ -72,7 +73,8 @@ class CompileError(IreeAbiError):
     """iree-compile refused a source: the source, the flags, its exit status and stderr."""
 
     def __init__(self, source: Path, flags: Sequence[str], returncode: int, stderr: str) -> None:
-        self.source, self.flags, self.returncode, self.stderr = source, tuple(flags), returncode, stderr
+        self.source, self.flags = source, tuple(flags)
+        self.returncode, self.stderr = returncode, stderr
         super().__init__(f"iree-compile {source} {' '.join(flags)} exited with {returncode}:\n"
                          f"{stderr.rstrip()}")
 

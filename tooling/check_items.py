@@ -1,5 +1,5 @@
-"""Check programs as pytest items: what iree-check-module runs, one item per test function, execution
-model and data model.
+"""Check programs as pytest items: what iree-check-module runs, one item per test function,
+execution model and data model.
 
 IREE's check tests are modules whose exported functions take nothing, return nothing and call the
 `check` module (iree-check-module runs one gtest test per function: tooling/check_tests.py). The
@@ -18,7 +18,8 @@ pytest plugin (tooling/testing.py) collects such programs when asked to (`--iree
   the compiler's errors; the other models run.
 - a `.vmfb` was compiled for one model (its imports say which: `hal` for the default model,
   `hal_loader` for inline-dynamic, `hal_inline` for inline-static); its items are
-  `FUNCTION[MODEL-TARGET]` for each data model of `ireeabi_targets` (`ireeabi_models` does not apply).
+  `FUNCTION[MODEL-TARGET]` for each data model of `ireeabi_targets` (`ireeabi_models` does not
+  apply).
 
 Without `ireeabi_targets`, the host's data model. Each item runs its function as
 iree-check-module does, in a fresh `Program` (nothing shared between items but the read-only module
@@ -218,7 +219,8 @@ class CheckFile(pytest.File):
             yield from self._items(variants)
             return
         source = self.path.read_text(errors="replace")
-        jobs = [(m, t) for m in settings.models or runnable_models(source) for t in settings.targets]
+        models = settings.models or runnable_models(source)
+        jobs = [(m, t) for m in models for t in settings.targets]
         flags = [compile_flags(m, t, settings.host) + settings.compile_flags for m, t in jobs]
         compiler = settings.compiler
         with ThreadPoolExecutor(max(1, min(settings.jobs, len(jobs)))) as pool:

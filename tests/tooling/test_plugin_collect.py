@@ -1,12 +1,12 @@
-"""The pytest plugin's check program items (tooling/check_items.py), run by pytest itself (pytester).
+"""The pytest plugin's check program items (tooling/check_items.py), run by pytest (pytester).
 
 - The check corpus (tests/programs/check, which tests/modules/test_check_corpus.py holds to
   iree-run-module's values) and failing.mlir, collected for both inline models and the default
   model on x86_64 and riscv32: one item per function (tests/check_corpus.py parses them from the
   sources), model and data model; every corpus item passes, every failing.mlir item fails with
-  exactly the text `ireeabi test` prints for that function on that module and data model (module.cc's
-  messages), and no Python traceback; the junit XML lists every item with its outcome; `-n 2`
-  (pytest-xdist) runs the same items to the same outcomes.
+  exactly the text `ireeabi test` prints for that function on that module and data model
+  (module.cc's messages), and no Python traceback; the junit XML lists every item with its
+  outcome; `-n 2` (pytest-xdist) runs the same items to the same outcomes.
 - Collection is opt-in and limited to the files asked for; a file's default models follow what it
   can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
   pins); a model that does not compile is one failing item with iree-compile's error; a `.vmfb`
@@ -68,7 +68,8 @@ def _junit(path: Path) -> dict[str, tuple[str, str]]:
         error = case.find("error")
         outcome = "failed" if failed is not None else "error" if error is not None else \
             "skipped" if case.find("skipped") is not None else "passed"
-        text = (failed.text or "") if failed is not None else (error.text or "") if error is not None else ""
+        shown = failed if failed is not None else error
+        text = (shown.text or "") if shown is not None else ""
         key = f"{file}::{case.get('name')}"
         assert key not in cases, key
         cases[key] = (outcome, text)
@@ -147,8 +148,9 @@ def test_collection_is_opt_in_and_limited(pytester, cache_dir):
                             "--ireeabi-files=*.mlir", "--ireeabi-models=inline-static",
                             f"--ireeabi-compile-flags={F64}", f"--ireeabi-cache-dir={cache_dir}")
     names = [f.name for f in cc.parse((cc.CHECK_DIR / "elementwise.mlir").read_text())]
-    assert [line for line in on.stdout.lines if "::" in line] == \
-        [f"elementwise.mlir::{n}[inline-static-{HOST}]" for n in names] + ["test_plain.py::test_plain"]
+    expected = [f"elementwise.mlir::{n}[inline-static-{HOST}]" for n in names]
+    listed = [line for line in on.stdout.lines if "::" in line]
+    assert listed == expected + ["test_plain.py::test_plain"]
 
 
 def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
@@ -159,7 +161,8 @@ def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
     result = pytester.runpytest_subprocess(*args, "-v")
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "control_flow.mlir").read_text())]
     expected = [f"control_flow.mlir::{f}[{m}-{HOST}]" for f in functions for m in MODELS]
-    expected.append(f"tensor_check_op.mlir::tensor_check[default-{HOST}]")  # tensor ops: default only
+    # tensor check ops: the default model only
+    expected.append(f"tensor_check_op.mlir::tensor_check[default-{HOST}]")
     assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
     result.assert_outcomes(passed=len(expected))
 
