@@ -13,7 +13,8 @@ the timed runs measure collecting and running the items, not iree-compile. Then 
 serial. Every run must pass every
 item (a failing run is an error, not a time). The target: `-n 2` at most 0.6x of serial on two
 quiet cores. The load (os.getloadavg, `uptime`) is printed before and after: on a loaded machine
-the figures are labelled as such.
+the figures are labelled as such; each run's CPU seconds (its processes', from getrusage) show how
+much of the machine it got.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import argparse
 import importlib.util
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,17 +49,25 @@ def corpus(dest: Path, models: str, targets: str, cache: Path) -> int:
     return len(files)
 
 
-def run(dest: Path, *args: str) -> tuple[float, str]:
-    """One `python -m pytest` in `dest`: wall seconds and its last line; an error if it fails."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(dest: Path, *args: str) -> tuple[float, str, float]:
+    """One `python -m pytest` in `dest`: wall seconds, its last line and the CPU seconds of it and
+    its workers (user + system); an error if it fails."""
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *args]
+    cpu = _children_cpu()
     began = time.monotonic()
     proc = subprocess.run(argv, cwd=dest, capture_output=True, text=True)
     took = time.monotonic() - began
+    cpu = _children_cpu() - cpu
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}"
                          f"\n{proc.stderr[-2000:]}")
-    return took, last
+    return took, last, cpu
 
 
 def load() -> str:
@@ -85,16 +95,19 @@ def main() -> None:
         n = corpus(dest, args.models, args.targets, cache)
         print(f"check corpus: {n} files, models {args.models}, targets {args.targets}")
         print(f"before: {load()}")
-        took, last = run(dest, "--collect-only")
+        took, last, _ = run(dest, "--collect-only")
         items = int(re.search(r"(\d+) tests? collected", last).group(1))
         print(f"  cache fill (collect-only, compiles): {took:8.2f} s, {items} items")
         pairs = []
         for r in range(args.rounds):
-            serial, s_last = run(dest)
-            parallel, p_last = run(dest, "-n", str(args.workers))
+            serial, s_last, s_cpu = run(dest)
+            parallel, p_last, p_cpu = run(dest, "-n", str(args.workers))
             pairs.append((serial, parallel))
-            print(f"  round {r + 1}: serial {serial:8.2f} s ({s_last}); -n {args.workers} "
-                  f"{parallel:8.2f} s ({p_last}); ratio {parallel / serial:.2f}")
+            # CPU seconds: how much of the machine each run got (on a loaded one, far less than
+            # its wall time times the processes it ran)
+            print(f"  round {r + 1}: serial {serial:8.2f} s wall, {s_cpu:7.2f} s CPU ({s_last}); "
+                  f"-n {args.workers} {parallel:8.2f} s wall, {p_cpu:7.2f} s CPU ({p_last}); "
+                  f"ratio {parallel / serial:.2f}")
         ratio = statistics.median(p / s for s, p in pairs)
         print(f"median ratio -n {args.workers} / serial: {ratio:.2f} (target <= {TARGET} on "
               f"{args.workers} quiet cores)")
