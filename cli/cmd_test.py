@@ -35,22 +35,16 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME, Failure
-from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, takes_fences
-from ireeabi.tooling.program import Program
+from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME
+from ireeabi.tooling.check_tests import check_tests, run_check_test
 from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, imports_check,
                                             run_vm_test, vm_tests)
-from ireeabi.vm.bytecode.errors import VmStatusError
-from ireeabi.vm.status import StatusError
 
 from .cmd_inspect import load as load_module
 from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
 from .resolve import load_native_modules, resolve_target
 
-# Where gtest places IREE_EXPECT_OK(status) of CheckModuleTest::TestBody (the revision modelled).
-TOOL_SOURCE = "c/tools/iree-check-module-main.cc"
-EXPECT_OK_LINE = 78
 VMASM_SUFFIX = ".vmasm"
 
 
@@ -158,11 +152,13 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         return _vm_command(module, file_name, args, target, extra, out)
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
-    tests = _tests(module, args.function)
+    tests = check_tests(module, args.function)
     gtest = _Gtest(out, module.name, len(tests))
     for name, ordinal in tests:
         gtest.run(f"{module.name}.{name}")
-        failures = _run_one(module, name, args, target, list(modules.values()))
+        failures = run_check_test(module, name, target=target, modules=list(modules.values()),
+                                  heap_limit=args.heap_limit, max_steps=args.max_steps,
+                                  kernel_cpu_time=args.kernel_cpu_time)
         gtest.end(f"{module.name}.{name}", str(ordinal),
                   [f if isinstance(f, str) else f.report() for f in failures])
     if gtest.finish():
@@ -201,66 +197,6 @@ def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: A
         failure = outcome.failure()
         gtest.end(test.full_name, test.name, [failure] if failure else [])
     return 0 if gtest.finish() else 1
-
-
-def _tests(module: Any, names: list[str]) -> list[tuple[str, int]]:
-    """(function, export ordinal) of every test, as the tool registers them; INVALID_ARGUMENT for an
-    export with inputs or results, as the tool refuses it."""
-    tests = []
-    for ordinal, f in enumerate(module.exported_functions):
-        if f.name.startswith("__") or "$" in f.name:
-            continue  # internal or special functions
-        if names and f.name not in names:
-            continue
-        sig = f.signature
-        # An async-external test takes only its wait and signal fences, which the run appends.
-        fences = "r" * FENCE_ARGUMENTS if takes_fences(f) else ""
-        if sig is None or sig.arguments.text != fences or sig.results.text:
-            raise CliError(f"INVALID_ARGUMENT; expected function with no inputs or outputs, but "
-                           f"export '{f.name}' has signature '{f.cconv}'")
-        tests.append((f.name, ordinal))
-    unknown = [n for n in names if n not in {t[0] for t in tests}]
-    if unknown:
-        raise CliError(f"NOT_FOUND; no test function {', '.join(map(repr, unknown))} in module "
-                       f"{module.name} (its tests: {', '.join(t[0] for t in tests) or 'none'})")
-    return tests
-
-
-def _run_one(module: Any, name: str, args: argparse.Namespace, target: Any,
-             modules: list) -> "list[Failure | str]":
-    """One test: a fresh program (context), the call, the failures it recorded in order; a failing
-    call adds IREE_EXPECT_OK's failure after them."""
-    program = Program(module, target=target, modules=modules, heap_limit=args.heap_limit,
-                      max_steps=args.max_steps, kernel_cpu_time=args.kernel_cpu_time)
-    failures: list[Failure | str] = []
-    try:
-        state = program.runtime.modules[CHECK_MODULE_NAME].state
-        try:
-            program.call(name)
-        except (StatusError, VmStatusError) as e:  # a failing status; a trap crashes the tool
-            failures += _take(state)
-            failures.append(_status_failure(e))
-        else:
-            failures += _take(state)
-    finally:
-        program.close()
-    return failures
-
-
-def _take(state: Any) -> list:
-    take = getattr(state, "take", None)
-    return take() if callable(take) else []
-
-
-def _status_failure(e: "StatusError | VmStatusError") -> str:
-    """IREE_EXPECT_OK(status) on a failed invoke: gmock's StatusIs(kOk) text."""
-    code = e.code.name if hasattr(e.code, "name") else str(e.code)
-    message = e.detail if isinstance(e, VmStatusError) else e.status.message
-    text = str(e) if isinstance(e, VmStatusError) else e.status.format()
-    return (f"{TOOL_SOURCE}:{EXPECT_OK_LINE}: Failure\n"
-            f"Value of: ::iree::internal::ConsumeForTest(status)\n"
-            f"Expected: error code OK\n"
-            f"  Actual: {text}, whose error code is {code}: {message}\n")
 
 
 __all__ = ["add_parser", "command"]

@@ -17,9 +17,15 @@ environment can ask for these fixtures by name (nothing runs unless a test does)
   `runtime.api` makes and reads buffer views and buffers (`ireeabi.modules.hal.module_api`).
 
 See examples/custom_module for a complete native module tested this way.
+
+It also collects check programs (`.mlir` sources and compiled `.vmfb` modules calling IREE's `check`
+module, as iree-check-module runs them) as test items, one per test function, execution model and
+data model, when asked to: `--ireeabi-collect` or ini `ireeabi_collect = true`
+(tooling/check_items.py; docs/pytest-plugin.md).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator, Sequence
 
 import pytest
@@ -29,6 +35,20 @@ from ireeabi.vm.heap import Heap
 from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
 
 from ireeabi.modules.hal.runtime import HalRuntime
+
+from . import check_items
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    check_items.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    check_items.configure(config)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> "pytest.Collector | None":
+    return check_items.collect_file(file_path, parent)
 
 
 @pytest.fixture

@@ -1,0 +1,282 @@
+"""The pytest plugin's check program items (tooling/check_items.py), run by pytest (pytester).
+
+- The check corpus (tests/programs/check, which tests/modules/test_check_corpus.py holds to
+  iree-run-module's values) and failing.mlir, collected for both inline models and the default
+  model on x86_64 and riscv32: one item per function (tests/check_corpus.py parses them from the
+  sources), model and data model; every corpus item passes, every failing.mlir item fails with
+  exactly the text `ireeabi test` prints for that function on that module and data model
+  (module.cc's messages), and no Python traceback; the junit XML lists every item with its
+  outcome; `-n 2` (pytest-xdist) runs the same items to the same outcomes.
+- Collection is opt-in and limited to the files asked for; a file's default models follow what it
+  can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
+  pins); a model that does not compile is one failing item with iree-compile's error; a `.vmfb`
+  runs in the model its imports name; bad options are usage errors naming the value.
+- The compiled-module cache: one compile per key however many threads ask at once (a stand-in
+  compiler counts its runs), a compile error cached and reported again without compiling.
+"""
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import stat
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+import check_corpus as cc
+import iree_tools as tools
+from ireeabi.cli.main import main
+from ireeabi.tooling.check_compile import CompileError, Compiler, compile_flags
+
+pytest_plugins = ["pytester"]
+
+MODELS = ("inline-static", "inline-dynamic", "default")
+TARGETS = ("x86_64", "riscv32")
+HOST = "x86_64"
+F64 = cc.F64[0]
+FAILING = cc.CHECK_DIR / "failing.mlir"
+TENSOR_CHECK = cc.CHECK_DIR / "inline_issues" / "tensor_check_op.mlir"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    """One compiled-module cache for every pytest run of this file."""
+    return tmp_path_factory.mktemp("plugin-vmfb")
+
+
+def _ini(pytester, cache: Path, models=MODELS, targets=TARGETS) -> None:
+    pytester.makeini(f"""
+        [pytest]
+        ireeabi_collect = true
+        ireeabi_models = {", ".join(models)}
+        ireeabi_targets = {", ".join(targets)}
+        ireeabi_compile_flags = {F64}
+        ireeabi_cache_dir = {cache}
+        """)
+
+
+def _junit(path: Path) -> dict[str, tuple[str, str]]:
+    """nodeid-like `file::name` -> (outcome, failure text) of every testcase of a junit XML."""
+    cases = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        file = case.get("classname").rpartition(".")[0].replace(".", "/") + ".mlir"
+        failed = case.find("failure")
+        error = case.find("error")
+        outcome = "failed" if failed is not None else "error" if error is not None else \
+            "skipped" if case.find("skipped") is not None else "passed"
+        shown = failed if failed is not None else error
+        text = (shown.text or "") if shown is not None else ""
+        key = f"{file}::{case.get('name')}"
+        assert key not in cases, key
+        cases[key] = (outcome, text)
+    return cases
+
+
+def _expected_items(files: list[Path]) -> dict[str, str]:
+    """`file::function[model-target]` -> the function's name, for every function of `files`."""
+    out = {}
+    for path in files:
+        for f in cc.parse(path.read_text(), str(path)):
+            for m in MODELS:
+                for t in TARGETS:
+                    out[f"{path.name}::{f.name}[{m}-{t}]"] = f.name
+    return out
+
+
+def _ireeabi_test_failures(model: str, target: str) -> dict[str, str]:
+    """function -> the text `ireeabi test` prints between its RUN and FAILED lines, for failing.mlir
+    compiled (by the tests' own compile helper) for `model` on `target`."""
+    vmfb = tools.compile_with_flags(FAILING, compile_flags(model, target, HOST) + (F64,))
+    out = io.StringIO()
+    assert main(["test", "--target", target, str(vmfb)], stdout=out) == 1, out.getvalue()
+    blocks = re.findall(r"^\[ RUN      \] module\.(\w+)\n(.*?)^\[  FAILED  \] module\.\1, ",
+                        out.getvalue(), re.M | re.S)
+    assert len(blocks) == 7, out.getvalue()
+    return dict(blocks)
+
+
+def test_corpus_items_serial_junit_and_xdist(pytester, cache_dir):
+    corpus = cc.corpus_files()
+    for path in [*corpus, FAILING]:
+        shutil.copy(path, pytester.path / path.name)
+    _ini(pytester, cache_dir)
+    passing = _expected_items(corpus)
+    failing = _expected_items([FAILING])
+    assert len(passing) == 59 * 6 and len(failing) == 7 * 6
+
+    serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
+                                           f"--junitxml={pytester.path / 'serial.xml'}")
+    serial.assert_outcomes(passed=len(passing), failed=len(failing))
+    cases = _junit(pytester.path / "serial.xml")
+    assert set(cases) == set(passing) | set(failing)  # the report lists every item
+    assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
+
+    # Each failure is `ireeabi test`'s text for that function, model and data model, no traceback.
+    expected = {(m, t): _ireeabi_test_failures(m, t) for m in MODELS for t in TARGETS}
+    for key, function in failing.items():
+        outcome, text = cases[key]
+        model, target = re.search(r"\[(.*)-(\w+)\]$", key).groups()
+        assert outcome == "failed", key
+        assert text == expected[model, target][function].rstrip("\n"), key
+        assert "Traceback" not in text and ".py:" not in text, key
+    out = serial.stdout.str()
+    assert ("module.cc:369: Failure\nValue of: operand\n  Actual: false\nExpected: true\n"
+            "Expected 0 to be nonzero.\n") in out
+    assert "Traceback" not in out
+
+    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
+                                             f"--junitxml={pytester.path / 'parallel.xml'}")
+    parallel.assert_outcomes(passed=len(passing), failed=len(failing))
+    assert re.search(r"created: 2/2 workers", parallel.stdout.str())
+    assert _junit(pytester.path / "parallel.xml") == cases  # same items, outcomes and texts
+
+
+def test_collection_is_opt_in_and_limited(pytester, cache_dir):
+    shutil.copy(cc.CHECK_DIR / "elementwise.mlir", pytester.path / "elementwise.mlir")
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    off = pytester.runpytest("--collect-only", "-q")
+    assert off.stdout.lines[0] == "test_plain.py::test_plain"
+    assert "elementwise" not in off.stdout.str()
+    other = pytester.runpytest("--collect-only", "-q", "--ireeabi-collect",
+                               "--ireeabi-files=checks/*.mlir")
+    assert "elementwise" not in other.stdout.str()
+    on = pytester.runpytest("--collect-only", "-q", "--ireeabi-collect",
+                            "--ireeabi-files=*.mlir", "--ireeabi-models=inline-static",
+                            f"--ireeabi-compile-flags={F64}", f"--ireeabi-cache-dir={cache_dir}")
+    names = [f.name for f in cc.parse((cc.CHECK_DIR / "elementwise.mlir").read_text())]
+    expected = [f"elementwise.mlir::{n}[inline-static-{HOST}]" for n in names]
+    listed = [line for line in on.stdout.lines if "::" in line]
+    assert listed == expected + ["test_plain.py::test_plain"]
+
+
+def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
+    shutil.copy(TENSOR_CHECK, pytester.path / "tensor_check_op.mlir")
+    shutil.copy(cc.CHECK_DIR / "control_flow.mlir", pytester.path / "control_flow.mlir")
+    args = ("-p", "no:randomly", "--ireeabi-collect", f"--ireeabi-compile-flags={F64}",
+            f"--ireeabi-cache-dir={cache_dir}")
+    result = pytester.runpytest_subprocess(*args, "-v")
+    functions = [f.name for f in cc.parse((cc.CHECK_DIR / "control_flow.mlir").read_text())]
+    expected = [f"control_flow.mlir::{f}[{m}-{HOST}]" for f in functions for m in MODELS]
+    # tensor check ops: the default model only
+    expected.append(f"tensor_check_op.mlir::tensor_check[default-{HOST}]")
+    assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
+    result.assert_outcomes(passed=len(expected))
+
+    # Asked for an inline model, the tensor op does not compile: one failing item, the compiler's
+    # error (the one inline_issues/README records), no traceback.
+    forced = pytester.runpytest_subprocess(*args, "--ireeabi-models=inline-static,default",
+                                           "tensor_check_op.mlir")
+    forced.assert_outcomes(passed=1, failed=1)
+    out = forced.stdout.str()
+    assert f"FAILED tensor_check_op.mlir::iree-compile[inline-static-{HOST}]" in out
+    assert "error: failed to legalize unresolved source materialization" in out
+    assert "Traceback" not in out
+
+
+def test_a_vmfb_runs_in_its_model_on_each_target(pytester):
+    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
+                              extra_flags=cc.F64)
+    shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
+                                           "--ireeabi-targets=riscv32,wasm32",
+                                           "--ireeabi-models=default")  # does not apply to a .vmfb
+    functions = [f.name for f in cc.parse((cc.CHECK_DIR / "sort_topk.mlir").read_text())]
+    expected = [f"sort_topk.vmfb::{f}[inline-static-{t}]" for f in functions
+                for t in ("riscv32", "wasm32")]
+    assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
+    result.assert_outcomes(passed=len(expected))
+
+
+def test_a_module_iree_check_module_refuses_is_a_collection_error(pytester):
+    vmfb = tools.compile_mlir(tools_program("add16.mlir"), model="inline-static")
+    shutil.copy(vmfb, pytester.path / "add16.vmfb")
+    result = pytester.runpytest("--ireeabi-collect")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "CheckTestError: INVALID_ARGUMENT; expected function with no inputs or outputs, but " \
+           "export 'add' has signature" in out
+    assert "Traceback" not in out
+
+
+def tools_program(name: str) -> Path:
+    return cc.HERE / "programs" / name
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--ireeabi-targets", "x86_64,riscv33", "unknown target 'riscv33'"),
+    ("--ireeabi-models", "inline-static,inline", "unknown execution model 'inline'"),
+])
+def test_bad_options_are_usage_errors(pytester, option, value, message):
+    result = pytester.runpytest(f"{option}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+
+
+# --------------------------------------------------------------------------- the module cache
+
+FAKE_COMPILER = """#!{python}
+import sys, time
+log = {log!r}
+if sys.argv[1:] == ["--version"]:
+    print("fake iree-compile 1.0")
+    sys.exit(0)
+source = sys.stdin.read()
+with open(log, "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\\n")
+if "BAD" in source:
+    sys.stderr.write("<stdin>:1:1: error: BAD is not MLIR\\n")
+    sys.exit(1)
+time.sleep(0.5)  # a compile long enough for the other threads to arrive while it runs
+out = sys.argv[sys.argv.index("-o") + 1]
+with open(out, "w") as f:
+    f.write("module of " + source)
+"""
+
+
+def _fake_compiler(tmp_path: Path) -> tuple[Path, Path]:
+    exe, log = tmp_path / "fake-iree-compile", tmp_path / "compiles.log"
+    exe.write_text(FAKE_COMPILER.format(python=sys.executable, log=str(log)))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    log.write_text("")
+    return exe, log
+
+
+def test_concurrent_compiles_of_one_key_run_the_compiler_once(tmp_path):
+    exe, log = _fake_compiler(tmp_path)
+    src = tmp_path / "prog.mlir"
+    src.write_text("func.func @f() { return }\n")
+    cache = tmp_path / "cache"
+    results: list = []
+
+    def compile_once() -> None:  # each thread its own Compiler, as each xdist worker has
+        results.append(Compiler(cache, path=str(exe)).compile(src, ("--flag-a",)))
+
+    threads = [threading.Thread(target=compile_once) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4 and len(set(results)) == 1
+    assert results[0].read_text() == "module of func.func @f() { return }\n"
+    assert log.read_text().count("\n") == 1  # one compile, three readers
+    assert not list(cache.glob("*.tmp"))
+    # Another flag or another source is another key; the same ones hit the cache.
+    Compiler(cache, path=str(exe)).compile(src, ("--flag-b",))
+    Compiler(cache, path=str(exe)).compile(src, ("--flag-a",))
+    assert log.read_text().count("\n") == 2
+
+
+def test_a_compile_error_is_cached_and_reported_again(tmp_path):
+    exe, log = _fake_compiler(tmp_path)
+    src = tmp_path / "bad.mlir"
+    src.write_text("BAD\n")
+    for _ in range(2):
+        with pytest.raises(CompileError) as e:
+            Compiler(tmp_path / "cache", path=str(exe)).compile(src, ())
+        assert e.value.returncode == 1
+        assert e.value.stderr == f"{src}:1:1: error: BAD is not MLIR\n"
+    assert log.read_text().count("\n") == 1

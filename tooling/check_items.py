@@ -1,0 +1,311 @@
+"""Check programs as pytest items: what iree-check-module runs, one item per test function,
+execution model and data model.
+
+IREE's check tests are modules whose exported functions take nothing, return nothing and call the
+`check` module (iree-check-module runs one gtest test per function: tooling/check_tests.py). The
+pytest plugin (tooling/testing.py) collects such programs when asked to (`--ireeabi-collect` or ini
+`ireeabi_collect = true`; nothing is collected otherwise), from the files matching
+`ireeabi_check_files` (default `*.mlir *.vmfb`):
+
+- an `.mlir` source is compiled (tooling/check_compile.py, a cache keyed by content) for every
+  execution model of `ireeabi_models` on every data model of `ireeabi_targets`, and each exported
+  test function becomes the item `FUNCTION[MODEL-TARGET]` (e.g. `matmul[inline-static-riscv32]`).
+  Without `ireeabi_models`, the models the file can run: the check module's tensor ops
+  (`check.expect_eq(%t, %u) : tensor<...>`) lower only in iree-compile's default execution model
+  (tests/programs/check/inline_issues/tensor_check_op.mlir), so such a file runs in `default`; a
+  file calling check imports declared on buffer views runs in inline-static, inline-dynamic and
+  default. A model that does not compile gives one failing item `iree-compile[MODEL-TARGET]` with
+  the compiler's errors; the other models run.
+- a `.vmfb` was compiled for one model (its imports say which: `hal` for the default model,
+  `hal_loader` for inline-dynamic, `hal_inline` for inline-static); its items are
+  `FUNCTION[MODEL-TARGET]` for each data model of `ireeabi_targets` (`ireeabi_models` does not
+  apply).
+
+Without `ireeabi_targets`, the host's data model. Each item runs its function as
+iree-check-module does, in a fresh `Program` (nothing shared between items but the read-only module
+file, so they run in any order and on any xdist worker); it fails with the check module's own
+text, as `ireeabi test` prints it (module.cc's failures, and IREE_EXPECT_OK's for a failing call),
+without a Python traceback.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import pytest
+
+from ireeabi.abi import targets as _targets
+from ireeabi.abi.errors import IreeAbiError
+from ireeabi.modules.check import CHECK_MODULE
+from ireeabi.modules.hal.runtime import run_module_type_names
+from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
+
+from .check_compile import (CompileError, Compiler, canonical_model, compile_flags,
+                            user_cache_dir)
+from .check_tests import check_tests, failure_text, run_check_test
+from .execution_model import FULL_HAL_MODULE, takes_fences
+
+# The models a check program calling check imports on buffer views runs in (in this order).
+ALL_MODELS = ("inline-static", "inline-dynamic", "default")
+# The check module's tensor ops (CheckOps.td), not a `@check.` import or its call.
+_TENSOR_CHECK_OP = re.compile(r"(?<![@\w.])check\.expect_\w+\s*\(")
+_COMMENT = re.compile(r"//.*$", re.MULTILINE)
+DEFAULT_FILES = ("*.mlir", "*.vmfb")
+
+
+class CheckFailed(Exception):
+    """A check item's expectations failed: the text iree-check-module prints for them."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+@dataclass
+class Settings:
+    """The plugin's options for one session (one per process: each xdist worker parses its own)."""
+
+    collect: bool
+    files: tuple[str, ...]
+    models: tuple[str, ...]  # empty: the models each file can run
+    targets: tuple[str, ...]
+    compile_flags: tuple[str, ...]
+    cache_dir: Path
+    jobs: int
+    host: str = field(default_factory=lambda: _targets.host().name)
+    _compiler: Compiler | None = None
+
+    @property
+    def compiler(self) -> Compiler:
+        if self._compiler is None:  # found on first use: a run that collects no .mlir needs none
+            self._compiler = Compiler(self.cache_dir)
+        return self._compiler
+
+
+SETTINGS = pytest.StashKey[Settings]()
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """The plugin's command-line and ini options (each command-line option overrides its ini)."""
+    g = parser.getgroup("ireeabi", "ireeabi check programs (tooling/check_items.py)")
+    g.addoption("--ireeabi-collect", action="store_true", default=None,
+                help="collect check programs (.mlir, .vmfb) as tests (ini: ireeabi_collect)")
+    g.addoption("--ireeabi-files", default=None, metavar="GLOBS",
+                help="comma-separated patterns of the check program files to collect: a file name "
+                     "pattern, or a path pattern relative to the rootdir when it has a `/` "
+                     "(ini: ireeabi_check_files; default: *.mlir,*.vmfb)")
+    g.addoption("--ireeabi-models", default=None, metavar="MODELS",
+                help="comma-separated execution models to compile .mlir check programs for "
+                     "(inline-static, inline-dynamic, default, or any of execution_model."
+                     "MODEL_FLAGS; ini: ireeabi_models; default: those the file can run)")
+    g.addoption("--ireeabi-targets", default=None, metavar="TARGETS",
+                help="comma-separated data models to run on (x86_64, riscv32, ...; ini: "
+                     "ireeabi_targets; default: the host's)")
+    g.addoption("--ireeabi-compile-flags", default=None, metavar="FLAGS",
+                help="more iree-compile flags, shell-quoted (added to ini: ireeabi_compile_flags)")
+    g.addoption("--ireeabi-cache-dir", default=None, metavar="DIR",
+                help="where compiled modules are kept (ini: ireeabi_cache_dir; default: "
+                     "ireeabi-vmfb in pytest's cache dir, else ~/.cache/ireeabi/vmfb)")
+    parser.addini("ireeabi_collect", "collect check programs as tests", type="bool", default=False)
+    parser.addini("ireeabi_check_files", "patterns of the check program files to collect",
+                  type="args", default=list(DEFAULT_FILES))
+    parser.addini("ireeabi_models", "execution models of .mlir check programs", default="")
+    parser.addini("ireeabi_targets", "data models to run check programs on", default="")
+    parser.addini("ireeabi_compile_flags", "more iree-compile flags", type="args", default=[])
+    parser.addini("ireeabi_cache_dir", "where compiled check modules are kept", default="")
+    parser.addini("ireeabi_compile_jobs", "iree-compile processes at once (default: cores)",
+                  default="")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n for n in re.split(r"[,\s]+", text) if n)
+
+
+def configure(config: pytest.Config) -> None:
+    """Read and check the options (pytest.UsageError naming a bad value) into the config's stash."""
+    opt = config.getoption
+    collect = opt("--ireeabi-collect")
+    files = opt("--ireeabi-files")
+    models = _names(opt("--ireeabi-models") or config.getini("ireeabi_models"))
+    for m in models:
+        try:
+            canonical_model(m)
+        except IreeAbiError as e:
+            raise pytest.UsageError(f"--ireeabi-models / ireeabi_models: {e}") from None
+    targets = []
+    for t in _names(opt("--ireeabi-targets") or config.getini("ireeabi_targets")):
+        try:
+            targets.append(_targets.get(t).name)
+        except IreeAbiError as e:
+            raise pytest.UsageError(f"--ireeabi-targets / ireeabi_targets: {e}") from None
+    jobs_text = config.getini("ireeabi_compile_jobs")
+    if jobs_text and not (jobs_text.isdigit() and int(jobs_text) > 0):
+        raise pytest.UsageError(f"ireeabi_compile_jobs: {jobs_text!r} is not a positive count")
+    cache = opt("--ireeabi-cache-dir") or config.getini("ireeabi_cache_dir")
+    if cache:
+        cache_dir = Path(cache) if os.path.isabs(cache) or config.inipath is None \
+            else config.inipath.parent / cache
+    elif getattr(config, "cache", None) is not None:  # the cacheprovider plugin is on
+        cache_dir = config.cache.mkdir("ireeabi-vmfb")
+    else:
+        cache_dir = user_cache_dir() / "vmfb"
+    config.stash[SETTINGS] = Settings(
+        collect=bool(config.getini("ireeabi_collect") if collect is None else collect),
+        files=_names(files) if files else tuple(config.getini("ireeabi_check_files")),
+        models=models,
+        targets=tuple(dict.fromkeys(targets)) or (_targets.host().name,),
+        compile_flags=tuple(config.getini("ireeabi_compile_flags"))
+        + tuple(shlex.split(opt("--ireeabi-compile-flags") or "")),
+        cache_dir=cache_dir,
+        jobs=int(jobs_text) if jobs_text else (os.cpu_count() or 1),
+    )
+
+
+def collect_file(file_path: Path, parent: pytest.Collector) -> "CheckFile | None":
+    """A CheckFile for a check program the options select, else None."""
+    settings = parent.config.stash.get(SETTINGS, None)
+    if settings is None or not settings.collect or file_path.suffix not in (".mlir", ".vmfb"):
+        return None
+    try:
+        relative = file_path.relative_to(parent.config.rootpath).as_posix()
+    except ValueError:
+        relative = file_path.as_posix()
+    for pattern in settings.files:
+        if fnmatch.fnmatchcase(relative if "/" in pattern else file_path.name, pattern):
+            return CheckFile.from_parent(parent, path=file_path)
+    return None
+
+
+def runnable_models(source: str) -> tuple[str, ...]:
+    """The execution models a check program's source compiles for (see the module docstring)."""
+    return ("default",) if _TENSOR_CHECK_OP.search(_COMMENT.sub("", source)) else ALL_MODELS
+
+
+def module_model(module: ModuleFile) -> str:
+    """The execution model a compiled module was built for, by the HAL modules it imports."""
+    imported = {f.module for f in module.imported_functions}
+    if FULL_HAL_MODULE in imported:
+        fenced = any(takes_fences(f) for f in module.exported_functions)
+        return "async-external" if fenced else "default"
+    if "hal_loader" in imported:
+        return "inline-dynamic"
+    if "hal_inline" in imported:
+        return "inline-static"
+    return "host-only"
+
+
+def _read(data: bytes) -> ModuleFile:
+    return read_module(data, ref_types=run_module_type_names())
+
+
+def _short(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+class CheckFile(pytest.File):
+    """A check program (.mlir or .vmfb): its items over the selected models and data models."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        settings = self.config.stash[SETTINGS]
+        if self.path.suffix == ".vmfb":
+            module = _read(self.path.read_bytes())
+            variants = [(module_model(module), t, module) for t in settings.targets]
+            yield from self._items(variants)
+            return
+        source = self.path.read_text(errors="replace")
+        models = settings.models or runnable_models(source)
+        jobs = [(m, t) for m in models for t in settings.targets]
+        flags = [compile_flags(m, t, settings.host) + settings.compile_flags for m, t in jobs]
+        compiler = settings.compiler
+        with ThreadPoolExecutor(max(1, min(settings.jobs, len(jobs)))) as pool:
+            built = list(pool.map(lambda f: _compiled(compiler, self.path, f), flags))
+        variants, read = [], {}
+        for (model, target), result in zip(jobs, built):
+            if isinstance(result, CompileError):
+                yield CompileFailureItem.from_parent(self, name=f"iree-compile[{model}-{target}]",
+                                                     error=result)
+                continue
+            if result not in read:  # one compile serves every data model of a bytecode model
+                read[result] = _read(result.read_bytes())
+            variants.append((model, target, read[result]))
+        yield from self._items(variants)
+
+    def _items(self, variants: Sequence[tuple[str, str, ModuleFile]]) -> Iterator["CheckItem"]:
+        """One item per test function and variant, functions outermost (as pytest parametrizes)."""
+        tests = {id(m): check_tests(m) for _, _, m in variants}
+        order = []
+        for v, (model, target, module) in enumerate(variants):
+            order += [(ordinal, v, name, model, target, module)
+                      for name, ordinal in tests[id(module)]]
+        for ordinal, _, name, model, target, module in sorted(order, key=lambda o: o[:2]):
+            yield CheckItem.from_parent(self, name=f"{name}[{model}-{target}]", function=name,
+                                        ordinal=ordinal, model=model, target=target, module=module)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        if isinstance(excinfo.value, IreeAbiError):  # bad input: its message, not a traceback
+            return f"{self.path}: {_short(excinfo.value)}"
+        return super().repr_failure(excinfo, style)
+
+
+def _compiled(compiler: Compiler, path: Path, flags: tuple[str, ...]) -> "Path | CompileError":
+    try:
+        return compiler.compile(path, flags)
+    except CompileError as e:
+        return e
+
+
+class CheckItem(pytest.Item):
+    """One test function of a check module on one execution model and data model."""
+
+    def __init__(self, *, function: str, ordinal: int, model: str, target: str,
+                 module: ModuleFile, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.function, self.ordinal, self.model, self.target = function, ordinal, model, target
+        self.module = module
+
+    def runtest(self) -> None:
+        failures = run_check_test(self.module, self.function, target=self.target,
+                                  modules=(CHECK_MODULE,))
+        if failures:
+            raise CheckFailed(failure_text(failures))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        if isinstance(excinfo.value, CheckFailed):
+            return excinfo.value.text.rstrip("\n")
+        if isinstance(excinfo.value, IreeAbiError):  # a status the run could not get past, a trap
+            return _short(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+class CompileFailureItem(pytest.Item):
+    """A model the source does not compile for: fails with iree-compile's errors."""
+
+    def __init__(self, *, error: CompileError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        return str(excinfo.value)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+__all__ = ["ALL_MODELS", "DEFAULT_FILES", "CheckFailed", "Settings", "SETTINGS", "add_options",
+           "configure", "collect_file", "runnable_models", "module_model", "CheckFile",
+           "CheckItem", "CompileFailureItem"]
