@@ -3,12 +3,18 @@
 The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
 error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
 
-Compiled modules are cached in a directory under a name keyed by a hash of the source text, the
-execution model, the flags and the compiler version, so each program compiles once per session
-(pass the same `out_dir`, e.g. a session-scoped `tmp_path_factory` directory).
+Compiled modules are cached on disk under a name keyed by a hash of the source text, the execution
+model, the flags and the compiler version, so each program compiles once per test run: the cache is
+the folder $IREEABI_VMFB_CACHE, which tests/conftest.py sets once per run before pytest-xdist starts
+its workers, so that every worker shares it (without it, a folder of this process's own). Workers
+that want the same module at once take a lock file per module: one compiles, the others wait and
+read its result; a module appears under its name only whole (written, then renamed). Callers get a
+copy in `out_dir`, by default `session_dir()`: a folder of this process's own, where tests may also
+write files of their own under fixed names without racing other workers.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -17,13 +23,15 @@ import sys
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 # Flags per execution model: the library's own list (one source of truth, also in its messages).
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 _TIMEOUT_S = 600
 _session_dir: Path | None = None
+# The compile cache shared by the processes of one test run (see the module docstring).
+CACHE_ENV = "IREEABI_VMFB_CACHE"
 
 
 class IreeToolError(RuntimeError):
@@ -64,11 +72,57 @@ def compiler_version() -> str:
 
 
 def session_dir() -> Path:
-    """A cache directory shared by every call in this process (one per test session)."""
+    """A folder of this process's own, shared by every call in it (one per test session and
+    worker): compiled modules are copied here, tests may write their own files here."""
     global _session_dir
     if _session_dir is None:
-        _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+        shared = os.environ.get(CACHE_ENV)
+        if shared:
+            _session_dir = Path(shared) / f"process-{os.getpid()}"
+            _session_dir.mkdir(parents=True, exist_ok=True)
+        else:
+            _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
     return _session_dir
+
+
+def _shared_cache() -> Path:
+    """$IREEABI_VMFB_CACHE (every process of the run shares it), else this process's folder."""
+    shared = os.environ.get(CACHE_ENV)
+    if not shared:
+        return session_dir()
+    Path(shared).mkdir(parents=True, exist_ok=True)
+    return Path(shared)
+
+
+def _cached(name: str, make: "Callable[[Path], None]") -> Path:
+    """_shared_cache()/name, made by `make(temporary path)` unless another call (of any process)
+    made it first: under a lock per name, so that concurrent workers compile it once."""
+    cache = _shared_cache()
+    target = cache / name
+    if target.is_file():
+        return target
+    with open(cache / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not target.is_file():
+            tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
+            make(tmp)
+            os.replace(tmp, target)  # atomic: no process ever sees half a file
+    return target
+
+
+def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
+    """A copy of the cached file in `out_dir` (default session_dir()): a test may change its own
+    copy without changing what other workers read."""
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    if out.resolve() == cached.parent.resolve():
+        return cached
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / cached.name
+    if not target.is_file():
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        shutil.copyfile(cached, tmp)
+        os.replace(tmp, target)
+    return target
 
 
 def compile_flags(model: str) -> tuple[str, ...]:
@@ -85,19 +139,14 @@ def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | No
     flags = compile_flags(model) + tuple(extra_flags)
     compiler = find_tool("iree-compile")
     key = hashlib.sha256()
-    for part in (src.read_bytes(), model.encode(), "\0".join(flags).encode(),
+    # The path too: the compiler writes it into the module (source locations).
+    for part in (str(src).encode(), src.read_bytes(), model.encode(), "\0".join(flags).encode(),
                  compiler_version().encode()):
         key.update(part)
         key.update(b"\0")
-    out = Path(out_dir) if out_dir is not None else session_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
-    if target.is_file():
-        return target
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    _run([compiler, str(src), *flags, "-o", str(tmp)])
-    os.replace(tmp, target)  # atomic: concurrent sessions never see half a file
-    return target
+    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
+    cached = _cached(name, lambda tmp: _run([compiler, str(src), *flags, "-o", str(tmp)]))
+    return _deliver(cached, out_dir)
 
 
 def dump_module(path: "str | os.PathLike", *flags: str) -> str:
@@ -122,14 +171,11 @@ def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") 
     """The compiler's VM IR (`--compile-to=vm`) for an MLIR file; cached in the session folder."""
     src = Path(src_path)
     flags = compile_flags(model)
-    key = hashlib.sha256(src.read_bytes() + "\0".join(flags).encode() + compiler_version().encode())
-    target = session_dir() / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
-    if not target.is_file():
-        text = _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, target)
-    return target.read_text()
+    key = hashlib.sha256(str(src).encode() + b"\0" + src.read_bytes() + "\0".join(flags).encode()
+                         + compiler_version().encode())
+    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
+    return _cached(name, lambda tmp: tmp.write_text(
+        _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout)).read_text()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -151,17 +197,14 @@ def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
     """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
     src = Path(src_path)
     key = hashlib.sha256()
-    for part in (src.read_bytes(), "\0".join(flags).encode(), compiler_version().encode()):
+    for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
+                 compiler_version().encode()):
         key.update(part)
         key.update(b"\0")
-    out = Path(out_dir) if out_dir is not None else session_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
-    if not target.is_file():
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        _run([find_tool("iree-compile"), str(src), *flags, "-o", str(tmp)])
-        os.replace(tmp, target)
-    return target
+    name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
+    cached = _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
+                                            str(tmp)]))
+    return _deliver(cached, out_dir)
 
 
 def _run_argv(modules: Sequence["str | os.PathLike"], function: str,
