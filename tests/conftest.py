@@ -2,6 +2,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import iree_tools  # noqa: E402
 import process_memory  # noqa: E402
 
-# The compile cache this run made (and removes at its end), None when the caller named one.
+# The compile cache this run made and removes at its end (only without pytest's cache).
 _own_cache: Path | None = None
 
 
@@ -21,11 +22,19 @@ def _is_xdist_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # One compile cache for the whole run: the controller (or a serial session) names it before
+    # One compile cache for the run: the controller (or a serial session) names it before
     # pytest-xdist starts its workers, which inherit the environment, so each module compiles once
-    # per run whatever the number of workers. A cache named by the caller is kept (and reused).
+    # whatever the number of workers. It lives in pytest's cache folder (`--cache-clear` empties
+    # it) and is kept between runs: its keys hold everything the compiler reads (iree_tools.py).
+    # Without pytest's cache (`-p no:cacheprovider`), a folder of this run's own, removed at its end.
     global _own_cache
-    if not _is_xdist_worker(config) and iree_tools.CACHE_ENV not in os.environ:
+    if _is_xdist_worker(config) or iree_tools.CACHE_ENV in os.environ:
+        return
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ[iree_tools.CACHE_ENV] = str(cache.mkdir("ireeabi-vmfb"))
+        iree_tools.prune_cache()
+    else:
         _own_cache = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
         os.environ[iree_tools.CACHE_ENV] = str(_own_cache)
 
@@ -48,15 +57,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
-    # IREEABI_TEST_RSS_LOG=FILE: append each test's peak RSS (KiB) of this process and its children,
-    # fixtures set up for it included, to FILE (benchmarks/bench_suite.py finds the heavy tests).
+    # IREEABI_TEST_RSS_LOG=FILE: append, for each test, the peak RSS (KiB) of this process and its
+    # children, its wall time (s, fixtures set up for it included) and the worker to FILE
+    # (benchmarks/bench_suite.py's way to find the heavy and the slow tests while a run goes on).
     log = os.environ.get("IREEABI_TEST_RSS_LOG")
     if not log:
         yield
         return
     sampler = process_memory.Sampler(os.getpid(), period=0.1, describe=False)
     sampler.start()
+    t0 = time.monotonic()
     yield
+    seconds = time.monotonic() - t0
     peak = sampler.stop()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
     with open(log, "a") as f:
-        f.write(f"{peak}\t{item.nodeid}\n")
+        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\n")

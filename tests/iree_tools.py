@@ -3,17 +3,19 @@
 The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
 error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
 
-Compiled modules are cached on disk under a name keyed by a hash of the source text, the execution
-model, the flags and the compiler version, so each program compiles once per test run: the cache is
-the folder $IREEABI_VMFB_CACHE, which tests/conftest.py sets once per run before pytest-xdist starts
-its workers, so that every worker shares it (without it, a folder of this process's own). Workers
-that want the same module at once take a lock file per module: one compiles, the others wait and
-read its result; a module appears under its name only whole (written, then renamed). Callers get a
-copy in `out_dir`, by default `session_dir()`: a folder of this process's own, where tests may also
-write files of their own under fixed names without racing other workers.
+Compiled modules are cached on disk under a name keyed by the source's path and text, the execution
+model, the flags and the compiler's version (with its commit), so each program compiles once: the
+cache is the folder $IREEABI_VMFB_CACHE, which tests/conftest.py names before pytest-xdist starts its
+workers, so that every worker shares it (pytest's cache folder, kept between runs; without it, a
+folder of this process's own). Workers that want the same module at once take a lock file per
+module: one compiles, the others wait and read its result; a module appears under its name only
+whole (written, then renamed). Callers get a copy in `out_dir`, by default `session_dir()`: a
+folder of this process's own, where tests may also write files under fixed names without racing
+other workers.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import hashlib
 import os
@@ -21,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
@@ -73,15 +76,13 @@ def compiler_version() -> str:
 
 def session_dir() -> Path:
     """A folder of this process's own, shared by every call in it (one per test session and
-    worker): compiled modules are copied here, tests may write their own files here."""
+    worker), removed when the process ends: compiled modules are copied here, and tests may write
+    their own files here under fixed names without racing other workers."""
     global _session_dir
     if _session_dir is None:
-        shared = os.environ.get(CACHE_ENV)
-        if shared:
-            _session_dir = Path(shared) / f"process-{os.getpid()}"
-            _session_dir.mkdir(parents=True, exist_ok=True)
-        else:
-            _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+        _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+        owner = os.getpid()  # a forked child that exits must not remove its parent's folder
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(_session_dir, True))
     return _session_dir
 
 
@@ -100,6 +101,7 @@ def _cached(name: str, make: "Callable[[Path], None]") -> Path:
     cache = _shared_cache()
     target = cache / name
     if target.is_file():
+        os.utime(target)  # in use: prune_cache keeps it
         return target
     with open(cache / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
@@ -108,6 +110,18 @@ def _cached(name: str, make: "Callable[[Path], None]") -> Path:
             make(tmp)
             os.replace(tmp, target)  # atomic: no process ever sees half a file
     return target
+
+
+def prune_cache(days: float = 14) -> None:
+    """Remove what the shared cache has not used for `days` (modules of sources written to
+    temporary folders, of older compilers), so that a cache kept between runs stays small."""
+    cutoff = time.time() - days * 86400
+    for path in _shared_cache().rglob("*"):
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            pass  # another process removed or replaced it
 
 
 def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
@@ -123,6 +137,27 @@ def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
         shutil.copyfile(cached, tmp)
         os.replace(tmp, target)
     return target
+
+
+def compile_workers() -> int:
+    """How many iree-compile runs a test may start at once: the machine's cores shared by the
+    run's pytest-xdist workers (two compilers per worker would double the run's peak memory)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, min(2, (os.cpu_count() or 1) // workers))
+
+
+def shared_source(name: str, text: str) -> Path:
+    """`text` as a source file every process of the run finds at the same path (so that the
+    compile cache, keyed by path and contents, compiles it once for all the workers)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = _shared_cache() / f"sources-{digest}"
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    if not path.is_file():
+        tmp = folder / f"{name}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
 
 
 def compile_flags(model: str) -> tuple[str, ...]:
