@@ -5,17 +5,20 @@
 Runs the README's test command (`python -m pytest -q -n 2 --dist loadgroup tests`, with `--workers`
 in place of 2; `--workers 0` runs serially) and samples, every 0.2 s, the resident memory of the
 pytest process and all its descendants (xdist workers, compilers, qemu, subprocesses of tests) from
-/proc. Reports the wall time, the peak of the summed RSS of the tree (and the largest single
-process at that moment), the pytest summary line and `uptime` before and after: a machine shared
-with other work gives loaded numbers, to be labelled as such.
+/proc. Reports the wall time, the CPU time of the whole tree, the peak of the summed RSS of the
+tree (and the largest single process at that moment), the pytest summary line and `uptime` before
+and after: a machine shared with other work gives loaded numbers, to be labelled as such. The
+compile cache is pytest's (kept between runs); pass `-- -p no:cacheprovider` for a cold run.
 
 RSS counts shared pages (the Python interpreter, numpy, libIREE) once per process, so the sum over
 the tree overstates physical memory somewhat; it is the conservative measure of the bound. With
-IREEABI_TEST_RSS_LOG=FILE in the environment, tests/conftest.py also writes each test's peak.
+IREEABI_TEST_RSS_LOG=FILE in the environment, tests/conftest.py also writes each test's peak
+memory and wall time there.
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import signal
 import subprocess
 import sys
@@ -54,6 +57,10 @@ def main() -> None:
     rc = proc.wait()
     wall = time.monotonic() - t0
     sampler.stop()
+    # CPU time of the whole tree (each process's is added to its parent's when it is reaped): what
+    # the run costs whatever the load; on n quiet cores the wall time is at least cpu / n.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime
     if args.log:
         out.close()
         lines = [ln for ln in args.log.read_text().splitlines() if ln.strip()]
@@ -62,7 +69,8 @@ def main() -> None:
         summary = "(no --log)"
     print(f"command: {' '.join(argv[1:])}")
     print(f"exit {rc}; {summary}")
-    print(f"wall {wall:.0f} s ({wall / 60:.1f} min)")
+    print(f"wall {wall:.0f} s ({wall / 60:.1f} min); CPU of the process tree {cpu:.0f} s "
+          f"(user {usage.ru_utime:.0f} s, system {usage.ru_stime:.0f} s)")
     print(f"peak RSS of the process tree {sampler.peak_kib / 1024**2:.2f} GiB "
           f"at {sampler.peak_at:.0f} s; largest processes then:")
     for rss, pid, cmd in sampler.peak_procs:
