@@ -26,12 +26,14 @@ import tempfile
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
 
 # Flags per execution model: the library's own list (one source of truth, also in its messages).
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 _TIMEOUT_S = 600
+T = TypeVar("T")
 _session_dir: Path | None = None
 # The compile cache shared by the processes of one test run (see the module docstring).
 CACHE_ENV = "IREEABI_VMFB_CACHE"
@@ -144,6 +146,20 @@ def compile_workers() -> int:
     run's pytest-xdist workers (two compilers per worker would double the run's peak memory)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     return max(1, min(2, (os.cpu_count() or 1) // workers))
+
+
+def map_compiles(compile_one: "Callable[[T], Path]", jobs: Sequence[T]) -> list[Path]:
+    """[compile_one(job) for job in jobs], compile_workers() at a time. Each xdist worker starts at
+    its own place in the list: workers that need the same modules then compile different ones at
+    once, instead of queueing on the lock of the same first module in turn."""
+    jobs = list(jobs)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    start = len(jobs) * (int(worker[2:]) % count) // count if worker[2:].isdigit() else 0
+    order = list(range(start, len(jobs))) + list(range(start))
+    with ThreadPoolExecutor(compile_workers()) as pool:
+        built = dict(zip(order, pool.map(lambda i: compile_one(jobs[i]), order)))
+    return [built[i] for i in range(len(jobs))]
 
 
 def shared_source(name: str, text: str) -> Path:
