@@ -55,6 +55,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         debian_tools.install_missing()
 
 
+# Test files whose module fixtures cost a process a minute and cannot be shared through the
+# compile cache (test_install: a venv with an editable install): under `--dist loadgroup` all of a
+# file's tests run on one worker, so the fixture is made once per run, not once per worker.
+ONE_WORKER_FILES = ("tests/test_install.py",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path in ONE_WORKER_FILES:
+            item.add_marker(pytest.mark.xdist_group(path))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
     # IREEABI_TEST_RSS_LOG=FILE: append, for each test, the peak RSS (KiB) of this process and its
