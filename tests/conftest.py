@@ -1,11 +1,107 @@
+import gc
+import os
+import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 # Test-only helper modules (catalog_sample, iree_tools) live beside the tests.
 sys.path.insert(0, str(Path(__file__).parent))
 
+import iree_tools  # noqa: E402
+import process_memory  # noqa: E402
 
-def pytest_sessionstart(session):
+# The compile cache this run made and removes at its end (only without pytest's cache).
+_own_cache: Path | None = None
+
+
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One compile cache for the run: the controller (or a serial session) names it before
+    # pytest-xdist starts its workers, which inherit the environment, so each module compiles once
+    # whatever the number of workers. It lives in pytest's cache folder (`--cache-clear` empties
+    # it) and is kept between runs: its keys hold everything the compiler reads (iree_tools.py).
+    # Without pytest's cache (`-p no:cacheprovider`), a folder of this run's own, removed at its end.
+    global _own_cache
+    if _is_xdist_worker(config) or iree_tools.CACHE_ENV in os.environ:
+        return
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ[iree_tools.CACHE_ENV] = str(cache.mkdir("ireeabi-vmfb"))
+        iree_tools.prune_cache()
+    else:
+        _own_cache = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+        os.environ[iree_tools.CACHE_ENV] = str(_own_cache)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _own_cache
+    if _own_cache is not None:
+        shutil.rmtree(_own_cache, ignore_errors=True)
+        os.environ.pop(iree_tools.CACHE_ENV, None)
+        _own_cache = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
     # The README's test command sets up a fresh Debian machine itself: compilers, qemu, sysroots.
-    import debian_tools
-    debian_tools.install_missing()
+    # Once per run: in the controller, before pytest-xdist (whose hook runs last) starts workers.
+    if not _is_xdist_worker(session.config):
+        import debian_tools
+        debian_tools.install_missing()
+
+
+# A worker's resident memory past which the end of a test collects garbage: a test's heap or
+# tensors held in reference cycles (a Program and its heap refer to each other) would otherwise stay
+# resident until a rare full collection, and a worker would carry one test's 512 MiB heap through
+# the next tests (tests/tooling/test_heap_limit.py: 1.7 GB for minutes). Checked by reading
+# /proc/self/statm (microseconds); collected only above it, so the cost is a few collections a run.
+COLLECT_ABOVE_BYTES = 512 << 20
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: "pytest.Item | None"):
+    yield
+    with open("/proc/self/statm") as f:
+        resident = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    if resident > COLLECT_ABOVE_BYTES:
+        gc.collect()
+
+
+# Test files whose module fixtures cost a process a minute and cannot be shared through the
+# compile cache (test_install: a venv with an editable install): under `--dist loadgroup` all of a
+# file's tests run on one worker, so the fixture is made once per run, not once per worker.
+ONE_WORKER_FILES = ("tests/test_install.py",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path in ONE_WORKER_FILES:
+            item.add_marker(pytest.mark.xdist_group(path))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
+    # IREEABI_TEST_RSS_LOG=FILE: append, for each test, the peak RSS (KiB) of this process and its
+    # children, its wall time (s, fixtures set up for it included) and the worker to FILE
+    # (benchmarks/bench_suite.py's way to find the heavy and the slow tests while a run goes on).
+    log = os.environ.get("IREEABI_TEST_RSS_LOG")
+    if not log:
+        yield
+        return
+    sampler = process_memory.Sampler(os.getpid(), period=0.1, describe=False)
+    sampler.start()
+    t0 = time.monotonic()
+    yield
+    seconds = time.monotonic() - t0
+    peak = sampler.stop()
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+    with open(log, "a") as f:
+        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\n")

@@ -4,7 +4,6 @@ runs (test_target_runs.py).
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 
@@ -80,11 +79,9 @@ CASES = [
 
 
 def compile_all() -> dict[tuple[str, str], Path]:
-    """Every corpus program for both models (compiled once per session, two at a time)."""
+    """Every corpus program for both models (compiled once per run, up to two at a time)."""
     jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in MODELS]
-    with ThreadPoolExecutor(2) as pool:
-        paths = list(pool.map(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64),
-                              jobs))
+    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
     return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
 
 

@@ -3,27 +3,40 @@
 The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
 error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
 
-Compiled modules are cached in a directory under a name keyed by a hash of the source text, the
-execution model, the flags and the compiler version, so each program compiles once per session
-(pass the same `out_dir`, e.g. a session-scoped `tmp_path_factory` directory).
+Compiled modules are cached on disk under a name keyed by the source's path and text, the execution
+model, the flags and the compiler's version (with its commit), so each program compiles once: the
+cache is the folder $IREEABI_VMFB_CACHE, which tests/conftest.py names before pytest-xdist starts its
+workers, so that every worker shares it (pytest's cache folder, kept between runs; without it, a
+folder of this process's own). Workers that want the same module at once take a lock file per
+module: one compiles, the others wait and read its result; a module appears under its name only
+whole (written, then renamed). Callers get a copy in `out_dir`, by default `session_dir()`: a
+folder of this process's own, where tests may also write files under fixed names without racing
+other workers.
 """
 from __future__ import annotations
 
+import atexit
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
 
 # Flags per execution model: the library's own list (one source of truth, also in its messages).
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 _TIMEOUT_S = 600
+T = TypeVar("T")
 _session_dir: Path | None = None
+# The compile cache shared by the processes of one test run (see the module docstring).
+CACHE_ENV = "IREEABI_VMFB_CACHE"
 
 
 class IreeToolError(RuntimeError):
@@ -64,11 +77,103 @@ def compiler_version() -> str:
 
 
 def session_dir() -> Path:
-    """A cache directory shared by every call in this process (one per test session)."""
+    """A folder of this process's own, shared by every call in it (one per test session and
+    worker), removed when the process ends: compiled modules are copied here, and tests may write
+    their own files here under fixed names without racing other workers."""
     global _session_dir
     if _session_dir is None:
         _session_dir = Path(tempfile.mkdtemp(prefix="ireeabi-vmfb-"))
+        owner = os.getpid()  # a forked child that exits must not remove its parent's folder
+        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(_session_dir, True))
     return _session_dir
+
+
+def _shared_cache() -> Path:
+    """$IREEABI_VMFB_CACHE (every process of the run shares it), else this process's folder."""
+    shared = os.environ.get(CACHE_ENV)
+    if not shared:
+        return session_dir()
+    Path(shared).mkdir(parents=True, exist_ok=True)
+    return Path(shared)
+
+
+def _cached(name: str, make: "Callable[[Path], None]") -> Path:
+    """_shared_cache()/name, made by `make(temporary path)` unless another call (of any process)
+    made it first: under a lock per name, so that concurrent workers compile it once."""
+    cache = _shared_cache()
+    target = cache / name
+    if target.is_file():
+        os.utime(target)  # in use: prune_cache keeps it
+        return target
+    with open(cache / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not target.is_file():
+            tmp = target.with_name(f"{name}.{os.getpid()}.tmp")
+            make(tmp)
+            os.replace(tmp, target)  # atomic: no process ever sees half a file
+    return target
+
+
+def prune_cache(days: float = 14) -> None:
+    """Remove what the shared cache has not used for `days` (modules of sources written to
+    temporary folders, of older compilers), so that a cache kept between runs stays small."""
+    cutoff = time.time() - days * 86400
+    for path in _shared_cache().rglob("*"):
+        try:
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            pass  # another process removed or replaced it
+
+
+def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
+    """A copy of the cached file in `out_dir` (default session_dir()): a test may change its own
+    copy without changing what other workers read."""
+    out = Path(out_dir) if out_dir is not None else session_dir()
+    if out.resolve() == cached.parent.resolve():
+        return cached
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / cached.name
+    if not target.is_file():
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        shutil.copyfile(cached, tmp)
+        os.replace(tmp, target)
+    return target
+
+
+def compile_workers() -> int:
+    """How many iree-compile runs a test may start at once: the machine's cores shared by the
+    run's pytest-xdist workers (two compilers per worker would double the run's peak memory)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, min(2, (os.cpu_count() or 1) // workers))
+
+
+def map_compiles(compile_one: "Callable[[T], Path]", jobs: Sequence[T]) -> list[Path]:
+    """[compile_one(job) for job in jobs], compile_workers() at a time. Each xdist worker starts at
+    its own place in the list: workers that need the same modules then compile different ones at
+    once, instead of queueing on the lock of the same first module in turn."""
+    jobs = list(jobs)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    start = len(jobs) * (int(worker[2:]) % count) // count if worker[2:].isdigit() else 0
+    order = list(range(start, len(jobs))) + list(range(start))
+    with ThreadPoolExecutor(compile_workers()) as pool:
+        built = dict(zip(order, pool.map(lambda i: compile_one(jobs[i]), order)))
+    return [built[i] for i in range(len(jobs))]
+
+
+def shared_source(name: str, text: str) -> Path:
+    """`text` as a source file every process of the run finds at the same path (so that the
+    compile cache, keyed by path and contents, compiles it once for all the workers)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = _shared_cache() / f"sources-{digest}"
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    if not path.is_file():
+        tmp = folder / f"{name}.{os.getpid()}.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
 
 
 def compile_flags(model: str) -> tuple[str, ...]:
@@ -85,19 +190,14 @@ def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | No
     flags = compile_flags(model) + tuple(extra_flags)
     compiler = find_tool("iree-compile")
     key = hashlib.sha256()
-    for part in (src.read_bytes(), model.encode(), "\0".join(flags).encode(),
+    # The path too: the compiler writes it into the module (source locations).
+    for part in (str(src).encode(), src.read_bytes(), model.encode(), "\0".join(flags).encode(),
                  compiler_version().encode()):
         key.update(part)
         key.update(b"\0")
-    out = Path(out_dir) if out_dir is not None else session_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
-    if target.is_file():
-        return target
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    _run([compiler, str(src), *flags, "-o", str(tmp)])
-    os.replace(tmp, target)  # atomic: concurrent sessions never see half a file
-    return target
+    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
+    cached = _cached(name, lambda tmp: _run([compiler, str(src), *flags, "-o", str(tmp)]))
+    return _deliver(cached, out_dir)
 
 
 def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
@@ -138,14 +238,11 @@ def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") 
     """The compiler's VM IR (`--compile-to=vm`) for an MLIR file; cached in the session folder."""
     src = Path(src_path)
     flags = compile_flags(model)
-    key = hashlib.sha256(src.read_bytes() + "\0".join(flags).encode() + compiler_version().encode())
-    target = session_dir() / f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
-    if not target.is_file():
-        text = _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, target)
-    return target.read_text()
+    key = hashlib.sha256(str(src).encode() + b"\0" + src.read_bytes() + "\0".join(flags).encode()
+                         + compiler_version().encode())
+    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
+    return _cached(name, lambda tmp: tmp.write_text(
+        _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout)).read_text()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -167,17 +264,14 @@ def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
     """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
     src = Path(src_path)
     key = hashlib.sha256()
-    for part in (src.read_bytes(), "\0".join(flags).encode(), compiler_version().encode()):
+    for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
+                 compiler_version().encode()):
         key.update(part)
         key.update(b"\0")
-    out = Path(out_dir) if out_dir is not None else session_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
-    if not target.is_file():
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        _run([find_tool("iree-compile"), str(src), *flags, "-o", str(tmp)])
-        os.replace(tmp, target)
-    return target
+    name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
+    cached = _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
+                                            str(tmp)]))
+    return _deliver(cached, out_dir)
 
 
 def _run_argv(modules: Sequence["str | os.PathLike"], function: str,

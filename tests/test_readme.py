@@ -185,6 +185,24 @@ def test_readme_is_a_front_door():
     assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move detail to docs/"
 
 
+def _test_command(text: str) -> str:
+    commands = re.findall(r"^python -m pytest .*$", text, re.M)
+    assert len(commands) == 1, commands
+    return commands[0]
+
+
+def test_ci_runs_the_readmes_test_command_in_parallel():
+    """.ci/run and docs/install.md run the README's test command, which spreads the suite over
+    pytest-xdist workers (grouped: tests/conftest.py keeps the memory-heavy ones on one worker) and
+    which the test extra installs."""
+    command = _test_command(README.read_text())
+    assert command == _test_command((ROOT / ".ci" / "run").read_text())
+    assert command == _test_command((ROOT / "docs" / "install.md").read_text())
+    argv = shlex.split(command)
+    assert argv[argv.index("-n") + 1] == "2" and argv[argv.index("--dist") + 1] == "loadgroup"
+    assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
+
+
 def test_readme_maps_every_page():
     text = README.read_text()
     for page in PAGES[1:]:

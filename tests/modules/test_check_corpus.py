@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import io
 import math
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -58,9 +57,7 @@ class Value:
 def _compile_all(sources: list[tuple[str, Path]]) -> dict[tuple[str, str], Path]:
     """(name, source) pairs compiled for both models, two compiles at a time."""
     jobs = [(name, src, model) for name, src in sources for model in cc.MODELS]
-    with ThreadPoolExecutor(2) as pool:
-        built = list(pool.map(
-            lambda j: tools.compile_mlir(j[1], tools.session_dir(), j[2], cc.F64), jobs))
+    built = tools.map_compiles(lambda j: tools.compile_mlir(j[1], tools.session_dir(), j[2], cc.F64), jobs)
     return {(name, model): vmfb for (name, _, model), vmfb in zip(jobs, built)}
 
 
@@ -69,8 +66,8 @@ def twins() -> dict[tuple[str, str], Path]:
     """Each corpus file's twin (and failing.mlir's) compiled for both models."""
     sources = []
     for path in [*FILES, FAILING]:
-        twin = tools.session_dir() / f"{path.stem}_twin.mlir"
-        twin.write_text(cc.twin_source(path.read_text(), str(path)))
+        # at one path for every xdist worker: compiled once per run
+        twin = tools.shared_source(f"{path.stem}_twin.mlir", cc.twin_source(path.read_text(), str(path)))
         sources.append((path.stem, twin))
     return _compile_all(sources)
 

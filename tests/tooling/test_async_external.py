@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +49,7 @@ def async_compiled() -> dict[tuple[str, str], Path]:
     (compiled once per session)."""
     jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in ASYNC_MODELS
             if src.stem not in NOT_COMPILED]
-    with ThreadPoolExecutor(2) as pool:
-        paths = list(pool.map(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs))
+    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
     return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
 
 

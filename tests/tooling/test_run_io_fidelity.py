@@ -13,7 +13,6 @@ import io
 import re
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +33,7 @@ F64 = ("--iree-input-demote-f64-to-f32=false",)
 def compiled() -> dict[tuple[str, str], Path]:
     jobs = [(PROGRAMS / f"{name}.mlir", model) for name in ("echo", "compute") for model in MODELS]
     jobs += [(PROGRAMS / "single.mlir", "inline-static"), (PROGRAMS / "fail.mlir", "inline-static")]
-    with ThreadPoolExecutor(2) as pool:
-        paths = list(pool.map(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64),
-                              jobs))
+    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
     return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
 
 
