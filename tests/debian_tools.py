@@ -36,6 +36,7 @@ SUITE = {
     **{package: shutil.which(command) or f"/usr/bin/{command}" for command, package in PACKAGES.items()},
     "gcc-multilib": "/usr/lib/gcc/x86_64-linux-gnu/12/32/libgcc.a",
     "libc6-arm64-cross": "/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1",
+    "libcairo2": "/usr/lib/x86_64-linux-gnu/libcairo.so.2",  # cairosvg renders the layout pictures
 }
 
 _LOCK = Path("/tmp/ireeabi-tests-apt.lock")
