@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import struct
 from typing import Callable
 
@@ -257,10 +258,6 @@ def _math_ops() -> dict[str, Callable]:
     return out
 
 
-def _unord(a: float, b: float) -> bool:
-    return math.isnan(a) or math.isnan(b)
-
-
 def _pure_ops() -> dict[str, Callable]:
     """Op symbol -> function of the operand values (read per the encoding's register banks) giving
     the result value (wrapped / rounded when written to the result register)."""
@@ -291,14 +288,8 @@ def _pure_ops() -> dict[str, Callable]:
     })
     for t in ("F32", "F64"):
         ops.update({
-            f"Div{t}": _fdiv,
             f"Ceil{t}": _ceil, f"Floor{t}": _floor, f"Round{t}": _round_away,
             f"Min{t}": lambda a, b: b if b < a else a, f"Max{t}": lambda a, b: b if a < b else a,
-            f"CmpEQ{t}U": lambda a, b: int(_unord(a, b) or a == b),
-            f"CmpNE{t}U": lambda a, b: int(_unord(a, b) or a != b),
-            f"CmpLT{t}U": lambda a, b: int(_unord(a, b) or a < b),
-            f"CmpLTE{t}U": lambda a, b: int(_unord(a, b) or a <= b),
-            f"CmpNaN{t}": lambda a: int(math.isnan(a)),
         })
     ops.update({
         # Two roundings: C's a * b + c in float without FP_FAST_FMAF.
@@ -321,8 +312,9 @@ def _pure_ops() -> dict[str, Callable]:
     })
     ops.update(_math_ops())
     for symbol, template in PURE_EXPRESSIONS.items():
-        names = ("a", "b", "c")[:template.count("{") - template.count("{{")]
-        ops[symbol] = eval(f"lambda {', '.join(names)}: {template.format(*names)}")  # noqa: S307
+        names = ("a", "b", "c")[:len(set(re.findall(r"\{(\d)\}", template)))]
+        ops[symbol] = eval(f"lambda {', '.join(names)}: {template.format(*names)}",  # noqa: S307
+                           dict(PURE_NAMES))
     return ops
 
 
@@ -343,8 +335,19 @@ def _pure_expressions() -> dict[str, str]:
         out.update({f"Add{t}": "{0} + {1}", f"Sub{t}": "{0} - {1}", f"Mul{t}": "{0} * {1}",
                     f"CmpEQ{t}O": "int({0} == {1})", f"CmpNE{t}O": "int({0} != {1})",
                     f"CmpLT{t}O": "int({0} < {1})", f"CmpLTE{t}O": "int({0} <= {1})"})
+    for t in ("F32", "F64"):
+        # Unordered compares: true when either operand is a NaN, which no ordered test passes.
+        out.update({f"CmpLT{t}U": "int(not {0} >= {1})", f"CmpLTE{t}U": "int(not {0} > {1})",
+                    f"CmpEQ{t}U": "int(not ({0} < {1} or {0} > {1}))", f"CmpNE{t}U": "int({0} != {1})",
+                    f"CmpNaN{t}": "int({0} != {0})",
+                    # Python raises on a zero divisor: fdiv gives IEEE's answer there
+                    f"Div{t}": "({0} / {1} if {1} else fdiv({0}, {1}))"})
     out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32})
     return out
+
+
+# The names PURE_EXPRESSIONS' texts use besides their operands (generated code binds them too).
+PURE_NAMES = {"fdiv": _fdiv}
 
 
 PURE_EXPRESSIONS = _pure_expressions()

@@ -31,6 +31,12 @@ ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "Cons
 # vm.select.*: registers per value, and whether the values are integers (floats are selected as
 # their bits: the handler copies the register, which keeps a signaling NaN)
 SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
+# f32 ops whose handlers hand back an operand's bits (min/max) or must see a signaling NaN's (powf),
+# and the float sign-bit ops: written inline on values held as floats (regions.py), else the handler
+FLOAT_BITS_OPS = frozenset({"MinF32", "MaxF32", "PowF32"}) | frozenset(SIGN_BIT_OPS)
+# Ops whose handlers read and write registers only: a region calling one keeps its remembered buffers.
+REGISTER_ONLY = frozenset(PURE_OPS) | FLOAT_BITS_OPS | frozenset(SELECTS) | CONSTS | frozenset(ZERO_REGISTERS) \
+    | frozenset({"SwitchI32", "SwitchI64", "SwitchF32", "SwitchF64"})
 LOADS = frozenset(LOAD_OPS)
 STORES = frozenset(STORE_OPS)
 # register bank -> (registers, kind of value a local holds)
@@ -60,6 +66,10 @@ def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
             n, kind = BANKS[bank]
             out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
         return out
+    if symbol in FLOAT_BITS_OPS:
+        kind = "f64" if symbol.endswith("F64") else "f32"
+        n = 2 if kind == "f64" else 1
+        return [("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind) for f in inst.op.fields]
     if symbol in SELECTS:
         n, ints = SELECTS[symbol]
         o = inst.operands
@@ -132,7 +142,7 @@ class RegionPlan:
         inside = {s for s, _ in blocks}
         self.acc: dict[int, list | None] = {}
         self.succ: dict[int, list[int | None]] = {}
-        block_moves: dict[int, list[tuple]] = {}
+        edge_moves: dict[int, list[tuple[int, list]]] = {}  # block -> [(target, its i32 moves)]
         for s, e in blocks:
             for i in range(s, e):
                 try:
@@ -150,7 +160,7 @@ class RegionPlan:
                 targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
             else:
                 targets.append((e, ()))
-            block_moves[s] = [m for _, ops in targets for m in moves(ops) if m[0] == "i32"]
+            edge_moves[s] = [(t, [m for m in moves(ops) if m[0] == "i32"]) for t, ops in targets]
             self.succ[s] = [t if t in inside else None for t, _ in targets]
         # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
         # bytes where control enters it and written back where it leaves (a register may hold other
@@ -171,7 +181,9 @@ class RegionPlan:
                         self._shape(shapes, kinds, first, n, kind)
                         if rw == "w":
                             written.add((first, n))
-                for _, src, dst, n in block_moves[s]:
+                # Copies on an edge that leaves the loop are made on the bytes, after the locals are
+                # written back (regions.py): only the loop's own edges constrain its locals.
+                for _, src, dst, n in (m for t, ms in edge_moves[s] if t in members for m in ms):
                     self._shape(shapes, kinds, src, n, "raw")
                     self._shape(shapes, kinds, dst, n, "raw")
                     written.add((dst, n))
@@ -309,4 +321,5 @@ def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
 
 
 __all__ = ["RegionPlan", "Opaque", "accesses", "constant_value", "moves", "is_read", "BRANCHES", "CONSTS",
+           "FLOAT_BITS_OPS", "REGISTER_ONLY",
            "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]
