@@ -271,7 +271,7 @@ def _pure_ops() -> dict[str, Callable]:
             f"Div{t}U": lambda a, b, w=w, u=u: _c_div(u(a), u(b), w, False, f"div.i{w}.u"),
             f"Rem{t}S": lambda a, b, w=w: _c_rem(a, b, w, True, f"rem.i{w}.s"),
             f"Rem{t}U": lambda a, b, w=w, u=u: _c_rem(u(a), u(b), w, False, f"rem.i{w}.u"),
-            f"FMA{t}": lambda a, b, c: a * b + c, f"Abs{t}": abs,
+            f"Abs{t}": abs,
             f"Min{t}S": lambda a, b: b if b < a else a,
             f"Min{t}U": lambda a, b, u=u: b if u(b) < u(a) else a,
             f"Max{t}S": lambda a, b: b if a < b else a,
@@ -292,9 +292,6 @@ def _pure_ops() -> dict[str, Callable]:
             f"Min{t}": lambda a, b: b if b < a else a, f"Max{t}": lambda a, b: b if a < b else a,
         })
     ops.update({
-        # Two roundings: C's a * b + c in float without FP_FAST_FMAF.
-        "FMAF32": lambda a, b, c: _to_f32(a * b) + c,
-        "FMAF64": lambda a, b, c: a * b + c,
         "RoundF32Even": _round_even_f32, "RoundF64Even": _round_even_f32,
         "CastSI32F32": float, "CastUI32F32": lambda a: float(a & M32),
         "CastSI64F32": _int_to_f32, "CastUI64F32": lambda a: _int_to_f32(a & M64),
@@ -342,12 +339,16 @@ def _pure_expressions() -> dict[str, str]:
                     f"CmpNaN{t}": "int({0} != {0})",
                     # Python raises on a zero divisor: fdiv gives IEEE's answer there
                     f"Div{t}": "({0} / {1} if {1} else fdiv({0}, {1}))"})
-    out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32})
+    out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32,
+                "FMAI32": "{0} * {1} + {2}", "FMAI64": "{0} * {1} + {2}", "FMAF64": "{0} * {1} + {2}",
+                # Two roundings: C's a * b + c in float without FP_FAST_FMAF (the product of two
+                # f32 is exact in a double; rounded to f32, added, the sum rounded by the writer).
+                "FMAF32": "f32r({0} * {1}) + {2}"})
     return out
 
 
 # The names PURE_EXPRESSIONS' texts use besides their operands (generated code binds them too).
-PURE_NAMES = {"fdiv": _fdiv}
+PURE_NAMES = {"fdiv": _fdiv, "f32r": _to_f32}
 
 
 PURE_EXPRESSIONS = _pure_expressions()

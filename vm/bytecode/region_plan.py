@@ -277,12 +277,26 @@ class RegionPlan:
 
 
 def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
-    """The strongly connected sets of blocks that contain a cycle (Tarjan's algorithm, iterative)."""
+    """The loops, innermost apart: each strongly connected set of blocks with a cycle, less the
+    loops inside it (those of the set without the edges back to its first block reached), so that
+    a register reused with another width or kind in an outer or inner loop still is a local of
+    each (control crossing from one set to another writes the locals back and reads the others)."""
+    out: list[set[int]] = []
+    for members, head in _cycles(succ):
+        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members})
+        out.extend(inner)
+        out.append(members.difference(*inner))
+    return out
+
+
+def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
+    """The strongly connected sets of blocks that contain a cycle, each with its first block
+    reached (Tarjan's algorithm, iterative)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
     stack: list[int] = []
-    out: list[set[int]] = []
+    out: list[tuple[set[int], int]] = []
     counter = 0
     for root in succ:
         if root in index:
@@ -316,7 +330,7 @@ def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
                     if w == v:
                         break
                 if len(members) > 1 or v in succ[v]:
-                    out.append(members)
+                    out.append((members, v))
     return out
 
 

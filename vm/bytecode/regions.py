@@ -35,7 +35,7 @@ from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS
 _SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
 _MASK = {1: M32, 2: M64}
 # Integer ops whose wrapped result is the same for signed and unsigned operand values.
-_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl")
+_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl", "FMA")
                      for t in ("I32", "I64")) | {"TruncI64I32"}
 _UNSIGNED = {"i32": "b32", "i64": "b64"}
 _SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
@@ -431,7 +431,10 @@ class LocalsEmitter:
         if symbol in _SIGNED_COMPARES and all(a in self._biased for a in args):
             args = [self._biased[a] for a in args]  # (x ^ sign) orders unsigned bits as signed values
         template = PURE_EXPRESSIONS.get(symbol)
-        if template is not None:
+        if symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
+            lines.append(f"{pad}F32A[0] = {args[0]} * {args[1]}")
+            expr = f"F32A[0] + {args[2]}"
+        elif template is not None:
             expr = template.format(*args)
         else:
             lines.append(f"{pad}k = {i}")
