@@ -268,6 +268,29 @@ class RegionPlan:
                     changed = True
         self.live_in = live
 
+    def read_later(self, code: list, i: int, end: int, start: int, regs: set) -> bool:
+        """Whether any of `regs` may be read after instruction i of block [start, end) before it is
+        written (a handler call reads every register; the branch copies read their sources)."""
+        regs = set(regs)
+        for j in range(i + 1, end):
+            acc = self.acc[j]
+            if acc is None:
+                return True
+            if any(rw == "r" and regs.intersection(range(f, f + n)) for rw, f, n, _ in acc):
+                return True
+            for rw, f, n, _ in acc:
+                if rw == "w":
+                    regs.difference_update(range(f, f + n))
+            if not regs:
+                return False
+        inst = code[end - 1][2]
+        if inst.op.symbol in BRANCHES:
+            o = inst.operands
+            lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" else [o["operands"]]
+            if any(not src.is_ref and src.ordinal in regs for ops in lists for src, _ in ops):
+                return True
+        return bool(regs & self.live_out(start))
+
     def live_out(self, start: int, live: dict | None = None) -> set:
         live = self.live_in if live is None else live
         out: set = set()

@@ -91,6 +91,7 @@ class LocalsEmitter:
         self.valid: set[int] = set()  # buffers remembered on every path to the code being written
         self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
         self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
+        self.cur: tuple[int, int] | None = None  # (instruction, its block's end) being written
         self._biased: dict[str, str] = {}  # signed read of a local -> its sign-flipped bits
         self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
         self.written: list[tuple[int, int]] = []
@@ -158,6 +159,11 @@ class LocalsEmitter:
             if f < first + n and first < f + m:
                 if write and f >= first and f + m <= first + n:
                     del self.temps[key]  # overwritten whole: its value is never read
+                    continue
+                if write and dirty and self.cur is not None and not self.plan.read_later(
+                        self.code, self.cur[0], self.cur[1], self.start,
+                        set(range(f, f + m)) - set(range(first, first + n))):
+                    del self.temps[key]  # its registers left are never read again
                     continue
                 if dirty:
                     lines.append(pad + self.store_stmt(name, f, m, kind))
@@ -393,6 +399,13 @@ class LocalsEmitter:
         self.valid = valid
 
     def instruction(self, i: int, end: int, lines: list, pad: str) -> None:
+        self.cur = (i, end)  # the instruction being written (drop_overlapping's liveness)
+        try:
+            self._instruction(i, end, lines, pad)
+        finally:
+            self.cur = None
+
+    def _instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         handler, payload, inst = self.code[i]
         symbol = inst.op.symbol
         b = self.b
