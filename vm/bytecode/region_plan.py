@@ -168,7 +168,9 @@ class RegionPlan:
         self.loop_of: dict[int, int] = {}
         self.locals_of: list[dict[tuple[int, int], str]] = []
         self.written_of: list[list[tuple[int, int]]] = []
-        for members in _loops(self.succ):
+        self.depth: dict[int, int] = {}  # block -> how many loops it is in
+        for members, depth in _loops(self.succ):
+            self.depth.update(dict.fromkeys(members, depth))
             shapes: dict[int, set] = {}  # register -> {(first, registers)} touching it
             kinds: dict[tuple[int, int], set] = {}
             written: set[tuple[int, int]] = set()
@@ -299,16 +301,17 @@ class RegionPlan:
         return out
 
 
-def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
+def _loops(succ: dict[int, list[int | None]], depth: int = 1) -> list[tuple[set[int], int]]:
     """The loops, innermost apart: each strongly connected set of blocks with a cycle, less the
     loops inside it (those of the set without the edges back to its first block reached), so that
     a register reused with another width or kind in an outer or inner loop still is a local of
-    each (control crossing from one set to another writes the locals back and reads the others)."""
-    out: list[set[int]] = []
+    each (control crossing from one set to another writes the locals back and reads the others).
+    Each set comes with its nesting depth."""
+    out: list[tuple[set[int], int]] = []
     for members, head in _cycles(succ):
-        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members})
+        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members}, depth + 1)
         out.extend(inner)
-        out.append(members.difference(*inner))
+        out.append((members.difference(*(m for m, _ in inner)), depth))
     return out
 
 

@@ -280,6 +280,8 @@ class LocalsEmitter:
         body: list = []
         self._tree(blocks, inside, body, " " * 16)
         pad = " " * 12
+        # the innermost loops' heads first: the dispatch tests them in order at every iteration
+        self.heads.sort(key=lambda h: -self.plan.depth.get(h, 0))
         for n, head in enumerate(self.heads):
             lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
             self._block(head, self.ends[head], inside, lines, pad + "    ", ())
