@@ -28,8 +28,8 @@ from ireeabi.vm.bytecode import isa
 BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
-# vm.select.*: registers per value, and whether the values are integers (floats are selected as
-# their bits: the handler copies the register, which keeps a signaling NaN)
+# vm.select.*: registers per value, and whether the values are integers (floats are selected as held
+# floats, or by the handler, which copies the register and so keeps a signaling NaN)
 SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
 # f32 ops whose handlers hand back an operand's bits (min/max) or must see a signaling NaN's (powf),
 # and the float sign-bit ops: written inline on values held as floats (regions.py), else the handler
@@ -73,7 +73,9 @@ def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
     if symbol in SELECTS:
         n, ints = SELECTS[symbol]
         o = inst.operands
-        kind = "int" if ints else "raw"
+        # floats as floats: registers a float select reads or writes become float locals (regions.py
+        # selects held floats inline, and leaves others to the handler)
+        kind = "int" if ints else ("f32" if n == 1 else "f64")
         return [("r", o["condition"].ordinal, 1, "int"), ("r", o["true_value"].ordinal, n, kind),
                 ("r", o["false_value"].ordinal, n, kind), ("w", o["result"].ordinal, n, kind)]
     if symbol in CONSTS:
