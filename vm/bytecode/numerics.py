@@ -353,6 +353,11 @@ PURE_NAMES = {"fdiv": _fdiv, "f32r": _to_f32}
 
 PURE_EXPRESSIONS = _pure_expressions()
 PURE_OPS = _pure_ops()
+# f32 ops whose function is the C library's float function (ctypes returns the C float as a Python
+# float): the value is an f32 already, which the writer's rounding would leave as it is.
+EXACT_F32_OPS = frozenset(stem + "F32" for stem in _MATH
+                          if isinstance(PURE_OPS[stem + "F32"], ctypes._CFuncPtr)
+                          and PURE_OPS[stem + "F32"].restype is ctypes.c_float)
 # Bitcasts and sign-bit ops move raw bits: their registers are read and written as integers.
 RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),
               "BitcastI64F64": ("b64", "b64"), "BitcastF64I64": ("b64", "b64")}

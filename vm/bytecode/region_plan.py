@@ -2,7 +2,8 @@
 and what each block reads before it writes (regions.py writes the region's code from it).
 
 Of the blocks blocks.py puts in one region (those that end in a branch or fall through), the loops
-are the strongly connected sets. In a loop:
+are the strongly connected sets, each split into its inner loops and the rest (`_loops`: the
+levels of a loop nest plan their locals apart). In a loop:
 
 - a register used with one width and one kind everywhere in the loop (an i64 loop counter, an f32
   accumulator) is a region local: regions.py reads it from the bytes when the loop is entered,
@@ -10,7 +11,11 @@ are the strongly connected sets. In a loop:
   that handler;
 - any other register is a block temporary, written to the bytes at its block's end only when a
   block that follows may read it: `live_in` (liveness over the region's blocks; leaving the region
-  and a handler call count as reads of everything).
+  and a handler call count as reads of everything), or, when partly overwritten, only if its other
+  registers may be read later (`read_later`).
+
+Copies on an edge that leaves a loop are made on the bytes after its locals are written back, so
+they do not constrain the loop's locals.
 
 An instruction regions.py writes inline has its register accesses listed by `accesses`; any other
 is `Opaque` (a handler call, which may read and write any register).

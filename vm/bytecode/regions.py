@@ -10,13 +10,17 @@ entered, written back where it is left or before a handler) and which are block 
 
 What the locals hold is what the reference path would read from the bytes: integers as their
 unsigned bits, floats as the Python float the f32/f64 reader returns. Writing them back gives the
-bytes the reference path writes, with one exception handled here: an f32 signaling NaN loaded from a
-buffer (Python's f32 reader quiets it). A NaN loaded into an f32 local leaves the locals (written
-back), runs that load's own handler, and returns to the loop; a region entered with a NaN in an f32
-region local runs blocks.py's byte-register region instead.
+bytes the reference path writes, with one exception handled here: an f32 signaling NaN (Python's f32
+reader quiets it; a quiet NaN keeps its bits). A signaling NaN loaded into an f32 local leaves the
+locals (written back), runs that load's own handler, and returns to the loop; a region entered with
+a signaling NaN in an f32 region local runs blocks.py's byte-register region instead. So a float
+local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32 values be written
+inline (their handlers copy or mask the register bits).
 
 The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does. Errors leave frame.ip one past
+made from; the others call their PURE_OPS function as blocks.py does. A handler call writes the
+locals back and reads them again after; only a handler that may touch more than registers
+(region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
 """
 from __future__ import annotations
@@ -24,8 +28,8 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from ireeabi.vm.bytecode.numerics import (F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS, PURE_OPS,
-                                          RAW_BANKS, SIGN_BIT_OPS, is_snan32)
+from ireeabi.vm.bytecode.numerics import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64,
+                                          PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
 from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
 from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
@@ -454,6 +458,10 @@ class LocalsEmitter:
         else:
             lines.append(f"{pad}k = {i}")
             expr = f"{b.bind(f, 'f')}({', '.join(args)})"
+        if symbol in EXACT_F32_OPS:  # an f32 already: no rounding to write
+            name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
+            lines.append(f"{pad}{name} = {expr}")
+            return
         self.write(*result[:2], result[2], expr, lines, pad)
 
     def held(self, first: int, n: int) -> tuple[str, str] | None:
