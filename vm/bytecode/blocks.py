@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ireeabi.abi.generated import define
 from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.bytecode.numerics import I32, U64, PURE_EXPRESSIONS, PURE_OPS, SIGN_BIT_OPS
+from ireeabi.vm.bytecode.numerics import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
 from ireeabi.vm.bytecode.ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
                                             element_parts)
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
@@ -106,7 +106,8 @@ class _Emitter:
         self.ctx, self.fn, self.code = ctx, fn, code
         self.names: dict[str, Any] = {"u64": U64.unpack_from, "i32": I32.unpack_from,
                                       "check": check_elements, "null": buffer_operand,
-                                      "write_i32": write_i32, "retain_or_move": retain_or_move}
+                                      "write_i32": write_i32, "retain_or_move": retain_or_move,
+                                      **PURE_NAMES}
         # Ref ordinals whose buffer (local `buf<ordinal>`) was dereferenced earlier in the same
         # block with nothing since that could change memory or registers of refs (only pure ops,
         # constants and loads ran): the next access reuses it, as deref would return the same.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import struct
 from typing import Callable
 
@@ -257,10 +258,6 @@ def _math_ops() -> dict[str, Callable]:
     return out
 
 
-def _unord(a: float, b: float) -> bool:
-    return math.isnan(a) or math.isnan(b)
-
-
 def _pure_ops() -> dict[str, Callable]:
     """Op symbol -> function of the operand values (read per the encoding's register banks) giving
     the result value (wrapped / rounded when written to the result register)."""
@@ -274,7 +271,7 @@ def _pure_ops() -> dict[str, Callable]:
             f"Div{t}U": lambda a, b, w=w, u=u: _c_div(u(a), u(b), w, False, f"div.i{w}.u"),
             f"Rem{t}S": lambda a, b, w=w: _c_rem(a, b, w, True, f"rem.i{w}.s"),
             f"Rem{t}U": lambda a, b, w=w, u=u: _c_rem(u(a), u(b), w, False, f"rem.i{w}.u"),
-            f"FMA{t}": lambda a, b, c: a * b + c, f"Abs{t}": abs,
+            f"Abs{t}": abs,
             f"Min{t}S": lambda a, b: b if b < a else a,
             f"Min{t}U": lambda a, b, u=u: b if u(b) < u(a) else a,
             f"Max{t}S": lambda a, b: b if a < b else a,
@@ -291,19 +288,10 @@ def _pure_ops() -> dict[str, Callable]:
     })
     for t in ("F32", "F64"):
         ops.update({
-            f"Div{t}": _fdiv,
             f"Ceil{t}": _ceil, f"Floor{t}": _floor, f"Round{t}": _round_away,
             f"Min{t}": lambda a, b: b if b < a else a, f"Max{t}": lambda a, b: b if a < b else a,
-            f"CmpEQ{t}U": lambda a, b: int(_unord(a, b) or a == b),
-            f"CmpNE{t}U": lambda a, b: int(_unord(a, b) or a != b),
-            f"CmpLT{t}U": lambda a, b: int(_unord(a, b) or a < b),
-            f"CmpLTE{t}U": lambda a, b: int(_unord(a, b) or a <= b),
-            f"CmpNaN{t}": lambda a: int(math.isnan(a)),
         })
     ops.update({
-        # Two roundings: C's a * b + c in float without FP_FAST_FMAF.
-        "FMAF32": lambda a, b, c: _to_f32(a * b) + c,
-        "FMAF64": lambda a, b, c: a * b + c,
         "RoundF32Even": _round_even_f32, "RoundF64Even": _round_even_f32,
         "CastSI32F32": float, "CastUI32F32": lambda a: float(a & M32),
         "CastSI64F32": _int_to_f32, "CastUI64F32": lambda a: _int_to_f32(a & M64),
@@ -321,8 +309,9 @@ def _pure_ops() -> dict[str, Callable]:
     })
     ops.update(_math_ops())
     for symbol, template in PURE_EXPRESSIONS.items():
-        names = ("a", "b", "c")[:template.count("{") - template.count("{{")]
-        ops[symbol] = eval(f"lambda {', '.join(names)}: {template.format(*names)}")  # noqa: S307
+        names = ("a", "b", "c")[:len(set(re.findall(r"\{(\d)\}", template)))]
+        ops[symbol] = eval(f"lambda {', '.join(names)}: {template.format(*names)}",  # noqa: S307
+                           dict(PURE_NAMES))
     return ops
 
 
@@ -343,12 +332,32 @@ def _pure_expressions() -> dict[str, str]:
         out.update({f"Add{t}": "{0} + {1}", f"Sub{t}": "{0} - {1}", f"Mul{t}": "{0} * {1}",
                     f"CmpEQ{t}O": "int({0} == {1})", f"CmpNE{t}O": "int({0} != {1})",
                     f"CmpLT{t}O": "int({0} < {1})", f"CmpLTE{t}O": "int({0} <= {1})"})
-    out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32})
+    for t in ("F32", "F64"):
+        # Unordered compares: true when either operand is a NaN, which no ordered test passes.
+        out.update({f"CmpLT{t}U": "int(not {0} >= {1})", f"CmpLTE{t}U": "int(not {0} > {1})",
+                    f"CmpEQ{t}U": "int(not ({0} < {1} or {0} > {1}))", f"CmpNE{t}U": "int({0} != {1})",
+                    f"CmpNaN{t}": "int({0} != {0})",
+                    # Python raises on a zero divisor: fdiv gives IEEE's answer there
+                    f"Div{t}": "({0} / {1} if {1} else fdiv({0}, {1}))"})
+    out.update({"TruncI64I32": "{0}", "ExtI32I64S": "{0}", "ExtI32I64U": "{0} & %d" % M32,
+                "FMAI32": "{0} * {1} + {2}", "FMAI64": "{0} * {1} + {2}", "FMAF64": "{0} * {1} + {2}",
+                # Two roundings: C's a * b + c in float without FP_FAST_FMAF (the product of two
+                # f32 is exact in a double; rounded to f32, added, the sum rounded by the writer).
+                "FMAF32": "f32r({0} * {1}) + {2}"})
     return out
+
+
+# The names PURE_EXPRESSIONS' texts use besides their operands (generated code binds them too).
+PURE_NAMES = {"fdiv": _fdiv, "f32r": _to_f32}
 
 
 PURE_EXPRESSIONS = _pure_expressions()
 PURE_OPS = _pure_ops()
+# f32 ops whose function is the C library's float function (ctypes returns the C float as a Python
+# float): the value is an f32 already, which the writer's rounding would leave as it is.
+EXACT_F32_OPS = frozenset(stem + "F32" for stem in _MATH
+                          if isinstance(PURE_OPS[stem + "F32"], ctypes._CFuncPtr)
+                          and PURE_OPS[stem + "F32"].restype is ctypes.c_float)
 # Bitcasts and sign-bit ops move raw bits: their registers are read and written as integers.
 RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),
               "BitcastI64F64": ("b64", "b64"), "BitcastF64I64": ("b64", "b64")}

@@ -2,7 +2,8 @@
 and what each block reads before it writes (regions.py writes the region's code from it).
 
 Of the blocks blocks.py puts in one region (those that end in a branch or fall through), the loops
-are the strongly connected sets. In a loop:
+are the strongly connected sets, each split into its inner loops and the rest (`_loops`: the
+levels of a loop nest plan their locals apart). In a loop:
 
 - a register used with one width and one kind everywhere in the loop (an i64 loop counter, an f32
   accumulator) is a region local: regions.py reads it from the bytes when the loop is entered,
@@ -10,7 +11,11 @@ are the strongly connected sets. In a loop:
   that handler;
 - any other register is a block temporary, written to the bytes at its block's end only when a
   block that follows may read it: `live_in` (liveness over the region's blocks; leaving the region
-  and a handler call count as reads of everything).
+  and a handler call count as reads of everything), or, when partly overwritten, only if its other
+  registers may be read later (`read_later`).
+
+Copies on an edge that leaves a loop are made on the bytes after its locals are written back, so
+they do not constrain the loop's locals.
 
 An instruction regions.py writes inline has its register accesses listed by `accesses`; any other
 is `Opaque` (a handler call, which may read and write any register).
@@ -28,9 +33,15 @@ from ireeabi.vm.bytecode import isa
 BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
-# vm.select.*: registers per value, and whether the values are integers (floats are selected as
-# their bits: the handler copies the register, which keeps a signaling NaN)
+# vm.select.*: registers per value, and whether the values are integers (floats are selected as held
+# floats, or by the handler, which copies the register and so keeps a signaling NaN)
 SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
+# f32 ops whose handlers hand back an operand's bits (min/max) or must see a signaling NaN's (powf),
+# and the float sign-bit ops: written inline on values held as floats (regions.py), else the handler
+FLOAT_BITS_OPS = frozenset({"MinF32", "MaxF32", "PowF32"}) | frozenset(SIGN_BIT_OPS)
+# Ops whose handlers read and write registers only: a region calling one keeps its remembered buffers.
+REGISTER_ONLY = frozenset(PURE_OPS) | FLOAT_BITS_OPS | frozenset(SELECTS) | CONSTS | frozenset(ZERO_REGISTERS) \
+    | frozenset({"SwitchI32", "SwitchI64", "SwitchF32", "SwitchF64"})
 LOADS = frozenset(LOAD_OPS)
 STORES = frozenset(STORE_OPS)
 # register bank -> (registers, kind of value a local holds)
@@ -60,10 +71,16 @@ def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
             n, kind = BANKS[bank]
             out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
         return out
+    if symbol in FLOAT_BITS_OPS:
+        kind = "f64" if symbol.endswith("F64") else "f32"
+        n = 2 if kind == "f64" else 1
+        return [("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind) for f in inst.op.fields]
     if symbol in SELECTS:
         n, ints = SELECTS[symbol]
         o = inst.operands
-        kind = "int" if ints else "raw"
+        # floats as floats: registers a float select reads or writes become float locals (regions.py
+        # selects held floats inline, and leaves others to the handler)
+        kind = "int" if ints else ("f32" if n == 1 else "f64")
         return [("r", o["condition"].ordinal, 1, "int"), ("r", o["true_value"].ordinal, n, kind),
                 ("r", o["false_value"].ordinal, n, kind), ("w", o["result"].ordinal, n, kind)]
     if symbol in CONSTS:
@@ -132,7 +149,7 @@ class RegionPlan:
         inside = {s for s, _ in blocks}
         self.acc: dict[int, list | None] = {}
         self.succ: dict[int, list[int | None]] = {}
-        block_moves: dict[int, list[tuple]] = {}
+        edge_moves: dict[int, list[tuple[int, list]]] = {}  # block -> [(target, its i32 moves)]
         for s, e in blocks:
             for i in range(s, e):
                 try:
@@ -150,7 +167,7 @@ class RegionPlan:
                 targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
             else:
                 targets.append((e, ()))
-            block_moves[s] = [m for _, ops in targets for m in moves(ops) if m[0] == "i32"]
+            edge_moves[s] = [(t, [m for m in moves(ops) if m[0] == "i32"]) for t, ops in targets]
             self.succ[s] = [t if t in inside else None for t, _ in targets]
         # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
         # bytes where control enters it and written back where it leaves (a register may hold other
@@ -158,7 +175,9 @@ class RegionPlan:
         self.loop_of: dict[int, int] = {}
         self.locals_of: list[dict[tuple[int, int], str]] = []
         self.written_of: list[list[tuple[int, int]]] = []
-        for members in _loops(self.succ):
+        self.depth: dict[int, int] = {}  # block -> how many loops it is in
+        for members, depth in _loops(self.succ):
+            self.depth.update(dict.fromkeys(members, depth))
             shapes: dict[int, set] = {}  # register -> {(first, registers)} touching it
             kinds: dict[tuple[int, int], set] = {}
             written: set[tuple[int, int]] = set()
@@ -171,7 +190,9 @@ class RegionPlan:
                         self._shape(shapes, kinds, first, n, kind)
                         if rw == "w":
                             written.add((first, n))
-                for _, src, dst, n in block_moves[s]:
+                # Copies on an edge that leaves the loop are made on the bytes, after the locals are
+                # written back (regions.py): only the loop's own edges constrain its locals.
+                for _, src, dst, n in (m for t, ms in edge_moves[s] if t in members for m in ms):
                     self._shape(shapes, kinds, src, n, "raw")
                     self._shape(shapes, kinds, dst, n, "raw")
                     written.add((dst, n))
@@ -256,6 +277,29 @@ class RegionPlan:
                     changed = True
         self.live_in = live
 
+    def read_later(self, code: list, i: int, end: int, start: int, regs: set) -> bool:
+        """Whether any of `regs` may be read after instruction i of block [start, end) before it is
+        written (a handler call reads every register; the branch copies read their sources)."""
+        regs = set(regs)
+        for j in range(i + 1, end):
+            acc = self.acc[j]
+            if acc is None:
+                return True
+            if any(rw == "r" and regs.intersection(range(f, f + n)) for rw, f, n, _ in acc):
+                return True
+            for rw, f, n, _ in acc:
+                if rw == "w":
+                    regs.difference_update(range(f, f + n))
+            if not regs:
+                return False
+        inst = code[end - 1][2]
+        if inst.op.symbol in BRANCHES:
+            o = inst.operands
+            lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" else [o["operands"]]
+            if any(not src.is_ref and src.ordinal in regs for ops in lists for src, _ in ops):
+                return True
+        return bool(regs & self.live_out(start))
+
     def live_out(self, start: int, live: dict | None = None) -> set:
         live = self.live_in if live is None else live
         out: set = set()
@@ -264,13 +308,28 @@ class RegionPlan:
         return out
 
 
-def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
-    """The strongly connected sets of blocks that contain a cycle (Tarjan's algorithm, iterative)."""
+def _loops(succ: dict[int, list[int | None]], depth: int = 1) -> list[tuple[set[int], int]]:
+    """The loops, innermost apart: each strongly connected set of blocks with a cycle, less the
+    loops inside it (those of the set without the edges back to its first block reached), so that
+    a register reused with another width or kind in an outer or inner loop still is a local of
+    each (control crossing from one set to another writes the locals back and reads the others).
+    Each set comes with its nesting depth."""
+    out: list[tuple[set[int], int]] = []
+    for members, head in _cycles(succ):
+        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members}, depth + 1)
+        out.extend(inner)
+        out.append((members.difference(*(m for m, _ in inner)), depth))
+    return out
+
+
+def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
+    """The strongly connected sets of blocks that contain a cycle, each with its first block
+    reached (Tarjan's algorithm, iterative)."""
     index: dict[int, int] = {}
     low: dict[int, int] = {}
     on_stack: set[int] = set()
     stack: list[int] = []
-    out: list[set[int]] = []
+    out: list[tuple[set[int], int]] = []
     counter = 0
     for root in succ:
         if root in index:
@@ -304,9 +363,10 @@ def _loops(succ: dict[int, list[int | None]]) -> list[set[int]]:
                     if w == v:
                         break
                 if len(members) > 1 or v in succ[v]:
-                    out.append(members)
+                    out.append((members, v))
     return out
 
 
 __all__ = ["RegionPlan", "Opaque", "accesses", "constant_value", "moves", "is_read", "BRANCHES", "CONSTS",
+           "FLOAT_BITS_OPS", "REGISTER_ONLY",
            "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]

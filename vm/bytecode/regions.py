@@ -10,13 +10,17 @@ entered, written back where it is left or before a handler) and which are block 
 
 What the locals hold is what the reference path would read from the bytes: integers as their
 unsigned bits, floats as the Python float the f32/f64 reader returns. Writing them back gives the
-bytes the reference path writes, with one exception handled here: an f32 signaling NaN loaded from a
-buffer (Python's f32 reader quiets it). A NaN loaded into an f32 local leaves the locals (written
-back), runs that load's own handler, and returns to the loop; a region entered with a NaN in an f32
-region local runs blocks.py's byte-register region instead.
+bytes the reference path writes, with one exception handled here: an f32 signaling NaN (Python's f32
+reader quiets it; a quiet NaN keeps its bits). A signaling NaN loaded into an f32 local leaves the
+locals (written back), runs that load's own handler, and returns to the loop; a region entered with
+a signaling NaN in an f32 region local runs blocks.py's byte-register region instead. So a float
+local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32 values be written
+inline (their handlers copy or mask the register bits).
 
 The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does. Errors leave frame.ip one past
+made from; the others call their PURE_OPS function as blocks.py does. A handler call writes the
+locals back and reads them again after; only a handler that may touch more than registers
+(region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
 """
 from __future__ import annotations
@@ -24,19 +28,22 @@ from __future__ import annotations
 from array import array
 from typing import Any
 
-from ireeabi.vm.bytecode.numerics import F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS, RAW_BANKS
+from ireeabi.vm.bytecode.numerics import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64,
+                                          PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
 from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
-from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, INT_STRUCTS, LOADS, SELECTS, STORES,
-                                             ZERO_REGISTERS, RegionPlan, constant_value, is_read, moves)
+from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
+                                             REGISTER_ONLY, SELECTS, STORES, ZERO_REGISTERS, RegionPlan,
+                                             constant_value, is_read, moves)
 
 _SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
 _MASK = {1: M32, 2: M64}
 # Integer ops whose wrapped result is the same for signed and unsigned operand values.
-_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl")
+_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl", "FMA")
                      for t in ("I32", "I64")) | {"TruncI64I32"}
 _UNSIGNED = {"i32": "b32", "i64": "b64"}
 _SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
+_QUIET = 0x400000  # an f32 NaN's quiet bit: a quiet NaN's bits survive a Python float, a signaling one's not
 _NO_FALLTHROUGH = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Fail", "Break", "CondBreak"})
 
 
@@ -88,6 +95,7 @@ class LocalsEmitter:
         self.valid: set[int] = set()  # buffers remembered on every path to the code being written
         self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
         self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
+        self.cur: tuple[int, int] | None = None  # (instruction, its block's end) being written
         self._biased: dict[str, str] = {}  # signed read of a local -> its sign-flipped bits
         self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
         self.written: list[tuple[int, int]] = []
@@ -97,7 +105,8 @@ class LocalsEmitter:
             names[f"UI{n}"] = INT_STRUCTS[n].unpack_from
             names[f"PI{n}"] = INT_STRUCTS[n].pack_into
         names.update({"Uf32": F32.unpack_from, "Pf32": F32.pack_into, "Uf64": F64.unpack_from,
-                      "Pf64": F64.pack_into, "Uh": __import__("struct").Struct("<H").pack_into})
+                      "Pf64": F64.pack_into, "Uh": __import__("struct").Struct("<H").pack_into,
+                      "is_snan32": is_snan32})
 
     # -- names --------------------------------------------------------------------------------------
 
@@ -136,9 +145,9 @@ class LocalsEmitter:
             name = self.lname(first, n)
             lines.append(pad + self.load_stmt(name, first, n, kind))
             if kind == "f32":
-                nan.append(name)
+                nan.append((name, 4 * first))
         if nan:
-            test = " or ".join(f"{x} != {x}" for x in nan)
+            test = " or ".join(f"({x} != {x} and not UI1(regs, {o})[0] & {_QUIET})" for x, o in nan)
             if resume is None:
                 lines.append(f"{pad}if {test}: return {self.b.bind(self.fallback, 'fb')}(ctx, frame, _)")
             else:
@@ -154,6 +163,11 @@ class LocalsEmitter:
             if f < first + n and first < f + m:
                 if write and f >= first and f + m <= first + n:
                     del self.temps[key]  # overwritten whole: its value is never read
+                    continue
+                if write and dirty and self.cur is not None and not self.plan.read_later(
+                        self.code, self.cur[0], self.cur[1], self.start,
+                        set(range(f, f + m)) - set(range(first, first + n))):
+                    del self.temps[key]  # its registers left are never read again
                     continue
                 if dirty:
                     lines.append(pad + self.store_stmt(name, f, m, kind))
@@ -270,6 +284,8 @@ class LocalsEmitter:
         body: list = []
         self._tree(blocks, inside, body, " " * 16)
         pad = " " * 12
+        # the innermost loops' heads first: the dispatch tests them in order at every iteration
+        self.heads.sort(key=lambda h: -self.plan.depth.get(h, 0))
         for n, head in enumerate(self.heads):
             lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
             self._block(head, self.ends[head], inside, lines, pad + "    ", ())
@@ -341,6 +357,13 @@ class LocalsEmitter:
     def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
         temps, start, chain, local, written = dict(self.temps), self.start, self.chain, self.local, self.written
         valid = set(self.valid)
+        loop = self.plan.loop_of.get(start)
+        if loop is not None and self.plan.loop_of.get(target) != loop:
+            # Leaving the loop: its locals go to the bytes first, and the copies are made there (as
+            # RegionPlan assumes: they do not constrain the loop's locals).
+            self.flush_temps(lines, pad)
+            self.flush_locals(lines, pad)
+            self.local, self.written = {}, []
         for m in moves(pairs):
             if m[0] == "ref":
                 _, src, dst = m
@@ -382,18 +405,19 @@ class LocalsEmitter:
         self.valid = valid
 
     def instruction(self, i: int, end: int, lines: list, pad: str) -> None:
+        self.cur = (i, end)  # the instruction being written (drop_overlapping's liveness)
+        try:
+            self._instruction(i, end, lines, pad)
+        finally:
+            self.cur = None
+
+    def _instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         handler, payload, inst = self.code[i]
         symbol = inst.op.symbol
         b = self.b
         acc = self.plan.acc[i]
         if acc is None:
-            lines.append(f"{pad}k = {i}")
-            self.flush_temps(lines, pad)
-            self.flush_locals(lines, pad)
-            lines.append(f"{pad}{b.bind(handler, 'h')}(ctx, frame, {b.bind(payload, 'p')})")
-            b.forget(lines, pad)
-            self.valid.clear()
-            self.reload_locals(lines, pad, i + 1)
+            self.call_handler(i, lines, pad)
             return
         if symbol == "Block":
             return
@@ -405,6 +429,9 @@ class LocalsEmitter:
             return
         if symbol in SELECTS:
             self.select(i, inst, handler, payload, lines, pad)
+            return
+        if symbol in FLOAT_BITS_OPS:
+            self.float_bits(i, inst, lines, pad)
             return
         # a pure op
         f, _reads, _write = pure_parts(inst)
@@ -423,11 +450,18 @@ class LocalsEmitter:
         if symbol in _SIGNED_COMPARES and all(a in self._biased for a in args):
             args = [self._biased[a] for a in args]  # (x ^ sign) orders unsigned bits as signed values
         template = PURE_EXPRESSIONS.get(symbol)
-        if template is not None:
+        if symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
+            lines.append(f"{pad}F32A[0] = {args[0]} * {args[1]}")
+            expr = f"F32A[0] + {args[2]}"
+        elif template is not None:
             expr = template.format(*args)
         else:
             lines.append(f"{pad}k = {i}")
             expr = f"{b.bind(f, 'f')}({', '.join(args)})"
+        if symbol in EXACT_F32_OPS:  # an f32 already: no rounding to write
+            name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
+            lines.append(f"{pad}{name} = {expr}")
+            return
         self.write(*result[:2], result[2], expr, lines, pad)
 
     def held(self, first: int, n: int) -> tuple[str, str] | None:
@@ -459,11 +493,75 @@ class LocalsEmitter:
             name, kind = self.raw_target(r, n, ht[1], lines, pad)
             lines.append(f"{pad}{name} = {ht[0]} if {cond} else {hf[0]}")
             return
+        self.call_handler(i, lines, pad)
+
+    def call_handler(self, i: int, lines: list, pad: str) -> None:
+        """Instruction i by its handler: the locals and temporaries go to the bytes first and the
+        locals come back after; the remembered buffers are forgotten unless the handler touches
+        registers only (region_plan.REGISTER_ONLY)."""
+        handler, payload, inst = self.code[i]
         lines.append(f"{pad}k = {i}")
         self.flush_temps(lines, pad)
         self.flush_locals(lines, pad)
         lines.append(f"{pad}{self.b.bind(handler, 'h')}(ctx, frame, {self.b.bind(payload, 'p')})")
+        if inst.op.symbol not in REGISTER_ONLY:
+            self.b.forget(lines, pad)
+            self.valid.clear()
         self.reload_locals(lines, pad, i + 1)
+
+    def float_bits(self, i: int, inst: Any, lines: list, pad: str) -> None:
+        """min/max.f32, pow.f32 and the float sign-bit ops (region_plan.FLOAT_BITS_OPS). A float
+        local or temporary never holds an f32 signaling NaN (a load or entry of one leaves the
+        region), so on held f32 values: min/max hand back the chosen operand's value (its bits, as
+        the handler's register copy), abs/neg clear or flip the float's sign bit (as the handler
+        does to the bits; on bits held as an integer, the handler's masks), and powf's signaling-NaN
+        check can only hold for an operand read from the bytes (its bits are read there). An f32
+        min/max or sign op on an operand not held runs the handler. f64 values keep every bit in a
+        Python float."""
+        symbol = inst.op.symbol
+        o = inst.operands
+        if symbol in SIGN_BIT_OPS:
+            src, r = o["operand"].ordinal, o["result"].ordinal
+            f64 = symbol.endswith("F64")
+            held = self.held(src, 1)
+            if not f64 and held is not None and held[1] == "int" and (r, 1) not in self.local:
+                _, and_mask, xor_mask = SIGN_BIT_OPS[symbol]  # bits held (a bitcast's): as the handler
+                name, _ = self.raw_target(r, 1, "int", lines, pad)
+                lines.append(f"{pad}{name} = ({held[0]} & {and_mask}) ^ {xor_mask}")
+                return
+            if not f64 and (held is None or held[1] != "f32"):
+                self.call_handler(i, lines, pad)
+                return
+            x = self.read(src, 2, "f64", lines, pad) if f64 else held[0]
+            expr = f"-{x}" if symbol.startswith("Neg") else f"abs({x})"
+            if f64:
+                self.write(r, 2, "f64", expr, lines, pad)
+            else:
+                name, _ = self.raw_target(r, 1, "f32", lines, pad)
+                lines.append(f"{pad}{name} = {expr}")
+            return
+        lhs, rhs, r = o["lhs"].ordinal, o["rhs"].ordinal, o["result"].ordinal
+        hl, hr = self.held(lhs, 1), self.held(rhs, 1)
+        if symbol == "PowF32":
+            tests = []
+            for reg, h in ((lhs, hl), (rhs, hr)):
+                if h is None or h[1] != "f32":
+                    tests.append(f"is_snan32(UI1(regs, {4 * reg})[0])")
+            x, y = self.read(lhs, 1, "f32", lines, pad), self.read(rhs, 1, "f32", lines, pad)
+            lines.append(f"{pad}k = {i}")
+            lines.append(f"{pad}xp = {x}")
+            lines.append(f"{pad}yp = {y}")
+            lines.append(f"{pad}rp = {self.b.bind(PURE_OPS['PowF32'], 'f')}(xp, yp)")
+            if tests:
+                lines.append(f"{pad}if rp == 1.0 and ({' or '.join(tests)}): rp = xp + yp")
+            self.write(r, 1, "f32", "rp", lines, pad)
+            return
+        if hl is None or hr is None or hl[1] != "f32" or hr[1] != "f32":
+            self.call_handler(i, lines, pad)
+            return
+        a, c = (hr[0], hl[0]) if symbol == "MinF32" else (hl[0], hr[0])  # min: rhs < lhs; max: lhs < rhs
+        name, _ = self.raw_target(r, 1, "f32", lines, pad)
+        lines.append(f"{pad}{name} = {hr[0]} if {a} < {c} else {hl[0]}")
 
     def constant(self, i: int, end: int, inst: Any, lines: list, pad: str) -> None:
         symbol = inst.op.symbol
@@ -530,7 +628,9 @@ class LocalsEmitter:
             lines.append(f"{pad}    k = {i}")
             lines.append(f"{pad}    {name} = {'UI' + str(n) if kind == 'int' else 'U' + kind}({d}, {slow})[0]")
             if kind == "f32":  # a signaling NaN's bits would not survive the float: the handler
-                lines.append(f"{pad}if {name} != {name}:")
+                self.views.add((bo, "I"))
+                bits = f"(v{bo}_I[{index}] if {fast} else UI1({d}, {slow})[0])"
+                lines.append(f"{pad}if {name} != {name} and not {bits} & {_QUIET}:")
                 loaded = self.temps.pop((first, n), None)
                 self.flush_temps(lines, pad + "    ", forget=False)
                 self.flush_locals(lines, pad + "    ")

@@ -264,4 +264,94 @@ vm.module @loops {
     vm.return %bb, %ra, %rt, %last, %rd : i32, i32, i64, i32, f64
   }
   vm.export @select_loop
+
+  // The f32 ops regions.py writes inline on held floats, over n elements whose bits are bits,
+  // bits + step, ... (read last to first; NaNs quiet and signaling, infinities, denormals, zeros of both signs as the
+  // calls choose): a running min.f32 from a start given as bits, and max.f32 from its negation (a
+  // signaling NaN start keeps its bits through every comparison and enters the loop), pow.f32 by y (pow(x, 0)
+  // of a signaling NaN is a NaN, not 1), neg/abs of f32 and f64, div.f32/f64 by y (a zero y too),
+  // and the unordered and NaN compares. Each element's result bits are folded into hashes;
+  // returns the min's and max's bits and the hashes.
+  vm.func @float_bits_loop(%bits : i32, %step : i32, %startbits : i32, %y : f32, %n : i64)
+      -> (i32, i32, i32, i32, i32, i64) {
+    %c0 = vm.const.i64 0
+    %c1 = vm.const.i64 1
+    %c4 = vm.const.i64 4
+    %k0 = vm.const.i32 0
+    %k1 = vm.const.i32 1
+    %k31 = vm.const.i32 31
+    %align = vm.const.i32 16
+    %c31 = vm.const.i64 31
+    %bytes = vm.mul.i64 %n, %c4 : i64
+    %a = vm.buffer.alloc %bytes, %align : !vm.buffer
+    %start = vm.bitcast.i32.f32 %startbits : i32 -> f32
+    %nstart = vm.neg.f32 %start : f32
+    %yd = vm.ext.f32.f64 %y : f32 -> f64
+    vm.br ^fill(%c0, %bits : i64, i32)
+  ^fill(%i : i64, %v : i32):
+    %more = vm.cmp.lt.i64.s %i, %n : i64
+    vm.cond_br %more, ^fill_body, ^scan(%i, %start, %nstart, %k0, %k1, %k31, %c1 : i64, f32, f32, i32, i32, i32, i64)
+  ^fill_body:
+    vm.buffer.store.i32 %v, %a[%i] : i32 -> !vm.buffer
+    %i1 = vm.add.i64 %i, %c1 : i64
+    %v1 = vm.add.i32 %v, %step : i32
+    vm.br ^fill(%i1, %v1 : i64, i32)
+  ^scan(%j : i64, %mn : f32, %mx : f32, %hp : i32, %hd : i32, %hc : i32, %s : i64):
+    %more2 = vm.cmp.lt.i64.s %c0, %j : i64
+    vm.cond_br %more2, ^scan_body, ^done(%mn, %mx, %hp, %hd, %hc, %s : f32, f32, i32, i32, i32, i64)
+  ^scan_body:
+    %j1 = vm.sub.i64 %j, %c1 : i64
+    %x = vm.buffer.load.f32 %a[%j1] : !vm.buffer -> f32
+    %mn2 = vm.min.f32 %mn, %x : f32
+    %mx2 = vm.max.f32 %x, %mx : f32
+    %p = vm.pow.f32 %x, %y : f32
+    %ng = vm.neg.f32 %p : f32
+    %ab = vm.abs.f32 %x : f32
+    %q = vm.div.f32 %x, %y : f32
+    %nb = vm.bitcast.f32.i32 %ng : f32 -> i32
+    %ab2 = vm.bitcast.f32.i32 %ab : f32 -> i32
+    %qb = vm.bitcast.f32.i32 %q : f32 -> i32
+    %hp1 = vm.mul.i32 %hp, %k31 : i32
+    %hp2 = vm.xor.i32 %hp1, %nb : i32
+    %hp3 = vm.add.i32 %hp2, %ab2 : i32
+    %hd1 = vm.mul.i32 %hd, %k31 : i32
+    %hd2 = vm.xor.i32 %hd1, %qb : i32
+    %u1 = vm.cmp.lt.f32.u %x, %y : f32
+    %u2 = vm.cmp.lte.f32.u %y, %x : f32
+    %u3 = vm.cmp.eq.f32.u %x, %y : f32
+    %u4 = vm.cmp.ne.f32.u %x, %y : f32
+    %u5 = vm.cmp.nan.f32 %x : f32
+    %xd = vm.ext.f32.f64 %x : f32 -> f64
+    %dn = vm.neg.f64 %xd : f64
+    %da = vm.abs.f64 %dn : f64
+    %dq = vm.div.f64 %dn, %yd : f64
+    %u6 = vm.cmp.lt.f64.u %dq, %da : f64
+    %u7 = vm.cmp.nan.f64 %dq : f64
+    %u8 = vm.cmp.eq.f64.u %da, %yd : f64
+    %hc1 = vm.shl.i32 %hc, %k1 : i32
+    %hc2 = vm.xor.i32 %hc1, %u1 : i32
+    %hc3 = vm.shl.i32 %hc2, %k1 : i32
+    %hc4 = vm.xor.i32 %hc3, %u2 : i32
+    %hc5 = vm.shl.i32 %hc4, %k1 : i32
+    %hc6 = vm.xor.i32 %hc5, %u3 : i32
+    %hc7 = vm.shl.i32 %hc6, %k1 : i32
+    %hc8 = vm.xor.i32 %hc7, %u4 : i32
+    %hc9 = vm.shl.i32 %hc8, %k1 : i32
+    %hc10 = vm.xor.i32 %hc9, %u5 : i32
+    %hc11 = vm.mul.i32 %hc10, %k31 : i32
+    %hc12 = vm.add.i32 %hc11, %u6 : i32
+    %hc13 = vm.shl.i32 %hc12, %k1 : i32
+    %hc14 = vm.xor.i32 %hc13, %u7 : i32
+    %hc15 = vm.shl.i32 %hc14, %k1 : i32
+    %hc16 = vm.xor.i32 %hc15, %u8 : i32
+    %dqb = vm.bitcast.f64.i64 %dq : f64 -> i64
+    %s1 = vm.mul.i64 %s, %c31 : i64
+    %s2 = vm.xor.i64 %s1, %dqb : i64
+    vm.br ^scan(%j1, %mn2, %mx2, %hp3, %hd2, %hc16, %s2 : i64, f32, f32, i32, i32, i32, i64)
+  ^done(%rmn : f32, %rmx : f32, %rp : i32, %rd : i32, %rc : i32, %rs : i64):
+    %bmn = vm.bitcast.f32.i32 %rmn : f32 -> i32
+    %bmx = vm.bitcast.f32.i32 %rmx : f32 -> i32
+    vm.return %bmn, %bmx, %rp, %rd, %rc, %rs : i32, i32, i32, i32, i32, i64
+  }
+  vm.export @float_bits_loop
 }

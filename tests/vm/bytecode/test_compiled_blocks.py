@@ -319,29 +319,49 @@ def _count_calls(ctx, prefix: str) -> list:
 def test_a_signaling_nan_load_runs_the_load_handler():
     """A float local cannot hold an f32 signaling NaN's bits (Python's f32 reader quiets it): the
     region hands such a load to the instruction's own handler and returns to the interpreter loop.
-    copy_f32's copy loop adds each element to a NaN-free accumulator before storing it: the first
-    signaling NaN takes that path once; the accumulator, now a NaN, makes the loop's next entry run
-    the byte-register region. The copy keeps the bits, as iree-run-module's does (test_interpreter.py)."""
+    copy_f32's copy loop adds each element to an accumulator before storing it: each of the 5
+    signaling NaNs takes that path once (a quiet NaN, 0x7FC00001, stays in the region); the
+    accumulator, now a quiet NaN, enters the loop again without the byte-register region. The copy
+    keeps the bits, as iree-run-module's does (test_interpreter.py)."""
     handled, fallbacks = {}, {}
-    for bits in (0x3FC00000, 0x7F800001):
+    for bits in (0x3FC00000, 0x7F800001, 0x7FC00001):
         with Context(host("loops.vm.mlir")) as ctx:
             calls, fb = _count_calls(ctx, "h"), _count_calls(ctx, "fb")
             first, last, _ = ctx.invoke("copy_f32", bits, 5)
             assert first == last == (bits if bits < 1 << 31 else bits - (1 << 32))
             handled[bits], fallbacks[bits] = calls[0], fb[0]
-    assert handled[0x7F800001] - handled[0x3FC00000] == 1
-    assert (fallbacks[0x3FC00000], fallbacks[0x7F800001]) == (0, 1)
+    assert handled[0x7F800001] - handled[0x3FC00000] == 5
+    assert handled[0x7FC00001] == handled[0x3FC00000]
+    assert set(fallbacks.values()) == {0}
 
 
-def test_a_loop_entered_with_a_nan_runs_the_byte_register_region():
-    """An f32 loop local entered holding a NaN would lose its payload bits: that run goes to
-    blocks.py's byte-register region (the fallback), with the reference path's result."""
-    for start, fallbacks in ((1.0, 0), (float("nan"), 1)):
+def test_a_loop_entered_with_a_signaling_nan_runs_the_byte_register_region():
+    """An f32 loop local entered holding a signaling NaN would lose its bits: that run goes to
+    blocks.py's byte-register region (the fallback), with the reference path's result; a quiet NaN
+    keeps its bits in a Python float and stays in the region. float_bits_loop's running min starts
+    from the bits given, its max from their negation."""
+    for start, fallbacks in ((0x3F800000, 0), (0x7FC00001, 0), (-4194303, 0), (0x7F800001, 1),
+                             (-8388607, 1)):
+        args = (0x3F800000, -0x200000, start, 0.5, 4)
         with Context(host("loops.vm.mlir")) as ctx, Context(host("loops.vm.mlir"), reference=True) as ref:
             calls = _count_calls(ctx, "fb")
-            got = ctx.invoke("f32_acc", start, 1.5, 4)
-            assert _bits(got) == _bits(ref.invoke("f32_acc", start, 1.5, 4))
-            assert calls[0] == fallbacks
+            got = ctx.invoke("float_bits_loop", *args)
+            assert _bits(got) == _bits(ref.invoke("float_bits_loop", *args))
+            assert calls[0] == fallbacks, start
+    for start in (1.0, float("nan")):
+        with Context(host("loops.vm.mlir")) as ctx, Context(host("loops.vm.mlir"), reference=True) as ref:
+            calls = _count_calls(ctx, "fb")
+            assert _bits(ctx.invoke("f32_acc", start, 1.5, 4)) == _bits(ref.invoke("f32_acc", start, 1.5, 4))
+            assert calls[0] == 0
+
+
+def test_float_bits_ops_in_a_loop_are_inlined():
+    """float_bits_loop's min/max/pow/neg/abs of f32 and f64 are written inline in its loop region
+    (no handler of theirs is bound there); test_host_programs_agree compares its results on both
+    paths, and test_interpreter.py with iree-run-module."""
+    with Context(host("loops.vm.mlir")) as ctx:
+        assert _region_functions(ctx)["float_bits_loop"]
+        assert _handlers_bound(ctx, _INLINE_MAKERS, "float_bits_loop") == []
 
 
 @pytest.mark.parametrize("args", [(5, -7), ("x", 1), (1 << 40, 1), (None, 1), (1.5, 2), (True, 3), (1,)])
@@ -409,3 +429,66 @@ def test_selects_in_a_loop_are_inlined_and_agree(target, tmp_path):
             np.save(tmp_path / "x.npy", x)
             text = tools.run_module(path, "argmax", [f"@{tmp_path / 'x.npy'}"])
             assert text.split("6xi32=")[1].split() == [str(v) for v in outs[0]]
+
+
+_SPECIALS = np.array([0x7FC00000, 0x7F800001, 0xFFC00001, 0x7F800000, 0xFF800000, 0x00000001, 0x807FFFFF,
+                      0x80000000, 0x00000000, 0x3F800000, 0xBF800000, 0x42B20000], dtype=np.uint32).view(np.float32)
+
+
+def _float_inputs(n: int, k: int, specials: bool, nans: bool) -> np.ndarray:
+    """n f32: a ramp of both signs, with (if `specials`) NaNs (quiet, signaling, negative: if
+    `nans`), infinities, denormals, zeros of both signs, +-1 and 89 (whose exp overflows) at the
+    front. (A sum of two NaNs of different payloads keeps either payload, as the C compiler or
+    Python's interpreter orders the operands: the sums of products run without input NaNs.)"""
+    x = ((np.arange(n, dtype=np.float32) * (3 + k)) % 13 - 6) * np.float32(0.375)
+    if specials:
+        values = _SPECIALS if nans else _SPECIALS[~np.isnan(_SPECIALS)]
+        x[:len(values)] = np.roll(values, k)
+    return x
+
+
+# Handlers (by their maker) a loop region binds only for the ops it leaves to them: none of these
+# may be left in the kernels' loop regions.
+_INLINE_MAKERS = ("_make_select.", "_make_min_max_f32.", "_make_pow_f32.", "make_sign_bit.", "make_pure.")
+
+
+def _handlers_bound(ctx, makers: tuple, function: str) -> list:
+    return [value.__qualname__ for run in _region_functions(ctx)[function] for value in run.__globals__.values()
+            if callable(value) and getattr(value, "__qualname__", "").startswith(makers)]
+
+
+@pytest.mark.parametrize("kernel, function, shapes, nans", [
+    ("softmax_small", "softmax", [(5, 37)], True), ("elementwise_small", "chain", [(48,), (48,)], True),
+    ("matmul_small", "matmul", [(7, 9), (9, 5)], False),
+    ("conv2d_small", "conv2d", [(1, 6, 6, 3), (3, 3, 3, 4)], False)])
+@pytest.mark.parametrize("target", [None, "riscv32"], ids=["host", "riscv32"])
+def test_float_kernels_run_inline_and_agree(kernel, function, shapes, nans, target, tmp_path):
+    """vmvx-inline's softmax (max reduction from a NaN, cmp.lt.f32.u, cmp.nan, select, exp, div),
+    an elementwise chain (exp, tanh, pow, neg, abs, div), a matmul and a convolution (fma.f32,
+    fma.i64, loop nests whose levels reuse registers with other widths): their loop regions leave
+    none of these ops to its handler, a loaded quiet NaN stays in the region (no byte-register
+    fallback runs), and both paths and iree-run-module (host) give the same bits, special values
+    included."""
+    import iree_tools as tools  # noqa: PLC0415
+    path = tools.compile_mlir(KERNELS / f"{kernel}.mlir", tools.session_dir(), "inline-static")
+    for specials in (False, True):
+        inputs = [_float_inputs(int(np.prod(s)), k, specials, nans).reshape(s) for k, s in enumerate(shapes)]
+        outs = []
+        for reference in (True, False):
+            with Program(path.read_bytes(), target=target, reference=reference) as prog:
+                if not reference:
+                    assert _region_functions(prog.context)[function]
+                    assert _handlers_bound(prog.context, _INLINE_MAKERS, function) == []
+                    fallbacks = _count_calls(prog.context, "fb")
+                results = prog.call(function, *inputs)
+                outs.append([r.tobytes() for r in results])
+                if not reference and not specials:
+                    assert fallbacks[0] == 0
+        assert outs[0] == outs[1]
+        if target is None:
+            files = []
+            for k, x in enumerate(inputs):
+                np.save(tmp_path / f"x{k}.npy", x)
+                files.append(f"@{tmp_path / f'x{k}.npy'}")
+            theirs = tools.run_module_results([path], function, files, len(outs[0]))
+            assert [t.tobytes() for t in theirs] == outs[0]

@@ -131,6 +131,18 @@ CASES = [
     ("loops.vm.mlir", "widths", [(9, 30000), (300, -77)]),
     ("loops.vm.mlir", "oob", [(3,), (4,)]),
     ("loops.vm.mlir", "nonfinite", [(1.5, 3), (-2.0, 1), (0.0, 2)]),
+    # min/max/pow/neg/abs/div and unordered compares of f32 in a loop (regions.py inlines them):
+    # elements (bits, bits + step, ...) crossing the largest finite value into infinity and
+    # signaling NaNs, quiet and negative NaNs, denormals and negative zeros; starts of +-inf, a
+    # denormal, a signaling NaN and a negative NaN; y of 0 (pow(sNaN, 0), x / 0), -0.0 and a NaN
+    # (pow(1, NaN) is 1)
+    ("loops.vm.mlir", "float_bits_loop", [(0x3F800000, 0x100000, 0x7F800000, 2.0, 8),
+                                          (0x7F7FFFFE, 1, -8388608, 0.0, 6),
+                                          (0x7FC00000, -1, 1, -0.0, 5),
+                                          (-2147483648, 1, -2147483648, 1.0, 5),
+                                          (0x3F800000, -0x200000, 0x7F800001, 0.5, 4),
+                                          (-1082130432, 0x400000, -4194303, -1.5, 7),
+                                          (0x3F800000, 0, 0, NAN, 2), (1, 3, 0x7FC00001, INF, 3)]),
 ]
 
 
