@@ -311,6 +311,23 @@ def _iree_verdict(mod: Module, mutant: Mutant, cpu_limit: float, backstop: float
     return verdict
 
 
+def campaign_in_fresh_process(count: int, seed: int) -> Result:
+    """`campaign(count, seed)` run by a fresh interpreter (this file as a script), which forks the
+    mutants' processes: a process with other threads (a pytest-xdist worker has execnet's) must not
+    be the one that forks them, as a forked child keeps only the forking thread (wasm32 mutants
+    died by signals forked from an xdist worker)."""
+    import json
+    with tempfile.TemporaryDirectory(prefix="ireeabi-campaign-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        proc = subprocess.run([sys.executable, __file__, "--mutants", str(count), "--seed", str(seed),
+                               "--modules-only", "--json-out", out], capture_output=True, text=True)
+        if not os.path.exists(out):
+            raise RuntimeError(f"the campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
+        with open(out) as f:
+            data = json.load(f)
+    return Result(data["counts"], [tuple(b) for b in data["bad"]], data["iree_hangs"])
+
+
 def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
              backstop: "float | None" = None, mods: "list[Module] | None" = None,
              verbose: bool = False) -> Result:
@@ -725,12 +742,20 @@ def main() -> None:
     ap.add_argument("--disassembly", type=int, default=80,
                     help="module mutants through inspect --disassemble")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--modules-only", action="store_true", help="no command campaign")
+    ap.add_argument("--json-out", metavar="FILE", help="the module campaign's result as JSON")
     args = ap.parse_args()
     t0 = time.monotonic()
     result = campaign(args.mutants, args.seed, args.cpu_limit, args.backstop, verbose=args.verbose)
     print(f"{result.summary()} in {time.monotonic() - t0:.0f} s")
     for outcome, what, _ in result.bad[:50]:
         print(f"  {outcome}: {what}")
+    if args.json_out:
+        import json
+        with open(args.json_out, "w") as f:
+            json.dump({"counts": result.counts, "bad": result.bad, "iree_hangs": result.iree_hangs}, f)
+    if args.modules_only:
+        sys.exit(1 if result.failures else 0)
     t0 = time.monotonic()
     commands = command_campaign(args.headers, args.dwarf, args.disassembly, args.seed, args.cpu_limit,
                                 args.backstop, verbose=args.verbose)

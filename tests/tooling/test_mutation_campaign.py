@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parents[1]
 
 def test_no_mutant_ends_in_a_traceback_a_signal_or_a_hang(capsys):
     t0 = time.monotonic()
-    result = mc.campaign(MUTANTS, SEED)
+    result = mc.campaign_in_fresh_process(MUTANTS, SEED)
     took = time.monotonic() - t0
     with capsys.disabled():
         print(f"\nmutation campaign (seed {SEED}): {result.summary()} in {took:.0f} s (wall, loaded "
