@@ -5,27 +5,15 @@ them in runtime/src/iree/modules).
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ireeabi.abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers; loaded on first use below (PEP 562)
     from .check import CHECK_MODULE, CheckState, Failure
 
-_LAZY = {"CHECK_MODULE": "check", "CheckState": "check", "Failure": "check"}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name imported from its submodule on first use, then kept: importing
-    `ireeabi.modules.hal` (a program's HAL modules) does not load the check module and numpy."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# Importing `ireeabi.modules.hal` (a program's HAL modules) does not load the check module and numpy.
+__getattr__, __dir__ = lazy_face(__name__, globals(), {"check": ("CHECK_MODULE", "CheckState", "Failure")})
 
 
 __all__ = ["CHECK_MODULE", "CheckState", "Failure"]

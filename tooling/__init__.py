@@ -12,8 +12,9 @@
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ireeabi.abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from ireeabi.hal.string_util import InputParseError
@@ -34,20 +35,7 @@ _MODULES = {
     f"{__name__}.function_io": ("OpaqueResult", "format_results", "parse_input", "parse_inputs"),
     f"{__name__}.program": ("KernelTargetError", "Program", "load_program"),
 }
-_LAZY = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name imported from its module on first use, then kept."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, globals(), _MODULES)
 
 
 __all__ = ["Program", "KernelTargetError", "load_program", "InputParseError", "OpaqueResult",

@@ -26,8 +26,9 @@ empty spans and trailing padding the packer never writes) is not a finding: no b
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ireeabi.abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from .findings import (MAX_VALUE_FINDINGS, Finding, FragmentLayout, compare_reader, layout, read_by,
@@ -52,22 +53,7 @@ _SUBMODULES = {
     "vm_packing": ("IREE_VM_REF_T", "IREE_VM_SIZE_T", "CountSlot", "Gap", "Gaps", "Offsets", "ValueSlot",
                    "ValueSlots", "vm_field", "vm_pack", "vm_size"),
 }
-_LAZY = {name: module for module, names in _SUBMODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name (or one of the submodules) imported on first use, then kept."""
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")  # the import sets the attribute
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, *_SUBMODULES})
+__getattr__, __dir__ = lazy_face(__name__, globals(), _SUBMODULES, submodules=_SUBMODULES)
 
 
 def clear_caches() -> None:

@@ -27,8 +27,9 @@ as iree-run-module does (`Program`, its input syntax and printing) is tooling: `
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ireeabi.abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
@@ -58,20 +59,7 @@ _SUBMODULES = {
     "numerics": ("PURE_OPS", "siphash24"),
     "vm_buffer_factory": ("RodataLeakError", "VmBufferFactory"),
 }
-_LAZY = {name: module for module, names in _SUBMODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name imported from its submodule on first use, then kept."""
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_face(__name__, globals(), _SUBMODULES)
 
 
 __all__ = ["Context", "Invocation", "TEST_RUNNER_MAX_RESUMES", "InvocationStateError",
