@@ -313,21 +313,6 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
     return proc
 
 
-def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
-    """iree-as-module's .vmfb of a VM assembly file; cached by source hash in `out_dir` (the
-    session folder by default)."""
-    src = Path(src_path)
-    key = hashlib.sha256(src.read_bytes()).hexdigest()[:16]
-    out = Path(out_dir) if out_dir is not None else session_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.stem}.vmasm.{key}.vmfb"
-    if not target.is_file():
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        _run([find_tool("iree-as-module"), f"--output={tmp}", str(src)])
-        os.replace(tmp, target)
-    return target
-
-
 def run_module_status(path: "str | os.PathLike", function: str) -> subprocess.CompletedProcess:
     """One iree-run-module call of a function without inputs, whatever it exits with."""
     argv = _run_argv([path], function, ())
@@ -335,3 +320,25 @@ def run_module_status(path: "str | os.PathLike", function: str) -> subprocess.Co
         return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
     except FileNotFoundError as e:
         raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+
+
+def aarch64_iree_run_module() -> list[str]:
+    """IREE's own aarch64 iree-run-module (the 3.13 aarch64 wheel's) under qemu-aarch64 with the
+    Debian aarch64 sysroot: the argv prefix that runs it. The wheel is fetched once into
+    $IREEABI_TEST_CACHE (else this process's session folder)."""
+    import zipfile
+    from debian_tools import debian_file, debian_tool
+    qemu = debian_tool("qemu-aarch64")
+    sysroot = Path("/usr/aarch64-linux-gnu")
+    debian_file(str(sysroot / "lib" / "ld-linux-aarch64.so.1"), "libc6-arm64-cross")
+    cache = Path(os.environ.get("IREEABI_TEST_CACHE", session_dir())) / "aarch64-runtime"
+    tool = cache / "iree" / "_runtime_libs" / "iree-run-module"
+    if not tool.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--platform", "manylinux_2_28_aarch64", "--python-version", "3.11",
+                        "iree-base-runtime==3.13.0", "-d", str(cache)], check=True, timeout=600)
+        (wheel,) = cache.glob("iree_base_runtime-3.13.0-*aarch64*.whl")
+        zipfile.ZipFile(wheel).extract("iree/_runtime_libs/iree-run-module", cache)
+        tool.chmod(0o755)
+    return [qemu, "-L", str(sysroot), str(tool)]

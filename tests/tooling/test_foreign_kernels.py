@@ -9,10 +9,7 @@ IREE prints on that machine), and the host kernel run natively (the emulator's d
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +17,6 @@ import pytest
 
 import e2e_corpus as corpus
 import iree_tools as tools
-from debian_tools import debian_file, debian_tool
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode.errors import VmStatusError
@@ -123,26 +119,9 @@ def test_default_model_corpus_prints_what_iree_prints(arch, programs):
 # --------------------------------------------------------------------------------------------------
 # IREE itself on aarch64: the aarch64 wheel's iree-run-module under qemu-aarch64.
 
-def _aarch64_iree_run_module(tmp_root: Path) -> list[str]:
-    qemu = debian_tool("qemu-aarch64")
-    sysroot = Path("/usr/aarch64-linux-gnu")
-    debian_file(str(sysroot / "lib" / "ld-linux-aarch64.so.1"), "libc6-arm64-cross")
-    cache = Path(os.environ.get("IREEABI_TEST_CACHE", tmp_root)) / "aarch64-runtime"
-    tool = cache / "iree" / "_runtime_libs" / "iree-run-module"
-    if not tool.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--platform", "manylinux_2_28_aarch64", "--python-version", "3.11",
-                        "iree-base-runtime==3.13.0", "-d", str(cache)], check=True, timeout=600)
-        (wheel,) = cache.glob("iree_base_runtime-3.13.0-*aarch64*.whl")
-        zipfile.ZipFile(wheel).extract("iree/_runtime_libs/iree-run-module", cache)
-        tool.chmod(0o755)
-    return [qemu, "-L", str(sysroot), str(tool)]
-
-
 @pytest.fixture(scope="module")
 def aarch64_iree(tmp_path_factory):
-    return _aarch64_iree_run_module(tools.session_dir())
+    return tools.aarch64_iree_run_module()
 
 
 @pytest.mark.parametrize("model", ["inline-dynamic", "llvm-cpu"])

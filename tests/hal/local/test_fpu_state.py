@@ -8,10 +8,7 @@ FPSCR FZ; nothing on riscv and wasm) together with what the architecture then do
 """
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 import e2e_corpus as corpus
 import iree_tools as tools
-from debian_tools import debian_file, debian_tool
+from debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
 from ireeabi.tooling.program import Program
@@ -337,32 +334,13 @@ def test_foreign_kernels_flush_as_iree_on_their_architecture(target, model):
             assert p.runtime.runners.elf.cpu().fpu_control() & FLUSH_BITS[target] == 0
 
 
-def _aarch64_iree_run_module() -> list[str]:
-    """IREE's own aarch64 iree-run-module (the 3.13 aarch64 wheel) under qemu-aarch64, cached where
-    test_foreign_kernels.py caches it."""
-    qemu = debian_tool("qemu-aarch64")
-    sysroot = Path("/usr/aarch64-linux-gnu")
-    debian_file(str(sysroot / "lib" / "ld-linux-aarch64.so.1"), "libc6-arm64-cross")
-    cache = Path(os.environ.get("IREEABI_TEST_CACHE", tools.session_dir())) / "aarch64-runtime"
-    tool = cache / "iree" / "_runtime_libs" / "iree-run-module"
-    if not tool.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--platform", "manylinux_2_28_aarch64", "--python-version", "3.11",
-                        "iree-base-runtime==3.13.0", "-d", str(cache)], check=True, timeout=600)
-        (wheel,) = cache.glob("iree_base_runtime-3.13.0-*aarch64*.whl")
-        zipfile.ZipFile(wheel).extract("iree/_runtime_libs/iree-run-module", cache)
-        tool.chmod(0o755)
-    return [qemu, "-L", str(sysroot), str(tool)]
-
-
 @pytest.mark.parametrize("model", ["llvm-cpu", "inline-dynamic", "vmvx"])
 def test_aarch64_prints_what_iree_prints_on_aarch64(model):
     """IREE's aarch64 build (FPCR.FZ pushed around the default model's dispatches) against ireeabi
     on an aarch64 heap: emulated kernels with the guest's FPCR, vmvx on the host thread's MXCSR."""
     flags = F64 + (FOREIGN_FLAGS["aarch64"] if model != "vmvx" else ())
     path = tools.compile_mlir(PROGRAM, model=model, extra_flags=flags)
-    tool = _aarch64_iree_run_module()
+    tool = tools.aarch64_iree_run_module()
     with Program(path, target="aarch64") as p:
         for function, inputs in CASES:
             proc = subprocess.run([*tool, tools.RUN_DEVICE, f"--module={path}", f"--function={function}",
