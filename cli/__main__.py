@@ -29,10 +29,13 @@ def run(argv: "list[str] | None" = None) -> int:
     interrupts = interrupt.install()
     try:
         try:
-            from ireeabi.cli.main import main  # start-up: a SIGINT is only recorded while importing
+            # start-up: a SIGINT is only recorded while importing, the command's parser and the
+            # modules it imports included (numpy's import turns a KeyboardInterrupt into ImportError)
+            from ireeabi.cli.main import build_parser, main
+            parser = build_parser(sys.argv[1:] if argv is None else argv)
             interrupts.start_raising()  # one recorded during the imports is raised here
             try:
-                status = main(argv)
+                status = main(argv, parser=parser)
             finally:
                 interrupts.stop_raising()
         except KeyboardInterrupt:

@@ -557,11 +557,14 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
-         stderr: TextIO | None = None) -> int:
+         stderr: TextIO | None = None, parser: argparse.ArgumentParser | None = None) -> int:
+    """The command line; `parser`: `build_parser(argv)` made already (cli/__main__.py makes it while
+    a Ctrl-C is only recorded: its imports, numpy's among them, turn an interrupt into ImportError)."""
     out = _Output(stdout or sys.stdout)
     err = stderr or sys.stderr
     try:
-        parser = build_parser(sys.argv[1:] if argv is None else argv)
+        if parser is None:
+            parser = build_parser(sys.argv[1:] if argv is None else argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (0)
