@@ -97,3 +97,29 @@ def ours(program: Program, function: str, inputs: list[str]) -> str:
     return f"EXEC @{function}\n" + format_results(program.call(function, *values))
 
 
+
+
+def compile_models(models: "tuple[str, ...]", skip: "frozenset[str] | set[str]" = frozenset()
+                   ) -> dict[tuple[str, str], Path]:
+    """Every corpus program (but those in `skip`) for each of `models`: (program, model) -> .vmfb."""
+    jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in models if src.stem not in skip]
+    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
+    return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
+
+
+def programs_on_one_heap(compiled: dict[tuple[str, str], Path]):
+    """A fixture body: yields get(name, model), one Program per (program, model) on one tracked
+    heap, opened on first use; closing them must leave the heap as it was."""
+    from ireeabi.vm.heap import tracked_heap
+    opened: dict = {}
+    with tracked_heap() as heap:
+        mark = heap.mark()
+
+        def get(name: str, model: str) -> Program:
+            if (name, model) not in opened:
+                opened[name, model] = Program(compiled[name, model], heap=heap)
+            return opened[name, model]
+        yield get
+        for p in opened.values():
+            p.close()
+        assert heap.leaks(mark) == []

@@ -47,27 +47,13 @@ ASYNC_CASES = [c for c in CASES if c[0] not in NOT_COMPILED]
 def async_compiled() -> dict[tuple[str, str], Path]:
     """Every corpus program iree-compile compiles for async-external, for both kernel backends
     (compiled once per session)."""
-    jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in ASYNC_MODELS
-            if src.stem not in NOT_COMPILED]
-    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
-    return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
+    return corpus.compile_models(ASYNC_MODELS, skip=NOT_COMPILED)
 
 
 @pytest.fixture(scope="module")
 def async_programs(async_compiled):
     """One Program per (program, model) on one tracked heap; closing them must leave it empty."""
-    opened: dict = {}
-    with tracked_heap() as heap:
-        mark = heap.mark()
-
-        def get(name: str, model: str) -> Program:
-            if (name, model) not in opened:
-                opened[name, model] = Program(async_compiled[name, model], heap=heap)
-            return opened[name, model]
-        yield get
-        for p in opened.values():
-            p.close()
-        assert heap.leaks(mark) == []
+    yield from corpus.programs_on_one_heap(async_compiled)
 
 
 def _dumped_models(path: Path) -> dict[str, str]:

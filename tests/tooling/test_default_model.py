@@ -16,7 +16,7 @@ import pytest
 
 import e2e_corpus as corpus
 import iree_tools as tools
-from e2e_corpus import CASES, E2E, F64, HERE, ours
+from e2e_corpus import CASES, F64, HERE, ours
 from ireeabi.cli.main import main
 from ireeabi.tooling.execution_model import DEFAULT_MODELS, needs_full_hal
 from ireeabi.tooling.program import KernelTargetError, Program
@@ -29,26 +29,13 @@ from ireeabi.vm.bytecode.module_file import read_module
 @pytest.fixture(scope="session")
 def default_compiled() -> dict[tuple[str, str], Path]:
     """Every corpus program for both default-model kernel backends (compiled once per session)."""
-    jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in DEFAULT_MODELS]
-    paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
-    return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
+    return corpus.compile_models(DEFAULT_MODELS)
 
 
 @pytest.fixture(scope="module")
 def default_programs(default_compiled):
     """One Program per (program, model) on one tracked heap; closing them must leave it empty."""
-    opened: dict = {}
-    with tracked_heap() as heap:
-        mark = heap.mark()
-
-        def get(name: str, model: str) -> Program:
-            if (name, model) not in opened:
-                opened[name, model] = Program(default_compiled[name, model], heap=heap)
-            return opened[name, model]
-        yield get
-        for p in opened.values():
-            p.close()
-        assert heap.leaks(mark) == []
+    yield from corpus.programs_on_one_heap(default_compiled)
 
 
 def test_default_model_modules_import_the_full_hal(default_compiled):
