@@ -17,24 +17,14 @@ import pytest
 
 import e2e_corpus as corpus
 import iree_tools as tools
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode.errors import VmStatusError
 
-# What each triple needs from iree-compile 3.13 (docs/programs.md says why): riscv has no soft-float
-# runtime to link (+f, and +d for f64), armv7 divides in hardware only with +hwdiv-arm and its debug
-# symbols import an unwinder the embedded loader refuses.
-FOREIGN_FLAGS = {
-    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf",
-                "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf",
-                "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf",
-              "--iree-llvmcpu-target-cpu-features=+hwdiv-arm", "--iree-llvmcpu-debug-symbols=false"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "i386": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
-    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),  # system-wasm-wasm_32, wasmtime
-}
+# The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
+# docs/programs.md says why).
+FOREIGN_FLAGS = {t: flags for t, flags in KERNEL_TARGET_FLAGS.items() if t != "x86_64"}
 RUNNING = ("riscv32", "riscv64", "armv7", "aarch64", "wasm32")  # i386: test_i386_fails_where_inspect_predicts
 
 # Float results that really differ by architecture, each named with its program, function and case

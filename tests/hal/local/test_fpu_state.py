@@ -16,6 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 import e2e_corpus as corpus
 import iree_tools as tools
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
@@ -298,16 +299,7 @@ class _Emulated:
 # --------------------------------------------------------------------------------------------------
 # Foreign kernels in whole programs.
 
-FOREIGN_FLAGS = {  # as tests/tooling/test_foreign_kernels.py compiles them
-    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf",
-                "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf",
-                "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf",
-              "--iree-llvmcpu-target-cpu-features=+hwdiv-arm", "--iree-llvmcpu-debug-symbols=false"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
-}
+FOREIGN_FLAGS = {t: KERNEL_TARGET_FLAGS[t] for t in ("riscv32", "riscv64", "armv7", "aarch64", "wasm32")}
 
 
 def _foreign_expected(target: str, model: str) -> list[str]:
