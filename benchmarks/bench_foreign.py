@@ -26,17 +26,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 from ireeabi.hal.local import elf_executable, target_library  # noqa: E402
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 
-# iree-compile 3.13's flags per triple (tests/tooling/test_foreign_kernels.py says why).
-TRIPLES = {
-    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
-              "--iree-llvmcpu-debug-symbols=false"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
-}
+# iree-compile 3.13's flags per foreign target (the library's; check_compile.py says why).
+TRIPLES = {t: flags for t, flags in KERNEL_TARGET_FLAGS.items() if t not in ("x86_64", "i386")}
 
 _issue_times: list[float] = []
 

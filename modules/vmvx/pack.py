@@ -90,30 +90,39 @@ def _signed_all(export: str, values: dict[str, int], host_bits: int) -> dict[str
     return out
 
 
+def _tile_positions(export: str, a: dict[str, int], tiled: str, flat: str, flags: int, element_size: int,
+                    host_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The element positions of a pack or unpack: the flat side's row and column and the tiled
+    side's index of each element (`tiled`/`flat` name the argument groups, "in" or "out"), and which
+    of them fall inside the flat side (the rest is padding), after the ukernel's checks."""
+    sizes = (a[f"{tiled}_size0"], a[f"{tiled}_size1"], a[f"{tiled}_size2"], a[f"{tiled}_size3"])
+    outer0, outer1, tile0, tile1 = _grid(export, sizes, flags, (a[f"{flat}_size0"], a[f"{flat}_size1"]), host_bits)
+    tile_elems = sizes[2] * sizes[3]
+    # The scratch-buffer path: a partial tile, a strided flat row, or a tile width that is no
+    # power of two (the ukernel's count of whole tiles rounds it up).
+    partial = (a[f"{flat}_size0"] < outer0 * tile0 or a[f"{flat}_size1"] < outer1 * tile1
+               or a[f"{flat}_stride1"] != 1 or tile1 & (tile1 - 1))
+    if partial and TMP_BUF_SIZE >> _ceil_log2(tile_elems * element_size) == 0:
+        raise KernelArgumentError(export, f"a {tile0}x{tile1} tile of {element_size}-byte elements does "
+                                  f"not fit the {TMP_BUF_SIZE}-byte scratch buffer")
+    count = outer0 * outer1 * tile0 * tile1
+    if count > MAX_ITERATIONS:
+        raise KernelLimitError(export, count)
+    stride_l0, stride_l1 = a[f"{tiled}_stride0"], tile_elems
+    if flags & TRANSPOSE_OUTER:
+        stride_l0, stride_l1 = stride_l1, stride_l0
+    rows, cols, tiled_idx = _positions(outer0, outer1, tile0, tile1, stride_l0, stride_l1, flags)
+    inside = (rows < a[f"{flat}_size0"]) & (cols < a[f"{flat}_size1"])
+    return rows, cols, tiled_idx, inside
+
+
 def run_pack(heap: Any, src: Operand2d, out: Operand2d, args: dict[str, int], flags: int,
              element_size: int, host_bits: int) -> None:
     """iree_uk_pack on the mapped operands; `args` holds the call's strides and sizes."""
     a = _signed_all("pack", args, host_bits)
-    sizes = (a["out_size0"], a["out_size1"], a["out_size2"], a["out_size3"])
-    if 0 in sizes:
+    if 0 in (a["out_size0"], a["out_size1"], a["out_size2"], a["out_size3"]):
         return  # iree_uk_pack_early
-    outer0, outer1, tile0, tile1 = _grid("pack", sizes, flags, (a["in_size0"], a["in_size1"]), host_bits)
-    tile_elems = a["out_size2"] * a["out_size3"]
-    # The scratch-buffer path: a partial tile, a strided source row, or a tile width that is no
-    # power of two (the ukernel's count of whole tiles rounds it up).
-    partial = (a["in_size0"] < outer0 * tile0 or a["in_size1"] < outer1 * tile1 or a["in_stride1"] != 1
-               or tile1 & (tile1 - 1))
-    if partial and TMP_BUF_SIZE >> _ceil_log2(tile_elems * element_size) == 0:
-        raise KernelArgumentError("pack", f"a {tile0}x{tile1} tile of {element_size}-byte elements does not "
-                                  f"fit the {TMP_BUF_SIZE}-byte scratch buffer")
-    count = outer0 * outer1 * tile0 * tile1
-    if count > MAX_ITERATIONS:
-        raise KernelLimitError("pack", count)
-    stride_l0, stride_l1 = a["out_stride0"], tile_elems
-    if flags & TRANSPOSE_OUTER:
-        stride_l0, stride_l1 = stride_l1, stride_l0
-    rows, cols, tiled = _positions(outer0, outer1, tile0, tile1, stride_l0, stride_l1, flags)
-    inside = (rows < a["in_size0"]) & (cols < a["in_size1"])
+    rows, cols, tiled, inside = _tile_positions("pack", a, "out", "in", flags, element_size, host_bits)
     src_idx = rows[inside] * a["in_stride0"] + cols[inside] * a["in_stride1"]
     _check("pack", src, "in", src_idx)
     _check("pack", out, "out", tiled)
@@ -129,22 +138,7 @@ def run_unpack(heap: Any, src: Operand2d, out: Operand2d, args: dict[str, int], 
     a = _signed_all("unpack", args, host_bits)
     if a["out_size0"] == 0 or a["out_size1"] == 0:
         return  # iree_uk_unpack_early
-    sizes = (a["in_size0"], a["in_size1"], a["in_size2"], a["in_size3"])
-    outer0, outer1, tile0, tile1 = _grid("unpack", sizes, flags, (a["out_size0"], a["out_size1"]), host_bits)
-    tile_elems = a["in_size2"] * a["in_size3"]
-    partial = (a["out_size0"] < outer0 * tile0 or a["out_size1"] < outer1 * tile1 or a["out_stride1"] != 1
-               or tile1 & (tile1 - 1))
-    if partial and TMP_BUF_SIZE >> _ceil_log2(tile_elems * element_size) == 0:
-        raise KernelArgumentError("unpack", f"a {tile0}x{tile1} tile of {element_size}-byte elements does "
-                                  f"not fit the {TMP_BUF_SIZE}-byte scratch buffer")
-    count = outer0 * outer1 * tile0 * tile1
-    if count > MAX_ITERATIONS:
-        raise KernelLimitError("unpack", count)
-    stride_l0, stride_l1 = a["in_stride0"], tile_elems
-    if flags & TRANSPOSE_OUTER:
-        stride_l0, stride_l1 = stride_l1, stride_l0
-    rows, cols, tiled = _positions(outer0, outer1, tile0, tile1, stride_l0, stride_l1, flags)
-    inside = (rows < a["out_size0"]) & (cols < a["out_size1"])
+    rows, cols, tiled, inside = _tile_positions("unpack", a, "in", "out", flags, element_size, host_bits)
     tiled = tiled[inside]
     dst_idx = rows[inside] * a["out_stride0"] + cols[inside] * a["out_stride1"]
     _check("unpack", src, "in", tiled)

@@ -19,20 +19,21 @@ import pytest
 import iree_tools as tools
 from ireeabi.abi import targets
 from ireeabi.cli.main import main
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
 ADD16 = Path(tools.__file__).parent / "programs" / "add16.mlir"
 INPUTS = ["16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", "16xf32=0.5"]
 
-# The flags of tests/tooling/test_foreign_kernels.py (docs/programs.md says why each is needed).
+# The library's foreign kernel flags (docs/programs.md says why each is needed), and builds of
+# their own: armv7 with its debug symbols, the host's three kinds of library.
 TRIPLES = {
-    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
-              "--iree-llvmcpu-debug-symbols=false"),
+    "riscv32": KERNEL_TARGET_FLAGS["riscv32"],
+    "armv7": KERNEL_TARGET_FLAGS["armv7"],
     "armv7-debug": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf",
                     "--iree-llvmcpu-target-cpu-features=+hwdiv-arm"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "i686": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
-    "wasm32": ("--iree-llvmcpu-target-triple=wasm32-unknown-unknown",),
+    "aarch64": KERNEL_TARGET_FLAGS["aarch64"],
+    "i686": KERNEL_TARGET_FLAGS["i386"],
+    "wasm32": KERNEL_TARGET_FLAGS["wasm32"],
     "host": (),
     "system-elf": ("--iree-llvmcpu-link-embedded=false",),  # dlopen on the host
     "static": ("--iree-llvmcpu-link-embedded=false", "--iree-llvmcpu-link-static",

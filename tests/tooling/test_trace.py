@@ -21,12 +21,13 @@ from ireeabi.cli.main import main
 from ireeabi.layouts import get as catalog_struct
 from ireeabi.layouts import hal_loader as HL
 from ireeabi.modules.hal.runtime import HalRuntime
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.tooling.function_io import parse_input
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.trace import Trace, TraceError
 
 HERE = Path(__file__).resolve().parent.parent
-RISCV32 = ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d")
+RISCV32 = KERNEL_TARGET_FLAGS["riscv32"]
 ADD16_INPUTS = (np.arange(16, dtype=np.float32), np.full(16, 0.5, np.float32))
 
 

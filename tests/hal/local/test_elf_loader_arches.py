@@ -27,20 +27,16 @@ from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_in
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.vm.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.module_file import read_module
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
 PROGRAM = Path(__file__).parents[2] / "programs" / "add16.mlir"
 QUERY = "iree_hal_executable_library_query"
 
-# iree-compile flags per target; riscv needs +m,+f (riscv64 +d too) or soft-float calls stay
-# undefined, armv7 +hwdiv-arm (else __aeabi_idivmod) and no debug symbols (else an unwinder import).
+# The library's foreign kernel flags, except riscv32 built single-float (+m,+f: a kernel without
+# the D extension, which the library's +d build does not cover).
 TRIPLES = {
     "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f"),
-    "riscv64": ("--iree-llvmcpu-target-triple=riscv64-pc-linux-elf",
-                "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
-              "--iree-llvmcpu-debug-symbols=false"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "i386": ("--iree-llvmcpu-target-triple=i686-pc-linux-elf",),
+    **{t: KERNEL_TARGET_FLAGS[t] for t in ("riscv64", "armv7", "aarch64", "i386")},
 }
 ARCHES = list(TRIPLES)
 

@@ -38,6 +38,7 @@ from ireeabi.hal.local.emulated_cpu import GRAIN, EmulatedCpu
 from ireeabi.vm import heap as heap_module
 from ireeabi.vm.address_space import PAGE, AddressSpace
 from ireeabi.vm.heap import Heap
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
 TESTS = Path(__file__).resolve().parents[2]
 
@@ -46,14 +47,8 @@ ADD = """func.func @add(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<10
   return %0 : tensor<1024xf32>
 }
 """
-# iree-compile's flags per target, as tests/tooling/test_foreign_kernels.py has them (None: the host).
-TRIPLES = {
-    "riscv32": ("--iree-llvmcpu-target-triple=riscv32-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+m,+f,+d"),
-    "aarch64": ("--iree-llvmcpu-target-triple=aarch64-pc-linux-elf",),
-    "armv7": ("--iree-llvmcpu-target-triple=armv7a-pc-linux-elf", "--iree-llvmcpu-target-cpu-features=+hwdiv-arm",
-              "--iree-llvmcpu-debug-symbols=false"),
-    "x86_64": (),
-}
+# iree-compile's flags per target (x86_64: the host's own build).
+TRIPLES = {**{t: KERNEL_TARGET_FLAGS[t] for t in ("riscv32", "aarch64", "armv7")}, "x86_64": ()}
 
 
 def _fork_touches(address: int) -> int | None:
