@@ -310,7 +310,7 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
             raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
                            f"{len(arg_chars)} arguments but passed {len(inputs) + fences} "
                            f"({args.function} takes {takes}, {len(inputs)} given)")
-        results = program.call(args.function, *inputs)
+        results = program.call_results(args.function, *inputs)
     except BaseException as e:
         hint = _predicted_mismatch(e, module, program, modules)
         for buffer in owned:

@@ -94,7 +94,7 @@ def iree_output(path: Path, function: str, inputs: tuple[str, ...]) -> str:
 def ours(program: Program, function: str, inputs: list[str]) -> str:
     chars, _ = program.signature(function)
     values = [parse_input(text, char) for text, char in zip(inputs, chars)]
-    return f"EXEC @{function}\n" + format_results(program.call(function, *values))
+    return f"EXEC @{function}\n" + format_results(program.call_results(function, *values))
 
 
 

@@ -2,8 +2,11 @@
 iree-run-module runs one (IREE's runtime/src/iree/tooling/run_module.c: tooling, not the VM).
 
     prog = load_program("model.vmfb")            # or Program(path, heap=..., legacy_loader=...)
-    out = prog.call("add", np.ones(16, np.float32), np.arange(16, dtype=np.float32))
-    print(format_results(out))                    # exactly what iree-run-module prints
+    a, b = np.ones(16, np.float32), np.arange(16, dtype=np.float32)
+    out = prog.call("add", a, b)                 # as iree.runtime: one result itself, none None,
+                                                  # several a tuple
+    print(format_results(prog.call_results("add", a, b)))  # the results' list, printed exactly as
+                                                  # iree-run-module prints them
     prog.close()                                  # everything released; no leak on the heap
 
 One `HalRuntime` (hal_inline and hal_loader as native modules on a tracked heap), one bytecode
@@ -230,16 +233,28 @@ class Program:
                 _ref.release_value(self.heap, fence)
 
     def call(self, function: str, *inputs: Any, wait: "Ref | None" = None,
-             signal: "Ref | None" = None) -> list[Value]:
+             signal: "Ref | None" = None) -> "Value | tuple[Value, ...] | None":
         """Run an export on numpy arrays / scalars; its results as numpy values (see the module
-        docstring). The module state persists across calls. Calls from several threads run one
-        after another.
+        docstring), returned as iree.runtime's function invoker returns them: the value itself for
+        one result, None for none, a tuple for several. The module state persists across calls.
+        Calls from several threads run one after another.
 
         An async-external export (`takes_fences`) is called as iree-run-module calls it: after the
         inputs, the wait fence (`wait`, default a null fence: begin at once) and the signal fence
         (`signal`, default a new one the program makes and releases); the program waits on the
         signal fence before it reads the results. One's own fences may also be passed as the last
         two inputs. A fence given stays the caller's (retained by the call, never released here)."""
+        with self._lock:
+            results = self._call(function, inputs, wait, signal)
+        if len(results) == 1:
+            return results[0]
+        return tuple(results) if results else None
+
+    def call_results(self, function: str, *inputs: Any, wait: "Ref | None" = None,
+                     signal: "Ref | None" = None) -> list[Value]:
+        """`call`, its results in a list, one item per result (empty for none): iree-run-module's
+        output list, what `format_results` and `compare_results` take. (`call`'s None does not
+        tell a null ref result from no result; the list does.)"""
         with self._lock:
             return self._call(function, inputs, wait, signal)
 

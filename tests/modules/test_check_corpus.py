@@ -159,7 +159,7 @@ def test_twin(twins, programs, model, stem, function):
     text, values = iree_results(vmfb, function.name, count)
 
     # ireeabi runs the same twin: the same printout and the same values.
-    ours = programs(stem, model).call(function.name)
+    ours = programs(stem, model).call_results(function.name)
     assert f"EXEC @{function.name}\n" + format_results(ours) == text
     for mine, theirs in zip(ours, values):
         mine = np.asarray(mine)

@@ -56,11 +56,11 @@ def test_program_runs_a_module_of_ones_own(own, model):
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 1.5
     with tracked_heap() as heap:
         with load_program(own[model], heap=heap, modules=[own_native_module.MYMOD]) as prog:
-            out = prog.call("scale", x)[0]
+            out = prog.call("scale", x)
             assert out.dtype == np.float32 and out.shape == (2, 3)
             np.testing.assert_array_equal(out, x * np.float32(2.5))
             data = np.array([1, 2, 3, 250, 7], dtype=np.uint8).view(np.int8)
-            assert prog.call("byte_sum", data)[0] == 5 * 1000 + 263
+            assert prog.call("byte_sum", data) == 5 * 1000 + 263
             assert prog.runtime.modules["mymod"].version == 3
 
 
@@ -70,8 +70,8 @@ def test_program_runs_it_on_a_foreign_target(own, target):
     x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
     with Program(own["inline-static"], target=target, modules=[own_native_module.MYMOD]) as prog:
         assert prog.machine.pointer_size == 4
-        np.testing.assert_array_equal(prog.call("scale", x)[0], x * np.float32(2.5))
-        assert prog.call("byte_sum", np.arange(5, dtype=np.int8))[0] == 5010
+        np.testing.assert_array_equal(prog.call("scale", x), x * np.float32(2.5))
+        assert prog.call("byte_sum", np.arange(5, dtype=np.int8)) == 5010
 
 
 def test_without_the_module_the_context_refuses_as_iree(own):
@@ -190,7 +190,7 @@ def test_installed_distribution_adds_its_modules(own, tmp_path, monkeypatch):
     assert found["mymod"] is own_native_module.MYMOD
     assert found["check"] is CHECK_MODULE  # ireeabi's own entry point (pyproject.toml)
     with Program(own["inline-static"]) as prog:
-        assert prog.call("byte_sum", np.zeros(5, np.int8))[0] == 5000
+        assert prog.call("byte_sum", np.zeros(5, np.int8)) == 5000
     rc, out, _ = cli("inspect", str(own["inline-static"]), "--check-imports")
     assert rc == 0 and "ok  mymod.scale 0rf_r: resolves" in out
 

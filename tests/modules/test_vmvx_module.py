@@ -156,7 +156,7 @@ def test_dynamic_matmul_riscv32():
     with tracked_heap(target="riscv32") as heap:
         program = Program(path, heap=heap)
         try:
-            (out,) = program.call("matmul_dyn", a, b)
+            out = program.call("matmul_dyn", a, b)
         finally:
             program.close()
     acc = np.zeros((11, 13), np.float32)

@@ -149,13 +149,13 @@ def test_a_python_caller_passes_fences_of_its_own(async_compiled, model):
                 p.call("affine", x, np.float32(1.1), -0.5, wait=wait, signal=signal)
             p.signal_fence(wait)
             assert p.fence_status(wait) is None
-            got, = p.call("affine", x, np.float32(1.1), -0.5, wait=wait, signal=signal)
+            got = p.call("affine", x, np.float32(1.1), -0.5, wait=wait, signal=signal)
             assert got.tobytes() == expected.tobytes()
             assert p.fence_status(signal) is None  # the call signalled it
             # positional fences: a fresh signal fence, the reached wait fence again
             fresh = p.new_fence()
             try:
-                got, = p.call("affine", x, np.float32(1.1), -0.5, wait, fresh)
+                got = p.call("affine", x, np.float32(1.1), -0.5, wait, fresh)
                 assert got.tobytes() == expected.tobytes() and p.fence_status(fresh) is None
             finally:
                 p.release_fence(fresh)
@@ -227,7 +227,7 @@ def test_mutable_globals_persist_across_async_calls(async_compiled, model):
     first = int(tools.run_module_results([path], "next", [str(steps[0])], 1)[0])
     start = first - steps[0]
     with tracked_heap() as heap, Program(path, heap=heap) as p:
-        values = [int(p.call("next", s)[0]) for s in steps]
+        values = [int(p.call("next", s)) for s in steps]
         assert values == [start + sum(steps[:k + 1]) for k in range(len(steps))]
 
 

@@ -68,9 +68,9 @@ def test_mutable_globals_persist_across_calls(default_compiled, model):
     x = np.array([1, 2.5, -3, 0.125], np.float32)
     acc, = tools.run_module_results([path], "accumulate", ["4xf32=" + corpus._floats(x)], 1)
     with tracked_heap() as heap, Program(path, heap=heap) as p:
-        values = [int(p.call("next", s)[0]) for s in steps]
+        values = [int(p.call("next", s)) for s in steps]
         assert values == [start + sum(steps[:k + 1]) for k in range(len(steps))]
-        totals = [p.call("accumulate", x)[0] for _ in range(3)]
+        totals = [p.call("accumulate", x) for _ in range(3)]
         assert totals[0].tobytes() == acc.tobytes()
         np.testing.assert_array_equal(totals[2], 3 * x)
 

@@ -80,7 +80,7 @@ def test_numpy_inputs_and_results(compiled, programs, model):
     x = _X37
     expected, = tools.run_module_results([compiled["push_constants", model]], "affine",
                                          ["37xf32=" + _floats(x), "1.1", "-0.5"], 1)
-    got, = programs("push_constants", model).call("affine", x, np.float32(1.1), -0.5)
+    got = programs("push_constants", model).call("affine", x, np.float32(1.1), -0.5)
     assert got.dtype == np.float32 and got.shape == (37,)
     assert got.tobytes() == expected.tobytes()
     wide = programs("scalars", model).call("wide", np.array([1, 2, 3, 0.1]), 0.5, 3)
@@ -103,16 +103,16 @@ def test_mutable_globals_persist_across_calls(compiled, model):
     x = np.array([1, 2.5, -3, 0.125], np.float32)
     acc, = tools.run_module_results([path], "accumulate", ["4xf32=" + _floats(x)], 1)
     with tracked_heap() as heap, Program(path, heap=heap) as p:
-        values = [int(p.call("next", s)[0]) for s in steps]
+        values = [int(p.call("next", s)) for s in steps]
         assert values == [start + sum(steps[:k + 1]) for k in range(len(steps))]
         assert values[0] == first[0]
-        totals = [p.call("accumulate", x)[0] for _ in range(3)]
+        totals = [p.call("accumulate", x) for _ in range(3)]
         assert totals[0].tobytes() == acc.tobytes()
         np.testing.assert_array_equal(totals[2], 3 * x)
         # A second program is a second context: its globals start over.
         with Program(path, heap=heap) as q:
-            assert int(q.call("next", 1)[0]) == start + 1
-        assert int(p.call("next", 0)[0]) == values[-1]
+            assert int(q.call("next", 1)) == start + 1
+        assert int(p.call("next", 0)) == values[-1]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def test_every_import_goes_through_the_native_modules(compiled, monkeypatch):
         assert calls == ["hal_loader.executable.query_support", "hal_loader.executable.load"]
         a = np.arange(12, dtype=np.float32).reshape(3, 4)
         del calls[:]
-        out, = p.call("mul_add", a, np.full((3, 4), 2, np.float32))
+        out = p.call("mul_add", a, np.full((3, 4), 2, np.float32))
         np.testing.assert_array_equal(out, a * 2 + a)
     inline = [c for c in calls if c.startswith("hal_inline")]
     assert calls.count("hal_loader.executable.dispatch") == 1
@@ -274,7 +274,7 @@ def test_close_reports_leaks(compiled):
     (LeakError); with a rodata ref still held the context refuses to free the storage."""
     p = Program(compiled["elementwise", "inline-static"])
     view = p.buffer_view(np.ones((3, 4), np.float32))  # never released
-    assert p.call("mul_add", view, view)[0].shape == (3, 4)
+    assert p.call("mul_add", view, view).shape == (3, 4)
     with pytest.raises(LeakError) as info:
         p.close()
     assert "hal.buffer" in str(info.value) or "buffer" in str(info.value)
@@ -347,7 +347,7 @@ def test_load_program_legacy_switches(compiled):
     path = compiled["elementwise", "inline-static"]
     args = (np.ones((3, 4), np.float32), np.ones((3, 4), np.float32))
     p = Program(path, legacy_inline=True)
-    assert p.call("mul_add", *args)[0].tolist() == [[2.0] * 4] * 3
+    assert p.call("mul_add", *args).tolist() == [[2.0] * 4] * 3
     with pytest.raises(LeakError) as info:
         p.close()
     wrapper = HOST_M.layout(HI.iree_hal_inline_storage_buffer_t).size

@@ -55,10 +55,10 @@ def test_four_threads_share_a_program_and_its_mutable_global(model):
     with Program(path.read_bytes()) as prog:
         def calls(k: int) -> None:
             for _ in range(CALLS):
-                (value,) = prog.call("next", np.int64(STEPS[k]))
+                value = prog.call("next", np.int64(STEPS[k]))
                 seen[k].append(int(value))
         assert _run_threads(calls, 4) == []
-        (final,) = prog.call("next", np.int64(0))
+        final = prog.call("next", np.int64(0))
     assert int(final) == 10 + CALLS * sum(STEPS)
     for k, values in seen.items():
         own = [(v - 10) // STEPS[k] % 1000 for v in values]
@@ -79,7 +79,7 @@ def test_four_threads_get_their_own_tensor_results():
 
     def calls(k: int) -> None:
         for _ in range(CALLS):
-            (out,) = prog.call("add", inputs[k], half)
+            out = prog.call("add", inputs[k], half)
             if out.tobytes() != expected[k].tobytes():
                 wrong.append((k, out))
     assert _run_threads(calls, 4) == []

@@ -238,7 +238,7 @@ def test_after_a_stop_the_thread_and_the_program_go_on(spin, mul_oracle):
         assert _mask() == mask
         assert lib.ireeabi_timer_remaining_ns() == 0  # disarmed
         # The other kernel of the same library runs, as iree-run-module runs it.
-        (out,) = prog.call("mul", A, B)
+        out = prog.call("mul", A, B)
         assert out.tobytes() == mul_oracle.tobytes()
         # The stopped one runs (and stops) again: the library stays usable.
         _stopped(lambda: prog.call("spin", A), "DEADLINE_EXCEEDED", kernel)
@@ -297,7 +297,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
         _stopped_by_interrupt(prog, kernel, 0.2, "CANCELLED")
         for _ in range(1000):  # a pending KeyboardInterrupt would be raised in here
             pass
-        (out,) = prog.call("mul", A, B)
+        out = prog.call("mul", A, B)
         assert out.tobytes() == mul_oracle.tobytes()
 
         seen = []
@@ -338,7 +338,7 @@ def test_a_budget_holds_in_any_thread(spin, mul_oracle):
         t.join(BACKSTOP_S)
         assert not t.is_alive()
         assert results["error"].code.name == "DEADLINE_EXCEEDED" and f"kernel {kernel}" in str(results["error"])
-        assert results["mul"][0].tobytes() == mul_oracle.tobytes()
+        assert results["mul"].tobytes() == mul_oracle.tobytes()
         _wait_gone(t.native_id)  # join returns before the OS thread has finished exiting
         assert _posix_timers() == timers  # the thread's timer went with it
 

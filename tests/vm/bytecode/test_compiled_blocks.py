@@ -251,7 +251,7 @@ def _run_case(path, function, inputs, target, reference):
         chars, _ = prog.signature(function)
         try:
             values = [parse_input(text, char) for text, char in zip(inputs, chars)]
-            return format_results(prog.call(function, *values))
+            return format_results(prog.call_results(function, *values))
         except IreeAbiError as e:
             return f"{type(e).__name__}: {e}"
 
@@ -418,7 +418,7 @@ def test_selects_in_a_loop_are_inlined_and_agree(target, tmp_path):
                 if not reference:
                     assert _region_functions(prog.context)["argmax"]
                     assert _select_handlers(prog.context) == 0, "a select is left to its handler"
-                (indices,) = prog.call("argmax", x)
+                indices = prog.call("argmax", x)
                 outs.append(indices.tolist())
         assert outs[0] == outs[1]
         expected = [int(np.argmax(row)) for row in np.where(np.isnan(x), -np.inf, x)]
@@ -480,7 +480,7 @@ def test_float_kernels_run_inline_and_agree(kernel, function, shapes, nans, targ
                     assert _region_functions(prog.context)[function]
                     assert _handlers_bound(prog.context, _INLINE_MAKERS, function) == []
                     fallbacks = _count_calls(prog.context, "fb")
-                results = prog.call(function, *inputs)
+                results = prog.call_results(function, *inputs)
                 outs.append([r.tobytes() for r in results])
                 if not reference and not specials:
                     assert fallbacks[0] == 0

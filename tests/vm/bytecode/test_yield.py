@@ -124,7 +124,7 @@ def test_results_and_yields(vmfb, program, function, args, results, yields, targ
     kind, got, resumes, began_deferred = _outcome(vmfb[program], function, args, target, reference)
     assert (kind, got, resumes, began_deferred) == ("ok", results, yields, yields > 0)
     with Program(vmfb[program], target=target, reference=reference) as prog:
-        assert [int(v) for v in prog.call(function, *args)] == results
+        assert [int(v) for v in prog.call_results(function, *args)] == results
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=TARGET_IDS)
@@ -194,7 +194,7 @@ def test_a_step_budget_spans_the_resumes(vmfb, reference):
     instructions per iteration and yield, so 1000 iterations exceed 2000 steps although each
     resume runs only a few; 10 iterations fit. A call that yields forever ends at its budget."""
     with Program(vmfb["yield_loop"], max_steps=2000, reference=reference) as prog:
-        assert [int(v) for v in prog.call("count_yields", 10)] == [10]
+        assert int(prog.call("count_yields", 10)) == 10
         for function, args in (("count_yields", (1000,)), ("spin", ())):
             with pytest.raises(VmStatusError) as e:
                 prog.call(function, *args)
@@ -274,7 +274,7 @@ def test_calls_that_never_yield_match_iree_run_module(vmfb, function, value):
     expected = run_module(vmfb["yield_loop"], function, [str(value)])
     for reference in (True, False):
         with Program(vmfb["yield_loop"], reference=reference) as prog:
-            got = [int(v) for v in prog.call(function, value)]
+            got = [int(v) for v in prog.call_results(function, value)]
         assert expected.splitlines()[-1].split("=")[-1] == str(got[0]), (expected, got, reference)
 
 
