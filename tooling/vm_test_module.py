@@ -9,7 +9,8 @@ runtime/src/iree/vm/testing/test_runner.h:
   name is `<module file>_<function>` with ':' and '.' made '_' (the file is `x.vmfb`, so
   `x_vmfb_test_add`), in the gtest suite `bytecode/VMBytecodeTest`, test `Check/<name>`;
 - each test gets a fresh context (the prerequisite modules, then the module under test) and calls
-  its function with no arguments and no result storage;
+  its function with no arguments and no result storage, resuming it after each yield up to
+  test_runner.h's limit of 10000 resumes (then RESOURCE_EXHAUSTED, "resume limit ... exceeded");
 - a function whose name starts with `fail_` passes when the call returns a failing status and fails
   ("Function expected failure but succeeded") when it returns; any other passes when the call
   returns OK and fails with the status text otherwise ("Function expected success but failed with
@@ -42,8 +43,11 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
+from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
 from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ireeabi.vm.bytecode.lists import VmList
 from ireeabi.vm.bytecode.module_file import ModuleFile
+from ireeabi.vm.ref import Ref
 from ireeabi.vm.status import StatusCode, StatusError
 
 from .check_compile import ASSEMBLER, Assembler, AssemblerNotFoundError, CompileError
@@ -181,7 +185,11 @@ def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
                 f"export '{test.function}' takes {len(inputs)} input(s) "
                 f"({program.context.exported(test.function).cconv}); the test runner passes none"))
         try:
-            program.call(test.function)  # results (if any) come back converted and released
+            # resumed after each yield as the runner resumes, at most TEST_RUNNER_MAX_RESUMES times
+            results = program.context.begin(test.function).finish(TEST_RUNNER_MAX_RESUMES)
+            for value in results:  # unread: the runner gives the call no result storage
+                if isinstance(value, (Ref, VmList)):
+                    program.buffers.release(value)
         except (StatusError, VmStatusError) as e:
             return VmTestOutcome(test, e)
         except ArgumentError as e:  # e.g. a result the program cannot convert: still a returned call
