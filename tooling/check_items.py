@@ -1,11 +1,12 @@
-"""Check programs as pytest items: what iree-check-module runs, one item per test function,
-execution model and data model.
+"""Check programs and VM test modules as pytest items: what iree-check-module and IREE's
+bytecode_module_test run, one item per test function, execution model, interpreter path and data
+model.
 
 IREE's check tests are modules whose exported functions take nothing, return nothing and call the
 `check` module (iree-check-module runs one gtest test per function: tooling/check_tests.py). The
 pytest plugin (tooling/testing.py) collects such programs when asked to (`--ireeabi-collect` or ini
 `ireeabi_collect = true`; nothing is collected otherwise), from the files matching
-`ireeabi_check_files` (default `*.mlir *.vmfb`):
+`ireeabi_check_files` (default `*.mlir *.vmfb *.vmasm`):
 
 - an `.mlir` source is compiled (tooling/check_compile.py, a cache keyed by content) for every
   execution model of `ireeabi_models` on every data model of `ireeabi_targets`, and each exported
@@ -20,12 +21,20 @@ pytest plugin (tooling/testing.py) collects such programs when asked to (`--iree
   `hal_loader` for inline-dynamic, `hal_inline` for inline-static); its items are
   `FUNCTION[MODEL-TARGET]` for each data model of `ireeabi_targets` (`ireeabi_models` does not
   apply).
+- a `.vmasm` file (VM assembly) is assembled by iree-as-module through the same kind of cache
+  (`check_compile.Assembler`, keyed by the source and the tool's version) and is a VM test module,
+  as is a `.vmfb` without `check` imports whose exports all take and return nothing: every export
+  is the item `FUNCTION[TARGET]`, run as bytecode_module_test runs it (tooling/vm_test_module.py:
+  a `fail_*` function must fail, any other return). A file iree-as-module refuses is one failing
+  item `iree-as-module` with the tool's message and the line.
 
-Without `ireeabi_targets`, the host's data model. Each item runs its function as
-iree-check-module does, in a fresh `Program` (nothing shared between items but the read-only module
-file, so they run in any order and on any xdist worker); it fails with the check module's own
-text, as `ireeabi test` prints it (module.cc's failures, and IREE_EXPECT_OK's for a failing call),
-without a Python traceback.
+Without `ireeabi_targets`, the host's data model. `ireeabi_paths` (fast, reference) runs every item
+on each of the interpreter's paths, the path then in the id before the target
+(`FUNCTION[MODEL-PATH-TARGET]`, `FUNCTION[PATH-TARGET]`); without it, the fast path. Each item runs
+its function in a fresh `Program` (nothing shared between items but the read-only module file, so
+they run in any order and on any xdist worker); it fails with the tool's own text, as `ireeabi
+test` prints it (module.cc's failures and IREE_EXPECT_OK's for a failing call; the VM test runner's
+GTEST_FAIL text), without a Python traceback.
 """
 from __future__ import annotations
 
@@ -270,18 +279,21 @@ class CheckFile(pytest.File):
         yield from self._items(variants)
 
     def _items(self, variants: Sequence[tuple[str, str, ModuleFile]]) -> Iterator["CheckItem"]:
-        """One item per test function and variant (model, path, target), functions outermost (as
-        pytest parametrizes)."""
+        """One item per test function and variant, functions outermost, then models, paths and
+        targets (as pytest orders a parametrized test's ids)."""
         settings = self.config.stash[SETTINGS]
         tests = {id(m): check_tests(m) for _, _, m in variants}
+        models = list(dict.fromkeys(m for m, _, _ in variants))
         order = []
-        for v, (model, target, module) in enumerate(variants):
+        for model, target, module in variants:
             for p, path in enumerate(settings.paths):
-                order += [(ordinal, v, p, name, model, path, target, module)
+                rank = (models.index(model), p, settings.targets.index(target))
+                order += [(ordinal, rank, name, model, path, target, module)
                           for name, ordinal in tests[id(module)]]
-        for ordinal, _, _, name, model, path, target, module in sorted(order, key=lambda o: o[:3]):
-            yield CheckItem.from_parent(self, name=f"{name}[{_variant_id(settings, model, path, target)}]",
-                                        function=name, ordinal=ordinal, model=model, target=target,
+        for ordinal, _, name, model, path, target, module in sorted(order, key=lambda o: o[:2]):
+            variant = _variant_id(settings, model, path, target)
+            yield CheckItem.from_parent(self, name=f"{name}[{variant}]", function=name,
+                                        ordinal=ordinal, model=model, target=target,
                                         module=module, reference=path == "reference")
 
     def _vm_items(self, module: ModuleFile, file_name: str) -> Iterator["VmTestItem"]:

@@ -192,7 +192,7 @@ def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
                     program.buffers.release(value)
         except (StatusError, VmStatusError) as e:
             return VmTestOutcome(test, e)
-        except ArgumentError as e:  # e.g. a result the program cannot convert: still a returned call
+        except ArgumentError as e:  # the call refused to begin: a failing status all the same
             return VmTestOutcome(test, StatusError(StatusCode.INVALID_ARGUMENT, str(e)))
         return VmTestOutcome(test, None)
     finally:
@@ -245,7 +245,8 @@ def assemble(path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = No
     try:
         return assembler.assemble(src)
     except CompileError as e:
-        raise _assembly_error(src, text, e.stderr.strip() or f"exit status {e.returncode}") from None
+        message = e.stderr.strip() or f"exit status {e.returncode}"
+        raise _assembly_error(src, text, message) from None
 
 
 def _assembly_error(src: Path, text: bytes, message: str) -> VmAsmError:
