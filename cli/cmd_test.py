@@ -37,7 +37,7 @@ from typing import Any, Sequence, TextIO
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME
 from ireeabi.tooling.check_tests import check_tests, run_check_test
-from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, imports_check,
+from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, is_vm_test_module,
                                             run_vm_test, vm_tests)
 
 from .cmd_inspect import load as load_module
@@ -146,7 +146,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     module = load_module(path)
     runner = args.runner
     if runner == "auto":
-        runner = "vm" if vmasm or _vm_test_module(module) else "check"
+        runner = "vm" if vmasm or is_vm_test_module(module) else "check"
     if runner == "vm":
         file_name = (Path(args.module).stem + ".vmfb") if vmasm else Path(args.module).name
         return _vm_command(module, file_name, args, target, extra, out)
@@ -165,17 +165,6 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     out.write("Test failed\nOK\n")  # the tool's own line, with its (OK) run status
     return 1
-
-
-def _vm_test_module(module: Any) -> bool:
-    """No check imports, and every export () -> (): what bytecode_module_test runs."""
-    if imports_check(module):
-        return False
-    for f in module.exported_functions:
-        sig = f.signature
-        if sig is None or sig.arguments.text or sig.results.text:
-            return False
-    return True
 
 
 def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: Any,

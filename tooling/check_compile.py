@@ -1,4 +1,5 @@
-"""iree-compile run for an execution model and a data model, its modules kept in a cache by content.
+"""iree-compile run for an execution model and a data model (and iree-as-module for VM assembly),
+its modules kept in a cache by content.
 
 The pytest plugin (tooling/check_items.py) compiles each check program once per (execution model,
 data model) and reuses the module across runs, processes and xdist workers:
@@ -14,6 +15,10 @@ data model) and reuses the module across runs, processes and xdist workers:
   never sees half a module), under an exclusive lock on the key (fcntl) so that concurrent workers
   compile a module once and the others wait for it. A compile that fails with an error is cached
   too (its stderr), so each worker reports it without compiling again.
+- `Assembler`: iree-as-module (iree-base-runtime's VM assembler, from PATH), the same cache for
+  `.vmasm` files (tooling/vm_test_module.py's `assemble`, used by `ireeabi test` and the plugin);
+  the tool has no `--version`, so its version is the distribution whose console script it is and
+  the SHA-256 of the file PATH names.
 """
 from __future__ import annotations
 
@@ -54,6 +59,8 @@ KERNEL_TARGET_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 COMPILE_TIMEOUT_S = 3600  # a backstop for a wedged compiler, far above any real compile
+ASSEMBLER = "iree-as-module"
+ASSEMBLE_TIMEOUT_S = 600  # a generous backstop; the tool takes milliseconds
 
 
 class UnknownModelError(IreeAbiError):
@@ -69,14 +76,20 @@ class CompilerNotFoundError(IreeAbiError):
     """iree-compile is neither on PATH nor in an installed `iree.compiler` package."""
 
 
-class CompileError(IreeAbiError):
-    """iree-compile refused a source: the source, the flags, its exit status and stderr."""
+class AssemblerNotFoundError(IreeAbiError):
+    """iree-as-module (iree-base-runtime's VM assembler) is not on PATH."""
 
-    def __init__(self, source: Path, flags: Sequence[str], returncode: int, stderr: str) -> None:
-        self.source, self.flags = source, tuple(flags)
+
+class CompileError(IreeAbiError):
+    """iree-compile (or iree-as-module: `tool`) refused a source: the source, the flags, its exit
+    status and stderr."""
+
+    def __init__(self, source: Path, flags: Sequence[str], returncode: int, stderr: str, *,
+                 tool: str = "iree-compile") -> None:
+        self.source, self.flags, self.tool = source, tuple(flags), tool
         self.returncode, self.stderr = returncode, stderr
-        super().__init__(f"iree-compile {source} {' '.join(flags)} exited with {returncode}:\n"
-                         f"{stderr.rstrip()}")
+        shown = " ".join([tool, str(source), *flags])
+        super().__init__(f"{shown} exited with {returncode}:\n{stderr.rstrip()}")
 
 
 def canonical_model(name: str) -> str:
@@ -112,6 +125,16 @@ def find_compiler() -> str:
             f"pip install iree-base-compiler") from None
 
 
+def find_assembler() -> str:
+    """The path of iree-as-module on PATH; AssemblerNotFoundError when it is not installed."""
+    found = shutil.which(ASSEMBLER)
+    if found is None:
+        raise AssemblerNotFoundError(
+            f"{ASSEMBLER} not found on PATH: it assembles .vmasm files and ships with IREE's "
+            f"runtime (pip install iree-base-runtime); or pass an assembled .vmfb")
+    return found
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive lock on `path` (a lock file beside the cache entry) while the block runs."""
@@ -139,37 +162,42 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-class Compiler:
-    """One iree-compile (`path`, found by `find_compiler` when None) and its module cache."""
+class _CachedTool:
+    """A tool that turns one source (on stdin) into one module, its outputs kept in a cache folder
+    by a key of the source's bytes, the flags and the tool's version (`version`, by subclasses)."""
 
-    def __init__(self, cache_dir: "str | os.PathLike", path: str | None = None) -> None:
+    name = ""
+    timeout_s = COMPILE_TIMEOUT_S
+
+    def __init__(self, cache_dir: "str | os.PathLike", path: str) -> None:
         self.cache_dir = Path(cache_dir)
-        self.path = path or find_compiler()
+        self.path = path
         self._version: str | None = None
 
     @property
     def version(self) -> str:
-        """`iree-compile --version`'s text (part of every cache key)."""
+        """The tool's version text (part of every cache key)."""
         if self._version is None:
-            proc = subprocess.run([self.path, "--version"], capture_output=True, text=True,
-                                  timeout=COMPILE_TIMEOUT_S)
-            if proc.returncode != 0:
-                raise CompilerNotFoundError(f"{self.path} --version exited with {proc.returncode}: "
-                                            f"{proc.stderr.strip()}")
-            self._version = proc.stdout.strip()
+            self._version = self._identify()
         return self._version
 
-    def key(self, source: bytes, flags: Sequence[str]) -> str:
-        """The cache key of `source` compiled with `flags` by this compiler."""
+    def _identify(self) -> str:
+        raise NotImplementedError
+
+    def _argv(self, flags: Sequence[str], out: str) -> list[str]:
+        raise NotImplementedError
+
+    def key(self, source: bytes, flags: Sequence[str] = ()) -> str:
+        """The cache key of `source` made with `flags` by this tool."""
         h = hashlib.sha256()
         for part in (source, "\0".join(flags).encode(), self.version.encode()):
             h.update(len(part).to_bytes(8, "little"))
             h.update(part)
         return h.hexdigest()[:32]
 
-    def compile(self, source: "str | os.PathLike", flags: Sequence[str]) -> Path:
-        """The module `source` compiles to with `flags`, from the cache or compiled into it;
-        CompileError when iree-compile refuses it."""
+    def _cached(self, source: "str | os.PathLike", flags: Sequence[str]) -> Path:
+        """The module of `source` with `flags`, from the cache or made into it; CompileError when
+        the tool refuses it (cached too)."""
         src = Path(source)
         text = src.read_bytes()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -178,29 +206,88 @@ class Compiler:
         if not out.is_file() and not err.is_file():
             with _locked(self.cache_dir / f"{stem}.lock"):
                 if not out.is_file() and not err.is_file():  # another worker may have made it
-                    self._compile(src, text, flags, out, err)
+                    self._make(src, text, flags, out, err)
         if err.is_file():
             returncode, _, stderr = err.read_text().partition("\n")
-            raise CompileError(src, flags, int(returncode), stderr)
+            raise CompileError(src, flags, int(returncode), stderr, tool=self.name)
         return out
 
-    def _compile(self, src: Path, text: bytes, flags: Sequence[str], out: Path, err: Path) -> None:
+    def _make(self, src: Path, text: bytes, flags: Sequence[str], out: Path, err: Path) -> None:
         fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=out.name + ".", suffix=".tmp")
         os.close(fd)
         try:
             # the source on stdin: its bytes are the key, whatever happens to the file meanwhile
-            proc = subprocess.run([self.path, "-", *flags, "-o", tmp], input=text,
-                                  capture_output=True, timeout=COMPILE_TIMEOUT_S)
+            proc = subprocess.run(self._argv(flags, tmp), input=text, capture_output=True,
+                                  timeout=self.timeout_s)
             stderr = proc.stderr.decode(errors="replace").replace("<stdin>", str(src))
-            if proc.returncode > 0:  # the compiler's own verdict: cache it
+            if proc.returncode > 0:  # the tool's own verdict: cache it
                 _write_atomic(err, f"{proc.returncode}\n{stderr}".encode())
                 return
             if proc.returncode < 0:  # killed: say so, cache nothing
-                raise CompileError(src, flags, proc.returncode, stderr)
+                raise CompileError(src, flags, proc.returncode, stderr, tool=self.name)
             os.replace(tmp, out)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+class Compiler(_CachedTool):
+    """One iree-compile (`path`, found by `find_compiler` when None) and its module cache."""
+
+    name = "iree-compile"
+
+    def __init__(self, cache_dir: "str | os.PathLike", path: str | None = None) -> None:
+        super().__init__(cache_dir, path or find_compiler())
+
+    def _identify(self) -> str:
+        """`iree-compile --version`'s text."""
+        proc = subprocess.run([self.path, "--version"], capture_output=True, text=True,
+                              timeout=COMPILE_TIMEOUT_S)
+        if proc.returncode != 0:
+            raise CompilerNotFoundError(f"{self.path} --version exited with {proc.returncode}: "
+                                        f"{proc.stderr.strip()}")
+        return proc.stdout.strip()
+
+    def _argv(self, flags: Sequence[str], out: str) -> list[str]:
+        return [self.path, "-", *flags, "-o", out]
+
+    def compile(self, source: "str | os.PathLike", flags: Sequence[str]) -> Path:
+        """The module `source` compiles to with `flags`, from the cache or compiled into it;
+        CompileError when iree-compile refuses it."""
+        return self._cached(source, flags)
+
+
+class Assembler(_CachedTool):
+    """One iree-assembler, `iree-as-module` (`path`, from PATH when None: AssemblerNotFoundError
+    when it is not there), and its module cache (the same scheme as `Compiler`'s)."""
+
+    name = ASSEMBLER
+    timeout_s = ASSEMBLE_TIMEOUT_S
+
+    def __init__(self, cache_dir: "str | os.PathLike", path: str | None = None) -> None:
+        super().__init__(cache_dir, path or find_assembler())
+
+    def _identify(self) -> str:
+        """iree-as-module has no --version: the Python distribution whose console script it is
+        (iree-base-runtime and its version), and the SHA-256 of the file PATH names (a build of
+        one's own has no distribution; its bytes are its version)."""
+        from importlib.metadata import entry_points
+        dists = sorted({f"{ep.dist.name} {ep.dist.version}"
+                        for ep in entry_points(group="console_scripts", name=self.name)
+                        if ep.dist is not None})
+        try:
+            digest = hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+        except OSError as e:
+            raise AssemblerNotFoundError(f"cannot read {self.path}: {e.strerror}") from None
+        return "; ".join([*dists, f"sha256:{digest}"])
+
+    def _argv(self, flags: Sequence[str], out: str) -> list[str]:
+        return [self.path, f"--output={out}", *flags, "-"]
+
+    def assemble(self, source: "str | os.PathLike") -> Path:
+        """The module iree-as-module makes of the VM assembly `source`, from the cache or
+        assembled into it; CompileError when the tool refuses it."""
+        return self._cached(source, ())
 
 
 def user_cache_dir() -> Path:
@@ -209,6 +296,7 @@ def user_cache_dir() -> Path:
     return Path(base) / "ireeabi"
 
 
-__all__ = ["MODEL_ALIASES", "KERNEL_TARGET_FLAGS", "COMPILE_TIMEOUT_S", "UnknownModelError",
-           "CompilerNotFoundError", "CompileError", "canonical_model", "compile_flags",
-           "find_compiler", "Compiler", "user_cache_dir"]
+__all__ = ["MODEL_ALIASES", "KERNEL_TARGET_FLAGS", "COMPILE_TIMEOUT_S", "ASSEMBLER",
+           "ASSEMBLE_TIMEOUT_S", "UnknownModelError", "CompilerNotFoundError",
+           "AssemblerNotFoundError", "CompileError", "canonical_model", "compile_flags",
+           "find_compiler", "find_assembler", "Compiler", "Assembler", "user_cache_dir"]

@@ -1,11 +1,12 @@
-"""Check programs as pytest items: what iree-check-module runs, one item per test function,
-execution model and data model.
+"""Check programs and VM test modules as pytest items: what iree-check-module and IREE's
+bytecode_module_test run, one item per test function, execution model, interpreter path and data
+model.
 
 IREE's check tests are modules whose exported functions take nothing, return nothing and call the
 `check` module (iree-check-module runs one gtest test per function: tooling/check_tests.py). The
 pytest plugin (tooling/testing.py) collects such programs when asked to (`--ireeabi-collect` or ini
 `ireeabi_collect = true`; nothing is collected otherwise), from the files matching
-`ireeabi_check_files` (default `*.mlir *.vmfb`):
+`ireeabi_check_files` (default `*.mlir *.vmfb *.vmasm`):
 
 - an `.mlir` source is compiled (tooling/check_compile.py, a cache keyed by content) for every
   execution model of `ireeabi_models` on every data model of `ireeabi_targets`, and each exported
@@ -20,12 +21,20 @@ pytest plugin (tooling/testing.py) collects such programs when asked to (`--iree
   `hal_loader` for inline-dynamic, `hal_inline` for inline-static); its items are
   `FUNCTION[MODEL-TARGET]` for each data model of `ireeabi_targets` (`ireeabi_models` does not
   apply).
+- a `.vmasm` file (VM assembly) is assembled by iree-as-module through the same kind of cache
+  (`check_compile.Assembler`, keyed by the source and the tool's version) and is a VM test module,
+  as is a `.vmfb` without `check` imports whose exports all take and return nothing: every export
+  is the item `FUNCTION[TARGET]`, run as bytecode_module_test runs it (tooling/vm_test_module.py:
+  a `fail_*` function must fail, any other return). A file iree-as-module refuses is one failing
+  item `iree-as-module` with the tool's message and the line.
 
-Without `ireeabi_targets`, the host's data model. Each item runs its function as
-iree-check-module does, in a fresh `Program` (nothing shared between items but the read-only module
-file, so they run in any order and on any xdist worker); it fails with the check module's own
-text, as `ireeabi test` prints it (module.cc's failures, and IREE_EXPECT_OK's for a failing call),
-without a Python traceback.
+Without `ireeabi_targets`, the host's data model. `ireeabi_paths` (fast, reference) runs every item
+on each of the interpreter's paths, the path then in the id before the target
+(`FUNCTION[MODEL-PATH-TARGET]`, `FUNCTION[PATH-TARGET]`); without it, the fast path. Each item runs
+its function in a fresh `Program` (nothing shared between items but the read-only module file, so
+they run in any order and on any xdist worker); it fails with the tool's own text, as `ireeabi
+test` prints it (module.cc's failures and IREE_EXPECT_OK's for a failing call; the VM test runner's
+GTEST_FAIL text), without a Python traceback.
 """
 from __future__ import annotations
 
@@ -50,13 +59,18 @@ from .check_compile import (CompileError, Compiler, canonical_model, compile_fla
                             user_cache_dir)
 from .check_tests import check_tests, failure_text, run_check_test
 from .execution_model import FULL_HAL_MODULE, takes_fences
+from .vm_test_module import (VmAsmError, VmTest, assemble, check_loads, is_vm_test_module,
+                             run_vm_test, vm_tests)
 
 # The models a check program calling check imports on buffer views runs in (in this order).
 ALL_MODELS = ("inline-static", "inline-dynamic", "default")
 # The check module's tensor ops (CheckOps.td), not a `@check.` import or its call.
 _TENSOR_CHECK_OP = re.compile(r"(?<![@\w.])check\.expect_\w+\s*\(")
 _COMMENT = re.compile(r"//.*$", re.MULTILINE)
-DEFAULT_FILES = ("*.mlir", "*.vmfb")
+DEFAULT_FILES = ("*.mlir", "*.vmfb", "*.vmasm")
+SUFFIXES = (".mlir", ".vmfb", ".vmasm")
+# The interpreter's paths: its compiled blocks and loop regions, or one handler per instruction.
+PATHS = ("fast", "reference")
 
 
 class CheckFailed(Exception):
@@ -78,6 +92,8 @@ class Settings:
     compile_flags: tuple[str, ...]
     cache_dir: Path
     jobs: int
+    paths: tuple[str, ...] = ("fast",)
+    paths_given: bool = False  # the path is part of each item's id only when the option is set
     host: str = field(default_factory=lambda: _targets.host().name)
     _compiler: Compiler | None = None
 
@@ -95,11 +111,12 @@ def add_options(parser: pytest.Parser) -> None:
     """The plugin's command-line and ini options (each command-line option overrides its ini)."""
     g = parser.getgroup("ireeabi", "ireeabi check programs (tooling/check_items.py)")
     g.addoption("--ireeabi-collect", action="store_true", default=None,
-                help="collect check programs (.mlir, .vmfb) as tests (ini: ireeabi_collect)")
+                help="collect check programs (.mlir, .vmfb) and VM test modules (.vmasm, .vmfb) "
+                     "as tests (ini: ireeabi_collect)")
     g.addoption("--ireeabi-files", default=None, metavar="GLOBS",
                 help="comma-separated patterns of the check program files to collect: a file name "
                      "pattern, or a path pattern relative to the rootdir when it has a `/` "
-                     "(ini: ireeabi_check_files; default: *.mlir,*.vmfb)")
+                     "(ini: ireeabi_check_files; default: *.mlir,*.vmfb,*.vmasm)")
     g.addoption("--ireeabi-models", default=None, metavar="MODELS",
                 help="comma-separated execution models to compile .mlir check programs for "
                      "(inline-static, inline-dynamic, default, or any of execution_model."
@@ -107,6 +124,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--ireeabi-targets", default=None, metavar="TARGETS",
                 help="comma-separated data models to run on (x86_64, riscv32, ...; ini: "
                      "ireeabi_targets; default: the host's)")
+    g.addoption("--ireeabi-paths", default=None, metavar="PATHS",
+                help="comma-separated interpreter paths to run each item on: fast (compiled "
+                     "blocks), reference (one handler per instruction); ini: ireeabi_paths; "
+                     "default: fast, and the path is then not in the item's id")
     g.addoption("--ireeabi-compile-flags", default=None, metavar="FLAGS",
                 help="more iree-compile flags, shell-quoted (added to ini: ireeabi_compile_flags)")
     g.addoption("--ireeabi-cache-dir", default=None, metavar="DIR",
@@ -117,6 +138,8 @@ def add_options(parser: pytest.Parser) -> None:
                   type="args", default=list(DEFAULT_FILES))
     parser.addini("ireeabi_models", "execution models of .mlir check programs", default="")
     parser.addini("ireeabi_targets", "data models to run check programs on", default="")
+    parser.addini("ireeabi_paths", "interpreter paths to run items on (fast, reference)",
+                  default="")
     parser.addini("ireeabi_compile_flags", "more iree-compile flags", type="args", default=[])
     parser.addini("ireeabi_cache_dir", "where compiled check modules are kept", default="")
     parser.addini("ireeabi_compile_jobs", "iree-compile processes at once (default: cores)",
@@ -144,6 +167,11 @@ def configure(config: pytest.Config) -> None:
             targets.append(_targets.get(t).name)
         except IreeAbiError as e:
             raise pytest.UsageError(f"--ireeabi-targets / ireeabi_targets: {e}") from None
+    paths = _names(opt("--ireeabi-paths") or config.getini("ireeabi_paths"))
+    for p in paths:
+        if p not in PATHS:
+            raise pytest.UsageError(f"--ireeabi-paths / ireeabi_paths: unknown interpreter path "
+                                    f"{p!r}; valid: {', '.join(PATHS)}")
     jobs_text = config.getini("ireeabi_compile_jobs")
     if jobs_text and not (jobs_text.isdigit() and int(jobs_text) > 0):
         raise pytest.UsageError(f"ireeabi_compile_jobs: {jobs_text!r} is not a positive count")
@@ -164,13 +192,15 @@ def configure(config: pytest.Config) -> None:
         + tuple(shlex.split(opt("--ireeabi-compile-flags") or "")),
         cache_dir=cache_dir,
         jobs=int(jobs_text) if jobs_text else (os.cpu_count() or 1),
+        paths=tuple(dict.fromkeys(paths)) or ("fast",),
+        paths_given=bool(paths),
     )
 
 
 def collect_file(file_path: Path, parent: pytest.Collector) -> "CheckFile | None":
     """A CheckFile for a check program the options select, else None."""
     settings = parent.config.stash.get(SETTINGS, None)
-    if settings is None or not settings.collect or file_path.suffix not in (".mlir", ".vmfb"):
+    if settings is None or not settings.collect or file_path.suffix not in SUFFIXES:
         return None
     try:
         relative = file_path.relative_to(parent.config.rootpath).as_posix()
@@ -213,8 +243,20 @@ class CheckFile(pytest.File):
 
     def collect(self) -> Iterable[pytest.Item]:
         settings = self.config.stash[SETTINGS]
+        if self.path.suffix == ".vmasm":
+            try:
+                vmfb = assemble(self.path, settings.cache_dir)
+            except VmAsmError as e:
+                yield AssemblyFailureItem.from_parent(self, name="iree-as-module", error=e)
+                return
+            # bytecode_module_test's name of the module file: the .vmfb the source assembles to
+            yield from self._vm_items(_read(vmfb.read_bytes()), self.path.stem + ".vmfb")
+            return
         if self.path.suffix == ".vmfb":
             module = _read(self.path.read_bytes())
+            if is_vm_test_module(module):
+                yield from self._vm_items(module, self.path.name)
+                return
             variants = [(module_model(module), t, module) for t in settings.targets]
             yield from self._items(variants)
             return
@@ -237,21 +279,52 @@ class CheckFile(pytest.File):
         yield from self._items(variants)
 
     def _items(self, variants: Sequence[tuple[str, str, ModuleFile]]) -> Iterator["CheckItem"]:
-        """One item per test function and variant, functions outermost (as pytest parametrizes)."""
+        """One item per test function and variant, functions outermost, then models, paths and
+        targets (as pytest orders a parametrized test's ids)."""
+        settings = self.config.stash[SETTINGS]
         tests = {id(m): check_tests(m) for _, _, m in variants}
+        models = list(dict.fromkeys(m for m, _, _ in variants))
         order = []
-        for v, (model, target, module) in enumerate(variants):
-            order += [(ordinal, v, name, model, target, module)
-                      for name, ordinal in tests[id(module)]]
-        for ordinal, _, name, model, target, module in sorted(order, key=lambda o: o[:2]):
-            yield CheckItem.from_parent(self, name=f"{name}[{model}-{target}]", function=name,
-                                        ordinal=ordinal, model=model, target=target, module=module)
+        for model, target, module in variants:
+            for p, path in enumerate(settings.paths):
+                rank = (models.index(model), p, settings.targets.index(target))
+                order += [(ordinal, rank, name, model, path, target, module)
+                          for name, ordinal in tests[id(module)]]
+        for ordinal, _, name, model, path, target, module in sorted(order, key=lambda o: o[:2]):
+            variant = _variant_id(settings, model, path, target)
+            yield CheckItem.from_parent(self, name=f"{name}[{variant}]", function=name,
+                                        ordinal=ordinal, model=model, target=target,
+                                        module=module, reference=path == "reference")
+
+    def _vm_items(self, module: ModuleFile, file_name: str) -> Iterator["VmTestItem"]:
+        """A VM test module's items, as bytecode_module_test lists its tests (every export): one
+        per export, interpreter path and data model, exports outermost. The module is made once
+        per data model first, as the test binary makes it while listing: a module IREE's
+        verifier refuses is a collection error (the binary aborts before any test)."""
+        settings = self.config.stash[SETTINGS]
+        for target in settings.targets:
+            check_loads(module, target=target)
+        for test in vm_tests(module, file_name):
+            for path in settings.paths:
+                for target in settings.targets:
+                    yield VmTestItem.from_parent(
+                        self, name=f"{test.function}[{_variant_id(settings, None, path, target)}]",
+                        test=test, target=target, module=module, reference=path == "reference")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> Any:
         if isinstance(excinfo.value, IreeAbiError):  # bad input: its message, not a traceback
             return f"{self.path}: {_short(excinfo.value)}"
         return super().repr_failure(excinfo, style)
+
+
+def _variant_id(settings: Settings, model: str | None, path: str, target: str) -> str:
+    """The item's parameter id: `MODEL-TARGET` (VM test items: `TARGET`), with the interpreter
+    path before the target when the paths option is set (`MODEL-PATH-TARGET`)."""
+    parts = [model] if model is not None else []
+    if settings.paths_given:
+        parts.append(path)
+    return "-".join([*parts, target])
 
 
 def _compiled(compiler: Compiler, path: Path, flags: tuple[str, ...]) -> "Path | CompileError":
@@ -261,20 +334,9 @@ def _compiled(compiler: Compiler, path: Path, flags: tuple[str, ...]) -> "Path |
         return e
 
 
-class CheckItem(pytest.Item):
-    """One test function of a check module on one execution model and data model."""
-
-    def __init__(self, *, function: str, ordinal: int, model: str, target: str,
-                 module: ModuleFile, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.function, self.ordinal, self.model, self.target = function, ordinal, model, target
-        self.module = module
-
-    def runtest(self) -> None:
-        failures = run_check_test(self.module, self.function, target=self.target,
-                                  modules=(CHECK_MODULE,))
-        if failures:
-            raise CheckFailed(failure_text(failures))
+class _ModuleItem(pytest.Item):
+    """An item that runs a module's function: its failure is the text the tool prints, no
+    traceback."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> Any:
@@ -283,6 +345,59 @@ class CheckItem(pytest.Item):
         if isinstance(excinfo.value, IreeAbiError):  # a status the run could not get past, a trap
             return _short(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+class CheckItem(_ModuleItem):
+    """One test function of a check module on one execution model, interpreter path and data
+    model."""
+
+    def __init__(self, *, function: str, ordinal: int, model: str, target: str,
+                 module: ModuleFile, reference: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.function, self.ordinal, self.model, self.target = function, ordinal, model, target
+        self.module, self.reference = module, reference
+
+    def runtest(self) -> None:
+        failures = run_check_test(self.module, self.function, target=self.target,
+                                  modules=(CHECK_MODULE,), reference=self.reference)
+        if failures:
+            raise CheckFailed(failure_text(failures))
+
+
+class VmTestItem(_ModuleItem):
+    """One export of a VM test module on one interpreter path and data model, as
+    bytecode_module_test runs it (tooling/vm_test_module.py): a `fail_*` function must end in a
+    failing status, any other must return; the failure is the runner's gtest text."""
+
+    def __init__(self, *, test: VmTest, target: str, module: ModuleFile, reference: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.test, self.target, self.module, self.reference = test, target, module, reference
+
+    def runtest(self) -> None:
+        failure = run_vm_test(self.module, self.test, target=self.target,
+                              reference=self.reference).failure()
+        if failure is not None:
+            raise CheckFailed(failure)
+
+
+class AssemblyFailureItem(pytest.Item):
+    """A `.vmasm` file iree-as-module refuses (or cannot be assembled without the tool): fails with
+    the error naming the line; the session's other files still run."""
+
+    def __init__(self, *, error: VmAsmError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
+        return str(excinfo.value)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name
@@ -306,6 +421,7 @@ class CompileFailureItem(pytest.Item):
         return self.path, None, self.name
 
 
-__all__ = ["ALL_MODELS", "DEFAULT_FILES", "CheckFailed", "Settings", "SETTINGS", "add_options",
-           "configure", "collect_file", "runnable_models", "module_model", "CheckFile",
-           "CheckItem", "CompileFailureItem"]
+__all__ = ["ALL_MODELS", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
+           "SETTINGS", "add_options", "configure", "collect_file", "runnable_models",
+           "module_model", "CheckFile", "CheckItem", "VmTestItem", "AssemblyFailureItem",
+           "CompileFailureItem"]

@@ -63,13 +63,14 @@ def check_tests(module: ModuleFile, names: Sequence[str] = ()) -> list[tuple[str
 
 def run_check_test(module: ModuleFile, name: str, *, target: Any = None,
                    modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
-                   max_steps: int | None = None,
-                   kernel_cpu_time: float | None = None) -> "list[Failure | str]":
+                   max_steps: int | None = None, kernel_cpu_time: float | None = None,
+                   reference: bool = False) -> "list[Failure | str]":
     """One test: a fresh program (context) with `modules` (which must include a `check` module),
     the call, the failures it recorded in order; a failing call adds IREE_EXPECT_OK's failure after
-    them. A trap (which crashes the tool) propagates."""
+    them. A trap (which crashes the tool) propagates. `reference`: the interpreter's reference
+    path (`Program`'s)."""
     program = Program(module, target=target, modules=list(modules), heap_limit=heap_limit,
-                      max_steps=max_steps, kernel_cpu_time=kernel_cpu_time)
+                      max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
     failures: list[Failure | str] = []
     try:
         state = program.runtime.modules[CHECK_MODULE_NAME].state

@@ -9,7 +9,8 @@ runtime/src/iree/vm/testing/test_runner.h:
   name is `<module file>_<function>` with ':' and '.' made '_' (the file is `x.vmfb`, so
   `x_vmfb_test_add`), in the gtest suite `bytecode/VMBytecodeTest`, test `Check/<name>`;
 - each test gets a fresh context (the prerequisite modules, then the module under test) and calls
-  its function with no arguments and no result storage;
+  its function with no arguments and no result storage, resuming it after each yield up to
+  test_runner.h's limit of 10000 resumes (then RESOURCE_EXHAUSTED, "resume limit ... exceeded");
 - a function whose name starts with `fail_` passes when the call returns a failing status and fails
   ("Function expected failure but succeeded") when it returns; any other passes when the call
   returns OK and fails with the status text otherwise ("Function expected success but failed with
@@ -26,17 +27,15 @@ registered native module of that name exists (as any other import). An export th
 cannot be called with none: it fails with INVALID_ARGUMENT before it runs. Results of an export
 that returns some are released unread.
 
-A `.vmasm` file is assembled with `iree-as-module` (from iree-base-runtime) into a cache directory
-keyed by the source's bytes and the tool's identity (`IREEABI_CACHE_DIR`, else
-`$TMPDIR/ireeabi-<uid>`); a missing tool or a failed assembly is a `VmAsmError` naming the line.
+A `.vmasm` file is assembled with `iree-as-module` (from iree-base-runtime) through the cache of
+tooling/check_compile.py (`Assembler`: keyed by the source's bytes and the tool's version; in
+`IREEABI_CACHE_DIR`, else `$TMPDIR/ireeabi-<uid>`, or the pytest plugin's cache folder); a missing
+tool or a failed assembly is a `VmAsmError` naming the line.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,13 +43,17 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
+from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
 from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ireeabi.vm.bytecode.lists import VmList
 from ireeabi.vm.bytecode.module_file import ModuleFile
+from ireeabi.vm.ref import Ref
 from ireeabi.vm.status import StatusCode, StatusError
 
+from .check_compile import ASSEMBLER, Assembler, AssemblerNotFoundError, CompileError
+from .check_compile import find_assembler as _find_assembler
 from .program import Program
 
-ASSEMBLER = "iree-as-module"
 SUITE = "bytecode/VMBytecodeTest"
 CHECK_MODULE_NAME = "check"
 FAIL_PREFIX = "fail_"
@@ -63,7 +66,6 @@ SETUP_SOURCE = "c/runtime/src/iree/vm/testing/test_runner.h"
 SETUP_LINE = 123
 SETUP_EXPRESSION = ("iree_vm_context_create_with_modules( instance_, IREE_VM_CONTEXT_FLAG_NONE, "
                     "modules.size(), modules.data(), iree_allocator_system(), &context_)")
-_ASSEMBLE_TIMEOUT_S = 600  # a generous backstop; the tool takes milliseconds
 _LINE = re.compile(r"at line (\d+)")
 
 
@@ -135,6 +137,18 @@ def imports_check(module: ModuleFile) -> bool:
     return any(f.module == CHECK_MODULE_NAME for f in module.imported_functions)
 
 
+def is_vm_test_module(module: ModuleFile) -> bool:
+    """True for what bytecode_module_test runs rather than iree-check-module: no `check` imports,
+    and every export takes and returns nothing."""
+    if imports_check(module):
+        return False
+    for f in module.exported_functions:
+        sig = f.signature
+        if sig is None or sig.arguments.text or sig.results.text:
+            return False
+    return True
+
+
 def gtest_name(file_name: str, function: str) -> str:
     """test_runner.cc's printed parameter: `<module file>_<function>`, ':' and '.' as '_'."""
     return re.sub(r"[:.]", "_", f"{file_name}_{function}")
@@ -171,10 +185,14 @@ def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
                 f"export '{test.function}' takes {len(inputs)} input(s) "
                 f"({program.context.exported(test.function).cconv}); the test runner passes none"))
         try:
-            program.call(test.function)  # results (if any) come back converted and released
+            # resumed after each yield as the runner resumes, at most TEST_RUNNER_MAX_RESUMES times
+            results = program.context.begin(test.function).finish(TEST_RUNNER_MAX_RESUMES)
+            for value in results:  # unread: the runner gives the call no result storage
+                if isinstance(value, (Ref, VmList)):
+                    program.buffers.release(value)
         except (StatusError, VmStatusError) as e:
             return VmTestOutcome(test, e)
-        except ArgumentError as e:  # e.g. a result the program cannot convert: still a returned call
+        except ArgumentError as e:  # the call refused to begin: a failing status all the same
             return VmTestOutcome(test, StatusError(StatusCode.INVALID_ARGUMENT, str(e)))
         return VmTestOutcome(test, None)
     finally:
@@ -207,46 +225,28 @@ def cache_dir() -> Path:
 
 def find_assembler() -> str:
     """The path of iree-as-module; VmAsmError when it is not installed."""
-    found = shutil.which(ASSEMBLER)
-    if found is None:
-        raise VmAsmError("", f"{ASSEMBLER} not found on PATH: it assembles .vmasm files and ships "
-                             f"with IREE's runtime (pip install iree-base-runtime); or pass an "
-                             f"assembled .vmfb")
-    return found
+    try:
+        return _find_assembler()
+    except AssemblerNotFoundError as e:
+        raise VmAsmError("", str(e)) from None
 
 
 def assemble(path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
-    """The `.vmfb` iree-as-module makes of a `.vmasm` file, cached by the source's bytes and the
-    tool's path, size and modification time (re-assembled when any changes)."""
+    """The `.vmfb` iree-as-module makes of a `.vmasm` file, through tooling/check_compile.py's
+    content-addressed cache in `out_dir` (default `cache_dir()`): keyed by the source's bytes and
+    the tool's version, made once under a lock however many processes ask (xdist workers), a
+    refusal cached too. VmAsmError, naming the line, when the tool is missing or refuses it."""
     src = Path(path)
     try:
         text = src.read_bytes()
     except OSError as e:
         raise VmAsmError(str(src), f"{src}: cannot read: {e.strerror}") from e
-    tool = find_assembler()
-    real = os.path.realpath(tool)
-    st = os.stat(real)
-    key = hashlib.sha256(b"\0".join([text, real.encode(), str(st.st_size).encode(),
-                                     str(st.st_mtime_ns).encode()])).hexdigest()[:20]
-    out = Path(out_dir) if out_dir is not None else cache_dir()
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{src.stem}.{key}.vmfb"
-    if target.is_file():
-        return target
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    assembler = Assembler(out_dir if out_dir is not None else cache_dir(), find_assembler())
     try:
-        proc = subprocess.run([tool, f"--output={tmp}", str(src)], capture_output=True, text=True,
-                              timeout=_ASSEMBLE_TIMEOUT_S)
-    except OSError as e:
-        raise VmAsmError(str(src), f"cannot run {tool}: {e}") from e
-    except subprocess.TimeoutExpired as e:
-        raise VmAsmError(str(src), f"{ASSEMBLER} {src} did not finish in {_ASSEMBLE_TIMEOUT_S} s") from e
-    if proc.returncode != 0 or not tmp.is_file():
-        tmp.unlink(missing_ok=True)
-        raise _assembly_error(src, text, proc.stderr.strip() or proc.stdout.strip()
-                              or f"exit status {proc.returncode}")
-    os.replace(tmp, target)  # atomic: a concurrent run never reads half a file
-    return target
+        return assembler.assemble(src)
+    except CompileError as e:
+        message = e.stderr.strip() or f"exit status {e.returncode}"
+        raise _assembly_error(src, text, message) from None
 
 
 def _assembly_error(src: Path, text: bytes, message: str) -> VmAsmError:
@@ -261,5 +261,6 @@ def _assembly_error(src: Path, text: bytes, message: str) -> VmAsmError:
     return VmAsmError(str(src), f"{where}: {ASSEMBLER} cannot assemble it: {message}{quoted}", line)
 
 
-__all__ = ["VmAsmError", "VmTest", "VmTestOutcome", "SUITE", "assemble", "check_loads", "find_assembler",
-           "imports_check", "run_vm_test", "status_text", "gtest_name", "vm_tests"]
+__all__ = ["VmAsmError", "VmTest", "VmTestOutcome", "SUITE", "FAIL_PREFIX", "assemble", "cache_dir",
+           "check_loads", "find_assembler", "imports_check", "is_vm_test_module", "run_vm_test",
+           "status_text", "gtest_name", "vm_tests"]

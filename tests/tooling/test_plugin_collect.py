@@ -13,6 +13,8 @@
   runs in the model its imports name; bad options are usage errors naming the value.
 - The compiled-module cache: one compile per key however many threads ask at once (a stand-in
   compiler counts its runs), a compile error cached and reported again without compiling.
+- `--ireeabi-paths=fast,reference` runs each item on both interpreter paths (the path in its id).
+(tests/tooling/test_plugin_vmasm.py: the plugin's VM test module items.)
 """
 from __future__ import annotations
 
@@ -187,6 +189,22 @@ def test_a_vmfb_runs_in_its_model_on_each_target(pytester):
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "sort_topk.mlir").read_text())]
     expected = [f"sort_topk.vmfb::{f}[inline-static-{t}]" for f in functions
                 for t in ("riscv32", "wasm32")]
+    assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
+    result.assert_outcomes(passed=len(expected))
+
+
+def test_interpreter_paths_parametrize_check_items(pytester):
+    """--ireeabi-paths runs each item on the fast path and on the reference path (one handler per
+    instruction); the path is then in the id, before the target."""
+    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
+                              extra_flags=cc.F64)
+    shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
+                                           "--ireeabi-targets=riscv32",
+                                           "--ireeabi-paths=fast,reference")
+    functions = [f.name for f in cc.parse((cc.CHECK_DIR / "sort_topk.mlir").read_text())]
+    expected = [f"sort_topk.vmfb::{f}[inline-static-{p}-riscv32]" for f in functions
+                for p in ("fast", "reference")]
     assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
     result.assert_outcomes(passed=len(expected))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,12 @@ def test_corpus_covers_every_op_family():
     """Each family the interpreter handles has a module, and a module with fail_ functions."""
     assert {p.stem for p in FILES} >= {"arith_i32", "arith_i64", "arith_f32", "arith_f64",
                                        "compare_convert", "globals", "buffers", "lists_refs",
-                                       "control_calls", "variadic_native"}
+                                       "control_calls", "variadic_native", "debug_ops"}
     text = "\n".join(p.read_text() for p in FILES)
     for op in ("vm.br_table", "vm.call.variadic", "vm.import.resolved", "vm.import optional",
                "vm.buffer.hash", "vm.list.get.ref", "vm.cast.any.ref", "vm.global.load.indirect",
-               "vm.shr.i64.u", "vm.cast.f64.ui64", "vm.cmp.nan.f32", "vm.fail"):
+               "vm.shr.i64.u", "vm.cast.f64.ui64", "vm.cmp.nan.f32", "vm.fail", "vm.trace",
+               "vm.print", "vm.break", "vm.cond_break"):
         assert op in text, op
 
 
@@ -108,6 +110,39 @@ def test_iree_run_module_refuses_what_it_cannot_register(assembled, stem):
     for f in _exports(assembled[stem]):
         proc = tools.run_module_status(assembled[stem], f)
         assert proc.returncode != 0 and RUN_MODULE_REFUSES[stem] in proc.stderr, proc.stderr
+
+
+def test_debug_ops_print_what_iree_run_module_prints(assembled):
+    """vm.trace and vm.print write nothing in IREE's interpreter (dispatch.c): `ireeabi run`'s stdout
+    is iree-run-module's, byte for byte, for every function of debug_ops, and both exit alike."""
+    vmfb = assembled["debug_ops"]
+    for f in _exports(vmfb):
+        proc = tools.run_module_status(vmfb, f)
+        rc, out, _ = _cli("run", f"--module={vmfb}", f"--function={f}")
+        assert out == proc.stdout and (rc == 0) == (proc.returncode == 0), (f, out, proc.stdout)
+
+
+def test_switch_ref_has_no_assembler_syntax(tmp_path):
+    """iree-as-module 3.13 refuses vm.switch.ref with a result register (the variadic values must
+    come last in its generic field walk) and without one (the op writes a result): the op cannot be
+    in the corpus. `ireeabi test` reports the refusal with the line it names."""
+    src = CORPUS / "invalid" / "switch_ref.vmasm"
+    line = next(i for i, t in enumerate(src.read_text().splitlines(), 1) if "= vm.switch.ref" in t)
+    assembler = tools.find_tool("iree-as-module")
+    proc = subprocess.run([assembler, f"--output={tmp_path / 'a.vmfb'}", str(src)],
+                                capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert f"INVALID_ARGUMENT; variadic operand instruction has a result; at line {line}" \
+        in proc.stderr
+    no_result = tmp_path / "no_result.vmasm"
+    no_result.write_text(src.read_text().replace("%r2 = vm.switch.ref", "vm.switch.ref"))
+    proc = subprocess.run([assembler, f"--output={tmp_path / 'b.vmfb'}", str(no_result)],
+                                capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert f"INVALID_ARGUMENT; instruction requires a result register; at line {line}" \
+        in proc.stderr
+    rc, out, err = _cli("test", str(src))
+    assert rc != 0 and out == "" and f"switch_ref.vmasm:{line}:" in err and "Traceback" not in err
 
 
 def test_a_callee_declaring_no_registers_for_its_arguments_is_refused_by_both():
