@@ -44,6 +44,7 @@ import io
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -244,22 +245,26 @@ def watch(pid: int, cpu_limit: float, backstop: float, cpu=cpu_seconds) -> "tupl
     ("backstop", 0) once `backstop` seconds of wall-clock time passed below that limit. The poll
     interval only sets how soon a verdict is seen, never which."""
     deadline = time.monotonic() + backstop
-    pause = 0.001
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return "done", status
-        verdict = ("hang" if cpu(pid) > cpu_limit else
-                   "backstop" if time.monotonic() > deadline else None)
-        if verdict:
-            try:
-                os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            return verdict, 0
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+    exited = select.poll()
+    pidfd = os.pidfd_open(pid)  # readable once the child has exited: no sleeping past its end
+    exited.register(pidfd, select.POLLIN)
+    try:
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "done", status
+            verdict = ("hang" if cpu(pid) > cpu_limit else
+                       "backstop" if time.monotonic() > deadline else None)
+            if verdict:
+                try:
+                    os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                os.waitpid(pid, 0)
+                return verdict, 0
+            exited.poll(50)  # ms: how often the CPU time is looked at while the child runs
+    finally:
+        os.close(pidfd)
 
 
 def _run_one(mod: Module, mutant: Mutant, cpu_limit: float, backstop: float,
@@ -328,19 +333,37 @@ def campaign_in_fresh_process(count: int, seed: int) -> Result:
     return Result(data["counts"], [tuple(b) for b in data["bad"]], data["iree_hangs"])
 
 
+def _warm_up(mods: list[Module], workdir: str) -> None:
+    """Import, before forking, everything a mutant's commands import: the command line's modules
+    are imported lazily, and a child importing them anew costs ~7x the mutant's own work. The
+    unmutated host modules are inspected and run once here; the foreign ones only inspected, and the
+    CPU emulator's and wasm runtime's modules imported, since running them would leave threads in
+    this process, which a forked child does not keep."""
+    from ireeabi.cli.main import main
+    from ireeabi.hal.local import emulated_executable, wasm_executable  # noqa: F401
+    from ireeabi.hal.local.native import native
+    native()  # builds the C helper once
+    sink = io.StringIO()
+    path = os.path.join(workdir, "original.vmfb")
+    for mod in mods:
+        Path(path).write_bytes(mod.data)
+        where = ["--target", mod.target] if mod.target else []
+        main(["inspect", path, "--check-imports", *where], stdout=sink, stderr=sink)
+        if not mod.target:
+            main(["run", path, "--function", mod.function, *(f"--input={i}" for i in mod.inputs)],
+                 stdout=sink, stderr=sink)
+
+
 def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
              backstop: "float | None" = None, mods: "list[Module] | None" = None,
              verbose: bool = False) -> Result:
     """Run `count` mutants of seed `seed`; `backstop` defaults to BACKSTOP_FACTOR * `cpu_limit`."""
     backstop = BACKSTOP_FACTOR * cpu_limit if backstop is None else backstop
-    # Import ireeabi (and build the C helper) before forking, so each mutant starts warm.
-    from ireeabi.cli import main  # noqa: F401
-    from ireeabi.hal.local.native import native
-    native()
     mods = mods if mods is not None else modules()
     by_name = {m.name: m for m in mods}
     result = Result()
     with tempfile.TemporaryDirectory(prefix="ireeabi-mutants-") as workdir:
+        _warm_up(mods, workdir)
         for mutant in mutants(mods, count, seed):
             mod = by_name[mutant.module]
             outcome, detail = _run_one(mod, mutant, cpu_limit, backstop, workdir)

@@ -321,7 +321,7 @@ def test_fuzz_buffer_ops(op: str, offset: int, length: int, alignment: int, elen
     run_case(world, case, untouched)
 
 
-def test_atheris_harness_runs_clean() -> None:
+def test_atheris_harness_runs_clean(tmp_path: Path) -> None:
     """libFuzzer (atheris) over the same shims for a bounded, seeded number of runs."""
     assert importlib.util.find_spec("atheris") is not None, \
         "atheris is a test dependency (pip install atheris; it belongs in the test extra)"
@@ -331,7 +331,9 @@ def test_atheris_harness_runs_clean() -> None:
     # child starts with this test process's peak, so the bound is 2 GiB above it.
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     r = subprocess.run([sys.executable, str(harness), f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=512",
-                        "-len_control=0", f"-rss_limit_mb={peak_mb + 2048}"], capture_output=True, text=True,
-                       env=env, timeout=300)
+                        "-len_control=0", f"-rss_limit_mb={peak_mb + 2048}",
+                        # libFuzzer's crash/oom files go to the test's folder, not the caller's.
+                        f"-artifact_prefix={tmp_path}/"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"Done {ATHERIS_RUNS} runs" in r.stderr
