@@ -310,16 +310,26 @@ class RegionPlan:
 
 def _loops(succ: dict[int, list[int | None]], depth: int = 1) -> list[tuple[set[int], int]]:
     """The loops, innermost apart: each strongly connected set of blocks with a cycle, less the
-    loops inside it (those of the set without the edges back to its first block reached), so that
+    loops inside it (those of the set without the edges back to its head, `_head`), so that
     a register reused with another width or kind in an outer or inner loop still is a local of
     each (control crossing from one set to another writes the locals back and reads the others).
     Each set comes with its nesting depth."""
     out: list[tuple[set[int], int]] = []
-    for members, head in _cycles(succ):
-        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members}, depth + 1)
+    for members, _ in _cycles(succ):
+        head = _head(succ, members)
+        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in sorted(members)},
+                       depth + 1)
         out.extend(inner)
         out.append((members.difference(*(m for m, _ in inner)), depth))
     return out
+
+
+def _head(succ: dict[int, list[int | None]], members: set[int]) -> int:
+    """A loop's head: its first block entered from outside it (the loop's header; the first block
+    Tarjan's search reached would depend on the order it visits blocks in, and a body block taken
+    for the head splits an inner loop in two, each iteration crossing between their locals)."""
+    entries = {t for v, ts in succ.items() if v not in members for t in ts if t in members}
+    return min(entries or members)
 
 
 def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
