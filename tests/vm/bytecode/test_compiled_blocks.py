@@ -538,3 +538,26 @@ def test_a_loop_keeps_its_blocks_in_one_set_of_locals(kernel, function, shapes, 
         files.append(f"@{tmp_path / f'x{k}.npy'}")
     theirs = tools.run_module_results([path], function, files, len(results))
     assert [t.tobytes() for t in theirs] == [r.tobytes() for r in results]
+
+
+def test_libm_calls_of_regions_give_the_reference_bits():
+    """Loop regions call each C library function of PURE_OPS (expf, tanhf, powf, their f64
+    forms...) through a cffi pointer to the ctypes function's own address (regions.c_call): for
+    every one, on special values (NaNs with payloads, infinities, denormals, signed zeros) and a
+    ramp, the result has the bits of the reference path's ctypes call."""
+    import ctypes  # noqa: PLC0415
+    import itertools  # noqa: PLC0415
+    from ireeabi.vm.bytecode.numerics import PURE_OPS  # noqa: PLC0415
+    from ireeabi.vm.bytecode.regions import c_call  # noqa: PLC0415
+    values = [float(v) for v in _SPECIALS] + [float(v) for v in _float_inputs(40, 1, False, False)] + [1e-40, 7e37]
+    checked = 0
+    for name, f in sorted(PURE_OPS.items()):
+        if not isinstance(f, ctypes._CFuncPtr):
+            continue
+        fast = c_call(f)
+        assert fast is not f and type(fast).__module__ != "ctypes", name
+        arity = len(f.argtypes)
+        for args in itertools.product(values[::3] if arity == 2 else values, repeat=arity):
+            assert struct.pack("<d", fast(*args)) == struct.pack("<d", f(*args)), (name, args)
+        checked += 1
+    assert checked >= 30
