@@ -417,8 +417,8 @@ class LocalsEmitter:
                     self.heads.append(target)
                 lines.append(f"{pad}ip = {target}")
                 lines.append(f"{pad}continue")
-        else:
-            self.flush_temps(lines, pad)
+        else:  # leaving the region: the temporaries the code outside may read (RegionPlan.exit_live)
+            self.flush_temps(lines, pad, self.plan.exit_live)
             self.flush_locals(lines, pad)
             lines.append(f"{pad}frame.ip = {target}")
             lines.append(f"{pad}return None")
