@@ -302,14 +302,20 @@ class LocalsEmitter:
         lines += ["    try:", "        while True:"]
         # The blocks control comes back to (the loops' heads) first, by equality; then every block.
         self.heads: list[int] = []
+        self.inner: int | None = None  # the head whose own `while` the code being written is in
         body: list = []
         self._tree(blocks, inside, body, " " * 16)
         pad = " " * 12
         # the innermost loops' heads first: the dispatch tests them in order at every iteration
         self.heads.sort(key=lambda h: -self.plan.depth.get(h, 0))
         for n, head in enumerate(self.heads):
+            # A head runs in a `while` of its own: a jump back to it is `continue` there (no store
+            # of ip, no dispatch), any other jump leaves that loop for the dispatch (`break`).
             lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
-            self._block(head, self.ends[head], inside, lines, pad + "    ", ())
+            lines.append(f"{pad}    while True:")
+            self.inner = head
+            self._block(head, self.ends[head], inside, lines, pad + "        ", ())
+            self.inner = None
         if self.heads:
             lines.append(f"{pad}else:")
             lines += body
@@ -412,11 +418,13 @@ class LocalsEmitter:
                 self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
+            elif target == self.inner:
+                lines.append(f"{pad}continue")  # the head's own while
             else:
                 if target not in self.heads:
                     self.heads.append(target)
                 lines.append(f"{pad}ip = {target}")
-                lines.append(f"{pad}continue")
+                lines.append(f"{pad}{'continue' if self.inner is None else 'break'}")
         else:  # leaving the region: the temporaries the code outside may read (RegionPlan.exit_live)
             self.flush_temps(lines, pad, self.plan.exit_live)
             self.flush_locals(lines, pad)
