@@ -303,6 +303,9 @@ class LocalsEmitter:
         # The blocks control comes back to (the loops' heads) first, by equality; then every block.
         self.heads: list[int] = []
         self.inner: int | None = None  # the head whose own `while` the code being written is in
+        self.assume: frozenset = frozenset()  # buffers remembered where that while is entered
+        self.promote: frozenset = frozenset()  # buffers whose being remembered leaves it (for a copy assuming them)
+        self.back_valid: list[frozenset] = []
         body: list = []
         self._tree(blocks, inside, body, " " * 16)
         pad = " " * 12
@@ -312,9 +315,28 @@ class LocalsEmitter:
             # A head runs in a `while` of its own: a jump back to it is `continue` there (no store
             # of ip, no dispatch), any other jump leaves that loop for the dispatch (`break`).
             lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
-            lines.append(f"{pad}    while True:")
             self.inner = head
-            self._block(head, self.ends[head], inside, lines, pad + "        ", ())
+            # The buffers remembered wherever an iteration jumps back (written once to find them):
+            # when all are remembered at the head, a second copy of the loop runs without testing
+            # them at each access (until something makes the region forget a buffer). The first
+            # copy, run when some is not, goes to the dispatch (and so to the second) once they are.
+            self.back_valid: list[frozenset] = []
+            self._block(head, self.ends[head], inside, [], pad, ())
+            assumed = frozenset.intersection(*self.back_valid) if self.back_valid else frozenset()
+            inner = pad + "    "
+            if assumed:
+                tests = " and ".join(f"buf{m} is not None" for m in sorted(assumed))
+                lines.append(f"{pad}    if {tests}:")
+                lines.append(f"{pad}        while True:")
+                self.assume = assumed
+                self._block(head, self.ends[head], inside, lines, pad + "            ", ())
+                self.assume = frozenset()
+                lines.append(f"{pad}    else:")
+                inner = pad + "        "
+            lines.append(f"{inner}while True:")
+            self.promote = assumed
+            self._block(head, self.ends[head], inside, lines, inner + "    ", ())
+            self.promote = frozenset()
             self.inner = None
         if self.heads:
             lines.append(f"{pad}else:")
@@ -343,7 +365,7 @@ class LocalsEmitter:
         self.b.derefs.clear()
         self.temps.clear()
         if not chain:
-            self.valid = set()  # entered from the dispatch: no buffer known remembered
+            self.valid = set(self.assume)  # entered from the dispatch: the buffers its test found remembered
         self.start = start
         self.chain = chain + (start,)
         self.local, self.written = self.plan.locals_at(start)
@@ -418,7 +440,8 @@ class LocalsEmitter:
                 self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
-            elif target == self.inner:
+            elif target == self.inner and self.assume <= self.valid and not (self.promote and self.promote <= self.valid):
+                self.back_valid.append(frozenset(self.valid))
                 lines.append(f"{pad}continue")  # the head's own while
             else:
                 if target not in self.heads:
