@@ -237,9 +237,10 @@ class RegionPlan:
 
     def _liveness(self, fn: Any, code: list, outside: tuple[set, set] | None) -> None:
         """live_in[block start]: registers a block may read before writing them. Calling a handler
-        reads the registers its operands name (`named_registers`); leaving the region reads `exit_live`: the registers the function's
-        instructions outside the region name (`outside_reads`), and those the region's blocks
-        entered from outside may read; every register when an outside operand is not understood."""
+        reads the registers its operands name (`named_registers`); leaving the region reads
+        `exit_live`: the registers the function's instructions outside the region name
+        (`outside_reads`), and those the region's blocks entered from outside may read; every
+        register when an outside operand is not understood."""
         every = frozenset(range(fn.i32_count))
         uses: dict[int, set] = {}
         defs: dict[int, set] = {}
@@ -443,6 +444,7 @@ def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
     return out
 
 
-__all__ = ["RegionPlan", "Opaque", "accesses", "named_registers", "outside_reads", "constant_value", "moves", "is_read", "BRANCHES", "CONSTS",
+__all__ = ["RegionPlan", "Opaque", "accesses", "named_registers", "outside_reads", "constant_value", "moves",
+           "is_read", "BRANCHES", "CONSTS",
            "FLOAT_BITS_OPS", "REGISTER_ONLY",
            "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]

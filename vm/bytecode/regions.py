@@ -18,7 +18,10 @@ local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32
 inline (their handlers copy or mask the register bits).
 
 The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does. A handler call writes the
+made from; the others call their PURE_OPS function as blocks.py does (a C library function through
+`c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
+twice when its iterations come back with buffers remembered: a copy for when they are remembered
+at the head, without the memo test at each access, and one for when some is not. A handler call writes the
 locals back and reads them again after; only a handler that may touch more than registers
 (region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
@@ -440,7 +443,8 @@ class LocalsEmitter:
                 self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
-            elif target == self.inner and self.assume <= self.valid and not (self.promote and self.promote <= self.valid):
+            elif target == self.inner and self.assume <= self.valid and \
+                    not (self.promote and self.promote <= self.valid):
                 self.back_valid.append(frozenset(self.valid))
                 lines.append(f"{pad}continue")  # the head's own while
             else:
