@@ -1,7 +1,8 @@
 """Bytecode-bound kernels of real programs: ireeabi's interpreter against iree-benchmark-module.
 
     python benchmarks/bench_kernels.py [--kernel softmax,...] [--model inline-static,vmvx]
-                                       [--scale N] [--profile]
+                                       [--rounds N] [--profile]
+    python benchmarks/bench_kernels.py --whole-run [--shape 12x128x40960]
 
 The kernels (tests/programs/kernels/*.mlir, written here): a softmax (max reduction, exp, sum
 reduction, division), a matmul, a 3x3 convolution, an elementwise chain (exp, tanh, pow), a row
@@ -20,6 +21,11 @@ one ulp per element where the two runtimes' libm differ) once, outside the timin
 opcode (the handlers of the per-instruction table wrapped), and once on the fast path under
 cProfile: where the time goes, and which ops leave the compiled regions (each handler call from a
 region is one).
+
+`--whole-run` times whole runs of softmax_large (tests/programs/kernels/softmax_large.mlir, IREE's
+regression size 12x128x40960, inline-static) with a splat input: `iree-run-module` against
+`ireeabi run`, the CPU time of each child process (user + system, from wait4), and checks that
+both print the same text. `--shape` cuts the tensor down (the same loop nest at 12xAxB).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ import collections
 import cProfile
 import gc
 import json
+import os
 import pstats
 import statistics
 import subprocess
@@ -190,15 +197,54 @@ def _count_region_handlers() -> collections.Counter:
     return counts
 
 
+def _child_cpu_s(argv: list[str], out: Path) -> float:
+    """User + system CPU seconds of one child process (its stdout to `out`)."""
+    with open(out, "wb") as f:
+        child = subprocess.Popen(argv, stdout=f, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        err = child.stderr.read().decode(errors="replace")
+        child.stderr.close()
+    if child.returncode != 0:
+        raise SystemExit(f"{argv[0]} failed ({child.returncode}): {err[-2000:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_run(shape: str, work: Path) -> None:
+    """softmax_large's whole run, iree-run-module against `ireeabi run`, CPU seconds of each."""
+    source = KERNELS_DIR / "softmax_large.mlir"
+    if shape != "12x128x40960":  # the same program cut down
+        text = source.read_text().replace("12x128x40960", shape)
+        source = work / f"softmax_large_{shape}.mlir"
+        source.write_text(text)
+    vmfb = iree_tools.compile_mlir(source, work, "inline-static")
+    value = f"--input={shape}xf32=5"
+    iree = _child_cpu_s([iree_tools.find_tool("iree-run-module"), "--device=local-sync", f"--module={vmfb}",
+                         value], work / "iree.txt")
+    script = Path(sys.executable).with_name("ireeabi")  # the console script, as a user runs it
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "ireeabi.cli"]
+    ours = _child_cpu_s([*command, "run", str(vmfb), value], work / "ours.txt")
+    same = (work / "iree.txt").read_bytes() == (work / "ours.txt").read_bytes()
+    print(f"  softmax_large {shape} whole run: iree-run-module {iree:.2f} s CPU, ireeabi run {ours:.2f} s CPU, "
+          f"{ours / iree:.1f}x; printed output {'identical' if same else 'DIFFERENT'}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", default=",".join(KERNELS))
     ap.add_argument("--model", default=",".join(MODELS))
     ap.add_argument("--rounds", type=int, default=1, help="ireeabi calls per kernel (median)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--whole-run", action="store_true", help="softmax_large's whole runs instead")
+    ap.add_argument("--shape", default="12x128x40960", help="softmax_large's tensor (with --whole-run)")
     args = ap.parse_args()
     work = Path(iree_tools.session_dir())
-    print(f"bench_kernels: CPU ms of one call; machine load {Path('/proc/loadavg').read_text().split()[:3]}")
+    load = Path('/proc/loadavg').read_text().split()[:3]
+    if args.whole_run:
+        print(f"bench_kernels --whole-run: CPU seconds of whole runs; machine load {load}")
+        whole_run(args.shape, work)
+        return
+    print(f"bench_kernels: CPU ms of one call; machine load {load}")
     for name in args.kernel.split(","):
         kernel = KERNELS[name]
         inputs = _input_files(kernel, work)

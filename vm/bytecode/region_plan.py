@@ -10,9 +10,10 @@ levels of a loop nest plan their locals apart). In a loop:
   writes it back when it is left or before a handler that reads registers, reads it again after
   that handler;
 - any other register is a block temporary, written to the bytes at its block's end only when a
-  block that follows may read it: `live_in` (liveness over the region's blocks; leaving the region
-  and a handler call count as reads of everything), or, when partly overwritten, only if its other
-  registers may be read later (`read_later`).
+  block that follows may read it: `live_in` (liveness over the region's blocks; a handler call
+  counts as a read of the registers its operands name, leaving the region as a read of what the
+  code outside may read: `outside_reads`), or, when partly overwritten, only if its other registers may be read later
+  (`read_later`).
 
 Copies on an edge that leaves a loop are made on the bytes after its locals are written back, so
 they do not constrain the loop's locals.
@@ -220,7 +221,7 @@ class RegionPlan:
                 self.loop_of[s] = len(self.locals_of)
             self.locals_of.append(local)
             self.written_of.append(sorted(k for k in local if k in written))
-        self._liveness(code, fn.i32_count)
+        self._liveness(fn, code, outside_reads(fn, code, inside, blocks))
 
     def locals_at(self, start: int) -> tuple[dict, list]:
         """The region locals of the loop block `start` is in (none outside loops), and those of
@@ -234,10 +235,13 @@ class RegionPlan:
             shapes.setdefault(r, set()).add((first, n))
         kinds.setdefault((first, n), set()).add(kind)
 
-    def _liveness(self, code: list, registers: int) -> None:
-        """live_in[block start]: registers a block may read before writing them. Leaving the region
-        and calling a handler read every register."""
-        every = frozenset(range(registers))
+    def _liveness(self, fn: Any, code: list, outside: tuple[set, set] | None) -> None:
+        """live_in[block start]: registers a block may read before writing them. Calling a handler
+        reads the registers its operands name (`named_registers`); leaving the region reads
+        `exit_live`: the registers the function's instructions outside the region name
+        (`outside_reads`), and those the region's blocks entered from outside may read; every
+        register when an outside operand is not understood."""
+        every = frozenset(range(fn.i32_count))
         uses: dict[int, set] = {}
         defs: dict[int, set] = {}
         for s, e in self.blocks:
@@ -245,9 +249,13 @@ class RegionPlan:
             d: set = set()
             for i in range(s, e):
                 acc = self.acc[i]
-                if acc is None:
-                    u |= every - d
-                    break
+                if acc is None:  # a handler: it reads the registers its operands name
+                    named = named_registers(fn, code[i][2])
+                    if named is None:
+                        u |= every - d
+                        break
+                    u |= named[0] - d
+                    continue
                 for rw, first, n, _ in acc:
                     regs = set(range(first, first + n))
                     if rw == "r":
@@ -266,15 +274,24 @@ class RegionPlan:
                                 u.add(src.ordinal)
             uses[s], defs[s] = u, d
         self.every = every
-        live: dict[int, set] = {s: set() for s, _ in self.blocks}
-        changed = True
-        while changed:
-            changed = False
-            for s, _ in self.blocks:
-                new = uses[s] | (self.live_out(s, live) - defs[s])
-                if new != live[s]:
-                    live[s] = new
-                    changed = True
+        # Leaving the region: the code outside may read what it names, and come back into the
+        # region's blocks it enters (their live_in, which depends on exit_live: to a fixed point).
+        reads, entered = outside if outside is not None else (set(every), set())
+        self.exit_live = frozenset(reads)
+        while True:
+            live: dict[int, set] = {s: set() for s, _ in self.blocks}
+            changed = True
+            while changed:
+                changed = False
+                for s, _ in self.blocks:
+                    new = uses[s] | (self.live_out(s, live) - defs[s])
+                    if new != live[s]:
+                        live[s] = new
+                        changed = True
+            grown = self.exit_live.union(*(live[s] for s in entered))
+            if grown == self.exit_live:
+                break
+            self.exit_live = frozenset(grown)
         self.live_in = live
 
     def read_later(self, code: list, i: int, end: int, start: int, regs: set) -> bool:
@@ -304,22 +321,82 @@ class RegionPlan:
         live = self.live_in if live is None else live
         out: set = set()
         for t in self.succ[start]:
-            out |= self.every if t is None else live[t]
+            out |= self.exit_live if t is None else live[t]
         return out
+
+
+def named_registers(fn: Any, inst: Any) -> tuple[set[int], set[int]] | None:
+    """The i32-bank registers an instruction's operands name, read or written (and the register
+    after each: register-list entries carry no width), and the code indices of the blocks it may
+    branch to; None when an operand form is not understood. A handler reads no register but these:
+    liveness counts them as read by an instruction run by its handler (and none as overwritten)."""
+    regs: set[int] = set()
+    targets: set[int] = set()
+    for f in inst.op.fields:
+        value = inst.operands.get(f.name)
+        if f.kind in isa.REGISTER_KINDS:
+            named = [value]
+        elif f.kind == isa.REG_LIST:
+            named = [] if f.name == "segment_sizes" else list(value)
+        elif f.kind == isa.BRANCH_OPERANDS:
+            named = [src for src, _ in value]
+        elif f.kind == isa.BRANCH_TABLE_CASES:
+            named = [src for case in value for src, _ in case[1]]
+            targets.update(fn.block_index.get(case[0], -1) for case in value)
+        elif f.kind == isa.BRANCH_TARGET:
+            targets.add(fn.block_index.get(value, -1))
+            continue
+        elif f.kind in isa.IMMEDIATE_SIZES or f.kind == isa.STRING:
+            continue
+        else:
+            return None
+        for reg in named:
+            if not reg.is_ref:
+                regs.update((reg.ordinal, reg.ordinal + 1))
+    return regs, targets
+
+
+def outside_reads(fn: Any, code: list, inside: set[int], blocks: list) -> tuple[set[int], set[int]] | None:
+    """What the function's instructions outside the region may read (`named_registers`; nothing
+    outside counts as overwriting a register), and the region's blocks they may enter: each one
+    that follows an outside instruction, is the target of one, or starts the function. None when
+    an operand form is not understood."""
+    region = {i for s, e in blocks for i in range(s, e)}
+    reads: set[int] = set()
+    entered: set[int] = {0}
+    for i, (_, _, inst) in enumerate(code):
+        if i in region:
+            continue
+        named = named_registers(fn, inst)
+        if named is None:
+            return None
+        reads |= named[0]
+        entered |= named[1] | {i + 1}
+    return reads, entered & inside
 
 
 def _loops(succ: dict[int, list[int | None]], depth: int = 1) -> list[tuple[set[int], int]]:
     """The loops, innermost apart: each strongly connected set of blocks with a cycle, less the
-    loops inside it (those of the set without the edges back to its first block reached), so that
+    loops inside it (those of the set without the edges back to its head, `_head`), so that
     a register reused with another width or kind in an outer or inner loop still is a local of
     each (control crossing from one set to another writes the locals back and reads the others).
     Each set comes with its nesting depth."""
     out: list[tuple[set[int], int]] = []
-    for members, head in _cycles(succ):
-        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in members}, depth + 1)
+    for members, _ in _cycles(succ):
+        head = _head(succ, members)
+        inner = _loops({v: [t for t in succ[v] if t in members and t != head] for v in sorted(members)},
+                       depth + 1)
         out.extend(inner)
         out.append((members.difference(*(m for m, _ in inner)), depth))
     return out
+
+
+def _head(succ: dict[int, list[int | None]], members: set[int]) -> int:
+    """A loop's head: its first block entered from outside it (the loop's header; the first block
+    Tarjan's search reached would depend on the order it visits blocks in, and a body block taken
+    for the head splits an inner loop in two, each iteration crossing between their locals)."""
+    entries = {t for v, ts in succ.items() if v not in members for t in ts if t in members}
+    return min(entries or members)
 
 
 def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
@@ -367,6 +444,7 @@ def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
     return out
 
 
-__all__ = ["RegionPlan", "Opaque", "accesses", "constant_value", "moves", "is_read", "BRANCHES", "CONSTS",
+__all__ = ["RegionPlan", "Opaque", "accesses", "named_registers", "outside_reads", "constant_value", "moves",
+           "is_read", "BRANCHES", "CONSTS",
            "FLOAT_BITS_OPS", "REGISTER_ONLY",
            "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]

@@ -18,15 +18,21 @@ local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32
 inline (their handlers copy or mask the register bits).
 
 The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does. A handler call writes the
+made from; the others call their PURE_OPS function as blocks.py does (a C library function through
+`c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
+twice when its iterations come back with buffers remembered: a copy for when they are remembered
+at the head, without the memo test at each access, and one for when some is not. A handler call writes the
 locals back and reads them again after; only a handler that may touch more than registers
 (region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
 """
 from __future__ import annotations
 
+import ctypes
 from array import array
 from typing import Any
+
+import cffi
 
 from ireeabi.vm.bytecode.numerics import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64,
                                           PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
@@ -78,6 +84,24 @@ def _offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
     if not (((o + 1) * size) & mask <= n and s + size <= n and (not write or buf.mutable)):
         check_elements(buf, o, 1, size, write, mask)
     return s
+
+
+_FFI = cffi.FFI()
+_C_TYPES = {ctypes.c_float: "float", ctypes.c_double: "double"}
+
+
+def c_call(f: Any) -> Any:
+    """The C library function a PURE_OPS entry calls through ctypes, called through a cffi
+    function pointer to the same address instead: the same symbol (the version numerics bound),
+    the same conversions (a C cast of the Python float to the argument type, the C result widened
+    to a Python float), at about half of ctypes' cost per call. Anything else is returned as it is."""
+    if not isinstance(f, ctypes._CFuncPtr):
+        return f
+    types = [_C_TYPES.get(t) for t in (f.restype, *(f.argtypes or ()))]
+    if None in types or not f.argtypes:
+        return f
+    address = ctypes.cast(f, ctypes.c_void_p).value
+    return _FFI.cast(f"{types[0]}(*)({', '.join(types[1:])})", address)
 
 
 class LocalsEmitter:
@@ -281,14 +305,42 @@ class LocalsEmitter:
         lines += ["    try:", "        while True:"]
         # The blocks control comes back to (the loops' heads) first, by equality; then every block.
         self.heads: list[int] = []
+        self.inner: int | None = None  # the head whose own `while` the code being written is in
+        self.assume: frozenset = frozenset()  # buffers remembered where that while is entered
+        self.promote: frozenset = frozenset()  # buffers whose being remembered leaves it (for a copy assuming them)
+        self.back_valid: list[frozenset] = []
         body: list = []
         self._tree(blocks, inside, body, " " * 16)
         pad = " " * 12
         # the innermost loops' heads first: the dispatch tests them in order at every iteration
         self.heads.sort(key=lambda h: -self.plan.depth.get(h, 0))
         for n, head in enumerate(self.heads):
+            # A head runs in a `while` of its own: a jump back to it is `continue` there (no store
+            # of ip, no dispatch), any other jump leaves that loop for the dispatch (`break`).
             lines.append(f"{pad}{'if' if n == 0 else 'elif'} ip == {head}:")
-            self._block(head, self.ends[head], inside, lines, pad + "    ", ())
+            self.inner = head
+            # The buffers remembered wherever an iteration jumps back (written once to find them):
+            # when all are remembered at the head, a second copy of the loop runs without testing
+            # them at each access (until something makes the region forget a buffer). The first
+            # copy, run when some is not, goes to the dispatch (and so to the second) once they are.
+            self.back_valid: list[frozenset] = []
+            self._block(head, self.ends[head], inside, [], pad, ())
+            assumed = frozenset.intersection(*self.back_valid) if self.back_valid else frozenset()
+            inner = pad + "    "
+            if assumed:
+                tests = " and ".join(f"buf{m} is not None" for m in sorted(assumed))
+                lines.append(f"{pad}    if {tests}:")
+                lines.append(f"{pad}        while True:")
+                self.assume = assumed
+                self._block(head, self.ends[head], inside, lines, pad + "            ", ())
+                self.assume = frozenset()
+                lines.append(f"{pad}    else:")
+                inner = pad + "        "
+            lines.append(f"{inner}while True:")
+            self.promote = assumed
+            self._block(head, self.ends[head], inside, lines, inner + "    ", ())
+            self.promote = frozenset()
+            self.inner = None
         if self.heads:
             lines.append(f"{pad}else:")
             lines += body
@@ -316,7 +368,7 @@ class LocalsEmitter:
         self.b.derefs.clear()
         self.temps.clear()
         if not chain:
-            self.valid = set()  # entered from the dispatch: no buffer known remembered
+            self.valid = set(self.assume)  # entered from the dispatch: the buffers its test found remembered
         self.start = start
         self.chain = chain + (start,)
         self.local, self.written = self.plan.locals_at(start)
@@ -391,13 +443,17 @@ class LocalsEmitter:
                 self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
+            elif target == self.inner and self.assume <= self.valid and \
+                    not (self.promote and self.promote <= self.valid):
+                self.back_valid.append(frozenset(self.valid))
+                lines.append(f"{pad}continue")  # the head's own while
             else:
                 if target not in self.heads:
                     self.heads.append(target)
                 lines.append(f"{pad}ip = {target}")
-                lines.append(f"{pad}continue")
-        else:
-            self.flush_temps(lines, pad)
+                lines.append(f"{pad}{'continue' if self.inner is None else 'break'}")
+        else:  # leaving the region: the temporaries the code outside may read (RegionPlan.exit_live)
+            self.flush_temps(lines, pad, self.plan.exit_live)
             self.flush_locals(lines, pad)
             lines.append(f"{pad}frame.ip = {target}")
             lines.append(f"{pad}return None")
@@ -457,7 +513,7 @@ class LocalsEmitter:
             expr = template.format(*args)
         else:
             lines.append(f"{pad}k = {i}")
-            expr = f"{b.bind(f, 'f')}({', '.join(args)})"
+            expr = f"{b.bind(c_call(f), 'f')}({', '.join(args)})"
         if symbol in EXACT_F32_OPS:  # an f32 already: no rounding to write
             name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
             lines.append(f"{pad}{name} = {expr}")
@@ -551,7 +607,7 @@ class LocalsEmitter:
             lines.append(f"{pad}k = {i}")
             lines.append(f"{pad}xp = {x}")
             lines.append(f"{pad}yp = {y}")
-            lines.append(f"{pad}rp = {self.b.bind(PURE_OPS['PowF32'], 'f')}(xp, yp)")
+            lines.append(f"{pad}rp = {self.b.bind(c_call(PURE_OPS['PowF32']), 'f')}(xp, yp)")
             if tests:
                 lines.append(f"{pad}if rp == 1.0 and ({' or '.join(tests)}): rp = xp + yp")
             self.write(r, 1, "f32", "rp", lines, pad)
@@ -709,4 +765,4 @@ _FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
 _VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
-__all__ = ["LocalsEmitter", "dispatch_tree"]
+__all__ = ["LocalsEmitter", "c_call", "dispatch_tree"]
