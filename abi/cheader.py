@@ -46,7 +46,7 @@ from .cdecl import PRELUDE
 from .errors import IreeAbiError, LayoutError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
 from . import pragma_pack
-from .oracles import Measured, OracleError, clang_index, diff
+from .oracles import Measured, OracleError, clang_index, diff, new_clang_index
 from .targets import Target, get as _get_target
 
 MEMORY_BYTES = 768 << 20  # address space libclang may take above the caller's (IREE's headers: < 200 MiB;
@@ -268,7 +268,7 @@ class _Reader:
         """The translation unit and its error diagnostics (a fatal one fails the header)."""
         ci = self.ci
         try:
-            tu = ci.Index.create().parse(name, args=self.args, unsaved_files=unsaved)
+            tu = new_clang_index(ci).parse(name, args=self.args, unsaved_files=unsaved)
         except ci.TranslationUnitLoadError as e:
             raise HeaderError(f"{self.path}: libclang could not parse it ({e})") from None
         errors = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
@@ -696,7 +696,7 @@ class _Reader:
         and end offsets, the macro, the line) of the macros whose expansion does pack operations."""
         ci = self.ci
         try:
-            tu = ci.Index.create().parse(str(self.path), args=self.args,
+            tu = new_clang_index(ci).parse(str(self.path), args=self.args,
                                          options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
         except ci.TranslationUnitLoadError as e:
             raise HeaderError(f"{self.path}: libclang could not parse it ({e})") from None

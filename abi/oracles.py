@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from .cdecl import c_source
 from .errors import IreeAbiError
@@ -91,10 +91,28 @@ def clang_index():  # noqa: ANN202
     return ci
 
 
+def new_clang_index(ci: Any) -> Any:
+    """`ci.Index.create()` without libclang's crash recovery. clang_createIndex otherwise installs
+    LLVM's fault handlers for the rest of the process, over whatever was there (wasmtime's, which
+    turn a wasm kernel's fault into a trap), and chained with the native helper's they can send a
+    fault round in a loop until the stack overflows. ireeabi parses hostile headers in a bounded
+    child process, so recovery buys nothing; libclang reads the variable only in that call."""
+    name = "LIBCLANG_DISABLE_CRASH_RECOVERY"
+    was = os.environ.get(name)
+    os.environ[name] = "1"
+    try:
+        return ci.Index.create()
+    finally:
+        if was is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = was
+
+
 def measure_libclang(structs: Sequence[Struct], target: Target, extra_source: str = "") -> dict[str, Measured]:
     ci = clang_index()
     src = c_source(structs) + extra_source
-    tu = ci.Index.create().parse(
+    tu = new_clang_index(ci).parse(
         "ireeabi_probe.c",
         args=["-target", target.triple, "-ffreestanding", "-nostdinc", "-std=gnu11"],
         unsaved_files=[("ireeabi_probe.c", src)],
@@ -136,7 +154,7 @@ def measure_scalars_libclang(target: Target, c_types: Iterable[str]) -> dict[str
         lines.append(f"char sz_{i}[sizeof({t})]; char ga_{i}[__alignof__({t})];")
         lines.append(f"struct member_{i} {{ char c; {t} x; }};")
         lines.append(f"char ma_{i}[__builtin_offsetof(struct member_{i}, x)];")
-    tu = ci.Index.create().parse(
+    tu = new_clang_index(ci).parse(
         "ireeabi_scalars.c",
         args=["-target", target.triple, "-ffreestanding", "-nostdinc", "-std=gnu11"],
         unsaved_files=[("ireeabi_scalars.c", "\n".join(lines))],
@@ -264,4 +282,4 @@ def host_target_name() -> str:
 
 
 __all__ = ["Measured", "OracleError", "diff", "disagreements", "engine_view", "measure_libclang", "measure_host_cc",
-           "measure_gcc_m32", "measure_scalars_libclang", "host_target_name"]
+           "measure_gcc_m32", "measure_scalars_libclang", "host_target_name", "clang_index", "new_clang_index"]
