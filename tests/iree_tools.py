@@ -97,6 +97,14 @@ def _shared_cache() -> Path:
     return Path(shared)
 
 
+def shared_cache_dir(name: str) -> Path:
+    """A folder `name` of the shared compile cache: for caches of other tools (the pytest plugin's
+    own module cache) that every process of the run, and a later run, finds again."""
+    folder = _shared_cache() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _cached(name: str, make: "Callable[[Path], None]") -> Path:
     """_shared_cache()/name, made by `make(temporary path)` unless another call (of any process)
     made it first: under a lock per name, so that concurrent workers compile it once."""
