@@ -19,6 +19,7 @@ import atexit
 import fcntl
 import hashlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -99,7 +100,8 @@ def _shared_cache() -> Path:
 
 def shared_cache_dir(name: str) -> Path:
     """A folder `name` of the shared compile cache: for caches of other tools (the pytest plugin's
-    own module cache) that every process of the run, and a later run, finds again."""
+    own module cache, iree-run-module's answers) that every process of the run, and a later run,
+    finds again."""
     folder = _shared_cache() / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -239,7 +241,7 @@ def run_module(path: "str | os.PathLike", function: str, inputs: Sequence[str] =
     """iree-run-module's stdout for one call (inputs as `--input=` values: `16xf32=1`, `2.5`)."""
     argv = [find_tool("iree-run-module"), RUN_DEVICE, f"--module={path}", f"--function={function}",
             *(f"--input={i}" for i in inputs), *flags]
-    return _run(argv).stdout
+    return _checked(run_tool(argv)).stdout
 
 
 def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") -> str:
@@ -297,7 +299,8 @@ def run_module_results(modules: Sequence["str | os.PathLike"], function: str,
     with tempfile.TemporaryDirectory(prefix="ireeabi-run-") as tmp:
         npy = Path(tmp) / "results.npy"
         outputs = [f"--output=@{npy}"] + [f"--output=+{npy}"] * (result_count - 1)
-        _run(_run_argv(modules, function, inputs) + (outputs if result_count else []))
+        _checked(run_tool(_run_argv(modules, function, inputs) + (outputs if result_count else []),
+                          [npy]))
         results = []
         if result_count:
             with open(npy, "rb") as f:
@@ -312,10 +315,7 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
                        inputs: Sequence[str]) -> subprocess.CompletedProcess:
     """An iree-run-module call expected to fail (status error or crash); IreeToolError if it works."""
     argv = _run_argv(modules, function, inputs)
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
-    except FileNotFoundError as e:
-        raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    proc = run_tool(argv)
     if proc.returncode == 0:
         raise IreeToolError(f"{' '.join(argv)} succeeded but was expected to fail:\n{proc.stdout}")
     return proc
@@ -323,11 +323,84 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
 
 def run_module_status(path: "str | os.PathLike", function: str) -> subprocess.CompletedProcess:
     """One iree-run-module call of a function without inputs, whatever it exits with."""
-    argv = _run_argv([path], function, ())
+    return run_tool(_run_argv([path], function, ()))
+
+
+class ToolRun(subprocess.CompletedProcess):
+    """One run of an IREE tool as `subprocess.run(..., capture_output=True, text=True)` gives it,
+    and the bytes of the files it wrote (`outputs`, in order; None where it wrote none)."""
+
+    def __init__(self, argv: Sequence[str], returncode: int, stdout: str, stderr: str,
+                 files: "list[bytes | None]") -> None:
+        super().__init__(list(argv), returncode, stdout, stderr)
+        self.files = files
+
+
+def _tool_identity(tool: str) -> str:
+    st = os.stat(tool)
+    return f"{os.path.realpath(tool)}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
+             timeout: float = _TIMEOUT_S) -> ToolRun:
+    """`argv` run (an IREE tool: deterministic, its answer a function of its arguments and the
+    bytes of the modules it loads), remembered in the shared cache: the same call (the same tool
+    binary, arguments and module bytes) in another test, worker, the reference path's child run
+    (tests/tooling/test_reference_path.py) or a later run reads the answer instead of running the
+    tool again. The files it writes (`outputs`, named in `argv`) are kept with it and written
+    again. Not remembered: a run with `cwd` or reading other files (an argument with `@`), one a
+    signal ended, one that timed out or did not start."""
+    argv = [str(a) for a in argv]
+    outs = [str(o) for o in outputs]
+    modules = [a.split("=", 1)[1] for a in argv if a.startswith("--module=")]
+
+    def placeholders(text: str, back: bool = False) -> str:
+        for i, path in enumerate([*modules, *outs]):
+            mark = f"\0path{i}\0"
+            text = text.replace(mark, path) if back else text.replace(path, mark)
+        return text
+
+    key = None
+    if cwd is None and all("@" not in placeholders(a).replace("@\0path", "") for a in argv[1:]) \
+            and all(os.path.isfile(m) for m in modules):
+        h = hashlib.sha256(_tool_identity(argv[0]).encode())
+        for a in argv[1:]:
+            h.update(b"\0" + placeholders(a).encode())
+        for m in modules:
+            h.update(b"\0" + hashlib.sha256(Path(m).read_bytes()).digest())
+        key = shared_cache_dir("tool-runs") / f"{h.hexdigest()[:32]}.pickle"
+        try:
+            returncode, stdout, stderr, files = pickle.loads(key.read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            pass
+        else:
+            os.utime(key)  # in use: prune_cache keeps it
+            for path, data in zip(outs, files):
+                if data is not None:
+                    Path(path).write_bytes(data)
+            return ToolRun(argv, returncode, placeholders(stdout, True),
+                           placeholders(stderr, True), files)
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except FileNotFoundError as e:
         raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    except subprocess.TimeoutExpired as e:
+        raise IreeToolError(f"{' '.join(argv)} timed out after {timeout} s") from e
+    files = [Path(o).read_bytes() if os.path.isfile(o) else None for o in outs]
+    if key is not None and proc.returncode >= 0:
+        tmp = key.with_name(f"{key.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps((proc.returncode, placeholders(proc.stdout),
+                                      placeholders(proc.stderr), files)))
+        os.replace(tmp, key)
+    return ToolRun(argv, proc.returncode, proc.stdout, proc.stderr, files)
+
+
+def _checked(run: ToolRun) -> ToolRun:
+    if run.returncode != 0:
+        raise IreeToolError(
+            f"{' '.join(run.args)} exited with {run.returncode}\n--- stderr ---\n{run.stderr}"
+            f"\n--- stdout ---\n{run.stdout[-4000:]}")
+    return run
 
 
 def aarch64_iree_run_module() -> list[str]:
