@@ -196,18 +196,9 @@ def compile_flags(model: str) -> tuple[str, ...]:
 def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None,
                  model: str = "inline-dynamic", extra_flags: Sequence[str] = ()) -> Path:
     """Compile an MLIR file to a .vmfb with `model`'s flags; cached by source hash in `out_dir`."""
-    src = Path(src_path)
-    flags = compile_flags(model) + tuple(extra_flags)
-    compiler = find_tool("iree-compile")
-    key = hashlib.sha256()
-    # The path too: the compiler writes it into the module (source locations).
-    for part in (str(src).encode(), src.read_bytes(), model.encode(), "\0".join(flags).encode(),
-                 compiler_version().encode()):
-        key.update(part)
-        key.update(b"\0")
-    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
-    cached = _cached(name, lambda tmp: _run([compiler, str(src), *flags, "-o", str(tmp)]))
-    return _deliver(cached, out_dir)
+    # The model is its flags: the same compile as compile_with_flags(src, those flags), one cache
+    # entry for both (a module is compiled once whichever helper a test asks with).
+    return compile_with_flags(src_path, compile_flags(model) + tuple(extra_flags), out_dir)
 
 
 def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
@@ -273,7 +264,9 @@ def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
                        out_dir: "str | os.PathLike | None" = None) -> Path:
     """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
     src = Path(src_path)
+    flags = tuple(flags)
     key = hashlib.sha256()
+    # The path too: the compiler writes it into the module (source locations).
     for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
                  compiler_version().encode()):
         key.update(part)
