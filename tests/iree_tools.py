@@ -336,9 +336,9 @@ def _tool_identity(tool: str) -> str:
 
 def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
              timeout: float = _TIMEOUT_S) -> ToolRun:
-    """`argv` run (an IREE tool: deterministic, its answer a function of its arguments and the
-    bytes of the modules it loads), remembered in the shared cache: the same call (the same tool
-    binary, arguments and module bytes) in another test, worker, the reference path's child run
+    """`argv` run (an IREE tool, or qemu running one: deterministic, its answer a function of its
+    arguments and the bytes of the modules it loads), remembered in the shared cache: the same call
+    (the same binaries, arguments and module bytes) in another test, worker, the reference path's child run
     (tests/tooling/test_reference_path.py) or a later run reads the answer instead of running the
     tool again. The files it writes (`outputs`, named in `argv`) are kept with it and written
     again. Not remembered: a run with `cwd` or reading other files (an argument with `@`), one a
@@ -359,6 +359,8 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
         h = hashlib.sha256(_tool_identity(argv[0]).encode())
         for a in argv[1:]:
             h.update(b"\0" + placeholders(a).encode())
+            if a not in modules and os.path.isfile(a):  # a program run by the first (qemu)
+                h.update(b"\0" + _tool_identity(a).encode())
         for m in modules:
             h.update(b"\0" + hashlib.sha256(Path(m).read_bytes()).digest())
         key = shared_cache_dir("tool-runs") / f"{h.hexdigest()[:32]}.pickle"
