@@ -9,7 +9,6 @@ IREE prints on that machine), and the host kernel run natively (the emulator's d
 """
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
