@@ -136,14 +136,14 @@ def prune_cache(days: float = 14) -> None:
             pass  # another process removed or replaced it
 
 
-def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
-    """A copy of the cached file in `out_dir` (default session_dir()): a test may change its own
-    copy without changing what other workers read."""
+def _deliver(cached: Path, out_dir: "str | os.PathLike | None", name: str | None = None) -> Path:
+    """A copy of the cached file in `out_dir` (default session_dir()), named `name` (default the
+    cached file's): a test may change its own copy without changing what other workers read."""
     out = Path(out_dir) if out_dir is not None else session_dir()
-    if out.resolve() == cached.parent.resolve():
+    if out.resolve() == cached.parent.resolve() and name in (None, cached.name):
         return cached
     out.mkdir(parents=True, exist_ok=True)
-    target = out / cached.name
+    target = out / (name or cached.name)
     if not target.is_file():
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         shutil.copyfile(cached, tmp)
@@ -197,8 +197,11 @@ def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | No
                  model: str = "inline-dynamic", extra_flags: Sequence[str] = ()) -> Path:
     """Compile an MLIR file to a .vmfb with `model`'s flags; cached by source hash in `out_dir`."""
     # The model is its flags: the same compile as compile_with_flags(src, those flags), one cache
-    # entry for both (a module is compiled once whichever helper a test asks with).
-    return compile_with_flags(src_path, compile_flags(model) + tuple(extra_flags), out_dir)
+    # entry for both (a module is compiled once whichever helper a test asks with); the copy is
+    # named after the model (`add16.inline-static.<key>.vmfb`: tests pick modules by it).
+    cached = _compiled(Path(src_path), compile_flags(model) + tuple(extra_flags))
+    key = cached.name.split(".")[-2]
+    return _deliver(cached, out_dir, f"{Path(src_path).stem}.{model}.{key}.vmfb")
 
 
 def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
@@ -219,7 +222,8 @@ def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | 
 
 def dump_module(path: "str | os.PathLike", *flags: str) -> str:
     """iree-dump-module's stdout for `path` (default output: metadata + disassembly)."""
-    return _run([find_tool("iree-dump-module"), *flags, str(path)]).stdout
+    return _checked(run_tool([find_tool("iree-dump-module"), *flags, str(path)],
+                             inputs=[Path(path)])).stdout
 
 
 # Inline modules need no HAL device of their own: iree-run-module adds the hal_inline/hal_loader
@@ -263,8 +267,11 @@ VM_INPUT_FLAGS: tuple[str, ...] = ("--compile-from=vm",)
 def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
                        out_dir: "str | os.PathLike | None" = None) -> Path:
     """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
-    src = Path(src_path)
-    flags = tuple(flags)
+    return _deliver(_compiled(Path(src_path), tuple(flags)), out_dir)
+
+
+def _compiled(src: Path, flags: tuple[str, ...]) -> Path:
+    """The shared cache's module of `src` compiled with `flags` (compiled unless there)."""
     key = hashlib.sha256()
     # The path too: the compiler writes it into the module (source locations).
     for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
@@ -272,9 +279,8 @@ def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
         key.update(part)
         key.update(b"\0")
     name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
-    cached = _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
-                                            str(tmp)]))
-    return _deliver(cached, out_dir)
+    return _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
+                                          str(tmp)]))
 
 
 def _run_argv(modules: Sequence["str | os.PathLike"], function: str,
@@ -329,23 +335,36 @@ class ToolRun(subprocess.CompletedProcess):
         self.files = files
 
 
+@lru_cache(maxsize=None)
+def _runtime_version() -> str:
+    """The installed IREE runtime wheel's version (its tools are launchers into it)."""
+    from importlib import metadata
+    try:
+        return metadata.version("iree-base-runtime")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
 def _tool_identity(tool: str) -> str:
     st = os.stat(tool)
     return f"{os.path.realpath(tool)}\0{st.st_size}\0{st.st_mtime_ns}"
 
 
 def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
-             timeout: float = _TIMEOUT_S) -> ToolRun:
+             timeout: float = _TIMEOUT_S, inputs: Sequence[Path] = ()) -> ToolRun:
     """`argv` run (an IREE tool, or qemu running one: deterministic, its answer a function of its
     arguments and the bytes of the modules it loads), remembered in the shared cache: the same call
-    (the same binaries, arguments and module bytes) in another test, worker, the reference path's child run
-    (tests/tooling/test_reference_path.py) or a later run reads the answer instead of running the
-    tool again. The files it writes (`outputs`, named in `argv`) are kept with it and written
-    again. Not remembered: a run with `cwd` or reading other files (an argument with `@`), one a
-    signal ended, one that timed out or did not start."""
+    (the same binaries and runtime wheel, arguments and module bytes) in another test, worker, the
+    reference path's child run (tests/tooling/test_reference_path.py) or a later run reads the
+    answer instead of running the tool again; a module's path is kept out of the key and put back
+    into the texts. The files it writes (`outputs`, named in `argv`) are kept with it and written
+    again; `inputs` names other files it reads (keyed by their bytes, as modules are). Not
+    remembered: a run with `cwd` or reading other files (an argument with `@`), one a signal
+    ended, one that timed out or did not start."""
     argv = [str(a) for a in argv]
     outs = [str(o) for o in outputs]
     modules = [a.split("=", 1)[1] for a in argv if a.startswith("--module=")]
+    modules += [str(i) for i in inputs]
 
     def placeholders(text: str, back: bool = False) -> str:
         for i, path in enumerate([*modules, *outs]):
@@ -356,7 +375,7 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
     key = None
     if cwd is None and all("@" not in placeholders(a).replace("@\0path", "") for a in argv[1:]) \
             and all(os.path.isfile(m) for m in modules):
-        h = hashlib.sha256(_tool_identity(argv[0]).encode())
+        h = hashlib.sha256(f"{_tool_identity(argv[0])}\0{_runtime_version()}".encode())
         for a in argv[1:]:
             h.update(b"\0" + placeholders(a).encode())
             if a not in modules and os.path.isfile(a):  # a program run by the first (qemu)
