@@ -8,7 +8,8 @@
   (module.cc's messages), and no Python traceback; the junit XML lists every item with its
   outcome (one nested run per model and data model, so that xdist spreads them); `-n 2`
   (pytest-xdist) runs the same items to the same outcomes and texts (a corpus file and
-  failing.mlir on every model and data model: what the comparison needs, at a tenth of the cost).
+  failing.mlir, an inline model and the default one, both data models: what the comparison needs
+  at a fraction of the cost).
   Modules compile into the suite's shared cache (tests/iree_tools.py), once per run or less.
 - Collection is opt-in and limited to the files asked for; a file's default models follow what it
   can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
@@ -124,8 +125,10 @@ def _check_failures(cases: dict[str, tuple[str, str]], failing: dict[str, str],
 
 # The whole corpus, one nested run per model and data model (xdist spreads them); every item passes.
 COMBOS = [(m, t) for m in MODELS for t in TARGETS]
-# What the serial and the `-n 2` runs are compared on: a corpus file and failing.mlir, every model.
+# What the serial and the `-n 2` runs are compared on: a corpus file and failing.mlir, an inline
+# model and the default one (their items run differently: no HAL, the full HAL), on both targets.
 XDIST_FILES = [cc.CHECK_DIR / "sort_topk.mlir", FAILING]
+XDIST_MODELS = ("inline-static", "default")
 
 
 @pytest.mark.parametrize("model,target", COMBOS, ids=[f"{m}-{t}" for m, t in COMBOS])
@@ -154,10 +157,10 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
 def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
     for path in XDIST_FILES:
         shutil.copy(path, pytester.path / path.name)
-    _ini(pytester, cache_dir)
-    passing = _expected_items(XDIST_FILES[:1])
-    failing = _expected_items([FAILING])
-    assert len(passing) == 4 * 6 and len(failing) == 7 * 6
+    _ini(pytester, cache_dir, models=XDIST_MODELS)
+    passing = _expected_items(XDIST_FILES[:1], XDIST_MODELS)
+    failing = _expected_items([FAILING], XDIST_MODELS)
+    assert len(passing) == 4 * 4 and len(failing) == 7 * 4
 
     serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
                                            f"--junitxml={pytester.path / 'serial.xml'}")
