@@ -17,7 +17,6 @@ declares them as the function's results. Anything else is a `CorpusFormatError` 
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
@@ -192,7 +191,7 @@ def run_module_raw(vmfb: "str | Path", function: str, count: int) -> list[bytes]
         files = [Path(tmp) / f"r{i}.bin" for i in range(count)]
         argv = [tools.find_tool("iree-run-module"), tools.RUN_DEVICE, f"--module={vmfb}",
                 f"--function={function}", *(f"--output=@{f}" for f in files)]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        proc = tools.run_tool(argv, files)
         if proc.returncode != 0:
             raise tools.IreeToolError(f"{' '.join(argv)} exited with {proc.returncode}\n"
                                       f"{proc.stderr}")

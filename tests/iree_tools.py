@@ -19,6 +19,7 @@ import atexit
 import fcntl
 import hashlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -97,6 +98,15 @@ def _shared_cache() -> Path:
     return Path(shared)
 
 
+def shared_cache_dir(name: str) -> Path:
+    """A folder `name` of the shared compile cache: for caches of other tools (the pytest plugin's
+    own module cache, iree-run-module's answers) that every process of the run, and a later run,
+    finds again."""
+    folder = _shared_cache() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _cached(name: str, make: "Callable[[Path], None]") -> Path:
     """_shared_cache()/name, made by `make(temporary path)` unless another call (of any process)
     made it first: under a lock per name, so that concurrent workers compile it once."""
@@ -126,14 +136,14 @@ def prune_cache(days: float = 14) -> None:
             pass  # another process removed or replaced it
 
 
-def _deliver(cached: Path, out_dir: "str | os.PathLike | None") -> Path:
-    """A copy of the cached file in `out_dir` (default session_dir()): a test may change its own
-    copy without changing what other workers read."""
+def _deliver(cached: Path, out_dir: "str | os.PathLike | None", name: str | None = None) -> Path:
+    """A copy of the cached file in `out_dir` (default session_dir()), named `name` (default the
+    cached file's): a test may change its own copy without changing what other workers read."""
     out = Path(out_dir) if out_dir is not None else session_dir()
-    if out.resolve() == cached.parent.resolve():
+    if out.resolve() == cached.parent.resolve() and name in (None, cached.name):
         return cached
     out.mkdir(parents=True, exist_ok=True)
-    target = out / cached.name
+    target = out / (name or cached.name)
     if not target.is_file():
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         shutil.copyfile(cached, tmp)
@@ -186,18 +196,12 @@ def compile_flags(model: str) -> tuple[str, ...]:
 def compile_mlir(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None,
                  model: str = "inline-dynamic", extra_flags: Sequence[str] = ()) -> Path:
     """Compile an MLIR file to a .vmfb with `model`'s flags; cached by source hash in `out_dir`."""
-    src = Path(src_path)
-    flags = compile_flags(model) + tuple(extra_flags)
-    compiler = find_tool("iree-compile")
-    key = hashlib.sha256()
-    # The path too: the compiler writes it into the module (source locations).
-    for part in (str(src).encode(), src.read_bytes(), model.encode(), "\0".join(flags).encode(),
-                 compiler_version().encode()):
-        key.update(part)
-        key.update(b"\0")
-    name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vmfb"
-    cached = _cached(name, lambda tmp: _run([compiler, str(src), *flags, "-o", str(tmp)]))
-    return _deliver(cached, out_dir)
+    # The model is its flags: the same compile as compile_with_flags(src, those flags), one cache
+    # entry for both (a module is compiled once whichever helper a test asks with); the copy is
+    # named after the model (`add16.inline-static.<key>.vmfb`: tests pick modules by it).
+    cached = _compiled(Path(src_path), compile_flags(model) + tuple(extra_flags))
+    key = cached.name.split(".")[-2]
+    return _deliver(cached, out_dir, f"{Path(src_path).stem}.{model}.{key}.vmfb")
 
 
 def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | None" = None) -> Path:
@@ -218,7 +222,8 @@ def assemble_vmasm(src_path: "str | os.PathLike", out_dir: "str | os.PathLike | 
 
 def dump_module(path: "str | os.PathLike", *flags: str) -> str:
     """iree-dump-module's stdout for `path` (default output: metadata + disassembly)."""
-    return _run([find_tool("iree-dump-module"), *flags, str(path)]).stdout
+    return _checked(run_tool([find_tool("iree-dump-module"), *flags, str(path)],
+                             inputs=[Path(path)])).stdout
 
 
 # Inline modules need no HAL device of their own: iree-run-module adds the hal_inline/hal_loader
@@ -231,7 +236,7 @@ def run_module(path: "str | os.PathLike", function: str, inputs: Sequence[str] =
     """iree-run-module's stdout for one call (inputs as `--input=` values: `16xf32=1`, `2.5`)."""
     argv = [find_tool("iree-run-module"), RUN_DEVICE, f"--module={path}", f"--function={function}",
             *(f"--input={i}" for i in inputs), *flags]
-    return _run(argv).stdout
+    return _checked(run_tool(argv)).stdout
 
 
 def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") -> str:
@@ -262,16 +267,20 @@ VM_INPUT_FLAGS: tuple[str, ...] = ("--compile-from=vm",)
 def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
                        out_dir: "str | os.PathLike | None" = None) -> Path:
     """Compile an MLIR file to a .vmfb with exactly `flags`; cached like `compile_mlir`."""
-    src = Path(src_path)
+    return _deliver(_compiled(Path(src_path), tuple(flags)), out_dir)
+
+
+def _compiled(src: Path, flags: tuple[str, ...]) -> Path:
+    """The shared cache's module of `src` compiled with `flags` (compiled unless there)."""
     key = hashlib.sha256()
+    # The path too: the compiler writes it into the module (source locations).
     for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
                  compiler_version().encode()):
         key.update(part)
         key.update(b"\0")
     name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
-    cached = _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
-                                            str(tmp)]))
-    return _deliver(cached, out_dir)
+    return _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
+                                          str(tmp)]))
 
 
 def _run_argv(modules: Sequence["str | os.PathLike"], function: str,
@@ -289,7 +298,8 @@ def run_module_results(modules: Sequence["str | os.PathLike"], function: str,
     with tempfile.TemporaryDirectory(prefix="ireeabi-run-") as tmp:
         npy = Path(tmp) / "results.npy"
         outputs = [f"--output=@{npy}"] + [f"--output=+{npy}"] * (result_count - 1)
-        _run(_run_argv(modules, function, inputs) + (outputs if result_count else []))
+        _checked(run_tool(_run_argv(modules, function, inputs) + (outputs if result_count else []),
+                          [npy]))
         results = []
         if result_count:
             with open(npy, "rb") as f:
@@ -304,10 +314,7 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
                        inputs: Sequence[str]) -> subprocess.CompletedProcess:
     """An iree-run-module call expected to fail (status error or crash); IreeToolError if it works."""
     argv = _run_argv(modules, function, inputs)
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
-    except FileNotFoundError as e:
-        raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    proc = run_tool(argv)
     if proc.returncode == 0:
         raise IreeToolError(f"{' '.join(argv)} succeeded but was expected to fail:\n{proc.stdout}")
     return proc
@@ -315,11 +322,99 @@ def run_module_failure(modules: Sequence["str | os.PathLike"], function: str,
 
 def run_module_status(path: "str | os.PathLike", function: str) -> subprocess.CompletedProcess:
     """One iree-run-module call of a function without inputs, whatever it exits with."""
-    argv = _run_argv([path], function, ())
+    return run_tool(_run_argv([path], function, ()))
+
+
+class ToolRun(subprocess.CompletedProcess):
+    """One run of an IREE tool as `subprocess.run(..., capture_output=True, text=True)` gives it,
+    and the bytes of the files it wrote (`outputs`, in order; None where it wrote none)."""
+
+    def __init__(self, argv: Sequence[str], returncode: int, stdout: str, stderr: str,
+                 files: "list[bytes | None]") -> None:
+        super().__init__(list(argv), returncode, stdout, stderr)
+        self.files = files
+
+
+@lru_cache(maxsize=None)
+def _runtime_version() -> str:
+    """The installed IREE runtime wheel's version (its tools are launchers into it)."""
+    from importlib import metadata
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT_S)
+        return metadata.version("iree-base-runtime")
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+def _tool_identity(tool: str) -> str:
+    st = os.stat(tool)
+    return f"{os.path.realpath(tool)}\0{st.st_size}\0{st.st_mtime_ns}"
+
+
+def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
+             timeout: float = _TIMEOUT_S, inputs: Sequence[Path] = ()) -> ToolRun:
+    """`argv` run (an IREE tool, or qemu running one: deterministic, its answer a function of its
+    arguments and the bytes of the modules it loads), remembered in the shared cache: the same call
+    (the same binaries and runtime wheel, arguments and module bytes) in another test, worker, the
+    reference path's child run (tests/tooling/test_reference_path.py) or a later run reads the
+    answer instead of running the tool again; a module's path is kept out of the key and put back
+    into the texts. The files it writes (`outputs`, named in `argv`) are kept with it and written
+    again; `inputs` names other files it reads (keyed by their bytes, as modules are). Not
+    remembered: a run with `cwd` or reading other files (an argument with `@`), one a signal
+    ended, one that timed out or did not start."""
+    argv = [str(a) for a in argv]
+    outs = [str(o) for o in outputs]
+    modules = [a.split("=", 1)[1] for a in argv if a.startswith("--module=")]
+    modules += [str(i) for i in inputs]
+
+    def placeholders(text: str, back: bool = False) -> str:
+        for i, path in enumerate([*modules, *outs]):
+            mark = f"\0path{i}\0"
+            text = text.replace(mark, path) if back else text.replace(path, mark)
+        return text
+
+    key = None
+    if cwd is None and all("@" not in placeholders(a).replace("@\0path", "") for a in argv[1:]) \
+            and all(os.path.isfile(m) for m in modules):
+        h = hashlib.sha256(f"{_tool_identity(argv[0])}\0{_runtime_version()}".encode())
+        for a in argv[1:]:
+            h.update(b"\0" + placeholders(a).encode())
+            if a not in modules and os.path.isfile(a):  # a program run by the first (qemu)
+                h.update(b"\0" + _tool_identity(a).encode())
+        for m in modules:
+            h.update(b"\0" + hashlib.sha256(Path(m).read_bytes()).digest())
+        key = shared_cache_dir("tool-runs") / f"{h.hexdigest()[:32]}.pickle"
+        try:
+            returncode, stdout, stderr, files = pickle.loads(key.read_bytes())
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+            pass
+        else:
+            os.utime(key)  # in use: prune_cache keeps it
+            for path, data in zip(outs, files):
+                if data is not None:
+                    Path(path).write_bytes(data)
+            return ToolRun(argv, returncode, placeholders(stdout, True),
+                           placeholders(stderr, True), files)
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except FileNotFoundError as e:
         raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
+    except subprocess.TimeoutExpired as e:
+        raise IreeToolError(f"{' '.join(argv)} timed out after {timeout} s") from e
+    files = [Path(o).read_bytes() if os.path.isfile(o) else None for o in outs]
+    if key is not None and proc.returncode >= 0:
+        tmp = key.with_name(f"{key.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps((proc.returncode, placeholders(proc.stdout),
+                                      placeholders(proc.stderr), files)))
+        os.replace(tmp, key)
+    return ToolRun(argv, proc.returncode, proc.stdout, proc.stderr, files)
+
+
+def _checked(run: ToolRun) -> ToolRun:
+    if run.returncode != 0:
+        raise IreeToolError(
+            f"{' '.join(run.args)} exited with {run.returncode}\n--- stderr ---\n{run.stderr}"
+            f"\n--- stdout ---\n{run.stdout[-4000:]}")
+    return run
 
 
 def aarch64_iree_run_module() -> list[str]:

@@ -9,7 +9,6 @@ IREE prints on that machine), and the host kernel run natively (the emulator's d
 """
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -120,9 +119,8 @@ def test_aarch64_prints_what_iree_prints_on_aarch64(model, programs, aarch64_ire
     model besides the builds)."""
     for name, fn, inputs, k in _cases():
         path = _compile(name, model, "aarch64")
-        proc = subprocess.run([*aarch64_iree, tools.RUN_DEVICE, f"--module={path}", f"--function={fn}",
-                               *(f"--input={i}" for i in inputs)], capture_output=True, text=True,
-                              timeout=600)
+        proc = tools.run_tool([*aarch64_iree, tools.RUN_DEVICE, f"--module={path}", f"--function={fn}",
+                               *(f"--input={i}" for i in inputs)])
         if proc.returncode:  # iree-run-module refuses the input: so must ireeabi
             with pytest.raises(Exception):
                 corpus.ours(programs(name, model, "aarch64"), fn, list(inputs))

@@ -6,7 +6,11 @@
   sources), model and data model; every corpus item passes, every failing.mlir item fails with
   exactly the text `ireeabi test` prints for that function on that module and data model
   (module.cc's messages), and no Python traceback; the junit XML lists every item with its
-  outcome; `-n 2` (pytest-xdist) runs the same items to the same outcomes.
+  outcome (one nested run per model and data model, so that xdist spreads them); `-n 2`
+  (pytest-xdist) runs the same items to the same outcomes and texts (a corpus file and
+  failing.mlir, an inline model and the default one, both data models: what the comparison needs
+  at a fraction of the cost).
+  Modules compile into the suite's shared cache (tests/iree_tools.py), once per run or less.
 - Collection is opt-in and limited to the files asked for; a file's default models follow what it
   can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
   pins); a model that does not compile is one failing item with iree-compile's error; a `.vmfb`
@@ -45,9 +49,12 @@ TENSOR_CHECK = cc.CHECK_DIR / "inline_issues" / "tensor_check_op.mlir"
 
 
 @pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    """One compiled-module cache for every pytest run of this file."""
-    return tmp_path_factory.mktemp("plugin-vmfb")
+def cache_dir() -> Path:
+    """The plugin's compiled-module cache for every pytest run of this file: a folder of the suite's
+    shared compile cache (tests/iree_tools.py), so that each module compiles once per run whatever
+    the worker, and not again in a run that keeps pytest's cache (the plugin's keys hold the
+    source's bytes, the flags and the compiler's version)."""
+    return tools.shared_cache_dir("plugin")
 
 
 def _ini(pytester, cache: Path, models=MODELS, targets=TARGETS) -> None:
@@ -78,21 +85,21 @@ def _junit(path: Path) -> dict[str, tuple[str, str]]:
     return cases
 
 
-def _expected_items(files: list[Path]) -> dict[str, str]:
+def _expected_items(files: list[Path], models=MODELS, targets=TARGETS) -> dict[str, str]:
     """`file::function[model-target]` -> the function's name, for every function of `files`."""
     out = {}
     for path in files:
         for f in cc.parse(path.read_text(), str(path)):
-            for m in MODELS:
-                for t in TARGETS:
+            for m in models:
+                for t in targets:
                     out[f"{path.name}::{f.name}[{m}-{t}]"] = f.name
     return out
 
 
-def _ireeabi_test_failures(model: str, target: str) -> dict[str, str]:
+def _ireeabi_test_failures(cache: Path, model: str, target: str) -> dict[str, str]:
     """function -> the text `ireeabi test` prints between its RUN and FAILED lines, for failing.mlir
-    compiled (by the tests' own compile helper) for `model` on `target`."""
-    vmfb = tools.compile_with_flags(FAILING, compile_flags(model, target, HOST) + (F64,))
+    compiled for `model` on `target` (the module the plugin's items run: its cache, its flags)."""
+    vmfb = Compiler(cache).compile(FAILING, compile_flags(model, target, HOST) + (F64,))
     out = io.StringIO()
     assert main(["test", "--target", target, str(vmfb)], stdout=out) == 1, out.getvalue()
     blocks = re.findall(r"^\[ RUN      \] module\.(\w+)\n(.*?)^\[  FAILED  \] module\.\1, ",
@@ -101,14 +108,38 @@ def _ireeabi_test_failures(model: str, target: str) -> dict[str, str]:
     return dict(blocks)
 
 
-def test_corpus_items_serial_junit_and_xdist(pytester, cache_dir):
+def _check_failures(cases: dict[str, tuple[str, str]], failing: dict[str, str],
+                    cache: Path) -> None:
+    """Each failing.mlir item failed with `ireeabi test`'s text for its function, model and data
+    model, and no traceback."""
+    expected: dict[tuple[str, str], dict[str, str]] = {}
+    for key, function in failing.items():
+        outcome, text = cases[key]
+        model, target = re.search(r"\[(.*)-(\w+)\]$", key).groups()
+        if (model, target) not in expected:
+            expected[model, target] = _ireeabi_test_failures(cache, model, target)
+        assert outcome == "failed", key
+        assert text == expected[model, target][function].rstrip("\n"), key
+        assert "Traceback" not in text and ".py:" not in text, key
+
+
+# The whole corpus, one nested run per model and data model (xdist spreads them); every item passes.
+COMBOS = [(m, t) for m in MODELS for t in TARGETS]
+# What the serial and the `-n 2` runs are compared on: a corpus file and failing.mlir, an inline
+# model and the default one (their items run differently: no HAL, the full HAL), on both targets.
+XDIST_FILES = [cc.CHECK_DIR / "sort_topk.mlir", FAILING]
+XDIST_MODELS = ("inline-static", "default")
+
+
+@pytest.mark.parametrize("model,target", COMBOS, ids=[f"{m}-{t}" for m, t in COMBOS])
+def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, target):
     corpus = cc.corpus_files()
     for path in [*corpus, FAILING]:
         shutil.copy(path, pytester.path / path.name)
-    _ini(pytester, cache_dir)
-    passing = _expected_items(corpus)
-    failing = _expected_items([FAILING])
-    assert len(passing) == 59 * 6 and len(failing) == 7 * 6
+    _ini(pytester, cache_dir, models=(model,), targets=(target,))
+    passing = _expected_items(corpus, (model,), (target,))
+    failing = _expected_items([FAILING], (model,), (target,))
+    assert len(passing) == 59 and len(failing) == 7
 
     serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
                                            f"--junitxml={pytester.path / 'serial.xml'}")
@@ -116,19 +147,28 @@ def test_corpus_items_serial_junit_and_xdist(pytester, cache_dir):
     cases = _junit(pytester.path / "serial.xml")
     assert set(cases) == set(passing) | set(failing)  # the report lists every item
     assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
-
-    # Each failure is `ireeabi test`'s text for that function, model and data model, no traceback.
-    expected = {(m, t): _ireeabi_test_failures(m, t) for m in MODELS for t in TARGETS}
-    for key, function in failing.items():
-        outcome, text = cases[key]
-        model, target = re.search(r"\[(.*)-(\w+)\]$", key).groups()
-        assert outcome == "failed", key
-        assert text == expected[model, target][function].rstrip("\n"), key
-        assert "Traceback" not in text and ".py:" not in text, key
+    _check_failures(cases, failing, cache_dir)
     out = serial.stdout.str()
     assert ("module.cc:369: Failure\nValue of: operand\n  Actual: false\nExpected: true\n"
             "Expected 0 to be nonzero.\n") in out
     assert "Traceback" not in out
+
+
+def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
+    for path in XDIST_FILES:
+        shutil.copy(path, pytester.path / path.name)
+    _ini(pytester, cache_dir, models=XDIST_MODELS)
+    passing = _expected_items(XDIST_FILES[:1], XDIST_MODELS)
+    failing = _expected_items([FAILING], XDIST_MODELS)
+    assert len(passing) == 4 * 4 and len(failing) == 7 * 4
+
+    serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
+                                           f"--junitxml={pytester.path / 'serial.xml'}")
+    serial.assert_outcomes(passed=len(passing), failed=len(failing))
+    cases = _junit(pytester.path / "serial.xml")
+    assert set(cases) == set(passing) | set(failing)
+    assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
+    _check_failures(cases, failing, cache_dir)
 
     parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
                                              f"--junitxml={pytester.path / 'parallel.xml'}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def iree(path: Path, function: str | None, inputs=(), flags=(), cwd=None):
     argv = [tools.find_tool("iree-run-module"), tools.RUN_DEVICE, f"--module={path}",
             *([f"--function={function}"] if function is not None else []),
             *(f"--input={i}" for i in inputs), *flags]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=cwd)
+    p = tools.run_tool(argv, cwd=cwd, timeout=300)  # remembered unless it reads or writes files
     return p.returncode, p.stdout, p.stderr
 
 

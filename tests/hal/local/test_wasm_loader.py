@@ -30,6 +30,7 @@ import pytest
 import wasmtime
 
 import iree_tools
+from forked import run_forked
 from debian_tools import debian_tool
 import vm_ir
 from hal_programs import program
@@ -743,23 +744,30 @@ def _mutants(seed_bytes: bytes, seed: int, count: int):
 
 @pytest.mark.parametrize("which", ["clang", "iree"])
 def test_mutated_side_modules_end_in_clear_errors(which, built, add16_wasm, heap):
+    """Hostile modules reach wasmtime and the fault signal handlers: in a forked child, so that a
+    crash fails this test (naming the signal) instead of killing the pytest worker."""
     seed_bytes = built[0] if which == "clang" else add16_wasm[1]
-    outcomes = {"loaded": 0, "refused": 0}
-    with W.WasmRuntime(heap, max_instructions=200_000) as rt:
-        for data in _mutants(seed_bytes, 29, 200):
-            try:
-                side = rt.load_side_module(data, "mutant")
-            except ForeignKernelError as e:
-                assert str(e) and e.code
-                outcomes["refused"] += 1
-                continue
-            outcomes["loaded"] += 1
-            if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME in side.exports:
-                env = heap.malloc(256)
+
+    def mutate() -> dict[str, int]:
+        outcomes = {"loaded": 0, "refused": 0}
+        with W.WasmRuntime(heap, max_instructions=200_000) as rt:
+            for data in _mutants(seed_bytes, 29, 200):
                 try:
-                    side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), [6, env])
-                except ForeignKernelError:
-                    pass
+                    side = rt.load_side_module(data, "mutant")
+                except ForeignKernelError as e:
+                    assert str(e) and e.code
+                    outcomes["refused"] += 1
+                    continue
+                outcomes["loaded"] += 1
+                if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME in side.exports:
+                    env = heap.malloc(256)
+                    try:
+                        side.call(side.lookup(X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), [6, env])
+                    except ForeignKernelError:
+                        pass
+        return outcomes
+
+    outcomes = run_forked(mutate)
     assert outcomes["refused"] > 50 and sum(outcomes.values()) == 200
 
 
