@@ -29,10 +29,10 @@ the instruction that raised, as blocks.py's do (a frame's register bytes are not
 from __future__ import annotations
 
 import ctypes
+import functools
 from array import array
 from typing import Any
 
-import cffi
 
 from ireeabi.vm.bytecode.numerics import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64,
                                           PURE_EXPRESSIONS, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
@@ -86,8 +86,15 @@ def _offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
     return s
 
 
-_FFI = cffi.FFI()
 _C_TYPES = {ctypes.c_float: "float", ctypes.c_double: "double"}
+
+
+@functools.lru_cache(maxsize=None)
+def _ffi() -> Any:
+    """cffi's FFI, imported when a region first calls C (a run of a program without libm ops does
+    not pay for importing cffi: tests/cli/test_startup_imports.py pins it)."""
+    import cffi
+    return cffi.FFI()
 
 
 def c_call(f: Any) -> Any:
@@ -101,7 +108,7 @@ def c_call(f: Any) -> Any:
     if None in types or not f.argtypes:
         return f
     address = ctypes.cast(f, ctypes.c_void_p).value
-    return _FFI.cast(f"{types[0]}(*)({', '.join(types[1:])})", address)
+    return _ffi().cast(f"{types[0]}(*)({', '.join(types[1:])})", address)
 
 
 class LocalsEmitter:
