@@ -247,7 +247,7 @@ class CheckFile(pytest.File):
             try:
                 vmfb = assemble(self.path, settings.cache_dir)
             except VmAsmError as e:
-                yield AssemblyFailureItem.from_parent(self, name="iree-as-module", error=e)
+                yield ToolFailureItem.from_parent(self, name="iree-as-module", error=e)
                 return
             # bytecode_module_test's name of the module file: the .vmfb the source assembles to
             yield from self._vm_items(_read(vmfb.read_bytes()), self.path.stem + ".vmfb")
@@ -270,7 +270,7 @@ class CheckFile(pytest.File):
         variants, read = [], {}
         for (model, target), result in zip(jobs, built):
             if isinstance(result, CompileError):
-                yield CompileFailureItem.from_parent(self, name=f"iree-compile[{model}-{target}]",
+                yield ToolFailureItem.from_parent(self, name=f"iree-compile[{model}-{target}]",
                                                      error=result)
                 continue
             if result not in read:  # one compile serves every data model of a bytecode model
@@ -384,29 +384,12 @@ class VmTestItem(_ModuleItem):
             raise CheckFailed(failure)
 
 
-class AssemblyFailureItem(pytest.Item):
-    """A `.vmasm` file iree-as-module refuses (or cannot be assembled without the tool): fails with
-    the error naming the line; the session's other files still run."""
+class ToolFailureItem(pytest.Item):
+    """A tool's refusal as one failing item: a `.vmasm` file iree-as-module refuses (or that cannot be
+    assembled without the tool), or a model the source does not compile for. It fails with the
+    tool's errors naming the line; the session's other files and models still run."""
 
-    def __init__(self, *, error: VmAsmError, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.error = error
-
-    def runtest(self) -> None:
-        raise self.error
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
-        return str(excinfo.value)
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
-
-
-class CompileFailureItem(pytest.Item):
-    """A model the source does not compile for: fails with iree-compile's errors."""
-
-    def __init__(self, *, error: CompileError, **kwargs: Any) -> None:
+    def __init__(self, *, error: "VmAsmError | CompileError", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
 
@@ -423,5 +406,4 @@ class CompileFailureItem(pytest.Item):
 
 __all__ = ["ALL_MODELS", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
            "SETTINGS", "add_options", "configure", "collect_file", "runnable_models",
-           "module_model", "CheckFile", "CheckItem", "VmTestItem", "AssemblyFailureItem",
-           "CompileFailureItem"]
+           "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]
