@@ -89,21 +89,32 @@ def _make_return(ctx, fn, inst):
     return run, operands
 
 
-@op("Call", "CallVariadic")
-def _make_call(ctx, fn, inst):
+def _checked_callee(ctx, fn, inst, op_name: str) -> tuple[bool, int]:
+    """(whether the callee is an import, its import or function ordinal), its argument and result
+    lists checked against its cconv; a variadic call of an internal function is refused, as IREE
+    supports variadic calls to imports only."""
     o = inst.operands
-    callee, operands, results = o["callee"], o["operands"], o["results"]
-    segments = o.get("segment_sizes")
+    callee, segments = o["callee"], o.get("segment_sizes")
     if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
         ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
         imp = ctx.module.imported_functions[ordinal]
-        check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
-        return ctx.import_call(ordinal, segments, operands, results), None
+        check_call_lists(fn, imp.cconv, segments, o["operands"], o["results"], inst, imp.full_name)
+        return True, ordinal
     if segments is not None:
-        raise BytecodeVerifyError("vm.call.variadic of an internal function (IREE supports "
-                                  "variadic calls to imports only)", inst.pc)
+        raise BytecodeVerifyError(f"{op_name} of an internal function (IREE supports variadic calls "
+                                  f"to imports only)", inst.pc)
     target = ctx.module.function_signatures[callee]
-    check_call_lists(fn, target.cconv, None, operands, results, inst, f"function#{callee}")
+    check_call_lists(fn, target.cconv, None, o["operands"], o["results"], inst, f"function#{callee}")
+    return False, callee
+
+
+@op("Call", "CallVariadic")
+def _make_call(ctx, fn, inst):
+    o = inst.operands
+    operands, results = o["operands"], o["results"]
+    is_import, callee = _checked_callee(ctx, fn, inst, "vm.call.variadic")
+    if is_import:
+        return ctx.import_call(callee, o.get("segment_sizes"), operands, results), None
 
     def call_internal(ctx, frame, _):
         return ctx.enter_internal(frame, callee, operands, results)
@@ -118,19 +129,11 @@ def _make_yieldable_call(ctx, fn, inst):
     (DEFERRED): the frame stays at this instruction, which begins the call the first time and
     resumes it each time it runs again (`Context.yieldable_import_call`)."""
     o = inst.operands
-    callee, operands, results = o["callee"], o["operands"], o["results"]
-    segments = o.get("segment_sizes")
+    operands, results = o["operands"], o["results"]
     resume = fn.block_index[o["resume"]]  # a block: the verifier checked it
-    if callee & isa.FUNCTION_ORDINAL_IMPORT_BIT:
-        ordinal = callee & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
-        imp = ctx.module.imported_functions[ordinal]
-        check_call_lists(fn, imp.cconv, segments, operands, results, inst, imp.full_name)
-        return ctx.yieldable_import_call(ordinal, segments, operands, results, resume), None
-    if segments is not None:
-        raise BytecodeVerifyError("vm.call.variadic.yieldable of an internal function (IREE supports "
-                                  "variadic yieldable calls to imports only)", inst.pc)
-    target = ctx.module.function_signatures[callee]
-    check_call_lists(fn, target.cconv, None, operands, results, inst, f"function#{callee}")
+    is_import, callee = _checked_callee(ctx, fn, inst, "vm.call.variadic.yieldable")
+    if is_import:
+        return ctx.yieldable_import_call(callee, o.get("segment_sizes"), operands, results, resume), None
 
     def call_internal(ctx, frame, _):
         callee_frame = ctx.enter_internal(frame, callee, operands, results)
