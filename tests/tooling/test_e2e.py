@@ -47,15 +47,7 @@ def compiled() -> dict[tuple[str, str], Path]:
 def programs(compiled):
     """One Program per (program, model) on a tracked heap; closing them at the end must leave
     the heap empty."""
-    opened: dict = {}
-    with tracked_heap() as heap:
-        def get(name: str, model: str) -> Program:
-            if (name, model) not in opened:
-                opened[name, model] = Program(compiled[name, model], heap=heap)
-            return opened[name, model]
-        yield get
-        for p in opened.values():
-            p.close()
+    yield from corpus.programs_on_one_heap(compiled)
 
 
 def test_corpus_covers_the_brief():
