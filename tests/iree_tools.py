@@ -3,8 +3,8 @@
 The tools come from the `iree-base-compiler` / `iree-base-runtime` wheels. A missing tool is an
 error (`IreeToolError`), never a skip: tests that need the compiler must fail loudly without it.
 
-Compiled modules are cached on disk under a name keyed by the source's path and text, the execution
-model, the flags and the compiler's version (with its commit), so each program compiles once: the
+Compiled modules are cached on disk under a name keyed by the source's file name and text, the
+execution model, the flags and the compiler's version (with its commit), so each program compiles once: the
 cache is the folder $IREEABI_VMFB_CACHE, which tests/conftest.py names before pytest-xdist starts its
 workers, so that every worker shares it (pytest's cache folder, kept between runs; without it, a
 folder of this process's own). Workers that want the same module at once take a lock file per
@@ -20,11 +20,14 @@ import fcntl
 import hashlib
 import os
 import pickle
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -58,9 +61,9 @@ def find_tool(name: str) -> str:
     return found
 
 
-def _run(argv: Sequence[str]) -> subprocess.CompletedProcess:
+def _run(argv: Sequence[str], cwd: "Path | None" = None) -> subprocess.CompletedProcess:
     try:
-        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=_TIMEOUT_S)
+        proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=_TIMEOUT_S, cwd=cwd)
     except FileNotFoundError as e:
         raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
     except subprocess.TimeoutExpired as e:
@@ -243,11 +246,11 @@ def compile_to_vm(src_path: "str | os.PathLike", model: str = "inline-dynamic") 
     """The compiler's VM IR (`--compile-to=vm`) for an MLIR file; cached in the session folder."""
     src = Path(src_path)
     flags = compile_flags(model)
-    key = hashlib.sha256(str(src).encode() + b"\0" + src.read_bytes() + "\0".join(flags).encode()
+    key = hashlib.sha256(src.name.encode() + b"\0" + src.read_bytes() + "\0".join(flags).encode()
                          + compiler_version().encode())
     name = f"{src.stem}.{model}.{key.hexdigest()[:16]}.vm.mlir"
     return _cached(name, lambda tmp: tmp.write_text(
-        _run([find_tool("iree-compile"), str(src), *flags, "--compile-to=vm"]).stdout)).read_text()
+        _run(*compile_argv(src, flags, "--compile-to=vm")).stdout)).read_text()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -270,17 +273,60 @@ def compile_with_flags(src_path: "str | os.PathLike", flags: Sequence[str],
     return _deliver(_compiled(Path(src_path), tuple(flags)), out_dir)
 
 
+def compile_argv(src: Path, flags: Sequence[str], *out: str) -> tuple[list[str], Path]:
+    """(iree-compile's argv, its working folder) for `src`: run in the source's folder and given
+    its file name only. The compiler writes the path it is given into the module (source
+    locations, byte 15 on), so a module compiled from an absolute path differs with the folder of
+    the checkout; from the name alone it is the same bytes in every folder and on every machine,
+    and so are the seeded mutants drawn over it. `out`: the output flags."""
+    return [find_tool("iree-compile"), src.name, *flags, *out], src.resolve().parent
+
+
 def _compiled(src: Path, flags: tuple[str, ...]) -> Path:
     """The shared cache's module of `src` compiled with `flags` (compiled unless there)."""
     key = hashlib.sha256()
-    # The path too: the compiler writes it into the module (source locations).
-    for part in (str(src).encode(), src.read_bytes(), "\0".join(flags).encode(),
-                 compiler_version().encode()):
+    # The file name, not the path: the module holds the name (compile_argv), not the folder.
+    for part in (src.name.encode(), src.read_bytes(), "\0".join(flags).encode(),
+                 compiler_version().encode(), b"fixed_wasm_names"):
         key.update(part)
         key.update(b"\0")
     name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
-    return _cached(name, lambda tmp: _run([find_tool("iree-compile"), str(src), *flags, "-o",
-                                          str(tmp)]))
+
+    def make(tmp: Path) -> None:
+        _run(*compile_argv(src, flags, "-o", str(tmp.resolve())))
+        tmp.write_bytes(fixed_wasm_names(tmp.read_bytes()))
+    return _cached(name, make)
+
+
+# LLVM's name for the temporary file iree-compile links a wasm32 side module into
+# (`add_dispatch_0-3715db.wasm`): random on every compile, and written into the side module's name
+# section (its module name), so the zip's CRC-32 of that file changes too.
+_WASM_TEMP_NAME = re.compile(rb"(\x04name\x00..[!-~]*?-)([0-9a-f]{6})(\.wasm)", re.S)
+
+
+def fixed_wasm_names(data: bytes) -> bytes:
+    """`data` with the random part of each wasm32 side module's temporary name set to 000000 and
+    the CRC-32s the module's zip directory keeps of that file brought up to date: the only bytes
+    of iree-compile 3.13's output that differ from one compile to the next (two compiles of the
+    same source, checked by test_compile_reproducible). Other modules are returned as they are."""
+    from ireeabi.vm.bytecode.module_file import read_module
+
+    if b"\x04name" not in data:
+        return data
+    out = bytearray(data)
+    for segment in read_module(data).rodata_segments:
+        start, end = segment.offset, segment.offset + segment.length
+        blob = data[start:end]
+        if not blob.startswith(b"\0asm"):
+            continue
+        fixed = _WASM_TEMP_NAME.sub(lambda m: m[1] + b"000000" + m[3], blob, count=1)
+        old_crc, new_crc = (struct.pack("<I", zlib.crc32(b)) for b in (blob, fixed))
+        out[start:end] = fixed
+        # the CRC sits at byte 14 of the file's local header and byte 16 of its directory entry
+        for at in [i for i in range(len(data) - 3) if data.startswith(old_crc, i)]:
+            if data[at - 14:at - 10] == b"PK\x03\x04" or data[at - 16:at - 12] == b"PK\x01\x02":
+                out[at:at + 4] = new_crc
+    return bytes(out)
 
 
 def _run_argv(modules: Sequence["str | os.PathLike"], function: str,

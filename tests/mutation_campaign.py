@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import io
 import os
 import random
@@ -94,6 +95,12 @@ class Module:
     regions: dict[str, tuple[int, int]]  # region name -> [start, end) in the file
     target: str = ""  # a foreign build's data model (run with --target and the budget)
 
+    @property
+    def digest(self) -> str:
+        """The module's content hash: the same on every machine and in every folder (the modules
+        are compiled from file names, not paths), so a mutant's report names what it mutated."""
+        return hashlib.sha256(self.data).hexdigest()[:16]
+
 
 @dataclass
 class Mutant:
@@ -102,6 +109,9 @@ class Mutant:
     kind: str
     edits: list[tuple[int, bytes]]  # (offset, bytes written there)
     cut: int | None = None  # truncated to this length
+    index: int = 0  # its place in the seed's sequence
+    seed: int = 0
+    digest: str = ""  # the content hash of the module it mutates
 
     def apply(self, data: bytes) -> bytes:
         out = bytearray(data)
@@ -111,7 +121,10 @@ class Mutant:
 
     def describe(self) -> str:
         edits = ", ".join(f"@{off}={b.hex()}" for off, b in self.edits)
-        return f"{self.module} {self.region} {self.kind} [{edits}]" + (f" cut={self.cut}" if self.cut else "")
+        return (f"mutant {self.index} of seed {self.seed}: {self.module} (sha256 {self.digest}...) "
+                f"{self.region} {self.kind} [{edits}]" + (f" cut={self.cut}" if self.cut else "")
+                + f"; rebuild it: python tests/mutation_campaign.py --seed {self.seed} "
+                  f"--mutants {self.index + 1} --write-mutant {self.index} -o mutant.vmfb")
 
 
 @dataclass
@@ -185,9 +198,9 @@ def mutants(mods: list[Module], count: int, seed: int) -> list[Mutant]:
             src = rng.randrange(0, len(m.data) - n)
             edits = [(pos, m.data[src:src + n][:len(m.data) - pos])]
         else:
-            out.append(Mutant(m.name, region, kind, [], rng.randrange(lo, hi)))
+            out.append(Mutant(m.name, region, kind, [], rng.randrange(lo, hi), i, seed, m.digest))
             continue
-        out.append(Mutant(m.name, region, kind, edits))
+        out.append(Mutant(m.name, region, kind, edits, None, i, seed, m.digest))
     return out
 
 
@@ -767,7 +780,16 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--modules-only", action="store_true", help="no command campaign")
     ap.add_argument("--json-out", metavar="FILE", help="the module campaign's result as JSON")
+    ap.add_argument("--write-mutant", type=int, metavar="INDEX",
+                    help="write mutant INDEX of the seed (with --mutants past it) to -o, run nothing")
+    ap.add_argument("-o", "--output", default="mutant.vmfb", help="where --write-mutant writes")
     args = ap.parse_args()
+    if args.write_mutant is not None:
+        mods = modules()
+        mutant = mutants(mods, max(args.mutants, args.write_mutant + 1), args.seed)[args.write_mutant]
+        Path(args.output).write_bytes(mutant.apply(next(m for m in mods if m.name == mutant.module).data))
+        print(f"{args.output}: {mutant.describe()}")
+        return
     t0 = time.monotonic()
     result = campaign(args.mutants, args.seed, args.cpu_limit, args.backstop, verbose=args.verbose)
     print(f"{result.summary()} in {time.monotonic() - t0:.0f} s")

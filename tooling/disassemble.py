@@ -39,7 +39,8 @@ from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import (BranchCase, DecodeError, Instruction,
                                          MalformedBytecodeError, Register, Remap, decode_function,
                                          function_bytecode)
-from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
+from ireeabi.vm.bytecode.module_file import VALUE_TYPE_NAMES, ModuleFile, rodata_bytes
+from ireeabi.vm.bytecode.ops_ref import ref_type_key
 from ireeabi.vm.bytecode.registers import Function as _VerifiedFunction
 from ireeabi.vm.bytecode.registers import cconv_fragments as _value_fragments
 from ireeabi.vm.bytecode.state import ExecutionState
@@ -258,10 +259,23 @@ class _Function:
         return f"^bb{self.blocks[pc]}"
 
     def type_name(self, type_id: int) -> str:
-        # IREE's verifier never checks type ids, and 3.13's disassembler names every id past the
-        # types table `i32` (observed with iree-dump-module for ids from len(types) to 2**32 - 1)
+        # IREE's verifier never checks type ids. Its disassembler prints a table entry's full name;
+        # an id past the table is mapped to entry 0 (iree_vm_map_type), whose resolved type def it
+        # prints: a value type by name, a ref type as `!` and its registered name (`!vm.list<i8>`
+        # resolves to `vm.list`), `!vm.opaque` (no type) as `*`.
         types = self.module.types
-        return types[type_id] if 0 <= type_id < len(types) else "i32"
+        if 0 <= type_id < len(types):
+            return types[type_id]
+        if not types:
+            # type_table[0] of an empty table is past the module's allocation in IREE
+            raise MalformedBytecodeError(
+                f"type id {type_id} with an empty types table: IREE's disassembler reads type "
+                f"entry 0 past the end of the module's type table there", self.pc, self.name)
+        first = types[0]
+        if first in VALUE_TYPE_NAMES:
+            return first
+        ref = ref_type_key(first)
+        return "*" if ref is None else f"!{ref}"
 
     def callee(self, ordinal: int) -> str:
         m = self.module

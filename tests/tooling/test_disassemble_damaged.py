@@ -18,12 +18,15 @@ only). Before, a branch to a pc inside a block reached the writers and ended in 
 """
 from __future__ import annotations
 
+import argparse
+import hashlib
 import io
 import random
 import re
 import struct
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -41,9 +44,13 @@ MUTANTS = 1500
 ORACLE_EVERY = 15  # every 15th bytecode mutant also goes through iree-dump-module (74 of them)
 
 
+def corpus_modules() -> list[tuple[str, bytes]]:
+    return [(p.name, p.read_bytes()) for p in sorted(e2e_corpus.compile_all().values())]
+
+
 @pytest.fixture(scope="module")
 def modules() -> list[tuple[str, bytes]]:
-    return [(p.name, p.read_bytes()) for p in sorted(e2e_corpus.compile_all().values())]
+    return corpus_modules()
 
 
 def _bytecode_span(data: bytes) -> tuple[int, int]:
@@ -95,22 +102,41 @@ _WE_REFUSE_MORE = (
     # IREE's verifier means to range-check internal callee ordinals, but the check never fires (a
     # misplaced parenthesis); it then reads the callee's signature past the table (and may crash)
     (BytecodeVerifyError, r"function ordinal \d+ out of range"),
+    # a ref global op's type id with no types table: IREE's disassembler reads entry 0 past it
+    (MalformedBytecodeError, r"with an empty types table"),
 )
 
 
-def test_mutants_disassemble_or_refuse_as_iree_dump_module(modules, tmp_path):
+def mutant_sequence(modules: list[tuple[str, bytes]], count: int = MUTANTS
+                    ) -> "Iterator[tuple[int, str, bool, bytes]]":
+    """(index, module name, whether the mutation is in the bytecode, mutant) for the seed's
+    first `count` mutants of `modules` (the corpus compiled from file names: the same bytes in
+    every folder and on every machine, so the same mutants)."""
     rng = random.Random(SEED)
     spans = [_bytecode_span(data) for _, data in modules]
-    path = tmp_path / "mutant.vmfb"
-    counts = {"listed": 0, "refused": 0, "compared": 0, "same": 0, "tool refused": 0,
-              "we refuse more": 0}
-    bytecode_mutants = 0
-    for i in range(MUTANTS):
+    for i in range(count):
         k = i % len(modules)
         name, data = modules[k]
         in_bytecode = rng.random() < 0.75
         lo, size = spans[k] if in_bytecode else (0, len(data))
-        mutant = _mutate(rng, data, lo, size)
+        yield i, name, in_bytecode, _mutate(rng, data, lo, size)
+
+
+def _where(i: int, name: str, data: bytes) -> str:
+    """What reproduces mutant `i` anywhere: the seed, the module and its content hash, the index,
+    and the command that writes it."""
+    return (f"mutant {i} of seed {SEED}, module {name} (sha256 {hashlib.sha256(data).hexdigest()[:16]}"
+            f"...); rebuild it: PYTHONPATH=tests python tests/tooling/test_disassemble_damaged.py --mutant {i} "
+            f"-o mutant.vmfb")
+
+
+def test_mutants_disassemble_or_refuse_as_iree_dump_module(modules, tmp_path):
+    path = tmp_path / "mutant.vmfb"
+    counts = {"listed": 0, "refused": 0, "compared": 0, "same": 0, "tool refused": 0,
+              "we refuse more": 0}
+    originals = dict(modules)
+    bytecode_mutants = 0
+    for i, name, in_bytecode, mutant in mutant_sequence(modules):
         ours: str | None = None
         try:
             ours = dis.disassembly(read_module(mutant), bytecode_offsets=True)
@@ -129,7 +155,7 @@ def test_mutants_disassemble_or_refuse_as_iree_dump_module(modules, tmp_path):
         tool = subprocess.run([iree_tools.find_tool("iree-dump-module"), "--output=disassembly",
                                "--bytecode_offsets", str(path)], capture_output=True, timeout=600)
         counts["compared"] += 1
-        where = (i, name)
+        where = _where(i, name, originals[name])
         if tool.returncode != 0:  # refused (or crashed): so do we
             assert ours is None, (where, tool.stderr[-300:])
             counts["tool refused"] += 1
@@ -238,17 +264,67 @@ def test_an_op_at_the_last_byte_is_refused(modules, tmp_path, last):
         dis.disassembly(read_module(bytes(damaged)))
 
 
-def test_a_type_id_past_the_table_prints_as_the_tool(modules, tmp_path):
-    _, data, m, ordinal, inst = _first(modules, ("GlobalLoadRef", "GlobalStoreRef"))
-    at = m.function_descriptors[ordinal].file_offset + inst.pc + 5  # opcode, global ordinal, type
-    assert struct.unpack_from("<I", data, at)[0] == inst.operands["type"]
+def _type_operand_offsets(data: bytes, m, ordinal: int) -> list[int]:
+    """File offsets of the type id operand of every instruction of function `ordinal` that has
+    one (opcode, then a 32-bit global ordinal or register, then the type for the ref global ops)."""
+    out = []
+    for inst in decode_function(function_bytecode(m, ordinal)):
+        if inst.op.symbol in ("GlobalLoadRef", "GlobalStoreRef"):
+            at = m.function_descriptors[ordinal].file_offset + inst.pc + 5
+            assert struct.unpack_from("<I", data, at)[0] == inst.operands["type"]
+            out.append(at)
+    return out
+
+
+# Corpus modules whose types table starts with different types: the CI run of a fresh clone met
+# counter.inline-static (types[0] f32) printed `: i32` here, `: f32` by the tool.
+@pytest.mark.parametrize("stem,first", [("counter.inline-dynamic", "i32"),
+                                        ("counter.inline-static", "f32"),
+                                        ("scalars.inline-dynamic", "f64")])
+def test_a_type_id_past_the_table_prints_as_the_tool(modules, tmp_path, stem, first):
+    _, data = next((n, d) for n, d in modules if n.startswith(stem + "."))
+    m = read_module(data)
+    assert m.types[0] == first
+    ordinal, at = next((i, a) for i in range(len(m.function_descriptors))
+                       for a in _type_operand_offsets(data, m, i))
     for type_id in (len(m.types), 0x7FFFFFFF, 0xFFFFFFFF):
         damaged = bytearray(data)
         struct.pack_into("<I", damaged, at, type_id)
         ours = dis.disassembly(read_module(bytes(damaged)), bytecode_offsets=True)
         tool = _tool(tmp_path, bytes(damaged), "--bytecode_offsets")
         assert tool.returncode == 0 and ours.encode() == tool.stdout
-        assert f"[{inst.pc:08X}]  " in ours and ": i32\n" in ours
+        assert f".refs[0] : {first}\n" in ours
+
+
+# A types table whose entry 0 is a ref type or no type: the tool prints entry 0's resolved type
+# (the registered name, `vm.list` for any list, `*` for !vm.opaque). VM assembly sets the table.
+@pytest.mark.parametrize("first,printed", [("!vm.buffer", "!vm.buffer"), ("!vm.list<i8>", "!vm.list"),
+                                           ("!vm.opaque", "*"), ("i16", "i16")])
+def test_a_type_id_past_the_table_prints_entry_0_resolved(tmp_path, first, printed):
+    src = tmp_path / "first_type.vmasm"
+    src.write_text(f"""vm.module @first_type version 0
+vm.type {first}
+vm.type !hal.buffer
+vm.export @f
+vm.func @f(%r0: !hal.buffer) -> () {{
+^bb0:
+  vm.global.store.ref %r0, .refs[0] : !hal.buffer
+  %r1 = vm.global.load.ref .refs[0] : !hal.buffer
+  vm.return
+}}
+""")
+    data = iree_tools.assemble_vmasm(src, tmp_path).read_bytes()
+    m = read_module(data)
+    assert m.types == (first, "!hal.buffer")
+    offsets = _type_operand_offsets(data, m, 0)
+    assert len(offsets) == 2
+    damaged = bytearray(data)
+    for at in offsets:
+        struct.pack_into("<I", damaged, at, 2)  # one past the table
+    ours = dis.disassembly(read_module(bytes(damaged)))
+    tool = _tool(tmp_path, bytes(damaged))
+    assert tool.returncode == 0 and ours.encode() == tool.stdout, tool.stderr
+    assert ours.count(f".refs[0] : {printed}\n") == 2
 
 
 def test_a_nul_in_a_fail_message_ends_it_as_the_tool(modules, tmp_path):
@@ -279,3 +355,20 @@ def test_an_i64_register_with_high_bits_prints_masked_as_the_tool(modules, tmp_p
         assert tool.returncode == 0 and ours.encode() == tool.stdout, hex(raw)
         masked = raw & 0x7FFF
         assert f"%i{masked}:{masked + 1}\n" in ours
+
+
+def rebuild_mutant() -> None:
+    """Write one of the seeded mutants (what a failure of the campaign above names) to a file."""
+    ap = argparse.ArgumentParser(description=rebuild_mutant.__doc__)
+    ap.add_argument("--mutant", type=int, required=True, help="its index in the seed's sequence")
+    ap.add_argument("-o", "--output", default="mutant.vmfb")
+    args = ap.parse_args()
+    modules = corpus_modules()
+    for i, name, _, mutant in mutant_sequence(modules, args.mutant + 1):
+        if i == args.mutant:
+            Path(args.output).write_bytes(mutant)
+            print(f"{args.output}: {_where(i, name, dict(modules)[name])}")
+
+
+if __name__ == "__main__":
+    rebuild_mutant()
