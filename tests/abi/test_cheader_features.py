@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from debian_tools import debian_file, debian_tool
+from debian_tools import debian_file, debian_tool, suite_packages
 from ireeabi.abi import cheader
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import TARGETS
@@ -52,7 +52,8 @@ def _compiler(target: str) -> list[str]:
     argv = list(COMPILERS[target])
     argv[0] = debian_tool(argv[0])
     if target == "i386":
-        debian_file("/usr/lib/gcc/x86_64-linux-gnu/12/32/libgcc.a", "gcc-multilib")
+        debian_file(*next((path, package) for package, path in suite_packages().items()
+                          if package.startswith("lib32gcc-")))
     return argv
 
 
