@@ -257,7 +257,7 @@ def _tool(command: str) -> str:
     return debian_tool(command)
 
 
-def _run(argv: Sequence[str], step: str, cwd: "Path | None" = None, log: "Path | None" = None) -> None:
+def _run(argv: Sequence[str], step: str, cwd: "Path | None" = None, log: "Path | None" = None) -> str:
     proc = subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True,
                           timeout=_BUILD_TIMEOUT_S)
     if log is not None:
@@ -267,6 +267,15 @@ def _run(argv: Sequence[str], step: str, cwd: "Path | None" = None, log: "Path |
         out = (proc.stdout + proc.stderr).strip()
         raise OracleBuildError(f"{step}: {' '.join(map(str, argv))} exited with {proc.returncode}"
                                f"\n{out[-6000:]}")
+    return proc.stdout
+
+
+_COMPILED = re.compile(r"Building C(?:XX)? object (\S+)/CMakeFiles/[^/]+\.dir/(\S+)\.o$", re.M)
+
+
+def compiled_sources(ninja_output: str) -> list[str]:
+    """The source files a ninja run compiled (`runtime/src/iree/.../module.c`), from its output."""
+    return sorted(f"{m[1]}/{m[2]}" for m in _COMPILED.finditer(ninja_output))
 
 
 def _unpacked(tc: Toolchain, log: Path) -> Path:
@@ -370,7 +379,7 @@ def _build_locked(target: str, variants: Sequence[str], say: Callable[[str], Non
         _fix_marker(tree).write_text(str(FIX_PATCH))
         _run([_tool("patch"), "-p1", "--forward", "-i", FIX_PATCH], "applying the loader fix", tree, log)
         try:
-            _run([ninja, "-C", build, "-j", _jobs(), TOOL], f"building {target} (fixed)", log=log)
+            output = _run([ninja, "-C", build, "-j", _jobs(), TOOL], f"building {target} (fixed)", log=log)
         finally:
             _revert_fix(tree, log)
         wall, cpu = clock.read()
@@ -378,7 +387,7 @@ def _build_locked(target: str, variants: Sequence[str], say: Callable[[str], Non
         _copy_out(build / "tools" / TOOL, wanted["fixed"],
                   {**record, "variant": "fixed", "key": variant_key(target, "fixed"),
                    "patches": [*record["patches"], FIX_PATCH.name], "wall_s": round(wall, 1),
-                   "cpu_s": round(cpu, 1)})
+                   "cpu_s": round(cpu, 1), "compiled": compiled_sources(output)})
     _write_readme()
     return wanted
 
