@@ -461,7 +461,9 @@ def _write_readme() -> None:
              "ireeabi's tests/iree_oracle.py for each data model, in two variants: `shipped` (the",
              "pre-fix hal_loader dispatch shim) and `fixed` (tests/oracle_patches/loader-dispatch-fix.patch).",
              "Driver local-sync only; loaders embedded-elf and vmvx-module. Each folder's build.json",
-             "says what made it. Command lines (add --device=local-sync --module=M.vmfb --function=F ...):",
+             "says what made it. The tests run each under `setarch -R`: what the pre-fix shim misreads",
+             "includes pointers, so natively its outcome changes with address randomization.",
+             "Command lines (add --device=local-sync --module=M.vmfb --function=F ...):",
              ""]
     for target in TARGETS:
         for variant in VARIANTS:
