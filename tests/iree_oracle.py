@@ -4,7 +4,7 @@
     python tests/iree_oracle.py where                     # each binary and its command line
 
 The sources are the snapshot of IREE before #24827 and the flatcc it needs
-(/work/shared/oracles/iree-runtime, or $IREEABI_ORACLE_SOURCES: `iree-*.tar.xz` and
+(shared/oracles/iree-runtime beside the checkout, or $IREEABI_ORACLE_SOURCES: `iree-*.tar.xz` and
 `flatcc-*.tar.xz`), unpacked into the build cache, never into the repository. Each target of
 TARGETS (x86_64, the control, natively; i386 with `gcc -m32`; armv7, riscv64 and aarch64 with
 Debian's cross compilers, run by qemu-user with Debian's sysroots) is built in two variants:
@@ -53,7 +53,10 @@ RISCV64_PATCH = PATCHES / "riscv64-hwprobe.patch"
 
 CACHE_ENV = "IREEABI_ORACLE_CACHE"
 SOURCES_ENV = "IREEABI_ORACLE_SOURCES"
-DEFAULT_SOURCES = Path("/work/shared/oracles/iree-runtime")
+# Where the sources are when $IREEABI_ORACLE_SOURCES does not say: the shared/ folder beside the
+# checkout (as CI lays it), else the workplace's.
+SOURCE_FOLDERS = (HERE.parent.parent / "shared" / "oracles" / "iree-runtime",
+                  Path("/work/shared/oracles/iree-runtime"))
 
 TARGETS = ("x86_64", "i386", "armv7", "riscv64", "aarch64")
 VARIANTS = ("shipped", "fixed")
@@ -153,7 +156,8 @@ def cache_dir() -> Path:
 
 
 def _sources() -> tuple[Path, Path]:
-    folder = Path(os.environ.get(SOURCES_ENV) or DEFAULT_SOURCES)
+    named = os.environ.get(SOURCES_ENV)
+    folder = Path(named) if named else next((f for f in SOURCE_FOLDERS if f.is_dir()), SOURCE_FOLDERS[0])
     found = [sorted(folder.glob(f"{name}-*.tar.xz")) for name in ("iree", "flatcc")]
     if not all(len(f) == 1 for f in found):
         raise OracleBuildError(
