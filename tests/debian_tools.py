@@ -39,6 +39,9 @@ PACKAGES = {
     "clang": "clang",
     "wasm-ld": "lld",
     "qemu-aarch64": "qemu-user",
+    "qemu-arm": "qemu-user",  # IREE's runtime built as an oracle, run on armv7 and riscv64
+    "qemu-riscv64": "qemu-user",
+    "patch": "patch",  # the oracle builds' source patches (tests/oracle_patches)
     "readelf": "binutils",
 }
 
