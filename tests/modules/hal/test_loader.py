@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
 
 from hal_programs import program
 
@@ -53,17 +53,42 @@ def test_several_bindings_kernel(session):
     np.testing.assert_allclose(_run(session, prog, d, [a, b, c]), a * b + c, rtol=1e-6)
 
 
-@pytest.mark.parametrize("name, function, args, shapes", [
-    ("add16", "add", [None, None], None),
-    ("push_constants", "scale", [None, 2.0], {0: [1000]}),
-])
-def test_pre_fix_loader_rejects_real_arguments(legacy_loader_session, name, function, args, shapes):
-    # IREE before #24827: every inline-dynamic dispatch failed with the signature mismatch.
-    prog = program(name)
-    (d,) = prog.dispatches(function, args, shapes)
-    with pytest.raises(StatusError, match=SIGNATURE_MISMATCH) as e:
+def test_pre_fix_loader_reads_the_counts_from_other_values(legacy_loader_session):
+    """IREE before #24827 on x86_64 (module.c iree_vm_shim_dispatch_v): the constant count is read at
+    sizeof(iree_vm_abi_rIiii_t) = 40, 4 bytes after the VM packed it. With no constants that is the
+    binding count (3); the binding count is then read 4 + 3 x 4 bytes on, at byte 56: the low half of
+    bindings[0]'s ref type word, an address. What IREE does next depends on that address: as an
+    int32 >= 0 its binding array runs past the buffer (the signature mismatch); negative, its
+    `array + count x 32` wraps below the array and passes, and the dispatch allocas a negative size
+    (undefined: refused, saying so)."""
+    prog = program("add16")
+    (d,) = prog.dispatches("add", [None, None])
+    low_half = legacy_loader_session.rt.vm_buffers.type & 0xFFFFFFFF
+    as_int32 = low_half - (1 << 32) if low_half >> 31 else low_half
+    if as_int32 >= 0:
+        with pytest.raises(StatusError, match=SIGNATURE_MISMATCH) as e:
+            _run(legacy_loader_session, prog, d, [np.ones(16, np.float32)])
+        assert e.value.status.code == StatusCode.INVALID_ARGUMENT
+        return
+    with pytest.raises(IreeFaultError) as f:
+        _run(legacy_loader_session, prog, d, [np.ones(16, np.float32)])
+    assert (f"reads constant_count 3 at byte 40 (sizeof(iree_vm_abi_rIiii_t), where the VM packed the "
+            f"binding count) and binding_count {as_int32} at byte 56 (where the VM packed bindings[0].r0)"
+            in str(f.value)) and "allocas binding_count x sizeof(void*) bytes (a negative size)" in str(f.value)
+
+
+def test_pre_fix_loader_reads_the_binding_count_past_the_buffer(legacy_loader_session):
+    """With push constants the pre-fix shim takes the first constant for the count: 2.0f is
+    0x40000000, and the binding count it then reads lies 4 GiB past the 120-byte buffer (IREE reads
+    memory that is not the call's): refused, naming both reads."""
+    prog = program("push_constants")
+    (d,) = prog.dispatches("scale", [None, 2.0], {0: [1000]})
+    assert d.constants[0] == 0x40000000
+    with pytest.raises(IreeFaultError) as f:
         _run(legacy_loader_session, prog, d, [np.ones(d.bindings[0][2] // 4, np.float32)])
-    assert e.value.status.code == StatusCode.INVALID_ARGUMENT
+    assert ("reads constant_count 1073741824 at byte 40 of the 120-byte argument buffer (where the VM "
+            "packed constants[0]), then binding_count at byte 4294967340 (40 + 4 + 4 x 1073741824, in "
+            "iree_host_size_t arithmetic), past the end of the buffer") in str(f.value)
 
 
 def test_loader_statuses(session):
