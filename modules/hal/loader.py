@@ -55,6 +55,9 @@ from ireeabi.hal.resource import ResourceType
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF
 _I32 = struct.Struct("<i")
+# A count read from an address's bytes: its sign, and so what IREE does, follows where the object lies.
+_ADDRESS_NOTE = ("; the count is half an address, so what IREE does changes with where that lies "
+                 "(from run to run under ASLR: a negative half crashes, any other is the signature mismatch)")
 
 
 # -- the dispatch shim ---------------------------------------------------------------------------------
@@ -210,11 +213,17 @@ class DispatchShim(Shim):
                 first = v.index
             if offset < v.end:
                 if v.span is None:
-                    found.append(self.VALUE_NAMES[v.index] if v.index < len(self.VALUE_NAMES) else f"value {v.index}")
+                    name = self.VALUE_NAMES[v.index] if v.index < len(self.VALUE_NAMES) else f"value {v.index}"
                 elif v.span == 0:
-                    found.append(f"constants[{v.element}]")
+                    name = f"constants[{v.element}]"
                 else:
-                    found.append(f"bindings[{v.element}].{self.members[v.index - first]}")
+                    name = f"bindings[{v.element}].{self.members[v.index - first]}"
+                if v.char == "r":  # iree_vm_ref_t: the object's pointer, then its type (a descriptor's address)
+                    ps = self.machine.pointer_size
+                    words = [w for w, lo in (("pointer", v.offset), ("type", v.offset + ps))
+                             if lo < end and offset < lo + ps]
+                    name += f"'s {' and '.join(words)} word{'s' * (len(words) > 1)}, an address"
+                found.append(name)
         if not found:
             return "padding"
         return " and ".join(dict.fromkeys(found))
@@ -413,7 +422,8 @@ class HalLoaderModule:
                 f"sizeof({shim.element_struct}) wraps below the array), and the dispatch then allocas "
                 f"binding_count x sizeof(void*) bytes (a negative size) and reads bindings[0], [1], ... "
                 f"from byte {args.bindings_at} on for (iree_host_size_t){b} bindings: undefined in IREE "
-                "(its stack pointer and the loop run past the buffer; its own runtime crashes there)")
+                "(its stack pointer and the loop run past the buffer; its own runtime crashes there)"
+                + _ADDRESS_NOTE * ("an address" in shim.packed_as(args.view, args.binding_count_at)))
         map_ro_ref = self._vm_buffers.map_ro_ref
         ptrs, lengths = [], []
         for ref, offset, length in args.bindings():

@@ -1,18 +1,21 @@
 """`ireeabi compare`: a real iree-run-module and `ireeabi run` on one call, side by side.
 
-The real tool is the x86_64 iree-run-module of the runtime wheel. Every verdict is the tools' own:
-what each printed, its status, its signal.
+The real tools are the x86_64 iree-run-module of the runtime wheel and IREE's own runtime built from
+source for armv7 (tests/iree_oracle.py: as shipped, before IREE #24827, and with the loader's fix),
+run by qemu-arm. Every verdict is the tools' own: what each printed, its status, its signal.
 """
 from __future__ import annotations
 
 import io
 import shlex
+import signal
 from pathlib import Path
 
 import pytest
 
 import iree_tools as tools
 from ireeabi.cli.main import main
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
 PROGRAMS = Path(__file__).resolve().parent.parent / "programs"
 ADD16_INPUTS = ["--input=16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", "--input=16xf32=0.5"]
@@ -101,3 +104,40 @@ def test_usage_errors_exit_2(add16, tmp_path):
     assert compare(add16)[0] == 2  # --tool is required
     code, _, err = compare(str(tmp_path / "none.vmfb"), "--tool", "true")
     assert code == 2 and "no module file at" in err
+# -- IREE's own armv7 runtime, as shipped and fixed -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def armv7() -> tuple[str, dict[str, str]]:
+    """add16 built for armv7, and each armv7 oracle's command line (qemu-arm)."""
+    import iree_oracle
+
+    module = str(tools.compile_mlir(PROGRAMS / "add16.mlir", model="inline-dynamic",
+                                    extra_flags=KERNEL_TARGET_FLAGS["armv7"]))
+    return module, {v: shlex.join(iree_oracle.oracle_argv("armv7", v)) for v in ("shipped", "fixed")}
+
+
+def test_armv7_shipped_dies_where_the_legacy_loader_refuses(armv7):
+    module, tools_ = armv7
+    code, out, _ = compare(module, "--tool", tools_["shipped"], "--function", "add", *ADD16_INPUTS,
+                           "--device", "local-sync", "--target", "armv7", "--legacy-loader")
+    assert code == 0, out
+    flat = _flat(out)
+    assert f"died by signal {int(signal.SIGBUS)} (SIGBUS)" in flat
+    assert "agree: the tool dies by SIGBUS where ireeabi refuses, saying IREE's runtime faults " \
+           "(hal_loader.executable.dispatch)" in flat
+
+
+def test_armv7_shipped_differs_from_the_fixed_model(armv7):
+    module, tools_ = armv7
+    code, out, _ = compare(module, "--tool", tools_["shipped"], "--function", "add", *ADD16_INPUTS,
+                           "--device", "local-sync", "--target", "armv7")
+    assert code == 1
+    assert "differ: outcome: the tool's died by signal 7 (SIGBUS); ireeabi's exit 0: results" in _flat(out)
+
+
+def test_armv7_fixed_agrees_with_ireeabi_run(armv7):
+    module, tools_ = armv7
+    code, out, _ = compare(module, "--tool", tools_["fixed"], "--function", "add", *ADD16_INPUTS,
+                           "--device", "local-sync", "--target", "armv7")
+    assert code == 0 and "agree: both print the same results" in out, out
