@@ -41,7 +41,7 @@ from ireeabi.vm.shims import CallContext
 from ireeabi.vm.status import StatusCode, StatusError
 
 from ireeabi.hal import command_buffer_validation as V
-from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,
+from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver, null_hal_buffer,
                                         map_fill, map_write)
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.hal.device import DeviceTypes, compatible_params
@@ -506,7 +506,7 @@ class HalModule:
         def fill(resolver: Resolver) -> None:
             buffer, off, count = resolver.resolve(ref)
             if not buffer:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "fill target buffer is NULL")
+                raise null_hal_buffer("fill target")
             map_fill(heap, buffers, buffer, off, count, value, n, mask)
         self.command_buffers.record(c, fill, [(self._buffers.resources, ref.buffer)])
 
@@ -525,7 +525,7 @@ class HalModule:
         def update(resolver: Resolver) -> None:
             buffer, off, count = resolver.resolve(ref)
             if not buffer:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "update target buffer is NULL")
+                raise null_hal_buffer("update target")
             map_write(heap, buffers, buffer, off, payload[:count], mask)
         self.command_buffers.record(c, update, [(self._buffers.resources, ref.buffer)])
 
