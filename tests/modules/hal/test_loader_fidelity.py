@@ -375,6 +375,19 @@ def test_dispatch_error_order(session, probe):
     assert record(session, out)[CALLS] == 0
 
 
+def test_a_null_vm_buffer_binding_is_where_iree_faults(session, probe):
+    """A binding ref {NULL, vm.buffer}: vm/buffer.c's check_deref passes it (it tests the type
+    word only) and module.c maps it with iree_vm_buffer_map_ro, which reads the NULL handle's data
+    span untested: IREE's own runtime faults there. Refused saying so, not with a status IREE does
+    not return; the kernel is never called."""
+    exe, out = probe
+    null_buffer = R.Ref(0, session.rt.vm_buffers.type)
+    with pytest.raises(IreeFaultError, match=r"a NULL vm.buffer .* passes check_deref\): IREE's vm/buffer.c "
+                                             r"reads through it untested .* its own runtime faults there"):
+        dispatch(session, exe, 0, (1, 1, 1), [0, 0], [(out, 0, RECORD * 4), (null_buffer, 0, 4)])
+    assert record(session, out)[CALLS] == 0
+
+
 def test_dispatch_needs_the_declared_counts(session, probe):
     """Not checked by IREE's hal_loader (module.c hands the kernel any counts, and its kernel reads
     past them; only hal/local/inline_command_buffer.c compares them): refused here with an error that
