@@ -65,3 +65,31 @@ def test_the_fixed_armv7_runtime_prints_what_ireeabi_run_prints(module):
     code, out, _ = _ireeabi(str(module), "--target", "armv7", "--function", "add", *INPUTS)
     assert code == 0 and out == real.stdout
     assert "16xf32=1.5 2.5 3.5 4.5" in out
+
+
+@pytest.mark.parametrize("target, sizeof", [("armv7", 32), ("aarch64", 40)])
+def test_a_push_constant_read_as_the_count_sends_both_past_the_buffer(target, sizeof):
+    """With push constants the shipped shim takes the first constant for the constant count (2.5f:
+    0x40200000) and reads the binding count 4 x that many bytes on, far past the argument buffer:
+    IREE's own runtime dies by SIGSEGV there, on both data models; ireeabi refuses at that read,
+    naming it (byte sizeof + 4 + 4 x count, in iree_host_size_t arithmetic)."""
+    import e2e_corpus as corpus
+
+    module = tools.compile_mlir(corpus.E2E / "push_constants.mlir", model="inline-dynamic",
+                                extra_flags=corpus.F64 + KERNEL_TARGET_FLAGS[target])
+    inputs = ["--input=5xf32=1,2,3,4,5", "--input=2.5", "--input=-1"]
+    real = subprocess.run([*iree_oracle.oracle_argv(target, "shipped"), "--device=local-sync",
+                           f"--module={module}", "--function=affine", *inputs],
+                          capture_output=True, text=True, timeout=600)
+    assert real.returncode == -signal.SIGSEGV, (real.returncode, real.stderr)
+    count = 0x40200000  # 2.5f, the first constant
+    bits = 32 if target == "armv7" else 64
+    at = (sizeof + 4 + 4 * count) % (1 << bits)
+    code, out, err = _ireeabi(str(module), "--target", target, "--function", "affine", *inputs,
+                              "--legacy-loader")
+    text = " ".join(err.split())
+    assert code == 1 and out == "EXEC @affine\n"
+    assert (f"the pre-fix dispatch shim reads constant_count {count} at byte {sizeof} of the ") in text
+    assert (f"(where the VM packed constants[0]), then binding_count at byte {at} ({sizeof} + 4 + 4 x {count}, "
+            "in iree_host_size_t arithmetic), past the end of the buffer: it reads memory that is not the "
+            "call's") in text, text
