@@ -17,7 +17,8 @@ Each side ends in one outcome:
 They agree when both print the same results, fail with the same status code at the same import
 (when both name one), or when the tool dies by a signal where ireeabi refuses saying IREE's runtime
 faults. Otherwise the first difference is printed, and with `--trace` ireeabi's trace of the import
-call where they part (the one that failed on either side, else the last one ireeabi made).
+call where they part: the one that failed on either side; for a tool that died by a signal without
+naming one, the last dispatch ireeabi made (a kernel runs there); else the last import call.
 
 The tool is bounded: `--cpu-seconds` of CPU time (RLIMIT_CPU; a machine under load does not change
 the verdict), a wall-clock backstop ten times that for a tool that blocks, and 16 MiB of output per
@@ -272,6 +273,10 @@ def _parting_call(real: Outcome, ours: Outcome) -> dict | None:
             named = [e for e in imports if e.get("import") == name]
             if named:
                 return named[-1]
+    if real.kind == "signal":  # it died without a word: most likely running a kernel
+        dispatches = [e for e in imports if e.get("import", "").endswith("dispatch")]
+        if dispatches:
+            return dispatches[-1]
     return imports[-1]
 
 

@@ -129,11 +129,15 @@ def test_armv7_shipped_dies_where_the_legacy_loader_refuses(armv7):
 
 
 def test_armv7_shipped_differs_from_the_fixed_model(armv7):
+    """The shipped runtime dies; ireeabi's fixed loader runs the dispatch: --trace shows that call,
+    the last import ireeabi made, with nothing misread."""
     module, tools_ = armv7
     code, out, _ = compare(module, "--tool", tools_["shipped"], "--function", "add", *ADD16_INPUTS,
-                           "--device", "local-sync", "--target", "armv7")
+                           "--device", "local-sync", "--target", "armv7", "--trace")
     assert code == 1
     assert "differ: outcome: the tool's died by signal 7 (SIGBUS); ireeabi's exit 0: results" in _flat(out)
+    assert "ireeabi's trace of hal_loader.executable.dispatch, where they part:" in out
+    assert "0 field(s) of the shim where the VM did not pack them" in out
 
 
 def test_armv7_fixed_agrees_with_ireeabi_run(armv7):
