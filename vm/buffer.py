@@ -58,8 +58,9 @@ _COALLOCATED = int(BufferAccess.COALLOCATED)
 _MUTABLE = int(BufferAccess.MUTABLE)
 
 
-class AbortError(IreeAbiError):
-    """What iree_abort() would do: a broken invariant the runtime cannot continue after."""
+class AbortError(IreeFaultError):
+    """Where IREE calls iree_abort() (its process dies by SIGABRT): a broken invariant the runtime
+    cannot continue after."""
 
 
 class BufferOverflowError(HeapError, IreeFaultError):
