@@ -20,9 +20,10 @@ faults. Otherwise the first difference is printed, and with `--trace` ireeabi's 
 call where they part: the one that failed on either side; for a tool that died by a signal without
 naming one, the last dispatch ireeabi made (a kernel runs there); else the last import call.
 
-The tool is bounded: `--cpu-seconds` of CPU time (RLIMIT_CPU; a machine under load does not change
-the verdict), a wall-clock backstop ten times that for a tool that blocks, and 16 MiB of output per
-stream (RLIMIT_FSIZE). A tool that cannot be started, that runs past its bound, or whose output is not
+The tool is bounded: `--cpu-seconds` of CPU time (RLIMIT_CPU, whole seconds; a machine under load
+does not change the verdict), a wall-clock `--backstop` only for a tool that blocks (default: ten
+times the CPU bound, at least 60 s, so that a busy tool on a loaded machine meets its CPU bound
+first), and 16 MiB of output per stream (RLIMIT_FSIZE). A tool that cannot be started, that runs past its bound, or whose output is not
 iree-run-module's (no `EXEC @F` line) is an error (exit 2).
 
 Exit status: 0 when they agree, 1 when they differ, 2 for usage errors and a tool that cannot be
@@ -50,9 +51,9 @@ from . import render
 from .errors import CliError
 
 EXIT_AGREE, EXIT_DIFFER = 0, 1
-DEFAULT_CPU_SECONDS = 60.0
+DEFAULT_CPU_SECONDS = 60
 OUTPUT_LIMIT = 16 << 20  # bytes of each stream kept (and the tool's file size limit)
-BACKSTOP = 10  # wall-clock bound = BACKSTOP x the CPU bound, for a tool that blocks
+BACKSTOP, MIN_BACKSTOP = 10, 60.0  # default wall-clock bound: max(BACKSTOP x the CPU bound, MIN_BACKSTOP)
 _STATUS_CODES = ("CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
                  "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
                  "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
@@ -106,8 +107,11 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
         p.add_argument(f"--{name}", action="store_true", help=f"`ireeabi run --{name}`")
     p.add_argument("--trace", action="store_true",
                    help="print ireeabi's trace of the import call where the two part")
-    p.add_argument("--cpu-seconds", type=float, default=DEFAULT_CPU_SECONDS, metavar="S",
-                   help=f"bound the tool's CPU time (default {DEFAULT_CPU_SECONDS:g} s)")
+    p.add_argument("--cpu-seconds", type=int, default=DEFAULT_CPU_SECONDS, metavar="S",
+                   help=f"bound the tool's CPU time, whole seconds (default {DEFAULT_CPU_SECONDS})")
+    p.add_argument("--backstop", type=float, default=None, metavar="S",
+                   help=f"wall-clock bound for a tool that blocks (default {BACKSTOP} x --cpu-seconds, at "
+                        f"least {MIN_BACKSTOP:g} s)")
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
@@ -121,9 +125,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError("--tool is empty")
     if not args.cpu_seconds > 0:
         raise CliError(f"--cpu-seconds {args.cpu_seconds}: must be positive")
+    backstop = max(BACKSTOP * args.cpu_seconds, MIN_BACKSTOP) if args.backstop is None else args.backstop
+    if not backstop > 0:
+        raise CliError(f"--backstop {args.backstop}: must be positive")
     flags = [f"--module={args.module}"] + ([f"--function={args.function}"] if args.function else []) \
         + ([f"--device={args.device}"] if args.device else []) + [f"--input={v}" for v in args.input]
-    real = run_tool(tool + flags, args.cpu_seconds)
+    real = run_tool(tool + flags, args.cpu_seconds, backstop)
     ours = run_ireeabi(args)
     agree, why = compare(real, ours)
     _report(out, tool + flags, args, real, ours, agree, why)
@@ -133,10 +140,9 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 # -- the real tool ----------------------------------------------------------------------------------
 
 
-def _limits(cpu_seconds: float) -> Any:
+def _limits(cpu_seconds: int) -> Any:
     def set_limits() -> None:  # in the child, before exec
-        cpu = max(1, int(cpu_seconds + 0.999))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
         resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT, OUTPUT_LIMIT))
     return set_limits
 
@@ -146,7 +152,7 @@ def _read(f: Any) -> str:
     return f.read(OUTPUT_LIMIT).decode("utf-8", "replace")
 
 
-def run_tool(argv: Sequence[str], cpu_seconds: float) -> Outcome:
+def run_tool(argv: Sequence[str], cpu_seconds: int, backstop: float) -> Outcome:
     """Run the real tool under its bounds; its outcome (CliError when it cannot be compared)."""
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         try:
@@ -155,15 +161,15 @@ def run_tool(argv: Sequence[str], cpu_seconds: float) -> Outcome:
         except OSError as e:
             raise CliError(f"--tool: cannot run {argv[0]}: {e.strerror or e}") from None
         try:
-            rc = proc.wait(timeout=BACKSTOP * cpu_seconds)
+            rc = proc.wait(timeout=backstop)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            raise CliError(f"--tool: {argv[0]} was still running after {BACKSTOP * cpu_seconds:g} s "
-                           f"(blocked: it used less than its {cpu_seconds:g} s of CPU time)") from None
+            raise CliError(f"--tool: {argv[0]} was still running after {backstop:g} s (--backstop; "
+                           f"blocked: it used less than its {cpu_seconds} s of CPU time)") from None
         stdout, stderr = _read(fo), _read(fe)
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):  # RLIMIT_CPU's soft and hard limits
-        raise CliError(f"--tool: {argv[0]} ran past its {cpu_seconds:g} s of CPU time (--cpu-seconds), "
+        raise CliError(f"--tool: {argv[0]} ran past its {cpu_seconds} s of CPU time (--cpu-seconds), "
                        f"or was killed (signal {-rc})")
     if rc == -signal.SIGXFSZ:
         raise CliError(f"--tool: {argv[0]} wrote more than {OUTPUT_LIMIT >> 20} MiB of output")

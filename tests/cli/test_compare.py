@@ -88,13 +88,17 @@ def test_the_pre_fix_loader_differs_from_the_wheel(add16, wheel_tool):
     ("echo", "--tool: echo printed no `EXEC @function` line (not iree-run-module's output); its first "
              "line: --module="),
     ("head -c 300 /dev/urandom", "--tool: head printed no `EXEC @function` line"),
-    ("sh -c 'while :; do :; done'", "--tool: sh ran past its 0.5 s of CPU time (--cpu-seconds)"),
-    ("sh -c 'sleep 60'", "--tool: sh was still running after 5 s (blocked: it used less than its 0.5 s "
-                         "of CPU time)"),
+    ("sh -c 'while :; do :; done'", "--tool: sh ran past its 1 s of CPU time (--cpu-seconds)"),
+    ("sh -c 'sleep 600' --backstop", "--tool: sh was still running after 2 s (--backstop; blocked: it used "
+                                     "less than its 1 s of CPU time)"),
     ("'unbalanced", "--tool \"'unbalanced\": No closing quotation"),
 ])
 def test_a_tool_that_cannot_be_compared_is_an_error(add16, tool, error):
-    code, out, err = compare(add16, "--tool", tool, "--function", "add", "--cpu-seconds", "0.5")
+    """A spinning tool meets its CPU bound (1 s) long before the default backstop (60 s), however
+    loaded the machine; a blocked one (its own --backstop of 2 s here) uses no CPU at all."""
+    backstop = ["--backstop", "2"] if tool.endswith("--backstop") else []
+    tool = tool.removesuffix(" --backstop")
+    code, out, err = compare(add16, "--tool", tool, "--function", "add", "--cpu-seconds", "1", *backstop)
     assert code == 2 and not out
     assert error in _flat(err) and err.startswith("ireeabi: error: ")
     assert "Traceback" not in err
