@@ -259,8 +259,10 @@ class DispatchShim(Shim):
         read = self.read(ctx.heap.view(data, length), data)
         if rets[1] != 0:
             raise signature_mismatch()
-        if function(ctx, read) is not None:
-            raise MarshalError(f"native function {self.signature.text!r}: a dispatch returns nothing")
+        result = function(ctx, read)
+        if result is not None and result != () and result != []:  # void results, as the generic shims take them
+            raise MarshalError(f"native function {self.signature.text!r}: a dispatch returns nothing, the "
+                               f"function returned {result!r}")
 
 
 @dataclass
