@@ -103,7 +103,7 @@ def cconv_help() -> str:
 
 # The commands whose parsers other modules declare (`add_parser`): their option defaults import the
 # runtime's tables and numpy, so each is built only when the command line may use or show it.
-MODULE_PARSERS = ("run", "test")
+MODULE_PARSERS = ("run", "test", "compare")
 OWN_PARSERS = ("layout", "check", "targets", "list", "fixtures", "inspect")  # built here, always
 
 
@@ -192,15 +192,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--bytecode-offsets", "--bytecode_offsets", dest="bytecode_offsets",
                    action="store_true", help="with --disassemble: prefix each op's [offset]")
     wanted = MODULE_PARSERS if argv is None else module_parsers(argv)
-    if "run" in wanted:
-        from . import cmd_run
-
-        cmd_run.add_parser(sub)
-    if "test" in wanted:
-        from . import cmd_test
-
-        cmd_test.add_parser(sub)
+    for name in MODULE_PARSERS:  # each declared by its module, cmd_NAME (add_parser, command)
+        if name in wanted:
+            _command_module(name).add_parser(sub)
     return parser
+
+
+def _command_module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"{__package__}.cmd_{name}")
 
 
 def _emit(lines: Sequence[str], out: TextIO) -> None:
@@ -547,7 +548,8 @@ def _silence_failed_stdout(out: _Output) -> None:
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        status = COMMANDS[args.command](args, out)
+        handler = COMMANDS.get(args.command) or _command_module(args.command).command
+        status = handler(args, out)
         out.flush()  # a full disk or a closed pipe shows here, not at exit
         return status
     except IreeAbiError as e:

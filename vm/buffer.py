@@ -15,13 +15,16 @@ API over handles in tracked memory:
 Mapping follows buffer.c exactly, including its C arithmetic on iree_host_size_t: offset and length
 are rounded down with `x & ~(alignment - 1)` and the bounds check `offset + length > data_length`
 wraps. Where that wrap lets IREE's check pass for a range outside the data, the access IREE would make
-is reported as BufferOverflowError (a HeapError) instead of being made; memory is only ever touched
+is reported as BufferOverflowError (a HeapError and an IreeFaultError) instead of being made; memory
+is only ever touched
 through the heap. create / clone add prefix + length unchecked as well: the allocator sees the wrapped
 total (its statuses), and a block it hands out is freed again and the overflow reported.
 
 NULL handling follows the build IREE ships: a vm.buffer-typed ref with a NULL ptr passes check_deref
-(0) and reads as "" through text() (iree_vm_buffer_as_string); where IREE would dereference NULL the
-call fails with INVALID_ARGUMENT "buffer is NULL" (or a HeapError) instead.
+(0) and reads as "" through text() (iree_vm_buffer_as_string); where buffer.c would dereference NULL
+(its IREE_ASSERT_ARGUMENTs are compiled out of release builds, and the native modules that map a
+checked-deref'd buffer do not test it) ireeabi refuses with IreeFaultError saying so. The VM's own
+buffer ops test NULL first (bytecode/dispatch.c "buffer is null", ops_buffer.py).
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from . import ref as _ref
 from .allocator import AllocatorT
 from .heap import Heap, HeapError
 from .ref import Ref, TypeRegistry
-from .status import StatusCode, StatusError
+from .status import IreeFaultError, StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
 
@@ -55,15 +58,24 @@ _COALLOCATED = int(BufferAccess.COALLOCATED)
 _MUTABLE = int(BufferAccess.MUTABLE)
 
 
-class AbortError(IreeAbiError):
-    """What iree_abort() would do: a broken invariant the runtime cannot continue after."""
+class AbortError(IreeFaultError):
+    """Where IREE calls iree_abort() (its process dies by SIGABRT): a broken invariant the runtime
+    cannot continue after."""
 
 
-class BufferOverflowError(HeapError):
+class BufferOverflowError(HeapError, IreeFaultError):
     """An access buffer.c would make outside the buffer's data although its bounds check passed (the
     unchecked `offset + length` wrapped, or an element loop ran past a wrapped length). Reported before
     any byte is touched: inside a co-allocation the heap alone could not see it (the handle sits right
     before the data)."""
+
+
+def null_buffer(what: str = "vm.buffer") -> IreeFaultError:
+    """A NULL iree_vm_buffer_t* where buffer.c reads through it without a test (a {NULL, vm.buffer}
+    ref passes check_deref): IREE faults there."""
+    return IreeFaultError(f"a NULL {what} (a vm.buffer ref whose pointer is NULL passes check_deref): IREE's "
+                          "vm/buffer.c reads through it untested (IREE_ASSERT_ARGUMENT is compiled out of "
+                          "release builds); its own runtime faults there")
 
 
 class BufferViewError(IreeAbiError):
@@ -121,7 +133,7 @@ class BufferType:
         """The NULL check and one heap check of the whole handle; (buffer, offset) of its bytes for
         the reads and writes that follow at once (nothing freed in between)."""
         if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+            raise null_buffer()
         return self.heap.cell(buf, self._L.size)
 
     def counter(self, buf: int) -> int:
@@ -320,7 +332,7 @@ class BufferType:
     def _map(self, buf: int, offset: int, length: int, alignment: int) -> tuple[int, int]:
         L = self._L
         if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+            raise null_buffer()
         data, data_length = self.heap.unpack(L.span_fmt, buf + L.data_off)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 

@@ -45,13 +45,16 @@ from .status import StatusCode, StatusError
 class Export:
     """One export: descriptor (name, calling convention, reflection attributes) and the Python
     function the shim of its signature calls with the decoded arguments (`function(ctx, *args)`).
-    The shim itself is made per data model (`shim_on`)."""
+    The shim itself is made per data model (`shim_on`): the generic one of the signature, or, for a
+    signature IREE's generic shims cannot express, the module's own (`shim`: a Shim subclass, made
+    as `shim(signature, form, machine)`, declared beside the module as IREE declares it in C)."""
 
     name: str
     cconv: str  # the whole signature, e.g. "0rIiiiCiDCrIID_v"
     function: NativeFunction
     form: str = "fixed"  # reader form for multi-span arguments (see shims)
     attrs: tuple[tuple[str, str], ...] = ()  # function-level reflection attributes (key, value)
+    shim: "Callable[[cconv.Signature, str, Machine], Shim] | None" = None  # the module's own shim
     signature: cconv.Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -65,6 +68,8 @@ class Export:
 
     def shim_on(self, machine: Machine) -> Shim:
         """The shim of this export's signature on a data model."""
+        if self.shim is not None:
+            return self.shim(self.signature, self.form, machine)
         return shim_for(self.cconv, self.form, machine)
 
     @property

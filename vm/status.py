@@ -157,6 +157,12 @@ class StatusError(IreeAbiError):
         return Status(self.code, self.message, self.annotations)
 
 
+class IreeFaultError(IreeAbiError):
+    """Where IREE's own runtime would read or write out of bounds, or crash, ireeabi refuses instead
+    of going on with made-up memory: not a status (IREE returns none there), and the message says
+    what IREE reads or writes, from where, and what its runtime does then."""
+
+
 class StatusTokenError(IreeAbiError):
     """A status pointer that is not a live token (consumed twice, or never made here)."""
 
@@ -270,5 +276,5 @@ class StatusTable:
             self._live.pop(t, None)
 
 
-__all__ = ["StatusCode", "STATUS_CODE_MASK", "as_code", "code_string", "Status", "OK", "StatusError",
+__all__ = ["StatusCode", "STATUS_CODE_MASK", "as_code", "code_string", "Status", "OK", "StatusError", "IreeFaultError",
            "StatusTokenError", "StatusTable", "from_code", "code_of"]

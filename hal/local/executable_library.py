@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
 from ireeabi.vm.machine import Machine
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
 
 _U32 = 0xFFFFFFFF
 
@@ -160,8 +160,7 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
     cause, host_address, (x, y, z) = fault
     what = f"signal {cause}" if isinstance(cause, int) else cause
     if host_address is None:  # the emulator did not say where (a wasm trap)
-        return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what}; the executable cannot be "
-                "dispatched again")
+        return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what}; {_DIES}")
     address = host_address - heap.host_address(0)  # the heap's own address for it
     where = "outside every binding"
     best = None  # (distance, text) of the nearest binding the address lies before or past
@@ -181,22 +180,31 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
     if best is not None:
         where = best[1]
     return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what} at address "
-            f"0x{address:x}, {where}; the executable cannot be dispatched again")
+            f"0x{address:x}, {where}; {_DIES}")
+
+
+# IREE runs a kernel on its own thread with no handler: a fault kills its process.
+_DIES = ("IREE's own runtime dies there (nothing in it catches a kernel's fault); the executable cannot "
+         "be dispatched again")
 
 
 def issue_dispatch(library: Any, ordinal: int, dispatch_state: int, workgroup_state: int,
                    workgroup_count: tuple[int, int, int], heap: Any, ptrs: list[int], lengths: list[int]) -> None:
-    """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does, every way it
-    can end made a status: a fault (INTERNAL, naming the kernel, workgroup, address and binding), a
-    kernel's non-zero return, or the library's own refusal (an unusable library, an emulated
-    kernel's instruction budget) with its code."""
+    """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does: a kernel's
+    non-zero return is IREE's INTERNAL status (loaders' issue_call); a fault, which kills IREE's
+    process, is IreeFaultError naming the kernel, workgroup, address and binding, and so is any later
+    dispatch of that library; the library's own refusals (an emulated kernel's instruction budget,
+    ireeabi's bound) keep their codes."""
+    unusable = getattr(library, "unusable", "")
+    if unusable:
+        raise IreeFaultError(f"library {library.name} cannot be dispatched again: {unusable} (IREE's own "
+                             "runtime died at that fault)")
     try:
         result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
     except ExecutableError as e:
         raise StatusError(StatusCode[e.code], e.message) from None
     if result.fault is not None:
-        raise StatusError(StatusCode.INTERNAL, fault_message(library.exports[ordinal].name, result.fault,
-                                                              ptrs, lengths, heap))
+        raise IreeFaultError(fault_message(library.exports[ordinal].name, result.fault, ptrs, lengths, heap))
     if result.status != 0:
         raise StatusError(StatusCode.INTERNAL, f"executable entry point returned catastrophic error {result.status}")
 

@@ -71,7 +71,7 @@ class LocalDispatcher:
 
     def map_binding(self, index: int, buffer: int, offset: int, length: int) -> tuple[int, int]:
         """(address, length) of a binding mapped as iree_hal_buffer_map_range maps it."""
-        if not buffer:
+        if not buffer:  # inline_command_buffer.c's own test, before it maps
             raise StatusError(StatusCode.FAILED_PRECONDITION, f"required binding {index} is NULL; all "
                               f"bindings must have a valid pointer")
         b = self.buffers.get(buffer)
@@ -88,6 +88,8 @@ class LocalDispatcher:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"function id {fid} out of range (count: {len(exports)})")
         export = exports[fid]
+        # The checks of hal/local/inline_command_buffer.c iree_hal_inline_command_buffer_dispatch
+        # (this path has them; hal_loader's does not: modules/hal/loader.py).
         if len(constants) != export.constant_count:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"constant count mismatch, expected "
                               f"{export.constant_count} but was provided {len(constants)}")

@@ -32,8 +32,9 @@ from ireeabi.vm.bytecode.import_resolvers import NativeImports
 from ireeabi.vm.bytecode.lists import VmList
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.bytecode.module_file import read_module
+from ireeabi.vm.buffer import AbortError
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
 
 from ireeabi.hal.local.executable_library import ExecutableError, ExportInfo
 
@@ -143,13 +144,15 @@ class VmvxLibrary:
         if block:
             self.heap.free(block)
         if counter != 1:
-            raise StatusError(StatusCode.INTERNAL, f"a vmvx kernel kept a reference to a dispatch buffer "
-                              f"(counter {counter}); IREE would leave it dangling")
+            # vmvx_module_loader.c deinitializes its stack buffers, whose counter must be 1 again:
+            # iree_atomic_ref_count_abort_if_uses aborts the process otherwise.
+            raise AbortError(f"a vmvx kernel kept a reference to a dispatch buffer (counter {counter}): "
+                             "IREE's iree_vm_buffer_deinitialize aborts its process there (iree_abort)")
 
     def _invoke(self, name: str, *args: Any) -> None:
         try:
             self.context.invoke(name, *args)
-        except StatusError:
+        except (StatusError, IreeFaultError):  # a status, or where IREE itself faults: as they are
             raise
         except IreeAbiError as e:
             code = getattr(e, "code", StatusCode.INTERNAL)

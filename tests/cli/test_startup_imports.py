@@ -105,7 +105,7 @@ def test_help_lists_every_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ireeabi", "--help"], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
-    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test"):
+    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare"):
         assert f"\n    {command} " in proc.stdout
 
 
@@ -154,8 +154,9 @@ def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv,
 
 @pytest.mark.parametrize("argv, wanted", [
     (["--version"], ()), (["targets"], ()), (["--version", "layout", "x"], ()), (["run", "m"], ("run",)),
-    (["test", "m"], ("test",)), ([], ("run", "test")), (["-h", "targets"], ("run", "test")),
-    (["bogus"], ("run", "test")), (["--bogus", "targets"], ("run", "test")),
+    (["test", "m"], ("test",)), (["compare", "m"], ("compare",)), ([], ("run", "test", "compare")),
+    (["-h", "targets"], ("run", "test", "compare")), (["bogus"], ("run", "test", "compare")),
+    (["--bogus", "targets"], ("run", "test", "compare")),
 ])
 def test_which_module_parsers_a_command_line_needs(argv, wanted):
     from ireeabi.cli.main import module_parsers

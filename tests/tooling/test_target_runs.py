@@ -39,6 +39,7 @@ from ireeabi.vm.imports import check_imports
 from ireeabi.vm.bytecode import VmStatusError
 from ireeabi.tooling.program import Program
 from ireeabi.vm.module import PlannedCall
+from ireeabi.modules.hal.loader import DispatchShim
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.status import StatusCode
 
@@ -76,7 +77,7 @@ class Recorder:
         self._site: list = []
 
     def install(self, monkeypatch) -> None:  # noqa: ANN001
-        real_call, real_shim, real_loader = PlannedCall.__call__, _shims.Shim.__call__, _shims._LoaderShim.__call__
+        real_call, real_shim, real_loader = PlannedCall.__call__, _shims.Shim.__call__, DispatchShim.__call__
         rec = self
 
         def planned(self, flat):  # noqa: ANN001, ANN202
@@ -110,7 +111,7 @@ class Recorder:
         monkeypatch.setattr(PlannedCall, "__call__", planned)
         monkeypatch.setattr(_shims.Shim, "on_frame", framed)
         monkeypatch.setattr(_shims.Shim, "__call__", seen(real_shim))
-        monkeypatch.setattr(_shims._LoaderShim, "__call__", seen(real_loader))
+        monkeypatch.setattr(DispatchShim, "__call__", seen(real_loader))
 
 
 _SCALAR = {"i32": "<i", "i64": "<q", "f32": "<i", "f64": "<q"}  # floats travel as their bit patterns

@@ -21,6 +21,8 @@ from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.heap import Heap, tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref, TypeRegistry
 from ireeabi.vm.shims import CALL_BEGIN, ByteSpan, CallContext, shim_for
+from ireeabi.layouts import hal_loader as HL
+from ireeabi.modules.hal.loader import DispatchArgs, DispatchShim
 
 from ireeabi.vm.machine import host as _host_machine
 
@@ -81,6 +83,9 @@ class World:
 
     def target(self, result_chars: str):  # noqa: ANN201
         def run(ctx: CallContext, *args: Any) -> Any:
+            if len(args) == 1 and isinstance(args[0], DispatchArgs):  # hal_loader's dispatch shim
+                read = args[0]
+                args = read.values + (tuple(read.bindings()) if 0 <= read.binding_count <= 32 else ())
             for r in _walk(args):
                 try:
                     buf = self.bt.check_deref_or_null(r)
@@ -96,7 +101,9 @@ class World:
 
     def feed(self, signature: str, form: str, args: bytes | None, rets_len: int | None = None) -> None:
         """Run `args` through the signature's shim (correct results span unless `rets_len` says)."""
-        shim = shim_for(signature, form)
+        # hal_loader's dispatch cconv is read by its own shim (modules/hal/loader.py)
+        shim = DispatchShim(cconv.parse(signature), form, HOST_M) if signature == HL.DISPATCH_CCONV \
+            else shim_for(signature, form)
         res_lay = cconv.layout(shim.signature.results, HOST_M.target)
         n_rets = res_lay.size if rets_len is None else rets_len
         heap = self.heap

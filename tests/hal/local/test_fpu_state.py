@@ -22,7 +22,7 @@ from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
 from ireeabi.tooling.program import Program
 from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusError
+from ireeabi.vm.status import IreeFaultError, StatusError
 
 from hal_programs import program as hal_program
 
@@ -135,7 +135,7 @@ def test_the_host_fpu_is_restored_after_a_kernel_fault(session):
     x, y, z = d.workgroups
     fpu.set_fpu_control(before | fpu.flush_bits)  # push then changes nothing: only the error path restores
     try:
-        with pytest.raises(StatusError, match="faulted"):
+        with pytest.raises(IreeFaultError, match="faulted"):
             with pushed(fpu):
                 session.call("hal_loader.executable.dispatch", exe, fid, x + 5, y, z, d.constants, bindings)
         assert fpu.fpu_control() == before | fpu.flush_bits

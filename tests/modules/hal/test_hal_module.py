@@ -325,8 +325,9 @@ def test_dispatch_exports_read_their_spans_as_module_c(target):
                 buf = C.pack_arguments(heap, module.exports[ordinal].signature.arguments, args)
                 try:
                     try:
-                        constants, bindings = shim.decode_arguments(heap, 0, buf.span)[-2:]
-                        right = constants == [1, 2] and [tuple(b) for b in bindings] == [(3, 4, NULL_REF, 0, 8)]
+                        (read,) = shim.decode_arguments(heap, 0, buf.span)
+                        right = read.constant_count == 2 and read.constants(2) == [1, 2] and \
+                            read.binding_count == 1 and [tuple(b) for b in read.bindings()] == [(3, 4, NULL_REF, 0, 8)]
                     except StatusError:
                         right = False
                 finally:
