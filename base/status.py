@@ -6,7 +6,7 @@ and whose remaining bits point at heap storage with the message. Python callback
 pointer (allocator ctl functions) return such a pointer: the code sits in the low bits exactly as in
 IREE, the rest is a token into the runtime's `StatusTable` (a Heap owns one, `heap.statuses`)
 holding the Python `Status`. A failing status must be consumed (`take`) or ignored (`ignore`) once,
-like IREE's, or it is reported as a leak (by `vm.heap.tracked_heap`, for its heap's table).
+like IREE's, or it is reported as a leak (by `base.heap.tracked_heap`, for its heap's table).
 
 A pointer with no bits above the code (`from_code`, what IREE returns when statuses are built
 without storage or storage could not be allocated) is a complete status too: it has a code and no

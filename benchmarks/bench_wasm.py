@@ -35,7 +35,7 @@ from ireeabi.hal.local import wasm_loader as W  # noqa: E402
 from ireeabi.hal.local.executable_library import DispatchState, write_workgroup_state  # noqa: E402
 from ireeabi.layouts import executable_library as X  # noqa: E402
 from ireeabi.vm.bytecode import module_file as mf  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 
 TRIVIAL_WAT = """(module
   (import "env" "memory" (memory 0))

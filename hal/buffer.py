@@ -14,11 +14,11 @@ from typing import Callable, Any
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from ireeabi.vm.ref import object_release as _object_release
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from .resource import ResourceType
 

@@ -11,9 +11,9 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
-from ireeabi.vm import allocator as _alloc
-from ireeabi.vm.allocator import AllocatorT
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base import allocator as _alloc
+from ireeabi.base.allocator import AllocatorT
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
 

@@ -36,7 +36,7 @@ from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_elem
     iree_hal_make_element_type
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.hal.element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.base.host_libraries import library_name
 
 __all__ = ["InputParseError", "ParseFailure", "atoi_int32", "atoi_uint32", "atoi_int64",
            "atoi_uint64", "atof", "atod", "c_atof", "c_atoi", "wrap_int", "narrow_float_bits",

@@ -1,9 +1,9 @@
 """One data model's words and catalog layouts: what every per-target view of a catalog struct is
-computed from (`Machine`, the runtime's struct factory in vm/machine.py, is one).
+computed from (`Machine`, the runtime's struct factory in base/machine.py, is one).
 
 A view of a struct on a data model (`RefLayout`, `VmBufferLayout`, `DispatchLayout`, ...) sits in
 layouts/ beside the struct it reads, takes a `DataModel`, and holds offsets and `struct.Struct`
-codecs; the runtime builds each once per data model (vm/machine.py) and reads it as
+codecs; the runtime builds each once per data model (base/machine.py) and reads it as
 `heap.machine.<name>`.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = ("abi", "layouts", "vm", "hal", "modules", "tooling", "cli")
+LAYERS = ("abi", "layouts", "base", "vm", "hal", "modules", "tooling", "cli")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -172,8 +172,8 @@ def test_the_rules_catch_a_violation() -> None:
     sideways = Import("ireeabi.hal.buffer", "ireeabi.hal.resource", None, 1)
     downward = Import("ireeabi.cli.main", "ireeabi.abi.cconv", None, 1)
     assert _upward([upward, sideways, downward]) == [upward]
-    private = Import("ireeabi.vm.heap", "ireeabi.vm.ref", "_release", 1)
-    dunder = Import("ireeabi.vm.heap", "ireeabi.vm.ref", "__all__", 1)
+    private = Import("ireeabi.base.heap", "ireeabi.vm.ref", "_release", 1)
+    dunder = Import("ireeabi.base.heap", "ireeabi.vm.ref", "__all__", 1)
     assert _private([private, dunder, sideways]) == [private]
     # a type-only import back from the runtime to the API closes a cycle
     type_only = Import("ireeabi.modules.hal.module_api", "ireeabi.modules.hal.runtime",

@@ -33,13 +33,13 @@ import numpy as np
 
 from ..abi.errors import IreeAbiError
 from ..layouts import buffer as _buffer
-from . import allocator as _alloc
+from ..base import allocator as _alloc
 from . import module_ref
 from . import ref as _ref
-from .allocator import AllocatorT
-from .heap import Heap, HeapError
+from ..base.allocator import AllocatorT
+from ..base.heap import Heap, HeapError
 from .ref import Ref, TypeRegistry
-from .status import StatusCode, StatusError
+from ..base.status import StatusCode, StatusError
 
 BufferAccess = _buffer.BufferAccess
 

@@ -11,7 +11,7 @@ retained or moved in.
 
 Python values: ints and floats; refs as `Ref` (or (ptr, type) pairs); a span as a list of elements,
 each a tuple of the element's values (or a bare value when the element has one). Buffers are laid out
-for the heap's data model. The hot path is one generated `struct` call (`abi.codec`), compiled once
+for the heap's data model. The hot path is one generated `struct` call (`abi.cconv.codec`), compiled once
 per fragment, target and span counts.
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ from ..abi import cconv
 from ..abi.cconv import Fragment, FragmentLayout, Span
 from ..abi.errors import IreeAbiError
 from . import ref as _ref
-from ..abi.codec import codec as _codec
-from .heap import Heap
-from .machine import Machine, machine as _machine
+from ..abi.cconv.codec import codec as _codec
+from ..base.heap import Heap
+from ..base.machine import Machine, machine as _machine
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
 

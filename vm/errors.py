@@ -10,7 +10,7 @@ from typing import Sequence
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable, printable_text
 from ireeabi.vm.bytecode.decoder import DecodeError
-from ireeabi.vm.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
+from ireeabi.base.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
 
 
 class VmError(IreeAbiError):

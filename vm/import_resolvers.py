@@ -18,10 +18,10 @@ from __future__ import annotations
 import abc
 from typing import Callable, Mapping, Sequence
 
-from ireeabi.vm.module import NativeModule
+from ireeabi.vm.native_module import NativeModule
 from ireeabi.vm.ref import NULL_REF, TYPE_NULL, Ref
-from ireeabi.vm.status import StatusError
-from ireeabi.vm.bytecode.errors import ImportResolutionError
+from ireeabi.base.status import StatusError
+from ireeabi.vm.errors import ImportResolutionError
 from ireeabi.vm.bytecode.state import ExecutionState
 
 class ImportResolver(abc.ABC):

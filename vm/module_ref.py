@@ -11,8 +11,8 @@ from typing import Callable
 
 import struct
 
-from . import callbacks
-from .heap import Heap, HeapError
+from ..base import callbacks
+from ..base.heap import Heap, HeapError
 from .ref import RefCountError
 
 

@@ -27,18 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
-from ..abi.codec import codec
+from ..abi.cconv.codec import codec
 from ..abi.errors import IreeAbiError
 from ..abi.printable import printable
 from ..abi.generated import define
 from . import call as _call
 from . import module_ref
-from .heap import Heap
-from .machine import Machine
+from ..base.heap import Heap
+from ..base.machine import Machine
 from .ref import Ref, countable_cell, object_release
 from .call import as_ref
 from .shims import READER_FORMS, CALL_BEGIN, CALL_RESUME, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
-from .status import StatusCode, StatusError
+from ..base.status import StatusCode, StatusError
 
 
 @dataclass(frozen=True)

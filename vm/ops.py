@@ -18,8 +18,8 @@ import re
 import struct
 from typing import Callable
 
-from ireeabi.vm.bytecode.errors import VmTrapError
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.vm.errors import VmTrapError
+from ireeabi.base.host_libraries import library_name
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF

@@ -22,9 +22,9 @@ from typing import Callable, NamedTuple
 
 from ..abi.errors import IreeAbiError
 from ..layouts import ref as _ref
-from . import callbacks
-from .heap import Heap
-from .status import StatusCode, StatusError
+from ..base import callbacks
+from ..base.heap import Heap
+from ..base.status import StatusCode, StatusError
 
 TAG_MASK = _ref.REF_TYPE_TAG_MASK
 DESCRIPTOR_ALIGNMENT = 1 << _ref.REF_TYPE_TAG_BITS

@@ -36,7 +36,7 @@ the runtime's data model `target` would, on the FPU the library's code runs on (
   the host's bits: the same inputs and results become zero, except where the architectures decide
   tininess differently (x86 after rounding, ARM before), a result that rounds up to the smallest
   normal. On an i386 heap the interpreter's ops flush as SSE code does (ireeabi's VM float ops are
-  SSE's on every data model, vm/bytecode/numerics.py); an IREE runtime built for i386 with x87
+  SSE's on every data model, vm/ops.py); an IREE runtime built for i386 with x87
   math would not flush its interpreter's own ops (MXCSR does not govern x87).
 - emulated kernels (`emulated_cpu.EmulatedCpu`): the guest's register (MXCSR, FPCR, FPSCR), the
   emulator then flushing as that CPU does. One gap, the emulator's: Unicorn's x86 (QEMU 5.0's

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ireeabi.abi import targets
-from ireeabi.vm.machine import Machine, host as _host_machine, machine as _machine
+from ireeabi.base.machine import Machine, host as _host_machine, machine as _machine
 from ireeabi.layouts import executable_library as X
 
 from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState, ExecutableError,
@@ -288,7 +288,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
             f"kernels compiled for it), or compile for inline-static (vmvx-inline), whose kernels are VM "
             f"bytecode that runs on every target")
     if processor_data is None:
-        from ireeabi.hal.cpu import read_data
+        from ireeabi.base.internal.cpu import read_data
         processor_data = read_data()
     if format.startswith("embedded-elf-"):
         library = _load_embedded(format, bytes(data), constants, processor_data)

@@ -44,8 +44,8 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusError
 
 from ireeabi.hal.local.elf_loader import (DT, MAX_IMAGE, PF_R, PF_W, PF_X, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD,
                                           SHN_UNDEF, elf_error, read_phdrs, segment_type, verify_header)

@@ -30,8 +30,8 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.vm.machine import host as _host_machine
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.base.host_libraries import library_name
 
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.native import FAULTED, native, stop_flags, stopped

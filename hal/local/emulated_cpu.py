@@ -27,8 +27,8 @@ Interface (what the ELF loader and the dispatch integration build on):
     split small pieces; a guard page is then one split in three), and a page that was protected
     once stays a region of its own, so protecting it again (a pooled or reused guarded chunk) is a
     permission change only (~25 us). The heap keeps freed guarded chunks, guards on, for reuse
-    (`vm.heap.GUARD_POOL`), and its quarantine holds the memory of a few guarded blocks only
-    (`vm.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
+    (`base.heap.GUARD_POOL`), and its quarantine holds the memory of a few guarded blocks only
+    (`base.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
     guarded blocks. `benchmarks/bench_emulated_guards.py` (a loaded 2-core machine): buffers that
     come and go cost ~6 us per allocation and free (the pool serves them; 0.1 ms mean with the
     first chunks' splits) and nothing per dispatch, against ~100-200 ms per allocation when every
@@ -106,10 +106,10 @@ from unicorn import x86_const as X86
 from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.hal.local.fpu_state import FLUSH_BITS
-from ireeabi.vm import callbacks
-from ireeabi.vm.address_space import PAGE
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.internal.fpu_state import FLUSH_BITS
+from ireeabi.base import callbacks
+from ireeabi.base.address_space import PAGE
+from ireeabi.base.heap import Heap, HeapError
 
 CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C

@@ -13,8 +13,8 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.machine import Machine
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.machine import Machine
+from ireeabi.base.status import StatusCode, StatusError
 
 _U32 = 0xFFFFFFFF
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal.buffer import BufferTypes, calculate_range
 from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
-from ireeabi.hal.local.fpu_state import dispatch_scope
+from ireeabi.base.internal.fpu_state import dispatch_scope
 
 _U32 = 0xFFFFFFFF
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence, Union
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import Machine
+from ireeabi.base.heap import Heap
+from ireeabi.base.machine import Machine
 
-from ireeabi.hal import cpu
+from ireeabi.base.internal import cpu
 from ireeabi.hal.local import elf_executable, vmvx_executable, wasm_executable
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
 from ireeabi.hal.local.native import check_cpu_time, default_cpu_time

@@ -21,8 +21,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.heap import Heap
+from ireeabi.base.machine import host as _host_machine
 
 from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
                                                   LoadedLibrary)

@@ -15,7 +15,7 @@
   (IREE initializes them on its stack with a null allocator): handles in the heap, freed after the
   dispatch; one still referenced then (a kernel that kept it) is an error, where IREE would leave a
   dangling pointer. The inline command buffer runs the dispatch with denormals flushed to zero
-  (hal/local/fpu_state.py): the interpreter's float ops, Python and numpy arithmetic on the host
+  (base/internal/fpu_state.py): the interpreter's float ops, Python and numpy arithmetic on the host
   thread, then flush as IREE's interpreter does under that state.
 
 Bytecode runs on every data model, so vmvx executables load on every target.
@@ -26,14 +26,14 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.vm import allocator as _alloc
-from ireeabi.vm.bytecode.context import Context
-from ireeabi.vm.bytecode.import_resolvers import NativeImports
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.base import allocator as _alloc
+from ireeabi.vm.bytecode.dispatch import Context
+from ireeabi.vm.import_resolvers import NativeImports
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal.local.executable_library import ExecutableError, ExportInfo
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError

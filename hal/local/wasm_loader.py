@@ -108,7 +108,7 @@ from wasmtime import _func as _wasmtime_func
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
 from ireeabi.hal.local.wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink, section_ids
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 WASM_PAGE = 0x10000
 DEFAULT_STACK_SIZE = 256 << 10

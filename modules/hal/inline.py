@@ -19,16 +19,16 @@ from __future__ import annotations
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.vm import allocator as _alloc
+from ireeabi.base import allocator as _alloc
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.base.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.hal import cpu
+from ireeabi.base.internal import cpu
 from ireeabi.hal.buffer import BufferTypes, HalBuffer
 from ireeabi.hal.buffer_view import BufferViewTypes
 

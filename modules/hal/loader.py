@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from ireeabi.layouts import hal_loader as HL
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal.local import library_loader, python_executable
 from ireeabi.hal.local.library_loader import KernelRunners

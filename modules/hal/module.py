@@ -35,10 +35,10 @@ from ireeabi.layouts import hal_module as HM
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import ref as R
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal import command_buffer_validation as V
 from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,

@@ -6,15 +6,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ireeabi.layouts import base as L
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
-from ireeabi.vm import status as S
-from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
+from ireeabi.base import status as S
+from ireeabi.base.allocator import AllocatorT, Command
+from ireeabi.base.callbacks import FunctionPointerError
+from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 import iree_tools as tools
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
-from ireeabi.vm import status as S
-from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.heap import UNINITIALIZED_BYTE, Heap, HeapError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
+from ireeabi.base import status as S
+from ireeabi.base.allocator import AllocatorT, Command
+from ireeabi.base.heap import UNINITIALIZED_BYTE, Heap, HeapError
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

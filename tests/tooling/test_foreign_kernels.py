@@ -19,7 +19,7 @@ import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.vm.errors import VmStatusError
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
 # docs/programs.md says why).

@@ -18,13 +18,13 @@ from ireeabi.layouts import buffer as LB
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts import hal_loader as HL
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
+from ireeabi.base.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 TARGETS = targets.names()
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST

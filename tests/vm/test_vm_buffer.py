@@ -8,15 +8,16 @@ import pytest
 from ireeabi.abi.layout import Array, Field, Scalar, Struct
 from ireeabi.layouts import base as LB
 from ireeabi.layouts import buffer as LBUF
-from ireeabi.vm import allocator as A
+from ireeabi.base import allocator as A
 from ireeabi.vm import buffer as B
-from ireeabi.vm import callbacks, module_ref
+from ireeabi.base import callbacks
+from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
-from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.base.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import AbortError, BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST

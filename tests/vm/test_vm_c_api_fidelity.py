@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from ireeabi.vm import allocator as A
+from ireeabi.base import allocator as A
 from ireeabi.vm import buffer as B
 from ireeabi.vm import ref as R
-from ireeabi.vm.allocator import AllocatorT
+from ireeabi.base.allocator import AllocatorT
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from test_vm_allocator import Recorder  # a logging ctl served from the heap
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

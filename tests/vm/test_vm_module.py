@@ -9,15 +9,15 @@ import pytest
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable
 
-from ireeabi.abi.codec import CodecError
+from ireeabi.abi.cconv.codec import CodecError
 from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule, string_view_compare
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext, MarshalError, Shim
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 
 def noop(ctx: CallContext, *args: object) -> None:
@@ -281,7 +281,7 @@ def test_planned_call_scratch_frame_is_the_methods_frame() -> None:
     fit, after close, and where the target leaves a frame of its own pushed, it fails as
     scratch_push / scratch_pop do (and as the layered call does), and a good call leaves the stack
     as it was."""
-    from ireeabi.vm.heap import HeapError
+    from ireeabi.base.heap import HeapError
     leave: list[int] = []
 
     def target(ctx: CallContext, x: int) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pytest
 
 from ireeabi.layouts import ref as L
-from ireeabi.vm import callbacks
+from ireeabi.base import callbacks
 from ireeabi.vm import ref as R
-from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.callbacks import FunctionPointerError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 
 

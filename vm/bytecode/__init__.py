@@ -34,15 +34,13 @@ from ireeabi.abi.lazy_face import lazy_face
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
     from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
-    from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, TEST_RUNNER_MAX_RESUMES, Context, Invocation
-    from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                            ContextClosedError, ImportResolutionError,
-                                            InvocationStateError, VmError, VmFailError,
-                                            VmStatusError, VmTrapError)
-    from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
-                                                      NativeImports)
-    from ireeabi.vm.bytecode.lists import VmList
-    from ireeabi.vm.bytecode.numerics import PURE_OPS, siphash24
+    from ireeabi.vm.bytecode.dispatch import DEFAULT_MAX_DEPTH, TEST_RUNNER_MAX_RESUMES, Context, Invocation
+    from ireeabi.vm.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
+                                   ContextClosedError, ImportResolutionError, InvocationStateError,
+                                   VmError, VmFailError, VmStatusError, VmTrapError)
+    from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
+    from ireeabi.vm.list import VmList
+    from ireeabi.vm.ops import PURE_OPS, siphash24
     from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
 
 # Each name the face re-exports -> its submodule (PEP 562): importing the face (or one submodule,
@@ -50,13 +48,13 @@ if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded
 _SUBMODULES = {
     "buffer_factory": ("DEFAULT_MAX_ALLOCATION", "BufferFactory", "ByteBuffer"),
     "compile": ("SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"),
-    "context": ("DEFAULT_MAX_DEPTH", "TEST_RUNNER_MAX_RESUMES", "Context", "Invocation"),
-    "errors": ("ArgumentError", "BytecodeVerifyError", "ContextBusyError", "ContextClosedError",
-               "ImportResolutionError", "InvocationStateError", "VmError", "VmFailError", "VmStatusError",
-               "VmTrapError"),
-    "import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
-    "lists": ("VmList",),
-    "numerics": ("PURE_OPS", "siphash24"),
+    "dispatch": ("DEFAULT_MAX_DEPTH", "TEST_RUNNER_MAX_RESUMES", "Context", "Invocation"),
+    "ireeabi.vm.errors": ("ArgumentError", "BytecodeVerifyError", "ContextBusyError", "ContextClosedError",
+                          "ImportResolutionError", "InvocationStateError", "VmError", "VmFailError",
+                          "VmStatusError", "VmTrapError"),
+    "ireeabi.vm.import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
+    "ireeabi.vm.list": ("VmList",),
+    "ireeabi.vm.ops": ("PURE_OPS", "siphash24"),
     "vm_buffer_factory": ("RodataLeakError", "VmBufferFactory"),
 }
 __getattr__, __dir__ = lazy_face(__name__, globals(), _SUBMODULES)

@@ -45,24 +45,22 @@ from ireeabi.abi.errors import UnknownNameError
 from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.decoder import (DecodeError, Register, UnsupportedOpError, decode_function,
                                          function_bytecode, function_names)
-from ireeabi.vm.heap import HeapError
+from ireeabi.base.heap import HeapError
 from ireeabi.vm.bytecode.module_file import ExportedFunction, ModuleFile, read_module
-from ireeabi.vm.status import StatusCode, StatusError
-from ireeabi.vm.reference_path import reference_forced
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.base.reference_path import reference_forced
 from ireeabi.vm.bytecode.blocks import compile_blocks
 from ireeabi.vm.bytecode.buffer_factory import BufferFactory
 from ireeabi.vm.bytecode.call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, entry_function,
                                             leave_function, native_call_site)
 from ireeabi.vm.bytecode.compile import compile_instruction
-from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                        ContextClosedError, ImportResolutionError,
-                                        InvocationStateError, VmError, VmStatusError, VmTrapError,
-                                        annotate)
+from ireeabi.vm.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError, ContextClosedError,
+                               ImportResolutionError, InvocationStateError, VmError, VmStatusError,
+                               VmTrapError, annotate)
 from ireeabi.vm.bytecode.handlers import RETURN, YIELD
 from ireeabi.vm.bytecode.module_state import global_bytes, global_refs, held_refs
-from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
-                                                  NativeImports)
-from ireeabi.vm.bytecode.numerics import M32, M64, U32, U64
+from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
+from ireeabi.vm.ops import M32, M64, U32, U64
 from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
 from ireeabi.vm.bytecode.verifier import (clamp_type_ids, function_layout, verify_function,

@@ -16,11 +16,11 @@ import struct
 from typing import Any
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import VmStatusError, VmTrapError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.bytecode.numerics import I32, U64, siphash24
+from ireeabi.vm.ops import I32, U64, siphash24
 from ireeabi.vm.bytecode.registers import Frame, store_ref, write_i32, write_i64
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)

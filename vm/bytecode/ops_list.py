@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.bytecode.lists import VALUE_TYPES, VmList, convert_list_value
-from ireeabi.vm.bytecode.numerics import I32, U32, U64, M32
+from ireeabi.vm.list import VALUE_TYPES, VmList, convert_list_value
+from ireeabi.vm.ops import I32, U32, U64, M32
 from ireeabi.vm.bytecode.ops_ref import ref_type_key, ref_type_mismatch, value_type_key
 from ireeabi.vm.bytecode.registers import Frame, store_ref, take_ref, write_i32, write_i64
 

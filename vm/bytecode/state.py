@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.machine import Machine
+from ireeabi.base.machine import Machine
 from ireeabi.vm.bytecode.module_file import ModuleFile
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
 from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import BytecodeVerifyError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import BytecodeVerifyError
 from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
                                         verifier_bound)
 from ireeabi.vm.bytecode.registers import Function, value_chars

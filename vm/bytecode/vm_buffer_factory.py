@@ -32,10 +32,10 @@ from ireeabi.vm import ref as _ref
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
-from ireeabi.vm.bytecode.errors import VmStatusError
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.errors import VmStatusError
+from ireeabi.vm.list import VmList
 
 GUEST_ACCESS = BufferAccess.MUTABLE | BufferAccess.ORIGIN_GUEST  # vm.buffer.alloc / clone
 RODATA_ALIGNMENT = 64

@@ -11,7 +11,7 @@ import pytest
 
 import iree_tools
 import vm_ir
-from ireeabi.vm.machine import host
+from ireeabi.base.machine import host
 from ireeabi.hal.local import elf_executable as ex
 from ireeabi.hal.local.native import native
 from ireeabi.vm.bytecode import module_file as mf

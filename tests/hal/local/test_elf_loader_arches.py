@@ -25,7 +25,7 @@ import iree_tools as tools
 from debian_tools import debian_tool
 from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_into_heap
 from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 

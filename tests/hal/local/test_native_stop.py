@@ -30,7 +30,7 @@ import iree_tools
 from ireeabi.hal.local import native
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import LeakError
+from ireeabi.base.heap import LeakError
 
 SOURCE = """
 func.func @spin(%a: tensor<16xf32>) -> tensor<16xf32> {

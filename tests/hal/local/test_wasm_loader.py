@@ -45,9 +45,9 @@ from ireeabi.layouts import executable_library as X
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm import ref as R
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from hal_session import Session
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 
@@ -771,7 +771,7 @@ def test_mutated_side_modules_end_in_clear_errors(which, built, add16_wasm, heap
     assert outcomes["refused"] > 50 and sum(outcomes.values()) == 200
 
 
-# -- the wasm32 heap's address space (vm.address_space) ------------------------------------------------
+# -- the wasm32 heap's address space (base.address_space) ------------------------------------------------
 
 
 @pytest.mark.parametrize("limit", [1 << 20, 100_000_001, None])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from hal_programs import program
 

@@ -22,9 +22,9 @@ import e2e_corpus as corpus
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.tooling.function_io import format_results, parse_input
 from ireeabi.tooling.program import Program
-from ireeabi.vm.allocator import allocator_null
+from ireeabi.base.allocator import allocator_null
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.bytecode import Context
@@ -547,7 +547,7 @@ def test_libm_calls_of_regions_give_the_reference_bits():
     ramp, the result has the bits of the reference path's ctypes call."""
     import ctypes  # noqa: PLC0415
     import itertools  # noqa: PLC0415
-    from ireeabi.vm.bytecode.numerics import PURE_OPS  # noqa: PLC0415
+    from ireeabi.vm.ops import PURE_OPS  # noqa: PLC0415
     from ireeabi.vm.bytecode.regions import c_call  # noqa: PLC0415
     values = [float(v) for v in _SPECIALS] + [float(v) for v in _float_inputs(40, 1, False, False)] + [1e-40, 7e37]
     checked = 0

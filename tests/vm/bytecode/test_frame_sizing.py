@@ -25,13 +25,13 @@ import pytest
 import iree_tools as tools
 from test_module_load_fidelity import descriptor, iree, patch, s16
 
-from ireeabi.vm import machine as vm_machine
+from ireeabi.base import machine as vm_machine
 from ireeabi.vm.bytecode import Context
-from ireeabi.vm.bytecode.errors import VmStatusError, VmTrapError
+from ireeabi.vm.errors import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.frames import frame_layout, verifier_bound
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.bytecode.verifier import function_layout
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 
 def assemble(text: str) -> bytes:
