@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 from ireeabi.hal.local import inline_command_buffer  # noqa: E402
-from ireeabi.base.internal.fpu_state import dispatch_scope  # noqa: E402
+from ireeabi.hal.local.inline_command_buffer import dispatch_scope  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 
 

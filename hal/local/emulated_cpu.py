@@ -45,7 +45,7 @@ Interface (what the ELF loader and the dispatch integration build on):
     CPACR_EL1.FPEN; x87/SSE are on by default). Its control register (MXCSR, FPCR, FPSCR; none on
     riscv) is `fpu_control()` / `set_fpu_control(value)`, with `flush_bits` the bits IREE sets in
     it to flush denormals (`fpu_state.FLUSH_BITS`; 0 on riscv): the state a dispatch pushes
-    (`fpu_state.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
+    (`inline_command_buffer.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
     applies MXCSR.FZ to its x87 status, not to SSE's: DAZ works, FTZ does not (fpu_state.py).
   - A stack of `stack_size` bytes is a guarded block of the heap (target memory; a stack overflow
     faults on the guard page). It is freed by `close()`; close the CPU before a leak check.

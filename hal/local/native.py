@@ -152,3 +152,26 @@ def native() -> ModuleType:
     """The helper module (`.ffi`, `.lib`): the installed extension, else one built now."""
     mod, why = _installed()
     return mod if mod is not None else _build_at_run_time(why)
+
+
+class HostFpu:
+    """The calling thread's floating-point control register (`fpu_state.FpuControl`), through the
+    helper's accessors; its flush bits are the host architecture's."""
+
+    def __init__(self) -> None:
+        lib = native().lib
+        self._read, self._write = lib.ireeabi_fpu_control, lib.ireeabi_set_fpu_control
+        self.flush_bits = int(lib.ireeabi_fpu_flush_bits())
+
+    def fpu_control(self) -> int:
+        return int(self._read())
+
+    def set_fpu_control(self, value: int) -> None:
+        self._write(value)
+
+
+@lru_cache(maxsize=None)
+def host_fpu() -> HostFpu:
+    """The calling thread's FPU control (the helper's functions, loaded on first use; the register
+    itself is each thread's own)."""
+    return HostFpu()

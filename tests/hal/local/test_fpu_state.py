@@ -19,7 +19,9 @@ import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
-from ireeabi.base.internal.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
+from ireeabi.base.internal.fpu_state import FLUSH_BITS, flushes, pushed
+from ireeabi.hal.local.inline_command_buffer import dispatch_scope
+from ireeabi.hal.local.native import host_fpu
 from ireeabi.tooling.program import Program
 from ireeabi.base.heap import Heap
 from ireeabi.base.status import StatusError
