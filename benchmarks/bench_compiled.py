@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 HOT = ("base/heap.py", "vm/ref.py", "base/allocator.py", "vm/native_module.py", "vm/shims.py", "vm/buffer.py",
-       "base/callbacks.py", "base/status.py", "vm/bytecode/dispatch.py", "modules/hal/inline.py",
+       "base/callbacks.py", "base/status.py", "vm/context.py", "vm/bytecode/dispatch.py", "modules/hal/inline.py",
        "modules/hal/loader.py", "hal/buffer.py", "hal/buffer_view.py", "hal/resource.py",
        "hal/local/elf_executable.py")
 # Cython 3.3.1 emits C that does not compile for this one (a closure scope it never declares); it is

@@ -60,7 +60,7 @@ from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
 from ireeabi.base.allocation import leak_report
 from ireeabi.base.heap import Heap, LeakError
-from ireeabi.vm.bytecode.dispatch import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
 from ireeabi.vm.errors import ArgumentError, ContextClosedError
 from ireeabi.vm.import_resolvers import NativeImports
 from ireeabi.vm.list import VmList

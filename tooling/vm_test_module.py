@@ -43,7 +43,7 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.bytecode.dispatch import TEST_RUNNER_MAX_RESUMES
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
 from ireeabi.vm.errors import ArgumentError, ImportResolutionError, VmStatusError
 from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.module_file import ModuleFile

@@ -458,3 +458,42 @@ class BufferType:
         mutable = bool(self.raw_access(buf) & BufferAccess.MUTABLE)
         arr.flags.writeable = mutable if writable is None else (writable and mutable)
         return arr
+
+
+_M64 = 0xFFFFFFFFFFFFFFFF
+def siphash24(data: bytes, key: bytes = bytes(range(16))) -> int:
+    """SipHash-2-4 (Aumasson & Bernstein) of `data`: iree_vm_buffer_hash, which vm.buffer.hash
+    calls, hashes a byte range with key 00 01 .. 0F."""
+    def rotl(x: int, b: int) -> int:
+        return ((x << b) | (x >> (64 - b))) & _M64
+
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):  # SipRound
+            v[0] = (v[0] + v[1]) & _M64
+            v[1] = rotl(v[1], 13) ^ v[0]
+            v[0] = rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & _M64
+            v[3] = rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & _M64
+            v[3] = rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & _M64
+            v[1] = rotl(v[1], 17) ^ v[2]
+            v[2] = rotl(v[2], 32)
+
+    whole = len(data) - len(data) % 8
+    for i in range(0, whole, 8):
+        m = struct.unpack_from("<Q", data, i)[0]
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    b = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
+    v[3] ^= b
+    rounds(2)
+    v[0] ^= b
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.base import allocator as _alloc
-from ireeabi.vm.bytecode.dispatch import Context
+from ireeabi.vm.bytecode.module import Context
 from ireeabi.vm.import_resolvers import NativeImports
 from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory

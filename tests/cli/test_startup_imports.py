@@ -112,8 +112,8 @@ def test_help_lists_every_command(tmp_path):
 def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
     modules = imported(tmp_path, "run", str(add16_inline), *ADD_INPUTS)
     # what it runs on
-    assert {"ireeabi.vm.bytecode.dispatch", "ireeabi.modules.hal.inline", "ireeabi.modules.hal.loader",
-            "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
+    assert {"ireeabi.vm.bytecode.dispatch", "ireeabi.vm.context", "ireeabi.modules.hal.inline",
+            "ireeabi.modules.hal.loader", "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
     # what it does not: the full `hal` module, libclang and the C header machinery, the emulators,
     # the check module and the test command, the import checker, the disassembler
     assert loaded(modules, [
@@ -121,7 +121,8 @@ def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
         "ireeabi.layouts.hal_module", "ireeabi.layouts.hal_module_dispatch",
         "clang", "ireeabi.abi.cheader", "ireeabi.abi.oracles", "ireeabi.abi.dwarf", "cffi.api",
         "unicorn", "wasmtime", "ireeabi.hal.local.emulated_cpu", "ireeabi.hal.local.wasm_loader",
-        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.bytecode.import_check", "ireeabi.tooling.disassemble",
+        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.bytecode.import_check",
+        "ireeabi.tooling.disassemble",
         "ireeabi.layouts.module_sources", "ireeabi.layouts.fixtures", "importlib.metadata"]) == []
 
 

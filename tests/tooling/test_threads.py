@@ -1,6 +1,6 @@
 """Threads: a Program serializes its callers; a Context refuses a second thread's invoke.
 
-The rule (tooling/program.py, vm/bytecode/dispatch.py): a heap, and the runtime and context on it, belong
+The rule (tooling/program.py, vm/context.py): a heap, and the runtime and context on it, belong
 to one thread at a time, as an IREE VM context does. `Program` takes a lock around each call, so
 concurrent callers get the results a sequential run gives them; a bare `Context` refuses another
 thread's invoke at once with ContextBusyError instead of interleaving two calls on one heap.

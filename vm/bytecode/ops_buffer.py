@@ -20,7 +20,8 @@ from ireeabi.base.status import StatusCode
 from ireeabi.vm.errors import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.ops import I32, U64, siphash24
+from ireeabi.vm.buffer import siphash24
+from ireeabi.vm.ops import I32, U64
 from ireeabi.vm.bytecode.registers import Frame, store_ref, write_i32, write_i64
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)

@@ -788,7 +788,7 @@ def test_hal_module_loading_matches_iree_run_module(mods, name, mutate, expected
 
 def test_status_codes_survive_annotation_and_pickling(mods):
     import pickle
-    from ireeabi.vm.errors import BytecodeVerifyError
+    from ireeabi.vm.bytecode.verifier import BytecodeVerifyError
 
     data = operand(mods["br"], BR_F, "cond_br", 3, p32(1 << 24))
     with pytest.raises(BytecodeVerifyError) as info:

@@ -42,7 +42,7 @@ from ireeabi.cli.main import main
 from ireeabi.layouts import module_sources
 from ireeabi.modules.yieldable_test import YIELDABLE_TEST_MODULE
 from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.dispatch import TEST_RUNNER_MAX_RESUMES
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
 from ireeabi.vm.errors import InvocationStateError, VmFailError, VmStatusError
 from ireeabi.base.status import StatusCode, StatusError
 
