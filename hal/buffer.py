@@ -21,6 +21,7 @@ from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.base.status import StatusCode, StatusError
 
 from .resource import ResourceType
+from ..layouts.hal_buffer import HalBufferLayout
 
 _PERSISTENT = int(HB.MappingMode.PERSISTENT)
 _SCOPED = int(HB.MappingMode.SCOPED)
@@ -73,7 +74,7 @@ class BufferTypes:
 
     def __init__(self, registry: TypeRegistry) -> None:
         self.heap: Heap = registry.heap
-        self._L = self.heap.machine.hal_buffer
+        self._L = self.heap.machine.view(HalBufferLayout)
         self.resources: ResourceType[HalBuffer] = ResourceType(registry, "hal.buffer", self._destroy)
         self.type = self.resources.type
 

@@ -19,6 +19,7 @@ from ireeabi.vm.ref import Ref, TypeRegistry
 
 from .buffer import BufferTypes
 from .resource import ResourceType
+from ..layouts.hal_buffer import BufferViewLayout
 
 
 @dataclass
@@ -29,7 +30,7 @@ class ViewInfo:
 class BufferViewTypes:
     def __init__(self, registry: TypeRegistry, buffers: BufferTypes) -> None:
         self.heap: Heap = registry.heap
-        self._L = self.heap.machine.hal_buffer_view
+        self._L = self.heap.machine.view(BufferViewLayout)
         self.buffers = buffers
         self.resources: ResourceType[ViewInfo] = ResourceType(registry, "hal.buffer_view", self._destroy)
         self.type = self.resources.type

@@ -40,6 +40,7 @@ from ..base.allocator import AllocatorT
 from ..base.heap import Heap, HeapError
 from .ref import Ref, TypeRegistry
 from ..base.status import StatusCode, StatusError
+from ..layouts.buffer import VmBufferLayout
 
 BufferAccess = _buffer.BufferAccess
 
@@ -85,7 +86,7 @@ def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: in
     its order (a total of 0 is INVALID_ARGUMENT, then the alignment, then the allocator's own). If
     the small block is allocated, IREE would write the handle and a `length`-byte data span past it:
     the block is freed again and that overflow reported instead of made."""
-    L = heap.machine.vm_buffer
+    L = heap.machine.view(VmBufferLayout)
     total = (L.prefix_size + length) & L.mask
     block = _alloc.malloc_aligned(heap, allocator, total, alignment, L.prefix_size)
     _alloc.free_aligned(heap, allocator, block)
@@ -101,7 +102,7 @@ class BufferType:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
-        self._L = self.heap.machine.vm_buffer
+        self._L = self.heap.machine.view(VmBufferLayout)
         self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
         self.type = self.ref_type.type
 

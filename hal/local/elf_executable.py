@@ -31,6 +31,7 @@ from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState,
                                                   write_workgroup_state)
 from ireeabi.hal.local import elf_loader
 from ireeabi.hal.local.native import FAULTED, budget_ns, check_cpu_time, native, stop_flags, stopped
+from ireeabi.layouts.executable_library import DispatchLayout
 
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
@@ -160,7 +161,7 @@ class Library(LoadedLibrary):
     _keep: list = field(default_factory=list, repr=False)
     has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
     # workgroup_state_v0's id offsets on the host, for the C loop (the library is host code)
-    _wg_ids: tuple = field(default_factory=lambda: _host_machine().dispatch_state.wg_ids, repr=False)
+    _wg_ids: tuple = field(default_factory=lambda: _host_machine().view(DispatchLayout).wg_ids, repr=False)
     _dll: Any = field(default=None, repr=False)  # a system library's handle
     unusable: str = ""  # why no dispatch may run any more (a kernel faulted), or ""
     # CPU seconds one dispatch may use before it ends with DEADLINE_EXCEEDED (None: no bound)
@@ -212,7 +213,7 @@ class Library(LoadedLibrary):
         if 0 <= ordinal < len(self.exports):
             check_counts(self.exports[ordinal], len(constants), len(bindings))
         m = _host_machine()
-        block = ctypes.create_string_buffer(m.dispatch_state.block_size(len(constants), len(bindings)) + 8)
+        block = ctypes.create_string_buffer(m.view(DispatchLayout).block_size(len(constants), len(bindings)) + 8)
         address = -(-ctypes.addressof(block) // 8) * 8
         state = DispatchState(m, len(constants), len(bindings), block, address - ctypes.addressof(block), address)
         state.set(workgroup_size=workgroup_size, workgroup_count=workgroup_count, constants=constants,

@@ -15,6 +15,7 @@ from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
 from ireeabi.base.machine import Machine
 from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 
@@ -96,7 +97,7 @@ class DispatchState:
 
     def __init__(self, machine: Machine, constant_count: int, binding_count: int, memory: Any, offset: int,
                  address: int) -> None:
-        L = machine.dispatch_state
+        L = machine.view(DispatchLayout)
         self._L = L
         self.machine = machine
         self.memory, self.offset, self.address = memory, offset, address
@@ -148,7 +149,7 @@ class DispatchState:
 
 def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_id: int = 0) -> None:
     """A zeroed workgroup_state_v0 with `processor_id` (the ids are set per workgroup call)."""
-    L = machine.dispatch_state
+    L = machine.view(DispatchLayout)
     memory[offset:offset + L.wg_size] = bytes(L.wg_size)
     struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
 

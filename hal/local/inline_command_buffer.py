@@ -27,6 +27,7 @@ from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.hal.buffer import BufferTypes, calculate_range
 from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
 from ireeabi.base.internal.fpu_state import FpuControl, flushes, pushed
+from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 
@@ -68,7 +69,7 @@ class LocalDispatcher:
 
     def _workgroup_state(self) -> int:
         if not self._workgroup_address:
-            L = self.machine.dispatch_state
+            L = self.machine.view(DispatchLayout)
             block = self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")
             self._blocks.append(block)
             self._workgroup_address = -(-block // L.wg_align) * L.wg_align
@@ -79,7 +80,7 @@ class LocalDispatcher:
     def _state(self, key: tuple[int, int]) -> DispatchState:
         state = self._states.get(key)
         if state is None:
-            size = self.machine.dispatch_state.block_size(*key)
+            size = self.machine.view(DispatchLayout).block_size(*key)
             address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, "
                                                           f"{key[1]} bindings)")
             self._blocks.append(address)

@@ -20,6 +20,7 @@ from ireeabi.base.heap import Heap
 from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
                                                   LoadedLibrary)
 from ireeabi.hal.local.native import FAULTED
+from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 _ID = struct.Struct("<I")
@@ -64,7 +65,7 @@ class TargetLibrary(LoadedLibrary):
             raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
         export = self.exports[ordinal]
         heap = self.heap
-        ids = heap.machine.dispatch_state.wg_ids
+        ids = heap.machine.view(DispatchLayout).wg_ids
         together = ids[1] == ids[0] + 4 and ids[2] == ids[0] + 8
         count_x, count_y, count_z = workgroup_count
         args = [self.environment_address, dispatch_state, workgroup_state]

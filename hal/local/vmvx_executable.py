@@ -36,6 +36,7 @@ from ireeabi.vm.ref import Ref
 from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal.local.executable_library import ExecutableError, ExportInfo
+from ireeabi.layouts.buffer import VmBufferLayout
 
 FORMAT = "vmvx-bytecode-fb"
 ENTRY_SIGNATURE = "0rrriiiiiiiii_v"  # IREE_VMVX_ENTRY_SIGNATURE
@@ -125,7 +126,7 @@ class VmvxLibrary:
     def _view(self, data: int, length: int, access: int) -> Ref:
         """A vm.buffer handle (counter 1, null allocator) over [data, data + length)."""
         vmb = self._vm_buffers
-        size = self.heap.machine.vm_buffer.size
+        size = self.heap.machine.view(VmBufferLayout).size
         handle = self.heap.malloc(size, tag="vmvx binding vm.buffer")
         raw, off = self.heap.cell(handle, size)
         vmb.write_handle(raw, off, 1, access, data, length, _alloc.allocator_null(), 0)

@@ -31,6 +31,7 @@ from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.base.internal import cpu
 from ireeabi.hal.buffer import BufferTypes, HalBuffer
 from ireeabi.hal.buffer_view import BufferViewTypes
+from ireeabi.layouts.hal_inline import StorageWrapperLayout
 
 
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
@@ -56,7 +57,7 @@ class HalInlineModule:
         self.heap = vm_buffers.heap
         self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
         self.legacy = legacy
-        self._W = self.heap.machine.hal_inline_wrapper
+        self._W = self.heap.machine.view(StorageWrapperLayout)
         self._mask = self.heap.machine.word_mask
         self.host_allocator = _alloc.heap_allocator(self.heap)
         self._ctl = _alloc.make_ctl(self.heap, self._storage_ctl, name="hal_inline storage buffer ctl")

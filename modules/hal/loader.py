@@ -39,6 +39,7 @@ from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError
                                                   UnresolvedImportError, check_counts, issue_dispatch,
                                                   write_workgroup_state)
 from ireeabi.hal.resource import ResourceType
+from ireeabi.layouts.executable_library import DispatchLayout
 
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF
@@ -86,7 +87,7 @@ class HalLoaderModule:
         self._executables = executables
         # The states of the dispatches, in the heap's memory: one workgroup_state, and one
         # dispatch_state block per (constant count, binding count), reused.
-        L = self.machine.dispatch_state
+        L = self.machine.view(DispatchLayout)
         self._blocks = [self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")]
         self._workgroup_address = -(-self._blocks[0] // L.wg_align) * L.wg_align
         raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
@@ -105,7 +106,7 @@ class HalLoaderModule:
         self._states.clear()
 
     def _dispatch_state(self, key: tuple[int, int]) -> DispatchState:
-        size = self.machine.dispatch_state.block_size(*key)
+        size = self.machine.view(DispatchLayout).block_size(*key)
         address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, {key[1]} bindings)")
         self._blocks.append(address)
         raw, off = self.heap.cell(address, size)

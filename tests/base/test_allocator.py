@@ -15,6 +15,7 @@ from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.base.machine import host as _host_machine
+from ireeabi.layouts.base import AllocatorLayout
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -47,7 +48,7 @@ class Recorder:
 
 def test_layout_of_the_struct_matches_the_catalog(heap: Heap) -> None:
     lay = L.iree_allocator_t.layout(heap.target)
-    assert heap.machine.allocator.size == lay.size == 2 * heap.pointer_size  # fact sheet §5: {self @0, ctl @P}
+    assert heap.machine.view(AllocatorLayout).size == lay.size == 2 * heap.pointer_size  # fact sheet §5: {self @0, ctl @P}
 
 
 def test_heap_ctl_status_rules(heap: Heap) -> None:
@@ -97,7 +98,7 @@ def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
 
 def test_a_ctl_written_into_memory_by_other_code_is_honoured(heap: Heap) -> None:
     rec = Recorder(heap)
-    where = heap.malloc(heap.machine.allocator.size)
+    where = heap.malloc(heap.machine.view(AllocatorLayout).size)
     view = heap.struct_at(L.iree_allocator_t, where)  # "other code" fills the struct field by field
     view.self = 0xABC0
     view.ctl = rec.address

@@ -20,6 +20,7 @@ from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.errors import VmStatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
 # docs/programs.md says why).
@@ -149,7 +150,7 @@ class _Memory:
         self.only = [b for b in blocks if b.tag in EMULATED_ONLY and b.end != -1]  # live ones
         self.blocks = [b for b in blocks if b.tag not in EMULATED_ONLY]
         self.keys = [(b.tag, b.size, b.end == -1) for b in self.blocks]
-        wg = program.machine.dispatch_state
+        wg = program.machine.view(DispatchLayout)
         self.wg_size, self.wg_align = wg.wg_size, wg.wg_align
         # Where offsets within each block count from: its start, but for a workgroup_state_v0 block the
         # struct, at the block's first wg_align-aligned address (the runtimes over-allocate and align

@@ -18,6 +18,7 @@ from ireeabi.vm.native_module import Export, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext, MarshalError, Shim
 from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.ref import RefLayout
 
 
 def noop(ctx: CallContext, *args: object) -> None:
@@ -121,7 +122,7 @@ def test_ref_results_move_to_the_caller(heap: Heap, buffers: BufferType) -> None
 def test_module_lifetime_through_module_storage(heap: Heap, buffers: BufferType) -> None:
     mod = NativeModule(heap, "owner", [])
     rodata = heap.malloc(4)
-    handle = heap.malloc(heap.machine.ref.size * 8)
+    handle = heap.malloc(heap.machine.view(RefLayout).size * 8)
     buffers.initialize_module_storage(rodata, 4, mod.handle, handle)
     ref = buffers.move_ref(handle)
     mod.close()  # the creator's reference goes; the buffer's keeps the module alive

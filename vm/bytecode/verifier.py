@@ -39,6 +39,7 @@ from ireeabi.base.status import StatusCode
 from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
                                         verifier_bound)
 from ireeabi.vm.bytecode.registers import Function, value_chars
+from ireeabi.layouts.ref import RefLayout
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it
@@ -239,7 +240,7 @@ class _BlockList:
 def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
     """The frame IREE allocates for internal function `ordinal` on the context's data model."""
     d = ctx.module.function_descriptors[ordinal]
-    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
+    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.view(RefLayout).size)
 
 
 def frame_i32_registers(declared: int) -> int:

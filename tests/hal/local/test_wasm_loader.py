@@ -48,6 +48,7 @@ from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.base.heap import Heap
 from hal_session import Session
 from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 
@@ -665,7 +666,7 @@ def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: l
     out_bytes = d.bindings[-1][2]
     buffers = [_block(heap, a.tobytes(), 64) for a in inputs] + [heap.malloc(out_bytes, align=64)]
     assert [heap.allocation(p).size for p in buffers] == [n for _, _, n in d.bindings]
-    L = m.dispatch_state
+    L = m.view(DispatchLayout)
     size = L.block_size(len(d.constants), len(d.bindings))
     block = heap.malloc(size, align=L.align)
     state = DispatchState(m, len(d.constants), len(d.bindings), heap.view(block, size), 0, block)

@@ -30,6 +30,7 @@ from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.bytecode import Context
 from ireeabi.vm.bytecode.region_plan import RegionPlan
 from test_interpreter import CASES as HOST_CASES, host
+from ireeabi.layouts.buffer import VmBufferLayout
 
 
 def _bits(values: list) -> list:
@@ -135,7 +136,7 @@ def test_a_store_onto_a_buffer_handle_is_seen_by_the_next_access(field, value):
             factory = VmBufferFactory(vmb)
             a = factory.allocate(256, 16)
             b_data = factory.allocate(16, 16)
-            L = heap.machine.vm_buffer
+            L = heap.machine.view(VmBufferLayout)
             a_data = vmb.data(a.ptr)
             handle = a_data + 64  # b's handle: inside a's data
             vmb.initialize(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, vmb.data(b_data.ptr), 16,
