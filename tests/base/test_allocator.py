@@ -17,33 +17,9 @@ from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.base.machine import host as _host_machine
 from ireeabi.layouts.base import AllocatorLayout
 
+from allocator_recorder import Recorder  # a logging ctl served from the heap
+
 HOST_M = _host_machine()  # the data model of the default (host) heap
-
-
-
-class Recorder:
-    """A custom ctl that logs every command and serves it from the heap (written into memory by tests)."""
-
-    def __init__(self, heap: Heap, fail_with: StatusError | None = None) -> None:
-        self.heap = heap
-        self.fail_with = fail_with
-        self.log: list[tuple[str, int]] = []
-        self.address = A.make_ctl(heap, self.ctl, name="recorder")
-
-    def ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
-        if self.fail_with is not None:
-            raise self.fail_with
-        if command == Command.FREE:
-            ptr = self.heap.read_word(inout)
-            self.log.append(("FREE", ptr))
-            self.heap.free(ptr)
-            return
-        n = A.read_byte_length(self.heap, params)
-        self.log.append((Command(command).name, n))
-        self.heap.write_word(inout, self.heap.malloc(n))
-
-    def close(self) -> None:
-        self.heap.functions.forget(self.address)
 
 
 def test_layout_of_the_struct_matches_the_catalog(heap: Heap) -> None:
