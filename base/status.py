@@ -62,9 +62,9 @@ def _unnamed(value: int) -> StatusCode:
     return member
 
 
-# Every value of the low bits, indexed by itself (one lookup for code_of).
-_CODES: tuple[StatusCode, ...] = tuple(
-    StatusCode._value2member_map_.get(v) or _unnamed(v) for v in range(STATUS_CODE_MASK + 1))
+# The named codes by value, and every value of the low bits indexed by itself (one lookup for code_of).
+_NAMED: dict[int, StatusCode] = {int(c): c for c in StatusCode}
+_CODES: tuple[StatusCode, ...] = tuple(_NAMED.get(v) or _unnamed(v) for v in range(STATUS_CODE_MASK + 1))
 
 
 def as_code(value: int) -> StatusCode:
@@ -88,7 +88,7 @@ def _as_code(code: "StatusCode | int") -> StatusCode:
 def code_string(code: "StatusCode | int") -> str:
     """iree_status_code_string: the enumerator's name for the 19 named codes, "" for any other."""
     code = int(code)
-    member = StatusCode._value2member_map_.get(code)
+    member = _NAMED.get(code)
     return member.name if member is not None else ""
 
 

@@ -408,8 +408,8 @@ class PlannedCall:
         self.shim = module.shims[ordinal]
         m = module.machine
         self.word_mask = m.word_mask
-        self.args = _call._plan(sig.arguments, span_counts, m)
-        self.results = _call._plan(sig.results, (), m)
+        self.args = _call.plan_for(sig.arguments, span_counts, m)
+        self.results = _call.plan_for(sig.results, (), m)
         self.asize, self.rsize = self.args.size, self.results.size
         self.acodec = codec(self.args.layout, True)
         self.rcodec = codec(self.results.layout, True)
@@ -438,7 +438,7 @@ class PlannedCall:
         self.run = self._generate()
 
     def _empty(self) -> int:
-        self.empty = _call._empty_block(self.heap)
+        self.empty = _call.empty_block(self.heap)
         return self.empty
 
     def __call__(self, flat: list) -> list:
@@ -465,7 +465,7 @@ class PlannedCall:
             "_pop": self.heap.scratch_pop,
             "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
             "_unpack_results": self.rcodec.unpack, "_countable_cell": countable_cell,
-            "_retain_plan": _call._retain_plan, "_CallContext": CallContext,
+            "_retain_plan": _call.retain_plan, "_CallContext": CallContext,
             "_on_frame": self.on_frame, "_shim": self.shim, "_function": export.function,
             "_shim_failure": _shim_failure, "_object_release": object_release, "_new": _new,
             "_ByteSpan": ByteSpan, "_CALL_BEGIN": CALL_BEGIN}

@@ -70,18 +70,18 @@ class HalInlineModule:
         targets = {
             "buffer.allocate": self._allocate,
             "buffer.allocate.initialized": self._allocate_initialized,
-            "buffer.length": self._length,
+            "buffer.length": self.buffer_length,
             "buffer.storage": self._storage,
-            "buffer.subspan": self._subspan,
+            "buffer.subspan": self.buffer_subspan,
             "buffer.wrap": self._wrap,
-            "buffer_view.assert": self._view_assert,
-            "buffer_view.buffer": self._view_buffer,
-            "buffer_view.create": self._view_create,
-            "buffer_view.dim": self._view_dim,
-            "buffer_view.element_type": self._view_element_type,
-            "buffer_view.encoding_type": self._view_encoding_type,
-            "buffer_view.rank": self._view_rank,
-            "buffer_view.trace": self._view_trace,
+            "buffer_view.assert": self.buffer_view_assert,
+            "buffer_view.buffer": self.buffer_view_buffer,
+            "buffer_view.create": self.buffer_view_create,
+            "buffer_view.dim": self.buffer_view_dim,
+            "buffer_view.element_type": self.buffer_view_element_type,
+            "buffer_view.encoding_type": self.buffer_view_encoding_type,
+            "buffer_view.rank": self.buffer_view_rank,
+            "buffer_view.trace": self.buffer_view_trace,
             "device.query.i64": self._query_i64,
         }
         exports = [Export(e.name, e.cconv, targets[e.name]) for e in HI.EXPORTS]
@@ -168,14 +168,17 @@ class HalInlineModule:
         self.heap.memmove(self._hal_buffers.get(buffer_ref.ptr).storage, data, n)
         return buffer_ref, storage
 
-    def _length(self, ctx: CallContext, buffer: Ref) -> int:
+    # The exports below serve the full `hal` module too (modules/hal/module.py binds these methods
+    # into its export table): one implementation of the exports both modules declare.
+
+    def buffer_length(self, ctx: CallContext, buffer: Ref) -> int:
         return self._hal_buffers.deref(buffer)[1].byte_length
 
     def _storage(self, ctx: CallContext, buffer: Ref) -> Ref:
         ptr, b = self._hal_buffers.resources.deref(buffer)
         return self._wrap_storage(ptr, b)
 
-    def _subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
+    def buffer_subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
         ptr, _ = self._hal_buffers.deref(buffer)
         try:
             return self._hal_buffers.resources.move_ref(self._hal_buffers.subspan(ptr, offset, length))
@@ -188,7 +191,7 @@ class HalInlineModule:
 
     # -- buffer views -------------------------------------------------------------------------------
 
-    def _view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
+    def buffer_view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
                      encoding_type: int, shape: list[int]) -> Ref:
         hal_buffers, heap, buffer_type = self._hal_buffers, self.heap, self._buffer_type
         ptr, b = hal_buffers.resources.deref(buffer)  # before the span count check, as IREE
@@ -208,7 +211,7 @@ class HalInlineModule:
             _object_release(heap, source, buffer_type)
         return Ref(view, self._view_type)
 
-    def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
+    def buffer_view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
                      shape: list[int]) -> None:
         if len(shape) > _MAX_RANK:
             raise _count_error(len(shape))
@@ -236,12 +239,12 @@ class HalInlineModule:
         if want != have:
             _shape_mismatch(vm_buffers.text(message), want, have)
 
-    def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
+    def buffer_view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
         buffer = self._views.deref_buffer(view)
         _object_retain(self.heap, buffer, self._buffer_type)
         return Ref(buffer, self._buffer_type)
 
-    def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
+    def buffer_view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
         vptr = self._views.deref(view)
         if index > self._views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
             return 0
@@ -249,16 +252,16 @@ class HalInlineModule:
         # The size_t dim returned as int64_t: a 64-bit size_t reinterpreted, a 32-bit one widened.
         return d - (1 << 64) if d >> 63 else d
 
-    def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_element_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self._views.element_type(self._views.deref(view)))
 
-    def _view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self._views.encoding_type(self._views.deref(view)))
 
-    def _view_rank(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_rank(self, ctx: CallContext, view: Ref) -> int:
         return self._views.rank(self._views.deref(view))
 
-    def _view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
+    def buffer_view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
         return None  # no debug sink is configured: IREE does nothing either
 
     # -- device queries -----------------------------------------------------------------------------

@@ -76,7 +76,7 @@ class HalLoaderModule:
         targets = {
             "executable.dispatch": self._dispatch,
             "executable.load": self._load,
-            "executable.lookup.function": self._lookup_function,
+            "executable.lookup.function": self.lookup_function,
             "executable.query_support": self._query_support,
         }
         form = "pre-fix" if legacy else "fixed"
@@ -153,7 +153,7 @@ class HalLoaderModule:
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                        tag=f"hal.executable {library.name}"))
 
-    def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
+    def lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
         _, exe = self._executables.deref(executable)
         wanted = self._vm_buffers.text(name)  # read from memory every call
         if "\ufffd" in wanted:  # maybe invalid UTF-8, which text() replaced: compare the exact bytes

@@ -94,18 +94,18 @@ class HalModule:
             "buffer.allocation.is_terminal": self._allocation_is_terminal,
             "buffer.allocation.preserve": self._allocation_preserve,
             "buffer.assert": self._buffer_assert,
-            "buffer.length": inline._length,
+            "buffer.length": inline.buffer_length,
             "buffer.load": self._buffer_load,
             "buffer.store": self._buffer_store,
-            "buffer.subspan": inline._subspan,
-            "buffer_view.assert": inline._view_assert,
-            "buffer_view.buffer": inline._view_buffer,
-            "buffer_view.create": inline._view_create,
-            "buffer_view.dim": inline._view_dim,
-            "buffer_view.element_type": inline._view_element_type,
-            "buffer_view.encoding_type": inline._view_encoding_type,
-            "buffer_view.rank": inline._view_rank,
-            "buffer_view.trace": inline._view_trace,
+            "buffer.subspan": inline.buffer_subspan,
+            "buffer_view.assert": inline.buffer_view_assert,
+            "buffer_view.buffer": inline.buffer_view_buffer,
+            "buffer_view.create": inline.buffer_view_create,
+            "buffer_view.dim": inline.buffer_view_dim,
+            "buffer_view.element_type": inline.buffer_view_element_type,
+            "buffer_view.encoding_type": inline.buffer_view_encoding_type,
+            "buffer_view.rank": inline.buffer_view_rank,
+            "buffer_view.trace": inline.buffer_view_trace,
             "channel.create": self._channel_create,
             "channel.rank_and_count": self._channel_unavailable,
             "channel.split": self._channel_unavailable,
@@ -752,7 +752,7 @@ class HalModule:
             vmb = self._vm_buffers
             buf = vmb.check_deref(name)
             return exe.library.lookup(self.heap.read(vmb.data(buf), vmb.length(buf)))
-        return self.runtime.loader._lookup_function(ctx, executable, name)
+        return self.runtime.loader.lookup_function(ctx, executable, name)
 
     # -- fences -------------------------------------------------------------------------------------
 

@@ -256,7 +256,7 @@ def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], coun
         mod = _fuzz_module(world, sig, form)
         before = world.counters()
         seen = []
-        C._empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
+        C.empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
         try:
             plan = mod.planned(0, spans)
             for call in (lambda: plan(list(bits)), lambda: mod.call_ordinal(0, *args)):
