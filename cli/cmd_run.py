@@ -320,7 +320,7 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
         except Exception:  # noqa: BLE001 - the call's error is the one to report
             pass
         if hint:
-            raise CliError(f"{e}; {hint}") from None
+            raise CliError(f"{e}; {hint}") from e
         raise
     for buffer in owned:
         _ref.release_value(program.heap, buffer)

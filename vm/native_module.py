@@ -356,7 +356,7 @@ class NativeModule:
                                 results.span, export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised as the VM sees it
             _call.abandon_results(results)
-            raise _shim_failure(e, self.name, export.name, results.layout.size, True) from None
+            raise _shim_failure(e, self.name, export.name, results.layout.size, True)
         return _call.unpack_results(results)
 
     def planned(self, ordinal: int, span_counts: tuple[int, ...] = (),

@@ -110,6 +110,7 @@ from ireeabi.base.internal.fpu_state import FLUSH_BITS
 from ireeabi.base import callbacks
 from ireeabi.base.address_space import PAGE
 from ireeabi.base.heap import Heap, HeapError
+from ireeabi.base.status import StatusCode
 
 CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
@@ -126,7 +127,7 @@ class EmulatedCpuError(ForeignKernelError):
     one runs)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("INVALID_ARGUMENT", message)
+        super().__init__(StatusCode.INVALID_ARGUMENT, message)
 
 
 class EmulatedFault(ForeignKernelError):
@@ -136,7 +137,7 @@ class EmulatedFault(ForeignKernelError):
 
     def __init__(self, kind: str, pc: int, address: int, what: str = "") -> None:
         self.kind, self.pc, self.address = kind, pc, address
-        super().__init__("ABORTED", f"{what or 'emulated call'}: {kind} at pc 0x{pc:x}, address 0x{address:x}")
+        super().__init__(StatusCode.ABORTED, f"{what or 'emulated call'}: {kind} at pc 0x{pc:x}, address 0x{address:x}")
 
 
 class InstructionBudgetExceeded(ForeignKernelError):
@@ -144,7 +145,7 @@ class InstructionBudgetExceeded(ForeignKernelError):
 
     def __init__(self, limit: int, pc: int, what: str = "") -> None:
         self.limit, self.pc = limit, pc
-        super().__init__("DEADLINE_EXCEEDED",
+        super().__init__(StatusCode.DEADLINE_EXCEEDED,
                          f"{what or 'emulated call'}: more than {limit} instructions (stopped at pc 0x{pc:x})")
 
 

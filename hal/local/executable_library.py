@@ -11,7 +11,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
 from ireeabi.base.machine import Machine
 from ireeabi.base.status import StatusCode, StatusError
@@ -19,13 +18,9 @@ from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 
-class ExecutableError(IreeAbiError):
-    """A kernel library that cannot be loaded or dispatched; `code` is the IREE status code name."""
-
-    def __init__(self, code: str, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(f"{code}: {message}")
+class ExecutableError(StatusError):
+    """A kernel library that cannot be loaded or dispatched: the status (`code`, `message`) IREE's
+    loader or dispatch returns for it, which a caller passes on as it is."""
 
 
 class UnresolvedImportError(ExecutableError):
@@ -65,7 +60,7 @@ class LoadedLibrary:
         for e in self.exports:
             if e.name == name:
                 return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+        raise ExecutableError(StatusCode.NOT_FOUND, f"export '{name}' not found in library")
 
 
 @dataclass
@@ -82,10 +77,10 @@ def check_counts(export: ExportInfo, constant_count: int, binding_count: int) ->
     arrays. IREE's hal_loader makes no such check (its kernel reads whatever lies there); the
     messages are those of IREE's inline command buffer, which does check."""
     if constant_count < export.constant_count:
-        raise ExecutableError("INVALID_ARGUMENT", f"constant count mismatch, expected {export.constant_count} "
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"constant count mismatch, expected {export.constant_count} "
                               f"but was provided {constant_count}")
     if binding_count < export.binding_count:
-        raise ExecutableError("INVALID_ARGUMENT", f"binding count mismatch, expected {export.binding_count} "
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"binding count mismatch, expected {export.binding_count} "
                               f"but was provided {binding_count}")
 
 
@@ -190,11 +185,8 @@ def issue_dispatch(library: Any, ordinal: int, dispatch_state: int, workgroup_st
     """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does, every way it
     can end made a status: a fault (INTERNAL, naming the kernel, workgroup, address and binding), a
     kernel's non-zero return, or the library's own refusal (an unusable library, an emulated
-    kernel's instruction budget) with its code."""
-    try:
-        result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
-    except ExecutableError as e:
-        raise StatusError(StatusCode[e.code], e.message) from None
+    kernel's instruction budget: its ExecutableError, passed on)."""
+    result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
     if result.fault is not None:
         raise StatusError(StatusCode.INTERNAL, fault_message(library.exports[ordinal].name, result.fault,
                                                               ptrs, lengths, heap))

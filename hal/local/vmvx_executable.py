@@ -64,14 +64,15 @@ class VmvxLibrary:
             module = read_module(image, ref_types=runtime.types.names())  # the instance's types
         except IreeAbiError as e:  # the status code of IREE's bytecode module verifier
             code = getattr(e, "code", StatusCode.INVALID_ARGUMENT)
-            raise ExecutableError(StatusCode(code).name, f"vmvx executable is not a valid bytecode module: "
+            raise ExecutableError(StatusCode(code), f"vmvx executable is not a valid bytecode module: "
                                   f"{e}") from None
         self.name = module.name
         self.has_names = True
         exports = []
         for i, e in enumerate(module.exported_functions):
             if e.cconv != ENTRY_SIGNATURE:
-                raise ExecutableError("INVALID_ARGUMENT", f"executable entry point does not match the expected "
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT,
+                                      f"executable entry point does not match the expected "
                                       f"calling convention; expected '{ENTRY_SIGNATURE}' but got "
                                       f"'{e.cconv}', possible ABI version mismatch")
             attrs = {a.key: a.value for a in e.attrs}
@@ -85,7 +86,7 @@ class VmvxLibrary:
             self.context = Context(module, NativeImports(dict(runtime.modules)), buffers=self._factory)
         except IreeAbiError as e:
             self._factory.close()
-            raise ExecutableError("UNAVAILABLE", f"vmvx executable {module.name}: {e}") from None
+            raise ExecutableError(StatusCode.UNAVAILABLE, f"vmvx executable {module.name}: {e}") from None
         self._blocks: list[int] = []
         try:
             self._set_constants(module, list(constants))
@@ -97,11 +98,11 @@ class VmvxLibrary:
         has = any(e.name == "__set_constants" for e in module.exported_functions)
         if not has:
             if constants:
-                raise ExecutableError("INVALID_ARGUMENT", f"executable has no executable-level constants but "
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"executable has no executable-level constants but "
                                       f"{len(constants)} constants were provided")
             return
         if not constants:
-            raise ExecutableError("INVALID_ARGUMENT", "executable requires executable-level constants but "
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, "executable requires executable-level constants but "
                                   "none were provided")
         data = b"".join((c & 0xFFFFFFFF).to_bytes(4, "little") for c in constants)
         ref, block = self._view_of_bytes(data, _READ_ONLY)
@@ -155,7 +156,7 @@ class VmvxLibrary:
         except IreeAbiError as e:
             code = getattr(e, "code", StatusCode.INTERNAL)
             raise StatusError(StatusCode(int(code)) if int(code) in _CODES else StatusCode.INTERNAL,
-                              f"vmvx kernel {name}: {e}") from None
+                              f"vmvx kernel {name}: {e}") from e
 
     # -- dispatch ------------------------------------------------------------------------------------
 

@@ -147,9 +147,9 @@ class HalLoaderModule:
         except ExecutableError as e:
             # IREE moves on to the next loader on NOT_FOUND / CANCELLED and, none left, reports the
             # format (the python loader is ireeabi's own and keeps its message).
-            if e.code in ("NOT_FOUND", "CANCELLED") and fmt != python_executable.FORMAT:
+            if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED) and fmt != python_executable.FORMAT:
                 raise no_loader_status(fmt) from e
-            raise StatusError(StatusCode[e.code], e.message) from None
+            raise
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                        tag=f"hal.executable {library.name}"))
 
@@ -203,10 +203,7 @@ class HalLoaderModule:
             lengths.append(n)
         need_constants, need_bindings = exe.needs[fid]
         if len(constants) < need_constants or len(ptrs) < need_bindings:
-            try:
-                check_counts(library.exports[fid], len(constants), len(ptrs))
-            except ExecutableError as e:
-                raise StatusError(StatusCode[e.code], e.message) from None
+            check_counts(library.exports[fid], len(constants), len(ptrs))  # its status, as it is
         key = (len(constants), len(ptrs))
         state = self._states.get(key)
         if state is None:

@@ -738,9 +738,9 @@ class HalModule:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
         except ExecutableError as e:
-            if e.code in ("NOT_FOUND", "CANCELLED"):
+            if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED):
                 raise no_loader_status(fmt) from e
-            raise StatusError(StatusCode[e.code], e.message) from None
+            raise
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                     tag=f"hal.executable {library.name}"))
 

@@ -158,7 +158,7 @@ class Dispatch:
                     out = handler(self, frame, payload)
                 except VmError as e:
                     raise e.locate(frame.fn.name, _pc(frame, handler, inst),
-                                   _callers(stack)) from None
+                                   _callers(stack))  # its cause kept: the status it carries
                 except StatusError as e:  # a failing status of the memory model (allocation...)
                     raise VmStatusError(e.code, e.message).locate(
                         frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
