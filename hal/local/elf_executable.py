@@ -260,7 +260,7 @@ def _issue_fn() -> tuple[Any, Any]:
 def new_workgroup_state(processor_id: int = 0) -> tuple[Any, int]:
     """(keep-alive buffer, host address) of a zeroed, 64-byte-aligned workgroup_state_v0 in host
     memory, as IREE keeps it on its stack (for `Library.dispatch`)."""
-    L = _host_machine().dispatch_state
+    L = _host_machine().view(DispatchLayout)
     raw = ctypes.create_string_buffer(L.wg_size + L.wg_align)
     address = -(-ctypes.addressof(raw) // L.wg_align) * L.wg_align
     write_workgroup_state(_host_machine(), raw, address - ctypes.addressof(raw), processor_id)
