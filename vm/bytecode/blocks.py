@@ -1,6 +1,6 @@
 """Compiled basic blocks: the fast path of the interpreter, generated from the per-instruction handlers.
 
-The reference path runs one handler per instruction (context.py's loop: fetch, call, look at the
+The reference path runs one handler per instruction (dispatch.py's loop: fetch, call, look at the
 answer). Here each basic block of a function becomes one generated Python function that runs the
 block's instructions in order, with the loop's per-instruction work gone:
 

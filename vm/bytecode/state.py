@@ -1,5 +1,5 @@
-"""What the op handlers, registers and import resolvers use of the context that runs them: an
-interface (`ExecutionState`), so that none of them needs the context's class (`context.Context` is
+"""What the op handlers, registers and the verifier use of the context that runs them: an
+interface (`ExecutionState`), so that none of them needs the context's class (`module.Context` is
 the implementation)."""
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class ExecutionState(Protocol):
-    """What op handlers use of the context that runs them (`context.Context` is the one there is):
+    """What op handlers use of the context that runs them (`module.Context` is the one there is):
     an interface, so the ops need not know the context's class."""
 
     machine: Machine  # the data model of buffer ops and import calls

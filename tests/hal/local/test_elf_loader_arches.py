@@ -469,21 +469,21 @@ def test_wrong_table_kind_and_symbol_are_refused_as_iree_does(arch):
     table = "DT_RELA" if rela else "DT_REL"
     other = 17 if rela else 7  # DT_REL / DT_RELA
     e = _load_fails(arch, _put(data, _dyn_entry(elf, table), other, w))
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", f"unsupported DT_{'REL' if rela else 'RELA'} relocations")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, f"unsupported DT_{'REL' if rela else 'RELA'} relocations")
     # a symbol index past DT_HASH's count
     sec = elf.get_section_by_name(".rela.dyn" if rela else ".rel.dyn")
     count = elf.get_section_by_name(".dynsym").num_symbols()
     r0 = next(sec.iter_relocations())
     info = (count << 32 | r0["r_info_type"]) if w == 8 else (count << 8 | r0["r_info_type"])
     e = _load_fails(arch, _put(data, sec["sh_offset"] + w, info, w))
-    assert (e.code, e.message) == ("OUT_OF_RANGE", f"invalid symbol in relocation: {count}")
+    assert (e.code, e.message) == (StatusCode.OUT_OF_RANGE, f"invalid symbol in relocation: {count}")
 
 
 def test_x86_64_pltrel_must_be_rela():
     data = shared_object("x86_64", POINTERS_C)
     elf = elf_of(data)
     e = _load_fails("x86_64", _put(data, _dyn_entry(elf, "DT_PLTREL") + 8, 17, 8))
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", "unsupported DT_PLTREL != DT_RELA")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, "unsupported DT_PLTREL != DT_RELA")
 
 
 @pytest.mark.parametrize("arch", ARCHES)
@@ -493,14 +493,14 @@ def test_wrong_machine_and_class(arch):
     e = _load_fails(other, data)
     e_machine = elf_of(data).header.e_machine
     from elftools.elf.enums import ENUM_E_MACHINE
-    assert (e.code, e.message) == ("FAILED_PRECONDITION",
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION,
                                    f"ELF machine specification ({ENUM_E_MACHINE[e_machine]:04X}) does not match "
                                    "the running architecture")
     wrong_class = {"riscv32": "riscv64", "riscv64": "riscv32", "armv7": "aarch64", "aarch64": "armv7",
                    "i386": "x86_64"}[arch]
     e = _load_fails(wrong_class, data)
     bits = 32 if word(elf_of(data)) == 8 else 64
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", f"system/ELF class mismatch: expected {bits}-bit")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, f"system/ELF class mismatch: expected {bits}-bit")
 
 
 def test_wasm32_has_no_elf_kernels():
@@ -674,7 +674,7 @@ def test_a_relocation_rewriting_a_later_entry_is_seen_by_that_entry():
         with pytest.raises(ExecutableError) as e:
             load_into_heap(broken, heap)
         base = heap.made[0][0]
-        assert (e.value.code, e.value.message) == ("OUT_OF_RANGE", f"invalid symbol in relocation: {(base + 3) >> 8}")
+        assert (e.value.code, e.value.message) == (StatusCode.OUT_OF_RANGE, f"invalid symbol in relocation: {(base + 3) >> 8}")
         heap.check_surroundings()
     finally:
         heap.close()
