@@ -5,8 +5,11 @@ IREE's base/ concepts:
 - `status`: iree_status_t as Python values, and across a C function-pointer boundary (status.c);
 - `allocator`: iree_allocator_t on real memory, and the libc allocator over a heap (allocator.c,
   allocator_libc.c);
-- `internal`: `cpu` (the processor data IREE hands kernels, internal/cpu.c) and `fpu_state`
-  (denormals flushed to zero, internal/fpu_state.c).
+- `string_view`: the number parsers of IREE's string views (string_view.c), and C's atof and atoi
+  as IREE's flags read their values (tooling/flags.c);
+- `internal`: `cpu` (the processor data IREE hands kernels, internal/cpu.c), `fpu_state`
+  (denormals flushed to zero, internal/fpu_state.c) and `math` (IREE's narrow float conversions,
+  internal/math.h).
 
 ireeabi's own: what IREE's base/ gets from the compiler, the C library and the process, which the
 model must provide itself:
@@ -20,5 +23,5 @@ model must provide itself:
 - `reference_path`: the switch that forces every fast path's reference path.
 """
 
-__all__ = ["status", "allocator", "internal", "machine", "address_space", "heap", "allocation",
+__all__ = ["status", "allocator", "string_view", "internal", "machine", "address_space", "heap", "allocation",
            "checked_access", "callbacks", "host_libraries", "reference_path"]
