@@ -22,7 +22,6 @@ import ast
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("abi", "layouts", "base", "vm", "hal", "modules", "tooling", "cli")
@@ -82,6 +81,12 @@ MODULES = _modules()
 @lru_cache(maxsize=None)
 def _source(path: Path) -> str:
     return path.read_text()
+
+
+@lru_cache(maxsize=None)
+def _parse(source: str, filename: str) -> ast.Module:
+    """Each source parsed once, whichever reader asks (the trees are only read)."""
+    return ast.parse(source, filename)
 
 
 class Import:
@@ -144,28 +149,36 @@ def _strings(node: ast.AST | None, constants: dict[str, object]) -> list[str] | 
     return None
 
 
-def _loops(tree: ast.Module, constants: dict[str, object]) -> Iterator[tuple[ast.AST, dict[str, list[str]]]]:
-    """Every node with the loop variables bound to a literal list around it."""
-    def walk(node: ast.AST, loop: dict[str, list[str]]) -> Iterator[tuple[ast.AST, dict[str, list[str]]]]:
-        yield node, loop
+_NO_LOOP: dict[str, list[str]] = {}
+
+
+@lru_cache(maxsize=None)
+def _nodes(source: str, filename: str) -> tuple[tuple[ast.AST, dict[str, list[str]]], ...]:
+    """Every node of a source (one walk, which every reader shares), each with the loop variables
+    bound to a literal list around it."""
+    tree = _parse(source, filename)
+    constants = _constants(tree)
+    out = []
+    stack: list[tuple[ast.AST, dict[str, list[str]]]] = [(tree, _NO_LOOP)]
+    while stack:
+        node, loop = stack.pop()
+        out.append((node, loop))
         inner = loop
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             values = _strings(node.iter, constants)
             if values is not None:
                 inner = {**loop, node.target.id: values}
-        for child in ast.iter_child_nodes(node):
-            if isinstance(node, ast.For) and child is node.iter:
-                yield from walk(child, loop)
-            else:
-                yield from walk(child, inner)
-    yield from walk(tree, {})
+        children = list(ast.iter_child_nodes(node))
+        for child in reversed(children):  # popped in source order
+            stack.append((child, loop if child is getattr(node, "iter", None) else inner))
+    return tuple(out)
 
 
 def read_imports(module: Module, source: str) -> list[Import]:
     """Every import of one module's source, resolved to the module it loads (and the name it takes):
     import statements, lazy face tables and importlib strings. An importlib call whose name the
     source does not spell out is an Import with target "?"."""
-    tree = ast.parse(source, str(module.path))
+    tree = _parse(source, str(module.path))
     constants = _constants(tree)
     out: list[Import] = []
 
@@ -176,7 +189,7 @@ def read_imports(module: Module, source: str) -> list[Import]:
         else:
             out.append(Import(module.name, target, name, line, how))
 
-    for node, loop in _loops(tree, constants):
+    for node, loop in _nodes(source, str(module.path)):
         if isinstance(node, ast.Import):
             out += [Import(module.name, a.name, None, node.lineno) for a in node.names
                     if a.name.startswith("ireeabi")]
@@ -213,7 +226,8 @@ def _imported_constant(tree: ast.Module, module: Module, name: str) -> object:
         if isinstance(node, ast.ImportFrom) and node.module and node.module in MODULES and \
                 any((a.asname or a.name) == name for a in node.names):
             original = next(a.name for a in node.names if (a.asname or a.name) == name)
-            return _constants(ast.parse(_source(MODULES[node.module].path))).get(original)
+            path = MODULES[node.module].path
+            return _constants(_parse(_source(path), str(path))).get(original)
     return None
 
 
@@ -258,11 +272,11 @@ class Attribute:
         return f"{where}:{self.line} reads {self.text}"
 
 
-def _defined(tree: ast.Module) -> set[str]:
+def _defined(source: str, filename: str) -> set[str]:
     """The names a module's source binds: functions, classes, assignments (to names and to
     attributes), arguments, keyword names, imports."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node, _ in _nodes(source, filename):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -281,10 +295,9 @@ def _defined(tree: ast.Module) -> set[str]:
 def read_private_attributes(module: Module, source: str) -> list[Attribute]:
     """Private attributes (`x._name`, not dunder) a module reads on anything but self or cls that
     it does not define itself: another module's, or another library's."""
-    tree = ast.parse(source, str(module.path))
-    defined = _defined(tree)
+    defined = _defined(source, str(module.path))
     out = []
-    for node in ast.walk(tree):
+    for node, _ in _nodes(source, str(module.path)):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
                 continue
@@ -431,7 +444,7 @@ def test_no_module_reads_another_modules_private_attribute() -> None:
     found = private_attributes(ATTRIBUTES)
     assert not found, "\n".join(map(repr, found))
     # the library names listed are other libraries': no product module defines them
-    ours = {a for m in MODULES.values() for a in _defined(ast.parse(_source(m.path)))
+    ours = {a for m in MODULES.values() for a in _defined(_source(m.path), str(m.path))
             if a in LIBRARY_PRIVATES}
     assert not ours, ours
 
