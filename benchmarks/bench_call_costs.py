@@ -29,9 +29,9 @@ from bench_program import HEAPS, PROGRAMS, _inputs, _release_all, iree_tools
 from ireeabi.hal.local import elf_executable as executable
 from ireeabi.tooling.program import Program
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.allocation import capture_stack
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.allocation import capture_stack
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref, TypeRegistry, object_release, object_retain
 
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
 from ireeabi.vm import ref as R  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 
 _FRAME = struct.Struct("<QQ")  # a ref: (ptr, type)

@@ -42,7 +42,7 @@ import sys
 sys.path.insert(0, {tests!r})
 import numpy as np
 import iree_tools
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 try:  # a tree from before ireeabi.tooling (tried first: this tree's tooling would load its own vm)
     from ireeabi.vm.bytecode.program import Program
 except ImportError:

@@ -48,10 +48,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import iree_tools  # noqa: E402
 from ireeabi.tooling.program import KernelTargetError  # noqa: E402
 from ireeabi.vm.bytecode import VmError  # noqa: E402
-from ireeabi.vm import machine  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base import machine  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
-from ireeabi.vm.module import PlannedCall  # noqa: E402
+from ireeabi.vm.native_module import PlannedCall  # noqa: E402
 
 class Bench(NamedTuple):
     source: Path

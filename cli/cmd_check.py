@@ -4,7 +4,7 @@ Each instance (target x side x span counts) is laid out by `cconv.layout`, whose
 the VM's size rule, its packer and the generic shim structs; fragments with spans are also read by
 the hand-written span readers (`cconv.span_reader`, each of `cconv.READER_FORMS`). Every finding
 comes with the byte ranges it is about, drawn under a hex dump of a sample buffer packed by
-`abi.codec` with recognisable values (every byte of value #k is k).
+`abi.cconv.codec` with recognisable values (every byte of value #k is k).
 
 A cconv that is the full `hal` module's `command_buffer.dispatch[.indirect]` is also reported as that
 shim's sizeof site per target (`layouts.hal_module_dispatch.sizeof_site`): IREE's shim starts the spans
@@ -59,7 +59,7 @@ class Instance:
     readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
 
     def sample(self) -> bytes:
-        from ireeabi.abi import codec  # start-up: construct only when a finding shows its bytes
+        from ireeabi.abi.cconv import codec  # start-up: construct only when a finding shows its bytes
 
         c = codec.codec(self.layout)
         buf = bytearray(max(c.struct.size, self.layout.size))

@@ -199,7 +199,7 @@ def _status(stdout: str, stderr: str, rc: int) -> Outcome:
 
 def run_ireeabi(args: argparse.Namespace) -> Outcome:
     """`ireeabi run` in this process on the same call; its outcome (with its trace for --trace)."""
-    from ireeabi.vm.status import IreeFaultError
+    from ireeabi.base.status import IreeFaultError
 
     from . import cmd_run
 

@@ -142,7 +142,7 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
     `selected`: whether it is the variant the module would create on the target."""
     from ireeabi.hal.local import library_loader
-    from ireeabi.vm.machine import machine as _machine
+    from ireeabi.base.machine import machine as _machine
 
     from . import module_executables
 
@@ -191,7 +191,7 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
     """Everything `inspect` reports, as the documented JSON object."""
     from ireeabi.layouts.ref import iree_vm_ref_t
     from ireeabi.tooling import disassemble as dis
-    from ireeabi.vm import imports as import_check
+    from ireeabi.vm.bytecode import import_check as import_check
 
     ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {

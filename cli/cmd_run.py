@@ -47,7 +47,7 @@ from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.heap import LeakError, available_memory
+from ireeabi.base.heap import LeakError, available_memory
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
@@ -242,7 +242,7 @@ def _predicted_mismatch(error: BaseException, module: Any, program: Program, mod
     if SIGNATURE_MISMATCH not in text:
         return ""
     target = program.heap.machine.name
-    from ireeabi.vm import imports as import_check  # start-up: only on a signature mismatch
+    from ireeabi.vm.bytecode import import_check as import_check  # start-up: only on a signature mismatch
 
     try:
         reports = import_check.check_imports(module, checked_against(module, modules), target)
@@ -320,7 +320,7 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
         except Exception:  # noqa: BLE001 - the call's error is the one to report
             pass
         if hint:
-            raise CliError(f"{e}; {hint}") from None
+            raise CliError(f"{e}; {hint}") from e
         raise
     for buffer in owned:
         _ref.release_value(program.heap, buffer)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from . import command_buffer_validation as V
 from .buffer import BufferTypes, calculate_range

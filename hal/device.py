@@ -20,9 +20,9 @@ from typing import Callable
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from . import cpu
+from ..base.internal import cpu
 from .buffer import BufferTypes
 from .resource import ResourceType
 

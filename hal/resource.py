@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Callable, Generic, TypeVar
 
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 P = TypeVar("P")
 

@@ -110,7 +110,7 @@ def compile_models(models: "tuple[str, ...]", skip: "frozenset[str] | set[str]" 
 def programs_on_one_heap(compiled: dict[tuple[str, str], Path]):
     """A fixture body: yields get(name, model), one Program per (program, model) on one tracked
     heap, opened on first use; closing them must leave the heap as it was."""
-    from ireeabi.vm.heap import tracked_heap
+    from ireeabi.base.heap import tracked_heap
     opened: dict = {}
     with tracked_heap() as heap:
         mark = heap.mark()

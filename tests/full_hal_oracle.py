@@ -19,7 +19,7 @@ from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 
 @dataclass(frozen=True)

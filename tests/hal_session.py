@@ -7,7 +7,7 @@ import pytest
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import Ref
 
 from hal_programs import Program

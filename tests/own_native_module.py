@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.module import Export
+from ireeabi.vm.native_module import Export
 
 
 def _scale(ctx, view, factor):

@@ -239,8 +239,8 @@ def test_every_path_and_link_exists(page):
 
 def test_path_check_can_fail():
     """The path finder sees a repository path in prose and in code, and skips IREE's own."""
-    sample = ("see `hal/local/elf_loader.py`, tests/vm/test_vm_heap.py and "
+    sample = ("see `hal/local/elf_loader.py`, tests/base/test_heap.py and "
               "runtime/src/iree/hal/local/elf/elf_module.c.")
-    assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/vm/test_vm_heap.py"}
+    assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/base/test_heap.py"}
     retired = "the executables were in `hal/executable.py`"  # now hal/local/elf_executable.py
     assert [p for p in _PATH.findall(retired) if not list(ROOT.glob(p))] == ["hal/executable.py"]

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.modules.check import CHECK_MODULE_NAME, Failure
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 from .execution_model import FENCE_ARGUMENTS, takes_fences
 from .program import Program

@@ -58,18 +58,18 @@ from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
 from ireeabi.layouts import modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.allocation import leak_report
-from ireeabi.vm.heap import Heap, LeakError
-from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
-from ireeabi.vm.bytecode.errors import ArgumentError, ContextClosedError
-from ireeabi.vm.bytecode.import_resolvers import NativeImports
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.base.allocation import leak_report
+from ireeabi.base.heap import Heap, LeakError
+from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.errors import ArgumentError, ContextClosedError
+from ireeabi.vm.import_resolvers import NativeImports
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.registers import cconv_fragments, value_chars
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
-from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.base.machine import Machine, machine as _machine
 from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
@@ -84,7 +84,7 @@ class Program:
     """A module loaded into a HalRuntime-backed interpreter context (see the module docstring).
 
     `target`: the data model to run on (a name such as "riscv32", a Target or a Machine; the host by
-    default). `heap`: the tracked heap to run on (e.g. from `vm.heap.tracked_heap()`), whose target
+    default). `heap`: the tracked heap to run on (e.g. from `base.heap.tracked_heap()`), whose target
     is then the program's; without one the program makes its own and `close()` raises LeakError if
     anything outlived it.
     `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.

@@ -31,7 +31,7 @@ from typing import Iterator, Sequence
 import pytest
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
 
 from ireeabi.modules.hal.runtime import HalRuntime

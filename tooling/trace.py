@@ -35,12 +35,12 @@ from typing import IO, Any, Callable
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.bytecode.handlers import RETURN
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.registers import Frame
-from ireeabi.vm.module import NativeModule
+from ireeabi.vm.native_module import NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import ByteSpan, CallContext, NativeFunction
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 from . import trace_layout as TL
 from .disassemble import RegisterValues, instruction_text

@@ -43,12 +43,12 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
-from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
+from ireeabi.vm.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.module_file import ModuleFile
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from .check_compile import ASSEMBLER, Assembler, AssemblerNotFoundError, CompileError
 from .check_compile import find_assembler as _find_assembler

@@ -36,13 +36,14 @@ import numpy as np
 
 from ..abi.errors import IreeAbiError
 from ..layouts import buffer as _buffer
-from . import allocator as _alloc
+from ..base import allocator as _alloc
 from . import module_ref
 from . import ref as _ref
-from .allocator import AllocatorT
-from .heap import Heap, HeapError
+from ..base.allocator import AllocatorT
+from ..base.heap import Heap, HeapError
 from .ref import Ref, TypeRegistry
-from .status import IreeFaultError, StatusCode, StatusError
+from ..base.status import IreeFaultError, StatusCode, StatusError
+from ..layouts.buffer import VmBufferLayout
 
 BufferAccess = _buffer.BufferAccess
 
@@ -97,7 +98,7 @@ def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: in
     its order (a total of 0 is INVALID_ARGUMENT, then the alignment, then the allocator's own). If
     the small block is allocated, IREE would write the handle and a `length`-byte data span past it:
     the block is freed again and that overflow reported instead of made."""
-    L = heap.machine.vm_buffer
+    L = heap.machine.view(VmBufferLayout)
     total = (L.prefix_size + length) & L.mask
     block = _alloc.malloc_aligned(heap, allocator, total, alignment, L.prefix_size)
     _alloc.free_aligned(heap, allocator, block)
@@ -113,7 +114,7 @@ class BufferType:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
-        self._L = self.heap.machine.vm_buffer
+        self._L = self.heap.machine.view(VmBufferLayout)
         self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
         self.type = self.ref_type.type
 
@@ -470,3 +471,42 @@ class BufferType:
         mutable = bool(self.raw_access(buf) & BufferAccess.MUTABLE)
         arr.flags.writeable = mutable if writable is None else (writable and mutable)
         return arr
+
+
+_M64 = 0xFFFFFFFFFFFFFFFF
+def siphash24(data: bytes, key: bytes = bytes(range(16))) -> int:
+    """SipHash-2-4 (Aumasson & Bernstein) of `data`: iree_vm_buffer_hash, which vm.buffer.hash
+    calls, hashes a byte range with key 00 01 .. 0F."""
+    def rotl(x: int, b: int) -> int:
+        return ((x << b) | (x >> (64 - b))) & _M64
+
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):  # SipRound
+            v[0] = (v[0] + v[1]) & _M64
+            v[1] = rotl(v[1], 13) ^ v[0]
+            v[0] = rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & _M64
+            v[3] = rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & _M64
+            v[3] = rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & _M64
+            v[1] = rotl(v[1], 17) ^ v[2]
+            v[2] = rotl(v[2], 32)
+
+    whole = len(data) - len(data) % 8
+    for i in range(0, whole, 8):
+        m = struct.unpack_from("<Q", data, i)[0]
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    b = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
+    v[3] ^= b
+    rounds(2)
+    v[0] ^= b
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]

@@ -47,10 +47,10 @@ from ..abi.layout import StructLayout, layout_of
 from ..abi.targets import Target
 from . import ref as _ref
 from . import shim_code
-from .heap import Heap
-from .machine import Machine, machine as _machine
+from ..base.heap import Heap
+from ..base.machine import Machine, machine as _machine
 from .ref import Ref
-from .status import StatusCode, StatusError
+from ..base.status import StatusCode, StatusError
 
 CALL_BEGIN = 1 << 0  # IREE_VM_NATIVE_FUNCTION_CALL_BEGIN (native_module.h)
 CALL_RESUME = 1 << 1  # IREE_VM_NATIVE_FUNCTION_CALL_RESUME

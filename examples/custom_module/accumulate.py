@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.module import Export
+from ireeabi.vm.native_module import Export
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 NAME = "accumulate"
 VERSION = 1

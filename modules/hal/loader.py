@@ -38,12 +38,12 @@ from ireeabi.abi import cconv
 from ireeabi.abi.layout import layout_of
 from ireeabi.layouts import hal_loader as HL
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.machine import Machine
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.machine import Machine
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, Ref
 from ireeabi.vm.shims import (ByteSpan, CallContext, MarshalError, NativeFunction, Shim, StructReader,
                               signature_mismatch, struct_reader)
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from ireeabi.hal.local import library_loader, python_executable
 from ireeabi.hal.local.library_loader import KernelRunners
@@ -51,6 +51,7 @@ from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError
                                                   UnresolvedImportError, issue_dispatch,
                                                   write_workgroup_state)
 from ireeabi.hal.resource import ResourceType
+from ireeabi.layouts.executable_library import DispatchLayout
 
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF
@@ -296,7 +297,7 @@ class HalLoaderModule:
         targets = {
             "executable.dispatch": self._dispatch,
             "executable.load": self._load,
-            "executable.lookup.function": self._lookup_function,
+            "executable.lookup.function": self.lookup_function,
             "executable.query_support": self._query_support,
         }
         form = "pre-fix" if legacy else "fixed"
@@ -308,7 +309,7 @@ class HalLoaderModule:
         self._executables = executables
         # The states of the dispatches, in the heap's memory: one workgroup_state, and one
         # dispatch_state block per (constant count, binding count), reused.
-        L = self.machine.dispatch_state
+        L = self.machine.view(DispatchLayout)
         self._blocks = [self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")]
         self._workgroup_address = -(-self._blocks[0] // L.wg_align) * L.wg_align
         raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
@@ -327,7 +328,7 @@ class HalLoaderModule:
         self._states.clear()
 
     def _dispatch_state(self, key: tuple[int, int]) -> DispatchState:
-        size = self.machine.dispatch_state.block_size(*key)
+        size = self.machine.view(DispatchLayout).block_size(*key)
         address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, {key[1]} bindings)")
         self._blocks.append(address)
         raw, off = self.heap.cell(address, size)
@@ -368,13 +369,13 @@ class HalLoaderModule:
         except ExecutableError as e:
             # IREE moves on to the next loader on NOT_FOUND / CANCELLED and, none left, reports the
             # format (the python loader is ireeabi's own and keeps its message).
-            if e.code in ("NOT_FOUND", "CANCELLED") and fmt != python_executable.FORMAT:
+            if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED) and fmt != python_executable.FORMAT:
                 raise no_loader_status(fmt) from e
-            raise StatusError(StatusCode[e.code], e.message) from None
+            raise
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                        tag=f"hal.executable {library.name}"))
 
-    def _lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
+    def lookup_function(self, ctx: CallContext, executable: Ref, name: Ref) -> int:
         _, exe = self._executables.deref(executable)
         wanted = self._vm_buffers.text(name)  # read from memory every call
         if "\ufffd" in wanted:  # maybe invalid UTF-8, which text() replaced: compare the exact bytes

@@ -35,10 +35,10 @@ from ireeabi.layouts import hal_module as HM
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import ref as R
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal import command_buffer_validation as V
 from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver, null_hal_buffer,
@@ -50,7 +50,7 @@ from ireeabi.hal.flag_names import buffer_usage_text, memory_type_text
 from ireeabi.hal.local.executable_library import ExecutableError, UnresolvedImportError
 from ireeabi.modules.hal.loader import (DispatchArgs, DispatchShim, LoadedExecutable, executable_constants,
                                         no_loader_status)
-from ireeabi.vm.status import IreeFaultError
+from ireeabi.base.status import IreeFaultError
 from ireeabi.hal.local.inline_command_buffer import LocalDispatcher
 from ireeabi.hal.resource import ResourceType
 from ireeabi.hal.semaphore import Fence, SemaphoreTypes
@@ -114,18 +114,18 @@ class HalModule:
             "buffer.allocation.is_terminal": self._allocation_is_terminal,
             "buffer.allocation.preserve": self._allocation_preserve,
             "buffer.assert": self._buffer_assert,
-            "buffer.length": inline._length,
+            "buffer.length": inline.buffer_length,
             "buffer.load": self._buffer_load,
             "buffer.store": self._buffer_store,
-            "buffer.subspan": inline._subspan,
-            "buffer_view.assert": inline._view_assert,
-            "buffer_view.buffer": inline._view_buffer,
-            "buffer_view.create": inline._view_create,
-            "buffer_view.dim": inline._view_dim,
-            "buffer_view.element_type": inline._view_element_type,
-            "buffer_view.encoding_type": inline._view_encoding_type,
-            "buffer_view.rank": inline._view_rank,
-            "buffer_view.trace": inline._view_trace,
+            "buffer.subspan": inline.buffer_subspan,
+            "buffer_view.assert": inline.buffer_view_assert,
+            "buffer_view.buffer": inline.buffer_view_buffer,
+            "buffer_view.create": inline.buffer_view_create,
+            "buffer_view.dim": inline.buffer_view_dim,
+            "buffer_view.element_type": inline.buffer_view_element_type,
+            "buffer_view.encoding_type": inline.buffer_view_encoding_type,
+            "buffer_view.rank": inline.buffer_view_rank,
+            "buffer_view.trace": inline.buffer_view_trace,
             "channel.create": self._channel_create,
             "channel.rank_and_count": self._channel_unavailable,
             "channel.split": self._channel_unavailable,
@@ -780,9 +780,9 @@ class HalModule:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
         except ExecutableError as e:
-            if e.code in ("NOT_FOUND", "CANCELLED"):
+            if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED):
                 raise no_loader_status(fmt) from e
-            raise StatusError(StatusCode[e.code], e.message) from None
+            raise
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                     tag=f"hal.executable {library.name}"))
 
@@ -794,7 +794,7 @@ class HalModule:
             vmb = self._vm_buffers
             buf = vmb.check_deref(name)
             return exe.library.lookup(self.heap.read(vmb.data(buf), vmb.length(buf)))
-        return self.runtime.loader._lookup_function(ctx, executable, name)
+        return self.runtime.loader.lookup_function(ctx, executable, name)
 
     # -- fences -------------------------------------------------------------------------------------
 

@@ -25,9 +25,9 @@ import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm.buffer import BufferType, null_buffer
-from ireeabi.vm.bytecode.errors import VmTrapError
+from ireeabi.vm.errors import VmTrapError
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 U64 = (1 << 64) - 1
 HIGH32 = 0xFFFFFFFF00000000

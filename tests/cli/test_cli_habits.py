@@ -18,7 +18,7 @@ import iree_tools
 from ireeabi.abi import cconv, targets
 from ireeabi.cli.main import main
 from ireeabi.tooling import load_program
-from ireeabi.vm import machine
+from ireeabi.base import machine
 
 ROOT = Path(__file__).parents[1]
 

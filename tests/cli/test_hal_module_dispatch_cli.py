@@ -187,9 +187,9 @@ def test_check_json_sites_on_every_target():
 
 
 def test_site_for_an_import_without_cconv_and_none_for_a_mismatch():
-    """An import that declares no cconv resolves to the export's (vm/imports.py) and gets its site;
+    """An import that declares no cconv resolves to the export's (vm/bytecode/import_check.py) and gets its site;
     one whose cconv differs does not resolve (mismatch) and gets none."""
-    from ireeabi.vm.imports import ImportReport
+    from ireeabi.vm.bytecode.import_check import ImportReport
     bare = ImportReport("hal.command_buffer.dispatch", None, "ok", "", H.DISPATCH_CCONV).as_dict()
     r = cmd_inspect._with_sizeof_site(bare, targets.get("i386"))
     assert r["sizeof_site"]["state"] == "live" and not r["compatible"]

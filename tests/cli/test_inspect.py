@@ -12,7 +12,7 @@ from ireeabi.tooling.program import Program
 from ireeabi.tooling.execution_model import INLINE_MODELS, MODEL_FLAGS, ExecutionModelError, require_inline
 from ireeabi.layouts import hal_loader, modules
 from ireeabi.layouts.hal_inline import ModuleExport
-from ireeabi.vm import imports
+from ireeabi.vm.bytecode import import_check as imports
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.vm.bytecode.archive import describe_content
 from ireeabi.vm.bytecode.module_errors import ModuleFileError, NotAModuleError

@@ -30,7 +30,7 @@ from ireeabi.cli.main import main
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 from ireeabi.tooling.program import Program, short_device_targets
-from ireeabi.vm.machine import host as host_machine
+from ireeabi.base.machine import host as host_machine
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 

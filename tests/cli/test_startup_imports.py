@@ -35,7 +35,7 @@ sys.exit(status)
 """
 
 # What a command that does not run a program has no use for.
-RUNTIME = ["ireeabi.vm.bytecode", "ireeabi.vm.heap", "ireeabi.hal", "ireeabi.modules", "ireeabi.tooling"]
+RUNTIME = ["ireeabi.vm.bytecode", "ireeabi.base.heap", "ireeabi.hal", "ireeabi.modules", "ireeabi.tooling"]
 FOREIGN = ["numpy", "clang", "unicorn", "wasmtime", "elftools", "construct", "cffi", "flatbuffers",
            "ireeabi.abi.cheader", "ireeabi.abi.dwarf", "ireeabi.abi.oracles"]
 
@@ -89,7 +89,7 @@ def test_layout_of_a_struct_loads_no_cconv_rules_beyond_its_own(tmp_path):
     # a catalog struct's table needs the catalog and the layout engine, not the checker's findings
     modules = imported(tmp_path, "layout", "iree_vm_buffer_t")
     assert "ireeabi.layouts.buffer" in modules and "ireeabi.cli.cmd_layout" in modules
-    assert loaded(modules, ["ireeabi.cli.cmd_check", "ireeabi.layouts.fixtures", "ireeabi.abi.codec",
+    assert loaded(modules, ["ireeabi.cli.cmd_check", "ireeabi.layouts.fixtures", "ireeabi.abi.cconv.codec",
                             "ireeabi.abi.views"]) == []
 
 
@@ -112,8 +112,8 @@ def test_help_lists_every_command(tmp_path):
 def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
     modules = imported(tmp_path, "run", str(add16_inline), *ADD_INPUTS)
     # what it runs on
-    assert {"ireeabi.vm.bytecode.context", "ireeabi.modules.hal.inline", "ireeabi.modules.hal.loader",
-            "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
+    assert {"ireeabi.vm.bytecode.dispatch", "ireeabi.vm.context", "ireeabi.modules.hal.inline",
+            "ireeabi.modules.hal.loader", "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
     # what it does not: the full `hal` module, libclang and the C header machinery, the emulators,
     # the check module and the test command, the import checker, the disassembler
     assert loaded(modules, [
@@ -121,7 +121,8 @@ def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
         "ireeabi.layouts.hal_module", "ireeabi.layouts.hal_module_dispatch",
         "clang", "ireeabi.abi.cheader", "ireeabi.abi.oracles", "ireeabi.abi.dwarf", "cffi.api",
         "unicorn", "wasmtime", "ireeabi.hal.local.emulated_cpu", "ireeabi.hal.local.wasm_loader",
-        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.imports", "ireeabi.tooling.disassemble",
+        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.bytecode.import_check",
+        "ireeabi.tooling.disassemble",
         "ireeabi.layouts.module_sources", "ireeabi.layouts.fixtures", "importlib.metadata"]) == []
 
 

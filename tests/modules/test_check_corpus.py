@@ -29,7 +29,7 @@ from ireeabi.hal.string_util import parse_element_type
 from ireeabi.tooling.function_io import format_results
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
 FILES = cc.corpus_files()
 FUNCTIONS = [(path.stem, f) for path in FILES for f in cc.parse(path.read_text(), str(path))]

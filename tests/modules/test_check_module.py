@@ -26,7 +26,7 @@ from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.modules.check import CHECK_MODULE, DEFAULT_ATOL, DEFAULT_RTOL, fuzzy_equal
 from ireeabi.vm.ref import NULL_REF, release_value
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).parents[1]
 SOURCE = HERE / "programs" / "native" / "check_ops.mlir"

@@ -6,7 +6,7 @@ an installed distribution; its implementations read and make buffer views and bu
 
 Oracles: IREE's compiler (the programs' imports and cconvs, tests/programs/native/own_module.mlir),
 numpy (the values a module computes), importlib.metadata reading a real dist-info directory (the
-entry points), IREE's context.c rules as `vm.imports.check_imports` models them.
+entry points), IREE's context.c rules as `vm.bytecode.import_check.check_imports` models them.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ireeabi.layouts import module_sources
 from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport
 from ireeabi.modules.check import CHECK_MODULE
 from ireeabi.tooling.program import Program, load_program, native_modules_for
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import release_value
 
 HERE = Path(__file__).parents[1]

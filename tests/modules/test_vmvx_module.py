@@ -26,9 +26,9 @@ from ireeabi.modules.vmvx import KernelAccessError, TileQueryError, exports
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import release_value
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).resolve().parent.parent
 VMVX = HERE / "programs" / "vmvx"

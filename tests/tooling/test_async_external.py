@@ -30,10 +30,10 @@ from ireeabi.tooling.execution_model import (ASYNC_MODELS, COARSE_FENCES, HOST_O
                                              takes_fences)
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import VmStatusError
-from ireeabi.vm.bytecode.errors import ArgumentError
+from ireeabi.vm.errors import ArgumentError
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
 
 # iree-compile 3.13 cannot compile these for async-external: a function returning a scalar next to

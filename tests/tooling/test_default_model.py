@@ -20,8 +20,8 @@ from e2e_corpus import CASES, F64, HERE, ours
 from ireeabi.cli.main import main
 from ireeabi.tooling.execution_model import DEFAULT_MODELS, needs_full_hal
 from ireeabi.tooling.program import KernelTargetError, Program
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.machine import host as host_machine
+from ireeabi.base.heap import tracked_heap
+from ireeabi.base.machine import host as host_machine
 from ireeabi.vm.bytecode import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.module_file import read_module
 

@@ -23,15 +23,15 @@ from e2e_corpus import CASES, E2E, HERE, MODELS, _X37, _floats, ours
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts import hal_inline as HI
-from ireeabi.vm.machine import host as _host_machine
-from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.base.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.bytecode import Context, NativeImports, VmStatusError, VmTrapError
-from ireeabi.vm.status import IreeFaultError
+from ireeabi.base.status import IreeFaultError
 from ireeabi.tooling.program import Program, load_program
 from ireeabi.hal.string_util import InputParseError
 from ireeabi.tooling.function_io import OpaqueResult, format_results, parse_input
 from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
-from ireeabi.vm.module import NativeModule, PlannedCall
+from ireeabi.vm.native_module import NativeModule, PlannedCall
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.buffer import BufferType

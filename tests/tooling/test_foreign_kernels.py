@@ -17,9 +17,14 @@ import pytest
 import e2e_corpus as corpus
 import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.cli import main as cli_main
 from ireeabi.cli.main import main
+from ireeabi.hal.local.emulated_cpu import InstructionBudgetExceeded
+from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.vm.errors import VmStatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
 # docs/programs.md says why).
@@ -149,7 +154,7 @@ class _Memory:
         self.only = [b for b in blocks if b.tag in EMULATED_ONLY and b.end != -1]  # live ones
         self.blocks = [b for b in blocks if b.tag not in EMULATED_ONLY]
         self.keys = [(b.tag, b.size, b.end == -1) for b in self.blocks]
-        wg = program.machine.dispatch_state
+        wg = program.machine.view(DispatchLayout)
         self.wg_size, self.wg_align = wg.wg_size, wg.wg_align
         # Where offsets within each block count from: its start, but for a workgroup_state_v0 block the
         # struct, at the block's first wg_align-aligned address (the runtimes over-allocate and align
@@ -367,6 +372,45 @@ def test_a_runaway_budget_reaches_the_kernel():
     with Program(path, target="riscv32", max_steps=10**6) as p:
         out = p.call("add", a, a)
         assert out.tobytes() == (a + a).tobytes()
+
+
+def _causes(error: BaseException) -> list[BaseException]:
+    chain = [error]
+    while chain[-1].__cause__ is not None:
+        chain.append(chain[-1].__cause__)
+    return chain
+
+
+def test_a_kernel_fault_keeps_its_type_on_its_way_to_the_cli(capsys, monkeypatch):
+    """A kernel's fault is a status where it happens (the dispatch's StatusError, naming the kernel);
+    the VM wraps it with `from` in the VmStatusError that locates the import call, and that error is
+    what the command line reports: one chain, no type change without its cause. An emulated
+    kernel's own refusal (its instruction budget) is its library's ExecutableError, a StatusError
+    with the StatusCode it carries, passed on as it is."""
+    src = Path(tools.__file__).parent / "programs" / "exp16.mlir"
+    arm = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["armv7"])
+    reported: list[BaseException] = []
+    lines = cli_main.error_lines
+    monkeypatch.setattr(cli_main, "error_lines", lambda e: reported.append(e) or lines(e))
+    code, out = _run_cli(["run", str(arm), "--target", "armv7", "--function", "expf", "--input=16xf32=1"], capsys)
+    assert code == 1 and len(reported) == 1, out
+    chain = _causes(reported[0])
+    assert [type(e) for e in chain] == [VmStatusError, StatusError], chain
+    located, fault = chain
+    assert located.code == fault.code == StatusCode.INTERNAL
+    assert "kernel expf_dispatch_0" in fault.message and "faulted" in fault.message
+    assert located.detail.startswith(fault.message) and "hal_loader.executable.dispatch" in located.detail
+    assert located.function == "expf"
+
+    add = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir", model="inline-dynamic",
+                             extra_flags=FOREIGN_FLAGS["riscv32"])
+    a = np.arange(16, dtype=np.float32)
+    with Program(add, target="riscv32", max_steps=50) as p, pytest.raises(VmStatusError) as raised:
+        p.call("add", a, a)
+    chain = _causes(raised.value)
+    assert [type(e) for e in chain] == [VmStatusError, InstructionBudgetExceeded], chain
+    assert issubclass(InstructionBudgetExceeded, ExecutableError) and issubclass(ExecutableError, StatusError)
+    assert chain[0].code == chain[1].code == StatusCode.DEADLINE_EXCEEDED
 
 
 def test_armv7_exp_kernels_as_compiled_fault_cleanly(capsys):

@@ -3,7 +3,7 @@ target's address window; `--heap-limit` / `heap_limit=` lower it, and only past 
 allocation fail, with RESOURCE_EXHAUSTED.
 
 Oracles: the OS (sysconf's physical pages), iree-run-module (the ~512 MB program's output) and the
-targets' address windows (vm.address_space.window_limit: 32-bit pointers reach below 4 GiB).
+targets' address windows (base.address_space.window_limit: 32-bit pointers reach below 4 GiB).
 """
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import iree_tools as tools
 from ireeabi.cli.cmd_run import parse_heap_limit
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import Heap, default_limit
-from ireeabi.vm.machine import machine
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.heap import Heap, default_limit
+from ireeabi.base.machine import machine
+from ireeabi.base.status import StatusCode
 
 LARGE = Path(__file__).parents[1] / "programs" / "native" / "large_fill.mlir"
 TENSOR_BYTES = (1 << 27) * 4  # the program's one tensor: 512 MiB

@@ -34,14 +34,14 @@ from test_run_io_fidelity import iree as iree_run, ours as ireeabi_run
 from ireeabi.abi import cconv, targets
 from ireeabi.layouts import modules
 from ireeabi.vm import shims as _shims
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.imports import check_imports
+from ireeabi.base.heap import tracked_heap
+from ireeabi.vm.bytecode.import_check import check_imports
 from ireeabi.vm.bytecode import VmStatusError
 from ireeabi.tooling.program import Program
-from ireeabi.vm.module import PlannedCall
+from ireeabi.vm.native_module import PlannedCall
 from ireeabi.modules.hal.loader import DispatchShim
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 MODEL = "inline-static"
 TARGETS = targets.names()

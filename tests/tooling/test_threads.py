@@ -1,6 +1,6 @@
 """Threads: a Program serializes its callers; a Context refuses a second thread's invoke.
 
-The rule (tooling/program.py, vm/bytecode/context.py): a heap, and the runtime and context on it, belong
+The rule (tooling/program.py, vm/context.py): a heap, and the runtime and context on it, belong
 to one thread at a time, as an IREE VM context does. `Program` takes a lock around each call, so
 concurrent callers get the results a sequential run gives them; a bare `Context` refuses another
 thread's invoke at once with ContextBusyError instead of interleaving two calls on one heap.
@@ -17,7 +17,7 @@ import pytest
 import iree_tools as tools
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import Context, ContextBusyError, VmStatusError
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 HERE = Path(__file__).parents[1]
 E2E = HERE / "programs" / "e2e"

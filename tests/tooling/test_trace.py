@@ -25,7 +25,7 @@ from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.tooling.function_io import parse_input
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.trace import Trace, TraceError
-from ireeabi.vm.status import IreeFaultError
+from ireeabi.base.status import IreeFaultError
 
 HERE = Path(__file__).resolve().parent.parent
 RISCV32 = KERNEL_TARGET_FLAGS["riscv32"]

@@ -18,13 +18,15 @@ from ireeabi.layouts import buffer as LB
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts import hal_loader as HL
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
+from ireeabi.base.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.layouts.hal_inline import StorageWrapperLayout
+from ireeabi.layouts.buffer import VmBufferLayout
 
 TARGETS = targets.names()
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST
@@ -39,7 +41,7 @@ def test_vm_buffer_storage_wrapper_and_view_are_the_targets_bytes(target):
         m, host_alloc = heap.machine, rt.inline.host_allocator
         # A VM buffer: one co-allocation, its handle as iree_vm_buffer_t lays it out on the target.
         b = rt.vm_buffers.create(RW, 10)
-        prefix = m.vm_buffer.prefix_size
+        prefix = m.view(VmBufferLayout).prefix_size
         want = views.build(LB.iree_vm_buffer_t, target, {
             "ref_object": {"counter": 1}, "access": int(RW | BufferAccess.COALLOCATED),
             "data": {"data": b + prefix, "data_length": 10},
@@ -218,7 +220,7 @@ def test_legacy_inline_and_vm_buffer_bugs_on_every_target(target):
         with pytest.raises(HeapError, match=f"free_aligned of 0x{storage.ptr:x}, which malloc_aligned"):
             R.release_value(heap, storage)
         # What the fixed destroy would have done, so the heap closes clean.
-        rt.inline._destroy_wrapper(storage.ptr - heap.machine.hal_inline_wrapper.vm_buffer_off)
+        rt.inline._destroy_wrapper(storage.ptr - heap.machine.view(StorageWrapperLayout).vm_buffer_off)
         rt.hal_buffers.resources.release(buffer)
         rt.close()
 

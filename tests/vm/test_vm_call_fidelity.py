@@ -16,16 +16,16 @@ import pytest
 
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from ireeabi.modules.hal.loader import DispatchShim
-from ireeabi.vm.module import Export, Linkage, NativeModule, string_view_compare
+from ireeabi.vm.native_module import Export, Linkage, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import (CALL_BEGIN, CALL_RESUME, SIGNATURE_MISMATCH, ByteSpan, CallContext, MarshalError,
                               Shim, shim_for)
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from ireeabi.abi import cconv, codec
-from ireeabi.abi.codec import codec as fast_codec
+from ireeabi.abi import cconv
+from ireeabi.abi.cconv import codec
+from ireeabi.abi.cconv.codec import codec as fast_codec
 
 import vm_fixture_gen as G
 

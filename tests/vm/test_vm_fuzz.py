@@ -22,13 +22,13 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 
 import vm_fuzz_common as F
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -256,7 +256,7 @@ def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], coun
         mod = _fuzz_module(world, sig, form)
         before = world.counters()
         seen = []
-        C._empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
+        C.empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
         try:
             plan = mod.planned(0, spans)
             for call in (lambda: plan(list(bits)), lambda: mod.call_ordinal(0, *args)):

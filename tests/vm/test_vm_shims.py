@@ -12,14 +12,14 @@ from ireeabi.abi import cconv
 from ireeabi.vm import call as C
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, tracked_heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.heap import Heap, tracked_heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.shims import CALL_BEGIN, CALL_RESUME, SIGNATURE_MISMATCH, ByteSpan, CallContext, shim_for
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 from ireeabi.modules.hal.loader import DispatchArgs, DispatchShim
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

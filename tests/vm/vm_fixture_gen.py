@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ireeabi.abi import cconv, codec, targets
+from ireeabi.abi import cconv, targets
+from ireeabi.abi.cconv import codec
 
 SIGNATURE = "0rIiiiCiDCrIID_v"
 FRAGMENT = cconv.parse(SIGNATURE).arguments

@@ -15,7 +15,7 @@ import numpy  # noqa: F401
 
 with atheris.instrument_imports(include=["ireeabi", "vm_fuzz_common"]):
     from ireeabi.abi.errors import IreeAbiError
-    from ireeabi.vm.machine import host as _host_machine
+    from ireeabi.base.machine import host as _host_machine
     import vm_fuzz_common as F
 
 HOST_M = _host_machine()  # the data model of the default (host) heap

@@ -18,13 +18,13 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref, TypeRegistry
 from ireeabi.vm.shims import CALL_BEGIN, ByteSpan, CallContext, shim_for
 from ireeabi.layouts import hal_loader as HL
 from ireeabi.modules.hal.loader import DispatchArgs, DispatchShim
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

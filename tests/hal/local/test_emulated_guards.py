@@ -35,9 +35,9 @@ import iree_tools
 import vm_ir
 from ireeabi.hal.local import emulated_cpu, emulated_executable
 from ireeabi.hal.local.emulated_cpu import GRAIN, EmulatedCpu
-from ireeabi.vm import heap as heap_module
-from ireeabi.vm.address_space import PAGE, AddressSpace
-from ireeabi.vm.heap import Heap
+from ireeabi.base import heap as heap_module
+from ireeabi.base.address_space import PAGE, AddressSpace
+from ireeabi.base.heap import Heap
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
 TESTS = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def test_listeners_hear_protections_in_order_and_learn_the_current_ones():
     emulator-only ranges (host=False) are recorded and told but leave the host's pages readable."""
     code = textwrap.dedent("""
         import ctypes, json
-        from ireeabi.vm.address_space import PAGE, AddressSpace
+        from ireeabi.base.address_space import PAGE, AddressSpace
         space = AddressSpace(1 << 20, pointer_size=8, host=True)
         heard = []
         def listener(offset, size, accessible):
@@ -182,7 +182,7 @@ def test_guard_pages_made_before_the_cpu_are_honoured_and_follow_free_and_reuse(
         import json, struct
         from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault
         from ireeabi.hal.local.emulated_executable import KernelEmulator
-        from ireeabi.vm.heap import GUARD_POOL, tracked_heap
+        from ireeabi.base.heap import GUARD_POOL, tracked_heap
         out = {{}}
         with tracked_heap(target="riscv32", quarantine=0) as heap:
             KernelEmulator(heap)  # marks the heap: emulated kernels
@@ -276,8 +276,8 @@ CHILD = textwrap.dedent("""
     import numpy as np
     from ireeabi.modules.hal.runtime import HalRuntime
     from ireeabi.vm.bytecode import module_file as mf
-    from ireeabi.vm.heap import tracked_heap
-    from ireeabi.vm.status import IreeFaultError, StatusError
+    from ireeabi.base.heap import tracked_heap
+    from ireeabi.base.status import IreeFaultError, StatusError
     from hal_session import Session
 
     info, target, short, emulate = json.loads(sys.argv[1])

@@ -1,4 +1,4 @@
-"""Denormals flushed to zero around the inline command buffer's dispatches (hal/local/fpu_state.py).
+"""Denormals flushed to zero around the inline command buffer's dispatches (base/internal/fpu_state.py).
 
 Oracles: iree-run-module 3.13 on this x86_64 host for every execution model (the default model's
 dispatches run flushed, hal_loader's and inline-static's do not), IREE's own aarch64 iree-run-module
@@ -19,10 +19,12 @@ import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
-from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
+from ireeabi.base.internal.fpu_state import FLUSH_BITS, flushes, pushed
+from ireeabi.hal.local.inline_command_buffer import dispatch_scope
+from ireeabi.hal.local.native import host_fpu
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import IreeFaultError, StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import IreeFaultError, StatusError
 
 from hal_programs import program as hal_program
 

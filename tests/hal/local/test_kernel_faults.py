@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from hal_programs import program
 
@@ -96,7 +96,7 @@ def test_freed_guarded_chunks_are_reused_with_their_guards(monkeypatch):
     import ctypes
     import faulthandler
     import os
-    from ireeabi.vm import heap as heap_mod
+    from ireeabi.base import heap as heap_mod
     for quarantine in (0, 1024):
         heap = Heap(quarantine=quarantine, quarantine_bytes=0)  # held blocks dropped at once
         calls = []

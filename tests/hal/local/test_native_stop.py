@@ -30,7 +30,8 @@ import iree_tools
 from ireeabi.hal.local import native
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import LeakError
+from ireeabi.base.heap import LeakError
+from ireeabi.base.status import StatusCode
 
 SOURCE = """
 func.func @spin(%a: tensor<16xf32>) -> tensor<16xf32> {
@@ -379,7 +380,7 @@ def test_library_code_outside_kernels_is_stopped_the_same_way():
     assert status == native.DEADLINE_EXCEEDED
     assert fault.signal == mod.lib.ireeabi_timer_signal()
     error = native.stopped(status, "initializer", 0.1)
-    assert error.code == "DEADLINE_EXCEEDED" and "initializer ran past its budget of 0.1 s" in error.message
+    assert error.code == StatusCode.DEADLINE_EXCEEDED and "initializer ran past its budget of 0.1 s" in error.message
     assert mod.lib.ireeabi_timer_remaining_ns() == 0
     # No budget: the same page, patched to return at once, runs to its end.
     page.seek(0)

@@ -45,9 +45,10 @@ from ireeabi.layouts import executable_library as X
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm import ref as R
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from hal_session import Session
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 
@@ -665,7 +666,7 @@ def _dispatch(side: W.WasmSideModule, heap: Heap, d: "vm_ir.Dispatch", inputs: l
     out_bytes = d.bindings[-1][2]
     buffers = [_block(heap, a.tobytes(), 64) for a in inputs] + [heap.malloc(out_bytes, align=64)]
     assert [heap.allocation(p).size for p in buffers] == [n for _, _, n in d.bindings]
-    L = m.dispatch_state
+    L = m.view(DispatchLayout)
     size = L.block_size(len(d.constants), len(d.bindings))
     block = heap.malloc(size, align=L.align)
     state = DispatchState(m, len(d.constants), len(d.bindings), heap.view(block, size), 0, block)
@@ -771,7 +772,7 @@ def test_mutated_side_modules_end_in_clear_errors(which, built, add16_wasm, heap
     assert outcomes["refused"] > 50 and sum(outcomes.values()) == 200
 
 
-# -- the wasm32 heap's address space (vm.address_space) ------------------------------------------------
+# -- the wasm32 heap's address space (base.address_space) ------------------------------------------------
 
 
 @pytest.mark.parametrize("limit", [1 << 20, 100_000_001, None])

@@ -21,7 +21,7 @@ import pytest
 import iree_tools as tools
 from full_hal_oracle import Both, Handle, Str
 from ireeabi.tooling.execution_model import MODEL_FLAGS
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
 HERE = Path(__file__).parents[2]  # tests/: full_hal_oracle.py
 PROGRAMS = HERE / "programs"

@@ -27,7 +27,7 @@ from ireeabi.layouts import hal_module as HM
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref
 from ireeabi.vm.shims import CALL_BEGIN, ByteSpan, CallContext
 

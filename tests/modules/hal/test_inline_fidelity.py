@@ -14,11 +14,11 @@ import iree_tools as tools
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.heap import HeapError
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.heap import HeapError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -427,8 +427,8 @@ def test_a_status_without_message_is_annotated_without_an_empty_segment(fidelity
     text: IREE returns
     a bare OUT_OF_RANGE, and iree-run-module prints the code followed directly by its annotation.
     The interpreter's error does the same with its own annotation."""
-    from ireeabi.vm.heap import tracked_heap
-    from ireeabi.vm.bytecode.errors import VmStatusError
+    from ireeabi.base.heap import tracked_heap
+    from ireeabi.vm.errors import VmStatusError
     from ireeabi.tooling.program import Program
 
     args = [str(a) for a in (F32, DENSE, 2, -1, 1)]

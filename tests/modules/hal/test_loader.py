@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.tooling.trace import Trace
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
 from hal_programs import program
 from hal_session import Session

@@ -16,7 +16,7 @@ from ireeabi.hal.local import elf_executable as X
 from ireeabi.layouts import executable_library as L
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from hal_programs import program
 

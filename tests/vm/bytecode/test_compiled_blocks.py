@@ -22,14 +22,15 @@ import e2e_corpus as corpus
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.tooling.function_io import format_results, parse_input
 from ireeabi.tooling.program import Program
-from ireeabi.vm.allocator import allocator_null
+from ireeabi.base.allocator import allocator_null
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.bytecode import Context
 from ireeabi.vm.bytecode.region_plan import RegionPlan
 from test_interpreter import CASES as HOST_CASES, host
+from ireeabi.layouts.buffer import VmBufferLayout
 
 
 def _bits(values: list) -> list:
@@ -135,7 +136,7 @@ def test_a_store_onto_a_buffer_handle_is_seen_by_the_next_access(field, value):
             factory = VmBufferFactory(vmb)
             a = factory.allocate(256, 16)
             b_data = factory.allocate(16, 16)
-            L = heap.machine.vm_buffer
+            L = heap.machine.view(VmBufferLayout)
             a_data = vmb.data(a.ptr)
             handle = a_data + 64  # b's handle: inside a's data
             vmb.initialize(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, vmb.data(b_data.ptr), 16,
@@ -547,7 +548,7 @@ def test_libm_calls_of_regions_give_the_reference_bits():
     ramp, the result has the bits of the reference path's ctypes call."""
     import ctypes  # noqa: PLC0415
     import itertools  # noqa: PLC0415
-    from ireeabi.vm.bytecode.numerics import PURE_OPS  # noqa: PLC0415
+    from ireeabi.vm.ops import PURE_OPS  # noqa: PLC0415
     from ireeabi.vm.bytecode.regions import c_call  # noqa: PLC0415
     values = [float(v) for v in _SPECIALS] + [float(v) for v in _float_inputs(40, 1, False, False)] + [1e-40, 7e37]
     checked = 0

@@ -26,7 +26,7 @@ from ireeabi.vm.bytecode import (SUPPORTED_OPS, UNSUPPORTED_OPS, ArgumentError, 
                                  ImportResolutionError, VmFailError, VmStatusError, VmTrapError,
                                  siphash24, unsupported_in)
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).parents[2]
 HOST = HERE / "programs" / "host"

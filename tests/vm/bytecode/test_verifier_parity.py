@@ -31,7 +31,7 @@ from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import Context, isa
 from ireeabi.vm.bytecode.decoder import DecodeError, decode_module
-from ireeabi.vm.bytecode.errors import VmError, VmStatusError, VmTrapError
+from ireeabi.vm.errors import VmError, VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.vm.bytecode.module_file import read_module
 
@@ -513,7 +513,7 @@ def iree_load(data: bytes, work: Path) -> Verdict:
 def ireeabi_load(data: bytes) -> Verdict:
     """ireeabi creating a Context with the module (its verifier runs before imports resolve): a
     load error of the module itself, or loaded (the missing HAL imports then fail to resolve)."""
-    from ireeabi.vm.bytecode.errors import ImportResolutionError
+    from ireeabi.vm.errors import ImportResolutionError
     try:
         ctx = Context(read_module(data, ref_types=run_module_type_names()))
     except (ModuleFileError, DecodeError) as e:

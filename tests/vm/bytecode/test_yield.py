@@ -42,9 +42,9 @@ from ireeabi.cli.main import main
 from ireeabi.layouts import module_sources
 from ireeabi.modules.yieldable_test import YIELDABLE_TEST_MODULE
 from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
-from ireeabi.vm.bytecode.errors import InvocationStateError, VmFailError, VmStatusError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
+from ireeabi.vm.errors import InvocationStateError, VmFailError, VmStatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "programs" / "vm" / "yield"
 TARGETS = [None, "riscv32"]

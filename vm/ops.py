@@ -18,8 +18,8 @@ import re
 import struct
 from typing import Callable
 
-from ireeabi.vm.bytecode.errors import VmTrapError
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.vm.errors import VmTrapError
+from ireeabi.base.host_libraries import library_name
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
@@ -369,41 +369,3 @@ def is_snan32(bits: int) -> bool:
     """An f32 signaling NaN: all exponent bits set, quiet bit clear, some other mantissa bit set.
     Reading one into a Python float quiets it, so the few ops that can tell need the raw bits."""
     return bits & 0x7FC00000 == 0x7F800000 and bits & 0x003FFFFF != 0
-
-
-
-def siphash24(data: bytes, key: bytes = bytes(range(16))) -> int:
-    """SipHash-2-4 (Aumasson & Bernstein) of `data`; vm.buffer.hash uses key 00 01 .. 0F."""
-    def rotl(x: int, b: int) -> int:
-        return ((x << b) | (x >> (64 - b))) & M64
-
-    k0, k1 = struct.unpack("<QQ", key)
-    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
-         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
-
-    def rounds(n: int) -> None:
-        for _ in range(n):  # SipRound
-            v[0] = (v[0] + v[1]) & M64
-            v[1] = rotl(v[1], 13) ^ v[0]
-            v[0] = rotl(v[0], 32)
-            v[2] = (v[2] + v[3]) & M64
-            v[3] = rotl(v[3], 16) ^ v[2]
-            v[0] = (v[0] + v[3]) & M64
-            v[3] = rotl(v[3], 21) ^ v[0]
-            v[2] = (v[2] + v[1]) & M64
-            v[1] = rotl(v[1], 17) ^ v[2]
-            v[2] = rotl(v[2], 32)
-
-    whole = len(data) - len(data) % 8
-    for i in range(0, whole, 8):
-        m = struct.unpack_from("<Q", data, i)[0]
-        v[3] ^= m
-        rounds(2)
-        v[0] ^= m
-    b = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
-    v[3] ^= b
-    rounds(2)
-    v[0] ^= b
-    v[2] ^= 0xFF
-    rounds(4)
-    return v[0] ^ v[1] ^ v[2] ^ v[3]

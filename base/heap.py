@@ -1,13 +1,13 @@
 """A tracked heap in an emulated address space, with the checks of a memory sanitizer.
 
 A `Heap` runs on one data model (`target`, default: the host): its `machine` gives every size and
-codec, and its `space` (`vm.address_space`) is a window of that target's addresses backed by one
+codec, and its `space` (`base.address_space`) is a window of that target's addresses backed by one
 host mapping. Every byte the VM model touches lives in a `Heap` allocation there: real host memory,
 which struct codecs and numpy read in place, and a view of it (memoryview, numpy) keeps the memory
 alive even after the heap frees it or closes: no view can make Python crash. On the host target an
 address is the real host address, so C function pointers and kernels can use it; on any other
 target it is what a pointer of that target holds (4 bytes on ILP32). Each allocation records its
-address, size and the Python stack that made it (`vm.allocation`).
+address, size and the Python stack that made it (`base.allocation`).
 
 Bytes produced by anyone (packed argument buffers, refs in memory, fuzz input) may hold forged
 pointers, so nothing reads or writes through a pointer without `check_range` first: a range outside
@@ -25,12 +25,12 @@ guarded blocks only is kept (each guard page is a region of the emulator's, and 
 proportion to their number); older ones go to the pool of guarded chunks. Every block has
 unaddressable red zones on both sides.
 
-Blocks up to a few KiB (with red zones) live in size-class slabs (`vm.address_space`), so the block
+Blocks up to a few KiB (with red zones) live in size-class slabs (`base.address_space`), so the block
 holding an address is found by arithmetic on its chunk; larger blocks by bisecting their sorted
 starts. A check looks in a memo first: every live block's start, and each interior address (a
 counter or descriptor at a fixed offset of its object) found once by either way. A freed block's end
 becomes -1, so its memo entries fail every range test. Ref counters are read and written through
-the arena seen as native int32s (`Heap.int32_cell`). The accessors are `vm.checked_access`'s
+the arena seen as native int32s (`Heap.int32_cell`). The accessors are `base.checked_access`'s
 `CheckedAccess`, the heap's base class.
 
 Fills are bounded as AddressSanitizer bounds them (its max_malloc_fill_size, 4096): a MALLOC
@@ -225,12 +225,12 @@ class Heap(CheckedAccess):
         self._host_delta = self.space.host_base - self.space.base
         # The reference path everywhere on this heap (IREEABI_REFERENCE=1, read here once, or a
         # reference Context on it: `force_reference`). Otherwise `direct_allocator` is the libc
-        # allocator value vm.allocator made over this heap (None before), whose commands may skip
+        # allocator value base.allocator made over this heap (None before), whose commands may skip
         # the function pointer and the scratch words: allocator.py gives both paths the same rule
         # and falls back to the layered one for every failure.
         self.reference = reference_forced()
         self.direct_allocator: Any = None
-        self.allocator_value: Any = None  # vm.allocator.heap_allocator's value, made once
+        self.allocator_value: Any = None  # base.allocator.heap_allocator's value, made once
         # Function pointers stored in this heap's memory: real C pointers on the host (called
         # through C from Python on the reference path), handles in the address space's code range
         # elsewhere.
@@ -675,7 +675,7 @@ class Heap(CheckedAccess):
 
     def scratch_source(self, n: int) -> tuple[list[str], list[str], dict[str, Any]]:
         """`frame = scratch_push(n)` and `scratch_pop(frame)` as lines of Python, for a generated
-        caller that pushes a fixed `n` bytes (vm.module's import call sites), with the names they
+        caller that pushes a fixed `n` bytes (vm.native_module's import call sites), with the names they
         use. The lines take the methods' steps (align, bound, record, zero; check the order,
         restore) and call the methods themselves for anything out of the ordinary, which raise
         their own errors: a closed heap, an overflow, a frame popped out of order. Sizes the

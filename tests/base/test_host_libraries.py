@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ireeabi.vm import host_libraries
+from ireeabi.base import host_libraries
 
 
 @pytest.mark.parametrize("name, symbol", [("c", "strtod"), ("m", "exp2")])
@@ -28,7 +28,7 @@ def test_no_child_process_for_glibcs_libraries():
     code = ("import sys\nspawned = []\n"
             "sys.addaudithook(lambda e, a: spawned.append(e) if e in ('subprocess.Popen', 'os.posix_spawn', "
             "'os.fork', 'os.exec') else None)\n"
-            "from ireeabi.vm.host_libraries import library_name\n"
+            "from ireeabi.base.host_libraries import library_name\n"
             "assert library_name('c') and library_name('m')\nprint(len(spawned))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -6,48 +6,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ireeabi.layouts import base as L
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
-from ireeabi.vm import status as S
-from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
+from ireeabi.base import status as S
+from ireeabi.base.allocator import AllocatorT, Command
+from ireeabi.base.callbacks import FunctionPointerError
+from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.layouts.base import AllocatorLayout
+
+from allocator_recorder import Recorder  # a logging ctl served from the heap
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
 
-
-class Recorder:
-    """A custom ctl that logs every command and serves it from the heap (written into memory by tests)."""
-
-    def __init__(self, heap: Heap, fail_with: StatusError | None = None) -> None:
-        self.heap = heap
-        self.fail_with = fail_with
-        self.log: list[tuple[str, int]] = []
-        self.address = A.make_ctl(heap, self.ctl, name="recorder")
-
-    def ctl(self, self_ptr: int, command: int, params: int, inout: int) -> None:
-        if self.fail_with is not None:
-            raise self.fail_with
-        if command == Command.FREE:
-            ptr = self.heap.read_word(inout)
-            self.log.append(("FREE", ptr))
-            self.heap.free(ptr)
-            return
-        n = A.read_byte_length(self.heap, params)
-        self.log.append((Command(command).name, n))
-        self.heap.write_word(inout, self.heap.malloc(n))
-
-    def close(self) -> None:
-        self.heap.functions.forget(self.address)
-
-
 def test_layout_of_the_struct_matches_the_catalog(heap: Heap) -> None:
     lay = L.iree_allocator_t.layout(heap.target)
-    assert heap.machine.allocator.size == lay.size == 2 * heap.pointer_size  # fact sheet §5: {self @0, ctl @P}
+    assert heap.machine.view(AllocatorLayout).size == lay.size == 2 * heap.pointer_size  # fact sheet §5: {self @0, ctl @P}
 
 
 def test_heap_ctl_status_rules(heap: Heap) -> None:
@@ -97,7 +74,7 @@ def test_heap_ctl_free_nulls_the_slot_and_realloc_moves(heap: Heap) -> None:
 
 def test_a_ctl_written_into_memory_by_other_code_is_honoured(heap: Heap) -> None:
     rec = Recorder(heap)
-    where = heap.malloc(heap.machine.allocator.size)
+    where = heap.malloc(heap.machine.view(AllocatorLayout).size)
     view = heap.struct_at(L.iree_allocator_t, where)  # "other code" fills the struct field by field
     view.self = 0xABC0
     view.ctl = rec.address

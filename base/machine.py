@@ -1,30 +1,23 @@
-"""The data model a runtime runs on, as one object: the struct factory of the VM and HAL models.
+"""The data model a runtime runs on, as one object: the struct factory of everything on its heap.
 
 pyelftools builds every ELF struct from one factory per word size and endianness; here a `Machine`
 is that factory for one `Target`. A `Heap` holds one, and everything built on the heap (refs,
-allocators, VM buffers, shims, hal_inline, hal_loader, the interpreter) takes its sizes, offsets,
-pointer width and codecs from it, laid out by the catalog for that target. Nothing in the runtime
-reads the host's data model except through the host's own Machine.
+allocators, VM buffers, shims, the HAL's objects and modules, the interpreter) takes its sizes,
+offsets, pointer width and codecs from it, laid out by the catalog for that target. Nothing in the
+runtime reads the host's data model except through the host's own Machine.
 
-Its words and layouts are `layouts.data_model.DataModel`'s; on top, each view of a catalog struct the
-runtime reads (declared in layouts/ beside its struct) is a typed attribute built on first use, once
-per data model: `heap.machine.vm_buffer.size`, `heap.machine.dispatch_state.block_size(...)`.
+Its words, layouts and struct views are `layouts.data_model.DataModel`'s: each view of a catalog
+struct (declared in layouts/ beside its struct) is built on first use, once per data model, by
+whoever reads it: `heap.machine.view(VmBufferLayout).size`,
+`heap.machine.view(DispatchLayout).block_size(...)`. The Machine knows none of them: a struct of the
+VM or of the HAL gets its view without a change here.
 """
 from __future__ import annotations
-
-from functools import cached_property
 
 from ..abi import targets
 from ..abi.errors import IreeAbiError
 from ..abi.targets import Target
-from ..layouts.base import AllocatorLayout
-from ..layouts.buffer import VmBufferLayout
 from ..layouts.data_model import DataModel
-from ..layouts.executable_library import DispatchLayout
-from ..layouts.hal_buffer import BufferViewLayout, HalBufferLayout
-from ..layouts.hal_inline import StorageWrapperLayout
-from ..layouts.ref import RefLayout
-from ..layouts.vm_module import ModuleHeadLayout
 
 
 class Machine(DataModel):
@@ -39,39 +32,6 @@ class Machine(DataModel):
             self.is_host = target is targets.host()
         except targets.HostError:
             self.is_host = False
-
-    # Views of catalog structs, each built on first use (cached_property keeps it in the instance).
-    @cached_property
-    def ref(self) -> RefLayout:
-        return RefLayout(self)
-
-    @cached_property
-    def allocator(self) -> AllocatorLayout:
-        return AllocatorLayout(self)
-
-    @cached_property
-    def vm_buffer(self) -> VmBufferLayout:
-        return VmBufferLayout(self, self.allocator)
-
-    @cached_property
-    def module_head(self) -> ModuleHeadLayout:
-        return ModuleHeadLayout(self)
-
-    @cached_property
-    def hal_buffer(self) -> HalBufferLayout:
-        return HalBufferLayout(self)
-
-    @cached_property
-    def hal_buffer_view(self) -> BufferViewLayout:
-        return BufferViewLayout(self)
-
-    @cached_property
-    def dispatch_state(self) -> DispatchLayout:
-        return DispatchLayout(self)
-
-    @cached_property
-    def hal_inline_wrapper(self) -> StorageWrapperLayout:
-        return StorageWrapperLayout(self)
 
     def __repr__(self) -> str:
         return f"Machine({self.name}{', host' if self.is_host else ''})"

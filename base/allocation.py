@@ -1,6 +1,6 @@
 """One block of a tracked heap (`Allocation`) and the Python stacks it keeps.
 
-Every allocation of a `vm.heap.Heap` records the stack that made it and, once freed, the stack that
+Every allocation of a `base.heap.Heap` records the stack that made it and, once freed, the stack that
 freed it: `capture_stack` takes one cheaply on every malloc and free (code objects and instruction
 offsets, no line lookups), `frames` / `format_stack` turn it into (file, line, function) when a
 report needs it, and `leak_report` is the text of a tracked heap's leaks. A report starts each stack

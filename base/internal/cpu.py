@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.base.machine import Machine, machine as _machine
 
 
 class FeatureBit(NamedTuple):

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .cconv import FragmentLayout
-from .errors import IreeAbiError
-from .generated import define
+from . import FragmentLayout
+from ..errors import IreeAbiError
+from ..generated import define
 
 if TYPE_CHECKING:
     import construct as cs

@@ -27,18 +27,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
-from ..abi.codec import codec
+from ..abi.cconv.codec import codec
 from ..abi.errors import IreeAbiError
 from ..abi.printable import printable
 from ..abi.generated import define
 from . import call as _call
 from . import module_ref
-from .heap import Heap
-from .machine import Machine
+from ..base.heap import Heap
+from ..base.machine import Machine
 from .ref import Ref, countable_cell, object_release
 from .call import as_ref
 from .shims import READER_FORMS, CALL_BEGIN, CALL_RESUME, ByteSpan, CallContext, MarshalError, NativeFunction, Shim, shim_for
-from .status import StatusCode, StatusError
+from ..base.status import StatusCode, StatusError
 
 
 @dataclass(frozen=True)
@@ -361,7 +361,7 @@ class NativeModule:
                                 results.span, export.function)
         except BaseException as e:  # noqa: BLE001 - re-raised as the VM sees it
             _call.abandon_results(results)
-            raise _shim_failure(e, self.name, export.name, results.layout.size, True) from None
+            raise _shim_failure(e, self.name, export.name, results.layout.size, True)
         return _call.unpack_results(results)
 
     def planned(self, ordinal: int, span_counts: tuple[int, ...] = (),
@@ -413,8 +413,8 @@ class PlannedCall:
         self.shim = module.shims[ordinal]
         m = module.machine
         self.word_mask = m.word_mask
-        self.args = _call._plan(sig.arguments, span_counts, m)
-        self.results = _call._plan(sig.results, (), m)
+        self.args = _call.plan_for(sig.arguments, span_counts, m)
+        self.results = _call.plan_for(sig.results, (), m)
         self.asize, self.rsize = self.args.size, self.results.size
         self.acodec = codec(self.args.layout, True)
         self.rcodec = codec(self.results.layout, True)
@@ -443,7 +443,7 @@ class PlannedCall:
         self.run = self._generate()
 
     def _empty(self) -> int:
-        self.empty = _call._empty_block(self.heap)
+        self.empty = _call.empty_block(self.heap)
         return self.empty
 
     def __call__(self, flat: list) -> list:
@@ -470,7 +470,7 @@ class PlannedCall:
             "_pop": self.heap.scratch_pop,
             "_pack_args": self.acodec.pack_into, "_unpack_args": self.acodec.unpack,
             "_unpack_results": self.rcodec.unpack, "_countable_cell": countable_cell,
-            "_retain_plan": _call._retain_plan, "_CallContext": CallContext,
+            "_retain_plan": _call.retain_plan, "_CallContext": CallContext,
             "_on_frame": self.on_frame, "_shim": self.shim, "_function": export.function,
             "_shim_failure": _shim_failure, "_object_release": object_release, "_new": _new,
             "_ByteSpan": ByteSpan, "_CALL_BEGIN": CALL_BEGIN}

@@ -1,4 +1,5 @@
-"""The interpreter's exceptions: traps, failing statuses, verification and argument errors.
+"""The VM's exceptions: traps, failing statuses, import resolution, argument and state errors
+(ireeabi's own: IREE returns statuses; these carry them, located where the interpreter ran).
 
 Every class derives from `ireeabi.abi.errors.IreeAbiError` and carries the offending detail: the
 function and pc of the instruction that failed (and its callers), the status code, the import name.
@@ -9,8 +10,7 @@ from typing import Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable, printable_text
-from ireeabi.vm.bytecode.decoder import DecodeError
-from ireeabi.vm.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
+from ireeabi.base.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
 
 
 class VmError(IreeAbiError):
@@ -70,10 +70,6 @@ class VmFailError(VmStatusError):
     """vm.fail with a nonzero status: the program's own failure (`code`, `detail` = its message)."""
 
 
-class BytecodeVerifyError(DecodeError):
-    """A function that decodes but that IREE's bytecode verifier would reject."""
-
-
 class ImportResolutionError(IreeAbiError):
     """A required import no resolver provides. The message shows the module's names escaped
     (`abi.printable`): the import's unambiguously, the reason's control characters."""
@@ -107,6 +103,6 @@ def status_code(code: "StatusCode | int") -> StatusCode:
     return as_code(int(code) & STATUS_CODE_MASK)
 
 
-__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "BytecodeVerifyError",
+__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError",
            "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError",
            "InvocationStateError", "status_code"]

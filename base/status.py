@@ -6,7 +6,7 @@ and whose remaining bits point at heap storage with the message. Python callback
 pointer (allocator ctl functions) return such a pointer: the code sits in the low bits exactly as in
 IREE, the rest is a token into the runtime's `StatusTable` (a Heap owns one, `heap.statuses`)
 holding the Python `Status`. A failing status must be consumed (`take`) or ignored (`ignore`) once,
-like IREE's, or it is reported as a leak (by `vm.heap.tracked_heap`, for its heap's table).
+like IREE's, or it is reported as a leak (by `base.heap.tracked_heap`, for its heap's table).
 
 A pointer with no bits above the code (`from_code`, what IREE returns when statuses are built
 without storage or storage could not be allocated) is a complete status too: it has a code and no
@@ -62,9 +62,9 @@ def _unnamed(value: int) -> StatusCode:
     return member
 
 
-# Every value of the low bits, indexed by itself (one lookup for code_of).
-_CODES: tuple[StatusCode, ...] = tuple(
-    StatusCode._value2member_map_.get(v) or _unnamed(v) for v in range(STATUS_CODE_MASK + 1))
+# The named codes by value, and every value of the low bits indexed by itself (one lookup for code_of).
+_NAMED: dict[int, StatusCode] = {int(c): c for c in StatusCode}
+_CODES: tuple[StatusCode, ...] = tuple(_NAMED.get(v) or _unnamed(v) for v in range(STATUS_CODE_MASK + 1))
 
 
 def as_code(value: int) -> StatusCode:
@@ -88,7 +88,7 @@ def _as_code(code: "StatusCode | int") -> StatusCode:
 def code_string(code: "StatusCode | int") -> str:
     """iree_status_code_string: the enumerator's name for the 19 named codes, "" for any other."""
     code = int(code)
-    member = StatusCode._value2member_map_.get(code)
+    member = _NAMED.get(code)
     return member.name if member is not None else ""
 
 

@@ -22,12 +22,14 @@ iree-run-module 3.13 behaves so):
   programs run their vmvx-inline kernels as plain VM code in the caller's thread: both keep
   denormals (iree-run-module 3.13 prints 1.1E-39 for 1E-40 + 1E-39 there, 0 in the default model).
 
-How ireeabi models it: `LocalDispatcher.dispatch` (hal/local/inline_command_buffer.py) runs each
-dispatch in `dispatch_scope(library, target)`, which pushes the flushing state when IREE built for
-the runtime's data model `target` would, on the FPU the library's code runs on (`fpu_of`):
+How ireeabi models it: here the push and pop (`pushed`, on any `FpuControl`), the bits and which
+data models IREE sets them on (`flushes`); `LocalDispatcher.dispatch`
+(hal/local/inline_command_buffer.py) runs each dispatch in `dispatch_scope(library, target)`, which
+pushes the flushing state when IREE built for the runtime's data model `target` would, on the FPU
+the library's code runs on (`fpu_of`):
 
 - host code (native ELF kernels, Python kernels, and the VM interpreter running vmvx kernels): the
-  calling thread's own control register, through the C helper (`HostFpu`; native_build.py), set to
+  calling thread's own control register, through the C helper (`native.HostFpu`), set to
   the host architecture's flush bits. ireeabi's VM float ops are Python float and numpy arithmetic
   on that thread, so they flush exactly as the host's FPU does, at no cost per op: an f32 register
   read into a Python float (cvtss2sd) is a denormal input, its write back (cvtsd2ss) a denormal
@@ -36,7 +38,7 @@ the runtime's data model `target` would, on the FPU the library's code runs on (
   the host's bits: the same inputs and results become zero, except where the architectures decide
   tininess differently (x86 after rounding, ARM before), a result that rounds up to the smallest
   normal. On an i386 heap the interpreter's ops flush as SSE code does (ireeabi's VM float ops are
-  SSE's on every data model, vm/bytecode/numerics.py); an IREE runtime built for i386 with x87
+  SSE's on every data model, vm/ops.py); an IREE runtime built for i386 with x87
   math would not flush its interpreter's own ops (MXCSR does not govern x87).
 - emulated kernels (`emulated_cpu.EmulatedCpu`): the guest's register (MXCSR, FPCR, FPSCR), the
   emulator then flushing as that CPU does. One gap, the emulator's: Unicorn's x86 (QEMU 5.0's
@@ -53,8 +55,7 @@ default, Ctrl-C) unconditionally: the thread leaves a dispatch as it entered it.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import lru_cache
-from typing import Any, Iterator, Protocol
+from typing import Iterator, Protocol
 
 # The control register bits IREE's fpu_state sets per architecture (none: it sets nothing).
 FLUSH_BITS = {"x86_64": 0x8040, "i386": 0x8040, "aarch64": 0x1080000, "armv7": 0x1000000}
@@ -71,41 +72,10 @@ class FpuControl(Protocol):
     def set_fpu_control(self, value: int) -> None: ...
 
 
-class HostFpu:
-    """The calling thread's control register (the C helper's accessors)."""
-
-    def __init__(self) -> None:
-        from ireeabi.hal.local.native import native
-        lib = native().lib
-        self._read, self._write = lib.ireeabi_fpu_control, lib.ireeabi_set_fpu_control
-        self.flush_bits = int(lib.ireeabi_fpu_flush_bits())
-
-    def fpu_control(self) -> int:
-        return int(self._read())
-
-    def set_fpu_control(self, value: int) -> None:
-        self._write(value)
-
-
-@lru_cache(maxsize=None)
-def host_fpu() -> HostFpu:
-    """The calling thread's FPU control (the C helper's functions, loaded on first use; the register
-    itself is each thread's own)."""
-    return HostFpu()
-
-
 def flushes(target: str) -> bool:
     """True when IREE's runtime built for `target` (a data model's name) flushes denormals to zero
     inside a dispatch of the inline command buffer."""
     return target in FLUSH_BITS
-
-
-def fpu_of(library: Any) -> "FpuControl | None":
-    """The FPU a library's code runs on: the emulated CPU's for an emulated library, none for
-    wasmtime's (`fpu` None), the host thread's for every other kind."""
-    if hasattr(library, "fpu"):
-        return library.fpu
-    return host_fpu()
 
 
 @contextmanager
@@ -129,11 +99,4 @@ def pushed(fpu: "FpuControl | None", flush: bool = True) -> Iterator[None]:
         fpu.set_fpu_control(previous)
 
 
-def dispatch_scope(library: Any, target: str) -> "Any":
-    """The state a dispatch of the inline command buffer runs in, for a runtime whose data model is
-    `target`: flushing on the library's FPU when IREE on `target` flushes."""
-    return pushed(fpu_of(library), flushes(target))
-
-
-__all__ = ["FLUSH_BITS", "REGISTER", "FpuControl", "HostFpu", "host_fpu", "flushes", "fpu_of", "pushed",
-           "dispatch_scope"]
+__all__ = ["FLUSH_BITS", "REGISTER", "FpuControl", "flushes", "pushed"]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm import heap as H
-from ireeabi.vm.address_space import PAGE, SLAB_CHUNK_MAX, AddressSpace
-from ireeabi.vm.allocation import frames
-from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import heap as H
+from ireeabi.base.address_space import PAGE, SLAB_CHUNK_MAX, AddressSpace
+from ireeabi.base.allocation import frames
+from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
 
 def test_double_free_names_the_address_and_both_stacks(heap: Heap) -> None:

@@ -1,4 +1,4 @@
-"""Checked reads and writes of a tracked heap's memory: the accessors of `vm.heap.Heap`.
+"""Checked reads and writes of a tracked heap's memory: the accessors of `base.heap.Heap`.
 
 `CheckedAccess` is the part of `Heap` that reads and writes target memory (scalars, words, int32
 counters, byte ranges, struct views, cells for a read-modify-write). Every access is checked: each
@@ -38,12 +38,12 @@ _i32_unpack, _i32_pack = _I32.unpack_from, _I32.pack_into
 
 
 class CheckedAccess:
-    """The accessors of `vm.heap.Heap` (its base class: the heap's slots and `check_range` are
+    """The accessors of `base.heap.Heap` (its base class: the heap's slots and `check_range` are
     what they use)."""
 
     __slots__ = ()
 
-    # What the accessors use, all slots of the heap (vm.heap.Heap sets them up and keeps them).
+    # What the accessors use, all slots of the heap (base.heap.Heap sets them up and keeps them).
     _last: Any  # the Allocation check_range found last
     _known: dict  # the checked-address memo: address -> Allocation
     _stack_lo: int

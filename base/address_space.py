@@ -26,7 +26,7 @@ size. Larger chunks up to 64 KiB come from exact-size free lists, page-sized chu
 a coalescing free list, and all of them from a bump pointer over memory never used. A freed chunk
 keeps its bytes until it is reused (a stale view sees them), except that chunks of RETURN_PAGES_MIN
 bytes and more give their pages back to the OS at once (past a prefix the heap asks to keep), so the
-resident size of programs with large tensors follows their live set. The heap (`vm.heap`) puts
+resident size of programs with large tensors follows their live set. The heap (`base.heap`) puts
 blocks, red zones and the checks on top.
 
 Protections (guard pages): `protect` makes whole pages of the arena inaccessible or accessible

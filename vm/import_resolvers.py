@@ -1,4 +1,5 @@
-"""Import resolvers: what serves the functions a bytecode module imports.
+"""Import resolvers: what serves the functions a module imports (ireeabi's own: IREE's context
+resolves an import against the modules registered with it; a resolver stands for those modules).
 
 `ImportResolver.call(full_name, cconv, args) -> results` gets the arguments flattened in cconv
 order, each span (`C...D`) as a list of per-element tuples (segment sizes of variadic calls give the
@@ -6,7 +7,7 @@ element counts), and returns the results flattened the same way. Ref arguments a
 caller keeps its references for the duration of the call); ref results are owned by the caller.
 
 - `FunctionImports`: Python callables;
-- `ContextImports`: the exports of other interpreter Contexts;
+- `ContextImports`: the exports of other Contexts;
 - `NativeImports`: ireeabi.vm `NativeModule`s (e.g. a HalRuntime's hal_inline / hal_loader), called
   through `NativeModule.call_ordinal`: arguments packed into a buffer on the heap's scratch stack as
   the bytecode VM packs them (refs retained into it), the export's shim, the arguments released, the
@@ -16,13 +17,22 @@ caller keeps its references for the duration of the call); ref results are owned
 from __future__ import annotations
 
 import abc
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from ireeabi.vm.module import NativeModule
+from ireeabi.vm.native_module import NativeModule
 from ireeabi.vm.ref import NULL_REF, TYPE_NULL, Ref
-from ireeabi.vm.status import StatusError
-from ireeabi.vm.bytecode.errors import ImportResolutionError
-from ireeabi.vm.bytecode.state import ExecutionState
+from ireeabi.base.status import StatusError
+from ireeabi.vm.errors import ImportResolutionError
+
+
+class ModuleContext(Protocol):
+    """What ContextImports uses of another context (vm/context.py's `Context`): its module's name,
+    version and exports, and its calls."""
+
+    module: Any
+
+    def invoke(self, function_name: str, *args: Any) -> list: ...
+
 
 class ImportResolver(abc.ABC):
     """Native (or other) modules the bytecode imports from."""
@@ -53,10 +63,10 @@ class FunctionImports(ImportResolver):
 class ContextImports(ImportResolver):
     """Imports served by the exports of other interpreter Contexts, found by module name."""
 
-    def __init__(self, *contexts: "ExecutionState") -> None:
+    def __init__(self, *contexts: "ModuleContext") -> None:
         self.contexts = {c.module.name: c for c in contexts}
 
-    def _target(self, full_name: str) -> "tuple[ExecutionState, str] | None":
+    def _target(self, full_name: str) -> "tuple[ModuleContext, str] | None":
         module, _, function = full_name.partition(".")
         ctx = self.contexts.get(module)
         if ctx is None or not any(e.name == function for e in ctx.module.exported_functions):

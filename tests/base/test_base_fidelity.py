@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 
 import iree_tools as tools
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks
-from ireeabi.vm import status as S
-from ireeabi.vm.allocator import AllocatorT, Command
-from ireeabi.vm.heap import UNINITIALIZED_BYTE, Heap, HeapError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
+from ireeabi.base import status as S
+from ireeabi.base.allocator import AllocatorT, Command
+from ireeabi.base.heap import UNINITIALIZED_BYTE, Heap, HeapError
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.layouts.base import AllocatorLayout
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -68,7 +69,7 @@ def _iree_status_text(modules, function: str, inputs) -> str:
 
 def _ctl_call(heap: Heap, a: AllocatorT, command: int, byte_length: int, slot_value: int) -> tuple[int, int]:
     """ctl(self, command, &params, &slot) through the C pointer: (status pointer, slot after)."""
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     with heap.scratch(L.frame_size) as frame:
         heap.write_word(frame + L.byte_length_off, byte_length)
         slot = frame + L.slot_off

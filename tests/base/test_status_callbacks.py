@@ -6,13 +6,14 @@ import ctypes
 import pytest
 
 from ireeabi.abi import targets
-from ireeabi.vm import allocator as A
-from ireeabi.vm import callbacks, shims
-from ireeabi.vm.machine import host as _host_machine
-from ireeabi.vm import status as S
-from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base import allocator as A
+from ireeabi.base import callbacks
+from ireeabi.vm import shims
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.base import status as S
+from ireeabi.base.callbacks import FunctionPointerError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusCode, StatusError
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -60,7 +60,7 @@ def allocator_null() -> AllocatorT:
 
 def layout(heap: Heap) -> AllocatorLayout:
     """The allocator structs on the heap's data model."""
-    return heap.machine.allocator
+    return heap.machine.view(AllocatorLayout)
 
 
 def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
@@ -74,14 +74,14 @@ def _value(heap: Heap, allocator: "AllocatorT | int") -> AllocatorT:
 
 def read(heap: Heap, address: int) -> AllocatorT:
     """The iree_allocator_t stored at `address`."""
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     raw, off = heap.cell(address, L.size)  # the whole struct, one check
     unpack = L.word.unpack_from
     return AllocatorT(unpack(raw, off + L.self_off)[0], unpack(raw, off + L.ctl_off)[0])
 
 
 def write(heap: Heap, address: int, allocator: AllocatorT) -> None:
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     raw, off = heap.cell(address, L.size)
     pack, mask = L.word.pack_into, L.word_mask
     pack(raw, off + L.self_off, allocator.self & mask)
@@ -122,7 +122,7 @@ def make_ctl(heap: Heap, body: CtlBody, *, name: str = "") -> int:
 
 def read_byte_length(heap: Heap, params: int) -> int:
     """params->byte_length, for control functions."""
-    return heap.read_word(params + heap.machine.allocator.byte_length_off)
+    return heap.read_word(params + heap.machine.view(AllocatorLayout).byte_length_off)
 
 
 _MALLOC, _CALLOC, _REALLOC, _FREE = (int(Command.MALLOC), int(Command.CALLOC), int(Command.REALLOC),
@@ -152,6 +152,7 @@ def _heap_ctl(heap: Heap) -> "Callable[[int | None, int, int | None, int | None]
     heap_ref = weakref.ref(heap)
     to_pointer = heap.statuses.to_pointer
     park = callbacks.park
+    byte_length_off = heap.machine.view(AllocatorLayout).byte_length_off
 
     def heap_ctl(self: int | None, command: int, params: int | None, inout: int | None) -> int | None:
         try:
@@ -167,7 +168,7 @@ def _heap_ctl(heap: Heap) -> "Callable[[int | None, int, int | None, int | None]
                         heap.free(ptr)
                         heap.write_word(inout, 0)
                 elif command in _ALLOCATING:
-                    byte_length = heap.read_word((params or 0) + heap.machine.allocator.byte_length_off)
+                    byte_length = heap.read_word((params or 0) + byte_length_off)
                     heap.write_word(inout, _heap_allocate(heap, command, byte_length, heap.read_word(inout)))
                 else:
                     raise StatusError(StatusCode.UNIMPLEMENTED, "unsupported libc allocator command")
@@ -243,7 +244,7 @@ def _issue_alloc(heap: Heap, allocator: AllocatorT, command: int, byte_length: i
     ctl = allocator.ctl
     if not ctl:
         raise StatusError(StatusCode.INVALID_ARGUMENT, "allocator has no control routine")
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     if type(byte_length) is not int or not 0 <= byte_length <= L.word_mask:
         _check_size(byte_length, "byte_length", L.word_mask)
     if allocator == heap.direct_allocator and type(inout_value) is int and heap.scratch_fits(L.frame_size):
@@ -383,7 +384,7 @@ def malloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int, 
     """iree_allocator_malloc_aligned: R such that R + offset is aligned to max(min_alignment, max_align)."""
     if type(allocator) is not AllocatorT:
         allocator = _value(heap, allocator)
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     p = L.pointer_size
     alignment = _check_aligned_args(L, byte_length, min_alignment, offset)
     base = _issue_alloc(heap, allocator, _CALLOC, p + byte_length + alignment, 0)  # malloc
@@ -399,7 +400,7 @@ def realloc_aligned(heap: Heap, allocator: "AllocatorT | int", byte_length: int,
     allocator = _value(heap, allocator)
     if not ptr:
         return malloc_aligned(heap, allocator, byte_length, min_alignment, offset)
-    L = heap.machine.allocator
+    L = heap.machine.view(AllocatorLayout)
     p = L.pointer_size
     alignment = _check_aligned_args(L, byte_length, min_alignment, offset, None)
     if heap.strict_aligned and not heap.is_aligned(ptr):
