@@ -60,10 +60,12 @@ from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_result
                                          parse_inputs, write_output)
 from ireeabi.tooling.numpy_io import OutputError
 
-from .cmd_inspect import checked_against, load as load_module
 from .errors import CliError
-from .module_flags import add_module_arguments, module_path
-from .resolve import load_native_modules, resolve_target
+from .loading import (add_module_arguments, checked_against, load_module, load_native_modules,
+                      module_path, parse_cpu_seconds, parse_heap_limit, parse_max_steps, resolve_target)
+
+# iree-run-module exits 1 on every failed load, parse or call: so does `run` on bad input.
+ERROR_STATUS = 1
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
@@ -156,45 +158,6 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                    type=parse_equality_mode, default="approximate", metavar="MODE",
                    help="`approximate` (floats within the tolerances, NaN equals NaN) or `exact` "
                         "(byte equality); any other text is exact, as in iree-run-module")
-
-
-def parse_cpu_seconds(text: str) -> float:
-    """`--kernel-cpu-time`: a positive decimal number of CPU seconds (argparse reports anything
-    else)."""
-    s = text.strip()
-    try:
-        value = float(s) if s.isascii() and (s[:1].isdigit() or s[:1] == ".") else -1.0
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 2**63 / 1e9:  # (NaN and inf fail too)
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of CPU seconds")
-    return value
-
-
-def parse_max_steps(text: str) -> int:
-    """`--max-steps`: a positive decimal instruction count (argparse reports anything else)."""
-    s = text.strip()
-    if not s.isascii() or not s.isdigit() or int(s) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive instruction count")
-    return int(s)
-
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_heap_limit(text: str) -> int:
-    """`--heap-limit`: a positive byte count, optionally with a binary unit (K, M, G, T; KB/KiB...
-    spellings too): 64M is 64 MiB."""
-    s = text.strip().upper()
-    for suffix in ("IB", "B"):
-        if s.endswith(suffix) and s[:-len(suffix)][-1:] in "KMGT" and len(s) > len(suffix):
-            s = s[:-len(suffix)]
-            break
-    unit = s[-1:] if s[-1:] in "KMGT" and s[-1:] else ""
-    number = s[:-1] if unit else s
-    if not number.isascii() or not number.isdigit() or int(number) * _SIZE_UNITS[unit] <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive size (bytes, or e.g. 64M, 2G)")
-    return int(number) * _SIZE_UNITS[unit]
 
 
 def input_bytes_bound(program: Program) -> int:
@@ -389,3 +352,6 @@ def _check_results(program: Program, results: list, args: argparse.Namespace,
         raise CliError(str(e)) from None
     out.write(text + (SUCCESS_LINE if matched else ""))
     return 0 if matched else 1
+
+
+__all__ = ["add_parser", "command", "input_bytes_bound", "ERROR_STATUS"]

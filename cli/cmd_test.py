@@ -40,10 +40,12 @@ from ireeabi.tooling.check_tests import check_tests, run_check_test
 from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, is_vm_test_module,
                                             run_vm_test, vm_tests)
 
-from .cmd_inspect import load as load_module
-from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
-from .resolve import load_native_modules, resolve_target
+from .loading import (load_module, load_native_modules, parse_cpu_seconds, parse_heap_limit,
+                      parse_max_steps, resolve_target)
+
+# iree-check-module, as iree-run-module, exits 1 when the module cannot run at all.
+ERROR_STATUS = 1
 
 VMASM_SUFFIX = ".vmasm"
 
@@ -188,4 +190,4 @@ def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: A
     return 0 if gtest.finish() else 1
 
 
-__all__ = ["add_parser", "command"]
+__all__ = ["add_parser", "command", "ERROR_STATUS"]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import iree_tools as tools
-from ireeabi.cli.cmd_run import parse_heap_limit
+from ireeabi.cli.loading import parse_heap_limit
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.vm.heap import Heap, default_limit
