@@ -92,22 +92,21 @@ def per_call_us(fn, arg, n: int) -> float:  # noqa: ANN001
 
 def main(n: int) -> None:
     heap = Heap(capture_stacks=False, quarantine=0, name="bench")
-    program = Program(iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add16.mlir"), heap=heap)
-    view = program.buffer_view(np.zeros(16, np.float32))
-    module = program.runtime.modules["hal_inline"]
-    planned = module.planned(module.lookup("buffer_view.buffer"))
+    with Program(iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add16.mlir"), heap=heap) as program:
+        view = program.buffer_view(np.zeros(16, np.float32))
+        module = program.runtime.modules["hal_inline"]
+        planned = module.planned(module.lookup("buffer_view.buffer"))
 
-    def ireeabi_call(ref: R.Ref) -> None:
-        R.release_value(heap, planned([ref])[0])
+        def ireeabi_call(ref: R.Ref) -> None:
+            R.release_value(heap, planned([ref])[0])
 
-    ours = per_call_us(ireeabi_call, view, n)
-    floor, ref = floor_call()
-    least = per_call_us(floor, ref, n)
-    print("hal_inline.buffer_view.buffer, us per call (median of 5 x %d)" % n)
-    print(f"  ireeabi planned call + result release   {ours:7.2f}")
-    print(f"  floor: the same memory work, no layers  {least:7.2f}   ({ours / least:.1f}x)")
-    program.buffers.release(view)
-    program.close()
+        ours = per_call_us(ireeabi_call, view, n)
+        floor, ref = floor_call()
+        least = per_call_us(floor, ref, n)
+        print("hal_inline.buffer_view.buffer, us per call (median of 5 x %d)" % n)
+        print(f"  ireeabi planned call + result release   {ours:7.2f}")
+        print(f"  floor: the same memory work, no layers  {least:7.2f}   ({ours / least:.1f}x)")
+        program.buffers.release(view)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import iree_tools  # noqa: E402
-from ireeabi.tooling.program import Program  # noqa: E402
+from ireeabi.tooling.program import Program, RunOptions  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
 from ireeabi.vm.bytecode import Context  # noqa: E402
 
@@ -99,7 +99,7 @@ def iree_cpu_ms(vmfb: Path, kernel: Kernel, inputs: list[str]) -> float:
 
 
 def _program(vmfb: Path, reference: bool = False) -> Program:
-    return Program(vmfb, heap=Heap(name="bench", capture_stacks=False), reference=reference)
+    return Program(vmfb, RunOptions(reference=reference), heap=Heap(name="bench", capture_stacks=False))
 
 
 def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, np.ndarray]:

@@ -49,7 +49,7 @@ from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.vm.heap import LeakError, available_memory
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
                                         Equality, compare_results, parse_double_flag, parse_equality_mode,
@@ -240,11 +240,25 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, module: Any,
          trace: Any) -> int:
-    program = Program(module, target=target, legacy_loader=args.legacy_loader,
-                      legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
-                      max_steps=args.max_steps, reference=args.reference, modules=modules,
-                      heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels,
-                      kernel_cpu_time=args.kernel_cpu_time, trace=trace)
+    options = RunOptions(target=target, modules=modules, heap_limit=args.heap_limit,
+                         max_steps=args.max_steps, kernel_cpu_time=args.kernel_cpu_time,
+                         reference=args.reference, emulate_kernels=args.emulate_kernels,
+                         legacy_loader=args.legacy_loader, legacy_inline=args.legacy_inline,
+                         legacy_vm_buffer=args.legacy_vm_buffer, trace=trace)
+    try:
+        with Program(module, options) as program:  # a failed call's or output's error wins
+            results = _call(program, args, out, module, modules)
+            return _process_results(program, results, args, out)
+    except LeakError as e:  # (only the program's close raises it) e.g. the pre-fix storage wrapper
+        shown = "; ".join(a.describe() for a in e.leaks[:3])
+        more = f"; and {len(e.leaks) - 3} more" if len(e.leaks) > 3 else ""
+        raise CliError(f"the call returned, but {len(e.leaks)} allocation(s) of "
+                       f"{sum(a.size for a in e.leaks)} bytes outlived the program: "
+                       f"{shown}{more}") from None
+
+
+def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, modules: list) -> list:
+    """Parse the inputs against the function's cconv, print EXEC, call; the results."""
     owned: list = []
     try:
         if not args.function:
@@ -273,37 +287,15 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
             raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
                            f"{len(arg_chars)} arguments but passed {len(inputs) + fences} "
                            f"({args.function} takes {takes}, {len(inputs)} given)")
-        results = program.call_results(args.function, *inputs)
+        return program.call_results(args.function, *inputs)
     except BaseException as e:
         hint = _predicted_mismatch(e, module, program, modules)
-        for buffer in owned:
-            _ref.release_value(program.heap, buffer)
-        try:
-            program.close()
-        except Exception:  # noqa: BLE001 - the call's error is the one to report
-            pass
         if hint:
             raise CliError(f"{e}; {hint}") from None
         raise
-    for buffer in owned:
-        _ref.release_value(program.heap, buffer)
-    try:
-        status = _process_results(program, results, args, out)
-    except BaseException:
-        try:
-            program.close()
-        except Exception:  # noqa: BLE001 - the output's error is the one to report
-            pass
-        raise
-    try:
-        program.close()
-    except LeakError as e:  # e.g. the pre-fix storage wrapper (--legacy-inline)
-        shown = "; ".join(a.describe() for a in e.leaks[:3])
-        more = f"; and {len(e.leaks) - 3} more" if len(e.leaks) > 3 else ""
-        raise CliError(f"the call returned, but {len(e.leaks)} allocation(s) of "
-                       f"{sum(a.size for a in e.leaks)} bytes outlived the program: "
-                       f"{shown}{more}") from None
-    return status
+    finally:
+        for buffer in owned:
+            _ref.release_value(program.heap, buffer)
 
 
 def _process_results(program: Program, results: list, args: argparse.Namespace,

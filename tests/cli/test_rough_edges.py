@@ -29,7 +29,7 @@ from ireeabi.abi.oracles import measure_scalars_libclang
 from ireeabi.cli.main import main
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.tooling.execution_model import MODEL_FLAGS
-from ireeabi.tooling.program import Program, short_device_targets
+from ireeabi.tooling.program import Program, RunOptions, short_device_targets
 from ireeabi.vm.machine import host as host_machine
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
@@ -188,7 +188,7 @@ def test_legacy_loader_is_refused_where_it_switches_nothing(model):
     else:
         assert "whose shim #24827 left as it was" in err
         with pytest.raises(IreeAbiError, match="no pre-fix mode to run"):
-            Program(path, legacy_loader=True)
+            Program(path, RunOptions(legacy_loader=True))
 
 
 # -- (f) a short message for llvm-cpu kernels on another target --------------------------------------

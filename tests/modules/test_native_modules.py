@@ -26,7 +26,7 @@ from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.layouts import module_sources
 from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport
 from ireeabi.modules.check import CHECK_MODULE
-from ireeabi.tooling.program import Program, load_program, native_modules_for
+from ireeabi.tooling.program import Program, RunOptions, native_modules_for
 from ireeabi.vm.heap import tracked_heap
 from ireeabi.vm.ref import release_value
 
@@ -55,7 +55,7 @@ def test_program_runs_a_module_of_ones_own(own, model):
     element type, bytes) and returns a new one, which the program imports as its result."""
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 1.5
     with tracked_heap() as heap:
-        with load_program(own[model], heap=heap, modules=[own_native_module.MYMOD]) as prog:
+        with Program(own[model], RunOptions(modules=[own_native_module.MYMOD]), heap=heap) as prog:
             out = prog.call("scale", x)
             assert out.dtype == np.float32 and out.shape == (2, 3)
             np.testing.assert_array_equal(out, x * np.float32(2.5))
@@ -68,7 +68,7 @@ def test_program_runs_a_module_of_ones_own(own, model):
 def test_program_runs_it_on_a_foreign_target(own, target):
     """The same declaration on a 32-bit data model: its views and buffers are that target's."""
     x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
-    with Program(own["inline-static"], target=target, modules=[own_native_module.MYMOD]) as prog:
+    with Program(own["inline-static"], RunOptions(target=target, modules=[own_native_module.MYMOD])) as prog:
         assert prog.machine.pointer_size == 4
         np.testing.assert_array_equal(prog.call("scale", x), x * np.float32(2.5))
         assert prog.call("byte_sum", np.arange(5, dtype=np.int8)) == 5010
@@ -135,7 +135,7 @@ def test_select_keeps_the_overload_the_imports_ask_for():
 def test_exports_only_declarations_do_not_run(own, tmp_path):
     only = ModuleDescriptor("mymod", 3, (ModuleExport("scale", "0rf_r", ""),))
     with pytest.raises(ModuleDeclarationError, match="exports only"):
-        Program(own["inline-static"], modules=[only])
+        Program(own["inline-static"], RunOptions(modules=[only]))
     with pytest.raises(ModuleDeclarationError, match="already on the runtime"):
         HalRuntime(modules=[ModuleDescriptor("hal_inline", 0, ())])
 

@@ -19,7 +19,7 @@ import iree_tools as tools
 from e2e_corpus import CASES, F64, HERE, ours
 from ireeabi.cli.main import main
 from ireeabi.tooling.execution_model import DEFAULT_MODELS, needs_full_hal
-from ireeabi.tooling.program import KernelTargetError, Program
+from ireeabi.tooling.program import KernelTargetError, Program, RunOptions
 from ireeabi.vm.heap import tracked_heap
 from ireeabi.vm.machine import host as host_machine
 from ireeabi.vm.bytecode import VmStatusError, VmTrapError
@@ -150,7 +150,7 @@ def test_reference_path(default_compiled, model):
     with tracked_heap() as heap:
         for name, function, inputs in [c for c in CASES if c[0] in ("multi_dispatch", "counter", "dynamic")]:
             path = default_compiled[name, model]
-            with Program(path, heap=heap, reference=True) as p:
+            with Program(path, RunOptions(reference=True), heap=heap) as p:
                 assert ours(p, function, inputs) == corpus.iree_output(path, function, tuple(inputs))
 
 

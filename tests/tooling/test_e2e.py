@@ -26,7 +26,7 @@ from ireeabi.layouts import hal_inline as HI
 from ireeabi.vm.machine import host as _host_machine
 from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
 from ireeabi.vm.bytecode import Context, NativeImports, VmStatusError, VmTrapError
-from ireeabi.tooling.program import Program, load_program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.hal.string_util import InputParseError
 from ireeabi.tooling.function_io import OpaqueResult, format_results, parse_input
 from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
@@ -117,8 +117,8 @@ def test_legacy_loader_fails_inline_dynamic_dispatch(compiled):
     inline-static programs do not use hal_loader and are unaffected."""
     inputs = ["5xf32=1,2,3,4,5", "2.5", "-1"]
     with tracked_heap() as heap:
-        with Program(compiled["push_constants", "inline-dynamic"], heap=heap,
-                     legacy_loader=True) as p:
+        with Program(compiled["push_constants", "inline-dynamic"], RunOptions(legacy_loader=True),
+                     heap=heap) as p:
             values = [parse_input(t, c) for t, c in zip(inputs, p.signature("affine")[0])]
             with pytest.raises(VmStatusError, match="argument/result signature mismatch") as info:
                 p.call("affine", *values)
@@ -128,8 +128,8 @@ def test_legacy_loader_fails_inline_dynamic_dispatch(compiled):
             # The failed call released everything it held: the next one fails the same way.
             with pytest.raises(VmStatusError, match="signature mismatch"):
                 p.call("affine", *values)
-        with Program(compiled["push_constants", "inline-static"], heap=heap,
-                     legacy_loader=True) as p:
+        with Program(compiled["push_constants", "inline-static"], RunOptions(legacy_loader=True),
+                     heap=heap) as p:
             assert ours(p, "affine", inputs) == tools.run_module(
                 compiled["push_constants", "inline-static"], "affine", inputs)
     out, err = io.StringIO(), io.StringIO()
@@ -331,20 +331,20 @@ def test_cli_run_prints_what_iree_run_module_prints(compiled):
     assert "outlived the program" in err.getvalue()
 
 
-def test_load_program_legacy_switches(compiled):
+def test_the_pre_fix_modes_on_a_whole_program(compiled):
     """The other pre-fix modes on a whole program: the pre-fix storage wrapper leaks once per
     storage buffer (the tracked heap names it at close); with the pre-fix VM buffer destroy as well,
     the program's release of a storage buffer hands its in-place handle to free_aligned, which the
     heap refuses: a trap naming the function and pc."""
     path = compiled["elementwise", "inline-static"]
     args = (np.ones((3, 4), np.float32), np.ones((3, 4), np.float32))
-    p = Program(path, legacy_inline=True)
+    p = Program(path, RunOptions(legacy_inline=True))
     assert p.call("mul_add", *args).tolist() == [[2.0] * 4] * 3
     with pytest.raises(LeakError) as info:
         p.close()
     wrapper = HOST_M.layout(HI.iree_hal_inline_storage_buffer_t).size
     assert wrapper in [a.size for a in info.value.leaks]
-    p = load_program(path, legacy=True)
+    p = Program(path, RunOptions(legacy_loader=True, legacy_inline=True, legacy_vm_buffer=True))
     assert (p.runtime.loader.legacy, p.runtime.inline.legacy, p.runtime.vm_buffers.legacy) == \
         (True, True, True)
     with pytest.raises(VmTrapError, match=r"free_aligned of 0x[0-9a-f]+, which malloc_aligned did "

@@ -18,7 +18,7 @@ import e2e_corpus as corpus
 import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.cli.main import main
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.bytecode.errors import VmStatusError
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
@@ -66,7 +66,8 @@ def programs():
         key = (name, model, arch, tuple(sorted(kw.items())))
         if key not in opened:
             target = "x86_64" if arch == "x86_64" else arch
-            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch), target=target, **kw)
+            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch),
+                                  RunOptions(target=target, **kw))
         return opened[key]
     yield get
     for p in opened.values():
@@ -350,12 +351,12 @@ def test_a_runaway_budget_reaches_the_kernel():
     path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     a = np.arange(16, dtype=np.float32)
-    with Program(path, target="riscv32", max_steps=50) as p:  # the VM's own steps stay under 50
+    with Program(path, RunOptions(target="riscv32", max_steps=50)) as p:  # the VM's own steps stay under 50
         with pytest.raises(VmStatusError) as raised:
             p.call("add", a, a)
     assert raised.value.code.name == "DEADLINE_EXCEEDED"
     assert "more than 50 instructions" in str(raised.value) and "hal_loader.executable.dispatch" in str(raised.value)
-    with Program(path, target="riscv32", max_steps=10**6) as p:
+    with Program(path, RunOptions(target="riscv32", max_steps=10**6)) as p:
         out = p.call("add", a, a)
         assert out.tobytes() == (a + a).tobytes()
 
