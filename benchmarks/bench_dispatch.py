@@ -14,7 +14,6 @@ import argparse
 import re
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,11 +22,11 @@ import numpy as np
 KERNEL_MS = 0.0
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
-from hal_session import Session  # noqa: E402
-from hal_programs import program  # noqa: E402
+from support import iree_tools  # noqa: E402
+from support.hal_session import Session  # noqa: E402
+from support.hal_programs import program  # noqa: E402
 from ireeabi.modules.hal.runtime import HalRuntime  # noqa: E402
 
 

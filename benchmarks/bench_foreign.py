@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.hal.local import elf_executable, target_library  # noqa: E402
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS  # noqa: E402
 from ireeabi.tooling.program import Program, RunOptions  # noqa: E402

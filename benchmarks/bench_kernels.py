@@ -46,9 +46,9 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.tooling.program import Program, RunOptions  # noqa: E402
 from ireeabi.vm.heap import Heap  # noqa: E402
 from ireeabi.vm.bytecode import Context  # noqa: E402

@@ -35,7 +35,6 @@ import pstats
 import json
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -43,9 +42,9 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.tooling.program import KernelTargetError  # noqa: E402
 from ireeabi.vm.bytecode import VmError  # noqa: E402
 from ireeabi.vm import machine  # noqa: E402

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import cconv, targets
 from ireeabi.cli.main import main
 from ireeabi.tooling import Program, RunOptions

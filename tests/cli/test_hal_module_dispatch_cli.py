@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import targets
 from ireeabi.cli import cmd_inspect, loading
 from ireeabi.cli.main import main

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import cconv
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program

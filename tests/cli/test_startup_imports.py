@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 ADD_INPUTS = ["--function=add", "--input=16xf32=1.5", "--input=16xf32=2"]

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
-import own_native_module
+from support import iree_tools as tools
+from support import own_native_module
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
@@ -143,7 +143,7 @@ def test_exports_only_declarations_do_not_run(own, tmp_path):
 def test_specs_and_files(tmp_path):
     assert module_sources.load("ireeabi.modules.check") == [CHECK_MODULE]
     assert module_sources.load("ireeabi.modules.check:CHECK_MODULE") == [CHECK_MODULE]
-    assert module_sources.load("own_native_module") == [own_native_module.MYMOD]
+    assert module_sources.load("support.own_native_module") == [own_native_module.MYMOD]
     toml = tmp_path / "mymod.toml"
     toml.write_text('name = "mymod"\nversion = 3\n[[exports]]\nname = "scale"\ncconv = "0rf_r"\n')
     jsn = tmp_path / "mymod.json"
@@ -173,7 +173,7 @@ def _install_dist(root: Path, entry: str, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delitem(sys.modules, "mymod_pkg", raising=False)
     monkeypatch.syspath_prepend(str(root))
     (root / "mymod_pkg.py").write_text(
-        "from own_native_module import MYMOD\n"
+        "from support.own_native_module import MYMOD\n"
         "def make():\n    return [MYMOD]\n")
     info = root / "mymod_dist-1.0.dist-info"
     info.mkdir()
@@ -214,11 +214,11 @@ def _file(own):
 @pytest.mark.parametrize("model", MODELS)
 def test_run_native_module_flag(own, model):
     rc, out, err = cli("run", str(own[model]), "--function", "scale", "--native-module",
-                       "own_native_module", "--input=2x3xf32=1 2 3 4 5 6")
+                       "support.own_native_module", "--input=2x3xf32=1 2 3 4 5 6")
     assert (rc, err) == (0, "")
     assert out == "EXEC @scale\nresult[0]: hal.buffer_view\n2x3xf32=[2.5 5 7.5][10 12.5 15]\n"
     rc, out, err = cli("run", str(own[model]), "--function", "byte_sum",
-                       "--native-module=own_native_module:MYMOD", "--input=5xi8=1 2 3 4 -1")
+                       "--native-module=support.own_native_module:MYMOD", "--input=5xi8=1 2 3 4 -1")
     assert (rc, out) == (0, "EXEC @byte_sum\nresult[0]: i64=5265\n")
 
 
@@ -241,7 +241,7 @@ def test_inspect_check_imports_native_module(own, tmp_path):
     path = str(own["inline-static"])
     rc, out, _ = cli("inspect", path, "--check-imports")
     assert rc == 1 and "no native module `mymod` is registered" in out
-    rc, out, _ = cli("inspect", path, "--check-imports", "--native-module", "own_native_module")
+    rc, out, _ = cli("inspect", path, "--check-imports", "--native-module", "support.own_native_module")
     assert rc == 0 and "all compatible" in out
     toml = tmp_path / "mymod.toml"
     toml.write_text('name = "mymod"\nversion = 3\n[[exports]]\nname = "scale"\ncconv = "0rf_r"\n'

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.modules.vmvx import KernelAccessError, TileQueryError, exports
 from ireeabi.tooling.execution_model import MODEL_FLAGS

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
-from e2e_corpus import CASES, E2E, HERE, MODELS, _X37, _floats, ours
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
+from support.e2e_corpus import CASES, E2E, TESTS, MODELS, _X37, _floats, ours
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts import hal_inline as HI
@@ -286,7 +286,7 @@ def test_close_reports_leaks(compiled):
 def test_host_programs_on_counted_vm_buffers():
     """Host programs with buffers, lists of buffers and ref globals on the real backend: same
     results as iree-run-module, nothing left on the heap."""
-    host = HERE / "programs" / "host"
+    host = TESTS / "programs" / "host"
     cases = [("buffers.mlir", "copy_slice", [(-5, 8), (9, 4)]),
              ("lists.mlir", "buffer_list", [(8,), (4,)]),
              ("buffer_ops.mlir", "itoa", [(1234567,), (-1,)])]

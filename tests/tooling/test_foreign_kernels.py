@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program, RunOptions
@@ -309,7 +309,7 @@ ADD16 = ["--function", "add", "--input=16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 1
 def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
     """The pre-fix shim reads the bindings' span count at sizeof(iree_vm_abi_rIiii_t) (32 B on these
     targets), inside the packed constants: the kernel's dispatch is refused; the fixed shim runs it."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", arch, "--legacy-loader", *ADD16], capsys)
     assert code != 0 and "hal_loader.executable.dispatch" in out and "binding count mismatch" in out
@@ -321,7 +321,7 @@ def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
 def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, capsys):
     """IREE's loader refuses the other target's kernels; the error says which --target runs them
     and in what."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", "armv7", *ADD16], capsys)
     assert code != 0 and f"it runs with --target {arch} ({where})" in out, out
@@ -330,7 +330,7 @@ def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, caps
 def test_i386_fails_where_inspect_predicts(capsys):
     """On i386 hal_inline's buffer_view.assert shim reads a struct the VM packs differently; inspect
     says so before anything runs, and the run stops at that import, as for inline-static."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["i386"])
     code, out = _run_cli(["inspect", str(path), "--target", "i386", "--check-imports"], capsys)
     assert "BAD hal_inline.buffer_view.assert 0rriiCID_v: resolves, but IREE's layout rules disagree on i386" \
@@ -348,7 +348,7 @@ def test_i386_fails_where_inspect_predicts(capsys):
 def test_a_runaway_budget_reaches_the_kernel():
     """`max_steps` bounds each emulated kernel call in target instructions: a budget too small for
     one workgroup of add16 ends the call cleanly."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     a = np.arange(16, dtype=np.float32)
     with Program(path, RunOptions(target="riscv32", max_steps=50)) as p:  # the VM's own steps stay under 50
@@ -366,7 +366,7 @@ def test_armv7_exp_kernels_as_compiled_fault_cleanly(capsys):
     into what follows it: broken as compiled. The run ends with the fault as a status (kernel,
     workgroup, address), never a signal; the riscv32 build of the same program prints what
     iree-run-module prints for x86_64."""
-    src = Path(tools.__file__).parent / "programs" / "exp16.mlir"
+    src = Path(tools.__file__).parents[1] / "programs" / "exp16.mlir"
     args = ["--function", "expf", "--input=16xf32=1"]
     arm = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["armv7"])
     code, out = _run_cli(["run", str(arm), "--target", "armv7", *args], capsys)

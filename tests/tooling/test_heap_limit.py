@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.loading import parse_heap_limit
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program, RunOptions

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.tooling.program import Program, RunOptions

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.abi import cconv
 from ireeabi.abi.targets import get as get_target
 from ireeabi.cli.main import main

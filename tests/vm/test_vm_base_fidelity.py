@@ -2,7 +2,7 @@
 
 Sources are in the IREE mirror at runtime/src/iree/base/ (allocator.h, allocator.c, allocator_libc.c,
 status.h, status.c); where the real runtime can show a value, iree-run-module (iree-base-runtime,
-through tests/iree_tools.py) is the oracle and the text is compared as it prints it.
+through tests/support/iree_tools.py) is the oracle and the text is compared as it prints it.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.vm import allocator as A
 from ireeabi.vm import callbacks
 from ireeabi.vm import status as S

@@ -9,7 +9,7 @@ import pytest
 from ireeabi.abi import cconv, codec
 from ireeabi.abi.codec import codec as fast_codec
 
-import vm_fixture_gen as G
+from support import vm_fixture_gen as G
 
 # Fact sheet §2.4, "Worked example" tables (4 constants, 3 bindings): byte offsets of the packer layout.
 FACT_SHEET = {

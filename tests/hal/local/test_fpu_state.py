@@ -14,19 +14,19 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
-from debian_tools import debian_tool
+from support.debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
 from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.status import StatusError
 
-from hal_programs import program as hal_program
+from support.hal_programs import program as hal_program
 
-PROGRAM = Path(tools.__file__).parent / "programs" / "denormals" / "denormals.mlir"
+PROGRAM = Path(tools.__file__).parents[1] / "programs" / "denormals" / "denormals.mlir"
 F64 = ("--iree-input-demote-f64-to-f32=false",)
 MICROKERNELS = ("--iree-vmvx-enable-microkernels",)
 

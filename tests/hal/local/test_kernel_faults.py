@@ -19,7 +19,7 @@ from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.status import StatusCode, StatusError
 
-from hal_programs import program
+from support.hal_programs import program
 
 
 def _prepare(session, name, function, args):

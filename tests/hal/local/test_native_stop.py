@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import iree_tools
+from support import iree_tools
 from ireeabi.hal.local import native
 from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.bytecode import module_file as mf

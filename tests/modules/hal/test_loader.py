@@ -8,7 +8,7 @@ import pytest
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.vm.status import StatusCode, StatusError
 
-from hal_programs import program
+from support.hal_programs import program
 
 
 def _run(session, prog, d, inputs):

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
+from support import e2e_corpus as corpus
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.tooling.function_io import format_results, parse_input
 from ireeabi.tooling.program import Program, RunOptions
@@ -409,7 +409,7 @@ def test_selects_in_a_loop_are_inlined_and_agree(target, tmp_path):
     loop region both are written inline (no select handler is bound there), and both paths, and
     iree-run-module on the host, give the same indices, NaN rows included (a loaded NaN runs the
     load's handler, and the loop goes on)."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / "argmax_small.mlir", tools.session_dir(), "inline-static")
     for k in (0, 1):
         x = _argmax_rows(k)
@@ -470,7 +470,7 @@ def test_float_kernels_run_inline_and_agree(kernel, function, shapes, nans, targ
     none of these ops to its handler, a loaded quiet NaN stays in the region (no byte-register
     fallback runs), and both paths and iree-run-module (host) give the same bits, special values
     included."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / f"{kernel}.mlir", tools.session_dir(), "inline-static")
     for specials in (False, True):
         inputs = [_float_inputs(int(np.prod(s)), k, specials, nans).reshape(s) for k, s in enumerate(shapes)]
@@ -518,7 +518,7 @@ def test_a_loop_keeps_its_blocks_in_one_set_of_locals(kernel, function, shapes, 
     nest once had its innermost loop's body taken for a head: each element of the last pass then
     crossed between two sets, 20 register reads and 10 writes.) The fast path's results are
     iree-run-module's."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / f"{kernel}.mlir", tools.session_dir(), "inline-static")
     plans = _plans(monkeypatch)
     inputs = [_float_inputs(int(np.prod(s)), k, False, False).reshape(s) for k, s in enumerate(shapes)]
@@ -571,7 +571,7 @@ def test_temporaries_dead_around_a_loop_stay_out_of_the_register_bytes(target, t
     loops load f32 values into registers their next iteration overwrites as an i64 index: once
     written back at every back edge (4 register writes per element), now only when a loop is left
     (some 20 per row of 64). The results are iree-run-module's, on the host's heap and riscv32's."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / "softmax_3d_small.mlir", tools.session_dir(), "inline-static")
     x = _float_inputs(12 * 128 * 64, 0, True, True).reshape(12, 128, 64)
     x[3] = -x[3]  # rows of negative values (softmax's max starts from -NaN: the first load replaces it)

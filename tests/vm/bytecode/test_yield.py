@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from iree_tools import assemble_vmasm, run_module
+from support.iree_tools import assemble_vmasm, run_module
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.cli.main import main
 from ireeabi.layouts import module_sources
