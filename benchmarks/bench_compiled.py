@@ -66,7 +66,7 @@ def build(root: Path, which: str) -> None:
 def child(name: str, rounds: int) -> None:
     sys.path.insert(0, str(HERE))
     import bench_program as bp
-    import iree_tools
+    from support import iree_tools
     from ireeabi.base import heap
     bench = bp.PROGRAMS[name]
     vmfb = iree_tools.compile_mlir(bench.source, model="inline-dynamic")

@@ -19,18 +19,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
 import numpy as np  # noqa: E402
 import wasmtime  # noqa: E402
 
-import iree_tools  # noqa: E402
-import vm_ir  # noqa: E402
+from support import iree_tools  # noqa: E402
+from support import vm_ir  # noqa: E402
 from ireeabi.hal.local import wasm_loader as W  # noqa: E402
 from ireeabi.hal.local.executable_library import DispatchState, write_workgroup_state  # noqa: E402
 from ireeabi.layouts import executable_library as X  # noqa: E402

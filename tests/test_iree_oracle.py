@@ -1,8 +1,8 @@
-"""tests/iree_oracle.py's cache keys: a build is found again exactly when nothing it reads changed
+"""tests/support/iree_oracle.py's cache keys: a build is found again exactly when nothing it reads changed
 (the sources, the patches, the compilers, the arguments), without building anything here."""
 from __future__ import annotations
 
-import iree_oracle
+from support import iree_oracle
 
 
 def test_the_fix_patch_keys_the_fixed_variant_only(monkeypatch, tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.tooling.execution_model import MODEL_FLAGS

@@ -59,9 +59,8 @@ def native_modules() -> Sequence[ModuleDescriptor]:
 
 @pytest.fixture
 def runtime(heap: Heap, native_modules: Sequence[ModuleDescriptor]) -> Iterator[HalRuntime]:
-    rt = HalRuntime(heap, modules=native_modules)
-    yield rt
-    rt.close()
+    with HalRuntime(heap, modules=native_modules) as rt:
+        yield rt
 
 
 __all__ = ["buffers", "heap", "native_modules", "runtime", "target", "types"]

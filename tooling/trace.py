@@ -6,7 +6,7 @@ IREE's only execution trace is the bytecode interpreter's per-instruction disass
 IREE_VM_EXECUTION_TRACING_ENABLE: iree-run-module's `--trace_execution`, which the release wheels
 lack). ireeabi knows more at an import call: the argument buffer as the VM packed it and as the
 export's shim reads it (tooling/trace_layout.py). A `Trace` is a per-program parameter
-(`Program(trace=...)`, `HalRuntime(trace=...)`), never a global:
+(`RunOptions(trace=...)` of a `Program`, `HalRuntime(trace=...)`), never a global:
 
 - level "imports": one `import` event per import call, in order: the caller function and pc, the
   import and its cconv, the argument buffer (every byte's field: values, span counts and elements,

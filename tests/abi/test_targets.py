@@ -3,7 +3,7 @@ import pytest
 
 from ireeabi.abi import oracles, targets
 from ireeabi.abi.errors import IreeAbiError
-from catalog_sample import SCALARS
+from support.catalog_sample import SCALARS
 
 
 @pytest.mark.parametrize("name", targets.names())

@@ -17,7 +17,7 @@ from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.base.machine import host as _host_machine
 from ireeabi.layouts.base import AllocatorLayout
 
-from allocator_recorder import Recorder  # a logging ctl served from the heap
+from support.allocator_recorder import Recorder  # a logging ctl served from the heap
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -2,7 +2,7 @@
 
 Sources are in the IREE mirror at runtime/src/iree/base/ (allocator.h, allocator.c, allocator_libc.c,
 status.h, status.c); where the real runtime can show a value, iree-run-module (iree-base-runtime,
-through tests/iree_tools.py) is the oracle and the text is compared as it prints it.
+through tests/support/iree_tools.py) is the oracle and the text is compared as it prints it.
 """
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
-from ireeabi.base import allocator as A
-from ireeabi.base import callbacks
-from ireeabi.base import status as S
+from support import iree_tools as tools
+from ireeabi.base import allocator as A, callbacks, status as S
 from ireeabi.base.allocator import AllocatorT, Command
-from ireeabi.base.heap import UNINITIALIZED_BYTE, Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError, UNINITIALIZED_BYTE
 from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.base.machine import host as _host_machine

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli import cmd_run
 from ireeabi.cli.main import CANCELLED_LINE, main
 from ireeabi.layouts import fixtures

@@ -1,7 +1,7 @@
 """`ireeabi compare`: a real iree-run-module and `ireeabi run` on one call, side by side.
 
 The real tools are the x86_64 iree-run-module of the runtime wheel and IREE's own runtime built from
-source for armv7 (tests/iree_oracle.py: as shipped, before IREE #24827, and with the loader's fix),
+source for armv7 (tests/support/iree_oracle.py: as shipped, before IREE #24827, and with the loader's fix),
 run by qemu-arm. Every verdict is the tools' own: what each printed, its status, its signal.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
@@ -114,7 +114,7 @@ def test_usage_errors_exit_2(add16, tmp_path):
 @pytest.fixture(scope="module")
 def armv7() -> tuple[str, dict[str, str]]:
     """add16 built for armv7, and each armv7 oracle's command line (qemu-arm)."""
-    import iree_oracle
+    from support import iree_oracle
 
     module = str(tools.compile_mlir(PROGRAMS / "add16.mlir", model="inline-dynamic",
                                     extra_flags=KERNEL_TARGET_FLAGS["armv7"]))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 ADD_INPUTS = ["--function=add", "--input=16xf32=1.5", "--input=16xf32=2"]
@@ -138,9 +138,10 @@ def test_run_of_a_default_model_program_loads_the_full_hal(tmp_path, tmp_path_fa
     ["--version"], ["--vers"], ["--version", "targets"], ["targets", "--bogus"], ["layout"],
     ["layout", "-h"], ["check", "0v_v", "--target"], ["inspect"], ["bogus"], [], ["-h"], ["--he"],
     ["--", "targets"], ["run", "-h"], ["test", "--bogus"], ["--version", "run", "x.vmfb"],
+    ["--version", "layout", "x"], ["fixtures"], ["list", "--bogus"],
 ], ids=lambda v: " ".join(v) or "(none)")
 def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv, monkeypatch, capsys):
-    # the parsers of run and test are left out only where they cannot change what argparse does
+    # the other commands' parsers are left out only where they cannot change what argparse does
     from ireeabi.cli import main as cli_main
 
     def outcome() -> tuple[int, str, str]:
@@ -149,17 +150,20 @@ def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv,
         return status, out.out, out.err
 
     partial = outcome()
-    monkeypatch.setattr(cli_main, "module_parsers", lambda argv: cli_main.MODULE_PARSERS)
+    monkeypatch.setattr(cli_main, "parsers_for", lambda argv: tuple(cli_main.COMMAND_MODULES))
     assert partial == outcome()
 
 
-@pytest.mark.parametrize("argv, wanted", [
-    (["--version"], ()), (["targets"], ()), (["--version", "layout", "x"], ()), (["run", "m"], ("run",)),
-    (["test", "m"], ("test",)), (["compare", "m"], ("compare",)), ([], ("run", "test", "compare")),
-    (["-h", "targets"], ("run", "test", "compare")), (["bogus"], ("run", "test", "compare")),
-    (["--bogus", "targets"], ("run", "test", "compare")),
-])
-def test_which_module_parsers_a_command_line_needs(argv, wanted):
-    from ireeabi.cli.main import module_parsers
+EVERY = ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare")
 
-    assert module_parsers(argv) == wanted
+
+@pytest.mark.parametrize("argv, wanted", [
+    (["--version"], ()), (["targets"], ("targets",)), (["--version", "layout", "x"], ("layout",)),
+    (["run", "m"], ("run",)), (["test", "m"], ("test",)), (["compare", "m"], ("compare",)), ([], EVERY),
+    (["-h", "targets"], EVERY),
+    (["bogus"], EVERY), (["--bogus", "targets"], EVERY),
+])
+def test_which_parsers_a_command_line_needs(argv, wanted):
+    from ireeabi.cli.main import parsers_for
+
+    assert parsers_for(argv) == wanted

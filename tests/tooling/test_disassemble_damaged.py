@@ -30,8 +30,8 @@ from typing import Iterator
 
 import pytest
 
-import e2e_corpus
-import iree_tools
+from support import e2e_corpus
+from support import iree_tools
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.cli.main import main
 from ireeabi.tooling import disassemble as dis

@@ -14,16 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.cli import main as cli_main
 from ireeabi.cli.main import main
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.hal.local.emulated_cpu import InstructionBudgetExceeded
 from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.tooling.program import Program
-from ireeabi.vm.errors import VmStatusError
 from ireeabi.layouts.executable_library import DispatchLayout
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
@@ -71,7 +71,8 @@ def programs():
         key = (name, model, arch, tuple(sorted(kw.items())))
         if key not in opened:
             target = "x86_64" if arch == "x86_64" else arch
-            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch), target=target, **kw)
+            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch),
+                                  RunOptions(target=target, **kw))
         return opened[key]
     yield get
     for p in opened.values():
@@ -316,7 +317,7 @@ def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
     takes 3 constants from bytes 36..47 and the binding count from byte 48, the low half of
     bindings[0]'s offset (0); its bounds check passes and the kernel gets 0 bindings where it reads 3,
     from past the arrays IREE allocas: refused (exit 1), saying so. The fixed shim runs it."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", arch, "--legacy-loader", *ADD16], capsys)
     text = " ".join(out.split())
@@ -334,7 +335,7 @@ def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
 def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, capsys):
     """IREE's loader refuses the other target's kernels; the error says which --target runs them
     and in what."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", "armv7", *ADD16], capsys)
     assert code != 0 and f"it runs with --target {arch} ({where})" in out, out
@@ -343,7 +344,7 @@ def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, caps
 def test_i386_fails_where_inspect_predicts(capsys):
     """On i386 hal_inline's buffer_view.assert shim reads a struct the VM packs differently; inspect
     says so before anything runs, and the run stops at that import, as for inline-static."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["i386"])
     code, out = _run_cli(["inspect", str(path), "--target", "i386", "--check-imports"], capsys)
     assert "BAD hal_inline.buffer_view.assert 0rriiCID_v: resolves, but IREE's layout rules disagree on i386" \
@@ -361,15 +362,15 @@ def test_i386_fails_where_inspect_predicts(capsys):
 def test_a_runaway_budget_reaches_the_kernel():
     """`max_steps` bounds each emulated kernel call in target instructions: a budget too small for
     one workgroup of add16 ends the call cleanly."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     a = np.arange(16, dtype=np.float32)
-    with Program(path, target="riscv32", max_steps=50) as p:  # the VM's own steps stay under 50
+    with Program(path, RunOptions(target="riscv32", max_steps=50)) as p:  # the VM's own steps stay under 50
         with pytest.raises(VmStatusError) as raised:
             p.call("add", a, a)
     assert raised.value.code.name == "DEADLINE_EXCEEDED"
     assert "more than 50 instructions" in str(raised.value) and "hal_loader.executable.dispatch" in str(raised.value)
-    with Program(path, target="riscv32", max_steps=10**6) as p:
+    with Program(path, RunOptions(target="riscv32", max_steps=10**6)) as p:
         out = p.call("add", a, a)
         assert out.tobytes() == (a + a).tobytes()
 
@@ -418,7 +419,7 @@ def test_armv7_exp_kernels_as_compiled_fault_cleanly(capsys):
     into what follows it: broken as compiled. The run ends with the fault as an error (kernel,
     workgroup, address; IREE's own runtime would die there), never a signal; the riscv32 build of the same program prints what
     iree-run-module prints for x86_64."""
-    src = Path(tools.__file__).parent / "programs" / "exp16.mlir"
+    src = Path(tools.__file__).parents[1] / "programs" / "exp16.mlir"
     args = ["--function", "expf", "--input=16xf32=1"]
     arm = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["armv7"])
     code, out = _run_cli(["run", str(arm), "--target", "armv7", *args], capsys)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.vm.bytecode import decoder
 from ireeabi.vm.bytecode.module_file import read_module
 

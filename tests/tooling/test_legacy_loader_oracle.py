@@ -1,4 +1,4 @@
-"""IREE #24827's pre-fix dispatch on armv7, against IREE's own armv7 runtime (tests/iree_oracle.py:
+"""IREE #24827's pre-fix dispatch on armv7, against IREE's own armv7 runtime (tests/support/iree_oracle.py:
 the snapshot before the fix as shipped, and with the loader's fix; qemu-arm runs them).
 
 The shipped runtime's hal_loader shim reads the constant count at sizeof(iree_vm_abi_rIiii_t) = 32,
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-import iree_oracle
-import iree_tools as tools
+from support import iree_oracle
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
@@ -73,7 +73,7 @@ def test_a_push_constant_read_as_the_count_sends_both_past_the_buffer(target, si
     0x40200000) and reads the binding count 4 x that many bytes on, far past the argument buffer:
     IREE's own runtime dies by SIGSEGV there, on both data models; ireeabi refuses at that read,
     naming it (byte sizeof + 4 + 4 x count, in iree_host_size_t arithmetic)."""
-    import e2e_corpus as corpus
+    from support import e2e_corpus as corpus
 
     module = tools.compile_mlir(corpus.E2E / "push_constants.mlir", model="inline-dynamic",
                                 extra_flags=corpus.F64 + KERNEL_TARGET_FLAGS[target])

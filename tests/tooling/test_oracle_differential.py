@@ -1,6 +1,6 @@
 """IREE's own runtime on every data model it builds for, against `ireeabi run --target T`.
 
-For each target of tests/iree_oracle.py (x86_64, the control; i386; armv7; riscv64; aarch64), every
+For each target of tests/support/iree_oracle.py (x86_64, the control; i386; armv7; riscv64; aarch64), every
 case of the corpus (CORPUS: tests/programs' own programs, the e2e corpus of tests/e2e_corpus.py,
 the small kernels of benchmarks/bench_kernels.py) is compiled for each model of MODELS with the
 flags `tooling.check_compile.compile_flags(model, target, host)` gives (llvm-cpu kernels for that
@@ -31,9 +31,9 @@ import pytest
 if __name__ == "__main__":  # run as a script (the counts of docs/findings.md): the tests' helpers
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import e2e_corpus
-import iree_oracle
-import iree_tools as tools
+from support import e2e_corpus
+from support import iree_oracle
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import compile_flags
 from ireeabi.tooling.execution_model import legacy_loader_refusal
@@ -415,7 +415,7 @@ def summary(targets: "tuple[str, ...]" = iree_oracle.TARGETS) -> dict:
     return {"counts": counts, "failing": failing}
 
 
-if __name__ == "__main__":  # python tests/tooling/test_oracle_differential.py [TARGET ...]
+if __name__ == "__main__":  # PYTHONPATH=tests python tests/tooling/test_oracle_differential.py [TARGET ...]
     result = summary(tuple(sys.argv[1:]) or iree_oracle.TARGETS)
     for key, c in result["counts"].items():
         print(*key, dict(c))

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.tooling.execution_model import DEFAULT_MODELS
 from ireeabi.tooling.program import Program
 from ireeabi.base.heap import tracked_heap

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.function_io import format_results, parse_input

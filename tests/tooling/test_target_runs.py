@@ -25,9 +25,9 @@ import struct
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
-from e2e_corpus import CASES
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
+from support.e2e_corpus import CASES
 from test_run_io_fidelity import OK as IO_CASES
 from test_run_io_fidelity import PROGRAMS as IO_PROGRAMS
 from test_run_io_fidelity import iree as iree_run, ours as ireeabi_run

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import Context, ContextBusyError, VmStatusError
 from ireeabi.base.status import StatusCode

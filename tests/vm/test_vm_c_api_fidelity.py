@@ -14,7 +14,7 @@ from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
 from ireeabi.base.status import StatusCode, StatusError
 
-from allocator_recorder import Recorder  # a logging ctl served from the heap
+from support.allocator_recorder import Recorder  # a logging ctl served from the heap
 
 from ireeabi.base.machine import host as _host_machine
 from ireeabi.layouts.buffer import VmBufferLayout

@@ -1,7 +1,7 @@
 """Real kernels from iree-compile, loaded with dlopen and dispatched on packed memory.
 
 Workgroup counts, push constants and binding sizes come from the compiler's own VM IR for the same
-program (tests/vm_ir.py evaluates it), never from numbers typed here.
+program (tests/support/vm_ir.py evaluates it), never from numbers typed here.
 """
 import ctypes
 from pathlib import Path
@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools
-import vm_ir
+from support import iree_tools, vm_ir
 from ireeabi.base.machine import host
 from ireeabi.layouts.executable_library import DispatchLayout
 from ireeabi.hal.local import elf_executable as ex

@@ -21,8 +21,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-import iree_tools as tools
-from debian_tools import debian_tool
+from support import iree_tools as tools
+from support.debian_tools import debian_tool
 from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_into_heap
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.base.heap import Heap, tracked_heap

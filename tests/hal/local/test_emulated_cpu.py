@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from debian_tools import debian_tool
+from support.debian_tools import debian_tool
 
 from ireeabi.hal.local.emulated_cpu import (EmulatedCpu, EmulatedCpuError, EmulatedFault,
                                             InstructionBudgetExceeded)

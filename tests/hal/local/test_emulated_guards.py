@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
-import vm_ir
+from support import iree_tools
+from support import vm_ir
 from ireeabi.hal.local import emulated_cpu, emulated_executable
 from ireeabi.hal.local.emulated_cpu import GRAIN, EmulatedCpu
 from ireeabi.base import heap as heap_module
@@ -278,7 +278,7 @@ CHILD = textwrap.dedent("""
     from ireeabi.vm.bytecode import module_file as mf
     from ireeabi.base.heap import tracked_heap
     from ireeabi.base.status import IreeFaultError, StatusError
-    from hal_session import Session
+    from support.hal_session import Session
 
     info, target, short, emulate = json.loads(sys.argv[1])
     module = mf.read_module(info["vmfb"])

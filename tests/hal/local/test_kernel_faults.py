@@ -20,7 +20,7 @@ from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.base.heap import Heap
 from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
-from hal_programs import program
+from support.hal_programs import program
 
 
 def _prepare(session, name, function, args):

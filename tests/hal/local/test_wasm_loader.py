@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 import wasmtime
 
-import iree_tools
-from forked import run_forked
-from debian_tools import debian_tool
-import vm_ir
-from hal_programs import program
+from support import iree_tools
+from support.forked import run_forked
+from support.debian_tools import debian_tool
+from support import vm_ir
+from support.hal_programs import program
 from ireeabi.hal.local import elf_executable, elf_loader
 from ireeabi.hal.local import wasm_loader as W
 from ireeabi.hal.local import wasm_dylink as D
@@ -46,7 +46,7 @@ from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm import ref as R
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.base.heap import Heap
-from hal_session import Session
+from support.hal_session import Session
 from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 from ireeabi.layouts.executable_library import DispatchLayout
 

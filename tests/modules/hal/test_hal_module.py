@@ -12,7 +12,7 @@ import struct
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts import hal_module as HM
 from ireeabi.tooling.execution_model import MODEL_FLAGS

@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.hal.runtime import HalRuntime

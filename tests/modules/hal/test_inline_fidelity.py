@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI

@@ -14,8 +14,8 @@ from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.tooling.trace import Trace
 from ireeabi.base.heap import tracked_heap
 
-from hal_programs import program
-from hal_session import Session
+from support.hal_programs import program
+from support.hal_session import Session
 
 
 def _run(session, prog, d, inputs):

@@ -18,7 +18,7 @@ from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
 from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
-from hal_programs import program
+from support.hal_programs import program
 
 _ARCH_FORMATS = X.formats()
 # The real kernels are this file's oracle: a host none of them runs on fails collection loudly.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from test_module_load_fidelity import descriptor, iree, patch, s16
 
 from ireeabi.base import machine as vm_machine

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.vm.bytecode import decoder, isa
 from ireeabi.vm.bytecode.decoder import (DecodeError, TruncatedBytecodeError, UnsupportedOpError,

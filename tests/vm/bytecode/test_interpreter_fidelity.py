@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.bytecode.decoder import decode_module

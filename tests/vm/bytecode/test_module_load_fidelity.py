@@ -34,7 +34,7 @@ from typing import Callable
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode import ContextImports, ImportResolutionError

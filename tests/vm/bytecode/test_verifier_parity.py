@@ -22,7 +22,7 @@ from typing import Callable
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from test_module_load_fidelity import (chars, deref, descriptor, fb_start, field, iree, patch,
                                        p16, p32, root, s16, tables)
 
@@ -486,7 +486,7 @@ def iree_load(data: bytes, work: Path) -> Verdict:
     import os
     import subprocess
 
-    import mutation_campaign as mc
+    from support import mutation_campaign as mc
     from test_module_load_fidelity import _run_module_binary
     path = work / "mutant.vmfb"
     path.write_bytes(data)
@@ -573,7 +573,7 @@ def test_bytecode_mutants_load_as_iree_run_module_loads_them(tmp_path, capsys):
     differences, each recognized by its shape."""
     import random
 
-    import e2e_corpus
+    from support import e2e_corpus
     mods = [(f"{stem}.{model}", p.read_bytes()) for (stem, model), p in sorted(e2e_corpus.compile_all().items())]
     rng = random.Random(DIFF_SEED)
     counts: dict[str, int] = {}

@@ -1,7 +1,7 @@
 """IREE's own iree-run-module, built from source for each data model: the oracle of the tests.
 
-    python tests/iree_oracle.py build [--target T ...]   # what .ci/run runs before the suite
-    python tests/iree_oracle.py where                     # each binary and its command line
+    cd tests && python -m support.iree_oracle build [--target T ...]   # what .ci/run runs first
+    cd tests && python -m support.iree_oracle where                      # each binary and its command line
 
 The sources are the snapshot of IREE before #24827 and the flatcc it needs
 (shared/oracles/iree-runtime beside the checkout, or $IREEABI_ORACLE_SOURCES: `iree-*.tar.xz` and
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
-PATCHES = HERE / "oracle_patches"
+PATCHES = HERE.parent / "oracle_patches"
 FIX_PATCH = PATCHES / "loader-dispatch-fix.patch"
 I386_PATCH = PATCHES / "i386-build.patch"
 RISCV64_PATCH = PATCHES / "riscv64-hwprobe.patch"
@@ -55,7 +55,7 @@ CACHE_ENV = "IREEABI_ORACLE_CACHE"
 SOURCES_ENV = "IREEABI_ORACLE_SOURCES"
 # Where the sources are when $IREEABI_ORACLE_SOURCES does not say: the shared/ folder beside the
 # checkout (as CI lays it), else the workplace's.
-SOURCE_FOLDERS = (HERE.parent.parent / "shared" / "oracles" / "iree-runtime",
+SOURCE_FOLDERS = (HERE.parents[2] / "shared" / "oracles" / "iree-runtime",
                   Path("/work/shared/oracles/iree-runtime"))
 
 TARGETS = ("x86_64", "i386", "armv7", "riscv64", "aarch64")
@@ -112,7 +112,7 @@ class Toolchain:
 
 
 def _m32_flags() -> tuple[str, ...]:
-    from debian_tools import m32_include_dir
+    from .debian_tools import m32_include_dir
     # -msse2: base/internal/fpu_state.c reads MXCSR (_mm_getcsr) on x86_32; -mfpmath=sse keeps the
     # runtime's own float code (vmvx's kernels) in SSE registers, as on x86_64, rather than x87's
     # 80-bit ones.
@@ -261,7 +261,7 @@ def _tool(command: str) -> str:
                 raise OracleBuildError(f"{found} is too old for IREE (needs >= 3.26): "
                                        f"pip install 'cmake>=3.26'")
         return found
-    from debian_tools import debian_tool
+    from .debian_tools import debian_tool
     return debian_tool(command)
 
 
@@ -347,7 +347,7 @@ def _build_locked(target: str, variants: Sequence[str], say: Callable[[str], Non
     wanted = {v: binary_path(target, v) for v in variants}
     if all(p.is_file() for p in wanted.values()):
         return wanted
-    from debian_tools import PACKAGES, debian_file, debian_tool
+    from .debian_tools import PACKAGES, debian_file, debian_tool
     for command in (tc.cc, tc.cxx):
         if command in PACKAGES:
             debian_tool(command)  # the cross compilers: installed when missing
@@ -462,7 +462,7 @@ def command_line(target: str, variant: str) -> str:
 
 def _write_readme() -> None:
     lines = ["IREE's own iree-run-module (the snapshot before IREE #24827), built from source by",
-             "ireeabi's tests/iree_oracle.py for each data model, in two variants: `shipped` (the",
+             "ireeabi's tests/support/iree_oracle.py for each data model, in two variants: `shipped` (the",
              "pre-fix hal_loader dispatch shim) and `fixed` (tests/oracle_patches/loader-dispatch-fix.patch).",
              "Driver local-sync only; loaders embedded-elf and vmvx-module. Each folder's build.json",
              "says what made it. The tests run each under `setarch -R`: what the pre-fix shim misreads",
@@ -484,7 +484,7 @@ def _write_readme() -> None:
 
 
 def main(argv: "Sequence[str] | None" = None) -> int:
-    parser = argparse.ArgumentParser(prog="python tests/iree_oracle.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m support.iree_oracle", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the oracles that are not in the cache")
     b.add_argument("--target", action="append", choices=TARGETS, help="default: every target")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import iree_tools
-import vm_ir
+from . import iree_tools
+from . import vm_ir
 from ireeabi.vm.bytecode import module_file as mf
 
-PROGRAMS = Path(__file__).parent / "programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
 
 class Program:

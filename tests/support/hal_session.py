@@ -10,7 +10,7 @@ from ireeabi.vm.buffer import BufferAccess
 from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import Ref
 
-from hal_programs import Program
+from .hal_programs import Program
 
 
 class Session:
@@ -53,14 +53,12 @@ class Session:
 
 
 def _session(**modes):
-    with tracked_heap() as heap:
-        rt = HalRuntime(heap, **modes)
+    with tracked_heap() as heap, HalRuntime(heap, **modes) as rt:
         s = Session(rt)
         try:
             yield s
         finally:
             s.release_all()
-            rt.close()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""atheris (libFuzzer) harness over every vm shim: `python vm_fuzz_atheris.py -runs=N -seed=S`.
+"""atheris (libFuzzer) harness over every vm shim: `python -m support.vm_fuzz_atheris -runs=N -seed=S`
+(with tests/ on the import path: run in tests/, or with PYTHONPATH=tests).
 
 Each input picks a signature, optionally starts from the buffer the VM packer produces for it (real
 refs) and mutates it with forged pointer words and span counts, or is used raw; the bytes then go
@@ -13,10 +14,10 @@ import atheris
 import construct  # noqa: F401  - third-party imports outside the instrumented block: only ireeabi is traced
 import numpy  # noqa: F401
 
-with atheris.instrument_imports(include=["ireeabi", "vm_fuzz_common"]):
+with atheris.instrument_imports(include=["ireeabi", "support.vm_fuzz_common"]):
     from ireeabi.abi.errors import IreeAbiError
     from ireeabi.base.machine import host as _host_machine
-    import vm_fuzz_common as F
+    from . import vm_fuzz_common as F
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -13,7 +13,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-import iree_tools
+from . import iree_tools
 
 
 @dataclass

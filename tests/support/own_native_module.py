@@ -1,5 +1,5 @@
 """A native module of one's own for tests/modules/test_native_modules.py (`mymod`): found by
-`--native-module own_native_module` (its `native_module`), or by a tiny installed distribution's
+`--native-module support.own_native_module` (its `native_module`), or by a tiny installed distribution's
 entry point in the discovery test. Its implementations use only the public ModuleApi."""
 from __future__ import annotations
 

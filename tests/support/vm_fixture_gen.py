@@ -3,7 +3,7 @@
 hal_loader's `executable.dispatch` (`0rIiiiCiDCrIID_v`) with 4 constants and 3 bindings, packed with
 each target's codec (pointer words of the target's width). Refs are recognisable fake pointers, so the
 bytes are the same on every run and host. The JSON sidecar names every field with its offset, size and
-value, plus the padding. Regenerate with `python tests/vm/vm_fixture_gen.py --write`.
+value, plus the padding. Regenerate with `python tests/support/vm_fixture_gen.py --write`.
 """
 from __future__ import annotations
 
@@ -92,5 +92,5 @@ def write_all() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: vm_fixture_gen.py --write")
+        sys.exit("usage: python tests/support/vm_fixture_gen.py --write")
     write_all()

@@ -21,10 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-import iree_tools as tools
+from . import iree_tools as tools
 
-HERE = Path(__file__).parent
-CHECK_DIR = HERE / "programs" / "check"
+TESTS = Path(__file__).resolve().parents[1]
+CHECK_DIR = TESTS / "programs" / "check"
 MODELS = ("inline-dynamic", "inline-static")
 # f64 stays f64 (the default demotes it to f32), as in the e2e corpus.
 F64 = ("--iree-input-demote-f64-to-f32=false",)

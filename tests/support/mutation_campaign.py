@@ -1,6 +1,9 @@
 """A deterministic mutation campaign over real modules: no traceback, no death by signal, no hang.
 
-    python tests/mutation_campaign.py [--mutants N] [--seed S] [--cpu-limit SECONDS] [--backstop SECONDS] [--verbose]
+    cd tests && python -m support.mutation_campaign [--mutants N] [--seed S] [--cpu-limit SECONDS] \
+        [--backstop SECONDS] [--verbose]
+
+(a module of the tests' `support` package: run from tests/, whose folder `-m` puts on the path)
 
 Real modules compiled by iree-compile for both inline models (and inline-dynamic builds for riscv32,
 aarch64 and wasm32, run with `--target` of their architecture in the emulated CPU or under
@@ -54,17 +57,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from . import iree_tools as tools
 
-import iree_tools as tools  # noqa: E402
+TESTS = Path(__file__).resolve().parents[1]
 
 # (program, function, inputs) compiled for both inline models.
 PROGRAMS = [
-    (HERE / "programs" / "add16.mlir", "add", ["16xf32=1", "16xf32=2"]),
-    (HERE / "programs" / "e2e" / "push_constants.mlir", "affine", ["5xf32=1,2,3,4,5", "2.5", "-1"]),
-    (HERE / "programs" / "e2e" / "counter.mlir", "next", ["5"]),
-    (HERE / "programs" / "e2e" / "multi_dispatch.mlir", "normalize", ["16xf32=1", "16xf32=2"]),
+    (TESTS / "programs" / "add16.mlir", "add", ["16xf32=1", "16xf32=2"]),
+    (TESTS / "programs" / "e2e" / "push_constants.mlir", "affine", ["5xf32=1,2,3,4,5", "2.5", "-1"]),
+    (TESTS / "programs" / "e2e" / "counter.mlir", "next", ["5"]),
+    (TESTS / "programs" / "e2e" / "multi_dispatch.mlir", "normalize", ["16xf32=1", "16xf32=2"]),
 ]
 MODELS = ("inline-static", "inline-dynamic")
 # Foreign builds of the first two programs (inline-dynamic): the target, iree-compile's flags for it.
@@ -123,7 +125,7 @@ class Mutant:
         edits = ", ".join(f"@{off}={b.hex()}" for off, b in self.edits)
         return (f"mutant {self.index} of seed {self.seed}: {self.module} (sha256 {self.digest}...) "
                 f"{self.region} {self.kind} [{edits}]" + (f" cut={self.cut}" if self.cut else "")
-                + f"; rebuild it: python tests/mutation_campaign.py --seed {self.seed} "
+                + f"; rebuild it (in tests/): python -m support.mutation_campaign --seed {self.seed} "
                   f"--mutants {self.index + 1} --write-mutant {self.index} -o mutant.vmfb")
 
 
@@ -330,15 +332,16 @@ def _iree_verdict(mod: Module, mutant: Mutant, cpu_limit: float, backstop: float
 
 
 def campaign_in_fresh_process(count: int, seed: int) -> Result:
-    """`campaign(count, seed)` run by a fresh interpreter (this file as a script), which forks the
+    """`campaign(count, seed)` run by a fresh interpreter (this module, run from tests/), which forks the
     mutants' processes: a process with other threads (a pytest-xdist worker has execnet's) must not
     be the one that forks them, as a forked child keeps only the forking thread (wasm32 mutants
     died by signals forked from an xdist worker)."""
     import json
     with tempfile.TemporaryDirectory(prefix="ireeabi-campaign-") as tmp:
         out = os.path.join(tmp, "result.json")
-        proc = subprocess.run([sys.executable, __file__, "--mutants", str(count), "--seed", str(seed),
-                               "--modules-only", "--json-out", out], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "support.mutation_campaign", "--mutants", str(count),
+                               "--seed", str(seed), "--modules-only", "--json-out", out],
+                              capture_output=True, text=True, cwd=TESTS)
         if not os.path.exists(out):
             raise RuntimeError(f"the campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
         with open(out) as f:
@@ -398,12 +401,12 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
 # --------------------------------------------------------------------------------------------------
 # Whole commands in processes of their own: `layout --header`, `layout --dwarf`, `inspect
 # --disassemble`. Each case is a real `python -m ireeabi ...` run under the peak-RSS launcher
-# (tests/peak_rss.py), in a session of its own watched as above (CPU limit, wall backstop), and its
+# (tests/support/peak_rss.py), in a session of its own watched as above (CPU limit, wall backstop), and its
 # peak resident memory (its own, and any child's such as libclang's) must stay within PEAK_LIMIT.
 
 PEAK_LIMIT = 1 << 30  # the issue's bound: no single command above 1 GB
 COMMAND_KINDS = ("header", "dwarf", "disassemble", "input")
-HEADERS = HERE / "fixtures" / "headers"
+HEADERS = TESTS / "fixtures" / "headers"
 DWARF_SOURCE = '#include "constructs.h"\neverything_t e; struct wire w; value_t v; cacheline_t l;\n'
 DWARF_NAMES = ("wire", "everything_t", "value_t", "cacheline_t", "struct everything", "nope")
 # The objects whose bytes are mutated: gcc -g for several data models, DWARF 4, and compressed
@@ -666,7 +669,7 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
     `ireeabi: error:` message, exit 1 or 2; or a header's listing with its errors, exit 2),
     "traceback" (anything else, or any traceback
     printed), "signal", "hang", "backstop", or "memory" (a peak above `peak_limit`)."""
-    import peak_rss
+    from . import peak_rss
     import shutil
     where = os.path.join(workdir, "case")
     shutil.rmtree(where, ignore_errors=True)

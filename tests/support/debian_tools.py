@@ -1,6 +1,6 @@
 """Debian tools the tests build with or compare against, installed when missing.
 
-    python tests/debian_tools.py     # what .ci/run runs: install what is missing, then check
+    python tests/support/debian_tools.py     # what .ci/run runs: install what is missing, then check
 
 A test that needs gcc's cross compilers, clang or qemu-user asks for the command here: on a Debian
 machine where the tests run as root (a fresh CI machine), a missing package is installed with

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
-import iree_tools as tools
+from . import iree_tools as tools
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.function_io import format_results, parse_input
 
-HERE = Path(__file__).parent
-E2E = HERE / "programs" / "e2e"
+TESTS = Path(__file__).resolve().parents[1]
+E2E = TESTS / "programs" / "e2e"
 MODELS = ("inline-dynamic", "inline-static")
 F64 = ("--iree-input-demote-f64-to-f32=false",)
 

@@ -468,7 +468,7 @@ def aarch64_iree_run_module() -> list[str]:
     Debian aarch64 sysroot: the argv prefix that runs it. The wheel is fetched once into
     $IREEABI_TEST_CACHE (else this process's session folder)."""
     import zipfile
-    from debian_tools import debian_file, debian_tool
+    from .debian_tools import debian_file, debian_tool
     qemu = debian_tool("qemu-aarch64")
     sysroot = Path("/usr/aarch64-linux-gnu")
     debian_file(str(sysroot / "lib" / "ld-linux-aarch64.so.1"), "libc6-arm64-cross")
