@@ -12,7 +12,8 @@ Each side ends in one outcome:
   names it: iree-run-module's "while invoking native function X", ireeabi's "while calling import X");
 - a signal: the tool died by one (under qemu-user, qemu dies by the guest's signal);
 - a refusal: ireeabi refused where IREE's own runtime reads or writes out of bounds or crashes
-  (vm.status.IreeFaultError), naming the import.
+  (base.status.IreeFaultError: its error has no status code), naming the import. `ireeabi run` runs
+  in a process of its own under the same bounds as the tool.
 
 They agree when both print the same results, fail with the same status code at the same import
 (when both name one), or when the tool dies by a signal where ireeabi refuses saying IREE's runtime
@@ -32,7 +33,6 @@ compared.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
@@ -40,11 +40,11 @@ import resource
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence, TextIO
 
-from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable_text
 
 from . import render
@@ -131,7 +131,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     flags = [f"--module={args.module}"] + ([f"--function={args.function}"] if args.function else []) \
         + ([f"--device={args.device}"] if args.device else []) + [f"--input={v}" for v in args.input]
     real = run_tool(tool + flags, args.cpu_seconds, backstop)
-    ours = run_ireeabi(args)
+    ours = run_ireeabi(args, args.cpu_seconds, backstop)
     agree, why = compare(real, ours)
     _report(out, tool + flags, args, real, ours, agree, why)
     return EXIT_AGREE if agree else EXIT_DIFFER
@@ -152,27 +152,35 @@ def _read(f: Any) -> str:
     return f.read(OUTPUT_LIMIT).decode("utf-8", "replace")
 
 
-def run_tool(argv: Sequence[str], cpu_seconds: int, backstop: float) -> Outcome:
-    """Run the real tool under its bounds; its outcome (CliError when it cannot be compared)."""
+def _run_bounded(argv: Sequence[str], cpu_seconds: int, backstop: float,
+                 who: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `argv` under the bounds; CliError when it cannot be
+    started, blocks past the backstop, runs past its CPU time or writes too much."""
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         try:
             proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=fo, stderr=fe,
                                     preexec_fn=_limits(cpu_seconds), start_new_session=True)
         except OSError as e:
-            raise CliError(f"--tool: cannot run {argv[0]}: {e.strerror or e}") from None
+            raise CliError(f"{who}: cannot run {argv[0]}: {e.strerror or e}") from None
         try:
             rc = proc.wait(timeout=backstop)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            raise CliError(f"--tool: {argv[0]} was still running after {backstop:g} s (--backstop; "
+            raise CliError(f"{who}: {argv[0]} was still running after {backstop:g} s (--backstop; "
                            f"blocked: it used less than its {cpu_seconds} s of CPU time)") from None
         stdout, stderr = _read(fo), _read(fe)
     if rc in (-signal.SIGXCPU, -signal.SIGKILL):  # RLIMIT_CPU's soft and hard limits
-        raise CliError(f"--tool: {argv[0]} ran past its {cpu_seconds} s of CPU time (--cpu-seconds), "
+        raise CliError(f"{who}: {argv[0]} ran past its {cpu_seconds} s of CPU time (--cpu-seconds), "
                        f"or was killed (signal {-rc})")
     if rc == -signal.SIGXFSZ:
-        raise CliError(f"--tool: {argv[0]} wrote more than {OUTPUT_LIMIT >> 20} MiB of output")
+        raise CliError(f"{who}: {argv[0]} wrote more than {OUTPUT_LIMIT >> 20} MiB of output")
+    return rc, stdout, stderr
+
+
+def run_tool(argv: Sequence[str], cpu_seconds: int, backstop: float) -> Outcome:
+    """Run the real tool under its bounds; its outcome (CliError when it cannot be compared)."""
+    rc, stdout, stderr = _run_bounded(argv, cpu_seconds, backstop, "--tool")
     if rc < 0:
         return Outcome("signal", stdout, stderr, -rc, signal.Signals(-rc).name)
     if not stdout.startswith("EXEC @"):
@@ -197,15 +205,13 @@ def _status(stdout: str, stderr: str, rc: int) -> Outcome:
 # -- ireeabi run ------------------------------------------------------------------------------------
 
 
-def run_ireeabi(args: argparse.Namespace) -> Outcome:
-    """`ireeabi run` in this process on the same call; its outcome (with its trace for --trace)."""
-    from ireeabi.base.status import IreeFaultError
-
-    from . import cmd_run
-
-    parser = argparse.ArgumentParser(prog="ireeabi")
-    cmd_run.add_parser(parser.add_subparsers(dest="command"))
-    argv = ["run", args.module] + (["--function", args.function] if args.function else []) \
+def run_ireeabi(args: argparse.Namespace, cpu_seconds: int, backstop: float) -> Outcome:
+    """`ireeabi run` on the same call, in a process of its own under the tool's bounds (as the
+    tool runs: a crash of either ends its side, not the comparison); its outcome, with its trace
+    for --trace. Its one-line error tells a status (`ireeabi: error: CODE; ...`) from a refusal
+    where IREE's own runtime faults (IreeFaultError: no status code)."""
+    argv = [sys.executable, "-m", "ireeabi", "run", args.module] \
+        + (["--function", args.function] if args.function else []) \
         + [f"--input={v}" for v in args.input] + (["--target", args.target] if args.target else []) \
         + ([f"--device={args.device}"] if args.device else []) \
         + [f"--{n}" for n in ("legacy-loader", "legacy-inline", "legacy-vm-buffer")
@@ -216,25 +222,25 @@ def run_ireeabi(args: argparse.Namespace) -> Outcome:
         trace_file.close()
         argv += ["--trace-file", trace_file.name]
     try:
-        run_args = parser.parse_args(argv)
-    except SystemExit:
-        raise CliError(f"ireeabi run cannot take {' '.join(argv[1:])}") from None
-    out = io.StringIO()
-    try:
-        try:
-            rc = cmd_run.command(run_args, out)
-            outcome = Outcome("results" if rc == 0 else "status", out.getvalue(), exit=rc)
-        except IreeFaultError as e:
-            text = str(e)
-            outcome = Outcome("refused", out.getvalue(), text, 1, None, text.split(":", 1)[0], text)
-        except IreeAbiError as e:
-            text = str(e)
-            code = getattr(e, "code", None)
-            m = _STATUS.search(text + ";")
-            where = _OUR_IMPORT.search(text)
-            outcome = Outcome("status", out.getvalue(), text, 1,
-                              code.name if code is not None and hasattr(code, "name") else (m.group(1) if m else None),
-                              where.group(1) if where else None, text)
+        rc, stdout, stderr = _run_bounded(argv, cpu_seconds, backstop, "ireeabi run")
+        text = " ".join(stderr.split())
+        if rc == 0:
+            outcome = Outcome("results", stdout, stderr)
+        elif rc == 1 and text.startswith("ireeabi: error:"):
+            message = text[len("ireeabi: error:"):].strip()
+            m = re.match(r"([A-Z_]+);", message)
+            where = _OUR_IMPORT.search(message)
+            if m and m.group(1) in _STATUS_CODES:
+                outcome = Outcome("status", stdout, stderr, rc, m.group(1),
+                                  where.group(1) if where else None, message)
+            else:  # no status: ireeabi refuses where IREE's own runtime faults
+                outcome = Outcome("refused", stdout, stderr, rc, None,
+                                  message.split(":", 1)[0], message)
+        elif rc < 0:
+            outcome = Outcome("signal", stdout, stderr, -rc, signal.Signals(-rc).name)
+        else:
+            raise CliError(f"ireeabi run cannot take this call (exit {rc}): "
+                           f"{printable_text(text[:300]) or '(no message)'}")
         if trace_file is not None:
             with open(trace_file.name) as f:
                 outcome.events = [json.loads(line) for line in f if line.strip()]

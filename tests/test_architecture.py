@@ -211,6 +211,14 @@ def read_imports(module: Module, source: str) -> list[Import]:
                 if names is None and isinstance(node.args[0], ast.Name):
                     bound = constants.get(node.args[0].id) or _imported_constant(tree, module, node.args[0].id)
                     names = _text(bound, module, loop) if isinstance(bound, ast.AST) else None
+                if names is None and isinstance(node.args[0], ast.Subscript) and \
+                        isinstance(node.args[0].value, ast.Name):
+                    # an entry of a module-level table of module names (cli/main.py's commands):
+                    # any of its values
+                    table = constants.get(node.args[0].value.id)
+                    if isinstance(table, ast.Dict) and all(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                                                           for v in table.values):
+                        names = [v.value for v in table.values]  # type: ignore[union-attr]
                 for name in names if names is not None else ["?"]:
                     if name == "?" or name.startswith("ireeabi"):
                         out.append(Import(module.name, name, None, node.lineno, "importlib"))
@@ -468,6 +476,8 @@ def test_the_readers_see_faces_and_importlib() -> None:
     assert ("ireeabi.layouts", "importlib") in hows
     catalog = {i.target for i in IMPORTS if i.source == "ireeabi.layouts" and i.how == "importlib"}
     assert {"ireeabi.layouts.base", "ireeabi.layouts.hal_buffer"} <= catalog
+    commands = {i.target for i in IMPORTS if i.source == "ireeabi.cli.main" and i.how == "importlib"}
+    assert {"ireeabi.cli.cmd_run", "ireeabi.cli.cmd_compare"} <= commands  # a table's entries
 
 
 # -------------------------------------------------------------------- the rules, on planted violations

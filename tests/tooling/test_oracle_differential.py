@@ -28,9 +28,6 @@ from pathlib import Path
 
 import pytest
 
-if __name__ == "__main__":  # run as a script (the counts of docs/findings.md): the tests' helpers
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from support import e2e_corpus
 from support import iree_oracle
 from support import iree_tools as tools
