@@ -1,6 +1,7 @@
 import gc
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +21,13 @@ def _is_xdist_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Ctrl-C is under test (KeyboardInterrupt out of kernels, children stopped by SIGINT). A shell
+    # that starts pytest in the background without job control hands it SIGINT ignored, which
+    # Python then keeps and its children inherit across exec: every such test would wait for its
+    # budget instead. Each process of the run (xdist's workers too) takes Python's own handler, as
+    # an interactive run has it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # One compile cache for the run: the controller (or a serial session) names it before
     # pytest-xdist starts its workers, which inherit the environment, so each module compiles once
     # whatever the number of workers. It lives in pytest's cache folder (`--cache-clear` empties
