@@ -66,6 +66,16 @@ def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
     body(blocks[0][0], blocks[0][1], pad)
 
 
+def tag(lines: list, first: int, i: int, symbol: str) -> None:
+    """End each line from `first` on that has no comment yet with `# <pc> <op>`: a reader of the
+    dumped text, and bench_kernels.py's --spy (which counts py-spy's samples per op), see which
+    instruction each line was written for (the lines of a branch include its edges' moves and the
+    locals written back or read there)."""
+    for n in range(first, len(lines)):
+        if "#" not in lines[n]:
+            lines[n] = f"{lines[n]}  # {i} {symbol}"
+
+
 def _balanced(text: str) -> bool:
     """Whether every parenthesis in `text` closes inside it (so `int(text)` is one call)."""
     depth = 0
@@ -383,6 +393,7 @@ class LocalsEmitter:
             self.instruction(i, end, lines, pad)
         inst = self.code[end - 1][2]
         symbol = inst.op.symbol
+        first = len(lines)
         if symbol == "CondBranch":
             o = inst.operands
             if any(src.is_ref for src, _ in list(o["true_operands"]) + list(o["false_operands"])):
@@ -393,6 +404,7 @@ class LocalsEmitter:
                 # `if <comparison>:` instead of storing 0/1 and testing it: in each arm the
                 # temporary is that constant (written back as such where it is live)
                 lines.pop()
+                first -= 1  # the compare's line becomes the branch's
                 cond = fused[2]
             else:
                 fused = None
@@ -412,6 +424,7 @@ class LocalsEmitter:
         else:
             self.instruction(end - 1, end, lines, pad)
             self._jump(end, (), inside, lines, pad)
+        tag(lines, first, end - 1, symbol)
 
     def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
         temps, start, chain, local, written = dict(self.temps), self.start, self.chain, self.local, self.written
@@ -469,10 +482,12 @@ class LocalsEmitter:
 
     def instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         self.cur = (i, end)  # the instruction being written (drop_overlapping's liveness)
+        first = len(lines)
         try:
             self._instruction(i, end, lines, pad)
         finally:
             self.cur = None
+        tag(lines, first, i, self.code[i][2].op.symbol)
 
     def _instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         handler, payload, inst = self.code[i]
@@ -772,4 +787,4 @@ _FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
 _VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
-__all__ = ["LocalsEmitter", "c_call", "dispatch_tree"]
+__all__ = ["LocalsEmitter", "c_call", "dispatch_tree", "tag"]
