@@ -39,7 +39,8 @@ _JUMPS = frozenset({"Branch", "Break", "CondBreak", "Yield"})
 _LOADED = {"BufferLoadI8U": (0, 255), "BufferLoadI8S": (-128, 127), "BufferLoadI16U": (0, 65535),
            "BufferLoadI16S": (-32768, 32767)}
 _WIDEN_AFTER = 3  # visits of a block whose entry state still grows before its bounds are widened
-_BUDGET = 64  # instruction visits per instruction of the function (plus a constant)
+_BUDGET = 64  # instruction visits per instruction of the function, plus _MIN_BUDGET
+_MIN_BUDGET = 10_000
 _NARROWING = 2  # passes without widening after the fixed point
 
 
@@ -100,7 +101,7 @@ class ValueRanges:
         self.assume = dict(assume or {})  # the function's entry state (what its arguments hold)
         insts = [c[2] for c in code]
         self.blocks = _blocks(fn, insts)
-        self.budget = _BUDGET * len(insts) + 10_000
+        self.budget = _BUDGET * len(insts) + _MIN_BUDGET
         try:
             entry = self._solve(fn, insts)
         except _OverBudget:
