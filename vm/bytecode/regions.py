@@ -286,13 +286,14 @@ class LocalsEmitter:
         return f"{self.b.bind(reader.unpack_from, 'r')}(regs, {4 * first})[0]"
 
     def write(self, first: int, n: int, bank: str, expr: str, lines: list, pad: str,
-              value: tuple | None = None) -> None:
+              value: tuple | None = None, signed: bool = False) -> None:
         """Assign the result of a pure op as the bank's writer would (wrapped, rounded). `value`:
         the interval of the integer result when `expr` is that result exactly (ValueRanges: it does
-        not wrap), held as it is: its bits when nonnegative, else its signed value."""
+        not wrap), held as it is: its bits when nonnegative, else its signed value. `signed`: an
+        integer that may wrap is wrapped to its signed value (what its next reader takes)."""
         _, kind = BANKS[bank]
         form = kind
-        if kind == "int" and value is not None and value[0] < 0:
+        if kind == "int" and (value is not None and value[0] < 0 or value is None and signed):
             form = "sint"
         if (first, n) in self.local:
             name = self.lname(first, n)
@@ -310,6 +311,9 @@ class LocalsEmitter:
             self.last_compare = (len(lines) - 1, name, expr[4:-1], (first, n))
         elif kind == "int" and value is not None:
             lines.append(f"{pad}{name} = {expr}")
+        elif kind == "int" and signed:
+            sign = 1 << (32 * n - 1)
+            lines.append(f"{pad}{name} = (({expr}) + {sign} & {_MASK[n]}) - {sign}")
         elif kind == "int":
             lines.append(f"{pad}{name} = ({expr}) & {_MASK[n]}")
         elif kind == "f32":
@@ -357,6 +361,23 @@ class LocalsEmitter:
                     symbol = self.code[j][2].op.symbol
                     return rw == "r" and (f, m) == (first, n) and (symbol in PURE_OPS or symbol in SELECTS) \
                         and symbol not in RAW_BANKS and not symbol.endswith("U")
+        return False
+
+    def wants_value(self, i: int, end: int, first: int, n: int) -> bool:
+        """Whether the next access of register (first, n) in this block is a read of it whole by an
+        op that takes its signed value (a signed division, compare, extension, cast...), not bits
+        any form gives as cheaply."""
+        for j in range(i + 1, end):
+            acc = self.plan.acc[j]
+            if acc is None:
+                return False
+            for rw, f, m, _ in acc:
+                if f < first + n and first < f + m:
+                    symbol = self.code[j][2].op.symbol
+                    return rw == "r" and (f, m) == (first, n) and symbol in PURE_OPS and symbol not in _MODULAR \
+                        and symbol not in RAW_BANKS and not symbol.endswith("U") \
+                        and any(fl.kind in _SIGNED and is_read(fl) and self.code[j][2].operands[fl.name].ordinal == first
+                                for fl in self.code[j][2].op.fields)
         return False
 
     # -- the region ----------------------------------------------------------------------------------
@@ -695,7 +716,8 @@ class LocalsEmitter:
             name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
             lines.append(f"{pad}{name} = {expr}")
             return
-        self.write(*result[:2], result[2], expr, lines, pad, value)
+        self.write(*result[:2], result[2], expr, lines, pad, value,
+                   value is None and BANKS[result[2]][1] == "int" and self.wants_value(i, end, *result[:2]))
 
     # -- loop invariants ------------------------------------------------------------------------------
 
