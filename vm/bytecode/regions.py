@@ -407,10 +407,11 @@ class LocalsEmitter:
         self.stored = sorted(bo for bo, sz in self.sizes.items() if any(w for _, w in sz))
         # each loop's locals that nothing in it writes (its invariants)
         variant: dict[int, set | None] = {}
+        insts = [c[2] for c in self.code]
         for s, e in blocks:
             loop = self.plan.loop_of.get(s)
             if loop is not None and variant.get(loop, set()) is not None:
-                w = block_writes([c[2] for c in self.code], s, e)
+                w = block_writes(insts, s, e)
                 variant[loop] = None if w is None else variant.get(loop, set()) | w
         self.invariant = {loop: ({k for k in self.plan.locals_of[loop] if not w.intersection(range(k[0], k[0] + k[1]))}
                                  if w is not None else set()) for loop, w in variant.items()}

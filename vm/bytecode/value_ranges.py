@@ -38,13 +38,35 @@ _ENDS = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "Cal
 _JUMPS = frozenset({"Branch", "Break", "CondBreak", "Yield"})
 _LOADED = {"BufferLoadI8U": (0, 255), "BufferLoadI8S": (-128, 127), "BufferLoadI16U": (0, 65535),
            "BufferLoadI16S": (-32768, 32767)}
-_WIDEN_AFTER = 3  # visits of a block whose entry state still grows before its bounds are widened
+_WIDEN_AFTER = 2  # visits of a block whose entry state still grows before its bounds are widened
 _BUDGET = 64  # instruction visits per instruction of the function, plus _MIN_BUDGET
 _MIN_BUDGET = 10_000
-_NARROWING = 2  # passes without widening after the fixed point
+_NARROWING = 1  # passes without widening after the fixed point
 
 
 def speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]]]]:
+    """`_speculated`, remembered for the last functions of the same bytecode (every context of a
+    module analyses the same functions: one analysis serves them)."""
+    try:
+        key = (_BUDGET, _MIN_BUDGET, fn.cconv_args, tuple((inst.op.symbol, tuple(repr(v) if type(v) is float else v  # NaN: its text
+                                                           for v in inst.operands.values()))
+                                    for inst in fn.instructions))
+        hash(key)
+    except TypeError:  # an operand that does not hash: no memo
+        return _speculated(fn, code)
+    found = _MEMO.get(key)
+    if found is None:
+        found = _MEMO[key] = _speculated(fn, code)
+        while len(_MEMO) > _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+    return found
+
+
+_MEMO: dict = {}  # insertion order: the oldest goes first
+_MEMO_SIZE = 256
+
+
+def _speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]]]]:
     """The function's intervals (sound for any arguments), its intervals assuming its i32
     arguments are nonnegative (sizes, counts, ids), and what that assumes at each block: {block
     start: [(slot, interval the facts there need)]}, the slots whose interval is narrower than
@@ -101,6 +123,14 @@ class ValueRanges:
         self.assume = dict(assume or {})  # the function's entry state (what its arguments hold)
         insts = [c[2] for c in code]
         self.blocks = _blocks(fn, insts)
+        # per instruction, made once: the registers it writes, its integer operands' slots by name
+        self._writes = [_written(inst) for inst in insts]
+        self._slots = [{f.name: (inst.operands[f.name].ordinal, _WIDTH[f.kind]) for f in inst.op.fields
+                        if f.kind in _WIDTH} for inst in insts]
+        self._moves: dict[int, list] = {}  # id(branch operands) -> their moves
+        # slots whose one write in the function is a constant in its entry block, before any read:
+        # that value everywhere, kept out of the states (which then hold a few slots, not dozens)
+        self.consts, self._const_defs = _function_constants(fn, insts, self.blocks, self._writes)
         self.budget = _BUDGET * len(insts) + _MIN_BUDGET
         try:
             entry = self._solve(fn, insts)
@@ -225,16 +255,16 @@ class ValueRanges:
             for dest, pairs, truth in ((o["true_dest"], o["true_operands"], True),
                                        (o["false_dest"], o["false_operands"], False)):
                 edge = _refine(dict(state), compares.get(o["condition"].ordinal), truth,
-                               state.get((o["condition"].ordinal, 1)))
+                               state.get((o["condition"].ordinal, 1)), self.consts)
                 if edge is not None:
-                    out.append((fn.block_index.get(dest, -1), _moved(edge, pairs)))
+                    out.append((fn.block_index.get(dest, -1), _moved(edge, pairs, self._moves)))
             return out
         if symbol in _JUMPS:
-            return [(fn.block_index.get(o["dest"], -1), _moved(state, o["operands"]))]
+            return [(fn.block_index.get(o["dest"], -1), _moved(state, o["operands"], self._moves))]
         if symbol == "BranchTable":
-            out = [(fn.block_index.get(o["default_dest"], -1), _moved(state, o["default_operands"]))]
+            out = [(fn.block_index.get(o["default_dest"], -1), _moved(state, o["default_operands"], self._moves))]
             for case in o["cases"]:
-                out.append((fn.block_index.get(case.dest, -1), _moved(state, case.operands)))
+                out.append((fn.block_index.get(case.dest, -1), _moved(state, case.operands, self._moves)))
             return out
         if symbol == "Return":
             return []
@@ -247,11 +277,12 @@ class ValueRanges:
     def _record_reads(self, i: int, inst: Any, state: State) -> None:
         got = {}
         for f in inst.op.fields:
-            n = _WIDTH.get(f.kind)
-            if n is not None and f.access == isa.READ:
-                slot = (inst.operands[f.name].ordinal, n)
+            if f.kind in _WIDTH and f.access == isa.READ:
+                slot = self._slots[i][f.name]
                 if slot in state:
                     got[slot] = state[slot]
+                elif slot in self.consts:
+                    got[slot] = self.consts[slot]
         if got:
             self.reads[i] = got
 
@@ -260,12 +291,16 @@ class ValueRanges:
         o = inst.operands
         if record:
             self._record_reads(i, inst, state)
-        written = _written(inst)
+        written = self._writes[i]
         if written is None:  # an operand form not understood: it may write any register
             state.clear()
             compares.clear()
             return
-        result = _transfer(symbol, inst, state) if len(written) == 1 else _UNMODELLED
+        if i in self._const_defs:  # its value is in self.consts, the same everywhere
+            if record:
+                self.result[i] = self.consts[self._const_defs[i]]
+            return
+        result = _transfer(symbol, inst, state, self._slots[i], self.consts) if len(written) == 1 else _UNMODELLED
         for first, n, _ in written:
             _kill(state, compares, first, n)
         if result is None or result is _UNMODELLED:
@@ -283,7 +318,8 @@ class ValueRanges:
             if any(r < first + 1 and first < r + m for r, m in operands):
                 return  # the result overwrote an operand: the compare says nothing of what is left
             fact = (symbol, operands[0], operands[1] if len(operands) > 1 else None)
-            if symbol == "CmpNZI32" and operands[0][0] in compares and state.get(operands[0]) == (0, 1):
+            if symbol == "CmpNZI32" and operands[0][0] in compares and \
+                    (state.get(operands[0]) or self.consts.get(operands[0])) == (0, 1):
                 fact = compares[operands[0][0]]  # cmp.nz of a compare's 0 or 1: the same condition
             compares[first] = fact
 
@@ -324,6 +360,41 @@ def _blocks(fn: Any, insts: list) -> list[tuple[int, int]]:
             starts.add(i + 1)
     ordered = sorted(x for x in starts if x < len(insts))
     return [(x, ordered[k + 1] if k + 1 < len(ordered) else len(insts)) for k, x in enumerate(ordered)]
+
+
+def _function_constants(fn: Any, insts: list, blocks: list, writes: list) -> tuple[dict, dict]:
+    """({slot: its constant}, {defining instruction: slot}) of the slots whose registers nothing
+    writes but one integer constant in the entry block (run first on every path), none of which
+    that block reads before it."""
+    writers: dict[int, list[int]] = {}
+    for i, (inst, w) in enumerate(zip(insts, writes)):
+        if w is None:
+            return {}, {}
+        regs = {r for first, n, _ in w for r in range(first, first + n)}
+        for f in inst.op.fields:
+            value = inst.operands.get(f.name)
+            if f.kind == isa.BRANCH_OPERANDS:
+                regs.update(dst.ordinal for _, dst in value if not dst.is_ref)
+            elif f.kind == isa.BRANCH_TABLE_CASES:
+                regs.update(dst.ordinal for case in value for _, dst in case[1] if not dst.is_ref)
+        for r in regs:
+            writers.setdefault(r, []).append(i)
+    consts: dict = {}
+    defs: dict = {}
+    read: set[int] = set()
+    for i in range(blocks[0][1] if blocks else 0):
+        inst = insts[i]
+        if inst.op.symbol in ("ConstI32", "ConstI64", "ConstI32Zero", "ConstI64Zero"):
+            first, n, _ = writes[i][0]
+            regs = range(first, first + n)
+            if all(writers.get(r) == [i] for r in regs) and not read.intersection(regs):
+                consts[(first, n)] = _transfer(inst.op.symbol, inst, {}, {}, {})
+                defs[i] = (first, n)
+        named = named_registers(fn, inst)
+        if named is None:
+            break
+        read |= named[0]
+    return consts, defs
 
 
 def _successors(fn: Any, insts: list, s: int, e: int) -> list[int]:
@@ -415,15 +486,24 @@ def _steps(insts: list) -> list[int]:
     out = {-1, 0, 1}
     for inst in insts:
         if inst.op.symbol in ("ConstI32", "ConstI64"):
-            v = _transfer(inst.op.symbol, inst, {})[0]
+            v = _transfer(inst.op.symbol, inst, {}, {}, {})[0]
             out.update((v - 1, v, v + 1))
     return sorted(out)
 
 
-def _moved(state: State, pairs: Iterable) -> State:
+def _moved(state: State, pairs: Iterable, cache: dict | None = None) -> State:
     """The state after a branch's register copies, in order (ops_control.remap)."""
+    if not pairs:
+        return state
+    if cache is not None:
+        mv = cache.get(id(pairs))
+        if mv is None:
+            mv = cache[id(pairs)] = (pairs, moves(pairs))  # (the operands kept: their id stays theirs)
+        mv = mv[1]
+    else:
+        mv = moves(pairs)
     out = dict(state)
-    for m in moves(pairs):
+    for m in mv:
         if m[0] == "ref":
             continue
         _, src, dst, n = m
@@ -434,7 +514,8 @@ def _moved(state: State, pairs: Iterable) -> State:
     return out
 
 
-def _refine(state: State, compare: tuple | None, truth: bool, cond: Interval | None) -> State | None:
+def _refine(state: State, compare: tuple | None, truth: bool, cond: Interval | None,
+            consts: dict) -> State | None:
     """The state on one edge of a conditional branch: the condition's value and, when a compare
     of this block made it, its operands' intervals narrowed. None: the edge is never taken."""
     if cond is not None and (cond == (0, 0) if truth else cond[0] > 0 or cond[1] < 0):
@@ -443,8 +524,8 @@ def _refine(state: State, compare: tuple | None, truth: bool, cond: Interval | N
         return state
     symbol, a, b = compare
     n = a[1]
-    x = state.get(a, top(n))
-    y = state.get(b, top(n)) if b is not None else (0, 0)
+    x = state.get(a) or consts.get(a, top(n))
+    y = (state.get(b) or consts.get(b, top(n))) if b is not None else (0, 0)
     if symbol.startswith("CmpLT") and symbol.endswith("U"):
         if x[0] < 0 or y[0] < 0:
             return state
@@ -486,17 +567,16 @@ def _divisors(y: Interval) -> list[int]:
     return out
 
 
-def _transfer(symbol: str, inst: Any, state: State) -> Any:
+def _transfer(symbol: str, inst: Any, state: State, slots: dict, consts: dict) -> Any:
     """The interval of the op's integer result (None: any value; _UNMODELLED: not an op modelled
-    here, whose writes are the registers its operands name)."""
+    here, whose writes are the registers its operands name). `slots`: its integer operands' slots
+    by field name."""
     o = inst.operands
     fields = inst.op.fields
 
     def get(name: str) -> Interval:
-        reg = o[name]
-        kind = next(f.kind for f in fields if f.name == name)
-        n = _WIDTH[kind]
-        return state.get((reg.ordinal, n), top(n))
+        slot = slots[name]
+        return state.get(slot) or consts.get(slot) or top(slot[1])
 
     width = None
     for f in fields:
@@ -560,7 +640,7 @@ def _transfer(symbol: str, inst: Any, state: State) -> Any:
         return -x[1] - 1, -x[0] - 1
     if symbol in ("ShlI32", "ShlI64", "ShrI32S", "ShrI64S", "ShrI32U", "ShrI64U"):
         x = get("operand")
-        amount = state.get((o["amount"].ordinal, 1))
+        amount = state.get((o["amount"].ordinal, 1)) or consts.get((o["amount"].ordinal, 1))
         bits = 32 * n
         s = amount[0] & (bits - 1) if amount is not None and amount[0] == amount[1] else None
         if symbol.startswith("Shl"):
@@ -607,7 +687,7 @@ def _transfer(symbol: str, inst: Any, state: State) -> Any:
     if symbol in ("CtlzI32", "CtlzI64"):
         return 0, 32 * n
     if symbol in ("SelectI32", "SelectI64"):
-        c = state.get((o["condition"].ordinal, 1))
+        c = state.get((o["condition"].ordinal, 1)) or consts.get((o["condition"].ordinal, 1))
         t, f = get("true_value"), get("false_value")
         if c is not None and c == (0, 0):
             return f
