@@ -17,8 +17,16 @@ a signaling NaN in an f32 region local runs blocks.py's byte-register region ins
 local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32 values be written
 inline (their handlers copy or mask the register bits).
 
-The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does (a C library function through
+Integers known by value_ranges.py (the interval of each register at each instruction) are written
+without what their range makes idle: no mask on an op that cannot wrap, no sign conversion of a
+value known nonnegative, Python's // and % for a division by a divisor known positive (C's
+truncation from the magnitude); a value that may be negative but cannot wrap is held as itself, its
+signed value (`self.signed`, a temporary of kind "sint"), back to its bits where a block's end or the
+bytes need them. The intervals assume the function's i32 arguments nonnegative where that narrows
+them: the region checks the values they rest on where it is entered and runs the region made
+without the assumption otherwise. A loop's adds of its invariants are computed where the loop is
+entered (`#hoist`). The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS'
+functions are made from; the others call their PURE_OPS function as blocks.py does (a C library function through
 `c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
 twice when its iterations come back with buffers remembered: a copy for when they are remembered
 at the head, without the memo test at each access, and one for when some is not. A handler call writes the
