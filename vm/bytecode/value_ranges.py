@@ -140,7 +140,7 @@ class ValueRanges:
         self.entry = entry
         for s, e in self.blocks:
             if entry.get(s) is not None:
-                self._block(fn, insts, s, e, dict(entry[s]), record=True)
+                self._block(fn, insts, s, e, dict(entry[s] or {}), record=True)
 
     def read(self, i: int, first: int, n: int) -> Interval | None:
         return self.reads.get(i, {}).get((first, n))
@@ -163,7 +163,7 @@ class ValueRanges:
             s = min(work)  # in code order: a loop's body before what follows it
             work.remove(s)
             queued.discard(s)
-            for t, out in self._block(fn, insts, s, ends[s], dict(entry[s]), record=False):
+            for t, out in self._block(fn, insts, s, ends[s], dict(entry[s] or {}), record=False):
                 if t not in entry:
                     continue
                 old = entry[t]
@@ -183,11 +183,11 @@ class ValueRanges:
             for s in starts:
                 if entry[s] is None:
                     continue
-                for t, out in self._block(fn, insts, s, ends[s], dict(entry[s]), record=False):
+                for t, out in self._block(fn, insts, s, ends[s], dict(entry[s] or {}), record=False):
                     if t in new_entry:
-                        new_entry[t] = out if new_entry[t] is None else _join(new_entry[t], out)
-            entry = {s: (None if entry[s] is None or new_entry[s] is None else _meet(entry[s], new_entry[s]))
-                     for s in starts}
+                        old = new_entry[t]
+                        new_entry[t] = out if old is None else _join(old, out)
+            entry = {s: _meet(entry[s], new_entry[s]) for s in starts}
         return entry
 
     def _heads(self, fn: Any, insts: list) -> dict[int, set[int] | None]:
@@ -303,7 +303,7 @@ class ValueRanges:
         result = _transfer(symbol, inst, state, self._slots[i], self.consts) if len(written) == 1 else _UNMODELLED
         for first, n, _ in written:
             _kill(state, compares, first, n)
-        if result is None or result is _UNMODELLED:
+        if not isinstance(result, tuple):  # any value, or not modelled
             return
         first, n, kind = written[0]
         lo, hi = result
@@ -386,8 +386,8 @@ def _function_constants(fn: Any, insts: list, blocks: list, writes: list) -> tup
         inst = insts[i]
         if inst.op.symbol in ("ConstI32", "ConstI64", "ConstI32Zero", "ConstI64Zero"):
             first, n, _ = writes[i][0]
-            regs = range(first, first + n)
-            if all(writers.get(r) == [i] for r in regs) and not read.intersection(regs):
+            slot_regs = range(first, first + n)
+            if all(writers.get(r) == [i] for r in slot_regs) and not read.intersection(slot_regs):
                 consts[(first, n)] = _transfer(inst.op.symbol, inst, {}, {}, {})
                 defs[i] = (first, n)
         named = named_registers(fn, inst)
@@ -448,7 +448,10 @@ def _join(a: State, b: State) -> State:
     return {k: (min(v[0], b[k][0]), max(v[1], b[k][1])) for k, v in a.items() if k in b}
 
 
-def _meet(a: State, b: State) -> State:
+def _meet(a: State | None, b: State | None) -> State | None:
+    """The narrower of two states (None, unreachable, if either is)."""
+    if a is None or b is None:
+        return None
     out = dict(a)
     for k, v in b.items():
         if k in out:
@@ -687,11 +690,11 @@ def _transfer(symbol: str, inst: Any, state: State, slots: dict, consts: dict) -
     if symbol in ("CtlzI32", "CtlzI64"):
         return 0, 32 * n
     if symbol in ("SelectI32", "SelectI64"):
-        c = state.get((o["condition"].ordinal, 1)) or consts.get((o["condition"].ordinal, 1))
+        cond: Interval | None = state.get((o["condition"].ordinal, 1)) or consts.get((o["condition"].ordinal, 1))
         t, f = get("true_value"), get("false_value")
-        if c is not None and c == (0, 0):
+        if cond is not None and cond == (0, 0):
             return f
-        if c is not None and (c[0] > 0 or c[1] < 0):
+        if cond is not None and (cond[0] > 0 or cond[1] < 0):
             return t
         return min(t[0], f[0]), max(t[1], f[1])
     if symbol == "TruncI64I32":
