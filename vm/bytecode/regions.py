@@ -502,8 +502,11 @@ class LocalsEmitter:
         made without the assumption runs on when a value is out of its assumed interval."""
         tests: dict[str, list[int]] = {}
         for s in sorted(inside):
+            if s in self.guards and self.guards[s] is None:  # reached only when the assumption fails
+                tests.setdefault("True", []).append(s)
+                continue
             live = self.plan.live_in.get(s, set())
-            need = [(slot, iv) for slot, iv in self.guards.get(s, ()) if live & set(range(slot[0], slot[0] + slot[1]))]
+            need = [(slot, iv) for slot, iv in self.guards.get(s) or () if live & set(range(slot[0], slot[0] + slot[1]))]
             if need:
                 test = " or ".join(f"not {lo} <= SI{n}(regs, {4 * first})[0] <= {hi}" for (first, n), (lo, hi) in need)
                 tests.setdefault(test, []).append(s)

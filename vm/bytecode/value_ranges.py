@@ -44,7 +44,7 @@ _MIN_BUDGET = 10_000
 _NARROWING = 1  # passes without widening after the fixed point
 
 
-def speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]]]]:
+def speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]] | None]]:
     """`_speculated`, remembered for the last functions of the same bytecode (every context of a
     module analyses the same functions: one analysis serves them)."""
     try:
@@ -66,12 +66,13 @@ _MEMO: dict = {}  # insertion order: the oldest goes first
 _MEMO_SIZE = 256
 
 
-def _speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]]]]:
+def _speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict[int, list[tuple[Slot, Interval]] | None]]:
     """The function's intervals (sound for any arguments), its intervals assuming its i32
     arguments are nonnegative (sizes, counts, ids), and what that assumes at each block: {block
     start: [(slot, interval the facts there need)]}, the slots whose interval is narrower than
-    without the assumption. A loop region made with the assumption checks them where it is
-    entered, and runs the one made without it when one fails (regions.py)."""
+    without the assumption, or None at a block only a broken assumption reaches. A loop region
+    made with the assumption checks them where it is entered, and runs the one made without it
+    when one fails (regions.py)."""
     sound = ValueRanges(fn, code)
     args = [c for c in (fn.cconv_args or "") if c in "iIfFr"]
     assume: State = {}
@@ -89,8 +90,13 @@ def _speculated(fn: Any, code: list) -> tuple["ValueRanges", "ValueRanges", dict
     spec = ValueRanges(fn, code, assume)
     if spec.given_up:
         return sound, sound, {}
-    guards: dict[int, list[tuple[Slot, Interval]]] = {}
+    guards: dict[int, list[tuple[Slot, Interval]] | None] = {}
     for s, state in spec.entry.items():
+        if state is None and sound.entry.get(s) is not None:
+            # unreachable if the arguments were nonnegative: entered there, they were not (and the
+            # blocks it leads to were analysed without this way in)
+            guards[s] = None
+            continue
         if not state:
             continue
         known = sound.entry.get(s) or {}

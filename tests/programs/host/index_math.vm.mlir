@@ -241,6 +241,38 @@ vm.module @index_math {
   }
   vm.export @strided
 
+  // The sum over k < n of v / 7 + v % 7 + k, with v = a; a negative a goes through a call first
+  // (so the loop's region is entered again after it, at a block the assumption of nonnegative
+  // arguments makes unreachable), and joins the same loop.
+  vm.func @join(%a : i32, %n : i32) -> i32 {
+    %c0 = vm.const.i32 0
+    %c1 = vm.const.i32 1
+    %c7 = vm.const.i32 7
+    %neg = vm.cmp.lt.i32.s %a, %c0 : i32
+    vm.cond_br %neg, ^slow, ^loop(%a, %c0, %c0 : i32, i32, i32)
+  ^slow:
+    %b = vm.call @ident(%a) : (i32) -> i32
+    vm.br ^loop(%b, %c0, %c0 : i32, i32, i32)
+  ^loop(%v : i32, %k : i32, %acc : i32):
+    %more = vm.cmp.lt.i32.s %k, %n : i32
+    vm.cond_br %more, ^body, ^done(%acc : i32)
+  ^body:
+    %q = vm.div.i32.s %v, %c7 : i32
+    %r = vm.rem.i32.s %v, %c7 : i32
+    %s = vm.add.i32 %q, %r : i32
+    %t = vm.add.i32 %s, %k : i32
+    %acc2 = vm.add.i32 %acc, %t : i32
+    %k1 = vm.add.i32 %k, %c1 : i32
+    vm.br ^loop(%v, %k1, %acc2 : i32, i32, i32)
+  ^done(%res : i32):
+    vm.return %res : i32
+  }
+  vm.export @join
+
+  vm.func private @ident(%x : i32) -> i32 {
+    vm.return %x : i32
+  }
+
   vm.func @window32(%off : i32, %n : i32) -> i32 {
     %off64 = vm.ext.i32.i64.s %off : i32 -> i64
     %r = vm.call @window(%off64, %n) : (i64, i32) -> i32

@@ -147,6 +147,7 @@ CASES = [
     ("index_math.vm.mlir", "window", [(2, 10), (0, 16)]),
     ("index_math.vm.mlir", "window32", [(3, 4)]),
     ("index_math.vm.mlir", "strided", [(7, 13), (-3, 5), (100, 3)]),
+    ("index_math.vm.mlir", "join", [(-30, 20), (30, 20), (-2147483648, 3)]),
     ("loops.vm.mlir", "float_bits_loop", [(0x3F800000, 0x100000, 0x7F800000, 2.0, 8),
                                           (0x7F7FFFFE, 1, -8388608, 0.0, 6),
                                           (0x7FC00000, -1, 1, -0.0, 5),

@@ -13,6 +13,7 @@ fact removes: they fail where the facts are not used.
 from __future__ import annotations
 
 import linecache
+import math
 import re
 import struct
 from pathlib import Path
@@ -40,7 +41,8 @@ CALLS = [("divs", (-50, 100)), ("divs", (5, 200)), ("divs", (2147483600, 100)), 
          ("edges", (3,)), ("edges", (-2147483648,)),
          ("window", (2, 10)), ("window", (0, 16)), ("window", (-5, 10)), ("window", (10, 10)),
          ("window32", (3, 4)), ("window32", (-1, 3)), ("window32", (-2147483648, 1)),
-         ("strided", (7, 13)), ("strided", (-3, 5)), ("strided", (3, -5))]
+         ("strided", (7, 13)), ("strided", (-3, 5)), ("strided", (3, -5)),
+         ("join", (-30, 20)), ("join", (30, 20)), ("join", (-2147483648, 3))]
 
 
 def _outcome(call) -> tuple:
@@ -241,6 +243,21 @@ def test_negative_arguments_run_the_region_made_without_the_assumption():
             calls = _count(fast, "ua")
             assert fast.invoke("divs", start, 40) == ref.invoke("divs", start, 40)
             assert calls[0] == other, start
+
+
+def test_a_block_only_a_negative_argument_reaches_runs_without_the_assumption():
+    """join's negative argument goes through a call, after which the region is entered again at a
+    block that nonnegative arguments never reach, and the loop it leads to divides the argument's
+    value by 7: entered there, the region made without the assumption runs (the one made with it
+    would divide a negative value with Python's floor division), as the reference path gives."""
+    path = host("index_math.vm.mlir")
+    with Context(path) as fast, Context(path, reference=True) as ref:
+        calls = _count(fast, "ua")
+        for args, entries in (((30, 20), 0), ((-30, 20), 2)):
+            calls[0] = 0
+            assert fast.invoke("join", *args) == ref.invoke("join", *args) == \
+                [sum(int(args[0] / 7) + int(math.fmod(args[0], 7)) + k for k in range(args[1]))]
+            assert calls[0] == entries, args  # the entry at the function's start, and after the call
 
 
 def test_invariant_address_adds_leave_the_loop():
