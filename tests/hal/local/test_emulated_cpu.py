@@ -20,14 +20,14 @@ from dataclasses import dataclass
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from debian_tools import debian_tool
+from support.debian_tools import debian_tool
 
 from ireeabi.hal.local.emulated_cpu import (EmulatedCpu, EmulatedCpuError, EmulatedFault,
                                             InstructionBudgetExceeded)
 from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.vm import callbacks
-from ireeabi.vm.address_space import PAGE
-from ireeabi.vm.heap import Heap
+from ireeabi.base import callbacks
+from ireeabi.base.address_space import PAGE
+from ireeabi.base.heap import Heap
 
 KERNELS = r"""
 int mix3(int a, int b, int c) { return a * 7 + b - c; }
@@ -523,7 +523,7 @@ def test_a_guard_page_made_before_the_cpu_is_mirrored():
     record (the CPU subscribes to it) and kept inaccessible in the emulator. Run in a child: were
     they not, the child would die of SIGSEGV."""
     code = (
-        "from ireeabi.vm.heap import Heap\n"
+        "from ireeabi.base.heap import Heap\n"
         "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
         "import struct\n"
         "heap = Heap(target='riscv32')\n"

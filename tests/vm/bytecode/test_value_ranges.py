@@ -21,9 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.bytecode import Context
 from ireeabi.vm.bytecode import value_ranges
 from ireeabi.vm.bytecode.buffer_factory import BufferFactory
@@ -141,7 +141,7 @@ def test_the_facts_are_tight_enough_to_use():
     a remainder by a constant within its magnitude, a trunc of a counter exact, the address of a
     store within the buffer (index_reduce's 64x1024x256 generator, inline-static)."""
     path = tools.compile_mlir(KERNELS / "index_reduce.mlir", tools.session_dir(), "inline-static")
-    with Program(path.read_bytes(), reference=True) as prog:
+    with Program(path.read_bytes(), RunOptions(reference=True)) as prog:
         fn = next(f for f in prog.context.functions if f.name == "index_reduce")
         ranges = ValueRanges(fn, fn.code)
         assert not ranges.given_up
@@ -314,7 +314,7 @@ def test_index_kernels_agree(kernel, function, shapes, target, model, tmp_path):
         inputs = _kernel_inputs(shapes, edges)
         outs = []
         for reference in (True, False):
-            with Program(path.read_bytes(), target=target, reference=reference) as prog:
+            with Program(path.read_bytes(), RunOptions(target=target, reference=reference)) as prog:
                 results = prog.call_results(function, *inputs)
                 outs.append([r.tobytes() for r in results])
                 if not reference:
