@@ -156,6 +156,13 @@ class Rig:
     heap: Heap
     cpu: EmulatedCpu
     functions: dict[str, tuple[int, int]]  # name -> (address, size)
+    code: tuple[int, int]  # the executable pages holding them: (address, size)
+
+    def new_cpu(self, **kwargs) -> EmulatedCpu:
+        """Another CPU on the rig's heap, the code's pages executable in it too."""
+        cpu = EmulatedCpu(self.heap, **kwargs)
+        cpu.protect(*self.code, "r-x")
+        return cpu
 
     def fn(self, name: str) -> int:
         return self.functions[name][0]
@@ -202,14 +209,17 @@ def rig(request, build_dir):
     text, symbols = _text_and_symbols(str(obj))
     heap = Heap(target=heap_target, name=f"heap-{request.param}")
     cpu = EmulatedCpu(heap)
-    image = heap.malloc(len(text), align=16, tag="kernels")
+    # Whole pages made executable, as a loader protects a code segment: the heap's own memory is not.
+    size = (len(text) + PAGE - 1) & -PAGE
+    image = heap.malloc(size, align=PAGE, tag="kernels")
     heap.write(image, text)
     cpu.invalidate(image, len(text))
+    cpu.protect(image, size, "r-x")
     # A Thumb function's symbol has bit 0 set already (the ELF says how to call it).
     if heap_target == "armv7":
         assert all(off & 1 == thumb for off, _ in symbols.values()), symbols
     functions = {name: (image + off, size) for name, (off, size) in symbols.items()}
-    yield Rig(request.param, heap, cpu, functions)
+    yield Rig(request.param, heap, cpu, functions, (image, size))
     cpu.close()
     heap.close()
 
@@ -242,7 +252,7 @@ def test_a_call_longer_than_a_chunk_resumes_where_it_stopped(rig, native):
     values = [(i * 13) % 29 for i in range(2000)]
     p = rig.array("i", values)
     arr = (ctypes.c_int * len(values))(*values)
-    with EmulatedCpu(rig.heap, chunk=100) as cpu:
+    with rig.new_cpu(chunk=100) as cpu:
         result = cpu.call(rig.fn("weighted_sum"), [p, len(values)], max_instructions=10**7)
         assert cpu.instructions >= 2000
     assert _s32(result) == native.weighted_sum(arr, len(values))
@@ -278,6 +288,70 @@ def test_vector_add_writes_heap_memory_the_heap_reads(rig, native):
         rig.heap.free(address)
 
 
+def _outcome(cpu: EmulatedCpu, function: int, args: list) -> tuple:
+    """What a call came to: its result, or its fault's kind, pc and address."""
+    try:
+        return ("result", cpu.call(function, args, max_instructions=10**8))
+    except EmulatedFault as e:
+        return ("fault", e.kind, e.pc, e.address)
+
+
+def _overflow(cpu: EmulatedCpu, deep: int) -> tuple:
+    """A stack overflow's fault, its address from the CPU's own stack (each CPU has its own)."""
+    kind, *rest = _outcome(cpu, deep, [deep, 1 << 20])
+    return (kind, rest[0], rest[1], rest[2] - cpu._stack) if kind == "fault" else (kind, *rest)
+
+
+def test_the_mmus_tlb_and_the_fill_agree(rig, native):
+    """The reference path (Unicorn's TLB filled by the CPU's MMU, `reference=True`, which a heap
+    forced to the reference path picks) and the TLB the C helper fills run the same calls to the
+    same results, memory and faults: stores, float math, a guarded block's end, the null page, the
+    stack's guard page and heap memory never made executable."""
+    assert not rig.cpu.reference and rig.cpu._code_pages is not None  # the fill is the default
+    reference = rig.new_cpu(reference=True)
+    assert reference.reference and reference._code_pages is None
+    n = 64
+    xs, ys = [float(i % 13 - 6) for i in range(n)], [(0.5, 2.0, 0.25, 1.0)[i % 4] for i in range(n)]
+    guarded = rig.heap.malloc(4 * n, guard=True)
+    code = rig.heap.malloc(PAGE, align=PAGE)
+    rig.heap.write(code, rig.heap.read(rig.fn("mix3") & ~1, rig.functions["mix3"][1]))
+    deep = rig.fn("deep")
+    x, y, out, c = rig.array("f", xs), rig.array("f", ys), rig.array("f", [0.0] * 4), rig.array("f", [7.0] * n)
+    # Sums that round (the fast path computes floats on the host's FPU from the first operation).
+    tenths, thirds = rig.array("f", [i / 10 for i in range(n)]), rig.array("f", [i / 3 for i in range(n)])
+    outcomes = []
+    for cpu in (rig.cpu, reference):
+        for address in (out, c, guarded):  # the same memory for both, its outputs cleared
+            rig.heap.write(address, bytes(16 if address == out else 4 * n))
+        cpu.call(rig.fn("fmath"), [x, y, n, out])  # (void functions: their result register is not compared)
+        cpu.call(rig.fn("vadd"), [x, y, c, n])
+        rounded = rig.array("f", [0.0] * n)
+        cpu.call(rig.fn("vadd"), [tenths, thirds, rounded, n])
+        cpu.call(rig.fn("fmath"), [tenths, thirds, n, out])  # inexact quotients and products
+        seen = [rig.heap.read(rounded, 4 * n), rig.heap.read(out, 16), rig.heap.read(c, 4 * n),
+                _outcome(cpu, rig.fn("fill"), [guarded, n + 4]), rig.heap.read(guarded, 4 * n),
+                _outcome(cpu, rig.fn("fill"), [0x100, 4]), _overflow(cpu, deep),
+                _outcome(cpu, code | (rig.fn("mix3") & 1), [3, 4, 5]), _outcome(cpu, deep, [deep, 10])]
+        outcomes.append(seen)
+        rig.heap.free(rounded)
+    for address in (x, y, out, c, tenths, thirds):
+        rig.heap.free(address)
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][3][:2] == ("fault", "write to protected memory") and outcomes[0][3][3] == guarded + 4 * n
+    assert outcomes[0][7][1] == "fetch from protected memory" and outcomes[0][-1][0] == "result"
+    reference.close()
+    rig.heap.free(guarded)
+    rig.heap.free(code)
+
+
+def test_a_heap_forced_to_the_reference_path_gets_the_mmus_tlb():
+    heap = Heap(target="riscv64")
+    heap.force_reference()
+    with EmulatedCpu(heap) as cpu:
+        assert cpu.reference and cpu._code_pages is None
+    heap.close()
+
+
 # -- host functions ----------------------------------------------------------------------------------------
 
 def test_emulated_code_calls_a_host_function(rig, native):
@@ -298,7 +372,7 @@ def test_a_chunk_ending_at_a_host_call_calls_it_once(rig, native, chunk):
     function's handle included: it still runs once per call, as natively."""
     emulated_calls, native_calls = [], []
     cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: native_calls.append((a, b)) or a - b)
-    with EmulatedCpu(rig.heap, chunk=chunk) as cpu:
+    with rig.new_cpu(chunk=chunk) as cpu:
         address = cpu.host_function(lambda a, b: emulated_calls.append((a, b)) or a - b, 2, "once")
         result = cpu.call(rig.fn("call_host"), [address, 9, 4], max_instructions=10_000)
     assert _s32(result) == native.call_host(cb, 9, 4)
@@ -313,7 +387,7 @@ def test_preempted_calls_without_a_budget_resume_exactly(rig, native):
     p = rig.array("i", values)
     arr = (ctypes.c_int * len(values))(*values)
     emulated_calls, native_calls = [], []
-    with EmulatedCpu(rig.heap, quantum=0.0002) as cpu:
+    with rig.new_cpu(quantum=0.0002) as cpu:
         assert _s32(cpu.call(rig.fn("weighted_sum"), [p, len(values)])) == native.weighted_sum(arr, len(values))
         address = cpu.host_function(lambda a, b: emulated_calls.append(_s32(a)) or (_s32(a) ^ _s32(b)) & 0xFF,
                                     2, "loop")
@@ -432,12 +506,31 @@ def test_a_trap_instruction_is_a_fault(rig):
 def test_an_invalid_instruction_is_a_fault(rig):
     """An all-zero word is defined illegal on RISC-V and is UDF on AArch64 (elsewhere it is a
     valid instruction; there __builtin_trap's ud2 / udf is the invalid one, tested above)."""
-    block = rig.heap.malloc(16, align=16)
-    rig.cpu.invalidate(block, 16)
+    block = rig.heap.malloc(PAGE, align=PAGE, zero=True)
+    rig.cpu.invalidate(block, PAGE)
+    rig.cpu.protect(block, PAGE, "r-x")
     with pytest.raises(EmulatedFault) as e:
         rig.call(block, [])
     assert e.value.kind == "invalid instruction" and e.value.pc == block
+    rig.cpu.protect(block, PAGE, "rw-")
     rig.heap.free(block)
+
+
+def test_running_heap_memory_never_made_executable_is_a_fetch_fault(rig, native):
+    """The heap's memory is data, as on a device (IREE's loader makes only an image's code
+    segments executable): a call into a copy of a working function outside them faults at its
+    first instruction."""
+    address, size = rig.functions["mix3"]
+    code = rig.heap.malloc(PAGE, align=PAGE)
+    rig.heap.write(code, rig.heap.read(address & ~1, size))
+    rig.cpu.invalidate(code, PAGE)
+    with pytest.raises(EmulatedFault) as e:
+        rig.call(code | (address & 1), [3, 4, 5])
+    assert e.value.kind == "fetch from protected memory" and e.value.pc == e.value.address == code
+    rig.cpu.protect(code, PAGE, "r-x")  # the same bytes made executable run
+    assert _s32(rig.call(code | (address & 1), [3, 4, 5])) == native.mix3(3, 4, 5)
+    rig.cpu.protect(code, PAGE, "rw-")
+    rig.heap.free(code)
 
 
 def test_an_endless_loop_exceeds_its_budget(rig):
@@ -529,8 +622,9 @@ def test_a_guard_page_made_before_the_cpu_is_mirrored():
         "heap = Heap(target='riscv32')\n"
         "block = heap.malloc(64, guard=True)\n"
         "cpu = EmulatedCpu(heap)\n"
-        "code = heap.malloc(8)\n"
+        "code = heap.malloc(4096, align=4096)\n"
         "heap.write(code, struct.pack('<II', 0x00052023, 0x00008067))  # sw zero, 0(a0); ret\n"
+        "cpu.protect(code, 4096, 'r-x')\n"
         "cpu.call(code, [block + 60])\n"
         "try:\n"
         "    cpu.call(code, [block + 64])\n"

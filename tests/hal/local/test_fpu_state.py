@@ -21,6 +21,7 @@ from debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
 from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
 from ireeabi.tooling.program import Program
+from ireeabi.vm.address_space import PAGE
 from ireeabi.vm.heap import Heap
 from ireeabi.vm.status import StatusError
 
@@ -252,8 +253,7 @@ def test_unicorn_x86_keeps_denormal_results(target, tmp_path):
     heap = Heap(target=target)
     try:
         with EmulatedCpu(heap) as cpu:
-            address = heap.malloc(len(code), tag="code")
-            heap.write(address, code)
+            address = _place_code(heap, cpu, code)
             # 1.5 * 2^-126 + (-1 * 2^-126) = 2^-127, a denormal result of normal operands
             a, b = 0x00C00000, 0x80800000
             with dispatch_scope(_Emulated(cpu), target):
@@ -264,10 +264,17 @@ def test_unicorn_x86_keeps_denormal_results(target, tmp_path):
         heap.close()
 
 
+def _place_code(heap: Heap, cpu: EmulatedCpu, code: bytes) -> int:
+    """`code` on a page of the heap made executable in the CPU, as a loader's code segment is."""
+    address = heap.malloc(PAGE, align=PAGE, tag="code")
+    heap.write(address, code)
+    cpu.protect(address, PAGE, "r-x")
+    return address
+
+
 def _add_with_and_without_the_push(heap: Heap, target: str, code: bytes) -> None:
     with EmulatedCpu(heap) as cpu:
-        address = heap.malloc(len(code), tag="code")
-        heap.write(address, code)
+        address = _place_code(heap, cpu, code)
         add = lambda: cpu.call(address, [DENORMAL_1E40, DENORMAL_1E39])  # noqa: E731
         exact = add()
         assert exact == DENORMAL_1E40 + DENORMAL_1E39  # IEEE: denormals add as integers
