@@ -65,6 +65,10 @@ Interface (what the ELF loader and the dispatch integration build on):
     it to flush denormals (`fpu_state.FLUSH_BITS`; 0 on riscv): the state a dispatch pushes
     (`fpu_state.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
     applies MXCSR.FZ to its x87 status, not to SSE's: DAZ works, FTZ does not (fpu_state.py).
+    Off the reference path the CPU starts with the cumulative inexact flag set, and an uncounted
+    armv7 call rounds once on NEON first (`_set_inexact`): QEMU computes floats on the host's FPU
+    only after an inexact result, and falls back to soft-float wherever that could differ (the
+    same bits; a matmul of small integers 2x faster).
   - A stack of `stack_size` bytes is a guarded block of the heap (target memory; a stack overflow
     faults on the guard page). It is freed by `close()`; close the CPU before a leak check.
 - `call(function, args, *, max_instructions=None, what="") -> int`: calls target address
@@ -212,6 +216,8 @@ _ARCHES = {
 }
 
 TARGETS = tuple(_ARCHES)
+# ARM: vmov.f32 d16, #0.5; vcvt.s32.f32 d16, d16 (NEON, rounds toward zero: inexact); bx r12.
+_NEON_INEXACT = struct.pack("<III", 0xF2C60F10, 0xF3FB0720, 0xE12FFF1C)
 # The floating-point control register of each target that has one IREE's fpu_state writes.
 _FPU_CONTROL = {"x86_64": X86.UC_X86_REG_MXCSR, "i386": X86.UC_X86_REG_MXCSR,
                 "aarch64": A64.UC_ARM64_REG_FPCR, "armv7": ARM.UC_ARM_REG_FPSCR}
@@ -314,6 +320,8 @@ class EmulatedCpu:
         self._listening = False
         self._stack = 0
         self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
+        self._neon_stub = 0  # armv7: the entry that rounds once on NEON first (`_set_inexact`)
+        self._r12 = ctypes.c_uint64()
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
         self.reference = heap.reference if reference is None else bool(reference)
         self._code_pages: Any = None  # the TLB fill's list of code pages (None: the MMU's TLB)
@@ -350,6 +358,8 @@ class EmulatedCpu:
             a += n
         space.add_protection_listener(self._mirror)
         self._listening = True
+        if not self.reference:
+            self._set_inexact()
         # The trap area: the code range, execute-only, full of return instructions.
         self._code_lo, self._code_hi = space.code_lo, space.code_hi
         fill = arch.ret * ((self._code_hi - self._code_lo) // len(arch.ret))
@@ -441,6 +451,32 @@ class EmulatedCpu:
             uc.reg_write(ARM.UC_ARM_REG_FPEXC, 0x40000000)  # EN
         elif name == "aarch64":
             uc.reg_write(A64.UC_ARM64_REG_CPACR_EL1, uc.reg_read(A64.UC_ARM64_REG_CPACR_EL1) | (3 << 20))  # FPEN
+
+    def _set_inexact(self) -> None:
+        """Set the cumulative inexact flag (riscv fflags.NX, AArch64 FPSR.IXC, ARM FPSCR.IXC), as
+        in a thread that has rounded a float once. QEMU computes float add, sub, mul, div, fma and
+        sqrt on the host's FPU only while that flag is set (it checks nothing else that a
+        computation could change), and falls back to soft-float wherever the host could round or
+        flag differently: the same bits either way, the fast path from the first operation instead
+        of from the first inexact one (a matmul of small integers never has one). Kernels do not
+        read the flags. ARM's NEON keeps its own flags, which every FPSCR write (a dispatch's push
+        and pop) clears: an uncounted armv7 call enters its function through `_neon_stub`, three
+        instructions that round once on NEON (d16 and r12, scratch registers at a call, are left
+        changed)."""
+        uc, name = self.uc, self.target
+        self._neon_stub = 0
+        if name.startswith("riscv"):
+            uc.reg_write(RV.UC_RISCV_REG_FFLAGS, uc.reg_read(RV.UC_RISCV_REG_FFLAGS) | 0x1)
+        elif name == "aarch64":
+            uc.reg_write(A64.UC_ARM64_REG_FPSR, uc.reg_read(A64.UC_ARM64_REG_FPSR) | 0x10)
+        elif name == "armv7":
+            uc.reg_write(ARM.UC_ARM_REG_FPSCR, uc.reg_read(ARM.UC_ARM_REG_FPSCR) | 0x10)
+            stub = self._hi  # a page past the window, execute-only (reads there fault as outside it)
+            if stub + PAGE <= 1 << 32:
+                uc.mem_map(stub, PAGE, uc_mod.UC_PROT_ALL)
+                uc.mem_write(stub, _NEON_INEXACT)
+                uc.mem_protect(stub, PAGE, uc_mod.UC_PROT_EXEC)
+                self._neon_stub = stub
 
     def fpu_control(self) -> int:
         """The guest's floating-point control register (0 on riscv, which has none to flush)."""
@@ -713,6 +749,12 @@ class EmulatedCpu:
             self._counted_code = counted
         if counted:
             return self._loop(function, budget, what)
+        if self._neon_stub:  # (a counted call would count its instructions)
+            self._r12.value = function
+            status = _UCLIB.uc_reg_write(uc._uch, ARM.UC_ARM_REG_R12, ctypes.byref(self._r12))
+            if status:
+                raise uc_mod.UcError(status)
+            function = self._neon_stub
         self._uncounted = True
         try:
             if self._preempter is None:

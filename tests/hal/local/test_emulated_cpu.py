@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import pytest
 from elftools.elf.elffile import ELFFile
+from unicorn import arm64_const as A64
+from unicorn import arm_const as ARM
+from unicorn import riscv_const as RV
 
 from debian_tools import debian_tool
 
@@ -344,11 +347,34 @@ def test_the_mmus_tlb_and_the_fill_agree(rig, native):
     rig.heap.free(code)
 
 
+def _inexact_flag(cpu: EmulatedCpu) -> int:
+    """The guest's cumulative inexact flag (-1: a target where the CPU leaves it alone)."""
+    reg, bit = {"riscv32": (RV.UC_RISCV_REG_FFLAGS, 0x1), "riscv64": (RV.UC_RISCV_REG_FFLAGS, 0x1),
+                "aarch64": (A64.UC_ARM64_REG_FPSR, 0x10), "armv7": (ARM.UC_ARM_REG_FPSCR, 0x10)}.get(
+                    cpu.target, (None, 0))
+    return -1 if reg is None else int(bool(cpu.uc.reg_read(reg) & bit))
+
+
+def test_the_fast_path_starts_with_the_inexact_flag_set(rig):
+    """QEMU computes floats on the host's FPU only once the inexact flag is set: a fast-path CPU
+    starts with it set, a reference one clear; on armv7 an uncounted call enters through the stub
+    that rounds once on NEON (its own flags), leaving d16 = 0, a counted one does not."""
+    reference, fast = rig.new_cpu(reference=True), rig.new_cpu()  # new: no float op has run on them
+    assert _inexact_flag(reference) in (0, -1) and _inexact_flag(fast) in (1, -1)
+    if fast.target == "armv7":
+        for cpu, budget, entered in ((fast, None, True), (fast, 10**6, False), (reference, None, False)):
+            cpu.uc.reg_write(ARM.UC_ARM_REG_D16, 0x4141414141414141)
+            assert cpu.call(rig.fn("mix3"), [3, 4, 5], max_instructions=budget) == 7 * 3 + 4 - 5
+            assert (cpu.uc.reg_read(ARM.UC_ARM_REG_D16) == 0) is entered
+    reference.close()
+    fast.close()
+
+
 def test_a_heap_forced_to_the_reference_path_gets_the_mmus_tlb():
     heap = Heap(target="riscv64")
     heap.force_reference()
     with EmulatedCpu(heap) as cpu:
-        assert cpu.reference and cpu._code_pages is None
+        assert cpu.reference and cpu._code_pages is None and _inexact_flag(cpu) == 0
     heap.close()
 
 
