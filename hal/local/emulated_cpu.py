@@ -323,6 +323,10 @@ class EmulatedCpu:
         self._neon_stub = 0  # armv7: the entry that rounds once on NEON first (`_set_inexact`)
         self._r12 = ctypes.c_uint64()
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
+        if arch.arch in (uc_mod.UC_ARCH_ARM, uc_mod.UC_ARCH_ARM64):
+            # Unicorn's ARM pages are 1 KiB (ARMv5's tiny pages) unless set before first use: a TLB
+            # entry would cover a quarter of a 4 KiB page, and a matmul's TLB thrash.
+            uc.ctl_set_page_size(PAGE)
         self.reference = heap.reference if reference is None else bool(reference)
         self._code_pages: Any = None  # the TLB fill's list of code pages (None: the MMU's TLB)
         self._code_list: list[tuple[int, int]] = []  # the window's executable ranges

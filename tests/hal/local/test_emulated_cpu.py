@@ -311,6 +311,7 @@ def test_the_mmus_tlb_and_the_fill_agree(rig, native):
     same results, memory and faults: stores, float math, a guarded block's end, the null page, the
     stack's guard page and heap memory never made executable."""
     assert not rig.cpu.reference and rig.cpu._code_pages is not None  # the fill is the default
+    assert rig.cpu.uc.ctl_get_page_size() == PAGE  # a TLB entry per 4 KiB page (ARM's are 1 KiB unless set)
     reference = rig.new_cpu(reference=True)
     assert reference.reference and reference._code_pages is None
     n = 64
