@@ -17,8 +17,9 @@ Against the peer a user would pick (issue 43), whole processes:
         [--runs 3] [--peer ISA=ARGV]
 
 - `--peers`: `ireeabi run --target ISA` against IREE's own runtime for ISA under qemu-user
-  (aarch64: the 3.13 aarch64 wheel's iree-run-module, tests/iree_tools.py; armv7 and riscv64: give
-  `--peer armv7='qemu-arm -L SYSROOT .../iree-run-module'`), each program compiled once for the
+  (aarch64: the 3.13 aarch64 wheel's iree-run-module, tests/iree_tools.py; armv7 and riscv64: the
+  builds from source of `--oracles DIR`, or `--peer armv7='qemu-arm -L SYSROOT .../iree-run-module'`;
+  `--peer` wins), each program compiled once for the
   default execution model with the ISA's kernel flags, the same flags and inputs on both sides,
   `--device=local-sync`. Per pair: ireeabi then the peer, `--runs` pairs; the medians of each side's
   CPU time (user + sys of the process and its children, from wait4) and wall time, the median of the
@@ -153,17 +154,26 @@ def compiled(kernel: Kernel, isa: str, work: Path) -> Path:
     return iree_tools.compile_mlir(src, model="llvm-cpu", extra_flags=TRIPLES[isa])
 
 
-def timed_process(argv: list[str], out_path: Path) -> tuple[float, float, bytes]:
-    """(wall s, user + sys CPU s of the process and the children it waited for, stdout)."""
+def timed_process(argv: list[str], out_path: Path) -> tuple[float, float, bytes, int]:
+    """(wall s, user + sys CPU s of the process and the children it waited for, stdout, exit
+    status: negative for a signal)."""
     with open(out_path, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    if code:
-        raise SystemExit(f"exit status {code}: {shlex.join(argv)}")
-    return wall, usage.ru_utime + usage.ru_stime, out_path.read_bytes()
+    return wall, usage.ru_utime + usage.ru_stime, out_path.read_bytes(), os.waitstatus_to_exitcode(status)
+
+
+def oracle_peers(folder: Path) -> dict[str, list[str]]:
+    """ISA -> the command line of the `fixed` build in an oracle folder's README.txt (lines
+    `ISA  fixed  [qemu-... -L SYSROOT] .../iree-run-module`)."""
+    found = {}
+    for line in (folder / "README.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "fixed":
+            found[parts[0]] = parts[2:]
+    return found
 
 
 def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[str]]) -> None:
@@ -187,12 +197,16 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
                 flags = [f"--module={vmfb}", "--device=local-sync", f"--function={kernel.function}",
                          *(f"--input={v}" for v in inputs)]
                 ours, theirs = [ireeabi, "run", "--target", isa, *flags], [*peer, *flags]
-                timed_process(ours, work / "a"), timed_process(theirs, work / "b")  # warm-up
+                a_code, b_code = timed_process(ours, work / "a")[3], timed_process(theirs, work / "b")[3]  # warm-up
+                if a_code or b_code:  # a module the peer cannot run either (armv7's exp/pow kernels)
+                    print(f"  {label:<16} not timed: ireeabi exit status {a_code}, the peer's {b_code}")
+                    rows.append((isa, label, None, None, None, a_code, b_code))
+                    continue
                 a_wall, a_cpu, b_wall, b_cpu, ratios = [], [], [], [], []
                 for _ in range(runs):
-                    wall, cpu, a_out = timed_process(ours, work / "a")
+                    wall, cpu, a_out, _ = timed_process(ours, work / "a")
                     a_wall.append(wall), a_cpu.append(cpu)
-                    wall, cpu, b_out = timed_process(theirs, work / "b")
+                    wall, cpu, b_out, _ = timed_process(theirs, work / "b")
                     b_wall.append(wall), b_cpu.append(cpu)
                     ratios.append(a_cpu[-1] / b_cpu[-1])
                     if a_out != b_out:
@@ -210,7 +224,10 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
     print("| ISA | program | ireeabi CPU s | peer CPU s | CPU ratio | ireeabi wall s | peer wall s |")
     print("|---|---|---|---|---|---|---|")
     for isa, label, a, b, r, aw, bw in rows:
-        print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} |")
+        if a is None:
+            print(f"| {isa} | {label} | exit status {aw} | exit status {bw} | - | - | - |")
+        else:
+            print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} |")
 
 
 def breakdown(isas: list[str], specs: list[str]) -> None:
@@ -281,12 +298,17 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="pairs per program and ISA (--peers)")
     ap.add_argument("--peer", action="append", default=[], metavar="ISA=ARGV",
                     help="the peer's command line for ISA (qemu and IREE's iree-run-module for it)")
+    ap.add_argument("--oracles", metavar="DIR", default=None,
+                    help="IREE's runtime built from source per ISA (tests/iree_oracle.py's folder): "
+                         "its README.txt's `fixed` command lines are the peers")
     args = ap.parse_args()
     isas = [a for a in args.isas.split(",") if a]
     specs = [p for p in args.programs.split(",") if p] if ":" not in args.programs else \
         [p for p in args.programs.split(";") if p]
     if args.peers:
-        given = {}
+        # aarch64's peer stays the 3.13 wheel's runtime (issue 43) unless --peer names another.
+        given = {isa: argv for isa, argv in oracle_peers(Path(args.oracles)).items() if isa != "aarch64"} \
+            if args.oracles else {}
         for item in args.peer:
             isa, _, argv = item.partition("=")
             given[isa] = shlex.split(argv)
