@@ -30,8 +30,11 @@ Against the peer a user would pick (issue 43), whole processes:
 - `--breakdown`: in this process, for each ISA and program: CPU seconds of the program load, of
   the call, and of the emulated kernels (time inside `emu_start`), the emulated calls and their
   restarts (the preemption thread's stops), translated-code flushes, the emulator's regions and
-  hooks. Where the rest of a kernel's time goes (soft-float, the store path) is perf's to say
-  (RESULTS.md has the command).
+  hooks (and the TLB fills of the CPU's fill). `--reference` runs the programs on the reference
+  path, the emulated CPU's included (its MMU's TLB; floats soft-float until an inexact one), for
+  the time inside `emu_start` against the fast path's (the VM's own time is then the reference
+  interpreter's). Where the rest of a kernel's time goes (soft-float, the store path) is perf's to
+  say (RESULTS.md has the command).
 """
 from __future__ import annotations
 
@@ -230,7 +233,7 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
             print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} |")
 
 
-def breakdown(isas: list[str], specs: list[str]) -> None:
+def breakdown(isas: list[str], specs: list[str], reference: bool) -> None:
     """Where an emulated program's time goes, in this process (see the module docstring)."""
     import unicorn
 
@@ -266,7 +269,7 @@ def breakdown(isas: list[str], specs: list[str]) -> None:
                 for k in times:
                     times[k] = 0.0
                 t0 = time.process_time()
-                with Program(vmfb, target=isa) as p:
+                with Program(vmfb, target=isa, reference=reference) as p:
                     t1 = time.process_time()
                     load = dict(counts), dict(times)
                     for k in times:
@@ -277,12 +280,14 @@ def breakdown(isas: list[str], specs: list[str]) -> None:
                     t2 = time.process_time()
                     cpu = p.runtime.runners.elf.cpu()
                     regions, hooks = len(cpu.regions()), len(cpu.uc._callbacks)
+                    code = getattr(cpu, "_code_pages", None)
+                    fills = "the MMU's TLB" if code is None else f"{code.fills} TLB fills"
                 print(f"{isa} {label}: load {t1 - t0:.3f} s CPU (emulated {load[1]['emu_start']:.3f} s in "
                       f"{load[0]['emu_start']} emu_starts; {load[0]['protect']} protections "
                       f"{load[1]['protect'] * 1e3:.1f} ms); call {t2 - t1:.3f} s CPU, of which emulated "
                       f"{times['emu_start']:.3f} s in {counts['emu_start']} emu_starts, protections "
                       f"{counts['protect']} ({times['protect'] * 1e3:.1f} ms), translated-code flushes "
-                      f"{counts['flush']}; {regions} regions, {hooks} hooks", flush=True)
+                      f"{counts['flush']}; {regions} regions, {hooks} hooks, {fills}", flush=True)
 
 
 def main() -> None:
@@ -293,6 +298,9 @@ def main() -> None:
     ap.add_argument("--pair", action="store_true", help=argparse.SUPPRESS)  # one process of --processes
     ap.add_argument("--peers", action="store_true", help="whole processes against IREE under qemu-user")
     ap.add_argument("--breakdown", action="store_true", help="where an emulated program's time goes")
+    ap.add_argument("--reference", action="store_true",
+                    help="--breakdown on the reference path (the emulated CPU's too: the MMU's TLB, "
+                         "floats soft until the first inexact one)")
     ap.add_argument("--isas", default=",".join(PEER_ISAS))
     ap.add_argument("--programs", default="matmul,add1m,conv", help=f"of {', '.join(PROGRAMS)} (name:v1,v2)")
     ap.add_argument("--runs", type=int, default=3, help="pairs per program and ISA (--peers)")
@@ -314,7 +322,7 @@ def main() -> None:
             given[isa] = shlex.split(argv)
         return peers(isas, specs, args.runs, given)
     if args.breakdown:
-        return breakdown(isas, specs)
+        return breakdown(isas, specs, args.reference)
     if args.processes:
         return processes(args.processes, args.rounds)
     if args.pair:
