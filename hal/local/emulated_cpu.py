@@ -789,8 +789,10 @@ class EmulatedCpu:
             try:
                 uc.emu_start(pc, stop, count=count)
             except uc_mod.UcError as e:
+                self._forget_faulting_page()
                 raise self._fault_from(e, what) from None
             if self._fault is not None:
+                self._forget_faulting_page()
                 kind, at, address = self._fault
                 raise EmulatedFault(kind, at, address, what)
             status = _UCLIB.uc_reg_read_batch(uc._uch, self._done_regs, self._batch_pointers, 2)
@@ -807,6 +809,12 @@ class EmulatedCpu:
                     raise InstructionBudgetExceeded(budget, pc, what)
             if thumb and uc.reg_read(ARM.UC_ARM_REG_CPSR) & 0x20:
                 pc |= 1  # resume in Thumb state
+
+    def _forget_faulting_page(self) -> None:
+        """Drop the TLB after a fault. Unicorn fills a page's entry before it checks the region's
+        permissions, and the entry of a page that faulted stays: a later read of the same guard
+        page would hit it and read on, unchecked."""
+        self.uc.ctl(uc_mod.UC_CTL_TLB_FLUSH, uc_mod.UC_CTL_IO_WRITE)
 
     def _fault_from(self, e: "uc_mod.UcError", what: str) -> EmulatedFault:
         pc = self.uc.reg_read(self._arch.pc)

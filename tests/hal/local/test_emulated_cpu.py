@@ -487,6 +487,40 @@ def test_writing_past_a_guarded_block_is_a_clean_fault(rig, native):
     rig.heap.free(reused)
 
 
+def test_a_read_past_a_guarded_block_faults_every_time():
+    """A faulting access leaves no TLB entry of the guard page behind: the same read faults again,
+    on both paths, with host guard pages and emulator-only ones. Before, the second read hit the
+    entry the first one's fault had filled: it read on (0) past an emulator-only guard, and killed
+    the process by SIGSEGV past a host-protected one. Run in a child for that reason."""
+    code = (
+        "import struct\n"
+        "from ireeabi.vm.heap import Heap\n"
+        "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
+        "from ireeabi.hal.local.emulated_executable import KernelEmulator\n"
+        "seen = []\n"
+        "for emulator_only in (False, True):\n"
+        "    for reference in (False, True):\n"
+        "        heap = Heap(target='riscv32')\n"
+        "        if emulator_only:\n"
+        "            KernelEmulator(heap)  # marks the heap: its guard pages are the emulator's only\n"
+        "        cpu = EmulatedCpu(heap, reference=reference)\n"
+        "        block = heap.malloc(64, guard=True)\n"
+        "        read = heap.malloc(4096, align=4096)\n"
+        "        heap.write(read, struct.pack('<II', 0x00052503, 0x00008067))  # lw a0, 0(a0); ret\n"
+        "        cpu.protect(read, 4096, 'r-x')\n"
+        "        for _ in range(3):\n"
+        "            try:\n"
+        "                seen.append(('read', cpu.call(read, [block + 64])))\n"
+        "            except EmulatedFault as e:\n"
+        "                seen.append((e.kind, e.address - block))\n"
+        "        cpu.close()\n"
+        "print(sorted(set(seen)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.strip() == "[('read of protected memory', 64)]"
+
+
 def test_recursion_runs_on_the_cpus_stack_and_overflowing_it_faults(rig, native):
     deep, native_deep = rig.fn("deep"), ctypes.cast(native.deep, ctypes.c_void_p).value
     assert _s32(rig.call(deep, [deep, 100])) == native.deep(native_deep, 100)
