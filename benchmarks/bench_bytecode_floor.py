@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import argparse
 import struct
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 
 _F32 = struct.Struct("<f")
 
@@ -63,15 +62,14 @@ def main() -> None:
     ap.add_argument("--elements", type=int, default=1 << 20, help="loop iterations of the floor")
     args = ap.parse_args()
     vmfb = iree_tools.compile_mlir(ROOT / "tests" / "programs" / "sum1m.mlir", model="inline-static")
-    program = Program(vmfb, heap=Heap(capture_stacks=False, quarantine=0, name="bench"))
-    view = program.buffer_view(np.full(1 << 20, 1.5, np.float32))
-    t0 = time.perf_counter()
-    out = program.context.invoke("sum", view)
-    real = (time.perf_counter() - t0) / (1 << 20) * 1e6
-    program.buffers.release(out[0])
-    floor = floor_us(program, args.elements)
-    program.buffers.release(view)
-    program.close()
+    with Program(vmfb, heap=Heap(capture_stacks=False, quarantine=0, name="bench")) as program:
+        view = program.buffer_view(np.full(1 << 20, 1.5, np.float32))
+        t0 = time.perf_counter()
+        out = program.context.invoke("sum", view)
+        real = (time.perf_counter() - t0) / (1 << 20) * 1e6
+        program.buffers.release(out[0])
+        floor = floor_us(program, args.elements)
+        program.buffers.release(view)
     print(f"sum1m on the fast path: {real:.3f} us per element ({real * (1 << 20) / 1e6:.2f} s per call)")
     print(f"hand-written floor with the checks kept: {floor:.3f} us per element "
           f"({floor * (1 << 20) / 1e6:.2f} s per call); 40x iree-benchmark-module's ~15-20 ms is "

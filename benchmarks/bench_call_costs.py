@@ -24,14 +24,16 @@ import argparse
 import ctypes
 import statistics
 import time
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from bench_program import HEAPS, PROGRAMS, _inputs, _release_all, iree_tools
 from ireeabi.hal.local import elf_executable as executable
 from ireeabi.tooling.program import Program
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.allocation import capture_stack
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.allocation import capture_stack
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref, TypeRegistry, object_release, object_retain
 
 
@@ -62,45 +64,46 @@ def import_floor(n: int) -> None:
     mod.close()
 
 
-def _program(bench_name: str, heap: Heap) -> tuple[Program, list, object]:
+@contextmanager
+def _program(bench_name: str, heap: Heap) -> Iterator[tuple[Program, list, Callable[[], None]]]:
+    """The program of a benchmark on `heap`, warmed up: (program, its inputs, one whole call);
+    the inputs are released and the program closed when the block ends."""
     bench = PROGRAMS[bench_name]
-    program = Program(iree_tools.compile_mlir(bench.source, model="inline-dynamic"), heap=heap)
-    args = _inputs(program, bench)
-    invoke = program.context.invoke
+    with Program(iree_tools.compile_mlir(bench.source, model="inline-dynamic"), heap=heap) as program:
+        args = _inputs(program, bench)
+        invoke = program.context.invoke
 
-    def call() -> None:
-        _release_all(program, invoke(bench.function, *args))
-    for _ in range(30):
-        call()
-    return program, args, call
+        def call() -> None:
+            _release_all(program, invoke(bench.function, *args))
+        for _ in range(30):
+            call()
+        yield program, args, call
+        _release_all(program, args)
 
 
 def heaps(n: int) -> None:
     for label, kwargs in (("default tracked heap", HEAPS["default"]), ("without stacks", HEAPS["no-stacks"]),
                           ("without stacks, quarantine 8", {**HEAPS["no-stacks"], "quarantine": 8}),
                           ("bare (no stacks, no quarantine)", HEAPS["bare"])):
-        program, args, call = _program("add16", Heap(name="bench", **kwargs))
-        for _ in range(1500):  # past the quarantine's first fill
-            call()
-        print(f"  add16, {label + ':':33s} {_median_us(call, n):8.1f} us per call")
-        _release_all(program, args)
-        program.close()
+        with _program("add16", Heap(name="bench", **kwargs)) as (_, _, call):
+            for _ in range(1500):  # past the quarantine's first fill
+                call()
+            print(f"  add16, {label + ':':33s} {_median_us(call, n):8.1f} us per call")
 
 
 def cold_caches(n: int) -> None:
-    program, args, call = _program("add16", Heap(name="bench", **HEAPS["no-stacks"]))
-    other = ctypes.create_string_buffer(4 << 20)
-    for mib in (0, 1, 2, 4):
-        samples = []
-        for _ in range(n):
-            if mib:
-                ctypes.memset(other, 1, mib << 20)
-            t0 = time.perf_counter()
-            call()
-            samples.append(time.perf_counter() - t0)
-        print(f"  add16 without stacks, after a {mib} MiB memset: {statistics.median(samples) * 1e6:8.1f} us per call")
-    _release_all(program, args)
-    program.close()
+    with _program("add16", Heap(name="bench", **HEAPS["no-stacks"])) as (_, _, call):
+        other = ctypes.create_string_buffer(4 << 20)
+        for mib in (0, 1, 2, 4):
+            samples = []
+            for _ in range(n):
+                if mib:
+                    ctypes.memset(other, 1, mib << 20)
+                t0 = time.perf_counter()
+                call()
+                samples.append(time.perf_counter() - t0)
+            print(f"  add16 without stacks, after a {mib} MiB memset: "
+                  f"{statistics.median(samples) * 1e6:8.1f} us per call")
 
 
 def stack_capture(n: int) -> None:
@@ -138,29 +141,27 @@ def heap_operations(n: int) -> None:
 
 def add1m_parts(n: int) -> None:
     heap = Heap(name="bench", **HEAPS["no-stacks"])
-    program, args, call = _program("add1m", heap)
-    kernel: list[float] = []
-    real = executable.Library.issue
+    with _program("add1m", heap) as (_, _, call):
+        kernel: list[float] = []
+        real = executable.Library.issue
 
-    def timed(self, *a, **k):  # type: ignore[no-untyped-def]
-        t0 = time.perf_counter()
+        def timed(self, *a, **k):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            try:
+                return real(self, *a, **k)
+            finally:
+                kernel.append(time.perf_counter() - t0)
+        executable.Library.issue = timed  # type: ignore[method-assign]
         try:
-            return real(self, *a, **k)
+            whole = _median_us(call, n)
         finally:
-            kernel.append(time.perf_counter() - t0)
-    executable.Library.issue = timed  # type: ignore[method-assign]
-    try:
-        whole = _median_us(call, n)
-    finally:
-        executable.Library.issue = real  # type: ignore[method-assign]
-    block = heap.malloc(4 << 20)
-    host = heap.host_address(block)
-    fill = _median_us(lambda: ctypes.memset(host, 0, 4 << 20), n)
-    heap.free(block)
-    print(f"  add1m whole call {whole:8.1f} us; kernel (Library.issue) {statistics.median(kernel) * 1e6:8.1f} us; "
-          f"4 MiB memset {fill:8.1f} us")
-    _release_all(program, args)
-    program.close()
+            executable.Library.issue = real  # type: ignore[method-assign]
+        block = heap.malloc(4 << 20)
+        host = heap.host_address(block)
+        fill = _median_us(lambda: ctypes.memset(host, 0, 4 << 20), n)
+        heap.free(block)
+        print(f"  add1m whole call {whole:8.1f} us; kernel (Library.issue) {statistics.median(kernel) * 1e6:8.1f} us; "
+              f"4 MiB memset {fill:8.1f} us")
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Copies the installed ireeabi sources to a temporary directory, compiles them the
 (plain Python in, one extension module per file out: the same code, no C of ours), then runs
 bench_program's own measurement (`ireeabi_ms`: whole `add`/`next` calls, heap without stacks or
 quarantine) once on the pure-Python package and once on the compiled copy, alternately, in fresh
-processes. Each child prints which file its `ireeabi.vm.heap` came from, so a run that silently fell
+processes. Each child prints which file its `ireeabi.base.heap` came from, so a run that silently fell
 back to the .py files shows.
 
 `--modules hot` compiles the 15 modules the add16 profile spends its time in; `all` (default) every
@@ -27,13 +27,13 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-HOT = ("vm/heap.py", "vm/ref.py", "vm/allocator.py", "vm/module.py", "vm/shims.py", "vm/buffer.py",
-       "vm/callbacks.py", "vm/status.py", "vm/bytecode/context.py", "modules/hal/inline.py",
+HOT = ("base/heap.py", "vm/ref.py", "base/allocator.py", "vm/native_module.py", "vm/shims.py", "vm/buffer.py",
+       "base/callbacks.py", "base/status.py", "vm/context.py", "vm/bytecode/dispatch.py", "modules/hal/inline.py",
        "modules/hal/loader.py", "hal/buffer.py", "hal/buffer_view.py", "hal/resource.py",
        "hal/local/elf_executable.py")
 # Cython 3.3.1 emits C that does not compile for this one (a closure scope it never declares); it is
 # not on the per-call path.
-UNCOMPILABLE = frozenset({"hal/cpu.py"})
+UNCOMPILABLE = frozenset({"base/internal/cpu.py"})
 
 
 def _packages() -> dict[str, Path]:
@@ -66,8 +66,8 @@ def build(root: Path, which: str) -> None:
 def child(name: str, rounds: int) -> None:
     sys.path.insert(0, str(HERE))
     import bench_program as bp
-    import iree_tools
-    from ireeabi.vm import heap
+    from support import iree_tools
+    from ireeabi.base import heap
     bench = bp.PROGRAMS[name]
     vmfb = iree_tools.compile_mlir(bench.source, model="inline-dynamic")
     median, _ = bp.ireeabi_ms(vmfb, bench, bp._rounds(bench, rounds), heap="bare")

@@ -14,7 +14,6 @@ import argparse
 import re
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,47 +22,46 @@ import numpy as np
 KERNEL_MS = 0.0
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
-from hal_session import Session  # noqa: E402
-from hal_programs import program  # noqa: E402
+from support import iree_tools  # noqa: E402
+from support.hal_session import Session  # noqa: E402
+from support.hal_programs import program  # noqa: E402
 from ireeabi.modules.hal.runtime import HalRuntime  # noqa: E402
 
 
 def ireeabi_ms(rounds: int = 400) -> tuple[float, float]:
     prog = program("add1m")
     (d,) = prog.dispatches("add", [None, None])
-    rt = HalRuntime()
-    s = Session(rt)
-    exe = s.load(prog)
-    fid = s.function(exe, d.export_name)
-    storages = [s.allocate(length)[1] for (_, _, length) in d.bindings]
-    for st in storages[:2]:
-        rt.vm_buffers.as_numpy(st.ptr, np.float32)[:] = 1.5
-    bindings = [(st, off, length) for st, (_, off, length) in zip(storages, d.bindings)]
-    args = (exe, fid, *d.workgroups, d.constants, bindings)
-    call = rt.loader.module.call
-    for _ in range(50):
-        call("executable.dispatch", *args)
-    samples, kernel = [], []
-    # Interleaved with the full call: the kernel alone (the C workgroup loop over the same buffers).
-    _, loaded = rt.executables.deref(exe)
-    state = rt.loader._states[(len(d.constants), len(d.bindings))]
-    wg = rt.loader._workgroup_address
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        call("executable.dispatch", *args)
-        t1 = time.perf_counter()
-        loaded.library.issue(fid, state.address, wg, d.workgroups, rt.heap)
-        t2 = time.perf_counter()
-        samples.append(t1 - t0)
-        kernel.append(t2 - t1)
-    global KERNEL_MS
-    KERNEL_MS = statistics.median(kernel) * 1e3
-    assert (rt.vm_buffers.as_numpy(storages[2].ptr, np.float32) == 3.0).all()
-    s.release_all()
-    rt.close()
+    with HalRuntime() as rt:
+        s = Session(rt)
+        exe = s.load(prog)
+        fid = s.function(exe, d.export_name)
+        storages = [s.allocate(length)[1] for (_, _, length) in d.bindings]
+        for st in storages[:2]:
+            rt.vm_buffers.as_numpy(st.ptr, np.float32)[:] = 1.5
+        bindings = [(st, off, length) for st, (_, off, length) in zip(storages, d.bindings)]
+        args = (exe, fid, *d.workgroups, d.constants, bindings)
+        call = rt.loader.module.call
+        for _ in range(50):
+            call("executable.dispatch", *args)
+        samples, kernel = [], []
+        # Interleaved with the full call: the kernel alone (the C workgroup loop over the same buffers).
+        _, loaded = rt.executables.deref(exe)
+        state = rt.loader._states[(len(d.constants), len(d.bindings))]
+        wg = rt.loader._workgroup_address
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            call("executable.dispatch", *args)
+            t1 = time.perf_counter()
+            loaded.library.issue(fid, state.address, wg, d.workgroups, rt.heap)
+            t2 = time.perf_counter()
+            samples.append(t1 - t0)
+            kernel.append(t2 - t1)
+        global KERNEL_MS
+        KERNEL_MS = statistics.median(kernel) * 1e3
+        assert (rt.vm_buffers.as_numpy(storages[2].ptr, np.float32) == 3.0).all()
+        s.release_all()
     return statistics.median(samples) * 1e3, statistics.mean(samples) * 1e3
 
 

@@ -60,7 +60,7 @@ def _median(fn, n: int) -> float:
 def bench(target: str, work: Path, calls: int, elements: int) -> None:
     import unicorn
     from ireeabi.hal.local.emulated_cpu import EmulatedCpu
-    from ireeabi.vm.heap import Heap
+    from ireeabi.base.heap import Heap
 
     obj = work / f"{target}.o"
     subprocess.run(COMPILERS[target] + FLAGS + ["-o", str(obj), str(work / "k.c")], check=True)

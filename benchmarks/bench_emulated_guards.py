@@ -1,4 +1,4 @@
-"""What guard pages for emulated kernels (hal/local/emulated_cpu.py, vm/heap.py) cost.
+"""What guard pages for emulated kernels (hal/local/emulated_cpu.py, base/heap.py) cost.
 
     python benchmarks/bench_emulated_guards.py [--rounds N] [--live N] [--elements N] [--targets riscv32,...]
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from bench_emulated_cpu import COMPILERS, FLAGS, SOURCE  # the same vadd, built the same way
 
 SCHEMES = ("none", "naive", "guards")
-_HELD: list[int] = []  # vm.heap.GUARD_HELD as the module has it (the naive scheme lifts it for its runs)
+_HELD: list[int] = []  # base.heap.GUARD_HELD as the module has it (the naive scheme lifts it for its runs)
 
 
 def _vadd(obj: Path) -> bytes:
@@ -47,8 +47,8 @@ def _vadd(obj: Path) -> bytes:
 
 def _rig(target: str, code: bytes, scheme: str):
     from ireeabi.hal.local.emulated_cpu import EmulatedCpu
-    from ireeabi.vm import heap as heap_module
-    from ireeabi.vm.heap import Heap
+    from ireeabi.base import heap as heap_module
+    from ireeabi.base.heap import Heap
     if not _HELD:
         _HELD.append(heap_module.GUARD_HELD)
     heap_module.GUARD_HELD = 1 << 30 if scheme == "naive" else _HELD[0]

@@ -53,14 +53,13 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from bench_startup import compile_bytecode, console_script, load_line  # noqa: E402
 from ireeabi.hal.local import elf_executable, target_library  # noqa: E402
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS  # noqa: E402
-from ireeabi.tooling.program import Program  # noqa: E402
+from ireeabi.tooling.program import Program, RunOptions  # noqa: E402
 
 # iree-compile 3.13's flags per foreign target (the library's; check_compile.py says why).
 TRIPLES = {t: flags for t, flags in KERNEL_TARGET_FLAGS.items() if t not in ("x86_64", "i386")}
@@ -84,7 +83,7 @@ target_library.TargetLibrary.issue = _timed(target_library.TargetLibrary.issue)
 
 def dispatch_us(path: Path, target: str, rounds: int, **kw) -> float:
     a = np.arange(16, dtype=np.float32)
-    with Program(path, target=target, **kw) as p:
+    with Program(path, RunOptions(target=target, **kw)) as p:
         for _ in range(20):
             p.call("add", a, a)
         _issue_times.clear()
@@ -95,7 +94,7 @@ def dispatch_us(path: Path, target: str, rounds: int, **kw) -> float:
 
 def call_ms(path: Path, target: str, rounds: int, **kw) -> float:
     a = np.full(1 << 20, 1.5, dtype=np.float32)
-    with Program(path, target=target, **kw) as p:
+    with Program(path, RunOptions(target=target, **kw)) as p:
         p.call("add", a, a)
         samples = []
         for _ in range(rounds):

@@ -1,4 +1,4 @@
-"""What the floating-point state pushed around each dispatch (hal/local/fpu_state.py) costs.
+"""What the floating-point state pushed around each dispatch (base/internal/fpu_state.py) costs.
 
     python benchmarks/bench_fpu_state.py [--rounds N] [--pairs N]
 
@@ -15,18 +15,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.hal.local import inline_command_buffer  # noqa: E402
-from ireeabi.hal.local.fpu_state import dispatch_scope  # noqa: E402
+from ireeabi.hal.local.inline_command_buffer import dispatch_scope  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 
 

@@ -20,18 +20,17 @@ import bisect
 import ctypes
 import statistics
 import struct
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.vm import ref as R  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 from ireeabi.tooling.program import Program  # noqa: E402
 
 _FRAME = struct.Struct("<QQ")  # a ref: (ptr, type)
@@ -92,22 +91,21 @@ def per_call_us(fn, arg, n: int) -> float:  # noqa: ANN001
 
 def main(n: int) -> None:
     heap = Heap(capture_stacks=False, quarantine=0, name="bench")
-    program = Program(iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add16.mlir"), heap=heap)
-    view = program.buffer_view(np.zeros(16, np.float32))
-    module = program.runtime.modules["hal_inline"]
-    planned = module.planned(module.lookup("buffer_view.buffer"))
+    with Program(iree_tools.compile_mlir(ROOT / "tests" / "programs" / "add16.mlir"), heap=heap) as program:
+        view = program.buffer_view(np.zeros(16, np.float32))
+        module = program.runtime.modules["hal_inline"]
+        planned = module.planned(module.lookup("buffer_view.buffer"))
 
-    def ireeabi_call(ref: R.Ref) -> None:
-        R.release_value(heap, planned([ref])[0])
+        def ireeabi_call(ref: R.Ref) -> None:
+            R.release_value(heap, planned([ref])[0])
 
-    ours = per_call_us(ireeabi_call, view, n)
-    floor, ref = floor_call()
-    least = per_call_us(floor, ref, n)
-    print("hal_inline.buffer_view.buffer, us per call (median of 5 x %d)" % n)
-    print(f"  ireeabi planned call + result release   {ours:7.2f}")
-    print(f"  floor: the same memory work, no layers  {least:7.2f}   ({ours / least:.1f}x)")
-    program.buffers.release(view)
-    program.close()
+        ours = per_call_us(ireeabi_call, view, n)
+        floor, ref = floor_call()
+        least = per_call_us(floor, ref, n)
+        print("hal_inline.buffer_view.buffer, us per call (median of 5 x %d)" % n)
+        print(f"  ireeabi planned call + result release   {ours:7.2f}")
+        print(f"  floor: the same memory work, no layers  {least:7.2f}   ({ours / least:.1f}x)")
+        program.buffers.release(view)
 
 
 if __name__ == "__main__":

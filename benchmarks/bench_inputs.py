@@ -27,9 +27,9 @@ import tracemalloc
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 
 PROGRAM = """func.func @first(%a: tensor<{n}xf32>) -> tensor<2xf32> {{
   %0 = tensor.extract_slice %a[0] [2] [1] : tensor<{n}xf32> to tensor<2xf32>

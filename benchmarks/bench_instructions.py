@@ -39,10 +39,13 @@ PACKAGES = ("abi", "layouts", "vm", "hal", "tooling", "cli")
 # Runs one program N times: the body that the two counts differ by.
 _CHILD = r'''
 import sys
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {tests!r})  # the measured tree's tests/, for its helpers
 import numpy as np
-import iree_tools
-from ireeabi.vm.heap import Heap
+try:
+    from support import iree_tools
+except ImportError:  # a tree from before tests/support
+    import iree_tools
+from ireeabi.base.heap import Heap
 try:  # a tree from before ireeabi.tooling (tried first: this tree's tooling would load its own vm)
     from ireeabi.vm.bytecode.program import Program
 except ImportError:

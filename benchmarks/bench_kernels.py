@@ -46,11 +46,11 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
-from ireeabi.tooling.program import Program  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from support import iree_tools  # noqa: E402
+from ireeabi.tooling.program import Program, RunOptions  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
 from ireeabi.vm.bytecode import Context  # noqa: E402
 
 KERNELS_DIR = ROOT / "tests" / "programs" / "kernels"
@@ -99,7 +99,7 @@ def iree_cpu_ms(vmfb: Path, kernel: Kernel, inputs: list[str]) -> float:
 
 
 def _program(vmfb: Path, reference: bool = False) -> Program:
-    return Program(vmfb, heap=Heap(name="bench", capture_stacks=False), reference=reference)
+    return Program(vmfb, RunOptions(reference=reference), heap=Heap(name="bench", capture_stacks=False))
 
 
 def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, np.ndarray]:

@@ -5,11 +5,11 @@
 `0rIiiiCiDCrIID` with 4 constants and 3 bindings on the host, pack + unpack of the same values, side by
 side in one run:
 
-- ireeabi: `abi.codec` for the instance (generated straight-line struct code, compiled once), values in packer order
+- ireeabi: `abi.cconv.codec` for the instance (generated straight-line struct code, compiled once), values in packer order
   with refs as (ptr, type) pairs; also with the per-call `cconv.layout` + codec lookups included;
 - a hand-written precompiled `struct.Struct` doing the same work (flatten refs, insert the counts,
   rebuild the value list) — target: ireeabi <= 1.5x its time;
-- construct: build + parse of the same layout (`abi.codec.construct_of`) — target: ireeabi >= 20x
+- construct: build + parse of the same layout (`abi.cconv.codec.construct_of`) — target: ireeabi >= 20x
   faster;
 - for information, the whole VM-side path on real memory: `vm.call.pack_arguments` (heap buffer, refs
   retained) + `release_arguments`.
@@ -21,12 +21,13 @@ import struct
 import time
 from typing import Callable
 
-from ireeabi.abi import cconv, codec
+from ireeabi.abi import cconv
+from ireeabi.abi.cconv import codec
 from ireeabi.vm import call
-from ireeabi.vm.machine import host
+from ireeabi.base.machine import host
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.abi.codec import codec as fast_codec
-from ireeabi.vm.heap import Heap
+from ireeabi.abi.cconv.codec import codec as fast_codec
+from ireeabi.base.heap import Heap
 from ireeabi.vm.ref import Ref, TypeRegistry
 
 FRAG = "rIiiiCiDCrIID"
@@ -123,7 +124,7 @@ def main() -> None:
 
     print(f"pack + unpack of {FRAG!r} spans={list(SPANS)} on {host().name} ({lay.size} B); best of 7 rounds")
     print(f"  hand-written struct.Struct          {t_hand:8.2f} us")
-    print(f"  ireeabi (abi.codec)                 {t_fc:8.2f} us   {t_fc / t_hand:5.2f}x hand-written (target <= 1.5x)")
+    print(f"  ireeabi (abi.cconv.codec)                 {t_fc:8.2f} us   {t_fc / t_hand:5.2f}x hand-written (target <= 1.5x)")
     print(f"  ireeabi incl. layout/codec lookup   {t_lookup:8.2f} us   {t_lookup / t_hand:5.2f}x hand-written")
     print(f"  construct build + parse             {t_cons:8.2f} us   ireeabi is {t_cons / t_fc:6.1f}x faster "
           f"(target >= 20x)")

@@ -47,13 +47,14 @@ def main() -> None:
 
     from ireeabi.hal.local import native
     from ireeabi.hal.local.elf_executable import new_workgroup_state
-    from ireeabi.vm.machine import host
+    from ireeabi.base.machine import host
+    from ireeabi.layouts.executable_library import DispatchLayout
 
     page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     page.write(b"\x31\xc0\xc3")  # xor eax, eax; ret: a kernel that returns 0 at once
     fn = ctypes.addressof(ctypes.c_char.from_buffer(page))
     _keep, wg = new_workgroup_state()
-    ids = host().dispatch_state.wg_ids
+    ids = host().view(DispatchLayout).wg_ids
     n = args.calls
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -35,7 +35,6 @@ import pstats
 import json
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -43,15 +42,15 @@ from typing import NamedTuple
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 from ireeabi.tooling.program import KernelTargetError  # noqa: E402
 from ireeabi.vm.bytecode import VmError  # noqa: E402
-from ireeabi.vm import machine  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
-from ireeabi.tooling.program import Program  # noqa: E402
-from ireeabi.vm.module import PlannedCall  # noqa: E402
+from ireeabi.base import machine  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
+from ireeabi.tooling.program import Program, RunOptions  # noqa: E402
+from ireeabi.vm.native_module import PlannedCall  # noqa: E402
 
 class Bench(NamedTuple):
     source: Path
@@ -106,22 +105,21 @@ def ireeabi_ms(vmfb: Path, bench: Bench, rounds: int, heap: str = "no-stacks",
     lists at once). `reference`: the interpreter's per-instruction handlers and layered import
     calls instead of compiled blocks and planned calls."""
     heap_ = Heap(target=target, name="bench", **HEAPS[heap])
-    program = Program(vmfb, heap=heap_, reference=reference)
-    args = _inputs(program, bench)
-    invoke, function = program.context.invoke, bench.function
-    out = invoke(function, *args)
-    if bench.elements:  # the answer is checked once, outside the timing
-        assert (program.to_numpy(out[0]) == bench.expect).all()
-    _release_all(program, out)
-    for _ in range(min(20, rounds)):
-        _release_all(program, invoke(function, *args))
-    samples = []
-    for _ in range(rounds):
-        t0 = time.perf_counter()
-        _release_all(program, invoke(function, *args))
-        samples.append(time.perf_counter() - t0)
-    _release_all(program, args)
-    program.close()
+    with Program(vmfb, RunOptions(reference=reference), heap=heap_) as program:
+        args = _inputs(program, bench)
+        invoke, function = program.context.invoke, bench.function
+        out = invoke(function, *args)
+        if bench.elements:  # the answer is checked once, outside the timing
+            assert (program.to_numpy(out[0]) == bench.expect).all()
+        _release_all(program, out)
+        for _ in range(min(20, rounds)):
+            _release_all(program, invoke(function, *args))
+        samples = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            _release_all(program, invoke(function, *args))
+            samples.append(time.perf_counter() - t0)
+        _release_all(program, args)
     return statistics.median(samples) * 1e3, statistics.mean(samples) * 1e3
 
 
@@ -141,17 +139,16 @@ def iree_benchmark_ms(vmfb: Path, bench: Bench) -> tuple[float, float]:
 
 
 def profile(vmfb: Path, bench: Bench, rounds: int) -> None:
-    program = Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"]))
-    args = _inputs(program, bench)
-    invoke = program.context.invoke
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(rounds):
-        _release_all(program, invoke(bench.function, *args))
-    prof.disable()
-    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
-    _release_all(program, args)
-    program.close()
+    with Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"])) as program:
+        args = _inputs(program, bench)
+        invoke = program.context.invoke
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(rounds):
+            _release_all(program, invoke(bench.function, *args))
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        _release_all(program, args)
 
 
 def breakdown(vmfb: Path, bench: Bench, rounds: int) -> None:
@@ -170,28 +167,27 @@ def breakdown(vmfb: Path, bench: Bench, rounds: int) -> None:
             spent[name] += time.perf_counter() - t0
             calls[name] += 1
 
-    program = Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"]))
-    args = _inputs(program, bench)
-    invoke = program.context.invoke
-    PlannedCall.__call__ = timed  # type: ignore[method-assign]
-    try:
-        for _ in range(min(20, rounds)):
-            _release_all(program, invoke(bench.function, *args))
-        spent.clear()
-        calls.clear()
-        t0 = time.perf_counter()
-        for _ in range(rounds):
-            _release_all(program, invoke(bench.function, *args))
-        whole = (time.perf_counter() - t0) / rounds * 1e6
-    finally:
-        PlannedCall.__call__ = real  # type: ignore[method-assign]
-    for name, t in spent.most_common():
-        print(f"    {name:42s} {t / calls[name] * 1e6:8.1f} us  x{calls[name] // rounds}")
-    imports = sum(spent.values()) / rounds * 1e6
-    print(f"    {'imports, in all':42s} {imports:8.1f} us")
-    print(f"    {'the rest (interpreter, result release)':42s} {whole - imports:8.1f} us")
-    _release_all(program, args)
-    program.close()
+    with Program(vmfb, heap=Heap(name="bench", **HEAPS["no-stacks"])) as program:
+        args = _inputs(program, bench)
+        invoke = program.context.invoke
+        PlannedCall.__call__ = timed  # type: ignore[method-assign]
+        try:
+            for _ in range(min(20, rounds)):
+                _release_all(program, invoke(bench.function, *args))
+            spent.clear()
+            calls.clear()
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                _release_all(program, invoke(bench.function, *args))
+            whole = (time.perf_counter() - t0) / rounds * 1e6
+        finally:
+            PlannedCall.__call__ = real  # type: ignore[method-assign]
+        for name, t in spent.most_common():
+            print(f"    {name:42s} {t / calls[name] * 1e6:8.1f} us  x{calls[name] // rounds}")
+        imports = sum(spent.values()) / rounds * 1e6
+        print(f"    {'imports, in all':42s} {imports:8.1f} us")
+        print(f"    {'the rest (interpreter, result release)':42s} {whole - imports:8.1f} us")
+        _release_all(program, args)
 
 
 def compare_targets(args: argparse.Namespace) -> None:

@@ -11,7 +11,7 @@ interpreter's own scripts rather than a version manager's shim, which adds a she
 - `ireeabi --version`, `ireeabi targets`, `ireeabi layout iree_vm_buffer_t`,
   `ireeabi check 0rIiiiCiDCrIID_v` (hal_loader's dispatch; it has findings, exit 1);
 - `ireeabi run` and `iree-run-module` of tests/programs/add16.mlir `add` (compiled as
-  tests/iree_tools.py compiles programs, `--model`), the same flags and inputs, outputs compared;
+  tests/support/iree_tools.py compiles programs, `--model`), the same flags and inputs, outputs compared;
 - `iree-dump-module` of the same module.
 
 The package's bytecode is compiled first (`compileall` of its folders, a no-op when it is up to
@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 
 PACKAGES = ["ireeabi", "ireeabi.abi", "ireeabi.layouts", "ireeabi.vm", "ireeabi.hal", "ireeabi.modules",
             "ireeabi.tooling", "ireeabi.cli"]

@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
-from process_memory import Sampler  # noqa: E402
+from support.process_memory import Sampler  # noqa: E402
 
 
 def _uptime() -> str:

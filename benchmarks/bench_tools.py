@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_program  # noqa: E402
-import iree_tools  # noqa: E402
+from support import iree_tools  # noqa: E402
 
 
 def _inputs(bench: bench_program.Bench) -> list[str]:

@@ -19,23 +19,23 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import tests_support  # noqa: E402,F401 - tests/ on the import path, for `support`
 
 import numpy as np  # noqa: E402
 import wasmtime  # noqa: E402
 
-import iree_tools  # noqa: E402
-import vm_ir  # noqa: E402
+from support import iree_tools  # noqa: E402
+from support import vm_ir  # noqa: E402
 from ireeabi.hal.local import wasm_loader as W  # noqa: E402
 from ireeabi.hal.local.executable_library import DispatchState, write_workgroup_state  # noqa: E402
 from ireeabi.layouts import executable_library as X  # noqa: E402
 from ireeabi.vm.bytecode import module_file as mf  # noqa: E402
-from ireeabi.vm.heap import Heap  # noqa: E402
+from ireeabi.base.heap import Heap  # noqa: E402
+from ireeabi.layouts.executable_library import DispatchLayout  # noqa: E402
 
 TRIVIAL_WAT = """(module
   (import "env" "memory" (memory 0))
@@ -82,7 +82,7 @@ def add1m_ms(rt: W.WasmRuntime, heap: Heap) -> float:
     bufs = [heap.malloc(n, align=64) for _ in range(3)]
     heap.write(bufs[0], np.arange(n // 4, dtype=np.float32).tobytes())
     heap.write(bufs[1], np.ones(n // 4, np.float32).tobytes())
-    L = m.dispatch_state
+    L = m.view(DispatchLayout)
     size = L.block_size(len(d.constants), 3)
     block = heap.malloc(size, align=L.align)
     DispatchState(m, len(d.constants), 3, heap.view(block, size), 0, block).set(
@@ -181,7 +181,7 @@ def main() -> None:
     lib = rt.call(query, [X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST, env])
     v0 = heap.struct_at(X.iree_hal_executable_library_v0_t, lib)
     fn = heap.read_word(v0.exports.ptrs)
-    L = m.dispatch_state
+    L = m.view(DispatchLayout)
     size = L.block_size(0, 3)
     block = heap.malloc(size, align=L.align)
     state = DispatchState(m, 0, 3, heap.view(block, size), 0, block)

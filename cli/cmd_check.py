@@ -4,7 +4,7 @@ Each instance (target x side x span counts) is laid out by `cconv.layout`, whose
 the VM's size rule, its packer and the generic shim structs; fragments with spans are also read by
 the hand-written span readers (`cconv.span_reader`, each of `cconv.READER_FORMS`). Every finding
 comes with the byte ranges it is about, drawn under a hex dump of a sample buffer packed by
-`abi.codec` with recognisable values (every byte of value #k is k).
+`abi.cconv.codec` with recognisable values (every byte of value #k is k).
 
 A cconv that is the full `hal` module's `command_buffer.dispatch[.indirect]` is also reported as that
 shim's sizeof site per target (`layouts.hal_module_dispatch.sizeof_site`): IREE's shim starts the spans
@@ -12,9 +12,10 @@ at sizeof of the fixed part's C struct, latent where that reads every instance r
 """
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TextIO
 
 from ireeabi.abi import cconv
 from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
@@ -24,11 +25,58 @@ from ireeabi.layouts import hal_module_dispatch
 from ireeabi.layouts.hal_module_dispatch import SizeofSite
 
 from . import describe, render
-from .render import Mark
-from .resolve import SWEEP_CAP, SWEEP_MAX, CconvInput, Sweep, span_instances, sweep_of
+from .errors import CliError
+from .loading import (add_struct_source_options, add_svg_option, add_target_options, own_struct,
+                      select_targets)
+from .render import Mark, emit, emit_json, write_svg
+from .resolve import (SWEEP_CAP, SWEEP_MAX, CconvInput, Sweep, parse_spans, require_cconv,
+                      span_instances, sweep_of)
 
 PACKED, READ, OTHER = "^", "r", "!"
 MAX_ALSO = 8  # instances listed by name after the first one of a repeated finding
+
+
+def add_parser(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("check", help="every disagreement between IREE's layout rules for a cconv",
+                       description="Findings of the cconv rules and of the hand-written span readers, "
+                                   "with the bytes involved. Without --spans, counts 0..3 per span are "
+                                   "swept. Exit 0: no finding, 1: findings, 2: bad input.")
+    p.add_argument("cconv", metavar="CCONV")
+    add_target_options(p)
+    add_struct_source_options(p, "--struct names")
+    p.add_argument("--struct", metavar="NAME",
+                   help="with --header or --dwarf: the struct a native shim reads the buffer through "
+                        "(the whole buffer, or the fixed part before the first span), checked against "
+                        "the VM's packing instead of IREE's generic shim struct")
+    p.add_argument("--side", choices=["arguments", "results"], default="arguments",
+                   help="which buffer of a whole signature --struct describes (default arguments)")
+    add_svg_option(p, "each instance's packing against the struct its shim reads, disagreements "
+                      "outlined in red")
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 0: no finding, 1: findings."""
+    inp = require_cconv(args.cconv)
+    spans = parse_spans(args.spans)
+    if args.header or args.dwarf:
+        if not args.struct:
+            raise CliError("--header and --dwarf name the file of --struct NAME; give the struct")
+        tgts, struct_for, source = own_struct(args, args.struct)
+        for t in tgts:
+            struct_for(t)  # a bad header or name is reported before any output
+        res = run(inp, tgts, spans, struct_for, args.side)
+        side = args.side if inp.signature is not None else "the fragment"
+        res.read_through = f"{side} read through {args.struct} ({source})"
+    else:
+        if args.struct or args.include_dirs or args.defines:
+            raise CliError("--struct, -I and -D need --header FILE.h or --dwarf FILE")
+        res = run(inp, select_targets(args.target, args.all_targets), spans)
+    write_svg(args.svg, lambda picture: picture.check_svg(res))
+    if args.json:
+        emit_json(data(res), out)
+    else:
+        emit(text(res, inp), out)
+    return res.exit_code
 
 
 @dataclass(frozen=True)
@@ -59,7 +107,7 @@ class Instance:
     readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
 
     def sample(self) -> bytes:
-        from ireeabi.abi import codec  # start-up: construct only when a finding shows its bytes
+        from ireeabi.abi.cconv import codec  # start-up: construct only when a finding shows its bytes
 
         c = codec.codec(self.layout)
         buf = bytearray(max(c.struct.size, self.layout.size))
@@ -336,3 +384,7 @@ def data(res: CheckResult) -> dict[str, Any]:
         out["instances_total"] = count_json(res.total)
     out.update(findings=findings, exit_code=res.exit_code)
     return out
+
+
+__all__ = ["add_parser", "command", "CheckResult", "Instance", "Involved", "involved", "run", "text",
+           "data", "count_text", "count_json", "EXACT_DIGITS"]

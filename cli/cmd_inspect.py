@@ -17,32 +17,68 @@ the variants of one executable (one per format, the same global) the module crea
 device supports, as iree-compile's initializers choose."""
 from __future__ import annotations
 
-import mmap
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+import argparse
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from ireeabi.abi import cconv
 from ireeabi.abi.printable import printable, printable_text
-from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
-from ireeabi.vm.bytecode.flatbuffer import verify_flatbuffer
-from ireeabi.vm.bytecode.module_errors import ModuleFileError
 
 from . import render
 from .errors import CliError
-from .render import Column
+from .loading import DEFAULT_TARGET, checked_against, load_module, load_native_modules, select_targets
+from .render import Column, emit_json
 
-# Start-up: `run` and `test` read their module with `load`; what only `inspect` shows (the
-# disassembler, the import checker, the executables' placement, the full HAL's declarations) is
-# imported by the functions that show it.
+# Start-up: what only some inspections show (the disassembler, the import checker, the executables'
+# placement, the full HAL's declarations) is imported by the functions that show it.
 if TYPE_CHECKING:
     from ireeabi.abi.targets import Target
     from ireeabi.layouts.modules import ModuleDescriptor
 
 
 _SPAN_LETTERS = "nmkl"  # element counts of a fragment's spans, in order, in the text's sizes
+
+
+def add_parser(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("inspect", help="a compiled .vmfb module's imports, exports and rodata",
+                       description="Reads a .vmfb. --check-imports resolves every import against the "
+                                   "emulated native modules (hal_inline, hal_loader, and any registered): "
+                                   "missing functions, cconv mismatches, versions and layout findings on "
+                                   "the target. Exit 1 when an import is incompatible.")
+    p.add_argument("module", metavar="MODULE.vmfb")
+    p.add_argument("--target", "-t", metavar="T", help=f"data model (default {DEFAULT_TARGET})")
+    p.add_argument("--check-imports", action="store_true",
+                   help="check every import, and say where each executable of the module runs on the "
+                        "target (natively, emulated CPU, wasmtime, vmvx interpreter) or why it is refused")
+    p.add_argument("--emulate-kernels", action="store_true",
+                   help="with --check-imports: place host kernels in the emulated CPU, as `run "
+                        "--emulate-kernels` runs them")
+    p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
+                   help="with --check-imports: resolve against this native module too (a "
+                        "declaration in Python, or a .toml/.json file of its exports; repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--disassemble", action="store_true",
+                   help="append the bytecode disassembly, as iree-dump-module --output=disassembly "
+                        "prints it (with --json: each function's lines)")
+    p.add_argument("--bytecode-offsets", "--bytecode_offsets", dest="bytecode_offsets",
+                   action="store_true", help="with --disassemble: prefix each op's [offset]")
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 1 when --check-imports finds an incompatible import (see `output`)."""
+    (target,) = select_targets(args.target, False)
+    native = load_native_modules(args.native_module)
+    if native and not args.check_imports:
+        raise CliError("--native-module applies to --check-imports")
+    if args.emulate_kernels and not args.check_imports:
+        raise CliError("--emulate-kernels applies to --check-imports")
+    result, status = output(load_module(args.module), target, args.check_imports, args.json,
+                            args.disassemble, args.bytecode_offsets, native, args.emulate_kernels)
+    if args.json:
+        emit_json(result, out)
+    else:
+        out.write(result)
+    return status
 
 
 def _span_element_bytes(frag: cconv.Fragment, target: Target) -> list[int]:
@@ -77,49 +113,6 @@ def _size_cell(base: int | None, elements: list[int] | None) -> str:
     return f"{base}" + "".join(f"+{e}{_SPAN_LETTERS[k % 4]}" for k, e in enumerate(elements))
 
 
-def load(path: str) -> mf.ModuleFile:
-    """Read a module file for `inspect` and `run`. The file is memory-mapped (read-only) and its
-    header and FlatBuffer are checked there first, so a large file that is no module is refused
-    without being read; only a file that passes is read whole. OS errors (permissions...)
-    propagate as OSError (the command line reports them)."""
-    p = Path(path)
-    if not p.exists():
-        raise CliError(f"no module file at {path}")
-    if not p.is_file():
-        raise CliError(f"{path} is not a regular file (a module file is needed)")
-    try:
-        # resolved against the types of the runtime `run` would make (iree-run-module's)
-        return mf.read_module(_read_checked(p), ref_types=run_module_type_names())
-    except OSError as e:
-        if e.filename is not None:
-            raise
-        raise OSError(e.errno, e.strerror or str(e), path) from None  # a read names no path
-
-
-def _read_checked(p: Path) -> bytes:
-    with open(p, "rb") as f:
-        view = None
-        if os.fstat(f.fileno()).st_size >= MIN_MODULE_BYTES:
-            try:
-                view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError):  # a file that cannot be mapped is read as it is
-                view = None
-        if view is not None:
-            with view:
-                # The module reader's own first two steps (vm/bytecode/archive.py, flatbuffer.py):
-                # the archive and FlatBuffer header checks, then flatcc's verification of the
-                # FlatBuffer. Both read only the bytes they check, so on a memory map they touch a
-                # few pages, not the file.
-                try:
-                    _, fb, length = check_framing(view)
-                    verify_flatbuffer(view, fb, length)
-                except ModuleFileError:
-                    raise
-                except Exception:  # noqa: BLE001 - left to the full read, which reports it
-                    pass
-        return f.read()
-
-
 def _typed(cconv_text: str | None) -> str | None:
     """`(i32, i64) -> (!vm.ref<?>)` as iree-dump-module prints a signature (None without a cconv;
     the cconv itself when IREE's printer would refuse it)."""
@@ -142,7 +135,7 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
     `selected`: whether it is the variant the module would create on the target."""
     from ireeabi.hal.local import library_loader
-    from ireeabi.vm.machine import machine as _machine
+    from ireeabi.base.machine import machine as _machine
 
     from . import module_executables
 
@@ -191,7 +184,7 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
     """Everything `inspect` reports, as the documented JSON object."""
     from ireeabi.layouts.ref import iree_vm_ref_t
     from ireeabi.tooling import disassemble as dis
-    from ireeabi.vm import imports as import_check
+    from ireeabi.vm.bytecode import import_check as import_check
 
     ref_size = iree_vm_ref_t.layout(target).size
     out: dict[str, Any] = {
@@ -238,29 +231,6 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
         out["executables"] = executables(m, target, emulate_kernels)
         out["kernels_run"] = kernels_run(out["executables"])
-    return out
-
-
-def full_hal_declaration() -> ModuleDescriptor:
-    """The full `hal` module as IREE declares it (layouts.hal_module's export table), for import
-    checking only."""
-    from ireeabi.layouts import hal_module
-    from ireeabi.layouts.modules import ModuleDescriptor
-
-    return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
-                            tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
-
-
-def checked_against(m: mf.ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
-    """The registered, installed and given declarations (module_sources.checked_against), plus
-    `full_hal_declaration()` when the module imports `hal` and none of them is named so."""
-    from ireeabi.layouts import hal_module, module_sources
-
-    out = module_sources.checked_against(m, given)
-    wanted = {f.full_name.partition(".")[2]: f.cconv for f in m.imported_functions
-              if f.module == hal_module.IREE_HAL_MODULE_NAME}
-    if wanted and not any(d.name == hal_module.IREE_HAL_MODULE_NAME for d in out):
-        out.append(full_hal_declaration().select(wanted))
     return out
 
 
@@ -473,9 +443,9 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
     return lines
 
 
-def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
-            disassemble: bool, bytecode_offsets: bool,
-            native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
+def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
+           disassemble: bool, bytecode_offsets: bool,
+           native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
     """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
     finds an incompatible import (executables refused on the target are reported, in `kernels_run`
     and the text, without changing the status: a module of host kernels inspected for another
@@ -491,3 +461,6 @@ def command(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
 
         out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)
     return out, status
+
+
+__all__ = ["add_parser", "command", "output", "data", "text", "executables", "kernels_run"]

@@ -1,8 +1,10 @@
-"""`ireeabi layout NAME_OR_CCONV`: pahole-style struct tables and cconv instance layouts."""
+"""`ireeabi layout NAME_OR_CCONV`: pahole-style struct tables and cconv instance layouts; with
+`--header FILE.h` or `--dwarf FILE`, a struct of one's own (every struct of a header without NAME)."""
 from __future__ import annotations
 
+import argparse
 import heapq
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
 from ireeabi import layouts
 from ireeabi.abi import cconv
@@ -12,8 +14,100 @@ from ireeabi.abi.targets import Target
 
 from . import describe, render
 from .errors import CliError
-from .render import Column
-from .resolve import CconvInput, default_spans_note, span_instances
+from .loading import (MAX_TABLE_ROWS, add_struct_source_options, add_svg_option, add_target_options,
+                      own_struct, select_targets, table_rows)
+from .render import Column, emit, emit_json, write_svg
+from .resolve import CconvInput, default_spans_note, parse_spans, resolve, span_instances
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+
+def add_parser(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("layout", help="struct table or cconv instance layout",
+                       description="A catalog struct (pahole-style table) or a calling convention "
+                                   "(`0...` signature or a bare fragment such as rIiiiCiDCrIID). "
+                                   "Without --spans every span has 1 element.")
+    p.add_argument("name", metavar="NAME_OR_CCONV", nargs="?",
+                   help="without it, --header lays out every struct of the header")
+    add_target_options(p)
+    add_struct_source_options(p, "NAME is")
+    add_svg_option(p, "the struct's bytes on each target (a cell per byte, fields coloured and named, "
+                      "padding hatched), or the cconv's packing")
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.header or args.dwarf:
+        return _foreign_struct(args, out)
+    if args.include_dirs or args.defines:
+        raise CliError("-I and -D apply to --header")
+    if args.name is None:
+        raise CliError("layout needs NAME_OR_CCONV (usage: ireeabi layout NAME_OR_CCONV [options], or "
+                       "ireeabi layout --header FILE.h [options] for every struct of a header)")
+    tgts = select_targets(args.target, args.all_targets)
+    spans = parse_spans(args.spans)
+    what = resolve(args.name)
+    if isinstance(what, Struct):
+        if spans is not None:
+            raise CliError(f"--spans applies to calling conventions, not to struct {what.name}")
+        write_svg(args.svg, lambda picture: picture.struct_svg(what, tgts))
+        if args.json:
+            emit_json(struct_data(what, tgts, args.all_targets), out)
+        elif args.all_targets:
+            emit(struct_all_text(what, tgts), out)
+        else:
+            emit(struct_text(what, tgts[0]), out)
+        return EXIT_OK
+    insts = instances(what, tgts, spans)  # validates span counts before any output
+    write_svg(args.svg, lambda picture: picture.cconv_svg(what.text, insts))
+    if args.json:
+        emit_json(cconv_data(what, tgts, spans), out)
+    elif args.all_targets:
+        emit(cconv_all_text(what, tgts, spans), out)
+    else:
+        emit(cconv_text(what, tgts[0], spans), out)
+    return EXIT_OK
+
+
+def _foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
+    """`layout --header FILE.h NAME` / `layout --dwarf FILE NAME`."""
+    if args.spans is not None:
+        raise CliError("--spans applies to calling conventions, not to structs")
+    if args.name is None:
+        if not args.header:
+            raise CliError("layout --dwarf needs the NAME of a struct")
+        return _header(args, out)
+    tgts, struct_for, source = own_struct(args, args.name)
+    decls = [struct_for(t) for t in tgts]
+    write_svg(args.svg, lambda picture: picture.struct_svg(decls[0], tgts, decls))
+    if args.json:
+        emit_json(struct_data(decls[0], tgts, args.all_targets, decls), out)
+    elif args.all_targets:
+        emit(struct_all_text(decls[0], tgts, source, decls), out)
+    else:
+        emit(struct_text(decls[0], tgts[0], source), out)
+    return EXIT_OK
+
+
+def _header(args: argparse.Namespace, out: TextIO) -> int:
+    """`layout --header FILE.h`: every struct of the header on each target; a struct that cannot be
+    laid out is listed with its line and concerns no other (exit 2 when there is one)."""
+    from ireeabi.abi import cheader
+
+    if args.svg:
+        raise CliError("--svg draws one struct: give its NAME with --header")
+    tgts = select_targets(args.target, args.all_targets)
+    readings = [cheader.read_header(args.header, t, include_dirs=args.include_dirs, defines=args.defines)
+                for t in tgts]
+    for r in readings:
+        for s in {id(s): s for s in r.structs.values()}.values():
+            if table_rows(s) > MAX_TABLE_ROWS:
+                raise CliError(f"{args.header}: {s.name}: its table would have more than {MAX_TABLE_ROWS} rows")
+    if args.json:
+        objs = [header_data(args.header, t, r) for t, r in zip(tgts, readings)]
+        emit_json(objs if args.all_targets else objs[0], out)
+    else:
+        emit(header_text(args.header, tgts, readings), out)
+    return EXIT_BAD_INPUT if any(r.errors for r in readings) else EXIT_OK
 
 DIFF = "*"
 
@@ -287,3 +381,7 @@ def cconv_data(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] |
     objs = [describe.cconv_json(lay, side=label, signature=sig)
             for label, _, lay in instances(inp, tgts, spans)]
     return objs[0] if len(objs) == 1 else objs
+
+
+__all__ = ["add_parser", "command", "struct_text", "struct_all_text", "struct_data", "header_data",
+           "header_text", "instances", "cconv_text", "cconv_all_text", "cconv_data"]

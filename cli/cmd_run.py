@@ -47,9 +47,9 @@ from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.vm.heap import LeakError, available_memory
+from ireeabi.base.heap import LeakError, available_memory
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
                                         Equality, compare_results, parse_double_flag, parse_equality_mode,
@@ -60,10 +60,12 @@ from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_result
                                          parse_inputs, write_output)
 from ireeabi.tooling.numpy_io import OutputError
 
-from .cmd_inspect import checked_against, load as load_module
 from .errors import CliError
-from .module_flags import add_module_arguments, module_path
-from .resolve import load_native_modules, resolve_target
+from .loading import (add_module_arguments, checked_against, load_module, load_native_modules,
+                      module_path, parse_cpu_seconds, parse_heap_limit, parse_max_steps, resolve_target)
+
+# iree-run-module exits 1 on every failed load, parse or call: so does `run` on bad input.
+ERROR_STATUS = 1
 
 
 def add_parser(sub: "argparse._SubParsersAction") -> None:
@@ -158,45 +160,6 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                         "(byte equality); any other text is exact, as in iree-run-module")
 
 
-def parse_cpu_seconds(text: str) -> float:
-    """`--kernel-cpu-time`: a positive decimal number of CPU seconds (argparse reports anything
-    else)."""
-    s = text.strip()
-    try:
-        value = float(s) if s.isascii() and (s[:1].isdigit() or s[:1] == ".") else -1.0
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 2**63 / 1e9:  # (NaN and inf fail too)
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of CPU seconds")
-    return value
-
-
-def parse_max_steps(text: str) -> int:
-    """`--max-steps`: a positive decimal instruction count (argparse reports anything else)."""
-    s = text.strip()
-    if not s.isascii() or not s.isdigit() or int(s) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive instruction count")
-    return int(s)
-
-
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_heap_limit(text: str) -> int:
-    """`--heap-limit`: a positive byte count, optionally with a binary unit (K, M, G, T; KB/KiB...
-    spellings too): 64M is 64 MiB."""
-    s = text.strip().upper()
-    for suffix in ("IB", "B"):
-        if s.endswith(suffix) and s[:-len(suffix)][-1:] in "KMGT" and len(s) > len(suffix):
-            s = s[:-len(suffix)]
-            break
-    unit = s[-1:] if s[-1:] in "KMGT" and s[-1:] else ""
-    number = s[:-1] if unit else s
-    if not number.isascii() or not number.isdigit() or int(number) * _SIZE_UNITS[unit] <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive size (bytes, or e.g. 64M, 2G)")
-    return int(number) * _SIZE_UNITS[unit]
-
-
 def input_bytes_bound(program: Program) -> int:
     """The largest tensor an `--input` may give: what the heap still allows, and half the memory
     the host has available now (a parsed input is held twice, as its array and then in its heap
@@ -242,7 +205,7 @@ def _predicted_mismatch(error: BaseException, module: Any, program: Program, mod
     if SIGNATURE_MISMATCH not in text:
         return ""
     target = program.heap.machine.name
-    from ireeabi.vm import imports as import_check  # start-up: only on a signature mismatch
+    from ireeabi.vm.bytecode import import_check as import_check  # start-up: only on a signature mismatch
 
     try:
         reports = import_check.check_imports(module, checked_against(module, modules), target)
@@ -277,11 +240,25 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
 
 def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, module: Any,
          trace: Any) -> int:
-    program = Program(module, target=target, legacy_loader=args.legacy_loader,
-                      legacy_inline=args.legacy_inline, legacy_vm_buffer=args.legacy_vm_buffer,
-                      max_steps=args.max_steps, reference=args.reference, modules=modules,
-                      heap_limit=args.heap_limit, emulate_kernels=args.emulate_kernels,
-                      kernel_cpu_time=args.kernel_cpu_time, trace=trace)
+    options = RunOptions(target=target, modules=modules, heap_limit=args.heap_limit,
+                         max_steps=args.max_steps, kernel_cpu_time=args.kernel_cpu_time,
+                         reference=args.reference, emulate_kernels=args.emulate_kernels,
+                         legacy_loader=args.legacy_loader, legacy_inline=args.legacy_inline,
+                         legacy_vm_buffer=args.legacy_vm_buffer, trace=trace)
+    try:
+        with Program(module, options) as program:  # a failed call's or output's error wins
+            results = _call(program, args, out, module, modules)
+            return _process_results(program, results, args, out)
+    except LeakError as e:  # (only the program's close raises it) e.g. the pre-fix storage wrapper
+        shown = "; ".join(a.describe() for a in e.leaks[:3])
+        more = f"; and {len(e.leaks) - 3} more" if len(e.leaks) > 3 else ""
+        raise CliError(f"the call returned, but {len(e.leaks)} allocation(s) of "
+                       f"{sum(a.size for a in e.leaks)} bytes outlived the program: "
+                       f"{shown}{more}") from None
+
+
+def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, modules: list) -> list:
+    """Parse the inputs against the function's cconv, print EXEC, call; the results."""
     owned: list = []
     try:
         if not args.function:
@@ -310,37 +287,15 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
             raise CliError(f"INVALID_ARGUMENT; input list and function mismatch; expected "
                            f"{len(arg_chars)} arguments but passed {len(inputs) + fences} "
                            f"({args.function} takes {takes}, {len(inputs)} given)")
-        results = program.call_results(args.function, *inputs)
+        return program.call_results(args.function, *inputs)
     except BaseException as e:
         hint = _predicted_mismatch(e, module, program, modules)
+        if hint:
+            raise CliError(f"{e}; {hint}") from e
+        raise
+    finally:
         for buffer in owned:
             _ref.release_value(program.heap, buffer)
-        try:
-            program.close()
-        except Exception:  # noqa: BLE001 - the call's error is the one to report
-            pass
-        if hint:
-            raise CliError(f"{e}; {hint}") from None
-        raise
-    for buffer in owned:
-        _ref.release_value(program.heap, buffer)
-    try:
-        status = _process_results(program, results, args, out)
-    except BaseException:
-        try:
-            program.close()
-        except Exception:  # noqa: BLE001 - the output's error is the one to report
-            pass
-        raise
-    try:
-        program.close()
-    except LeakError as e:  # e.g. the pre-fix storage wrapper (--legacy-inline)
-        shown = "; ".join(a.describe() for a in e.leaks[:3])
-        more = f"; and {len(e.leaks) - 3} more" if len(e.leaks) > 3 else ""
-        raise CliError(f"the call returned, but {len(e.leaks)} allocation(s) of "
-                       f"{sum(a.size for a in e.leaks)} bytes outlived the program: "
-                       f"{shown}{more}") from None
-    return status
 
 
 def _process_results(program: Program, results: list, args: argparse.Namespace,
@@ -389,3 +344,6 @@ def _check_results(program: Program, results: list, args: argparse.Namespace,
         raise CliError(str(e)) from None
     out.write(text + (SUCCESS_LINE if matched else ""))
     return 0 if matched else 1
+
+
+__all__ = ["add_parser", "command", "input_bytes_bound", "ERROR_STATUS"]

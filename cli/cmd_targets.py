@@ -1,13 +1,27 @@
 """`ireeabi targets`: the data models and the numbers IREE's layout rules depend on."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
+from typing import Any, TextIO
 
 from ireeabi.abi import cconv, targets
 from ireeabi.abi.targets import Target
 
 from . import render
-from .render import Column
+from .render import Column, emit, emit_json
+
+
+def add_parser(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("targets", help="the data models and their ABI numbers")
+    p.add_argument("--json", action="store_true")
+
+
+def command(args: argparse.Namespace, out: TextIO) -> int:
+    if args.json:
+        emit_json(data(), out)
+    else:
+        emit(text(), out)
+    return 0
 
 
 def _ref(t: Target) -> tuple[int, int]:
@@ -58,3 +72,6 @@ def text() -> list[str]:
                        f"riscv32-pc-linux-elf): its architecture picks the data model: "
                        f"{targets.triple_arches_text()}", subsequent=2)
     return out
+
+
+__all__ = ["add_parser", "command", "target_json", "data", "text"]

@@ -37,13 +37,16 @@ from typing import Any, Sequence, TextIO
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME
 from ireeabi.tooling.check_tests import check_tests, run_check_test
+from ireeabi.tooling.program import RunOptions
 from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, is_vm_test_module,
                                             run_vm_test, vm_tests)
 
-from .cmd_inspect import load as load_module
-from .cmd_run import parse_cpu_seconds, parse_heap_limit, parse_max_steps
 from .errors import CliError
-from .resolve import load_native_modules, resolve_target
+from .loading import (load_module, load_native_modules, parse_cpu_seconds, parse_heap_limit,
+                      parse_max_steps, resolve_target)
+
+# iree-check-module, as iree-run-module, exits 1 when the module cannot run at all.
+ERROR_STATUS = 1
 
 VMASM_SUFFIX = ".vmasm"
 
@@ -134,6 +137,12 @@ class _Gtest:
         return False
 
 
+def _options(args: argparse.Namespace, target: Any, modules: list) -> RunOptions:
+    """The run of every test: the command line's target, bounds and native modules."""
+    return RunOptions(target=target, modules=modules, heap_limit=args.heap_limit,
+                      max_steps=args.max_steps, kernel_cpu_time=args.kernel_cpu_time)
+
+
 def command(args: argparse.Namespace, out: TextIO) -> int:
     target = resolve_target(args.target) if args.target is not None else None
     extra = load_native_modules(args.native_module)
@@ -152,13 +161,12 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         return _vm_command(module, file_name, args, target, extra, out)
     modules = {CHECK_MODULE_NAME: CHECK_MODULE}
     modules.update((d.name, d) for d in extra)  # one's own `check` replaces ireeabi's
+    options = _options(args, target, list(modules.values()))
     tests = check_tests(module, args.function)
     gtest = _Gtest(out, module.name, len(tests))
     for name, ordinal in tests:
         gtest.run(f"{module.name}.{name}")
-        failures = run_check_test(module, name, target=target, modules=list(modules.values()),
-                                  heap_limit=args.heap_limit, max_steps=args.max_steps,
-                                  kernel_cpu_time=args.kernel_cpu_time)
+        failures = run_check_test(module, name, options)
         gtest.end(f"{module.name}.{name}", str(ordinal),
                   [f if isinstance(f, str) else f.report() for f in failures])
     if gtest.finish():
@@ -174,18 +182,18 @@ def _vm_command(module: Any, file_name: str, args: argparse.Namespace, target: A
         tests = vm_tests(module, file_name, args.function)
     except IreeAbiError as e:
         raise CliError(str(e)) from e
+    options = _options(args, target, extra)
     # The module is made (and verified) once before any test, as bytecode_module_test makes it while
-    # it lists the tests: a module IREE's verifier refuses aborts the run before any output.
-    check_loads(module, target=target, modules=extra, heap_limit=args.heap_limit)
+    # it lists the tests: a module IREE's verifier refuses aborts the run before any output (the
+    # bounds are each test's: a bounded __init fails the tests, not the listing).
+    check_loads(module, RunOptions(target=target, modules=extra, heap_limit=args.heap_limit))
     gtest = _Gtest(out, SUITE, len(tests))
     for test in tests:
         gtest.run(test.full_name)
-        outcome = run_vm_test(module, test, target=target, modules=extra,
-                              heap_limit=args.heap_limit, max_steps=args.max_steps,
-                              kernel_cpu_time=args.kernel_cpu_time)
+        outcome = run_vm_test(module, test, options)
         failure = outcome.failure()
         gtest.end(test.full_name, test.name, [failure] if failure else [])
     return 0 if gtest.finish() else 1
 
 
-__all__ = ["add_parser", "command"]
+__all__ = ["add_parser", "command", "ERROR_STATUS"]

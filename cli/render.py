@@ -1,9 +1,13 @@
-"""Plain-text rendering: column tables that fit a width, wrapped text and marked hex dumps."""
+"""Plain-text rendering: column tables that fit a width, wrapped text and marked hex dumps; and
+writing a command's lines, JSON object or picture."""
 from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from types import ModuleType
+from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
+
+from .errors import CliError
 
 WIDTH = 100  # every human output line fits in this many columns
 ELLIPSIS = "..."
@@ -160,3 +164,34 @@ def _mark_at(offset: int, marks: Sequence[Mark]) -> str:
     if not chars:
         return " "
     return chars.pop() if len(chars) == 1 else "x"
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing a command's output
+
+
+def emit(lines: Iterable[str], out: TextIO) -> None:
+    """Each line to `out`, newline-terminated."""
+    for line in lines:
+        out.write(line + "\n")
+
+
+def emit_json(obj: Any, out: TextIO) -> None:
+    import json
+
+    out.write(json.dumps(obj, indent=2) + "\n")
+
+
+def write_svg(path: str | None, draw: Callable[[ModuleType], str]) -> None:
+    """The picture `draw(picture)` makes with the module `cli.picture` into `path` (nothing without
+    --svg: drawsvg is imported only to draw); the text output goes on as usual."""
+    if path is None:
+        return
+    from . import picture
+
+    text = draw(picture)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise CliError(f"--svg {path}: {e.strerror or e}") from None

@@ -1,23 +1,18 @@
-"""Turn command-line text into engine objects: targets, span counts, structs and cconvs."""
+"""Turn command-line text into engine objects: span counts, structs and cconvs (`layout`, `check`;
+targets and module files: `loading`)."""
 from __future__ import annotations
 
-import argparse
-import importlib
 import itertools
-import os
-import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, NoReturn, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
-from ireeabi.abi import cconv, targets
+from ireeabi.abi import cconv
 
-from .errors import CliError, NotACconvError, SpansArgumentError
+from .errors import NotACconvError, SpansArgumentError
 
 if TYPE_CHECKING:
     from ireeabi.abi.layout import Struct
-    from ireeabi.abi.targets import Target
 
-DEFAULT_TARGET = "x86_64"
 SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
 # A full sweep is (SWEEP_MAX + 1) ** spans instances: 16 for a dispatch's two spans, 256 for four
 # spans, but a million for ten (minutes and gigabytes for one command). Up to SWEEP_CAP the sweep
@@ -29,58 +24,6 @@ SAMPLE_SEED = 18  # fixed: the same cconv samples the same instances in every ru
 _DIGIT_BITS = SWEEP_MAX.bit_length()  # bits of one span's count in a sample index
 assert SWEEP_MAX + 1 == 1 << _DIGIT_BITS, "a sample index's digits are read as bit fields"
 _CCONV_CHARS = set(cconv.KINDS) | {cconv.SPAN_START, cconv.SPAN_END, cconv.VOID, cconv.SPLIT}
-
-
-def resolve_target(name: str) -> Target:
-    """A `--target` value: a data model name (an empty one is an error, not the default)."""
-    if not name.strip():
-        raise CliError(f"--target is empty; valid targets: {', '.join(targets.names())}")
-    return targets.get(name)
-
-
-def load_native_modules(specs: Sequence[str]) -> list[Any]:
-    """The ModuleDescriptors of `--native-module` values, found as `python -m` finds modules: with
-    the current directory first on the import path while they load (the `ireeabi` script puts its
-    own directory there instead, so `--native-module mystats` would miss ./mystats.py)."""
-    if not specs:
-        return []
-    from ireeabi.layouts import module_sources  # noqa: PLC0415 - only the commands that take it
-
-    cwd = os.getcwd()
-    added = not any(os.path.abspath(entry or os.curdir) == cwd for entry in sys.path)
-    if added:
-        sys.path.insert(0, cwd)
-        importlib.invalidate_caches()  # a module written since the last import looked here
-    try:
-        return [d for spec in specs for d in module_sources.load(spec)]
-    finally:
-        if added:
-            try:
-                sys.path.remove(cwd)
-            except ValueError:  # a module took it out itself
-                pass
-
-
-def explain_dash_values(parser: argparse.ArgumentParser, option: str, example: str) -> None:
-    """argparse reads a value that starts with '-' (`--spans -1,3`) as another option and reports
-    only "expected one argument": say how to pass such a value (`--spans=-1,3`)."""
-    plain = parser.error
-
-    def error(message: str) -> NoReturn:
-        if message == f"argument {option}: expected one argument":
-            message = (f"{option} needs a value after it (e.g. {option} 4,3); a value that starts "
-                       f"with '-' reads as another option, so write it in one word: "
-                       f"{option}={example}")
-        plain(message)
-
-    parser.error = error  # type: ignore[method-assign]
-
-
-def select_targets(name: str | None, all_targets: bool) -> list[Target]:
-    """`--target NAME` (default x86_64) or every target with `--all-targets`."""
-    if all_targets:
-        return [targets.get(n) for n in targets.names()]
-    return [resolve_target(name) if name is not None else targets.get(DEFAULT_TARGET)]
 
 
 def parse_spans(text: str | None) -> tuple[int, ...] | None:

@@ -7,9 +7,8 @@
 - `element_types`, `flag_names`: IREE element types with the numpy dtypes that hold them, and HAL
   bitfields as IREE prints them;
 - `string_util`, `buffer_view_util`: element types, shapes, elements and buffer views as text,
-  parsed and printed as IREE does (hal/string_util.c, hal/buffer_view_util.c), with the C number
-  parsers under them;
-- `cpu`: host CPU data as IREE exposes it to kernels;
+  parsed and printed as IREE does (hal/string_util.c, hal/buffer_view_util.c), over the number
+  parsers of `ireeabi.base.string_view`;
 - `local`: executables and their loaders, IREE's ELF loader, the dispatch of kernels
   (runtime/src/iree/hal/local).
 
@@ -19,4 +18,4 @@ runtime that assembles them are `ireeabi.modules.hal`.
 
 __all__ = ["resource", "buffer", "buffer_view", "device", "semaphore", "file", "command_buffer",
            "command_buffer_validation", "element_types", "flag_names", "string_util", "buffer_view_util",
-           "cpu", "local"]
+           "local"]

@@ -14,13 +14,14 @@ from typing import Callable, Any
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from ireeabi.vm.ref import object_release as _object_release
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from .resource import ResourceType
+from ..layouts.hal_buffer import HalBufferLayout
 
 _PERSISTENT = int(HB.MappingMode.PERSISTENT)
 _SCOPED = int(HB.MappingMode.SCOPED)
@@ -73,7 +74,7 @@ class BufferTypes:
 
     def __init__(self, registry: TypeRegistry) -> None:
         self.heap: Heap = registry.heap
-        self._L = self.heap.machine.hal_buffer
+        self._L = self.heap.machine.view(HalBufferLayout)
         self.resources: ResourceType[HalBuffer] = ResourceType(registry, "hal.buffer", self._destroy)
         self.type = self.resources.type
 

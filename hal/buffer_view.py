@@ -11,14 +11,15 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
-from ireeabi.vm import allocator as _alloc
-from ireeabi.vm.allocator import AllocatorT
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base import allocator as _alloc
+from ireeabi.base.allocator import AllocatorT
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import object_retain as _object_retain
 from ireeabi.vm.ref import Ref, TypeRegistry
 
 from .buffer import BufferTypes
 from .resource import ResourceType
+from ..layouts.hal_buffer import BufferViewLayout
 
 
 @dataclass
@@ -29,7 +30,7 @@ class ViewInfo:
 class BufferViewTypes:
     def __init__(self, registry: TypeRegistry, buffers: BufferTypes) -> None:
         self.heap: Heap = registry.heap
-        self._L = self.heap.machine.hal_buffer_view
+        self._L = self.heap.machine.view(BufferViewLayout)
         self.buffers = buffers
         self.resources: ResourceType[ViewInfo] = ResourceType(registry, "hal.buffer_view", self._destroy)
         self.type = self.resources.type

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from . import command_buffer_validation as V
 from .buffer import BufferTypes, calculate_range
@@ -28,6 +28,14 @@ from .command_buffer_validation import ValidationState
 from .resource import ResourceType
 
 _DISCARD_WRITE = int(HB.MemoryAccess.DISCARD_WRITE)
+
+
+def null_hal_buffer(what: str) -> IreeFaultError:
+    """A command that reaches its buffer operation with a NULL hal.buffer (an unvalidated command
+    buffer, or a binding table slot left empty): iree_hal_buffer_map_range and the copy and fill
+    helpers read through it untested, so IREE faults there."""
+    return IreeFaultError(f"the {what} buffer is NULL when the command runs: IREE's buffer mapping reads "
+                          "through it untested (hal/buffer.c); its own runtime faults there")
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ class Resolver:
         iree_hal_buffer_map_range checks it."""
         buffer, offset, length = self.resolve(ref)
         if not buffer:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"{what} buffer is NULL")
+            raise null_hal_buffer(what)
         b = self.buffers.get(buffer)
         off, n = calculate_range(buffer, b.byte_length, offset, length, self.mask)
         return b.storage + off, n

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 
 from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from .buffer import BufferTypes
 from .flag_names import buffer_usage_text, format_bitfield, memory_type_text

@@ -7,7 +7,7 @@ named `local-sync` that runs every queue operation in the calling thread, with a
 allocator.
 
 - `query_i64` is iree_hal_sync_device_query_i64: `hal.device.id` matches the identifier against a
-  pattern (iree_string_view_match_pattern: `*` and `?`), `hal.executable.format` asks the device's
+  pattern (iree_string_view_match_pattern: `*` and `?`, at most 16 of them), `hal.executable.format` asks the device's
   executable loaders, `hal.device`/`hal.dispatch` `concurrency` are 1, `hal.cpu` looks the key up in
   the processor data (iree_cpu_lookup_data_by_key); anything else is NOT_FOUND.
 - `compatible_params` is the heap allocator's query_buffer_compatibility: buffers are always made
@@ -20,9 +20,9 @@ from typing import Callable
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from . import cpu
+from ..base.internal import cpu
 from .buffer import BufferTypes
 from .resource import ResourceType
 
@@ -49,19 +49,44 @@ class LocalSyncDevice:
     supports_format: Callable[[str], bool]
 
 
+MAX_PATTERN_WILDCARDS = 16  # IREE_STRING_VIEW_MAX_PATTERN_WILDCARDS
+
+
 def match_pattern(value: str, pattern: str) -> bool:
     """iree_string_view_match_pattern: `*` matches any run (also empty), `?` one character,
-    everything else itself."""
-    if not pattern:
-        return not value
-    head = pattern[0]
-    if head == "*":
-        return any(match_pattern(value[i:], pattern[1:]) for i in range(len(value) + 1))
-    if not value:
+    everything else itself; a pattern of more than 16 wildcards matches nothing. Each run of
+    wildcards is one step, as IREE coalesces it (a `*` in it: at least as many characters as it has
+    `?`), so the work is polynomial in the value's length, never exponential in the pattern's."""
+    if pattern.count("*") + pattern.count("?") > MAX_PATTERN_WILDCARDS:
         return False
-    if head == "?" or head == value[0]:
-        return match_pattern(value[1:], pattern[1:])
-    return False
+    return _match(value, pattern)
+
+
+def _match(value: str, pattern: str) -> bool:
+    """iree_string_view_match_pattern_impl (recursing once per run of wildcards with a `*`: at
+    most MAX_PATTERN_WILDCARDS deep)."""
+    while True:
+        found = [i for i in (pattern.find("*"), pattern.find("?")) if i >= 0]
+        if not found:
+            return value == pattern
+        literal = min(found)
+        if value[:literal] != pattern[:literal]:
+            return False
+        value, pattern = value[literal:], pattern[literal:]
+        run, min_chars, star = 0, 0, False
+        while run < len(pattern) and pattern[run] in "*?":
+            star = star or pattern[run] == "*"
+            min_chars += pattern[run] == "?"
+            run += 1
+        rest = pattern[run:]
+        if len(value) < min_chars:
+            return False
+        if not star:  # only `?`: exactly min_chars characters
+            value, pattern = value[min_chars:], rest
+            continue
+        if not rest:
+            return True
+        return any(_match(value[i:], rest) for i in range(min_chars, len(value) + 1))
 
 
 def compatible_params(memory_type: int, usage: int) -> tuple[int, int]:
@@ -122,5 +147,5 @@ def not_found(category: str, key: str) -> StatusError:
     return StatusError(StatusCode.NOT_FOUND, f"unknown device configuration key value '{category} :: {key}'")
 
 
-__all__ = ["DEVICE_IDENTIFIER", "HeapAllocator", "LocalSyncDevice", "DeviceTypes", "match_pattern",
+__all__ = ["DEVICE_IDENTIFIER", "MAX_PATTERN_WILDCARDS", "HeapAllocator", "LocalSyncDevice", "DeviceTypes", "match_pattern",
            "compatible_params", "not_found"]

@@ -3,7 +3,7 @@ them, for the runtime's buffer views and the tools' inputs and results).
 
 `dtype_of` gives numpy's own dtype where it has one, else an integer (or void) dtype of the
 element's width tagged with the element type in its metadata, so `element_type_of` gives the type
-back; sub-byte and zero-width types have no dtype here (`ElementTypeError`).
+back; sub-byte and zero-width types have no dtype here (`layouts.hal_buffer.ElementTypeError`).
 """
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count
+from ireeabi.layouts.hal_buffer import ElementType, ElementTypeError, NumericalType, iree_hal_element_bit_count
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 
 _TAG = "iree_element_type"  # dtype metadata key: the IREE element type numpy cannot spell
@@ -35,10 +34,6 @@ SIGNED_INTS = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32
 UNSIGNED_INTS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
                  8: np.dtype(np.uint64)}
 _tagged: dict[int, np.dtype] = {}
-
-
-class ElementTypeError(IreeAbiError):
-    """An element type ireeabi cannot hold in a numpy array (sub-byte, zero-width)."""
 
 
 def dtype_of(element_type: int) -> np.dtype:
@@ -74,4 +69,4 @@ def element_type_of(dtype: Any) -> int:
         raise ElementTypeError(f"numpy dtype {dt} has no IREE element type here") from None
 
 
-__all__ = ["ElementTypeError", "dtype_of", "element_type_of", "SIGNED_INTS", "UNSIGNED_INTS"]
+__all__ = ["dtype_of", "element_type_of", "SIGNED_INTS", "UNSIGNED_INTS"]

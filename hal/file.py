@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Callable, Generic, TypeVar
 
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 P = TypeVar("P")
 
@@ -50,7 +50,10 @@ class ResourceType(Generic[P]):
         try:
             return self._objects[ptr]
         except KeyError:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, f"0x{ptr:x} is not a live {self.name}") from None
+            # iree_vm_ref_check / check_deref test the type word only: IREE goes on with the pointer.
+            raise IreeFaultError(f"0x{ptr:x} is not a live {self.name}: IREE checks a {self.name} ref by its "
+                                 "type word alone and uses the pointer; its own runtime faults (or reads "
+                                 "freed memory) there") from None
 
     def deref(self, ref: Ref) -> tuple[int, P]:
         """(address, payload) of a ref of this type; INVALID_ARGUMENT as iree_vm_ref_check otherwise."""

@@ -1,13 +1,7 @@
-"""IREE's HAL string helpers (runtime/src/iree/hal/string_util.c) and the number parsers under them,
-byte for byte as iree-run-module 3.13 uses them:
+"""IREE's HAL string helpers (runtime/src/iree/hal/string_util.c), byte for byte as iree-run-module
+3.13 uses them, over the number parsers of IREE's string views (ireeabi.base.string_view) and its
+narrow float conversions (ireeabi.base.internal.math):
 
-- numbers: iree_string_view_atoi_* / atof / atod (base/string_view.c) on the C library's own
-  strtol / strtoul / strtoll / strtoull / strtof / strtod (ctypes), with IREE's scratch-buffer
-  limits (15 characters for 32-bit integers, 31 otherwise) and range checks; C's atof / atoi as
-  IREE's flags read their text;
-- narrow floats: IREE's own f32 <-> f16 / bf16 / f8 conversions (base/internal/math.h): round to
-  nearest even, values below half the narrow format's reach flush to zero, NaN an all-ones
-  mantissa;
 - iree_hal_parse_element_type / iree_hal_parse_shape;
 - iree_hal_parse_buffer_elements (`fill_elements`: C whitespace, `,`, `[`, `]` separate elements;
   one element splats; integers with IREE's range checks, i8 takes -128..255; f16 / bf16 / f8
@@ -23,11 +17,9 @@ to the whole input text.
 """
 from __future__ import annotations
 
-import ctypes
 import math
 import re
-import struct
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -36,11 +28,11 @@ from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_elem
     iree_hal_make_element_type
 from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 from ireeabi.hal.element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.base import string_view
+from ireeabi.base.internal.math import is_narrow_float, narrow_float_bits, widen_float_bits
+from ireeabi.base.string_view import atod, atof, atoi_int32, atoi_int64, atoi_uint32, atoi_uint64, wrap_int
 
-__all__ = ["InputParseError", "ParseFailure", "atoi_int32", "atoi_uint32", "atoi_int64",
-           "atoi_uint64", "atof", "atod", "c_atof", "c_atoi", "wrap_int", "narrow_float_bits",
-           "widen_float_bits", "read_element_type", "parse_element_type", "read_shape",
+__all__ = ["InputParseError", "ParseFailure", "read_element_type", "parse_element_type", "read_shape",
            "parse_shape", "trim", "element_problem", "fill_elements", "format_g",
            "format_elements"]
 
@@ -66,251 +58,6 @@ class ParseFailure(Exception):
         self.reason = reason
         self.detail = detail
         self.element = element
-
-
-# --------------------------------------------------------------------------------------------------
-# The C library's number parsers, as IREE's iree_string_view_atoi_* / atof / atod call them
-
-
-def _libc() -> Any:
-    name = library_name("c")
-    try:
-        lib = ctypes.CDLL(name, use_errno=True)
-    except OSError:  # pragma: no cover - no C library to load
-        return None
-    for fn, restype, extra in (("strtol", ctypes.c_long, [ctypes.c_int]),
-                               ("strtoul", ctypes.c_ulong, [ctypes.c_int]),
-                               ("strtoll", ctypes.c_longlong, [ctypes.c_int]),
-                               ("strtoull", ctypes.c_ulonglong, [ctypes.c_int]),
-                               ("strtof", ctypes.c_float, []), ("strtod", ctypes.c_double, [])):
-        f = getattr(lib, fn)
-        f.restype = restype
-        f.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)] + extra
-    return lib
-
-
-_LIBC = _libc()
-_ERANGE = 34
-_LONG_BITS = 8 * ctypes.sizeof(ctypes.c_long)
-
-
-def _c_parse(fn: str, text: str, capacity: int, *base: int) -> "tuple[Any, bool, int] | None":
-    """(value, consumed anything, errno) of libc `fn` on `text` copied into a `capacity`-byte
-    scratch buffer (None when it does not fit, as IREE's helpers refuse it)."""
-    raw = text.encode()
-    if len(raw) >= capacity:
-        return None
-    if _LIBC is None:  # pragma: no cover - pure-Python approximation
-        try:
-            value = float(text) if fn in ("strtof", "strtod") else int(text, 0)
-        except ValueError:
-            return 0, False, 0
-        return value, True, 0
-    buf = ctypes.create_string_buffer(raw, capacity)
-    end = ctypes.c_void_p()
-    ctypes.set_errno(0)
-    value = getattr(_LIBC, fn)(buf, ctypes.byref(end), *base)
-    err = ctypes.get_errno()
-    return value, (end.value or 0) != ctypes.addressof(buf), err
-
-
-def wrap_int(value: int, bits: int, signed: bool) -> int:
-    """`value` cast to a C integer of `bits` bits (signed or not): its low bits, two's
-    complement."""
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if signed and value >> (bits - 1) else value
-
-
-def atoi_int32(text: str) -> int | None:
-    """iree_string_view_atoi_int32: strtol base 0, cast to int32_t (None: not a number)."""
-    r = _c_parse("strtol", text, 16, 0)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    if value in (-(1 << (_LONG_BITS - 1)), (1 << (_LONG_BITS - 1)) - 1) and err == _ERANGE:
-        return None
-    return wrap_int(value, 32, True) if (value != 0 or err == 0) else None
-
-
-def atoi_uint32(text: str) -> int | None:
-    r = _c_parse("strtoul", text, 16, 0)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    if value == (1 << _LONG_BITS) - 1 and err == _ERANGE:
-        return None
-    return wrap_int(value, 32, False) if (value != 0 or err == 0) else None
-
-
-def atoi_int64(text: str) -> int | None:
-    r = _c_parse("strtoll", text, 32, 0)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    if value in (-(1 << 63), (1 << 63) - 1) and err == _ERANGE:
-        return None
-    return value if (value != 0 or err == 0) else None
-
-
-def atoi_uint64(text: str) -> int | None:
-    r = _c_parse("strtoull", text, 32, 0)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    if value == (1 << 64) - 1 and err == _ERANGE:
-        return None
-    return value if (value != 0 or err == 0) else None
-
-
-def atof(text: str) -> float | None:
-    """iree_string_view_atof: strtof on at most 31 characters; trailing text ignored; a result
-    that underflowed to zero (ERANGE) is refused (`1e-50`), one that overflowed is infinity."""
-    r = _c_parse("strtof", text, 32)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    return value if (value != 0 or err == 0) else None
-
-
-def atod(text: str) -> float | None:
-    r = _c_parse("strtod", text, 32)
-    if r is None or not r[1]:
-        return None
-    value, _, err = r
-    return value if (value != 0 or err == 0) else None
-
-
-def c_atof(text: str) -> float:
-    """C's atof, as the tool's float flags read their text (strtod on the whole text; nothing
-    parsed reads as 0)."""
-    r = _c_parse("strtod", text, len(text.encode()) + 1)
-    return float(r[0]) if r is not None and r[1] else 0.0
-
-
-def c_atoi(text: str) -> int:
-    """C's atoi as IREE's int32 flags use it: strtol base 10, cast to int (junk reads as 0)."""
-    r = _c_parse("strtol", text, max(len(text.encode()) + 1, 2), 10)
-    return wrap_int(r[0], 32, True) if r is not None and r[1] else 0
-
-
-# --------------------------------------------------------------------------------------------------
-# Narrow floats: IREE's own f32 <-> f16 / bf16 / f8 conversions (base/internal/math.h semantics)
-
-class _Narrow(NamedTuple):
-    exp_bits: int
-    mantissa_bits: int
-    has_inf: bool
-    has_nan: bool
-    bias_tweak: int  # FNUZ formats bias their exponent one more than IEEE would
-    nan_is_neg_zero: bool  # FNUZ formats spell NaN as the negative-zero pattern
-
-
-_NARROW: dict[int, _Narrow] = {
-    ElementType.FLOAT_16: _Narrow(5, 10, True, True, 0, False),
-    ElementType.BFLOAT_16: _Narrow(8, 7, True, True, 0, False),
-    ElementType.FLOAT_8_E5M2: _Narrow(5, 2, True, True, 0, False),
-    ElementType.FLOAT_8_E4M3_FN: _Narrow(4, 3, False, True, 0, False),
-    ElementType.FLOAT_8_E5M2_FNUZ: _Narrow(5, 2, False, True, 1, True),
-    ElementType.FLOAT_8_E4M3_FNUZ: _Narrow(4, 3, False, True, 1, True),
-}
-
-
-def _round_half_even_bias(value: int, shift: int) -> int:
-    """`value` plus the bias that makes a right shift by `shift` round to nearest, ties to even
-    (uint32 arithmetic, as the C helper does)."""
-    half = (1 << shift) >> 1
-    bias = half if value & (1 << shift) else half - 1
-    return (value + bias) & 0xFFFFFFFF
-
-
-def _f32_bits_of(value: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", value))[0]
-
-
-def narrow_float_bits(value: float, element_type: int) -> int:
-    """The bits of the f32 `value` in a narrow float type, rounded as IREE rounds them."""
-    if element_type == ElementType.FLOAT_8_E8M0_FNU:
-        if not math.isfinite(value):
-            return 0xFF
-        if value <= 0:
-            return 0
-        mantissa, exp = math.frexp(value)  # mantissa in [0.5, 1): nearer 0.5 rounds down
-        biased = exp - (mantissa < 0.75) + 127
-        return min(max(biased, 0), 0xFF)
-    fmt = _NARROW[element_type]
-    e_bits, m_bits = fmt.exp_bits, fmt.mantissa_bits
-    sign_shift = e_bits + m_bits
-    exp_mask = ((1 << e_bits) - 1) << m_bits
-    mantissa_mask = (1 << m_bits) - 1
-    bias = fmt.bias_tweak + (1 << (e_bits - 1)) - 1
-    u = _f32_bits_of(value)
-    sign = (u >> 31) << sign_shift
-    f_exp, f_mant = (u >> 23) & 0xFF, u & 0x7FFFFF
-    d_exp = d_mant = 0
-    make_nan = make_inf = False
-    if f_exp == 0xFF:
-        make_nan, make_inf = f_mant != 0, f_mant == 0
-    elif f_exp == 0:
-        if e_bits == 8:  # only bf16 keeps f32 subnormals
-            shift = 23 - m_bits
-            d_mant = _round_half_even_bias(f_mant, shift) >> shift
-    else:
-        exp = f_exp - 127
-        if exp > (1 << (e_bits - 1)) - fmt.has_inf:
-            make_inf = True
-        elif exp + bias <= 0:  # a subnormal of the narrow type, or zero
-            shift = 23 - m_bits - exp + (1 - bias)
-            if 0 <= shift <= 23:
-                d_mant = _round_half_even_bias((1 << 23) + f_mant, shift) >> shift
-        else:
-            shift = 23 - m_bits
-            rounded = _round_half_even_bias(f_mant, shift)
-            if rounded > 0x7FFFFF:  # rounding carried into the exponent
-                rounded = 0
-                exp += 1
-            d_exp = (exp + bias) << m_bits
-            d_mant = rounded >> shift
-            if not fmt.has_inf and d_exp > exp_mask:
-                make_nan = True
-    if make_inf:
-        if fmt.has_inf:
-            return sign | exp_mask
-        if not fmt.has_nan:
-            return sign | exp_mask | mantissa_mask  # the largest finite value
-        make_nan = True
-    if make_nan:
-        if not fmt.has_nan:
-            return 0
-        if fmt.nan_is_neg_zero:
-            return 1 << sign_shift
-        return sign | exp_mask | mantissa_mask
-    if fmt.nan_is_neg_zero and d_exp == 0 and d_mant == 0:
-        return 0  # no negative zero: that pattern is NaN
-    return sign | d_exp | d_mant
-
-
-def widen_float_bits(bits: int, element_type: int) -> float:
-    """A narrow float's bits as the f32 IREE prints (its NaN has no sign)."""
-    if element_type == ElementType.FLOAT_8_E8M0_FNU:
-        return math.nan if bits == 0xFF else math.ldexp(1.0, bits - 127)
-    fmt = _NARROW[element_type]
-    e_bits, m_bits = fmt.exp_bits, fmt.mantissa_bits
-    sign_mask = 1 << (e_bits + m_bits)
-    exp_mask = ((1 << e_bits) - 1) << m_bits
-    mantissa_mask = (1 << m_bits) - 1
-    bias = fmt.bias_tweak + (1 << (e_bits - 1)) - 1
-    sign = -1.0 if bits & sign_mask else 1.0
-    exp, mant = bits & exp_mask, bits & mantissa_mask
-    if exp == exp_mask:
-        if fmt.has_inf:
-            return math.nan if fmt.has_nan and mant else sign * math.inf
-        if fmt.has_nan and mant == mantissa_mask and not fmt.nan_is_neg_zero:
-            return math.nan
-    elif fmt.has_nan and fmt.nan_is_neg_zero and bits == sign_mask:
-        return math.nan
-    elif exp == 0:
-        return sign * math.ldexp(mant, 1 - bias - m_bits)
-    return sign * math.ldexp(mant + (1 << m_bits), (exp >> m_bits) - bias - m_bits)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -436,14 +183,14 @@ def element_problem(token: str, element_type: int, limit: int) -> str:
         parser, low, high = rng
         value = parser(token)
         if value is None:
-            parsed = _c_parse("strtoll", token, limit, 0)
+            parsed = string_view.c_parse("strtoll", token, limit, 0)
             if parsed is not None and parsed[1]:  # a number, but past what C can read
                 return f"`{token}` is out of range for {name}"
             return f"`{token}` is not an integer"
         if low == -(1 << 31):  # IREE checks only the top (a negative wraps)
             return f"`{token}` is above {high}, the largest {name} IREE takes"
         return f"`{token}` is out of range for {name} ({low}..{high} as IREE reads it)"
-    parsed = _c_parse("strtod", token, limit)
+    parsed = string_view.c_parse("strtod", token, limit)
     if parsed is not None and parsed[1]:
         return f"`{token}` underflows {name} to zero"
     return f"`{token}` is not a number"
@@ -468,7 +215,7 @@ def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
         return atof, np.dtype(np.float32)
     if element_type == ElementType.FLOAT_64:
         return atod, np.dtype(np.float64)
-    if element_type in _NARROW or element_type == ElementType.FLOAT_8_E8M0_FNU:
+    if is_narrow_float(element_type):
         def parse_narrow(token: str) -> Any:
             v = atof(token)
             return None if v is None else narrow_float_bits(v, element_type)
@@ -754,7 +501,7 @@ def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
         return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
     if element_type == ElementType.FLOAT_64:
         return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float64).tolist()]
-    if element_type in _NARROW or element_type == ElementType.FLOAT_8_E8M0_FNU:
+    if is_narrow_float(element_type):
         bits = np.frombuffer(raw, dtype=_UNSIGNED[size]).tolist()
         return [format_g(widen_float_bits(b, element_type), True) for b in bits]
     return [raw[i:i + size].hex().upper() for i in range(0, len(raw), size)]

@@ -10,7 +10,7 @@ exports; `modules` declares native modules and their export tables, `module_sour
 
 Beside a struct sits its view on one data model where the runtime reads it (`RefLayout`,
 `VmBufferLayout`, `DispatchLayout`, ...: offsets and codecs), built from a `data_model.DataModel`;
-the runtime's `vm.machine.Machine` builds each once per data model.
+the runtime's `base.machine.Machine` builds each once per data model.
 """
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ STRUCTS = [iree_vm_buffer_t]
 class VmBufferLayout:
     """iree_vm_buffer_t on one data model, and the codecs of the buffer API's hot paths."""
 
-    def __init__(self, m: DataModel, alloc: AllocatorLayout) -> None:
+    def __init__(self, m: DataModel) -> None:
+        alloc = m.view(AllocatorLayout)
         buf = m.layout(iree_vm_buffer_t)
         self.size = buf.size
         self.counter_off = buf.offsetof("ref_object.counter")

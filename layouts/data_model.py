@@ -1,18 +1,20 @@
 """One data model's words and catalog layouts: what every per-target view of a catalog struct is
-computed from (`Machine`, the runtime's struct factory in vm/machine.py, is one).
+computed from (`Machine`, the runtime's struct factory in base/machine.py, is one).
 
 A view of a struct on a data model (`RefLayout`, `VmBufferLayout`, `DispatchLayout`, ...) sits in
 layouts/ beside the struct it reads, takes a `DataModel`, and holds offsets and `struct.Struct`
-codecs; the runtime builds each once per data model (vm/machine.py) and reads it as
+codecs; the runtime builds each once per data model (base/machine.py) and reads it as
 `heap.machine.<name>`.
 """
 from __future__ import annotations
 
 import struct
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 from ireeabi.abi.layout import Struct, StructLayout
 from ireeabi.abi.targets import Target
+
+V = TypeVar("V")
 
 
 class DataModel:
@@ -33,6 +35,7 @@ class DataModel:
         self.malloc_alignment = max(2 * p, target.scalar("long double").align)
         self._layouts: dict[Struct, StructLayout] = {}
         self._ctypes: dict[Struct, type] = {}
+        self._views: dict[Callable, object] = {}
 
     def layout(self, decl: Struct) -> StructLayout:
         """`decl` laid out for this data model."""
@@ -40,6 +43,15 @@ class DataModel:
         if lay is None:
             lay = self._layouts[decl] = decl.layout(self.target)
         return lay
+
+    def view(self, make: Callable[["DataModel"], V]) -> V:
+        """The view `make(self)` of this data model, built on first use and kept (`make` is a view
+        class: `RefLayout`, `DispatchLayout`, ...; a memo, the same object every time)."""
+        try:
+            return self._views[make]  # type: ignore[return-value]
+        except KeyError:
+            made = self._views[make] = make(self)
+            return made
 
     def ctype(self, decl: Struct) -> type:
         """The packed ctypes view of `decl` on this data model (checked against the layout by

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from ireeabi.abi import cconv, codec, targets
+from ireeabi.abi import cconv, targets
+from ireeabi.abi.cconv import codec
 from ireeabi.abi.errors import IreeAbiError
 
 from . import hal_inline, hal_loader, hal_module

@@ -25,7 +25,8 @@ from .data_model import DataModel
 
 
 class ElementTypeError(IreeAbiError):
-    """A numerical type or bit count that does not fit the element type encoding."""
+    """An element type that cannot be made or held: a numerical type or bit count that does not fit
+    the encoding, or a type ireeabi cannot hold in a numpy array (sub-byte, zero-width)."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A `ModuleDescriptor` is what a compiled program's imports resolve against (runtime/src/iree/vm/
 context.c): the dependency's minimum version, then each function by name with a byte-for-byte cconv
 comparison. The same declaration runs the module when each export carries its implementation
-(`ireeabi.vm.module.Export`: name, cconv, function): a `HalRuntime` or `Program` given it makes a
+(`ireeabi.vm.native_module.Export`: name, cconv, function): a `HalRuntime` or `Program` given it makes a
 native module of it, with `state` (if any) making the per-instance state from the runtime's
 `ireeabi.modules.hal.module_api.ModuleApi`. Exports that only name a cconv (`ModuleExport`, or a TOML/JSON
 file, see `module_sources`) serve import checking alone.

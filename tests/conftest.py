@@ -1,18 +1,15 @@
 import gc
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-# Test-only helper modules (catalog_sample, iree_tools) live beside the tests.
-sys.path.insert(0, str(Path(__file__).parent))
-
-import iree_tools  # noqa: E402
-import process_memory  # noqa: E402
+# The tests' helpers are the package tests/support: this file's folder is on the import path (pytest
+# puts the folder of its rootdir conftest.py there), so every test imports `from support import ...`.
+from support import iree_tools, process_memory
 
 # The compile cache this run made and removes at its end (only without pytest's cache).
 _own_cache: Path | None = None
@@ -52,7 +49,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # The README's test command sets up a fresh Debian machine itself: compilers, qemu, sysroots.
     # Once per run: in the controller, before pytest-xdist (whose hook runs last) starts workers.
     if not _is_xdist_worker(session.config):
-        import debian_tools
+        from support import debian_tools
         debian_tools.install_missing()
         _write_bytecode()
 
@@ -72,7 +69,7 @@ def _write_bytecode() -> None:
         folders += list(sub.submodule_search_locations or ()) if sub else []
     for folder in dict.fromkeys(folders):
         compileall.compile_dir(folder, quiet=2)
-    compileall.compile_dir(str(Path(__file__).parent), maxlevels=0, quiet=2)
+    compileall.compile_dir(str(Path(__file__).parent / "support"), maxlevels=0, quiet=2)
 
 
 # A worker's resident memory past which the end of a test collects garbage: a test's heap or

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 
 REPO = Path(__file__).resolve().parents[1]
 PROGRAM = REPO / "tests" / "programs" / "add16.mlir"

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-FACES = ["ireeabi.abi", "ireeabi.abi.cconv", "ireeabi.layouts", "ireeabi.vm", "ireeabi.vm.bytecode", "ireeabi.hal",
-         "ireeabi.hal.local", "ireeabi.modules", "ireeabi.modules.hal", "ireeabi.tooling", "ireeabi.cli"]
+FACES = ["ireeabi.abi", "ireeabi.abi.cconv", "ireeabi.layouts", "ireeabi.base", "ireeabi.base.internal",
+         "ireeabi.vm", "ireeabi.vm.bytecode", "ireeabi.hal", "ireeabi.hal.local", "ireeabi.modules", "ireeabi.modules.hal", "ireeabi.tooling", "ireeabi.cli"]
 
 
 @pytest.mark.parametrize("face", FACES)

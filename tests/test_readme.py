@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,10 +32,13 @@ PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_BYTES = 10_000
 
 # The modules the pages' transcripts run, other than the quick start's add16.vmfb (which the
-# README's own iree-compile command builds): the source each is compiled from, and its model.
+# README's own iree-compile command builds): the source each is compiled from, its model, and the
+# flags added to the model's (a target's kernels: KERNEL_TARGET_FLAGS).
 MODULES = {
-    "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic"),
-    "add16_vmvx.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "vmvx"),
+    "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic", ()),
+    "add16_vmvx.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "vmvx", ()),
+    "add16_armv7.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "inline-dynamic",
+                         KERNEL_TARGET_FLAGS["armv7"]),
 }
 QUICK_START_MODULE = "add16.vmfb"
 QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
@@ -100,8 +104,8 @@ def workdir(tmp_path_factory) -> Path:
     (work / argv[1]).write_text(mlir)
     argv[0] = tools.find_tool("iree-compile")
     subprocess.run(argv, cwd=work, check=True, capture_output=True, timeout=600)
-    for name, (source, model) in MODULES.items():
-        shutil.copyfile(tools.compile_mlir(source, model=model), work / name)
+    for name, (source, model, flags) in MODULES.items():
+        shutil.copyfile(tools.compile_mlir(source, model=model, extra_flags=flags), work / name)
     return work
 
 
@@ -235,8 +239,8 @@ def test_every_path_and_link_exists(page):
 
 def test_path_check_can_fail():
     """The path finder sees a repository path in prose and in code, and skips IREE's own."""
-    sample = ("see `hal/local/elf_loader.py`, tests/vm/test_vm_heap.py and "
+    sample = ("see `hal/local/elf_loader.py`, tests/base/test_heap.py and "
               "runtime/src/iree/hal/local/elf/elf_module.c.")
-    assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/vm/test_vm_heap.py"}
+    assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/base/test_heap.py"}
     retired = "the executables were in `hal/executable.py`"  # now hal/local/elf_executable.py
     assert [p for p in _PATH.findall(retired) if not list(ROOT.glob(p))] == ["hal/executable.py"]

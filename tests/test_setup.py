@@ -1,4 +1,4 @@
-"""The set-up adds packages and never takes one away (tests/debian_tools.py, run by .ci/run and at
+"""The set-up adds packages and never takes one away (tests/support/debian_tools.py, run by .ci/run and at
 session start).
 
 apt-get's simulation (`-s`) answers what an install would do without doing it: the README's package
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import debian_tools
+from support import debian_tools
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

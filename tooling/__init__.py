@@ -1,6 +1,6 @@
 """ireeabi.tooling: what IREE keeps in runtime/src/iree/tooling, over the emulated runtime.
 
-- `program`: `Program` / `load_program`, a compiled module run on a HalRuntime of any data model
+- `program`: `Program`, a compiled module run on a HalRuntime of any data model as `RunOptions` say,
   and called with numpy values, as iree-run-module runs one;
 - `function_io`: iree-run-module's `--input` syntax, result printing and `--output` targets
   (tooling/function_io.c), over the HAL's element and buffer view text (`ireeabi.hal.string_util`,
@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded
     from .disassemble import disassembly, signature_text
     from .execution_model import MODEL_FLAGS, ExecutionModelError, require_inline
     from .function_io import OpaqueResult, format_results, parse_input, parse_inputs
-    from .program import KernelTargetError, Program, load_program
+    from .program import KernelTargetError, Program, RunOptions
 
 # Each name the face re-exports -> the module holding it (PEP 562): importing the face, or one
 # module of it (the execution models' flags, the disassembler), does not load the runtime.
@@ -33,11 +33,11 @@ _MODULES = {
     f"{__name__}.disassemble": ("disassembly", "signature_text"),
     f"{__name__}.execution_model": ("MODEL_FLAGS", "ExecutionModelError", "require_inline"),
     f"{__name__}.function_io": ("OpaqueResult", "format_results", "parse_input", "parse_inputs"),
-    f"{__name__}.program": ("KernelTargetError", "Program", "load_program"),
+    f"{__name__}.program": ("KernelTargetError", "Program", "RunOptions"),
 }
 __getattr__, __dir__ = lazy_face(__name__, globals(), _MODULES)
 
 
-__all__ = ["Program", "KernelTargetError", "load_program", "InputParseError", "OpaqueResult",
+__all__ = ["Program", "RunOptions", "KernelTargetError", "InputParseError", "OpaqueResult",
            "format_results", "parse_input", "parse_inputs", "Equality", "compare_results",
            "disassembly", "signature_text", "MODEL_FLAGS", "ExecutionModelError", "require_inline"]

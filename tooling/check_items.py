@@ -59,6 +59,7 @@ from .check_compile import (CompileError, Compiler, canonical_model, compile_fla
                             user_cache_dir)
 from .check_tests import check_tests, failure_text, run_check_test
 from .execution_model import FULL_HAL_MODULE, takes_fences
+from .program import RunOptions
 from .vm_test_module import (VmAsmError, VmTest, assemble, check_loads, is_vm_test_module,
                              run_vm_test, vm_tests)
 
@@ -303,7 +304,7 @@ class CheckFile(pytest.File):
         verifier refuses is a collection error (the binary aborts before any test)."""
         settings = self.config.stash[SETTINGS]
         for target in settings.targets:
-            check_loads(module, target=target)
+            check_loads(module, RunOptions(target=target))
         for test in vm_tests(module, file_name):
             for path in settings.paths:
                 for target in settings.targets:
@@ -361,8 +362,9 @@ class CheckItem(_ModuleItem):
         self.module, self.reference = module, reference
 
     def runtest(self) -> None:
-        failures = run_check_test(self.module, self.function, target=self.target,
-                                  modules=(CHECK_MODULE,), reference=self.reference)
+        failures = run_check_test(self.module, self.function,
+                                  RunOptions(target=self.target, modules=(CHECK_MODULE,),
+                                             reference=self.reference))
         if failures:
             raise CheckFailed(failure_text(failures))
 
@@ -378,8 +380,8 @@ class VmTestItem(_ModuleItem):
         self.test, self.target, self.module, self.reference = test, target, module, reference
 
     def runtest(self) -> None:
-        failure = run_vm_test(self.module, self.test, target=self.target,
-                              reference=self.reference).failure()
+        failure = run_vm_test(self.module, self.test,
+                              RunOptions(target=self.target, reference=self.reference)).failure()
         if failure is not None:
             raise CheckFailed(failure)
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.modules.check import CHECK_MODULE_NAME, Failure
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 from .execution_model import FENCE_ARGUMENTS, takes_fences
-from .program import Program
+from .program import Program, RunOptions
 
 # Where gtest places IREE_EXPECT_OK(status) of CheckModuleTest::TestBody (the revision modelled).
 TOOL_SOURCE = "c/tools/iree-check-module-main.cc"
@@ -61,18 +60,12 @@ def check_tests(module: ModuleFile, names: Sequence[str] = ()) -> list[tuple[str
     return tests
 
 
-def run_check_test(module: ModuleFile, name: str, *, target: Any = None,
-                   modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
-                   max_steps: int | None = None, kernel_cpu_time: float | None = None,
-                   reference: bool = False) -> "list[Failure | str]":
-    """One test: a fresh program (context) with `modules` (which must include a `check` module),
-    the call, the failures it recorded in order; a failing call adds IREE_EXPECT_OK's failure after
-    them. A trap (which crashes the tool) propagates. `reference`: the interpreter's reference
-    path (`Program`'s)."""
-    program = Program(module, target=target, modules=list(modules), heap_limit=heap_limit,
-                      max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
+def run_check_test(module: ModuleFile, name: str, options: RunOptions) -> "list[Failure | str]":
+    """One test: a fresh program (context) run as `options` say, whose `modules` must include a
+    `check` module; the call, the failures it recorded in order; a failing call adds
+    IREE_EXPECT_OK's failure after them. A trap (which crashes the tool) propagates."""
     failures: list[Failure | str] = []
-    try:
+    with Program(module, options) as program:
         state = program.runtime.modules[CHECK_MODULE_NAME].state
         try:
             program.call(name)
@@ -81,8 +74,6 @@ def run_check_test(module: ModuleFile, name: str, *, target: Any = None,
             failures.append(status_failure(e))
         else:
             failures += take_failures(state)
-    finally:
-        program.close()
     return failures
 
 

@@ -21,7 +21,8 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count
 from ireeabi.hal.buffer_view_util import MAX_SHAPE_RANK, shaped, view_size, zeroed_storage
-from ireeabi.hal.string_util import InputParseError, ParseFailure, atoi_uint32, atoi_uint64, trim
+from ireeabi.base.string_view import atoi_uint32, atoi_uint64
+from ireeabi.hal.string_util import InputParseError, ParseFailure, trim
 
 __all__ = ["OutputError", "read_exactly", "read_into", "at_end", "load_npy", "read_npy", "npy_header"]
 

@@ -1,29 +1,30 @@
 """`Program`: a compiled module running on the emulated inline HAL, called with numpy values, as
 iree-run-module runs one (IREE's runtime/src/iree/tooling/run_module.c: tooling, not the VM).
 
-    prog = load_program("model.vmfb")            # or Program(path, heap=..., legacy_loader=...)
-    a, b = np.ones(16, np.float32), np.arange(16, dtype=np.float32)
-    out = prog.call("add", a, b)                 # as iree.runtime: one result itself, none None,
+    with Program("model.vmfb", RunOptions(target="riscv32")) as prog:  # options: `RunOptions`
+        a, b = np.ones(16, np.float32), np.arange(16, dtype=np.float32)
+        out = prog.call("add", a, b)             # as iree.runtime: one result itself, none None,
                                                   # several a tuple
-    print(format_results(prog.call_results("add", a, b)))  # the results' list, printed exactly as
-                                                  # iree-run-module prints them
-    prog.close()                                  # everything released; no leak on the heap
+        print(format_results(prog.call_results("add", a, b)))  # the results' list, printed exactly
+                                                  # as iree-run-module prints them
+    # closed: everything released; LeakError if anything outlived the program on its own heap
 
 One `HalRuntime` (hal_inline and hal_loader as native modules on a tracked heap), one bytecode
 `Context` on it with the real backend (`VmBufferFactory`: vm.buffer refs counted in memory, rodata
 as module-storage buffers) and `NativeImports` (every import call packed into an argument buffer and
 run through the export's shim). The context, and so the module's globals, live across calls.
 
-Native modules of one's own (`modules=[...]`, `layouts.modules.ModuleDescriptor`s with
+Native modules of one's own (`RunOptions(modules=[...])`, `layouts.modules.ModuleDescriptor`s with
 implementations) run next to hal_inline and hal_loader; a module the program imports and nobody
 passed is looked up among the registered ones (`layouts.modules.register`) and those installed
 packages declare (`layouts.module_sources.installed`). Each is instantiated with the overloads the
 program's imports ask for (`ModuleDescriptor.select`).
 
-`heap_limit` bounds the program's live heap bytes (default: the host's memory, within the target's
-address window; RESOURCE_EXHAUSTED past it).
+`RunOptions.heap_limit` bounds the program's live heap bytes (default: the host's memory, within the
+target's address window; RESOURCE_EXHAUSTED past it).
 
-The program runs on one data model (`target`, the host by default; or the given heap's): every struct,
+The program runs on one data model (`RunOptions.target`, the host by default; or the given heap's):
+every struct,
 argument buffer and shim is laid out for it, so a module runs as it would on a riscv32, armv7, wasm32
 or i386 device. Kernels of host machine code (inline-dynamic) run only when the target is the host.
 
@@ -48,6 +49,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -58,18 +60,18 @@ from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
 from ireeabi.layouts import modules as _modules
 from ireeabi.layouts.modules import ModuleDescriptor
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.allocation import leak_report
-from ireeabi.vm.heap import Heap, LeakError
-from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, Context
-from ireeabi.vm.bytecode.errors import ArgumentError, ContextClosedError
-from ireeabi.vm.bytecode.import_resolvers import NativeImports
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.base.allocation import leak_report
+from ireeabi.base.heap import Heap, LeakError
+from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
+from ireeabi.vm.errors import ArgumentError, ContextClosedError
+from ireeabi.vm.import_resolvers import NativeImports
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.registers import cconv_fragments, value_chars
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
-from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.base.machine import Machine, machine as _machine
 from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
@@ -80,44 +82,68 @@ if TYPE_CHECKING:
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 
 
-class Program:
-    """A module loaded into a HalRuntime-backed interpreter context (see the module docstring).
+@dataclass(frozen=True)
+class RunOptions:
+    """How a `Program` runs its module; every field has iree-run-module's default (the host, no
+    bound, the fast path, the fixed runtime). One value serves any number of programs.
 
     `target`: the data model to run on (a name such as "riscv32", a Target or a Machine; the host by
-    default). `heap`: the tracked heap to run on (e.g. from `vm.heap.tracked_heap()`), whose target
-    is then the program's; without one the program makes its own and `close()` raises LeakError if
-    anything outlived it.
-    `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes.
-    `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no bound,
-    as iree-run-module).
+    default; a Program given a heap runs on the heap's).
+    `modules`: native modules of one's own (see the module docstring).
+    `heap_limit`: the live bytes of the program's own heap (see the module docstring).
+    `max_steps`: instructions one call may run before it fails with DEADLINE_EXCEEDED (None: no
+    bound, as iree-run-module); it also bounds each emulated kernel call (in target instructions;
+    wasm instructions under wasmtime). `max_depth`: the VM's call depth.
+    `kernel_cpu_time`: host kernels run natively, where no instruction can be counted: this bounds
+    each of their dispatches in CPU seconds (DEADLINE_EXCEEDED past it); without it, `max_steps`
+    gives them max_steps / 1e8 s, at least 1 s (hal/local/native.py), and without either no bound.
+    Ctrl-C stops a native kernel either way: the call fails with CANCELLED.
     `reference`: the reference path everywhere: the interpreter's per-instruction handlers instead
-    of its compiled basic blocks (vm/bytecode/blocks.py), layered import calls instead of planned call
-    sites, and the heap's allocator through its function pointer (`Heap.force_reference`, also on a
-    heap given); IREEABI_REFERENCE=1 does the same for every program.
-    `modules`: native modules of one's own; `heap_limit`: the live bytes of its own heap (see the
-    module docstring).
-    Kernels of another architecture than the host's run in the runtime's emulated CPU
-    (hal/local/emulated_executable.py), wasm32 kernels under wasmtime (hal/local/wasm_executable.py);
+    of its compiled basic blocks (vm/bytecode/blocks.py), layered import calls instead of planned
+    call sites, and the heap's allocator through its function pointer (`Heap.force_reference`, also
+    on a heap given); IREEABI_REFERENCE=1 does the same for every program.
+    `emulate_kernels`: host kernels run in the emulated CPU too (kernels of another architecture
+    than the host's always do: hal/local/emulated_executable.py; wasm32 kernels under wasmtime:
+    hal/local/wasm_executable.py).
+    `legacy_loader` / `legacy_inline` / `legacy_vm_buffer`: the HalRuntime's pre-fix modes (IREE
+    #24827). `cpu_data`: the processor data words kernels see (HalRuntime's; default the host's).
     `trace`: an execution trace (tooling/trace.py): a `Trace`, or a level ("imports", "calls",
-    "instructions"; True is "imports") for a new one keeping its events in `program.trace.events`;
-    it runs the interpreter on the reference path.
-    `emulate_kernels` runs host kernels in the emulated CPU too. `max_steps` also bounds each
-    emulated kernel call (in target instructions; wasm instructions under wasmtime). Host kernels
-    run natively, where no instruction can be counted: `kernel_cpu_time` bounds each of their
-    dispatches in CPU seconds (DEADLINE_EXCEEDED past it); without it, `max_steps` gives them
-    max_steps / 1e8 s, at least 1 s (hal/local/native.py), and without either no bound. Ctrl-C stops
-    a native kernel either way: the call fails with CANCELLED.
+    "instructions"; True is "imports") for a new one per program, keeping its events in
+    `program.trace.events`; it runs the interpreter on the reference path.
     """
 
-    def __init__(self, module: "ModuleFile | str | os.PathLike | bytes", *,
-                 target: "Machine | Target | str | None" = None,
-                 heap: Heap | None = None, legacy_loader: bool = False,
-                 legacy_inline: bool = False, legacy_vm_buffer: bool = False,
-                 cpu_data: dict[str, int] | None = None,
-                 max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int | None = None,
-                 reference: bool = False, modules: Sequence[ModuleDescriptor] = (),
-                 heap_limit: int | None = None, emulate_kernels: bool = False,
-                 kernel_cpu_time: float | None = None, trace: "Trace | str | bool | None" = None) -> None:
+    target: "Machine | Target | str | None" = None
+    modules: Sequence[ModuleDescriptor] = ()
+    heap_limit: int | None = None
+    max_steps: int | None = None
+    max_depth: int = DEFAULT_MAX_DEPTH
+    kernel_cpu_time: float | None = None
+    reference: bool = False
+    emulate_kernels: bool = False
+    legacy_loader: bool = False
+    legacy_inline: bool = False
+    legacy_vm_buffer: bool = False
+    cpu_data: Sequence[int] | None = None
+    trace: "Trace | str | bool | None" = None
+
+
+class Program:
+    """A module loaded into a HalRuntime-backed interpreter context (see the module docstring), run
+    as `options` say (`RunOptions`).
+
+    `heap`: the tracked heap to run on (e.g. from `base.heap.tracked_heap()`), whose target is then
+    the program's; without one the program makes its own and `close()` raises LeakError if
+    anything outlived it. A context manager: leaving the `with` closes the program; when the body
+    raised, that error is the one that propagates (the leaks of a failed run are not reported, as
+    `tracked_heap` reports none on an error).
+    """
+
+    def __init__(self, module: "ModuleFile | str | os.PathLike | bytes",
+                 options: RunOptions = RunOptions(), *, heap: Heap | None = None) -> None:
+        if not isinstance(options, RunOptions):
+            raise IreeAbiError(f"Program options are a RunOptions, got {type(options).__name__}")
+        self.options = options
+        target, modules, trace = options.target, options.modules, options.trace
         traced = None
         if trace is not None and trace is not False:  # the tracer (and the disassembler) only then
             from .trace import as_trace
@@ -129,13 +155,13 @@ class Program:
         # iree-compile's default execution model imports the full `hal` module: served by the
         # runtime's local-sync device unless a `hal` module of one's own is given.
         full_hal = execution_model.needs_full_hal(self.module, [d.name for d in modules])
-        refusal = execution_model.legacy_loader_refusal(self.module) if legacy_loader and full_hal else None
+        refusal = execution_model.legacy_loader_refusal(self.module) if options.legacy_loader and full_hal else None
         if refusal is not None:  # never silently ignored
             raise IreeAbiError(refusal)
         if heap is not None and target is not None and _machine(target) is not heap.machine:
             raise IreeAbiError(f"Program target {_machine(target).name} differs from its heap's "
                                f"({heap.machine.name})")
-        if heap is not None and heap_limit is not None:
+        if heap is not None and options.heap_limit is not None:
             raise IreeAbiError("heap_limit applies to the program's own heap; the given heap has its "
                                "own limit")
         declared = native_modules_for(self.module, modules)
@@ -143,9 +169,9 @@ class Program:
         # the program have no locks of their own (a context refuses a second thread's invoke).
         self._lock = threading.RLock()
         self._own_heap = heap is None
-        self.heap = heap if heap is not None else Heap(target=target, limit=heap_limit,
+        self.heap = heap if heap is not None else Heap(target=target, limit=options.heap_limit,
                                                         name=f"program {self.module.name}")
-        if reference:  # the runtime's own calls below take the reference path too
+        if options.reference:  # the runtime's own calls below take the reference path too
             self.heap.force_reference()
         self.machine = self.heap.machine
         self._mark = self.heap.mark()
@@ -154,11 +180,14 @@ class Program:
         self._signatures: dict[str, tuple[str, str]] = {}
         self._fenced: dict[str, bool] = {}
         try:
-            self.runtime = HalRuntime(self.heap, legacy_vm_buffer=legacy_vm_buffer,
-                                      legacy_inline=legacy_inline, legacy_loader=legacy_loader,
-                                      cpu_data=cpu_data, modules=declared, full_hal=full_hal,
-                                      emulate_kernels=emulate_kernels, max_kernel_instructions=max_steps,
-                                      kernel_cpu_time=kernel_cpu_time, trace=self.trace)
+            self.runtime = HalRuntime(self.heap, legacy_vm_buffer=options.legacy_vm_buffer,
+                                      legacy_inline=options.legacy_inline,
+                                      legacy_loader=options.legacy_loader,
+                                      cpu_data=None if options.cpu_data is None else list(options.cpu_data),
+                                      modules=declared, full_hal=full_hal,
+                                      emulate_kernels=options.emulate_kernels,
+                                      max_kernel_instructions=options.max_steps,
+                                      kernel_cpu_time=options.kernel_cpu_time, trace=self.trace)
         except BaseException:  # e.g. a module of one's own that cannot be made
             if self._own_heap:
                 self.heap.close()
@@ -168,8 +197,8 @@ class Program:
         self.imports = NativeImports(self.runtime.modules)
         try:
             self.context = Context(self.module, self.imports, buffers=self.buffers,
-                                   max_depth=max_depth, max_steps=max_steps, reference=reference,
-                                   trace=self.trace)
+                                   max_depth=options.max_depth, max_steps=options.max_steps,
+                                   reference=options.reference, trace=self.trace)
         except BaseException as e:
             foreign = dict(self.runtime.loader.foreign_formats)
             self.runtime.close()
@@ -439,8 +468,14 @@ class Program:
     def __enter__(self) -> "Program":
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc is None:
+            self.close()
+            return
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - the body's error is the one to report
+            pass
 
 
 class KernelTargetError(IreeAbiError):
@@ -509,18 +544,6 @@ def _scalar(char: str, value: Any, what: str) -> Any:
     return value
 
 
-def load_program(path: "str | os.PathLike | bytes", *, target: "Machine | Target | str | None" = None,
-                 legacy: bool = False, heap: Heap | None = None,
-                 modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
-                 **modes: Any) -> Program:
-    """A Program for a .vmfb on `target` (the host by default); `legacy=True` turns on every pre-fix
-    mode of the runtime (legacy_loader, legacy_inline, legacy_vm_buffer), or pass them one by one.
-    `modules` and `heap_limit` as Program's."""
-    if legacy:
-        modes = {"legacy_loader": True, "legacy_inline": True, "legacy_vm_buffer": True, **modes}
-    return Program(path, target=target, heap=heap, modules=modules, heap_limit=heap_limit, **modes)
-
-
 def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
     """The native modules of one's own a program runs with: every one `given` (a name given twice is
     an error), then, for each module the program imports from that neither they nor the runtime
@@ -552,4 +575,4 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
     return [d.select(wanted.get(d.name, {})) for d in chosen.values()]
 
 
-__all__ = ["Program", "KernelTargetError", "load_program", "native_modules_for", "short_device_targets"]
+__all__ = ["Program", "RunOptions", "KernelTargetError", "native_modules_for", "short_device_targets"]

@@ -31,7 +31,7 @@ from typing import Iterator, Sequence
 import pytest
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
 
 from ireeabi.modules.hal.runtime import HalRuntime
@@ -59,9 +59,8 @@ def native_modules() -> Sequence[ModuleDescriptor]:
 
 @pytest.fixture
 def runtime(heap: Heap, native_modules: Sequence[ModuleDescriptor]) -> Iterator[HalRuntime]:
-    rt = HalRuntime(heap, modules=native_modules)
-    yield rt
-    rt.close()
+    with HalRuntime(heap, modules=native_modules) as rt:
+        yield rt
 
 
 __all__ = ["buffers", "heap", "native_modules", "runtime", "target", "types"]

@@ -6,7 +6,7 @@ IREE's only execution trace is the bytecode interpreter's per-instruction disass
 IREE_VM_EXECUTION_TRACING_ENABLE: iree-run-module's `--trace_execution`, which the release wheels
 lack). ireeabi knows more at an import call: the argument buffer as the VM packed it and as the
 export's shim reads it (tooling/trace_layout.py). A `Trace` is a per-program parameter
-(`Program(trace=...)`, `HalRuntime(trace=...)`), never a global:
+(`RunOptions(trace=...)` of a `Program`, `HalRuntime(trace=...)`), never a global:
 
 - level "imports": one `import` event per import call, in order: the caller function and pc, the
   import and its cconv, the argument buffer (every byte's field: values, span counts and elements,
@@ -35,12 +35,12 @@ from typing import IO, Any, Callable
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.bytecode.handlers import RETURN
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.registers import Frame
-from ireeabi.vm.module import NativeModule
+from ireeabi.vm.native_module import NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import ByteSpan, CallContext, NativeFunction
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 from . import trace_layout as TL
 from .disassemble import RegisterValues, instruction_text

@@ -199,6 +199,11 @@ def packed_fields(import_name: str, frag: Fragment, t: Target, data: bytes) -> d
 # The shim's view
 
 
+# A hand-written span walker reads each count before any bounds check (module.c's dispatch shims):
+# a count outside the buffer is read from memory that is not the call's (the status says what then).
+_OUTSIDE = "IREE reads memory that is not the call's"
+
+
 def _span_walk(names: Names, frag: Fragment, t: Target, form: str, data: bytes) -> tuple[list, str | None, list]:
     """A hand-written span walker's reads (`cconv.span_reader` in `form`), with the counts it reads
     itself: (fields, failure, counts read)."""
@@ -216,18 +221,21 @@ def _span_walk(names: Names, frag: Fragment, t: Target, form: str, data: bytes) 
         at = rv.count_reads[k]
         c = decode("count", data, at, t)
         if c is None:
-            failure = f"reads {names.spans[k][0]} at +{at}, past the {n} B buffer: {MISMATCH}"
+            failure = f"reads {names.spans[k][0]} at +{at}, past the {n} B buffer: {_OUTSIDE}"
             break
         read.append(c)
+        last = k + 1 == nspans
         if not 0 <= c <= cconv.MAX_SPAN_COUNT:
-            failure = (f"{names.spans[k][0]} read at +{at} is {c}: its elements cannot fit the {n} B "
-                       f"buffer: {MISMATCH}")
+            failure = (f"{names.spans[k][0]} read at +{at} is {c}: "
+                       + (f"its elements cannot fit the {n} B buffer: {MISMATCH}" if last and c > 0 else
+                          "a negative count: the shim's bounds check wraps and passes (see the status)"
+                          if last else f"the next count lies outside the {n} B buffer: {_OUTSIDE}"))
             break
         rv = cconv.span_reader(frag, t, read + [0] * (nspans - k - 1), form=form)
         end = rv.count_reads[k + 1] if k + 1 < nspans else rv.end
         if end > n:
             failure = (f"{names.spans[k][0]} read at +{at} is {c}: its elements would end at +{end}, "
-                       f"past the {n} B buffer: {MISMATCH}")
+                       f"past the {n} B buffer: " + (MISMATCH if last else _OUTSIDE))
             break
         passed += 1
     counts = read + [0] * (nspans - len(read))

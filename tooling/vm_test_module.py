@@ -39,20 +39,20 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.vm.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ireeabi.vm.list import VmList
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
-from ireeabi.vm.bytecode.errors import ArgumentError, ImportResolutionError, VmStatusError
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
 from ireeabi.vm.bytecode.module_file import ModuleFile
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from .check_compile import ASSEMBLER, Assembler, AssemblerNotFoundError, CompileError
 from .check_compile import find_assembler as _find_assembler
-from .program import Program
+from .program import Program, RunOptions
 
 SUITE = "bytecode/VMBytecodeTest"
 CHECK_MODULE_NAME = "check"
@@ -165,19 +165,16 @@ def vm_tests(module: ModuleFile, file_name: str, functions: Sequence[str] = ()) 
     return [VmTest(f, gtest_name(file_name, f)) for f in exports if not functions or f in functions]
 
 
-def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
-                modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None,
-                max_steps: int | None = None, kernel_cpu_time: float | None = None,
-                reference: bool = False) -> VmTestOutcome:
-    """Run one test in a fresh program (context) and record the status its call returned; an
-    import no module resolves fails the test in SetUp, as the context's creation fails in IREE."""
+def run_vm_test(module: ModuleFile, test: VmTest, options: RunOptions = RunOptions()) -> VmTestOutcome:
+    """Run one test in a fresh program (context) made as `options` say and record the status its
+    call returned; an import no module resolves fails the test in SetUp, as the context's creation
+    fails in IREE."""
     try:
-        program = Program(module, target=target, modules=modules, heap_limit=heap_limit,
-                          max_steps=max_steps, kernel_cpu_time=kernel_cpu_time, reference=reference)
+        program = Program(module, options)
     except ImportResolutionError as e:
         code = getattr(e, "code", StatusCode.NOT_FOUND)
         return VmTestOutcome(test, None, StatusError(code, str(e)))
-    try:
+    with program:
         inputs = program.input_chars(test.function)
         if inputs:  # the runner passes no arguments; the call cannot begin
             return VmTestOutcome(test, StatusError(
@@ -195,18 +192,15 @@ def run_vm_test(module: ModuleFile, test: VmTest, *, target: Any = None,
         except ArgumentError as e:  # the call refused to begin: a failing status all the same
             return VmTestOutcome(test, StatusError(StatusCode.INVALID_ARGUMENT, str(e)))
         return VmTestOutcome(test, None)
-    finally:
-        program.close()
 
 
-def check_loads(module: ModuleFile, *, target: Any = None,
-                modules: Sequence[ModuleDescriptor] = (), heap_limit: int | None = None) -> None:
-    """Make the module's context once and drop it: the verifier's refusal (BytecodeVerifyError)
-    propagates; an unresolved import does not (each test reports it in its SetUp).
-    bytecode_module_test creates every module while it lists its tests (IREE_CHECK_OK: a module the
-    verifier refuses aborts the binary before any test runs)."""
+def check_loads(module: ModuleFile, options: RunOptions = RunOptions()) -> None:
+    """Make the module's context once (as `options` say) and drop it: the verifier's refusal
+    (BytecodeVerifyError) propagates; an unresolved import does not (each test reports it in its
+    SetUp). bytecode_module_test creates every module while it lists its tests (IREE_CHECK_OK: a
+    module the verifier refuses aborts the binary before any test runs)."""
     try:
-        program = Program(module, target=target, modules=modules, heap_limit=heap_limit)
+        program = Program(module, options)
     except ImportResolutionError:
         return
     program.close()

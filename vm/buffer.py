@@ -15,13 +15,16 @@ API over handles in tracked memory:
 Mapping follows buffer.c exactly, including its C arithmetic on iree_host_size_t: offset and length
 are rounded down with `x & ~(alignment - 1)` and the bounds check `offset + length > data_length`
 wraps. Where that wrap lets IREE's check pass for a range outside the data, the access IREE would make
-is reported as BufferOverflowError (a HeapError) instead of being made; memory is only ever touched
+is reported as BufferOverflowError (a HeapError and an IreeFaultError) instead of being made; memory
+is only ever touched
 through the heap. create / clone add prefix + length unchecked as well: the allocator sees the wrapped
 total (its statuses), and a block it hands out is freed again and the overflow reported.
 
 NULL handling follows the build IREE ships: a vm.buffer-typed ref with a NULL ptr passes check_deref
-(0) and reads as "" through text() (iree_vm_buffer_as_string); where IREE would dereference NULL the
-call fails with INVALID_ARGUMENT "buffer is NULL" (or a HeapError) instead.
+(0) and reads as "" through text() (iree_vm_buffer_as_string); where buffer.c would dereference NULL
+(its IREE_ASSERT_ARGUMENTs are compiled out of release builds, and the native modules that map a
+checked-deref'd buffer do not test it) ireeabi refuses with IreeFaultError saying so. The VM's own
+buffer ops test NULL first (bytecode/dispatch.c "buffer is null", ops_buffer.py).
 """
 from __future__ import annotations
 
@@ -33,13 +36,14 @@ import numpy as np
 
 from ..abi.errors import IreeAbiError
 from ..layouts import buffer as _buffer
-from . import allocator as _alloc
+from ..base import allocator as _alloc
 from . import module_ref
 from . import ref as _ref
-from .allocator import AllocatorT
-from .heap import Heap, HeapError
+from ..base.allocator import AllocatorT
+from ..base.heap import Heap, HeapError
 from .ref import Ref, TypeRegistry
-from .status import StatusCode, StatusError
+from ..base.status import IreeFaultError, StatusCode, StatusError
+from ..layouts.buffer import VmBufferLayout
 
 BufferAccess = _buffer.BufferAccess
 
@@ -55,15 +59,24 @@ _COALLOCATED = int(BufferAccess.COALLOCATED)
 _MUTABLE = int(BufferAccess.MUTABLE)
 
 
-class AbortError(IreeAbiError):
-    """What iree_abort() would do: a broken invariant the runtime cannot continue after."""
+class AbortError(IreeFaultError):
+    """Where IREE calls iree_abort() (its process dies by SIGABRT): a broken invariant the runtime
+    cannot continue after."""
 
 
-class BufferOverflowError(HeapError):
+class BufferOverflowError(HeapError, IreeFaultError):
     """An access buffer.c would make outside the buffer's data although its bounds check passed (the
     unchecked `offset + length` wrapped, or an element loop ran past a wrapped length). Reported before
     any byte is touched: inside a co-allocation the heap alone could not see it (the handle sits right
     before the data)."""
+
+
+def null_buffer(what: str = "vm.buffer") -> IreeFaultError:
+    """A NULL iree_vm_buffer_t* where buffer.c reads through it without a test (a {NULL, vm.buffer}
+    ref passes check_deref): IREE faults there."""
+    return IreeFaultError(f"a NULL {what} (a vm.buffer ref whose pointer is NULL passes check_deref): IREE's "
+                          "vm/buffer.c reads through it untested (IREE_ASSERT_ARGUMENT is compiled out of "
+                          "release builds); its own runtime faults there")
 
 
 class BufferViewError(IreeAbiError):
@@ -85,7 +98,7 @@ def _wrapped_total(heap: Heap, allocator: AllocatorT, length: int, alignment: in
     its order (a total of 0 is INVALID_ARGUMENT, then the alignment, then the allocator's own). If
     the small block is allocated, IREE would write the handle and a `length`-byte data span past it:
     the block is freed again and that overflow reported instead of made."""
-    L = heap.machine.vm_buffer
+    L = heap.machine.view(VmBufferLayout)
     total = (L.prefix_size + length) & L.mask
     block = _alloc.malloc_aligned(heap, allocator, total, alignment, L.prefix_size)
     _alloc.free_aligned(heap, allocator, block)
@@ -101,7 +114,7 @@ class BufferType:
         self.registry = registry
         self.heap: Heap = registry.heap
         self._legacy = legacy
-        self._L = self.heap.machine.vm_buffer
+        self._L = self.heap.machine.view(VmBufferLayout)
         self.ref_type = registry.define(_buffer.VM_BUFFER_TYPE_NAME, self._destroy, offsetof_counter=0)
         self.type = self.ref_type.type
 
@@ -121,7 +134,7 @@ class BufferType:
         """The NULL check and one heap check of the whole handle; (buffer, offset) of its bytes for
         the reads and writes that follow at once (nothing freed in between)."""
         if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+            raise null_buffer()
         return self.heap.cell(buf, self._L.size)
 
     def counter(self, buf: int) -> int:
@@ -320,7 +333,7 @@ class BufferType:
     def _map(self, buf: int, offset: int, length: int, alignment: int) -> tuple[int, int]:
         L = self._L
         if not buf:
-            raise StatusError(StatusCode.INVALID_ARGUMENT, "buffer is NULL")
+            raise null_buffer()
         data, data_length = self.heap.unpack(L.span_fmt, buf + L.data_off)
         return self._map_span(buf, data, data_length, offset, length, alignment)
 
@@ -458,3 +471,42 @@ class BufferType:
         mutable = bool(self.raw_access(buf) & BufferAccess.MUTABLE)
         arr.flags.writeable = mutable if writable is None else (writable and mutable)
         return arr
+
+
+_M64 = 0xFFFFFFFFFFFFFFFF
+def siphash24(data: bytes, key: bytes = bytes(range(16))) -> int:
+    """SipHash-2-4 (Aumasson & Bernstein) of `data`: iree_vm_buffer_hash, which vm.buffer.hash
+    calls, hashes a byte range with key 00 01 .. 0F."""
+    def rotl(x: int, b: int) -> int:
+        return ((x << b) | (x >> (64 - b))) & _M64
+
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):  # SipRound
+            v[0] = (v[0] + v[1]) & _M64
+            v[1] = rotl(v[1], 13) ^ v[0]
+            v[0] = rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & _M64
+            v[3] = rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & _M64
+            v[3] = rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & _M64
+            v[1] = rotl(v[1], 17) ^ v[2]
+            v[2] = rotl(v[2], 32)
+
+    whole = len(data) - len(data) % 8
+    for i in range(0, whole, 8):
+        m = struct.unpack_from("<Q", data, i)[0]
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    b = ((len(data) & 0xFF) << 56) | int.from_bytes(data[whole:], "little")
+    v[3] ^= b
+    rounds(2)
+    v[0] ^= b
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]

@@ -11,7 +11,7 @@ retained or moved in.
 
 Python values: ints and floats; refs as `Ref` (or (ptr, type) pairs); a span as a list of elements,
 each a tuple of the element's values (or a bare value when the element has one). Buffers are laid out
-for the heap's data model. The hot path is one generated `struct` call (`abi.codec`), compiled once
+for the heap's data model. The hot path is one generated `struct` call (`abi.cconv.codec`), compiled once
 per fragment, target and span counts.
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ from ..abi import cconv
 from ..abi.cconv import Fragment, FragmentLayout, Span
 from ..abi.errors import IreeAbiError
 from . import ref as _ref
-from ..abi.codec import codec as _codec
-from .heap import Heap
-from .machine import Machine, machine as _machine
+from ..abi.cconv.codec import codec as _codec
+from ..base.heap import Heap
+from ..base.machine import Machine, machine as _machine
 from .ref import Ref
 from .shims import ByteSpan, MarshalError
 
@@ -43,7 +43,7 @@ class CallBuffer:
     layout: FragmentLayout
     address: int
     scratch: bool = False  # on the heap's scratch stack (the VM's alloca) rather than malloc'd
-    plan: "Any" = field(default=None, repr=False, compare=False)  # the _Plan of `layout`, if known
+    plan: "Any" = field(default=None, repr=False, compare=False)  # the Plan of `layout`, if known
 
     @property
     def span(self) -> ByteSpan:
@@ -123,7 +123,7 @@ def _ref_positions(chars: str) -> tuple[int, ...]:
     return pos
 
 
-class _Plan:
+class Plan:
     """What is fixed per (fragment, span counts) on one data model: the layout (checked for pack
     overflow), its codec, where the refs are (flat value indices and byte offsets), the tags."""
 
@@ -145,35 +145,36 @@ class _Plan:
 
 # (target name, fragment text, span counts) -> plan; keyed by the text (its hash is cached, a
 # Fragment's is not).
-_PLANS: dict[tuple[str, str, tuple[int, ...]], _Plan] = {}
+_PLANS: dict[tuple[str, str, tuple[int, ...]], Plan] = {}
 
 
-def _plan(frag: Fragment, counts: tuple[int, ...], machine: Machine) -> _Plan:
+def plan_for(frag: Fragment, counts: tuple[int, ...], machine: Machine) -> Plan:
+    """The Plan of `frag` with `counts` spans' elements on `machine`, made once and kept."""
     key = (machine.name, frag.text, counts)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _Plan(frag, counts, machine)  # raises PackOverflowError: not cached
+        plan = Plan(frag, counts, machine)  # raises PackOverflowError: not cached
         if len(_PLANS) > 16384:
             _PLANS.clear()
         _PLANS[key] = plan
     return plan
 
 
-def _plan_of(lay: FragmentLayout, known: "_Plan | None" = None) -> _Plan:
+def _plan_of(lay: FragmentLayout, known: "Plan | None" = None) -> Plan:
     if known is not None and known.layout is lay:
         return known
     plan = _PLANS.get((lay.target.name, lay.fragment.text, lay.spans))
     return plan if plan is not None and plan.layout is lay else \
-        _Plan(lay.fragment, lay.spans, _machine(lay.target))
+        Plan(lay.fragment, lay.spans, _machine(lay.target))
 
 
 def _counts_per_object(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int]]:
     """counter address -> (its value, retains about to happen), after checking every object can take
     them all (several slots may hold one object), so no retain fails halfway."""
-    return {c: (value, n) for c, (value, n, _, _) in _retain_plan(heap, refs).items()}
+    return {c: (value, n) for c, (value, n, _, _) in retain_plan(heap, refs).items()}
 
 
-def _retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, memoryview, int]]:
+def retain_plan(heap: Heap, refs: list[Ref]) -> dict[int, tuple[int, int, memoryview, int]]:
     """counter address -> (value, retains, int32 view, index): `_counts_per_object` plus where each
     checked counter is, so the retains write it without a second check (nothing is freed between)."""
     per_counter: dict[int, list] = {}  # counter -> [first ref, retains]
@@ -207,13 +208,13 @@ def pack_arguments(heap: Heap, fragment: "Fragment | str", args: Sequence[Any], 
     scratch frame is popped)."""
     frag = cconv.as_fragment(fragment)
     flat, counts = flatten(frag, args, heap.machine.word_mask)
-    plan = _plan(frag, counts, heap.machine)
+    plan = plan_for(frag, counts, heap.machine)
     lay = plan.layout
     bad = [i for i in moved if i not in plan.ref_index]
     if bad:
         raise IreeAbiError(f"{frag.text!r}: moved value(s) {bad} are not refs")
     refs = [r for r in (flat[i] for i in plan.ref_index if i not in moved) if r.ptr]
-    retains = _retain_plan(heap, refs) if refs else {}
+    retains = retain_plan(heap, refs) if refs else {}
     if scratch:
         buf = CallBuffer(heap, lay, heap.scratch_push(plan.size), True, plan)
     else:
@@ -263,7 +264,7 @@ def release_arguments(buf: CallBuffer) -> None:
         raise first
 
 
-def _empty_block(heap: Heap) -> int:
+def empty_block(heap: Heap) -> int:
     """One zero-byte block per heap, shared by every void result buffer (the VM's empty alloca):
     a valid non-NULL pointer that nothing may read or write."""
     block = heap.empty_block
@@ -276,10 +277,10 @@ def allocate_results(heap: Heap, fragment: "Fragment | str", *, scratch: bool = 
     """A zero-filled result buffer of the size rule's size; with `scratch`, on the heap's scratch
     stack as the VM allocas it (pushed before the arguments, so they pop in order)."""
     frag = cconv.as_fragment(fragment)
-    plan = _plan(frag, (), heap.machine)
+    plan = plan_for(frag, (), heap.machine)
     lay = plan.layout
     if plan.size == 0:
-        return CallBuffer(heap, lay, _empty_block(heap), False, plan)
+        return CallBuffer(heap, lay, empty_block(heap), False, plan)
     if scratch:
         return CallBuffer(heap, lay, heap.scratch_push(plan.size), True, plan)
     return CallBuffer(heap, lay, heap.malloc(plan.size, tag=plan.res_tag), False, plan)

@@ -11,9 +11,10 @@ from typing import Callable
 
 import struct
 
-from . import callbacks
-from .heap import Heap, HeapError
+from ..base import callbacks
+from ..base.heap import Heap, HeapError
 from .ref import RefCountError
+from ..layouts.vm_module import ModuleHeadLayout
 
 
 _DESTROY_FN = callbacks.DESTROY_FN
@@ -26,7 +27,7 @@ def create(heap: Heap, destroy: Callable[[int], None], *, self_value: int = 0, n
 
     The head is freed after `destroy` returns (the destroy callback is then unregistered).
     """
-    L = heap.machine.module_head
+    L = heap.machine.view(ModuleHeadLayout)
     address = heap.malloc(L.size, tag=f"iree_vm_module_t {name}")
     holder: list[int] = []
 
@@ -46,20 +47,20 @@ def create(heap: Heap, destroy: Callable[[int], None], *, self_value: int = 0, n
 
 
 def ref_count(heap: Heap, module: int) -> int:
-    return heap.read_i32(module + heap.machine.module_head.count_off)
+    return heap.read_i32(module + heap.machine.view(ModuleHeadLayout).count_off)
 
 
 def retain(heap: Heap, module: int) -> None:
     """iree_vm_module_retain (NULL: nothing)."""
     if module:
-        heap.fetch_add_i32(module + heap.machine.module_head.count_off, 1)
+        heap.fetch_add_i32(module + heap.machine.view(ModuleHeadLayout).count_off, 1)
 
 
 def release(heap: Heap, module: int) -> None:
     """iree_vm_module_release: at 1 -> 0, module->destroy(module->self) through C."""
     if not module:
         return
-    L = heap.machine.module_head
+    L = heap.machine.view(ModuleHeadLayout)
     try:
         raw, off = heap.cell(module, L.used)  # one check for the fields below
     except HeapError:
@@ -86,7 +87,7 @@ def release(heap: Heap, module: int) -> None:
 def _release_fieldwise(heap: Heap, module: int) -> None:
     """`release` one field access at a time: for a head the single check refused, so the error is
     the one the first field that cannot be accessed raises."""
-    L = heap.machine.module_head
+    L = heap.machine.view(ModuleHeadLayout)
     old = heap.read_i32(module + L.count_off)
     if old <= 0:
         raise RefCountError(f"release of module 0x{module:x} whose ref_count is {old}: over-release", module)

@@ -22,9 +22,10 @@ from typing import Callable, NamedTuple
 
 from ..abi.errors import IreeAbiError
 from ..layouts import ref as _ref
-from . import callbacks
-from .heap import Heap
-from .status import StatusCode, StatusError
+from ..base import callbacks
+from ..base.heap import Heap
+from ..base.status import StatusCode, StatusError
+from ..layouts.ref import RefLayout
 
 TAG_MASK = _ref.REF_TYPE_TAG_MASK
 DESCRIPTOR_ALIGNMENT = 1 << _ref.REF_TYPE_TAG_BITS
@@ -74,16 +75,16 @@ NULL_REF = Ref(0, 0)
 
 
 def read_ref(heap: Heap, address: int) -> Ref:
-    return Ref(*heap.unpack(heap.machine.ref.fmt, address))
+    return Ref(*heap.unpack(heap.machine.view(RefLayout).fmt, address))
 
 
 def write_ref(heap: Heap, address: int, ref: Ref) -> None:
     m = heap.machine
-    heap.pack(m.ref.fmt, address, ref.ptr & m.word_mask, ref.type & m.word_mask)
+    heap.pack(m.view(RefLayout).fmt, address, ref.ptr & m.word_mask, ref.type & m.word_mask)
 
 
 def _zero(heap: Heap, address: int) -> None:
-    heap.memset(address, 0, heap.machine.ref.size)
+    heap.memset(address, 0, heap.machine.view(RefLayout).size)
 
 
 # -- counters and destroy ---------------------------------------------------------------------------
@@ -96,7 +97,7 @@ def counter_address(ptr: int, type_word: int) -> int:
 def _destroy_target(heap: Heap, type_word: int) -> "callbacks.Registered | None":
     """The descriptor's destroy function, validated (memory and, if non-NULL, registration): the
     registered function itself, None for a NULL destroy pointer."""
-    L = heap.machine.ref
+    L = heap.machine.view(RefLayout)
     raw, off = heap.cell(type_word & L.descriptor_mask, L.descriptor_size)  # the whole descriptor
     fn = L.word.unpack_from(raw, off + L.destroy_off)[0]
     if fn:
@@ -232,7 +233,7 @@ def retain(heap: Heap, ref: int, out_ref: int) -> None:
 
 
 def _type_matches(heap: Heap, src: Ref, type_word: int) -> bool:
-    return src.type == TYPE_NULL or src.type == type_word or type_word == heap.machine.ref.type_any
+    return src.type == TYPE_NULL or src.type == type_word or type_word == heap.machine.view(RefLayout).type_any
 
 
 def retain_checked(heap: Heap, ref: int, type_word: int, out_ref: int) -> None:
@@ -326,7 +327,7 @@ def is_null(heap: Heap, ref: int) -> bool:
 
 
 def equal(heap: Heap, lhs: int, rhs: int) -> bool:
-    size = heap.machine.ref.size
+    size = heap.machine.view(RefLayout).size
     return lhs == rhs or heap.read(lhs, size) == heap.read(rhs, size)
 
 
@@ -462,7 +463,7 @@ class TypeRegistry:
                               f"words of their structures (offsetof_counter {offsetof_counter!r})")
         encoded = name.encode()
         heap = self.heap
-        L = heap.machine.ref
+        L = heap.machine.view(RefLayout)
         descriptor = heap.malloc(L.descriptor_size, align=L.descriptor_align,
                                  tag=f"ref type descriptor {name}")
         name_data = heap.malloc(len(encoded), tag=f"ref type name {name}")
@@ -501,7 +502,7 @@ class TypeRegistry:
 
 def type_name(heap: Heap, type_word: int) -> str:
     """iree_vm_ref_type_name, read from the descriptor in memory."""
-    L = heap.machine.ref
+    L = heap.machine.view(RefLayout)
     descriptor = type_word & L.descriptor_mask
     heap.check_range(descriptor, L.descriptor_size)
     data = heap.read_word(descriptor + L.name_data_off)

@@ -14,16 +14,15 @@ INVALID_ARGUMENT "argument/result signature mismatch" otherwise:
 On RESUME the generic shims skip the argument check altogether (a span of the wrong size reaches
 the function as NULL arguments, as a NULL span does); only the results check remains.
 
-Fragments those macros cannot express (several spans, or values after a span) are read like
-hal_loader's hand-written dispatch shim: the fixed part as its C struct, then each span's int32 count
-where the cursor stands and the elements at the stride of their C struct. `form="fixed"` starts the
-first span at the packed size of the fixed part (IREE #24827); `form="pre-fix"` at sizeof(C struct),
-with elements aligned to the C element alignment, as the code before the fix did. Unlike the C code,
-every read is bounds-checked first: where IREE would read past the buffer (or, for a negative count,
-size an alloca with it further on) this raises the signature mismatch instead. With void results such
-a shim also checks its spans as hal_loader's does (runtime/src/iree/modules/hal/loader/module.c,
-iree_vm_shim_dispatch_v): the results span must be empty (a NULL one is fine), the flags are not
-consulted (no RESUME case), and a NULL argument span, which that code dereferences, is refused.
+Fragments those macros cannot express (several spans, or values after a span) have no generic shim
+in IREE: a native module writes its own (hal_loader's and the full hal module's dispatch shims, which
+ireeabi models beside those modules and gives their exports through `Export.shim`). For a module of
+one's own, ireeabi reads such a fragment with a span walker in the manner of those shims: the fixed
+part as its C struct, then each span's int32 count where the cursor stands and the elements at the
+stride of their C struct. `form="fixed"` starts the first span at the packed size of the fixed part
+(IREE #24827); `form="pre-fix"` at sizeof(C struct), with elements aligned to the C element alignment,
+as the code before the fix did. There is no C code to model here, so every read is bounds-checked
+and a count that does not fit is the signature mismatch.
 
 Every struct is laid out for one data model: a shim is made for a Machine (`Shim(sig, form, target)`,
 the host by default) and reads packed memory of a heap of that data model.
@@ -48,10 +47,10 @@ from ..abi.layout import StructLayout, layout_of
 from ..abi.targets import Target
 from . import ref as _ref
 from . import shim_code
-from .heap import Heap
-from .machine import Machine, machine as _machine
+from ..base.heap import Heap
+from ..base.machine import Machine, machine as _machine
 from .ref import Ref
-from .status import StatusCode, StatusError
+from ..base.status import StatusCode, StatusError
 
 CALL_BEGIN = 1 << 0  # IREE_VM_NATIVE_FUNCTION_CALL_BEGIN (native_module.h)
 CALL_RESUME = 1 << 1  # IREE_VM_NATIVE_FUNCTION_CALL_RESUME
@@ -88,15 +87,18 @@ class CallContext:
 NativeFunction = Callable[..., Any]  # (ctx, *args) -> result value, tuple of results, or None
 
 
-def _mismatch() -> StatusError:
+def signature_mismatch() -> StatusError:
+    """INVALID_ARGUMENT "argument/result signature mismatch": what every shim of IREE returns for a
+    span its checks refuse."""
     return StatusError(StatusCode.INVALID_ARGUMENT, SIGNATURE_MISMATCH)
+
 
 
 # -- C struct readers ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Reader:
+class StructReader:
     """Reads the values of some fragment characters at fixed C offsets with one struct.Struct."""
 
     struct: struct.Struct
@@ -119,7 +121,7 @@ class _Reader:
         return shim_code.element_function(self.kinds, self.struct.format)
 
 
-def _reader(m: Machine, slots: Sequence[tuple[int, str]], size: int) -> _Reader:
+def _reader(m: Machine, slots: Sequence[tuple[int, str]], size: int) -> StructReader:
     """slots: (offset, cconv char) sorted by offset; `size` pads the format to the struct size."""
     fmt, pos, kinds = ["<"], 0, []
     for off, char in slots:
@@ -135,7 +137,7 @@ def _reader(m: Machine, slots: Sequence[tuple[int, str]], size: int) -> _Reader:
             kinds.append(cconv.KINDS[char])
     if size > pos:
         fmt.append(f"{size - pos}x")
-    return _Reader(struct.Struct("".join(fmt)), tuple(kinds), size)
+    return StructReader(struct.Struct("".join(fmt)), tuple(kinds), size)
 
 
 def _c_layout(text: str, m: Machine) -> StructLayout:
@@ -145,7 +147,7 @@ def _c_layout(text: str, m: Machine) -> StructLayout:
 
 
 @lru_cache(maxsize=None)
-def _struct_reader(text: str, m: Machine) -> _Reader:
+def struct_reader(text: str, m: Machine) -> StructReader:
     """The values of a span-free fragment as its C struct lays them out."""
     lay = _c_layout(text, m)
     return _reader(m, [(f.offset, v.char) for f, v in zip(lay.fields, cconv.parse_fragment(text).items)],
@@ -168,7 +170,7 @@ class _Void(_Decoder):
 
 @dataclass(frozen=True)
 class _Fixed(_Decoder):
-    reader: _Reader
+    reader: StructReader
 
     def decode(self, view: memoryview, base: int) -> list[Any]:
         return self.fast(view, base)
@@ -177,25 +179,25 @@ class _Fixed(_Decoder):
     def fast(self) -> Callable[[memoryview, int], list[Any]]:
         """The size check, the unpack and the values, compiled for this struct (runs per call)."""
         r = self.reader
-        return shim_code.fixed_decoder(r.struct.unpack_from, r.size, r.kinds, _mismatch, r.struct.format)
+        return shim_code.fixed_decoder(r.struct.unpack_from, r.size, r.kinds, signature_mismatch, r.struct.format)
 
 
 @dataclass(frozen=True)
 class _Vla(_Decoder):
-    fixed: _Reader  # the values before the span, at C offsets
+    fixed: StructReader  # the values before the span, at C offsets
     sizeof: int
     count_offset: int
     array_offset: int
-    element: _Reader  # one element, stride = its C sizeof
+    element: StructReader  # one element, stride = its C sizeof
     mask: int  # iree_host_size_t arithmetic of the size check
 
     def decode(self, view: memoryview, base: int) -> list[Any]:
         n = len(view)
         if n < self.sizeof:
-            raise _mismatch()
+            raise signature_mismatch()
         count = struct.unpack_from("<i", view, self.count_offset)[0]
         if n != (self.sizeof + count * self.element.size) & self.mask:
-            raise _mismatch()
+            raise signature_mismatch()
         values = self.fixed.read(view, 0)
         if not count:
             values.append([])
@@ -209,10 +211,10 @@ class _Vla(_Decoder):
 
 @dataclass(frozen=True)
 class _SpanWalker(_Decoder):
-    """hal_loader-style reader of several spans (see the module docstring)."""
+    """The generic reader of several spans (see the module docstring)."""
 
     form: str
-    prefix: _Reader | None
+    prefix: StructReader | None
     start: int  # where the cursor stands after the fixed prefix
     rest: tuple  # ("value", char, reader, vm_size) | ("span", element reader, element alignment)
 
@@ -221,7 +223,7 @@ class _SpanWalker(_Decoder):
         values: list[Any] = []
         if self.prefix is not None:
             if n < self.prefix.size:
-                raise _mismatch()
+                raise signature_mismatch()
             values = self.prefix.read(view, 0)
         p = self.start
         for item in self.rest:
@@ -229,19 +231,19 @@ class _SpanWalker(_Decoder):
                 _, reader, align, vm_size = item
                 p = -(-(base + p) // align) * align - base  # align_up
                 if p + reader.size > n:
-                    raise _mismatch()
+                    raise signature_mismatch()
                 values.extend(reader.read(view, p))
                 p += vm_size
                 continue
             _, es, ealign = item
             if p + 4 > n:
-                raise _mismatch()
+                raise signature_mismatch()
             count = struct.unpack_from("<i", view, p)[0]
             # The pre-fix loader aligns the element array even when empty; the packer (and so the
             # fixed reader) does not (cconv.span_reader).
             p = -(-(base + p + 4) // ealign) * ealign - base if count or self.form == "pre-fix" else p + 4
             if count < 0 or p + count * es.size > n:
-                raise _mismatch()
+                raise signature_mismatch()
             element, unpack_from, size = es.element, es.struct.unpack_from, es.size
             values.append([element(unpack_from(view, p + e * size)) for e in range(count)])
             p += count * es.size
@@ -261,18 +263,18 @@ def _decoder(text: str, form: str, m: Machine) -> _Decoder:
     if not frag.items:
         return _Void()
     if not frag.has_spans:
-        return _Fixed(_struct_reader(text, m))
+        return _Fixed(struct_reader(text, m))
     if cconv.shim_struct(text) is not None:
         lay = _c_layout(text, m)
         count_field, array_field = lay.fields[-2], lay.fields[-1]
         fixed = _reader(m, [(f.offset, v.char) for f, v in zip(lay.fields, frag.items[:-1])], lay.size)
         span = frag.items[-1]
-        return _Vla(fixed, lay.size, count_field.offset, array_field.offset, _struct_reader(span.text, m),
+        return _Vla(fixed, lay.size, count_field.offset, array_field.offset, struct_reader(span.text, m),
                     m.word_mask)
     if form not in READER_FORMS:
         raise IreeAbiError(f"unknown reader form {form!r}; valid: {', '.join(READER_FORMS)}")
     prefix_text = frag.fixed_prefix
-    prefix = _struct_reader(prefix_text, m) if prefix_text else None
+    prefix = struct_reader(prefix_text, m) if prefix_text else None
     if prefix is None:
         start = 0
     elif form == "pre-fix":
@@ -282,10 +284,10 @@ def _decoder(text: str, form: str, m: Machine) -> _Decoder:
     rest: list[tuple] = []
     for item in frag.items[len(prefix_text):]:
         if isinstance(item, Value):
-            r = _struct_reader(item.char, m)
+            r = struct_reader(item.char, m)
             rest.append(("value", r, _c_layout(item.char, m).align, cconv.vm_field(item.char, m.target)[0]))
         else:
-            es = _struct_reader(item.text, m)
+            es = struct_reader(item.text, m)
             ealign = _c_layout(item.text, m).align if form == "pre-fix" else _vm_align(item.text, m)
             rest.append(("span", es, ealign))
     return _SpanWalker(form, prefix, start, tuple(rest))
@@ -296,7 +298,7 @@ def _decoder(text: str, form: str, m: Machine) -> _Decoder:
 
 @dataclass(frozen=True)
 class _ResultWriter:
-    reader: _Reader | None  # None for void results
+    reader: StructReader | None  # None for void results
 
     @property
     def size(self) -> int:
@@ -319,7 +321,7 @@ def _result_writer(text: str, m: Machine) -> _ResultWriter:
     frag = cconv.parse_fragment(text)
     if frag.has_spans:
         raise MarshalError(f"results fragment {text!r} has a span; results cannot")
-    return _ResultWriter(_struct_reader(text, m) if frag.items else None)
+    return _ResultWriter(struct_reader(text, m) if frag.items else None)
 
 
 _ONE_VALUE = frozenset({Ref, int, float})  # types _normalize_results takes as one result
@@ -363,13 +365,6 @@ class Shim:
     _rzeros: bytes = field(init=False, repr=False, compare=False)
     _write: Any = field(init=False, repr=False, compare=False)
 
-    def __new__(cls, signature: cconv.Signature, form: str = "fixed",
-                target: "Machine | Target | str | None" = None) -> "Shim":
-        # A multi-span reader with void results is hal_loader's hand-written shim: its own span rules.
-        if cls is Shim and _is_loader_like(signature, form, _machine(target)):
-            cls = _LoaderShim
-        return object.__new__(cls)
-
     def __post_init__(self) -> None:
         m = _machine(self.target)
         rets = _result_writer(self.signature.results.text, m)
@@ -395,7 +390,7 @@ class Shim:
         if not args.data:
             if flags & CALL_RESUME:
                 return None
-            raise _mismatch()
+            raise signature_mismatch()
         view = heap.view(args.data, args.length)
         try:
             return self._args.decode(view, args.data)
@@ -407,10 +402,10 @@ class Shim:
     def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
         """The results span as the function may write it (zeroed), after IREE's results check."""
         if not rets.data:
-            raise _mismatch()
+            raise signature_mismatch()
         view = heap.view(rets.data, rets.length)
         if self._write is not None and rets.length != self._rsize:
-            raise _mismatch()
+            raise signature_mismatch()
         view[:self._rsize] = self._rzeros
         return view
 
@@ -430,14 +425,14 @@ class Shim:
         elif flags & CALL_RESUME:
             values = None
         else:
-            raise _mismatch()
+            raise signature_mismatch()
         data, length = rets
         if not data:
-            raise _mismatch()
+            raise signature_mismatch()
         view = heap.view(data, length)
         write = self._write
         if write is not None and length != self._rsize:
-            raise _mismatch()
+            raise signature_mismatch()
         view[:self._rsize] = self._rzeros
         result = function(ctx, *values) if values else function(ctx)
         if write is None and result is None:  # the common void case, as _normalize_results takes it
@@ -470,8 +465,8 @@ class Shim:
         results_offset)`, this shim's `__call__` on the caller's bytes: the same decode (and its
         checks), function call and results write, without re-checking spans the caller made. A
         fixed struct that is exactly the packed layout is read without its length check, which
-        passes by construction. None for the hand-written span rules (`_LoaderShim`) and for
-        results the writer's struct would refuse (the checked call says so)."""
+        passes by construction. None for a subclass (its own rules) and for results the
+        writer's struct would refuse (the checked call says so)."""
         if type(self) is not Shim or (self._write is not None and results.size != self._rsize):
             return None
         decoder = self._args
@@ -492,40 +487,6 @@ def _agrees(layout: FragmentLayout, part: _Fixed) -> bool:
             and all(v.offset == f.offset for v, f in zip(layout.values, c.fields)))
 
 
-def _is_loader_like(signature: Any, form: str, m: Machine) -> bool:
-    if not isinstance(signature, cconv.Signature) or signature.results.items:
-        return False
-    return isinstance(_decoder(signature.arguments.text, form, m), _SpanWalker)
-
-
-class _LoaderShim(Shim):
-    """The span rules of hal_loader's iree_vm_shim_dispatch_v (runtime/src/iree/modules/hal/loader/
-    module.c) for a multi-span reader with void results: a non-empty results span is the signature
-    mismatch, a NULL one is fine (never touched), and the flags are not looked at."""
-
-    def decode_arguments(self, heap: Heap, flags: int, args: ByteSpan) -> list[Any] | None:
-        if not args.data:  # the C code dereferences it (undefined behaviour): refused instead
-            raise _mismatch()
-        return self._args.decode(heap.view(args.data, args.length), args.data)
-
-    def check_results(self, heap: Heap, rets: ByteSpan) -> memoryview:
-        if rets.length != 0:  # rets_storage.data_length > 0 (an unsigned size)
-            raise _mismatch()
-        return memoryview(b"")
-
-    def __call__(self, ctx: CallContext, flags: int, args: ByteSpan, rets: ByteSpan,
-                 function: NativeFunction) -> None:
-        data, length = args
-        if not data:
-            raise _mismatch()
-        values = self._decode(ctx.heap.view(data, length), data)
-        if rets[1] != 0:
-            raise _mismatch()
-        result = function(ctx, *values)
-        if result is not None:
-            _normalize_results(result, 0, self._where)  # MarshalError unless an empty sequence
-
-
 def shim_for(signature_text: str, form: str = "fixed", target: "Machine | Target | str | None" = None) -> Shim:
     """The (cached) shim of a whole cconv signature such as `0rIiiiCiDCrIID_v` on a data model (the
     host by default)."""
@@ -542,5 +503,5 @@ def describe(fragment: "Fragment | str") -> str:
     return type(_decoder(cconv.as_fragment(fragment).text, "fixed", _machine(None))).__name__.strip("_").lower()
 
 
-__all__ = ["ByteSpan", "CallContext", "MarshalError", "Shim", "shim_for", "CALL_BEGIN", "CALL_RESUME",
-           "SIGNATURE_MISMATCH", "describe"]
+__all__ = ["ByteSpan", "CallContext", "MarshalError", "Shim", "StructReader", "shim_for", "struct_reader",
+           "signature_mismatch", "CALL_BEGIN", "CALL_RESUME", "SIGNATURE_MISMATCH", "describe"]

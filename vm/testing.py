@@ -17,7 +17,7 @@ from typing import Iterator
 import pytest
 
 from .buffer import BufferType
-from .heap import Heap, tracked_heap
+from ..base.heap import Heap, tracked_heap
 from .ref import TypeRegistry
 
 

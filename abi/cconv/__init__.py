@@ -18,7 +18,8 @@ by its own function so that disagreements can be named:
 
 One file per side of the boundary: `syntax` (the text, and IREE's own verdict on it), `vm_packing`
 (rules a and b), `shim_structs` (rule c and the hand-written readers), `findings` (`layout()` and
-the comparisons).
+the comparisons); and `codec`, the byte codecs of one instance that the runtime packs and reads
+with.
 
 `layout()` runs the first three for one instance (fragment, target, span counts) and reports every
 disagreement as a `Finding`. A difference that only moves the allocation's unused tail (the VM sizes

@@ -8,7 +8,7 @@ Two exports, each with the calling convention a compiled program would import it
   i32) come two spans of i32, each packed as a count followed by its elements. It returns
   bias + scale * sum(a[k] * b[k]). Spans of different lengths are INVALID_ARGUMENT.
 
-`native_module()` is the declaration: a program can import it (`Program(..., modules=[...])`,
+`native_module()` is the declaration: a program can import it (`Program(..., RunOptions(modules=[...]))`,
 `ireeabi run --native-module accumulate`), `inspect --check-imports` can check against it, and
 tests run it through the `runtime` fixture.
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.module import Export
+from ireeabi.vm.native_module import Export
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 NAME = "accumulate"
 VERSION = 1

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import accumulate
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 TARGETS = ["x86_64", "riscv32"]  # LP64 and ILP32: pointers, refs and the packing differ
 

@@ -17,12 +17,12 @@ IREE's runtime/src/iree/hal/local keeps them.
 - `target_library`: the dispatch loop of a library that lives in a heap and runs in an emulator;
 - `vmvx_executable`: vmvx bytecode executables run by the interpreter (loaders/vmvx_module_loader.c);
 - `python_executable`: Python kernels, for tests and teaching, through the same dispatch memory;
-- `inline_command_buffer`: one dispatch as the local HAL's inline command buffer issues it;
-- `fpu_state`: the floating-point state such a dispatch runs in (denormals flushed to zero);
+- `inline_command_buffer`: one dispatch as the local HAL's inline command buffer issues it, in the
+  floating-point state IREE pushes around it (`ireeabi.base.internal.fpu_state`);
 - `native`, `native_build`: the C helper host kernels run through (built at install time).
 """
 
 __all__ = ["executable_library", "library_loader", "elf_loader", "elf_heap_loader", "elf_executable",
            "emulated_cpu", "emulated_executable", "wasm_loader", "wasm_dylink", "wasm_executable",
-           "target_library", "vmvx_executable", "python_executable", "inline_command_buffer", "fpu_state",
+           "target_library", "vmvx_executable", "python_executable", "inline_command_buffer",
            "native", "native_build"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ireeabi.abi import targets
-from ireeabi.vm.machine import Machine, host as _host_machine, machine as _machine
+from ireeabi.base.machine import Machine, host as _host_machine, machine as _machine
 from ireeabi.layouts import executable_library as X
 
 from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState, ExecutableError,
@@ -31,6 +31,8 @@ from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState,
                                                   write_workgroup_state)
 from ireeabi.hal.local import elf_loader
 from ireeabi.hal.local.native import FAULTED, budget_ns, check_cpu_time, native, stop_flags, stopped
+from ireeabi.layouts.executable_library import DispatchLayout
+from ireeabi.base.status import StatusCode
 
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
@@ -82,9 +84,9 @@ class Image:
 
     def check(self, address: int, size: int, what: str) -> int:
         if address == 0:
-            raise ExecutableError("INVALID_ARGUMENT", f"library {what} is NULL")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"library {what} is NULL")
         if not (self.lo <= address and address + size <= self.hi):
-            raise ExecutableError("INVALID_ARGUMENT",
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT,
                                   f"library {what} at 0x{address:x} (+{size}) lies outside the loaded image "
                                   f"[0x{self.lo:x}, 0x{self.hi:x})")
         return address
@@ -94,7 +96,7 @@ class Image:
         raw = self._read_bytes(address, self.hi - address)
         end = raw.find(b"\0")
         if end < 0:
-            raise ExecutableError("INVALID_ARGUMENT", f"library {what} at 0x{address:x} is not terminated")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"library {what} at 0x{address:x} is not terminated")
         return raw[:end]
 
     def cstring(self, address: int, what: str) -> str:
@@ -120,7 +122,7 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
     from elftools.construct import ConstructError
     from elftools.elf.elffile import ELFFile
 
-    bad = "FAILED_PRECONDITION" if embedded else "NOT_FOUND"
+    bad = StatusCode.FAILED_PRECONDITION if embedded else StatusCode.NOT_FOUND
     try:
         elf = ELFFile(io.BytesIO(data))
         machine = elf["e_machine"]
@@ -139,10 +141,10 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
     if not loads:
         raise ExecutableError(bad, "ELF library has no PT_LOAD segment")
     if embedded and undefined:
-        raise ExecutableError("UNAVAILABLE", f"ELF imports one or more symbols (trying '{undefined[0]}'); "
+        raise ExecutableError(StatusCode.UNAVAILABLE, f"ELF imports one or more symbols (trying '{undefined[0]}'); "
                               "the embedded ELF loader supports no imports")
     if X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME not in names:
-        raise ExecutableError("NOT_FOUND", f"exported symbol with name "
+        raise ExecutableError(StatusCode.NOT_FOUND, f"exported symbol with name "
                               f"'{X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}' not found in module")
     return min(s["p_vaddr"] for s in loads), max(s["p_vaddr"] + s["p_memsz"] for s in loads)
 
@@ -160,7 +162,7 @@ class Library(LoadedLibrary):
     _keep: list = field(default_factory=list, repr=False)
     has_names: bool = True  # exports.names is non-NULL (only a library without exports may lack it)
     # workgroup_state_v0's id offsets on the host, for the C loop (the library is host code)
-    _wg_ids: tuple = field(default_factory=lambda: _host_machine().dispatch_state.wg_ids, repr=False)
+    _wg_ids: tuple = field(default_factory=lambda: _host_machine().view(DispatchLayout).wg_ids, repr=False)
     _dll: Any = field(default=None, repr=False)  # a system library's handle
     unusable: str = ""  # why no dispatch may run any more (a kernel faulted), or ""
     # CPU seconds one dispatch may use before it ends with DEADLINE_EXCEEDED (None: no bound)
@@ -177,15 +179,15 @@ class Library(LoadedLibrary):
         addresses without one."""
         if heap is not None:
             if not heap.machine.is_host:
-                raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} is host machine code; "
+                raise ForeignKernelError(StatusCode.FAILED_PRECONDITION, f"library {self.name} is host machine code; "
                                          f"it cannot read memory laid out for {heap.machine.name}")
             dispatch_state, workgroup_state = heap.host_address(dispatch_state), heap.host_address(workgroup_state)
         if self._unload is None:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"library {self.name} was unloaded")
         if self.unusable:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} is unusable: {self.unusable}")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"library {self.name} is unusable: {self.unusable}")
         if not 0 <= ordinal < len(self.exports):
-            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, "entry point ordinal out of bounds")
         issue, new = _issue_fn()
         calls, fault = new("uint64_t*"), new("ireeabi_fault_t*")
         x, y, z = workgroup_count
@@ -212,7 +214,7 @@ class Library(LoadedLibrary):
         if 0 <= ordinal < len(self.exports):
             check_counts(self.exports[ordinal], len(constants), len(bindings))
         m = _host_machine()
-        block = ctypes.create_string_buffer(m.dispatch_state.block_size(len(constants), len(bindings)) + 8)
+        block = ctypes.create_string_buffer(m.view(DispatchLayout).block_size(len(constants), len(bindings)) + 8)
         address = -(-ctypes.addressof(block) // 8) * 8
         state = DispatchState(m, len(constants), len(bindings), block, address - ctypes.addressof(block), address)
         state.set(workgroup_size=workgroup_size, workgroup_count=workgroup_count, constants=constants,
@@ -220,9 +222,9 @@ class Library(LoadedLibrary):
         _wg, wg_address = new_workgroup_state(processor_id)
         result = self.issue(ordinal, state.address, wg_address, workgroup_count)
         if result.fault is not None:
-            raise ExecutableError("INTERNAL", f"library {self.name}: {self.unusable}")
+            raise ExecutableError(StatusCode.INTERNAL, f"library {self.name}: {self.unusable}")
         if result.status != 0:
-            raise ExecutableError("INTERNAL",
+            raise ExecutableError(StatusCode.INTERNAL,
                                   f"executable entry point returned catastrophic error {result.status}")
         return result
 
@@ -258,7 +260,7 @@ def _issue_fn() -> tuple[Any, Any]:
 def new_workgroup_state(processor_id: int = 0) -> tuple[Any, int]:
     """(keep-alive buffer, host address) of a zeroed, 64-byte-aligned workgroup_state_v0 in host
     memory, as IREE keeps it on its stack (for `Library.dispatch`)."""
-    L = _host_machine().dispatch_state
+    L = _host_machine().view(DispatchLayout)
     raw = ctypes.create_string_buffer(L.wg_size + L.wg_align)
     address = -(-ctypes.addressof(raw) // L.wg_align) * L.wg_align
     write_workgroup_state(_host_machine(), raw, address - ctypes.addressof(raw), processor_id)
@@ -275,20 +277,20 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
     cpu_time = check_cpu_time(cpu_time, "cpu_time")
     m = _machine(target)
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
-        raise ExecutableError("NOT_FOUND",
+        raise ExecutableError(StatusCode.NOT_FOUND,
                               f"no executable loader registered for the given executable format '{format}'")
     if not query_support(format, m):
-        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on {m.name} "
+        raise ExecutableError(StatusCode.NOT_FOUND, f"executable format '{format}' cannot run on {m.name} "
                               f"(supported: {', '.join(formats(m)) or 'none'})")
     host = _host_machine()
     if not m.is_host:
         raise ForeignKernelError(
-            "UNAVAILABLE", f"executable format '{format}' holds {m.name} machine code, which ireeabi cannot "
+            StatusCode.UNAVAILABLE, f"executable format '{format}' holds {m.name} machine code, which ireeabi cannot "
             f"run: kernels run only on the host ({host.name}; run the module with --target {host.name} and "
             f"kernels compiled for it), or compile for inline-static (vmvx-inline), whose kernels are VM "
             f"bytecode that runs on every target")
     if processor_data is None:
-        from ireeabi.hal.cpu import read_data
+        from ireeabi.base.internal.cpu import read_data
         processor_data = read_data()
     if format.startswith("embedded-elf-"):
         library = _load_embedded(format, bytes(data), constants, processor_data)
@@ -320,7 +322,7 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
     try:
         elf_loader.validate(data)
     except ExecutableError as e:  # dlopen would fail, or crash the process, on what it refuses
-        raise ExecutableError("NOT_FOUND", f"not a loadable system library: {e.message}") from None
+        raise ExecutableError(StatusCode.NOT_FOUND, f"not a loadable system library: {e.message}") from None
     # The file stays open while the library is loaded: glibc knows a loaded object by its path, and
     # /proc/self/fd/N must name this library only.
     fd = os.memfd_create("ireeabi-kernel", getattr(os, "MFD_CLOEXEC", 1))
@@ -329,7 +331,7 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
         dll = ctypes.CDLL(f"/proc/self/fd/{fd}", mode=_RTLD_NOW)
     except OSError as e:
         os.close(fd)
-        raise ExecutableError("NOT_FOUND", f"dlopen failed: {e}") from None
+        raise ExecutableError(StatusCode.NOT_FOUND, f"dlopen failed: {e}") from None
 
     def unload() -> None:
         ctypes.CDLL(None).dlclose(ctypes.c_void_p(dll._handle))
@@ -339,7 +341,7 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
         try:
             fn = ctypes.cast(getattr(dll, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME), ctypes.c_void_p).value
         except AttributeError:
-            raise ExecutableError("NOT_FOUND", f"exported symbol with name "
+            raise ExecutableError(StatusCode.NOT_FOUND, f"exported symbol with name "
                                   f"'{X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}' not found in module") from None
         image = _image_of(dll, lo, hi)
 
@@ -358,7 +360,7 @@ def _guarded_query(fn: int, version: int, environment: int) -> int:
     result, fault = lib.ffi.new("uintptr_t*"), lib.ffi.new("ireeabi_fault_t*")
     status = lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault, 0, stop_flags())
     if status == FAULTED:
-        raise ExecutableError("INTERNAL", f"iree_hal_executable_library_query faulted (signal {fault.signal} "
+        raise ExecutableError(StatusCode.INTERNAL, f"iree_hal_executable_library_query faulted (signal {fault.signal} "
                               f"at address 0x{fault.address:x})")
     error = stopped(status, "iree_hal_executable_library_query", None)
     if error is not None:
@@ -370,7 +372,7 @@ def _image_of(dll: Any, lo: int, hi: int) -> Image:
     libdl = ctypes.CDLL(None)
     lm = ctypes.POINTER(_LinkMap)()
     if libdl.dlinfo(ctypes.c_void_p(dll._handle), _RTLD_DI_LINKMAP, ctypes.byref(lm)) != 0:
-        raise ExecutableError("INTERNAL", "dlinfo could not locate the loaded library")
+        raise ExecutableError(StatusCode.INTERNAL, "dlinfo could not locate the loaded library")
     base = lm.contents.l_addr
     return Image(base + lo, base + hi)
 
@@ -416,14 +418,14 @@ def read_library(image: Image, lib_addr: int, constants: Sequence[int],
     out, with IREE's checks in IREE's order. `check_function` refuses an export's function pointer
     ireeabi would not call (default: one outside the image; wasm's are table indices)."""
     if not lib_addr:
-        raise ExecutableError("FAILED_PRECONDITION", "executable does not support this version of the runtime "
+        raise ExecutableError(StatusCode.FAILED_PRECONDITION, "executable does not support this version of the runtime "
                               f"({X.IREE_HAL_EXECUTABLE_LIBRARY_VERSION_LATEST:08X})")
     m = image.machine
     v0 = image.read(m.ctype(X.iree_hal_executable_library_v0_t), lib_addr, "library_v0")
     header = image.read(m.ctype(X.iree_hal_executable_library_header_t), v0.header, "header")
     # header.version is not checked: the query already negotiated it, and neither ELF loader looks.
     if header.sanitizer != X.SanitizerKind.NONE:
-        raise ExecutableError("UNAVAILABLE", f"executable requires sanitizer {header.sanitizer}, which "
+        raise ExecutableError(StatusCode.UNAVAILABLE, f"executable requires sanitizer {header.sanitizer}, which "
                               "embedded libraries do not support")
     name = image.cstring(header.name, "name") if header.name else ""
 
@@ -431,12 +433,12 @@ def read_library(image: Image, lib_addr: int, constants: Sequence[int],
                     for i, p in enumerate(image.words(v0.imports.symbols, v0.imports.count, "import symbols")))
     required = [s for s in imports if not s.startswith("?")]
     if required:
-        raise UnresolvedImportError("UNIMPLEMENTED", f"library {name} imports {', '.join(required)}, which "
+        raise UnresolvedImportError(StatusCode.UNIMPLEMENTED, f"library {name} imports {', '.join(required)}, which "
                                     "ireeabi does not provide (only optional '?' imports are left unresolved)")
 
     # IREE's library verification, in its order: constants, attrs, names, then per export.
     if v0.constants.count != len(constants):
-        raise ExecutableError("FAILED_PRECONDITION", f"executable requires {v0.constants.count} constants but "
+        raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"executable requires {v0.constants.count} constants but "
                               f"caller provided {len(constants)}; must match")
     exports = _read_exports(image, v0.exports, check_function)
     return LibraryInfo(name, header.version, imports, exports, v0.constants.count, bool(v0.exports.names))
@@ -446,9 +448,9 @@ def _read_exports(image: Image, table: Any,
                   check_function: "Callable[[int, str], None] | None") -> tuple[ExportInfo, ...]:
     count = table.count
     if not table.attrs:  # required even without exports
-        raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide dispatch attributes")
+        raise ExecutableError(StatusCode.FAILED_PRECONDITION, "executable exports must provide dispatch attributes")
     if count and not table.names:
-        raise ExecutableError("FAILED_PRECONDITION", "executable exports must provide function names")
+        raise ExecutableError(StatusCode.FAILED_PRECONDITION, "executable exports must provide function names")
     if count == 0:
         return ()
     attrs_cls = image.machine.ctype(X.iree_hal_executable_dispatch_attrs_v0_t)
@@ -460,10 +462,11 @@ def _read_exports(image: Image, table: Any,
         for what, n, limit in (("constants", a.constant_count, X.IREE_HAL_EXECUTABLE_MAX_CONSTANT_COUNT),
                                ("bindings", a.binding_count, X.IREE_HAL_EXECUTABLE_MAX_BINDING_COUNT)):
             if n > limit:
-                raise ExecutableError("OUT_OF_RANGE", f"dispatch requiring {n} {what} exceeds limit of {limit}")
+                raise ExecutableError(StatusCode.OUT_OF_RANGE,
+                                      f"dispatch requiring {n} {what} exceeds limit of {limit}")
         raw = image.cbytes(names[i], f"export {i} name") if names[i] else b""
         if not raw:
-            raise ExecutableError("FAILED_PRECONDITION", f"executable export {i} missing function name")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"executable export {i} missing function name")
         raw_names.append(raw)
     # Not checked by IREE (it calls the pointer at dispatch): refused here rather than jumped to.
     fns = image.words(table.ptrs, count, "export pointers")

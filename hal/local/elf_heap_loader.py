@@ -44,11 +44,12 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusError
 
 from ireeabi.hal.local.elf_loader import (DT, MAX_IMAGE, PF_R, PF_W, PF_X, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD,
                                           SHN_UNDEF, elf_error, read_phdrs, segment_type, verify_header)
+from ireeabi.base.status import StatusCode
 
 TARGET_PAGE = 4096  # the page the emulated CPU protects (every target here uses 4 KiB pages)
 _MAX_ALIGN = 1 << 21  # a larger p_align still gets this alignment (IREE itself gives only a page)
@@ -199,7 +200,7 @@ class HeapElfImage:
                 continue
             if self._names(sym.st_name, wanted, i):
                 return (self.base + sym.st_value) & self.heap.machine.word_mask
-        raise elf_error(f"exported symbol with name '{name}' not found in module", "NOT_FOUND")
+        raise elf_error(f"exported symbol with name '{name}' not found in module", StatusCode.NOT_FOUND)
 
     def close(self) -> None:
         if not self.closed:
@@ -221,7 +222,7 @@ def load_into_heap(data: bytes, heap: Heap) -> HeapElfImage:
     m = heap.machine
     arch = _ARCHES.get(m.name)
     if arch is None:
-        raise elf_error(f"no ELF kernels on {m.name}: its llvm-cpu kernels are not ELF files", "UNIMPLEMENTED")
+        raise elf_error(f"no ELF kernels on {m.name}: its llvm-cpu kernels are not ELF files", StatusCode.UNIMPLEMENTED)
     s = _file_structs(8 * m.pointer_size, arch.em_name)
     phdrs = read_phdrs(data, s, verify_header(data, s, arch.e_machine))
     image = _reserve(data, phdrs, heap, m.name, s)
@@ -254,14 +255,14 @@ def _reserve(data: bytes, phdrs: list, heap: Heap, name: str, s: Any) -> HeapElf
     size = (length + TARGET_PAGE - 1) // TARGET_PAGE * TARGET_PAGE
     if size > MAX_IMAGE:
         raise elf_error(f"ELF segments span {length} bytes of address space; ireeabi reserves at most "
-                        f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
+                        f"{MAX_IMAGE}", StatusCode.RESOURCE_EXHAUSTED)
     size = max(size, TARGET_PAGE)
     aligns = [p.p_align for p in loads if p.p_align > 0 and not p.p_align & (p.p_align - 1)]
     align = min(max([TARGET_PAGE] + aligns), _MAX_ALIGN)
     try:
         start = heap.malloc(size, zero=True, align=align, tag=_IMAGE_TAG)
     except StatusError as e:
-        raise elf_error(f"cannot reserve {size} bytes for the ELF image: {e}", "RESOURCE_EXHAUSTED") from None
+        raise elf_error(f"cannot reserve {size} bytes for the ELF image: {e}", StatusCode.RESOURCE_EXHAUSTED) from None
     image = HeapElfImage(heap, name, (start - lo) & mask, start, size, _structs=s)
     try:
         for i, p in enumerate(loads):
@@ -361,7 +362,7 @@ def _heap_verify_no_imports(image: HeapElfImage, machine: str) -> None:
                 hint = ("; armv7 kernels built with debug symbols import it: compile with "
                         "--iree-llvmcpu-debug-symbols=false")
             raise elf_error(f"ELF imports one or more symbols (trying '{name}'); imports are not supported "
-                            f"in the platform-agnostic loader{hint}", "UNAVAILABLE")
+                            f"in the platform-agnostic loader{hint}", StatusCode.UNAVAILABLE)
 
 
 def _heap_relocate(image: HeapElfImage, dyn: dict, s: Any, arch: _Arch) -> None:
@@ -417,11 +418,11 @@ def _heap_apply(image: HeapElfImage, s: Any, arch: _Arch, struct_: Any, table: i
         sym_addr = 0
         if r.r_info_sym:
             if r.r_info_sym >= image._dynsym_count:
-                raise elf_error(f"invalid symbol in relocation: {r.r_info_sym}", "OUT_OF_RANGE")
+                raise elf_error(f"invalid symbol in relocation: {r.r_info_sym}", StatusCode.OUT_OF_RANGE)
             sym_addr = (image.base + image._symbol(r.r_info_sym).st_value) & mask
         rule = arch.types.get(kind)
         if rule is None:
-            raise elf_error(f"unimplemented {arch.label} relocation type {kind:08X}", "UNIMPLEMENTED")
+            raise elf_error(f"unimplemented {arch.label} relocation type {kind:08X}", StatusCode.UNIMPLEMENTED)
         width, value = rule
         place = (image.base + r.r_offset) & mask
         stored = int.from_bytes(image.read(place, width, f"relocation {i} target"), "little")
@@ -454,7 +455,7 @@ def _heap_protection(image: HeapElfImage, phdrs: list) -> list:
         if segment_type(p) != PT_LOAD:
             continue
         if p.p_flags & PF_X and p.p_flags & PF_W:
-            raise elf_error("unable to create a writable executable segment", "PERMISSION_DENIED")
+            raise elf_error("unable to create a writable executable segment", StatusCode.PERMISSION_DENIED)
         access = (1 if p.p_flags & (PF_R | PF_W | PF_X) else 0) | (2 if p.p_flags & PF_W else 0) \
             | (4 if p.p_flags & PF_X else 0)
         protect(p, access)

@@ -30,11 +30,12 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.vm.machine import host as _host_machine
-from ireeabi.vm.host_libraries import library_name
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.base.host_libraries import library_name
 
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.native import FAULTED, native, stop_flags, stopped
+from ireeabi.base.status import StatusCode
 
 PAGE = mmap.PAGESIZE
 # The running architecture's e_machine, as iree_elf_machine_is_valid checks it.
@@ -55,7 +56,7 @@ _R_X86_64 = {"NONE": 0, "64": 1, "PC32": 2, "COPY": 5, "GLOB_DAT": 6, "JUMP_SLOT
              "32": 10, "32S": 11}
 
 
-def elf_error(message: str, code: str = "FAILED_PRECONDITION") -> ExecutableError:
+def elf_error(message: str, code: StatusCode = StatusCode.FAILED_PRECONDITION) -> ExecutableError:
     return ExecutableError(code, message)
 
 
@@ -154,7 +155,7 @@ def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "") -> int:
     status = lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault, 0, stop_flags())
     if status == FAULTED:
         raise elf_error(f"{what} at 0x{fn:x} faulted (signal {fault.signal} at address 0x{fault.address:x})",
-                        "INTERNAL")
+                        StatusCode.INTERNAL)
     error = stopped(status, f"{what} at 0x{fn:x}", None)  # Ctrl-C in a looping initializer
     if error is not None:
         raise error
@@ -206,7 +207,7 @@ def _map(data: bytes) -> tuple[ElfModule, list, Any]:
     m = _host_machine()
     if m.name != "x86_64":
         raise elf_error(f"ireeabi's ELF loader applies x86_64 relocations only; this host is {m.name}",
-                        "UNIMPLEMENTED")
+                        StatusCode.UNIMPLEMENTED)
     s = elf_structs(m.pointer_size)
     phdrs = read_phdrs(data, s, verify_header(data, s, _E_MACHINE[m.name]))
     return _load_segments(data, phdrs), phdrs, s
@@ -281,11 +282,11 @@ def _load_segments(data: bytes, phdrs: list) -> ElfModule:
     size = _align_end(max(hi - lo, 0), PAGE)
     if size > MAX_IMAGE or hi < lo:
         raise elf_error(f"ELF segments span {hi - lo} bytes of address space; ireeabi reserves at most "
-                        f"{MAX_IMAGE}", "RESOURCE_EXHAUSTED")
+                        f"{MAX_IMAGE}", StatusCode.RESOURCE_EXHAUSTED)
     libc = _libc()
     base = libc.mmap(None, max(size, PAGE), _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_ANONYMOUS, -1, 0)
     if base in (None, ctypes.c_void_p(-1).value):
-        raise elf_error(f"cannot reserve {size} bytes for the ELF image", "RESOURCE_EXHAUSTED")
+        raise elf_error(f"cannot reserve {size} bytes for the ELF image", StatusCode.RESOURCE_EXHAUSTED)
     module = ElfModule(base, max(size, PAGE), base - lo)
     try:
         for p in loads:
@@ -360,7 +361,7 @@ def _verify_no_imports(module: ElfModule, s: Any) -> None:
             name = module.cstring(module.dynstr + sym.st_name, "import name").decode("utf-8", "replace") \
                 if sym.st_name else "(null)"
             raise elf_error(f"ELF imports one or more symbols (trying '{name}'); imports are not supported "
-                            "in the platform-agnostic loader", "UNAVAILABLE")
+                            "in the platform-agnostic loader", StatusCode.UNAVAILABLE)
 
 
 def _apply_relocations(module: ElfModule, dyn: dict, s: Any) -> None:
@@ -399,7 +400,7 @@ def _relocate(module: ElfModule, s: Any, r: Any) -> None:
     ordinal = r.r_info_sym
     if ordinal:
         if ordinal >= module.dynsym_count:
-            raise elf_error(f"invalid symbol in relocation: {ordinal}", "OUT_OF_RANGE")
+            raise elf_error(f"invalid symbol in relocation: {ordinal}", StatusCode.OUT_OF_RANGE)
         sym_addr = module.bias + _symbol(module, s, ordinal).st_value
     where = module.bias + r.r_offset
     mask = 0xFFFFFFFFFFFFFFFF
@@ -416,7 +417,7 @@ def _relocate(module: ElfModule, s: Any, r: Any) -> None:
     elif kind == _R_X86_64["PC32"]:
         value, fmt = (sym_addr + r.r_addend - where) & 0xFFFFFFFF, "<I"
     else:
-        raise elf_error(f"unimplemented x86_64 relocation type {kind:08X}", "UNIMPLEMENTED")
+        raise elf_error(f"unimplemented x86_64 relocation type {kind:08X}", StatusCode.UNIMPLEMENTED)
     module.write(where, struct.pack(fmt, value), "relocation target")
 
 
@@ -431,7 +432,7 @@ def _protect_segments(module: ElfModule, phdrs: list) -> None:
         if size and not (module.base <= lo and hi <= module.end):
             raise elf_error(f"ELF segment at vaddr 0x{vaddr:x} (+{size}) lies outside the loaded image")
         if hi > lo and libc.mprotect(lo, hi - lo, prot) != 0:
-            raise elf_error(f"cannot protect the ELF segment at vaddr 0x{vaddr:x}", "INTERNAL")
+            raise elf_error(f"cannot protect the ELF segment at vaddr 0x{vaddr:x}", StatusCode.INTERNAL)
         if hi > lo:  # later protections override earlier ones for these pages
             module.unreadable = [(a, b) for a, b in module.unreadable if b <= lo or a >= hi] + \
                 ([(lo, hi)] if not prot & _PROT_READ else [])
@@ -440,7 +441,7 @@ def _protect_segments(module: ElfModule, phdrs: list) -> None:
         if segment_type(p) != PT_LOAD:
             continue
         if p.p_flags & PF_X and p.p_flags & PF_W:
-            raise elf_error("unable to create a writable executable segment", "PERMISSION_DENIED")
+            raise elf_error("unable to create a writable executable segment", StatusCode.PERMISSION_DENIED)
         prot = ((_PROT_READ if p.p_flags & (PF_R | PF_W | PF_X) else 0) | (_PROT_WRITE if p.p_flags & PF_W else 0)
                 | (_PROT_EXEC if p.p_flags & PF_X else 0))
         protect(p.p_vaddr, p.p_memsz, prot)
@@ -488,7 +489,7 @@ def lookup_export(module: ElfModule, name: str) -> int:
             continue
         if module.cstring(module.dynstr + sym.st_name, f"symbol {i} name") == wanted:
             return module.bias + sym.st_value
-    raise elf_error(f"exported symbol with name '{name}' not found in module", "NOT_FOUND")
+    raise elf_error(f"exported symbol with name '{name}' not found in module", StatusCode.NOT_FOUND)
 
 
 def query(module: ElfModule, fn: int, version: int, environment: int) -> int:

@@ -44,9 +44,9 @@ Interface (what the ELF loader and the dispatch integration build on):
     split small pieces; a guard page is then one split in three), and a page that was protected
     once stays a region of its own, so protecting it again (a pooled or reused guarded chunk) is a
     permission change only (~25 us) and a fault hook made or dropped. The heap keeps freed
-    guarded chunks, guards on, for reuse (`vm.heap.GUARD_POOL`), and its quarantine holds the
+    guarded chunks, guards on, for reuse (`base.heap.GUARD_POOL`), and its quarantine holds the
     memory of a few guarded blocks only
-    (`vm.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
+    (`base.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
     guarded blocks. `benchmarks/bench_emulated_guards.py` (a loaded 2-core machine): buffers that
     come and go cost ~6 us per allocation and free (the pool serves them; 0.1 ms mean with the
     first chunks' splits) and nothing per dispatch, against ~100-200 ms per allocation when every
@@ -63,7 +63,7 @@ Interface (what the ELF loader and the dispatch integration build on):
     CPACR_EL1.FPEN; x87/SSE are on by default). Its control register (MXCSR, FPCR, FPSCR; none on
     riscv) is `fpu_control()` / `set_fpu_control(value)`, with `flush_bits` the bits IREE sets in
     it to flush denormals (`fpu_state.FLUSH_BITS`; 0 on riscv): the state a dispatch pushes
-    (`fpu_state.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
+    (`inline_command_buffer.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
     applies MXCSR.FZ to its x87 status, not to SSE's: DAZ works, FTZ does not (fpu_state.py).
     Off the reference path the CPU starts with the cumulative inexact flag set, and an uncounted
     armv7 call rounds once on NEON first (`_set_inexact`): QEMU computes floats on the host's FPU
@@ -130,10 +130,11 @@ from unicorn.unicorn_py3.arch.types import uc_hook_h
 from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.hal.local.fpu_state import FLUSH_BITS
-from ireeabi.vm import callbacks
-from ireeabi.vm.address_space import PAGE
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.internal.fpu_state import FLUSH_BITS
+from ireeabi.base import callbacks
+from ireeabi.base.address_space import PAGE
+from ireeabi.base.heap import Heap, HeapError
+from ireeabi.base.status import StatusCode
 
 CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
@@ -156,7 +157,7 @@ class EmulatedCpuError(ForeignKernelError):
     one runs)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("INVALID_ARGUMENT", message)
+        super().__init__(StatusCode.INVALID_ARGUMENT, message)
 
 
 class EmulatedFault(ForeignKernelError):
@@ -166,7 +167,7 @@ class EmulatedFault(ForeignKernelError):
 
     def __init__(self, kind: str, pc: int, address: int, what: str = "") -> None:
         self.kind, self.pc, self.address = kind, pc, address
-        super().__init__("ABORTED", f"{what or 'emulated call'}: {kind} at pc 0x{pc:x}, address 0x{address:x}")
+        super().__init__(StatusCode.ABORTED, f"{what or 'emulated call'}: {kind} at pc 0x{pc:x}, address 0x{address:x}")
 
 
 class InstructionBudgetExceeded(ForeignKernelError):
@@ -174,7 +175,7 @@ class InstructionBudgetExceeded(ForeignKernelError):
 
     def __init__(self, limit: int, pc: int, what: str = "") -> None:
         self.limit, self.pc = limit, pc
-        super().__init__("DEADLINE_EXCEEDED",
+        super().__init__(StatusCode.DEADLINE_EXCEEDED,
                          f"{what or 'emulated call'}: more than {limit} instructions (stopped at pc 0x{pc:x})")
 
 

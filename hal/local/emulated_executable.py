@@ -25,12 +25,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 from ireeabi.hal.local import elf_heap_loader
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
+from ireeabi.base.status import StatusCode
 
 if TYPE_CHECKING:  # Unicorn is imported when a runtime first emulates a kernel, not at start-up
     from ireeabi.hal.local.emulated_cpu import EmulatedCpu
@@ -100,7 +101,7 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
         env.leave_imports_unresolved(len(info.imports))
     except EmulatedFault as e:
         release()
-        raise ExecutableError("INTERNAL", f"loading {format} faulted: {e}") from None
+        raise ExecutableError(StatusCode.INTERNAL, f"loading {format} faulted: {e}") from None
     except BaseException:
         release()
         raise

@@ -11,20 +11,16 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.machine import Machine
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.machine import Machine
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 
-class ExecutableError(IreeAbiError):
-    """A kernel library that cannot be loaded or dispatched; `code` is the IREE status code name."""
-
-    def __init__(self, code: str, message: str) -> None:
-        self.code = code
-        self.message = message
-        super().__init__(f"{code}: {message}")
+class ExecutableError(StatusError):
+    """A kernel library that cannot be loaded or dispatched: the status (`code`, `message`) IREE's
+    loader or dispatch returns for it, which a caller passes on as it is."""
 
 
 class UnresolvedImportError(ExecutableError):
@@ -64,7 +60,7 @@ class LoadedLibrary:
         for e in self.exports:
             if e.name == name:
                 return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+        raise ExecutableError(StatusCode.NOT_FOUND, f"export '{name}' not found in library")
 
 
 @dataclass
@@ -81,10 +77,10 @@ def check_counts(export: ExportInfo, constant_count: int, binding_count: int) ->
     arrays. IREE's hal_loader makes no such check (its kernel reads whatever lies there); the
     messages are those of IREE's inline command buffer, which does check."""
     if constant_count < export.constant_count:
-        raise ExecutableError("INVALID_ARGUMENT", f"constant count mismatch, expected {export.constant_count} "
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"constant count mismatch, expected {export.constant_count} "
                               f"but was provided {constant_count}")
     if binding_count < export.binding_count:
-        raise ExecutableError("INVALID_ARGUMENT", f"binding count mismatch, expected {export.binding_count} "
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"binding count mismatch, expected {export.binding_count} "
                               f"but was provided {binding_count}")
 
 
@@ -96,7 +92,7 @@ class DispatchState:
 
     def __init__(self, machine: Machine, constant_count: int, binding_count: int, memory: Any, offset: int,
                  address: int) -> None:
-        L = machine.dispatch_state
+        L = machine.view(DispatchLayout)
         self._L = L
         self.machine = machine
         self.memory, self.offset, self.address = memory, offset, address
@@ -148,7 +144,7 @@ class DispatchState:
 
 def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_id: int = 0) -> None:
     """A zeroed workgroup_state_v0 with `processor_id` (the ids are set per workgroup call)."""
-    L = machine.dispatch_state
+    L = machine.view(DispatchLayout)
     memory[offset:offset + L.wg_size] = bytes(L.wg_size)
     struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
 
@@ -160,8 +156,7 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
     cause, host_address, (x, y, z) = fault
     what = f"signal {cause}" if isinstance(cause, int) else cause
     if host_address is None:  # the emulator did not say where (a wasm trap)
-        return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what}; the executable cannot be "
-                "dispatched again")
+        return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what}; {_DIES}")
     address = host_address - heap.host_address(0)  # the heap's own address for it
     where = "outside every binding"
     best = None  # (distance, text) of the nearest binding the address lies before or past
@@ -181,22 +176,28 @@ def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int]
     if best is not None:
         where = best[1]
     return (f"kernel {export} faulted in workgroup ({x}, {y}, {z}): {what} at address "
-            f"0x{address:x}, {where}; the executable cannot be dispatched again")
+            f"0x{address:x}, {where}; {_DIES}")
+
+
+# IREE runs a kernel on its own thread with no handler: a fault kills its process.
+_DIES = ("IREE's own runtime dies there (nothing in it catches a kernel's fault); the executable cannot "
+         "be dispatched again")
 
 
 def issue_dispatch(library: Any, ordinal: int, dispatch_state: int, workgroup_state: int,
                    workgroup_count: tuple[int, int, int], heap: Any, ptrs: list[int], lengths: list[int]) -> None:
-    """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does, every way it
-    can end made a status: a fault (INTERNAL, naming the kernel, workgroup, address and binding), a
-    kernel's non-zero return, or the library's own refusal (an unusable library, an emulated
-    kernel's instruction budget) with its code."""
-    try:
-        result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
-    except ExecutableError as e:
-        raise StatusError(StatusCode[e.code], e.message) from None
+    """Run a dispatch's workgroups (`library.issue`) as the local HAL's dispatch does: a kernel's
+    non-zero return is IREE's INTERNAL status (loaders' issue_call); a fault, which kills IREE's
+    process, is IreeFaultError naming the kernel, workgroup, address and binding, and so is any later
+    dispatch of that library; the library's own refusals (an emulated kernel's instruction budget,
+    ireeabi's bound: ExecutableErrors, which are StatusErrors) are passed on as they are."""
+    unusable = getattr(library, "unusable", "")
+    if unusable:
+        raise IreeFaultError(f"library {library.name} cannot be dispatched again: {unusable} (IREE's own "
+                             "runtime died at that fault)")
+    result = library.issue(ordinal, dispatch_state, workgroup_state, workgroup_count, heap)
     if result.fault is not None:
-        raise StatusError(StatusCode.INTERNAL, fault_message(library.exports[ordinal].name, result.fault,
-                                                              ptrs, lengths, heap))
+        raise IreeFaultError(fault_message(library.exports[ordinal].name, result.fault, ptrs, lengths, heap))
     if result.status != 0:
         raise StatusError(StatusCode.INTERNAL, f"executable entry point returned catastrophic error {result.status}")
 

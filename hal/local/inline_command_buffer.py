@@ -9,7 +9,8 @@ binding must name a buffer (FAILED_PRECONDITION "required binding N is NULL; ...
 mapped over (offset, length) of its buffer (iree_hal_buffer_map_range's range checks), the
 dispatch_state_v0 gets workgroup size 1x1x1 (the static dispatch config has none), max_concurrency 1,
 and every workgroup runs in the calling thread, with denormals flushed to zero on x86 and ARM
-(`fpu_state.dispatch_scope`: IREE's iree_fpu_state_push around the dispatch).
+(`dispatch_scope`: IREE's iree_fpu_state_push around the dispatch, on the FPU the library's code
+runs on; base/internal/fpu_state.py says what that does on each kind of library).
 
 Kernels of host machine code run through hal/local/elf_executable.py's `Library.issue` with the state in the
 heap's memory (laid out for its data model, which must be the host's); vmvx kernels run through
@@ -17,16 +18,34 @@ heap's memory (laid out for its data model, which must be the host's); vmvx kern
 """
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any, Sequence
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal.buffer import BufferTypes, calculate_range
 from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
-from ireeabi.hal.local.fpu_state import dispatch_scope
+from ireeabi.base.internal.fpu_state import FpuControl, flushes, pushed
+from ireeabi.layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
+
+
+def fpu_of(library: Any) -> "FpuControl | None":
+    """The FPU a library's code runs on: the emulated CPU's for an emulated library, none for
+    wasmtime's (`fpu` None), the host thread's for every other kind."""
+    if hasattr(library, "fpu"):
+        return library.fpu
+    from ireeabi.hal.local.native import host_fpu  # start-up: the C helper only when a dispatch runs
+
+    return host_fpu()
+
+
+def dispatch_scope(library: Any, target: str) -> AbstractContextManager[None]:
+    """The state a dispatch of the inline command buffer runs in, for a runtime whose data model is
+    `target`: flushing on the library's FPU when IREE on `target` flushes."""
+    return pushed(fpu_of(library), flushes(target))
 
 
 class LocalDispatcher:
@@ -50,7 +69,7 @@ class LocalDispatcher:
 
     def _workgroup_state(self) -> int:
         if not self._workgroup_address:
-            L = self.machine.dispatch_state
+            L = self.machine.view(DispatchLayout)
             block = self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")
             self._blocks.append(block)
             self._workgroup_address = -(-block // L.wg_align) * L.wg_align
@@ -61,7 +80,7 @@ class LocalDispatcher:
     def _state(self, key: tuple[int, int]) -> DispatchState:
         state = self._states.get(key)
         if state is None:
-            size = self.machine.dispatch_state.block_size(*key)
+            size = self.machine.view(DispatchLayout).block_size(*key)
             address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, "
                                                           f"{key[1]} bindings)")
             self._blocks.append(address)
@@ -71,7 +90,7 @@ class LocalDispatcher:
 
     def map_binding(self, index: int, buffer: int, offset: int, length: int) -> tuple[int, int]:
         """(address, length) of a binding mapped as iree_hal_buffer_map_range maps it."""
-        if not buffer:
+        if not buffer:  # inline_command_buffer.c's own test, before it maps
             raise StatusError(StatusCode.FAILED_PRECONDITION, f"required binding {index} is NULL; all "
                               f"bindings must have a valid pointer")
         b = self.buffers.get(buffer)
@@ -88,6 +107,8 @@ class LocalDispatcher:
             raise StatusError(StatusCode.OUT_OF_RANGE,
                               f"function id {fid} out of range (count: {len(exports)})")
         export = exports[fid]
+        # The checks of hal/local/inline_command_buffer.c iree_hal_inline_command_buffer_dispatch
+        # (this path has them; hal_loader's does not: modules/hal/loader.py).
         if len(constants) != export.constant_count:
             raise StatusError(StatusCode.INVALID_ARGUMENT, f"constant count mismatch, expected "
                               f"{export.constant_count} but was provided {len(constants)}")

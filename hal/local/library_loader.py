@@ -16,15 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence, Union
 
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import Machine
+from ireeabi.base.heap import Heap
+from ireeabi.base.machine import Machine
 
-from ireeabi.hal import cpu
+from ireeabi.base.internal import cpu
 from ireeabi.hal.local import elf_executable, vmvx_executable, wasm_executable
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
 from ireeabi.hal.local.native import check_cpu_time, default_cpu_time
 from ireeabi.hal.local.target_library import TargetLibrary
 from ireeabi.hal.local.wasm_executable import WasmKernels
+from ireeabi.base.status import StatusCode
 
 if TYPE_CHECKING:
     from ireeabi.hal.local.emulated_executable import KernelEmulator
@@ -103,17 +104,18 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
         if not machine.is_host and isinstance(format, str) and format.startswith("system-elf-") and \
                 elf_executable.query_support(format, machine):
             raise ForeignKernelError(
-                "UNAVAILABLE", f"executable format '{format}' is a system library of {machine.name} machine "
+                StatusCode.UNAVAILABLE, f"executable format '{format}' is a system library of {machine.name} machine "
                 "code, which needs the device's own dynamic loader; compile with the embedded ELF format "
                 "(--iree-llvmcpu-link-embedded=true, the default), which ireeabi runs emulated")
         return elf_executable.load_library(format, data, constants, processor_data, machine,
                                            runners.native_cpu_time if runners is not None else None)
     if not elf_executable.query_support(format, machine):
-        raise ExecutableError("NOT_FOUND", f"executable format '{format}' cannot run on {machine.name} "
+        raise ExecutableError(StatusCode.NOT_FOUND, f"executable format '{format}' cannot run on {machine.name} "
                               f"(supported: {', '.join(elf_executable.formats(machine)) or 'none'})")
     assert runners is not None
     if runners.elf.heap.machine is not machine:
-        raise ForeignKernelError("FAILED_PRECONDITION", f"the emulator's heap is {runners.elf.heap.machine.name}, "
+        raise ForeignKernelError(StatusCode.FAILED_PRECONDITION,
+                                 f"the emulator's heap is {runners.elf.heap.machine.name}, "
                                  f"the runtime's data model {machine.name}")
     from ireeabi.hal.local import emulated_executable
 
@@ -144,14 +146,14 @@ def no_loader_message(format: str) -> str:
 @dataclass(frozen=True)
 class Placement:
     """Where an executable of `format` runs on `target` (a key of PLACES); when refused, the
-    `status` code name and `message` the load ends with, and `reason` why (also, when it runs, a
+    `status` code and `message` the load ends with, and `reason` why (also, when it runs, a
     note: e.g. that the image was not loaded to check it). `runs_on`: the target whose kernels a
     refused library holds, when it is another's."""
 
     format: str
     target: str
     where: str
-    status: str | None = None
+    status: StatusCode | None = None
     message: str = ""
     reason: str = ""
     runs_on: str | None = None
@@ -163,7 +165,8 @@ class Placement:
 
     def as_dict(self) -> dict:
         return {"format": self.format, "target": self.target, "placement": self.where,
-                "runs": self.runs, "where": PLACES[self.where], "status": self.status,
+                "runs": self.runs, "where": PLACES[self.where],
+                "status": self.status.name if self.status is not None else None,
                 "message": self.message, "reason": self.reason, "runs_on": self.runs_on,
                 "checked": self.checked}
 
@@ -193,7 +196,7 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
             why = "ireeabi runs vmvx executables on the full `hal` module's device; its hal_loader has no vmvx loader"
         else:
             why = f"no loader of ireeabi takes {format} on {m.name}"
-        return Placement(format, m.name, "refused", "NOT_FOUND", no_loader_message(format), why, arch)
+        return Placement(format, m.name, "refused", StatusCode.NOT_FOUND, no_loader_message(format), why, arch)
     if format == wasm_executable.FORMAT:
         where = "wasmtime"
     elif format.startswith("embedded-elf-") and (not m.is_host or emulate_host):
@@ -213,11 +216,11 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
         library = load_library(format, data, (), cpu.read_data(target=m), m, runners)
         library.close()
     except UnresolvedImportError:  # the hal and hal_loader modules' status for it
-        return Placement(format, m.name, "refused", "UNAVAILABLE", "no import provider registered for "
+        return Placement(format, m.name, "refused", StatusCode.UNAVAILABLE, "no import provider registered for "
                          "resolving required executable imports", "the library needs imports", checked=True)
     except ExecutableError as e:
-        if e.code in ("NOT_FOUND", "CANCELLED"):  # IREE tries the next loader; none is left
-            return Placement(format, m.name, "refused", "NOT_FOUND", no_loader_message(format), e.message,
+        if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED):  # IREE tries the next loader; none is left
+            return Placement(format, m.name, "refused", StatusCode.NOT_FOUND, no_loader_message(format), e.message,
                              checked=True)
         return Placement(format, m.name, "refused", e.code, e.message, "the loader refuses the image",
                          checked=True)

@@ -35,6 +35,7 @@ from ireeabi.abi.errors import IreeAbiError
 
 from ireeabi.hal.local.executable_library import ExecutableError
 from ireeabi.hal.local.native_build import DIGEST, INSTALLED_NAME, make_ffi
+from ireeabi.base.status import StatusCode
 
 # What ireeabi_issue_workgroups / ireeabi_call_guarded return when the trap ended the call:
 FAULTED = -0x7E11  # a fault signal was trapped
@@ -108,7 +109,7 @@ def check_cpu_time(seconds: "float | None", what: str = "kernel_cpu_time") -> "f
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
             or seconds <= 0 or seconds * 1e9 >= 2**63:
-        raise ExecutableError("INVALID_ARGUMENT", f"{what} must be a positive number of CPU seconds, "
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"{what} must be a positive number of CPU seconds, "
                               f"got {seconds!r}")
     return float(seconds)
 
@@ -137,12 +138,12 @@ def stopped(status: int, what: str, seconds: "float | None", where: str = "") ->
     """The error for a trapped call of `what` that the trap stopped (CANCELLED, DEADLINE_EXCEEDED,
     NO_TIMER), else None. `where`: e.g. " in workgroup (0, 0, 0)"."""
     if status == CANCELLED:
-        return ExecutableError("CANCELLED", f"{what} was interrupted (Ctrl-C){where}")
+        return ExecutableError(StatusCode.CANCELLED, f"{what} was interrupted (Ctrl-C){where}")
     if status == DEADLINE_EXCEEDED:
-        return ExecutableError("DEADLINE_EXCEEDED", f"{what} ran past its budget of {seconds:g} s of CPU "
+        return ExecutableError(StatusCode.DEADLINE_EXCEEDED, f"{what} ran past its budget of {seconds:g} s of CPU "
                                f"time (stopped{where})")
     if status == NO_TIMER:
-        return ExecutableError("RESOURCE_EXHAUSTED", f"{what}: no CPU-time timer for its budget could be "
+        return ExecutableError(StatusCode.RESOURCE_EXHAUSTED, f"{what}: no CPU-time timer for its budget could be "
                                "armed (timer_create or timer_settime failed)")
     return None
 
@@ -152,3 +153,26 @@ def native() -> ModuleType:
     """The helper module (`.ffi`, `.lib`): the installed extension, else one built now."""
     mod, why = _installed()
     return mod if mod is not None else _build_at_run_time(why)
+
+
+class HostFpu:
+    """The calling thread's floating-point control register (`fpu_state.FpuControl`), through the
+    helper's accessors; its flush bits are the host architecture's."""
+
+    def __init__(self) -> None:
+        lib = native().lib
+        self._read, self._write = lib.ireeabi_fpu_control, lib.ireeabi_set_fpu_control
+        self.flush_bits = int(lib.ireeabi_fpu_flush_bits())
+
+    def fpu_control(self) -> int:
+        return int(self._read())
+
+    def set_fpu_control(self, value: int) -> None:
+        self._write(value)
+
+
+@lru_cache(maxsize=None)
+def host_fpu() -> HostFpu:
+    """The calling thread's FPU control (the helper's functions, loaded on first use; the register
+    itself is each thread's own)."""
+    return HostFpu()

@@ -21,10 +21,11 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.heap import Heap
+from ireeabi.base.machine import host as _host_machine
 
 from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo
+from ireeabi.base.status import StatusCode
 
 FORMAT = "ireeabi-python"
 
@@ -35,7 +36,7 @@ _LIBRARIES: dict[str, dict[str, Kernel]] = {}
 def register(name: str, exports: Mapping[str, Kernel]) -> None:
     """Make a library of Python kernels loadable as `ireeabi-python` with data `name.encode()`."""
     if not exports:
-        raise ExecutableError("INVALID_ARGUMENT", f"python library {name!r} has no exports")
+        raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"python library {name!r} has no exports")
     _LIBRARIES[name] = dict(exports)
 
 
@@ -89,9 +90,9 @@ class PythonLibrary:
         """Run every workgroup; the states are in `heap` (any data model) or, without one, in host
         memory laid out for the host."""
         if self.closed:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"library {self.name} was unloaded")
         if not 0 <= ordinal < len(self.exports):
-            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, "entry point ordinal out of bounds")
         d = _read_dispatch(dispatch_state, heap)
         fn = self.kernels[ordinal]
         status, calls = 0, 0
@@ -108,7 +109,7 @@ class PythonLibrary:
         for e in self.exports:
             if e.name == name:
                 return e
-        raise ExecutableError("NOT_FOUND", f"export '{name}' not found in library")
+        raise ExecutableError(StatusCode.NOT_FOUND, f"export '{name}' not found in library")
 
     def close(self) -> None:
         self.closed = True
@@ -117,9 +118,9 @@ class PythonLibrary:
 def load(data: bytes, constants: tuple = ()) -> PythonLibrary:
     name = bytes(data).decode("utf-8", "replace")
     if name not in _LIBRARIES:
-        raise ExecutableError("NOT_FOUND", f"no python executable library registered as {name!r}")
+        raise ExecutableError(StatusCode.NOT_FOUND, f"no python executable library registered as {name!r}")
     if constants:  # IREE's library verification text: python libraries declare none
-        raise ExecutableError("FAILED_PRECONDITION",
+        raise ExecutableError(StatusCode.FAILED_PRECONDITION,
                               f"executable requires 0 constants but caller provided {len(constants)}; must match")
     table = _LIBRARIES[name]
     exports = tuple(ExportInfo(i, n, 0, 0, 0, (1, 1, 1), 0, 0, n.encode("utf-8", "surrogatepass"))

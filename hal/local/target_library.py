@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
                                                   LoadedLibrary)
 from ireeabi.hal.local.native import FAULTED
+from ireeabi.layouts.executable_library import DispatchLayout
+from ireeabi.base.status import StatusCode
 
 _U32 = 0xFFFFFFFF
 _ID = struct.Struct("<I")
@@ -54,17 +56,17 @@ class TargetLibrary(LoadedLibrary):
         """Run every workgroup of export `ordinal` with a prepared dispatch_state and workgroup_state:
         target addresses in the library's heap."""
         if heap is not None and heap is not self.heap:
-            raise ForeignKernelError("FAILED_PRECONDITION", f"library {self.name} was loaded into another "
+            raise ForeignKernelError(StatusCode.FAILED_PRECONDITION, f"library {self.name} was loaded into another "
                                      "runtime's memory")
         if self.closed:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} was unloaded")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"library {self.name} was unloaded")
         if self.unusable:
-            raise ExecutableError("FAILED_PRECONDITION", f"library {self.name} is unusable: {self.unusable}")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"library {self.name} is unusable: {self.unusable}")
         if not 0 <= ordinal < len(self.exports):
-            raise ExecutableError("INVALID_ARGUMENT", "entry point ordinal out of bounds")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, "entry point ordinal out of bounds")
         export = self.exports[ordinal]
         heap = self.heap
-        ids = heap.machine.dispatch_state.wg_ids
+        ids = heap.machine.view(DispatchLayout).wg_ids
         together = ids[1] == ids[0] + 4 and ids[2] == ids[0] + 8
         count_x, count_y, count_z = workgroup_count
         args = [self.environment_address, dispatch_state, workgroup_state]
@@ -142,7 +144,8 @@ def unsupported_import(kind: str) -> Callable[..., int]:
     """The environment's import thunk for kernels whose imports ireeabi does not serve: a call ends
     the kernel with UNIMPLEMENTED."""
     def import_thunk(fn: int, params: int, context: int, reserved: int) -> int:
-        raise ForeignKernelError("UNIMPLEMENTED", f"a {kind} kernel called an import through the environment's "
+        raise ForeignKernelError(StatusCode.UNIMPLEMENTED,
+                                 f"a {kind} kernel called an import through the environment's "
                                  "thunk: imports of such kernels are not supported")
     return import_thunk
 

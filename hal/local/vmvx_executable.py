@@ -15,7 +15,7 @@
   (IREE initializes them on its stack with a null allocator): handles in the heap, freed after the
   dispatch; one still referenced then (a kernel that kept it) is an error, where IREE would leave a
   dangling pointer. The inline command buffer runs the dispatch with denormals flushed to zero
-  (hal/local/fpu_state.py): the interpreter's float ops, Python and numpy arithmetic on the host
+  (base/internal/fpu_state.py): the interpreter's float ops, Python and numpy arithmetic on the host
   thread, then flush as IREE's interpreter does under that state.
 
 Bytecode runs on every data model, so vmvx executables load on every target.
@@ -26,16 +26,18 @@ from typing import Any, Sequence
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.vm import allocator as _alloc
-from ireeabi.vm.bytecode.context import Context
-from ireeabi.vm.bytecode.import_resolvers import NativeImports
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.base import allocator as _alloc
+from ireeabi.vm.bytecode.module import Context
+from ireeabi.vm.import_resolvers import NativeImports
+from ireeabi.vm.list import VmList
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.bytecode.module_file import read_module
+from ireeabi.vm.buffer import AbortError
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 from ireeabi.hal.local.executable_library import ExecutableError, ExportInfo
+from ireeabi.layouts.buffer import VmBufferLayout
 
 FORMAT = "vmvx-bytecode-fb"
 ENTRY_SIGNATURE = "0rrriiiiiiiii_v"  # IREE_VMVX_ENTRY_SIGNATURE
@@ -63,14 +65,15 @@ class VmvxLibrary:
             module = read_module(image, ref_types=runtime.types.names())  # the instance's types
         except IreeAbiError as e:  # the status code of IREE's bytecode module verifier
             code = getattr(e, "code", StatusCode.INVALID_ARGUMENT)
-            raise ExecutableError(StatusCode(code).name, f"vmvx executable is not a valid bytecode module: "
+            raise ExecutableError(StatusCode(code), f"vmvx executable is not a valid bytecode module: "
                                   f"{e}") from None
         self.name = module.name
         self.has_names = True
         exports = []
         for i, e in enumerate(module.exported_functions):
             if e.cconv != ENTRY_SIGNATURE:
-                raise ExecutableError("INVALID_ARGUMENT", f"executable entry point does not match the expected "
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT,
+                                      f"executable entry point does not match the expected "
                                       f"calling convention; expected '{ENTRY_SIGNATURE}' but got "
                                       f"'{e.cconv}', possible ABI version mismatch")
             attrs = {a.key: a.value for a in e.attrs}
@@ -84,7 +87,7 @@ class VmvxLibrary:
             self.context = Context(module, NativeImports(dict(runtime.modules)), buffers=self._factory)
         except IreeAbiError as e:
             self._factory.close()
-            raise ExecutableError("UNAVAILABLE", f"vmvx executable {module.name}: {e}") from None
+            raise ExecutableError(StatusCode.UNAVAILABLE, f"vmvx executable {module.name}: {e}") from None
         self._blocks: list[int] = []
         try:
             self._set_constants(module, list(constants))
@@ -96,11 +99,11 @@ class VmvxLibrary:
         has = any(e.name == "__set_constants" for e in module.exported_functions)
         if not has:
             if constants:
-                raise ExecutableError("INVALID_ARGUMENT", f"executable has no executable-level constants but "
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"executable has no executable-level constants but "
                                       f"{len(constants)} constants were provided")
             return
         if not constants:
-            raise ExecutableError("INVALID_ARGUMENT", "executable requires executable-level constants but "
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, "executable requires executable-level constants but "
                                   "none were provided")
         data = b"".join((c & 0xFFFFFFFF).to_bytes(4, "little") for c in constants)
         ref, block = self._view_of_bytes(data, _READ_ONLY)
@@ -125,7 +128,7 @@ class VmvxLibrary:
     def _view(self, data: int, length: int, access: int) -> Ref:
         """A vm.buffer handle (counter 1, null allocator) over [data, data + length)."""
         vmb = self._vm_buffers
-        size = self.heap.machine.vm_buffer.size
+        size = self.heap.machine.view(VmBufferLayout).size
         handle = self.heap.malloc(size, tag="vmvx binding vm.buffer")
         raw, off = self.heap.cell(handle, size)
         vmb.write_handle(raw, off, 1, access, data, length, _alloc.allocator_null(), 0)
@@ -143,18 +146,20 @@ class VmvxLibrary:
         if block:
             self.heap.free(block)
         if counter != 1:
-            raise StatusError(StatusCode.INTERNAL, f"a vmvx kernel kept a reference to a dispatch buffer "
-                              f"(counter {counter}); IREE would leave it dangling")
+            # vmvx_module_loader.c deinitializes its stack buffers, whose counter must be 1 again:
+            # iree_atomic_ref_count_abort_if_uses aborts the process otherwise.
+            raise AbortError(f"a vmvx kernel kept a reference to a dispatch buffer (counter {counter}): "
+                             "IREE's iree_vm_buffer_deinitialize aborts its process there (iree_abort)")
 
     def _invoke(self, name: str, *args: Any) -> None:
         try:
             self.context.invoke(name, *args)
-        except StatusError:
+        except (StatusError, IreeFaultError):  # a status, or where IREE itself faults: as they are
             raise
         except IreeAbiError as e:
             code = getattr(e, "code", StatusCode.INTERNAL)
             raise StatusError(StatusCode(int(code)) if int(code) in _CODES else StatusCode.INTERNAL,
-                              f"vmvx kernel {name}: {e}") from None
+                              f"vmvx kernel {name}: {e}") from e
 
     # -- dispatch ------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
+from ireeabi.base.status import StatusCode
 
 DYLINK_SECTION = "dylink.0"
 # dylink.0 subsection types (the tool conventions' WASM_DYLINK_*)
@@ -20,7 +21,7 @@ class WasmModuleError(ForeignKernelError):
 
     def __init__(self, message: str, offset: int | None = None) -> None:
         self.offset = offset
-        super().__init__("INVALID_ARGUMENT", message if offset is None else f"{message} (at byte {offset})")
+        super().__init__(StatusCode.INVALID_ARGUMENT, message if offset is None else f"{message} (at byte {offset})")
 
 
 # -- dylink.0 ------------------------------------------------------------------------------------------

@@ -20,11 +20,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from ireeabi.layouts import executable_library as X
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
 
 from ireeabi.hal.local.elf_executable import Image, read_library
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
 from ireeabi.hal.local.target_library import Environment, TargetLibrary
+from ireeabi.base.status import StatusCode
 
 if TYPE_CHECKING:  # wasmtime is imported when a runtime first loads wasm, not at start-up
     from ireeabi.hal.local.wasm_loader import WasmRuntime
@@ -61,7 +62,7 @@ def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int
     heap = kernels.heap
     m = heap.machine
     if m.name != TARGET:
-        raise ForeignKernelError("FAILED_PRECONDITION", f"executable format '{format}' runs on {TARGET}, not "
+        raise ForeignKernelError(StatusCode.FAILED_PRECONDITION, f"executable format '{format}' runs on {TARGET}, not "
                                  f"{m.name}")
     runtime = kernels.runtime()
     module = runtime.load_side_module(bytes(data), name=format)
@@ -84,7 +85,7 @@ def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int
 
         def check_function(index: int, what: str) -> None:
             if not 0 < index < table_size:
-                raise ExecutableError("INVALID_ARGUMENT", f"library {what} is table index {index}, "
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"library {what} is table index {index}, "
                                       + ("NULL" if index == 0 else f"outside the function table (size {table_size})"))
         image = Image(module.data_base, module.data_base + module.info.memory_size, m, heap.read)
         info = read_library(image, lib_addr, constants, check_function)

@@ -108,7 +108,8 @@ from wasmtime import _func as _wasmtime_func
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
 from ireeabi.hal.local.wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink, section_ids
-from ireeabi.vm.heap import Heap
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import StatusCode
 
 WASM_PAGE = 0x10000
 DEFAULT_STACK_SIZE = 256 << 10
@@ -129,14 +130,14 @@ class WasmImportError(ForeignKernelError):
 
     def __init__(self, import_name: str, message: str) -> None:
         self.import_name = import_name
-        super().__init__("UNAVAILABLE", message)
+        super().__init__(StatusCode.UNAVAILABLE, message)
 
 
 class WasmCallError(ForeignKernelError):
     """A call the runtime cannot make: no function at that table index, or arguments that do not fit."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("INVALID_ARGUMENT", message)
+        super().__init__(StatusCode.INVALID_ARGUMENT, message)
 
 
 class WasmTrap(ForeignKernelError):
@@ -144,7 +145,7 @@ class WasmTrap(ForeignKernelError):
 
     def __init__(self, trap: str, function: str, message: str) -> None:
         self.trap, self.function = trap, function
-        super().__init__("INTERNAL", message)
+        super().__init__(StatusCode.INTERNAL, message)
 
 
 class WasmFuelExhausted(ForeignKernelError):
@@ -152,7 +153,7 @@ class WasmFuelExhausted(ForeignKernelError):
 
     def __init__(self, function: str, budget: int) -> None:
         self.function, self.budget = function, budget
-        super().__init__("DEADLINE_EXCEEDED", f"{function} ran past its budget of {budget} wasm instructions")
+        super().__init__(StatusCode.DEADLINE_EXCEEDED, f"{function} ran past its budget of {budget} wasm instructions")
 
 
 # -- the host memory creator: the heap's window as linear memory ------------------------------------
@@ -366,13 +367,14 @@ class WasmRuntime:
                  max_instructions: int = DEFAULT_MAX_INSTRUCTIONS) -> None:
         m = heap.machine
         if m.pointer_size != 4 or m.is_host or heap.space.zero_host is None:
-            raise ExecutableError("INVALID_ARGUMENT", f"a wasm runtime needs a heap of a 32-bit foreign data model "
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT,
+                                  f"a wasm runtime needs a heap of a 32-bit foreign data model "
                                   f"mapped from address 0 (wasm32), not {m.name}")
         if not (isinstance(max_instructions, int) and max_instructions > 0):
-            raise ExecutableError("INVALID_ARGUMENT", f"max_instructions must be a positive int, got "
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"max_instructions must be a positive int, got "
                                   f"{max_instructions!r}")
         if not (isinstance(stack_size, int) and 16 <= stack_size <= 1 << 30):
-            raise ExecutableError("INVALID_ARGUMENT", f"stack_size must be an int of 16 bytes to 1 GiB, got "
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"stack_size must be an int of 16 bytes to 1 GiB, got "
                                   f"{stack_size!r}")
         self.heap = heap
         self.max_instructions = max_instructions
@@ -380,7 +382,8 @@ class WasmRuntime:
         space = heap.space
         size = space.end  # linear memory = target [0, end): whole 64 KiB pages (address_space)
         if size % WASM_PAGE:
-            raise ExecutableError("INTERNAL", f"heap window end 0x{size:x} is not a whole number of wasm pages")
+            raise ExecutableError(StatusCode.INTERNAL,
+                                  f"heap window end 0x{size:x} is not a whole number of wasm pages")
         self._window = _Window(space.zero_host, size)
         self.closed = False
         # wasmtime's store is not thread-safe and the GIL is released while wasm runs: every use of
@@ -416,7 +419,7 @@ class WasmRuntime:
             window.expecting = False
         ptr = self.memory.data_ptr(self.store)
         if ptr and ctypes.addressof(ptr.contents) != window.base:
-            raise ExecutableError("INTERNAL", "wasmtime did not take the heap's window as linear memory")
+            raise ExecutableError(StatusCode.INTERNAL, "wasmtime did not take the heap's window as linear memory")
         # Slot 0 stays empty: table index 0 is C's NULL function pointer (a module's function there
         # would compare equal to NULL), as the dynamic linking convention reserves it.
         self.table = wasmtime.Table(self.store, wasmtime.TableType(wasmtime.ValType.funcref(),
@@ -784,7 +787,7 @@ class WasmRuntime:
 
     def _check_open(self) -> None:
         if self.closed:
-            raise ExecutableError("FAILED_PRECONDITION", "the wasm runtime is closed")
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION, "the wasm runtime is closed")
 
     def release(self, module: "WasmSideModule") -> None:
         """Unload `module`: its table slots are emptied (and reused by later loads), its data block
@@ -794,11 +797,12 @@ class WasmRuntime:
         it), which bounds what a sequence of load/release cycles keeps. Releasing twice is a no-op."""
         with self._lock:
             if module.runtime is not self:
-                raise ExecutableError("INVALID_ARGUMENT", f"{module.name} was loaded by another wasm runtime")
+                raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"{module.name} was loaded by another wasm runtime")
             if module.released or self.closed:
                 return
             if self._depth:
-                raise ExecutableError("FAILED_PRECONDITION", f"{module.name} cannot be released while a wasm call "
+                raise ExecutableError(StatusCode.FAILED_PRECONDITION,
+                                      f"{module.name} cannot be released while a wasm call "
                                       "is running (from a host function)")
             module.released = True
             self._free_range(module.table_base, module.info.table_size)
@@ -859,7 +863,8 @@ class WasmRuntime:
         if self.closed:
             return
         if self._depth:
-            raise ExecutableError("FAILED_PRECONDITION", "the wasm runtime cannot close while a call is running "
+            raise ExecutableError(StatusCode.FAILED_PRECONDITION,
+                                  "the wasm runtime cannot close while a call is running "
                                   "(from a host function)")
         self.closed = True
         self._finalizer.detach()
@@ -921,14 +926,14 @@ class WasmSideModule:
     def lookup(self, name: str) -> int:
         """The table index of exported function `name` (put in the table on first lookup)."""
         if not isinstance(name, str):
-            raise ExecutableError("INVALID_ARGUMENT", f"an export name is a str, not {type(name).__name__}")
+            raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"an export name is a str, not {type(name).__name__}")
         index = self._indices.get(name)
         if index is None:
             if self.released:
-                raise ExecutableError("FAILED_PRECONDITION", f"{self.name} was released")
+                raise ExecutableError(StatusCode.FAILED_PRECONDITION, f"{self.name} was released")
             func = self._funcs.get(name)
             if func is None:
-                raise ExecutableError("NOT_FOUND", f"{self.name} exports no function {name!r} (it exports "
+                raise ExecutableError(StatusCode.NOT_FOUND, f"{self.name} exports no function {name!r} (it exports "
                                       f"{', '.join(sorted(self._funcs)) or 'none'})")
             index = self._indices[name] = self.runtime._add(func, f"{self.name}:{name}")
         return index

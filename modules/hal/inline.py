@@ -19,18 +19,19 @@ from __future__ import annotations
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.vm import allocator as _alloc
+from ireeabi.base import allocator as _alloc
 from ireeabi.vm import ref as _ref
-from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.base.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.hal import cpu
+from ireeabi.base.internal import cpu
 from ireeabi.hal.buffer import BufferTypes, HalBuffer
 from ireeabi.hal.buffer_view import BufferViewTypes
+from ireeabi.layouts.hal_inline import StorageWrapperLayout
 
 
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)
@@ -56,7 +57,7 @@ class HalInlineModule:
         self.heap = vm_buffers.heap
         self.cpu_data = cpu_data  # the runtime's words (shared: a change shows in both modules)
         self.legacy = legacy
-        self._W = self.heap.machine.hal_inline_wrapper
+        self._W = self.heap.machine.view(StorageWrapperLayout)
         self._mask = self.heap.machine.word_mask
         self.host_allocator = _alloc.heap_allocator(self.heap)
         self._ctl = _alloc.make_ctl(self.heap, self._storage_ctl, name="hal_inline storage buffer ctl")
@@ -69,18 +70,18 @@ class HalInlineModule:
         targets = {
             "buffer.allocate": self._allocate,
             "buffer.allocate.initialized": self._allocate_initialized,
-            "buffer.length": self._length,
+            "buffer.length": self.buffer_length,
             "buffer.storage": self._storage,
-            "buffer.subspan": self._subspan,
+            "buffer.subspan": self.buffer_subspan,
             "buffer.wrap": self._wrap,
-            "buffer_view.assert": self._view_assert,
-            "buffer_view.buffer": self._view_buffer,
-            "buffer_view.create": self._view_create,
-            "buffer_view.dim": self._view_dim,
-            "buffer_view.element_type": self._view_element_type,
-            "buffer_view.encoding_type": self._view_encoding_type,
-            "buffer_view.rank": self._view_rank,
-            "buffer_view.trace": self._view_trace,
+            "buffer_view.assert": self.buffer_view_assert,
+            "buffer_view.buffer": self.buffer_view_buffer,
+            "buffer_view.create": self.buffer_view_create,
+            "buffer_view.dim": self.buffer_view_dim,
+            "buffer_view.element_type": self.buffer_view_element_type,
+            "buffer_view.encoding_type": self.buffer_view_encoding_type,
+            "buffer_view.rank": self.buffer_view_rank,
+            "buffer_view.trace": self.buffer_view_trace,
             "device.query.i64": self._query_i64,
         }
         exports = [Export(e.name, e.cconv, targets[e.name]) for e in HI.EXPORTS]
@@ -167,14 +168,17 @@ class HalInlineModule:
         self.heap.memmove(self._hal_buffers.get(buffer_ref.ptr).storage, data, n)
         return buffer_ref, storage
 
-    def _length(self, ctx: CallContext, buffer: Ref) -> int:
+    # The exports below serve the full `hal` module too (modules/hal/module.py binds these methods
+    # into its export table): one implementation of the exports both modules declare.
+
+    def buffer_length(self, ctx: CallContext, buffer: Ref) -> int:
         return self._hal_buffers.deref(buffer)[1].byte_length
 
     def _storage(self, ctx: CallContext, buffer: Ref) -> Ref:
         ptr, b = self._hal_buffers.resources.deref(buffer)
         return self._wrap_storage(ptr, b)
 
-    def _subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
+    def buffer_subspan(self, ctx: CallContext, buffer: Ref, offset: int, length: int) -> Ref:
         ptr, _ = self._hal_buffers.deref(buffer)
         try:
             return self._hal_buffers.resources.move_ref(self._hal_buffers.subspan(ptr, offset, length))
@@ -187,7 +191,7 @@ class HalInlineModule:
 
     # -- buffer views -------------------------------------------------------------------------------
 
-    def _view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
+    def buffer_view_create(self, ctx: CallContext, buffer: Ref, offset: int, length: int, element_type: int,
                      encoding_type: int, shape: list[int]) -> Ref:
         hal_buffers, heap, buffer_type = self._hal_buffers, self.heap, self._buffer_type
         ptr, b = hal_buffers.resources.deref(buffer)  # before the span count check, as IREE
@@ -207,7 +211,7 @@ class HalInlineModule:
             _object_release(heap, source, buffer_type)
         return Ref(view, self._view_type)
 
-    def _view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
+    def buffer_view_assert(self, ctx: CallContext, view: Ref, message: Ref, element_type: int, encoding_type: int,
                      shape: list[int]) -> None:
         if len(shape) > _MAX_RANK:
             raise _count_error(len(shape))
@@ -235,12 +239,12 @@ class HalInlineModule:
         if want != have:
             _shape_mismatch(vm_buffers.text(message), want, have)
 
-    def _view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
+    def buffer_view_buffer(self, ctx: CallContext, view: Ref) -> Ref:
         buffer = self._views.deref_buffer(view)
         _object_retain(self.heap, buffer, self._buffer_type)
         return Ref(buffer, self._buffer_type)
 
-    def _view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
+    def buffer_view_dim(self, ctx: CallContext, view: Ref, index: int) -> int:
         vptr = self._views.deref(view)
         if index > self._views.rank(vptr) or index < 0:  # as IREE: index == rank is not rejected
             return 0
@@ -248,16 +252,16 @@ class HalInlineModule:
         # The size_t dim returned as int64_t: a 64-bit size_t reinterpreted, a 32-bit one widened.
         return d - (1 << 64) if d >> 63 else d
 
-    def _view_element_type(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_element_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self._views.element_type(self._views.deref(view)))
 
-    def _view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_encoding_type(self, ctx: CallContext, view: Ref) -> int:
         return _i32(self._views.encoding_type(self._views.deref(view)))
 
-    def _view_rank(self, ctx: CallContext, view: Ref) -> int:
+    def buffer_view_rank(self, ctx: CallContext, view: Ref) -> int:
         return self._views.rank(self._views.deref(view))
 
-    def _view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
+    def buffer_view_trace(self, ctx: CallContext, key: Ref, views: list[Ref]) -> None:
         return None  # no debug sink is configured: IREE does nothing either
 
     # -- device queries -----------------------------------------------------------------------------

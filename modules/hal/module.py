@@ -35,20 +35,22 @@ from ireeabi.layouts import hal_module as HM
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import ref as R
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from ireeabi.hal import command_buffer_validation as V
-from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver,
+from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver, null_hal_buffer,
                                         map_fill, map_write)
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.hal.device import DeviceTypes, compatible_params
 from ireeabi.hal.file import FileTypes, validate_access as validate_file_access
 from ireeabi.hal.flag_names import buffer_usage_text, memory_type_text
 from ireeabi.hal.local.executable_library import ExecutableError, UnresolvedImportError
-from ireeabi.modules.hal.loader import LoadedExecutable, executable_constants, no_loader_status
+from ireeabi.modules.hal.loader import (DispatchArgs, DispatchShim, LoadedExecutable, executable_constants,
+                                        no_loader_status)
+from ireeabi.base.status import IreeFaultError
 from ireeabi.hal.local.inline_command_buffer import LocalDispatcher
 from ireeabi.hal.resource import ResourceType
 from ireeabi.hal.semaphore import Fence, SemaphoreTypes
@@ -59,6 +61,24 @@ MAX_FENCE_AWAIT = 32  # IREE_VM_ABI_VLA_STACK_DEREF_OR_NULL bound in fence.await
 _U32 = 0xFFFFFFFF
 _INFINITE_TIMEOUT = 0xFFFFFFFF
 
+
+
+class CommandBufferDispatchShim(DispatchShim):
+    """module.c's `iree_hal_module_command_buffer_dispatch_shim` and `..._dispatch_indirect_shim`:
+    the code of hal_loader's dispatch shim (`DispatchShim`) over their own structs, reading from
+    sizeof of the fixed part (layouts.hal_module_dispatch)."""
+
+    @property
+    def WHERE(self) -> str:  # type: ignore[override]
+        indirect = self.signature.text == HMD.DISPATCH_INDIRECT_CCONV
+        return "hal.command_buffer.dispatch" + (".indirect" if indirect else "")
+
+    @property
+    def VALUE_NAMES(self) -> tuple[str, ...]:  # type: ignore[override]
+        if self.signature.text == HMD.DISPATCH_INDIRECT_CCONV:
+            return tuple(f.name for f in HMD.iree_hal_module_command_buffer_dispatch_indirect_args_named_t.fields)
+        return ("command_buffer", "executable", "function_id", "workgroup_count[0]", "workgroup_count[1]",
+                "workgroup_count[2]", "flags")
 
 class HalModule:
     """The `hal` module of one HalRuntime (its heap, ref types, hal_inline and hal_loader modules,
@@ -94,18 +114,18 @@ class HalModule:
             "buffer.allocation.is_terminal": self._allocation_is_terminal,
             "buffer.allocation.preserve": self._allocation_preserve,
             "buffer.assert": self._buffer_assert,
-            "buffer.length": inline._length,
+            "buffer.length": inline.buffer_length,
             "buffer.load": self._buffer_load,
             "buffer.store": self._buffer_store,
-            "buffer.subspan": inline._subspan,
-            "buffer_view.assert": inline._view_assert,
-            "buffer_view.buffer": inline._view_buffer,
-            "buffer_view.create": inline._view_create,
-            "buffer_view.dim": inline._view_dim,
-            "buffer_view.element_type": inline._view_element_type,
-            "buffer_view.encoding_type": inline._view_encoding_type,
-            "buffer_view.rank": inline._view_rank,
-            "buffer_view.trace": inline._view_trace,
+            "buffer.subspan": inline.buffer_subspan,
+            "buffer_view.assert": inline.buffer_view_assert,
+            "buffer_view.buffer": inline.buffer_view_buffer,
+            "buffer_view.create": inline.buffer_view_create,
+            "buffer_view.dim": inline.buffer_view_dim,
+            "buffer_view.element_type": inline.buffer_view_element_type,
+            "buffer_view.encoding_type": inline.buffer_view_encoding_type,
+            "buffer_view.rank": inline.buffer_view_rank,
+            "buffer_view.trace": inline.buffer_view_trace,
             "channel.create": self._channel_create,
             "channel.rank_and_count": self._channel_unavailable,
             "channel.split": self._channel_unavailable,
@@ -152,8 +172,8 @@ class HalModule:
         # fixed part, bindings at the C struct's alignment (layouts.hal_module_dispatch.IREE_FORM;
         # the packing agrees on every target but i386, where IREE misreads and so does this module).
         dispatch = {shim.export for shim in HMD.SHIMS}
-        exports = [Export(e.name, e.cconv, targets[e.name], form=HMD.IREE_FORM) if e.name in dispatch
-                   else Export(e.name, e.cconv, targets[e.name]) for e in HM.EXPORTS]
+        exports = [Export(e.name, e.cconv, targets[e.name], form=HMD.IREE_FORM, shim=CommandBufferDispatchShim)
+                   if e.name in dispatch else Export(e.name, e.cconv, targets[e.name]) for e in HM.EXPORTS]
         self.module = NativeModule(self.heap, HM.IREE_HAL_MODULE_NAME, exports,
                                    version=HM.IREE_HAL_MODULE_VERSION_LATEST)
 
@@ -486,7 +506,7 @@ class HalModule:
         def fill(resolver: Resolver) -> None:
             buffer, off, count = resolver.resolve(ref)
             if not buffer:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "fill target buffer is NULL")
+                raise null_hal_buffer("fill target")
             map_fill(heap, buffers, buffer, off, count, value, n, mask)
         self.command_buffers.record(c, fill, [(self._buffers.resources, ref.buffer)])
 
@@ -505,7 +525,7 @@ class HalModule:
         def update(resolver: Resolver) -> None:
             buffer, off, count = resolver.resolve(ref)
             if not buffer:
-                raise StatusError(StatusCode.INVALID_ARGUMENT, "update target buffer is NULL")
+                raise null_hal_buffer("update target")
             map_write(heap, buffers, buffer, off, payload[:count], mask)
         self.command_buffers.record(c, update, [(self._buffers.resources, ref.buffer)])
 
@@ -544,11 +564,34 @@ class HalModule:
             return False
         return (oa == ob and la == lb) or (oa + la > ob and ob + lb > oa)
 
-    def _bindings(self, bindings: list[tuple[int, int, Ref, int, int]]) -> list[BufferRef]:
-        if len(bindings) > MAX_DESCRIPTOR_BINDING_COUNT:
-            raise StatusError(StatusCode.OUT_OF_RANGE,
-                              f"binding count {len(bindings)} > {MAX_DESCRIPTOR_BINDING_COUNT}")
-        return [self._buffer_ref(slot, buffer, offset, length) for _, slot, buffer, offset, length in bindings]
+    def _bindings(self, args: DispatchArgs) -> list[BufferRef]:
+        b = args.binding_count
+        if b > MAX_DESCRIPTOR_BINDING_COUNT:  # a signed compare: a negative count passes
+            raise StatusError(StatusCode.OUT_OF_RANGE, f"binding count {b & self._mask} > "
+                              f"{MAX_DESCRIPTOR_BINDING_COUNT}")
+        if b < 0:
+            shim = args.shim
+            raise IreeFaultError(
+                f"{shim.WHERE}: {shim.reading(args)}; its bounds check passes (binding_count x "
+                f"sizeof({shim.element_struct}) wraps below the array), and module.c then allocas "
+                f"binding_count x sizeof(iree_hal_buffer_ref_t) bytes (a negative size) and reads bindings "
+                f"from byte {args.bindings_at} on for (iree_host_size_t){b} of them: undefined in IREE "
+                "(its stack pointer and the loop run past the buffer; its own runtime crashes there)")
+        return [self._buffer_ref(slot, buffer, offset, length) for _, slot, buffer, offset, length in args.bindings()]
+
+    @staticmethod
+    def _constants(args: DispatchArgs) -> list[int]:
+        """The constant_count x 4 bytes module.c hands iree_hal_command_buffer_dispatch, which copies
+        them: past the argument buffer (or a negative count, a size that wraps) it reads memory that
+        is not the call's."""
+        c, at, n = args.constant_count, args.constants_at, len(args.view)
+        if c < 0 or at + 4 * c > n:
+            shim = args.shim
+            raise IreeFaultError(
+                f"{shim.WHERE}: {shim.reading(args)}; module.c hands the command buffer constant_count x 4 = "
+                f"{(4 * c) & shim.mask} bytes of constants from byte {at}, past the end of the {n}-byte "
+                "argument buffer: the command buffer copies memory that is not the call's")
+        return args.constants(c)
 
     def _validate_dispatch(self, c: CommandBuffer, refs: list[BufferRef], count_ref: BufferRef | None) -> None:
         """iree_hal_command_buffer_dispatch_validation (constants are whole uint32s here)."""
@@ -575,25 +618,24 @@ class HalModule:
             except StatusError as e:
                 raise StatusError(e.code, e.message, e.annotations + (f"binding[{i}]",)) from None
 
-    def _cb_dispatch(self, ctx: CallContext, cb: Ref, executable: Ref, function_id: int, x: int, y: int, z: int,
-                     flags: int, constants: list[int], bindings: list[tuple[int, int, Ref, int, int]]) -> None:
+    def _cb_dispatch(self, ctx: CallContext, args: DispatchArgs) -> None:
+        cb, executable, function_id, x, y, z, flags = args.values
         c = self._cb(cb)
         exe_ptr, exe = self._executables.deref(executable)
-        refs = self._bindings(bindings)
+        refs = self._bindings(args)
         self._validate_dispatch(c, refs, None)
-        consts = [v & _U32 for v in constants]
+        consts = self._constants(args)
         counts = (x & _U32, y & _U32, z & _U32)
         self._record_dispatch(c, exe_ptr, exe, function_id, lambda resolver: counts, consts, refs)
 
-    def _cb_dispatch_indirect(self, ctx: CallContext, cb: Ref, executable: Ref, function_id: int,
-                              workgroups_slot: int, workgroups_buffer: Ref, workgroups_offset: int, flags: int,
-                              constants: list[int], bindings: list[tuple[int, int, Ref, int, int]]) -> None:
+    def _cb_dispatch_indirect(self, ctx: CallContext, args: DispatchArgs) -> None:
+        cb, executable, function_id, workgroups_slot, workgroups_buffer, workgroups_offset, flags = args.values
         c = self._cb(cb)
         exe_ptr, exe = self._executables.deref(executable)
         count_ref = self._buffer_ref(workgroups_slot, workgroups_buffer, workgroups_offset, 12)
-        refs = self._bindings(bindings)
+        refs = self._bindings(args)
         self._validate_dispatch(c, refs, count_ref)
-        consts = [v & _U32 for v in constants]
+        consts = self._constants(args)
         heap = self.heap
 
         def counts(resolver: Resolver) -> tuple[int, int, int]:
@@ -738,9 +780,9 @@ class HalModule:
             raise StatusError(StatusCode.UNAVAILABLE, "no import provider registered for resolving required "
                               "executable imports") from e
         except ExecutableError as e:
-            if e.code in ("NOT_FOUND", "CANCELLED"):
+            if e.code in (StatusCode.NOT_FOUND, StatusCode.CANCELLED):
                 raise no_loader_status(fmt) from e
-            raise StatusError(StatusCode[e.code], e.message) from None
+            raise
         return self._executables.move_ref(self._executables.create(LoadedExecutable(library),
                                                                     tag=f"hal.executable {library.name}"))
 
@@ -752,7 +794,7 @@ class HalModule:
             vmb = self._vm_buffers
             buf = vmb.check_deref(name)
             return exe.library.lookup(self.heap.read(vmb.data(buf), vmb.length(buf)))
-        return self.runtime.loader._lookup_function(ctx, executable, name)
+        return self.runtime.loader.lookup_function(ctx, executable, name)
 
     # -- fences -------------------------------------------------------------------------------------
 

@@ -24,8 +24,8 @@ import numpy as np
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.hal_buffer import EncodingType
-from ireeabi.vm.allocator import AllocatorT
-from ireeabi.vm.heap import Heap
+from ireeabi.base.allocator import AllocatorT
+from ireeabi.base.heap import Heap
 from ireeabi.vm.ref import Ref, release_value
 
 from ireeabi.hal.buffer import BufferTypes

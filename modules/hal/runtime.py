@@ -26,13 +26,13 @@ from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor
 from ireeabi.abi.targets import Target
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.machine import Machine, machine as _machine
-from ireeabi.vm.module import NativeModule
+from ireeabi.base.heap import Heap
+from ireeabi.base.machine import Machine, machine as _machine
+from ireeabi.vm.native_module import NativeModule
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.hal import cpu
+from ireeabi.base.internal import cpu
 from ireeabi.hal.buffer import BufferTypes
 from ireeabi.hal.buffer_view import BufferViewTypes
 from ireeabi.hal.local.library_loader import KernelRunners

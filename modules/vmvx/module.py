@@ -29,11 +29,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from . import elementwise, mmt4d, pack, tile_sizes
 from .strided import declare_2d, map_2d

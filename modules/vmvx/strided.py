@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.bytecode.errors import VmTrapError
+from ireeabi.vm.buffer import BufferType, null_buffer
+from ireeabi.vm.errors import VmTrapError
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 U64 = (1 << 64) - 1
 HIGH32 = 0xFFFFFFFF00000000
@@ -148,8 +148,8 @@ def map_2d(vm_buffers: BufferType, ref: Ref, decl: Decl2d, *, writable: bool) ->
     """MAP_BUFFER_2D_RO / _RW: check_deref the ref, then map [offset, offset + length) at the
     element size's alignment (IREE's statuses)."""
     buf = vm_buffers.check_deref(ref)
-    if not buf:  # {NULL, vm.buffer}: IREE's map would dereference NULL
-        raise StatusError(StatusCode.INVALID_ARGUMENT, f"buffer is NULL ({decl.name})")
+    if not buf:  # {NULL, vm.buffer}: module.c's MAP_BUFFER_2D maps it untested
+        raise null_buffer(f"vm.buffer ({decl.name})")
     if writable:
         address, length = vm_buffers.map_rw(buf, decl.offset, decl.length, decl.element_size)
     else:

@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.module import Export
+from ireeabi.vm.native_module import Export
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 YIELDABLE_TEST_MODULE_NAME = "yieldable_test"
 YIELDABLE_TEST_MODULE_VERSION = 0

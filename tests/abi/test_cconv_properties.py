@@ -3,7 +3,8 @@ import struct
 
 from hypothesis import given, settings, strategies as st
 
-from ireeabi.abi import cconv, codec, targets
+from ireeabi.abi import cconv, targets
+from ireeabi.abi.cconv import codec
 
 SCALAR = st.sampled_from("iIfFr")
 SPAN = st.lists(SCALAR, min_size=1, max_size=4).map(lambda cs: "C" + "".join(cs) + "D")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from debian_tools import debian_file, debian_tool, suite_packages
+from support.debian_tools import debian_file, debian_tool, suite_packages
 from ireeabi.abi import cheader
 from ireeabi.abi.layout import Struct
 from ireeabi.abi.targets import TARGETS

@@ -4,7 +4,7 @@ import pytest
 
 from ireeabi.abi import cconv, oracles, targets
 from ireeabi.abi.views import views
-import catalog_sample
+from support import catalog_sample
 
 # Every fragment the hal_inline / hal_loader / hal modules' shims use, plus odd ones.
 SHIM_FRAGMENTS = ["i", "I", "f", "F", "r", "iI", "Ii", "iIi", "ir", "rr", "rI", "rII", "rrr", "irII",

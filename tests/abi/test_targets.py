@@ -3,7 +3,7 @@ import pytest
 
 from ireeabi.abi import oracles, targets
 from ireeabi.abi.errors import IreeAbiError
-from catalog_sample import SCALARS
+from support.catalog_sample import SCALARS
 
 
 @pytest.mark.parametrize("name", targets.names())
@@ -45,12 +45,12 @@ def test_unknown_scalar():
 
 
 def test_the_runtime_refuses_a_big_endian_data_model() -> None:
-    """Every codec of the runtime (vm.machine) and the heap's int32 view are little-endian: a data
+    """Every codec of the runtime (base.machine) and the heap's int32 view are little-endian: a data
     model of the other order is refused by name, not run with its bytes swapped."""
     from dataclasses import replace
 
-    from ireeabi.vm.heap import Heap
-    from ireeabi.vm.machine import TargetError, machine
+    from ireeabi.base.heap import Heap
+    from ireeabi.base.machine import TargetError, machine
     big = replace(targets.get("armv7"), name="armv7be", endian="big")
     with pytest.raises(TargetError, match="armv7be.*little-endian data models only, not big-endian"):
         machine(big)

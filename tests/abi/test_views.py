@@ -6,7 +6,7 @@ import pytest
 from ireeabi.abi import layout as L
 from ireeabi.abi import views
 from ireeabi.abi.errors import LayoutError
-from catalog_sample import ALL, bits, flex, outer
+from support.catalog_sample import ALL, bits, flex, outer
 
 
 @pytest.mark.parametrize("target", ["x86_64", "i386", "armv7"])

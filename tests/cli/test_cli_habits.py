@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import cconv, targets
 from ireeabi.cli.main import main
-from ireeabi.tooling import load_program
-from ireeabi.vm import machine
+from ireeabi.tooling import Program, RunOptions
+from ireeabi.base import machine
 
 ROOT = Path(__file__).parents[1]
 
@@ -127,7 +127,7 @@ def test_every_command_takes_a_triple_or_alias(capsys, tmp_path):
     rc, out, err = run(capsys, "run", str(add16), "--target", "riscv32-unknown-elf", *inputs)
     assert (rc, err) == (0, "")
     assert (rc, out, err) == run(capsys, "run", str(add16), "--target", "riscv32", *inputs)
-    prog = load_program(add16, target="arm64")
+    prog = Program(add16, RunOptions(target="arm64"))
     try:
         assert prog.machine.name == "aarch64"
     finally:

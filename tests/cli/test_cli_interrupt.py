@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.interrupt import CANCELLED_LINE
 
 HERE = Path(__file__).parents[1]

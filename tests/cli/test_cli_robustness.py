@@ -7,9 +7,7 @@ Where iree-run-module has an answer, it is run on the same input.
 """
 from __future__ import annotations
 
-import contextlib
 import io
-import json
 import os
 import re
 import shutil
@@ -21,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli import cmd_run
 from ireeabi.cli.main import CANCELLED_LINE, main
 from ireeabi.layouts import fixtures
@@ -299,11 +297,15 @@ def test_fixtures_verify_unreadable_fixture_names_it(fixture_copy):
 
 
 def _rss_script(command: str, path: Path) -> subprocess.CompletedProcess:
-    script = ("import resource, sys, time\nfrom ireeabi.cli.main import main\n"
+    # the exit status, the bytes the command read (read(2) and friends: /proc/self/io's rchar) and
+    # the growth of its peak RSS (a memory-mapped file's touched pages count there)
+    script = ("import resource, sys\nfrom ireeabi.cli.main import main\n"
+              "def rchar():\n"
+              "    return int(open('/proc/self/io').read().split('rchar: ')[1].split()[0])\n"
               "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-              "t = time.monotonic()\n"
+              "read = rchar()\n"
               "rc = main(sys.argv[1:])\n"
-              "print(rc, time.monotonic() - t,\n"
+              "print(rc, rchar() - read,\n"
               "      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n")
     return subprocess.run([sys.executable, "-c", script, command, str(path)], capture_output=True,
                           text=True, timeout=120)
@@ -323,17 +325,22 @@ BAD_HEADERS = [
 @pytest.mark.parametrize("command", ["inspect", "run"])
 @pytest.mark.parametrize("head,why", BAD_HEADERS)
 def test_large_non_module_is_refused_without_reading_it(tmp_path, command, head, why):
-    """A 3 GiB sparse file that is no module: refused from its header (and FlatBuffer) in well under
-    a second, with the reader's own message, while the peak RSS grows by less than 64 MiB."""
-    big = tmp_path / "big.vmfb"
-    with open(big, "wb") as f:
-        f.write(head)
-        f.truncate(GIB3)
-    p = _rss_script(command, big)
-    rc, seconds, grown_kib = p.stdout.split()
-    clean_failure(int(rc), p.stderr, 1 if command == "run" else 2)
-    assert why in squash(p.stderr) or squash(why) in squash(p.stderr), p.stderr
-    assert float(seconds) < 2.0, seconds
+    """A 3 GiB sparse file that is no module: refused from its header (and FlatBuffer), with the
+    reader's own message, reading no more of it than of a 2 GiB file with the same header (the
+    command's own imports read the same either way; each header here is refused alike at both
+    sizes), while the peak RSS grows by less than 64 MiB."""
+    read = {}
+    for name, size in (("small", 2 << 30), ("big", GIB3)):
+        path = tmp_path / f"{name}.vmfb"
+        with open(path, "wb") as f:
+            f.write(head)
+            f.truncate(size)
+        p = _rss_script(command, path)
+        rc, read_bytes, grown_kib = p.stdout.split()
+        clean_failure(int(rc), p.stderr, 1 if command == "run" else 2)
+        assert why in squash(p.stderr) or squash(why) in squash(p.stderr), p.stderr
+        read[name] = int(read_bytes)
+    assert read["big"] <= read["small"] + (64 << 10), read
     assert int(grown_kib) < 64 * 1024, grown_kib
 
 
@@ -411,10 +418,8 @@ def test_hex_elements_of_wide_packed_types_fail_as_in_iree(echo, value):
 
 
 def test_max_steps_ends_a_long_loop_with_deadline_exceeded(control):
-    t = time.monotonic()
     rc, out, err = cli("run", str(control), "--function", "sum_squares", f"--input={2**31 - 1}",
                        "--max-steps", "20000")
-    assert time.monotonic() - t < 30
     clean_failure(rc, err, 1)
     assert out == "EXEC @sum_squares\n"
     assert squash("DEADLINE_EXCEEDED; the call ran 20000 instructions") in squash(err)

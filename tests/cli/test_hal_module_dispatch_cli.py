@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import targets
-from ireeabi.cli import cmd_inspect
+from ireeabi.cli import cmd_inspect, loading
 from ireeabi.cli.main import main
 from ireeabi.layouts import hal_module_dispatch as H
 
@@ -58,7 +58,7 @@ def test_table_is_the_runtime_hal_module():
 def test_default_declaration_agrees_with_the_table():
     """layouts.hal_module declares IREE 3.13's table, name for name with its cconv (the declaration
     inspect falls back to when no `hal` module is registered or given)."""
-    d = cmd_inspect.full_hal_declaration()
+    d = loading.full_hal_declaration()
     table = _table()
     assert d.name == "hal" and d.exports
     assert {e.name: e.cconv for e in d.exports} == table
@@ -187,9 +187,9 @@ def test_check_json_sites_on_every_target():
 
 
 def test_site_for_an_import_without_cconv_and_none_for_a_mismatch():
-    """An import that declares no cconv resolves to the export's (vm/imports.py) and gets its site;
+    """An import that declares no cconv resolves to the export's (vm/bytecode/import_check.py) and gets its site;
     one whose cconv differs does not resolve (mismatch) and gets none."""
-    from ireeabi.vm.imports import ImportReport
+    from ireeabi.vm.bytecode.import_check import ImportReport
     bare = ImportReport("hal.command_buffer.dispatch", None, "ok", "", H.DISPATCH_CCONV).as_dict()
     r = cmd_inspect._with_sizeof_site(bare, targets.get("i386"))
     assert r["sizeof_site"]["state"] == "live" and not r["compatible"]

@@ -5,14 +5,14 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.abi import cconv
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.execution_model import INLINE_MODELS, MODEL_FLAGS, ExecutionModelError, require_inline
 from ireeabi.layouts import hal_loader, modules
 from ireeabi.layouts.hal_inline import ModuleExport
-from ireeabi.vm import imports
+from ireeabi.vm.bytecode import import_check as imports
 from ireeabi.vm.bytecode import module_file as mf
 from ireeabi.vm.bytecode.archive import describe_content
 from ireeabi.vm.bytecode.module_errors import ModuleFileError, NotAModuleError
@@ -211,7 +211,7 @@ def test_default_execution_model_runs_and_require_inline_still_names_the_flags(f
 
 def test_check_imports_resolves_the_full_hal(full_hal_add16, capsys):
     """The default model's hal.* imports are checked against IREE's `hal` export table
-    (cmd_inspect.full_hal_declaration), one report each, never a module-not-registered group;
+    (loading.full_hal_declaration), one report each, never a module-not-registered group;
     tests/cli/test_hal_module_dispatch_cli.py checks every status and the grouping of a missing module."""
     main(["inspect", str(full_hal_add16), "--check-imports"])
     out = capsys.readouterr().out

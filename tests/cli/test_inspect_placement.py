@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi import targets
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 
-ADD16 = Path(tools.__file__).parent / "programs" / "add16.mlir"
+ADD16 = Path(tools.__file__).parents[1] / "programs" / "add16.mlir"
 INPUTS = ["16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16", "16xf32=0.5"]
 
 # The library's foreign kernel flags (docs/programs.md says why each is needed), and builds of

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from debian_tools import debian_file
+from support.debian_tools import debian_file
 from ireeabi import layouts
 from ireeabi.abi import cconv, targets
 from ireeabi.abi.layout import Struct

@@ -22,15 +22,15 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi import targets
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.oracles import measure_scalars_libclang
 from ireeabi.cli.main import main
 from ireeabi.layouts import hal_module_dispatch as HMD
 from ireeabi.tooling.execution_model import MODEL_FLAGS
-from ireeabi.tooling.program import Program, short_device_targets
-from ireeabi.vm.machine import host as host_machine
+from ireeabi.tooling.program import Program, RunOptions, short_device_targets
+from ireeabi.base.machine import host as host_machine
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
@@ -125,7 +125,7 @@ def test_systems_that_lay_out_c_otherwise_are_refused(triple, model, differs):
 def test_native_module_in_the_current_directory(tmp_path):
     """The installed `ireeabi` script (its own directory first on sys.path, not the current one)
     finds ./mystats.py as `python -m` would; the module serves the program's mymod imports."""
-    own = Path(__file__).resolve().parent.parent / "own_native_module.py"  # the tests' own mymod
+    own = Path(__file__).resolve().parents[1] / "support" / "own_native_module.py"  # the tests' own mymod
     (tmp_path / "mystats.py").write_text(own.read_text())
     path = tools.compile_mlir(PROGRAMS / "native" / "own_module.mlir", tools.session_dir(),
                               "inline-static")
@@ -188,7 +188,7 @@ def test_legacy_loader_is_refused_where_it_switches_nothing(model):
     else:
         assert "whose shim #24827 left as it was" in err
         with pytest.raises(IreeAbiError, match="no pre-fix mode to run"):
-            Program(path, legacy_loader=True)
+            Program(path, RunOptions(legacy_loader=True))
 
 
 # -- (f) a short message for llvm-cpu kernels on another target --------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.cli.main import main
 
 PROGRAMS = Path(__file__).parents[1] / "programs"

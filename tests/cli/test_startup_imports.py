@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools
+from support import iree_tools
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 ADD_INPUTS = ["--function=add", "--input=16xf32=1.5", "--input=16xf32=2"]
@@ -35,7 +35,7 @@ sys.exit(status)
 """
 
 # What a command that does not run a program has no use for.
-RUNTIME = ["ireeabi.vm.bytecode", "ireeabi.vm.heap", "ireeabi.hal", "ireeabi.modules", "ireeabi.tooling"]
+RUNTIME = ["ireeabi.vm.bytecode", "ireeabi.base.heap", "ireeabi.hal", "ireeabi.modules", "ireeabi.tooling"]
 FOREIGN = ["numpy", "clang", "unicorn", "wasmtime", "elftools", "construct", "cffi", "flatbuffers",
            "ireeabi.abi.cheader", "ireeabi.abi.dwarf", "ireeabi.abi.oracles"]
 
@@ -89,7 +89,7 @@ def test_layout_of_a_struct_loads_no_cconv_rules_beyond_its_own(tmp_path):
     # a catalog struct's table needs the catalog and the layout engine, not the checker's findings
     modules = imported(tmp_path, "layout", "iree_vm_buffer_t")
     assert "ireeabi.layouts.buffer" in modules and "ireeabi.cli.cmd_layout" in modules
-    assert loaded(modules, ["ireeabi.cli.cmd_check", "ireeabi.layouts.fixtures", "ireeabi.abi.codec",
+    assert loaded(modules, ["ireeabi.cli.cmd_check", "ireeabi.layouts.fixtures", "ireeabi.abi.cconv.codec",
                             "ireeabi.abi.views"]) == []
 
 
@@ -105,15 +105,15 @@ def test_help_lists_every_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ireeabi", "--help"], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
-    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test"):
+    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare"):
         assert f"\n    {command} " in proc.stdout
 
 
 def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
     modules = imported(tmp_path, "run", str(add16_inline), *ADD_INPUTS)
     # what it runs on
-    assert {"ireeabi.vm.bytecode.context", "ireeabi.modules.hal.inline", "ireeabi.modules.hal.loader",
-            "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
+    assert {"ireeabi.vm.bytecode.dispatch", "ireeabi.vm.context", "ireeabi.modules.hal.inline",
+            "ireeabi.modules.hal.loader", "ireeabi.hal.local.elf_executable", "numpy", "elftools"} <= modules
     # what it does not: the full `hal` module, libclang and the C header machinery, the emulators,
     # the check module and the test command, the import checker, the disassembler
     assert loaded(modules, [
@@ -121,7 +121,8 @@ def test_run_of_an_inline_program_loads_only_its_path(tmp_path, add16_inline):
         "ireeabi.layouts.hal_module", "ireeabi.layouts.hal_module_dispatch",
         "clang", "ireeabi.abi.cheader", "ireeabi.abi.oracles", "ireeabi.abi.dwarf", "cffi.api",
         "unicorn", "wasmtime", "ireeabi.hal.local.emulated_cpu", "ireeabi.hal.local.wasm_loader",
-        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.imports", "ireeabi.tooling.disassemble",
+        "ireeabi.modules.check", "ireeabi.cli.cmd_test", "ireeabi.vm.bytecode.import_check",
+        "ireeabi.tooling.disassemble",
         "ireeabi.layouts.module_sources", "ireeabi.layouts.fixtures", "importlib.metadata"]) == []
 
 
@@ -137,9 +138,10 @@ def test_run_of_a_default_model_program_loads_the_full_hal(tmp_path, tmp_path_fa
     ["--version"], ["--vers"], ["--version", "targets"], ["targets", "--bogus"], ["layout"],
     ["layout", "-h"], ["check", "0v_v", "--target"], ["inspect"], ["bogus"], [], ["-h"], ["--he"],
     ["--", "targets"], ["run", "-h"], ["test", "--bogus"], ["--version", "run", "x.vmfb"],
+    ["--version", "layout", "x"], ["fixtures"], ["list", "--bogus"],
 ], ids=lambda v: " ".join(v) or "(none)")
 def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv, monkeypatch, capsys):
-    # the parsers of run and test are left out only where they cannot change what argparse does
+    # the other commands' parsers are left out only where they cannot change what argparse does
     from ireeabi.cli import main as cli_main
 
     def outcome() -> tuple[int, str, str]:
@@ -148,19 +150,23 @@ def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv,
         return status, out.out, out.err
 
     partial = outcome()
-    monkeypatch.setattr(cli_main, "module_parsers", lambda argv: cli_main.MODULE_PARSERS)
+    monkeypatch.setattr(cli_main, "parsers_for", lambda argv: tuple(cli_main.COMMAND_MODULES))
     assert partial == outcome()
 
 
-@pytest.mark.parametrize("argv, wanted", [
-    (["--version"], ()), (["targets"], ()), (["--version", "layout", "x"], ()), (["run", "m"], ("run",)),
-    (["test", "m"], ("test",)), ([], ("run", "test")), (["-h", "targets"], ("run", "test")),
-    (["bogus"], ("run", "test")), (["--bogus", "targets"], ("run", "test")),
-])
-def test_which_module_parsers_a_command_line_needs(argv, wanted):
-    from ireeabi.cli.main import module_parsers
+EVERY = ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare")
 
-    assert module_parsers(argv) == wanted
+
+@pytest.mark.parametrize("argv, wanted", [
+    (["--version"], ()), (["targets"], ("targets",)), (["--version", "layout", "x"], ("layout",)),
+    (["run", "m"], ("run",)), (["test", "m"], ("test",)), (["compare", "m"], ("compare",)), ([], EVERY),
+    (["-h", "targets"], EVERY),
+    (["bogus"], EVERY), (["--bogus", "targets"], EVERY),
+])
+def test_which_parsers_a_command_line_needs(argv, wanted):
+    from ireeabi.cli.main import parsers_for
+
+    assert parsers_for(argv) == wanted
 
 
 # A command that imports numpy, then the process's threads (Linux's /proc/self/task).

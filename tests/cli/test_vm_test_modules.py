@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 
 PASS_AND_FAIL = """\

@@ -1,2 +1,2 @@
-"""The HAL tests' fixtures (tests/hal_session.py)."""
-from hal_session import legacy_loader_session, session  # noqa: F401  (pytest fixtures)
+"""The HAL tests' fixtures (tests/support/hal_session.py)."""
+from support.hal_session import legacy_loader_session, session  # noqa: F401  (pytest fixtures)

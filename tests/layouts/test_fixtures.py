@@ -33,7 +33,7 @@ def _clear_caches():
     call._PLANS.clear()
     cconv.clear_caches()
     layout.layout_of.cache_clear()
-    from ireeabi.abi import codec
+    from ireeabi.abi.cconv import codec
     codec.codec.cache_clear()
 
 

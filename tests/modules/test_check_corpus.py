@@ -10,7 +10,7 @@ by ireeabi's `Program`. For every function:
   ExpectAlmostEq compares element type and shape, then each element with
   iree_math_fuzzy_compare_f64 from runtime/src/iree/base/internal/math.h; ExpectTrue/ExpectFalse an
   i32 against zero; ExpectAllTrue every element against zero, for the element types it lists);
-- the expected values spelled in the .mlir agree with numpy's (tests/check_reference.py).
+- the expected values spelled in the .mlir agree with numpy's (tests/support/check_reference.py).
 """
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import check_corpus as cc
-import iree_tools as tools
-from check_reference import REFERENCE
+from support import check_corpus as cc
+from support import iree_tools as tools
+from support.check_reference import REFERENCE
 from ireeabi.hal.element_types import dtype_of, element_type_of
 from ireeabi.hal.string_util import parse_element_type
 from ireeabi.tooling.function_io import format_results
 from ireeabi.cli.main import main
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
 FILES = cc.corpus_files()
 FUNCTIONS = [(path.stem, f) for path in FILES for f in cc.parse(path.read_text(), str(path))]

@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.modules.check import CHECK_MODULE, DEFAULT_ATOL, DEFAULT_RTOL, fuzzy_equal
 from ireeabi.vm.ref import NULL_REF, release_value
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).parents[1]
 SOURCE = HERE / "programs" / "native" / "check_ops.mlir"
@@ -312,7 +312,7 @@ def test_ireeabi_test_refuses_functions_with_inputs(tmp_path):
     '%.*s' has signature '%.*s'" before any test runs."""
     own = tools.compile_mlir(HERE / "programs" / "native" / "own_module.mlir", tools.session_dir(),
                              "inline-static")
-    rc, out, err = cli("test", str(own), "--native-module", "own_native_module")
+    rc, out, err = cli("test", str(own), "--native-module", "support.own_native_module")
     assert (rc, out) == (1, "")
     assert " ".join(err.split()) == ("ireeabi: error: INVALID_ARGUMENT; expected function with no inputs "
                                      "or outputs, but export 'scale' has signature '0r_r'")

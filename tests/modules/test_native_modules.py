@@ -6,7 +6,7 @@ an installed distribution; its implementations read and make buffer views and bu
 
 Oracles: IREE's compiler (the programs' imports and cconvs, tests/programs/native/own_module.mlir),
 numpy (the values a module computes), importlib.metadata reading a real dist-info directory (the
-entry points), IREE's context.c rules as `vm.imports.check_imports` models them.
+entry points), IREE's context.c rules as `vm.bytecode.import_check.check_imports` models them.
 """
 from __future__ import annotations
 
@@ -18,16 +18,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
-import own_native_module
+from support import iree_tools as tools
+from support import own_native_module
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
 from ireeabi.layouts import module_sources
 from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport
 from ireeabi.modules.check import CHECK_MODULE
-from ireeabi.tooling.program import Program, load_program, native_modules_for
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.tooling.program import Program, RunOptions, native_modules_for
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import release_value
 
 HERE = Path(__file__).parents[1]
@@ -55,7 +55,7 @@ def test_program_runs_a_module_of_ones_own(own, model):
     element type, bytes) and returns a new one, which the program imports as its result."""
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 1.5
     with tracked_heap() as heap:
-        with load_program(own[model], heap=heap, modules=[own_native_module.MYMOD]) as prog:
+        with Program(own[model], RunOptions(modules=[own_native_module.MYMOD]), heap=heap) as prog:
             out = prog.call("scale", x)
             assert out.dtype == np.float32 and out.shape == (2, 3)
             np.testing.assert_array_equal(out, x * np.float32(2.5))
@@ -68,7 +68,7 @@ def test_program_runs_a_module_of_ones_own(own, model):
 def test_program_runs_it_on_a_foreign_target(own, target):
     """The same declaration on a 32-bit data model: its views and buffers are that target's."""
     x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
-    with Program(own["inline-static"], target=target, modules=[own_native_module.MYMOD]) as prog:
+    with Program(own["inline-static"], RunOptions(target=target, modules=[own_native_module.MYMOD])) as prog:
         assert prog.machine.pointer_size == 4
         np.testing.assert_array_equal(prog.call("scale", x), x * np.float32(2.5))
         assert prog.call("byte_sum", np.arange(5, dtype=np.int8)) == 5010
@@ -135,7 +135,7 @@ def test_select_keeps_the_overload_the_imports_ask_for():
 def test_exports_only_declarations_do_not_run(own, tmp_path):
     only = ModuleDescriptor("mymod", 3, (ModuleExport("scale", "0rf_r", ""),))
     with pytest.raises(ModuleDeclarationError, match="exports only"):
-        Program(own["inline-static"], modules=[only])
+        Program(own["inline-static"], RunOptions(modules=[only]))
     with pytest.raises(ModuleDeclarationError, match="already on the runtime"):
         HalRuntime(modules=[ModuleDescriptor("hal_inline", 0, ())])
 
@@ -143,7 +143,7 @@ def test_exports_only_declarations_do_not_run(own, tmp_path):
 def test_specs_and_files(tmp_path):
     assert module_sources.load("ireeabi.modules.check") == [CHECK_MODULE]
     assert module_sources.load("ireeabi.modules.check:CHECK_MODULE") == [CHECK_MODULE]
-    assert module_sources.load("own_native_module") == [own_native_module.MYMOD]
+    assert module_sources.load("support.own_native_module") == [own_native_module.MYMOD]
     toml = tmp_path / "mymod.toml"
     toml.write_text('name = "mymod"\nversion = 3\n[[exports]]\nname = "scale"\ncconv = "0rf_r"\n')
     jsn = tmp_path / "mymod.json"
@@ -173,7 +173,7 @@ def _install_dist(root: Path, entry: str, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delitem(sys.modules, "mymod_pkg", raising=False)
     monkeypatch.syspath_prepend(str(root))
     (root / "mymod_pkg.py").write_text(
-        "from own_native_module import MYMOD\n"
+        "from support.own_native_module import MYMOD\n"
         "def make():\n    return [MYMOD]\n")
     info = root / "mymod_dist-1.0.dist-info"
     info.mkdir()
@@ -214,11 +214,11 @@ def _file(own):
 @pytest.mark.parametrize("model", MODELS)
 def test_run_native_module_flag(own, model):
     rc, out, err = cli("run", str(own[model]), "--function", "scale", "--native-module",
-                       "own_native_module", "--input=2x3xf32=1 2 3 4 5 6")
+                       "support.own_native_module", "--input=2x3xf32=1 2 3 4 5 6")
     assert (rc, err) == (0, "")
     assert out == "EXEC @scale\nresult[0]: hal.buffer_view\n2x3xf32=[2.5 5 7.5][10 12.5 15]\n"
     rc, out, err = cli("run", str(own[model]), "--function", "byte_sum",
-                       "--native-module=own_native_module:MYMOD", "--input=5xi8=1 2 3 4 -1")
+                       "--native-module=support.own_native_module:MYMOD", "--input=5xi8=1 2 3 4 -1")
     assert (rc, out) == (0, "EXEC @byte_sum\nresult[0]: i64=5265\n")
 
 
@@ -241,7 +241,7 @@ def test_inspect_check_imports_native_module(own, tmp_path):
     path = str(own["inline-static"])
     rc, out, _ = cli("inspect", path, "--check-imports")
     assert rc == 1 and "no native module `mymod` is registered" in out
-    rc, out, _ = cli("inspect", path, "--check-imports", "--native-module", "own_native_module")
+    rc, out, _ = cli("inspect", path, "--check-imports", "--native-module", "support.own_native_module")
     assert rc == 0 and "all compatible" in out
     toml = tmp_path / "mymod.toml"
     toml.write_text('name = "mymod"\nversion = 3\n[[exports]]\nname = "scale"\ncconv = "0rf_r"\n'

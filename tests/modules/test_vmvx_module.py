@@ -19,16 +19,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.modules.vmvx import KernelAccessError, TileQueryError, exports
 from ireeabi.tooling.execution_model import MODEL_FLAGS
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import release_value
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).resolve().parent.parent
 VMVX = HERE / "programs" / "vmvx"
@@ -371,7 +371,7 @@ def test_riscv32_packs_every_family_as_its_shims_read(name, flags, function, inp
     path = _compiled(name, DEFAULT_FLAGS + flags if name != "copy_calls" else flags)
     expected = corpus.iree_output(path, function, tuple(inputs))
     with tracked_heap(target="riscv32") as heap:
-        program = Program(path, heap=heap, trace="imports")
+        program = Program(path, RunOptions(trace="imports"), heap=heap)
         try:
             assert corpus.ours(program, function, inputs) == expected
             events = [e for e in program.trace.events if e.get("import", "").startswith("vmvx.")]

@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
-from e2e_corpus import CASES, E2E, F64, HERE, ours
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
+from support.e2e_corpus import CASES, E2E, F64, TESTS, ours
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.tooling.execution_model import (ASYNC_MODELS, COARSE_FENCES, HOST_ONLY_FLAGS,
@@ -30,10 +30,10 @@ from ireeabi.tooling.execution_model import (ASYNC_MODELS, COARSE_FENCES, HOST_O
                                              takes_fences)
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import VmStatusError
-from ireeabi.vm.bytecode.errors import ArgumentError
+from ireeabi.vm.errors import ArgumentError
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
 
 # iree-compile 3.13 cannot compile these for async-external: a function returning a scalar next to
@@ -280,7 +280,7 @@ HOST_CASES = [
 def test_host_only_scalar_programs(name, function, inputs):
     """host-only modules import nothing and their exports have no iree.abi.model (synchronous):
     `ireeabi run` and Program print what iree-run-module prints."""
-    path = tools.compile_with_flags(HERE / "programs" / "host" / f"{name}.mlir",
+    path = tools.compile_with_flags(TESTS / "programs" / "host" / f"{name}.mlir",
                                     HOST_ONLY_FLAGS + ("--iree-input-demote-f64-to-f32=false",))
     module = read_module(path)
     assert not module.imported_functions and not needs_full_hal(module)

@@ -14,9 +14,9 @@ import shutil
 import subprocess
 import zipfile
 
-import e2e_corpus
-import iree_tools
-import mutation_campaign
+from support import e2e_corpus
+from support import iree_tools
+from support import mutation_campaign
 
 
 def _compile_uncached(src, flags, out, raw=False):

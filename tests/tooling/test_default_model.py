@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
-from e2e_corpus import CASES, F64, HERE, ours
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
+from support.e2e_corpus import CASES, F64, TESTS, ours
 from ireeabi.cli.main import main
 from ireeabi.tooling.execution_model import DEFAULT_MODELS, needs_full_hal
-from ireeabi.tooling.program import KernelTargetError, Program
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.machine import host as host_machine
+from ireeabi.tooling.program import KernelTargetError, Program, RunOptions
+from ireeabi.base.heap import tracked_heap
+from ireeabi.base.machine import host as host_machine
 from ireeabi.vm.bytecode import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.module_file import read_module
 
@@ -150,7 +150,7 @@ def test_reference_path(default_compiled, model):
     with tracked_heap() as heap:
         for name, function, inputs in [c for c in CASES if c[0] in ("multi_dispatch", "counter", "dynamic")]:
             path = default_compiled[name, model]
-            with Program(path, heap=heap, reference=True) as p:
+            with Program(path, RunOptions(reference=True), heap=heap) as p:
                 assert ours(p, function, inputs) == corpus.iree_output(path, function, tuple(inputs))
 
 
@@ -159,7 +159,7 @@ def test_ireeabi_test_on_the_check_corpus(model):
     """`ireeabi test` on check-style modules of the default model (the check ops with their device
     argument): tests/programs/check's elementwise.mlir passes, and failing.mlir prints exactly what it
     prints in the inline-static model (the same seven failures and messages; times aside)."""
-    check = HERE / "programs" / "check"
+    check = TESTS / "programs" / "check"
     outputs = {}
     for stem, m in [("elementwise", model), ("failing", model), ("failing", "inline-static")]:
         path = tools.compile_mlir(check / f"{stem}.mlir", model=m, extra_flags=F64)

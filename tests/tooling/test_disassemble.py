@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-import e2e_corpus
-import iree_tools
+from support import e2e_corpus
+from support import iree_tools
 from ireeabi.cli.main import main
 from ireeabi.tooling import disassemble as dis
 from ireeabi.vm.bytecode import isa

@@ -30,13 +30,13 @@ from typing import Iterator
 
 import pytest
 
-import e2e_corpus
-import iree_tools
+from support import e2e_corpus
+from support import iree_tools
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.cli.main import main
 from ireeabi.tooling import disassemble as dis
 from ireeabi.vm.bytecode.decoder import DecodeError, MalformedBytecodeError, decode_function, function_bytecode
-from ireeabi.vm.bytecode.errors import BytecodeVerifyError
+from ireeabi.vm.bytecode.verifier import BytecodeVerifyError
 from ireeabi.vm.bytecode.module_file import read_module
 
 SEED = 20261205

@@ -14,12 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.cli import main as cli_main
 from ireeabi.cli.main import main
-from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.vm.errors import VmStatusError
+from ireeabi.hal.local.emulated_cpu import InstructionBudgetExceeded
+from ireeabi.hal.local.executable_library import ExecutableError
+from ireeabi.layouts.executable_library import DispatchLayout
 
 # The kernel flags per triple are the library's (tooling/check_compile.py, which says what each needs;
 # docs/programs.md says why).
@@ -66,7 +71,8 @@ def programs():
         key = (name, model, arch, tuple(sorted(kw.items())))
         if key not in opened:
             target = "x86_64" if arch == "x86_64" else arch
-            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch), target=target, **kw)
+            opened[key] = Program(_compile(name, model, None if arch == "x86_64" else arch),
+                                  RunOptions(target=target, **kw))
         return opened[key]
     yield get
     for p in opened.values():
@@ -149,7 +155,7 @@ class _Memory:
         self.only = [b for b in blocks if b.tag in EMULATED_ONLY and b.end != -1]  # live ones
         self.blocks = [b for b in blocks if b.tag not in EMULATED_ONLY]
         self.keys = [(b.tag, b.size, b.end == -1) for b in self.blocks]
-        wg = program.machine.dispatch_state
+        wg = program.machine.view(DispatchLayout)
         self.wg_size, self.wg_align = wg.wg_size, wg.wg_align
         # Where offsets within each block count from: its start, but for a workgroup_state_v0 block the
         # struct, at the block's first wg_align-aligned address (the runtimes over-allocate and align
@@ -306,12 +312,21 @@ ADD16 = ["--function", "add", "--input=16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 1
 
 @pytest.mark.parametrize("arch", ["riscv32", "armv7", "wasm32"])
 def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
-    """The pre-fix shim reads the bindings' span count at sizeof(iree_vm_abi_rIiii_t) (32 B on these
-    targets), inside the packed constants: the kernel's dispatch is refused; the fixed shim runs it."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    """The pre-fix shim (module.c iree_vm_shim_dispatch_v) reads the constant count at
+    sizeof(iree_vm_abi_rIiii_t) = 32 on these targets, where the VM packed the binding count (3),
+    takes 3 constants from bytes 36..47 and the binding count from byte 48, the low half of
+    bindings[0]'s offset (0); its bounds check passes and the kernel gets 0 bindings where it reads 3,
+    from past the arrays IREE allocas: refused (exit 1), saying so. The fixed shim runs it."""
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", arch, "--legacy-loader", *ADD16], capsys)
-    assert code != 0 and "hal_loader.executable.dispatch" in out and "binding count mismatch" in out
+    text = " ".join(out.split())
+    assert code == 1 and "hal_loader.executable.dispatch: the pre-fix dispatch shim reads constant_count 3 at " \
+        "byte 32 (sizeof(iree_vm_abi_rIiii_t), where the VM packed the binding count) and binding_count 0 " \
+        "at byte 48 (where the VM packed bindings[0].i1); IREE hands kernel " \
+        "add_dispatch_0_elementwise_16_f32 0 of the 3 bindings it reads: the kernel loads " \
+        "binding_ptrs[0..2] from IREE's stack, past the arrays IREE allocas, and dereferences them: " \
+        "IREE's own runtime faults there" in text, out
     code, out = _run_cli(["run", str(path), "--target", arch, *ADD16], capsys)
     assert code == 0 and "16xf32=1.5 2.5 3.5" in out
 
@@ -320,7 +335,7 @@ def test_legacy_loader_misreads_a_real_32_bit_kernel_dispatch(arch, capsys):
 def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, capsys):
     """IREE's loader refuses the other target's kernels; the error says which --target runs them
     and in what."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS[arch])
     code, out = _run_cli(["run", str(path), "--target", "armv7", *ADD16], capsys)
     assert code != 0 and f"it runs with --target {arch} ({where})" in out, out
@@ -329,7 +344,7 @@ def test_a_foreign_build_on_another_target_names_where_it_runs(arch, where, caps
 def test_i386_fails_where_inspect_predicts(capsys):
     """On i386 hal_inline's buffer_view.assert shim reads a struct the VM packs differently; inspect
     says so before anything runs, and the run stops at that import, as for inline-static."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["i386"])
     code, out = _run_cli(["inspect", str(path), "--target", "i386", "--check-imports"], capsys)
     assert "BAD hal_inline.buffer_view.assert 0rriiCID_v: resolves, but IREE's layout rules disagree on i386" \
@@ -347,30 +362,69 @@ def test_i386_fails_where_inspect_predicts(capsys):
 def test_a_runaway_budget_reaches_the_kernel():
     """`max_steps` bounds each emulated kernel call in target instructions: a budget too small for
     one workgroup of add16 ends the call cleanly."""
-    path = tools.compile_mlir(Path(tools.__file__).parent / "programs" / "add16.mlir",
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir",
                               model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     a = np.arange(16, dtype=np.float32)
-    with Program(path, target="riscv32", max_steps=50) as p:  # the VM's own steps stay under 50
+    with Program(path, RunOptions(target="riscv32", max_steps=50)) as p:  # the VM's own steps stay under 50
         with pytest.raises(VmStatusError) as raised:
             p.call("add", a, a)
     assert raised.value.code.name == "DEADLINE_EXCEEDED"
     assert "more than 50 instructions" in str(raised.value) and "hal_loader.executable.dispatch" in str(raised.value)
-    with Program(path, target="riscv32", max_steps=10**6) as p:
+    with Program(path, RunOptions(target="riscv32", max_steps=10**6)) as p:
         out = p.call("add", a, a)
         assert out.tobytes() == (a + a).tobytes()
 
 
+def _causes(error: BaseException) -> list[BaseException]:
+    chain = [error]
+    while chain[-1].__cause__ is not None:
+        chain.append(chain[-1].__cause__)
+    return chain
+
+
+def test_a_kernel_fault_keeps_its_type_on_its_way_to_the_cli(capsys, monkeypatch):
+    """A kernel's fault is no status in IREE (its own runtime dies there): ireeabi refuses with an
+    IreeFaultError naming the kernel, which the VM locates at the bytecode call that led there
+    (function and pc) without changing its type, and that error is what the command line reports.
+    An emulated kernel's own refusal (its instruction budget) is its library's ExecutableError, a
+    StatusError with the StatusCode it carries, passed on as it is."""
+    src = Path(tools.__file__).parents[1] / "programs" / "exp16.mlir"
+    arm = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["armv7"])
+    reported: list[BaseException] = []
+    lines = cli_main.error_lines
+    monkeypatch.setattr(cli_main, "error_lines", lambda e: reported.append(e) or lines(e))
+    code, out = _run_cli(["run", str(arm), "--target", "armv7", "--function", "expf", "--input=16xf32=1"], capsys)
+    assert code == 1 and len(reported) == 1, out
+    chain = _causes(reported[0])
+    assert [type(e) for e in chain] == [IreeFaultError], chain
+    fault = chain[0]
+    assert "kernel expf_dispatch_0" in str(fault) and "faulted" in str(fault)
+    assert fault.where is not None and fault.where.startswith("in expf at pc 0x"), fault.where
+    assert f"({fault.where})" in " ".join(out.split())
+
+    add = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir", model="inline-dynamic",
+                             extra_flags=FOREIGN_FLAGS["riscv32"])
+    a = np.arange(16, dtype=np.float32)
+    with Program(add, RunOptions(target="riscv32", max_steps=50)) as p, pytest.raises(VmStatusError) as raised:
+        p.call("add", a, a)
+    chain = _causes(raised.value)
+    assert [type(e) for e in chain] == [VmStatusError, InstructionBudgetExceeded], chain
+    assert issubclass(InstructionBudgetExceeded, ExecutableError) and issubclass(ExecutableError, StatusError)
+    assert chain[0].code == chain[1].code == StatusCode.DEADLINE_EXCEEDED
+
+
 def test_armv7_exp_kernels_as_compiled_fault_cleanly(capsys):
     """iree-compile 3.13's armv7 kernels that expand exp branch (`bl`) to the end of .text and run
-    into what follows it: broken as compiled. The run ends with the fault as a status (kernel,
-    workgroup, address), never a signal; the riscv32 build of the same program prints what
+    into what follows it: broken as compiled. The run ends with the fault as an error (kernel,
+    workgroup, address; IREE's own runtime would die there), never a signal; the riscv32 build of the same program prints what
     iree-run-module prints for x86_64."""
-    src = Path(tools.__file__).parent / "programs" / "exp16.mlir"
+    src = Path(tools.__file__).parents[1] / "programs" / "exp16.mlir"
     args = ["--function", "expf", "--input=16xf32=1"]
     arm = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["armv7"])
     code, out = _run_cli(["run", str(arm), "--target", "armv7", *args], capsys)
-    assert code != 0 and "INTERNAL" in out and "kernel expf_dispatch_0" in out and "faulted" in out, out
-    assert "the executable cannot be dispatched again" in out
+    assert code == 1 and "kernel expf_dispatch_0" in out and "faulted" in out, out
+    assert "IREE's own runtime dies there" in " ".join(out.split())
+    assert "the executable cannot be dispatched again" in " ".join(out.split())
     expected = tools.run_module(tools.compile_mlir(src, model="inline-dynamic"), "expf", ["16xf32=1"])
     rv32 = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     code, out = _run_cli(["run", str(rv32), "--target", "riscv32", *args], capsys)

@@ -3,7 +3,7 @@ target's address window; `--heap-limit` / `heap_limit=` lower it, and only past 
 allocation fail, with RESOURCE_EXHAUSTED.
 
 Oracles: the OS (sysconf's physical pages), iree-run-module (the ~512 MB program's output) and the
-targets' address windows (vm.address_space.window_limit: 32-bit pointers reach below 4 GiB).
+targets' address windows (base.address_space.window_limit: 32-bit pointers reach below 4 GiB).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
-from ireeabi.cli.cmd_run import parse_heap_limit
+from support import iree_tools as tools
+from ireeabi.cli.loading import parse_heap_limit
 from ireeabi.cli.main import main
-from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import Heap, default_limit
-from ireeabi.vm.machine import machine
-from ireeabi.vm.status import StatusCode
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.base.heap import Heap, default_limit
+from ireeabi.base.machine import machine
+from ireeabi.base.status import StatusCode
 
 LARGE = Path(__file__).parents[1] / "programs" / "native" / "large_fill.mlir"
 TENSOR_BYTES = (1 << 27) * 4  # the program's one tensor: 512 MiB
@@ -80,12 +80,12 @@ def test_a_lower_limit_refuses_it_cleanly(large):
     assert (rc, out) == (1, "EXEC @big\n")
     assert err.startswith("ireeabi: error: RESOURCE_EXHAUSTED;") and "Traceback" not in err
     assert f"{TENSOR_BYTES} bytes requested" in err and f"of {64 << 20}" in " ".join(err.split())
-    with Program(large, heap_limit=64 << 20) as prog:
+    with Program(large, RunOptions(heap_limit=64 << 20)) as prog:
         with pytest.raises(Exception) as e:
             prog.call("big", np.float32(1), 0)
         assert getattr(e.value, "code", None) == StatusCode.RESOURCE_EXHAUSTED
         assert prog.heap.limit == 64 << 20
-    with Program(large, heap_limit=TENSOR_BYTES + (16 << 20)) as prog:  # just enough
+    with Program(large, RunOptions(heap_limit=TENSOR_BYTES + (16 << 20))) as prog:  # just enough
         assert prog.call("big", np.float32(3), 7) == np.float32(3)
 
 
@@ -93,6 +93,6 @@ def test_heap_limit_needs_the_programs_own_heap(large):
     heap = Heap()
     try:
         with pytest.raises(Exception, match="heap_limit applies to the program's own heap"):
-            Program(large, heap=heap, heap_limit=1 << 20)
+            Program(large, RunOptions(heap_limit=1 << 20), heap=heap)
     finally:
         heap.close()

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
-from check_corpus import CHECK_DIR, F64, MODELS
-from e2e_corpus import ours
+from support import iree_tools as tools
+from support.check_corpus import CHECK_DIR, F64, MODELS
+from support.e2e_corpus import ours
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import VmStatusError
 

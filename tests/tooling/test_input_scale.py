@@ -15,8 +15,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from ireeabi.hal import string_util
-from ireeabi.hal.string_util import InputParseError, atod, atof, atoi_int32
+from ireeabi.base import string_view
+from ireeabi.base.string_view import atod, atof, atoi_int32
+from ireeabi.hal.string_util import InputParseError
 from ireeabi.tooling.function_io import InputFiles, parse_inputs
 
 N = 2_000_000  # elements of the long inputs (8 MB of f32)
@@ -28,12 +29,12 @@ HEAD_CALLS = 2  # C-library calls for the shape's one dimension and the element 
 def c_calls(monkeypatch):
     """How many numbers the C library parsed (one call per element on the slow path)."""
     calls = [0]
-    real = string_util._c_parse
+    real = string_view.c_parse
 
     def counted(*args):
         calls[0] += 1
         return real(*args)
-    monkeypatch.setattr(string_util, "_c_parse", counted)
+    monkeypatch.setattr(string_view, "c_parse", counted)
     return calls
 
 

@@ -1,4 +1,4 @@
-"""Leak reports of ireeabi's pytest plugin start at the test's own frames (vm.allocation.trim_harness).
+"""Leak reports of ireeabi's pytest plugin start at the test's own frames (base.allocation.trim_harness).
 
 A test that leaks heap blocks errors at teardown with LeakError, each block with the Python stack that
 allocated it. The outermost frames of every such stack are pytest's and pluggy's (the runner, the
@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from ireeabi.vm import allocation
-from ireeabi.vm.heap import LeakError, tracked_heap
+from ireeabi.base import allocation
+from ireeabi.base.heap import LeakError, tracked_heap
 
 pytest_plugins = ["pytester"]
 
@@ -83,8 +83,8 @@ def test_the_report_starts_at_the_test_function(pytester: pytest.Pytester) -> No
 def test_the_error_keeps_the_whole_stack(pytester: pytest.Pytester) -> None:
     """A test that catches the LeakError itself sees the trimmed message and the whole stack."""
     pytester.makepyfile(test_catches='''
-from ireeabi.vm.heap import LeakError, tracked_heap
-from ireeabi.vm.allocation import frames
+from ireeabi.base.heap import LeakError, tracked_heap
+from ireeabi.base.allocation import frames
 
 def test_catches():
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.tooling.program import Program
 
 HERE = Path(__file__).parents[1]

@@ -1,4 +1,4 @@
-"""The mutation campaign of tests/mutation_campaign.py in the suite: 2,000 deterministic mutants of
+"""The mutation campaign of tests/support/mutation_campaign.py in the suite: 2,000 deterministic mutants of
 real modules of both inline models and of riscv32, aarch64 and wasm32 builds (FlatBuffer, bytecode,
 embedded ELF, wasm side module), each through `ireeabi inspect` and `ireeabi run` in a process of
 its own. No traceback, no death by signal, no hang that iree-run-module does not share, no
@@ -9,7 +9,7 @@ a hang is CPU time past a limit, and the wall clock is only a backstop, reported
 below pin each of these.
 
 Then whole commands on hostile input, each `python -m ireeabi ...` in a process of its own under
-the peak-RSS launcher (tests/peak_rss.py), with the same CPU limit and backstop: seeded hostile
+the peak-RSS launcher (tests/support/peak_rss.py), with the same CPU limit and backstop: seeded hostile
 headers (huge macros and arrays, deep nesting, many members, includes of /dev/zero, damaged real
 headers) through `layout --header`, byte mutants of objects gcc builds with -g for five data models
 (and DWARF 4, and compressed debug sections) through `layout --dwarf`, and byte mutants of the
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
-import mutation_campaign as mc
+from support import iree_tools as tools
+from support import mutation_campaign as mc
 
 MUTANTS = 2000
 SEED = 20261203

@@ -2,7 +2,7 @@
 
 - The check corpus (tests/programs/check, which tests/modules/test_check_corpus.py holds to
   iree-run-module's values) and failing.mlir, collected for both inline models and the default
-  model on x86_64 and riscv32: one item per function (tests/check_corpus.py parses them from the
+  model on x86_64 and riscv32: one item per function (tests/support/check_corpus.py parses them from the
   sources), model and data model; every corpus item passes, every failing.mlir item fails with
   exactly the text `ireeabi test` prints for that function on that module and data model
   (module.cc's messages), and no Python traceback; the junit XML lists every item with its
@@ -10,7 +10,7 @@
   (pytest-xdist) runs the same items to the same outcomes and texts (a corpus file and
   failing.mlir, an inline model and the default one, both data models: what the comparison needs
   at a fraction of the cost).
-  Modules compile into the suite's shared cache (tests/iree_tools.py), once per run or less.
+  Modules compile into the suite's shared cache (tests/support/iree_tools.py), once per run or less.
 - Collection is opt-in and limited to the files asked for; a file's default models follow what it
   can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
   pins); a model that does not compile is one failing item with iree-compile's error; a `.vmfb`
@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
-import check_corpus as cc
-import iree_tools as tools
+from support import check_corpus as cc
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import CompileError, Compiler, compile_flags
 
@@ -51,7 +51,7 @@ TENSOR_CHECK = cc.CHECK_DIR / "inline_issues" / "tensor_check_op.mlir"
 @pytest.fixture(scope="module")
 def cache_dir() -> Path:
     """The plugin's compiled-module cache for every pytest run of this file: a folder of the suite's
-    shared compile cache (tests/iree_tools.py), so that each module compiles once per run whatever
+    shared compile cache (tests/support/iree_tools.py), so that each module compiles once per run whatever
     the worker, and not again in a run that keeps pytest's cache (the plugin's keys hold the
     source's bytes, the flags and the compiler's version)."""
     return tools.shared_cache_dir("plugin")
@@ -261,7 +261,7 @@ def test_a_module_iree_check_module_refuses_is_a_collection_error(pytester):
 
 
 def tools_program(name: str) -> Path:
-    return cc.HERE / "programs" / name
+    return cc.TESTS / "programs" / name
 
 
 @pytest.mark.parametrize("option,value,message", [

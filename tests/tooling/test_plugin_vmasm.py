@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import Assembler, CompileError
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.tooling.execution_model import DEFAULT_MODELS
 from ireeabi.tooling.program import Program
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
 RETURNS = Path(__file__).resolve().parent.parent / "programs" / "returns"
 A = np.array([1.5, -2.0, 0.25, 8.0], np.float32)

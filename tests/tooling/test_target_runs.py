@@ -25,22 +25,23 @@ import struct
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
-import iree_tools as tools
-from e2e_corpus import CASES
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
+from support.e2e_corpus import CASES
 from test_run_io_fidelity import OK as IO_CASES
 from test_run_io_fidelity import PROGRAMS as IO_PROGRAMS
 from test_run_io_fidelity import iree as iree_run, ours as ireeabi_run
 from ireeabi.abi import cconv, targets
 from ireeabi.layouts import modules
 from ireeabi.vm import shims as _shims
-from ireeabi.vm.heap import tracked_heap
-from ireeabi.vm.imports import check_imports
+from ireeabi.base.heap import tracked_heap
+from ireeabi.vm.bytecode.import_check import check_imports
 from ireeabi.vm.bytecode import VmStatusError
 from ireeabi.tooling.program import Program
-from ireeabi.vm.module import PlannedCall
+from ireeabi.vm.native_module import PlannedCall
+from ireeabi.modules.hal.loader import DispatchShim
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 MODEL = "inline-static"
 TARGETS = targets.names()
@@ -76,7 +77,7 @@ class Recorder:
         self._site: list = []
 
     def install(self, monkeypatch) -> None:  # noqa: ANN001
-        real_call, real_shim, real_loader = PlannedCall.__call__, _shims.Shim.__call__, _shims._LoaderShim.__call__
+        real_call, real_shim, real_loader = PlannedCall.__call__, _shims.Shim.__call__, DispatchShim.__call__
         rec = self
 
         def planned(self, flat):  # noqa: ANN001, ANN202
@@ -110,7 +111,7 @@ class Recorder:
         monkeypatch.setattr(PlannedCall, "__call__", planned)
         monkeypatch.setattr(_shims.Shim, "on_frame", framed)
         monkeypatch.setattr(_shims.Shim, "__call__", seen(real_shim))
-        monkeypatch.setattr(_shims._LoaderShim, "__call__", seen(real_loader))
+        monkeypatch.setattr(DispatchShim, "__call__", seen(real_loader))
 
 
 _SCALAR = {"i32": "<i", "i64": "<q", "f32": "<i", "f64": "<q"}  # floats travel as their bit patterns

@@ -7,7 +7,7 @@ other modules compare against the host's IREE tools or measured host values and 
 from ireeabi.abi import targets
 from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (pytest fixtures)
 
-EVERY_TARGET = {"test_vm_heap", "test_vm_ref", "test_vm_allocator", "test_vm_buffer", "test_vm_call"}
+EVERY_TARGET = {"test_vm_ref", "test_vm_buffer", "test_vm_call"}
 
 
 def pytest_generate_tests(metafunc) -> None:  # noqa: ANN001

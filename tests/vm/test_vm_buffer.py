@@ -8,15 +8,18 @@ import pytest
 from ireeabi.abi.layout import Array, Field, Scalar, Struct
 from ireeabi.layouts import base as LB
 from ireeabi.layouts import buffer as LBUF
-from ireeabi.vm import allocator as A
+from ireeabi.base import allocator as A
 from ireeabi.vm import buffer as B
-from ireeabi.vm import callbacks, module_ref
+from ireeabi.base import callbacks
+from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
-from ireeabi.vm.allocator import AllocatorT, Command
+from ireeabi.base.allocator import AllocatorT, Command
 from ireeabi.vm.buffer import AbortError, BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, HeapError, LeakError, tracked_heap
+from ireeabi.base.heap import Heap, HeapError, LeakError, tracked_heap
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.ref import RefLayout
+from ireeabi.layouts.buffer import VmBufferLayout
 
 
 RW = BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST
@@ -28,7 +31,7 @@ def test_create_is_one_aligned_coallocation(heap: Heap, buffers: BufferType) -> 
         assert prefix == 48  # fact sheet §6.2 (measured)
     for alignment in (0, 8, 64, 4096):
         b = buffers.create(RW, 10, alignment)
-        assert buffers.data(b) - b == prefix == heap.machine.vm_buffer.prefix_size
+        assert buffers.data(b) - b == prefix == heap.machine.view(VmBufferLayout).prefix_size
         # iree_aligned_ptr masks with ~(alignment - 1): divisibility for a power of two; on i386
         # (iree_max_align_t = 12) only the bits of 11 are cleared, as IREE's arithmetic does.
         assert buffers.data(b) & (max(alignment, heap.target.max_align) - 1) == 0
@@ -59,14 +62,14 @@ def test_wrapping_bounds_check_is_reported_not_made(heap: Heap, buffers: BufferT
     """buffer.c does not check offset + length for overflow: its check passes, the access it would make
     (before the data, i.e. into the handle of a co-allocation) is reported instead."""
     b = buffers.create(RW, 16)
-    before = heap.read(b, heap.machine.vm_buffer.prefix_size + 16)
+    before = heap.read(b, heap.machine.view(VmBufferLayout).prefix_size + 16)
     huge = heap.machine.word_mask  # offset + 1 wraps to 0 <= 16: IREE writes the byte before the data
     for op in (lambda: buffers.map_ro(b, huge, 1), lambda: buffers.fill_bytes(b, huge, 1, 0x5A),
                lambda: buffers.copy_bytes(b, 0, b, huge, 1)):
         with pytest.raises(B.BufferOverflowError, match="wraps to 0") as e:
             op()
         assert isinstance(e.value, HeapError) and e.value.address == b
-    assert heap.read(b, heap.machine.vm_buffer.prefix_size + 16) == before  # the handle is intact
+    assert heap.read(b, heap.machine.view(VmBufferLayout).prefix_size + 16) == before  # the handle is intact
     buffers.release(b)
 
 
@@ -117,7 +120,7 @@ def test_copy_compare_clone_and_numpy_views(heap: Heap, buffers: BufferType) -> 
 
 def test_in_place_initialize_and_deinitialize(heap: Heap, buffers: BufferType) -> None:
     a = A.heap_allocator(heap)
-    handle = heap.malloc(heap.machine.vm_buffer.size)
+    handle = heap.malloc(heap.machine.view(VmBufferLayout).size)
     data = A.malloc(heap, a, 32)
     buffers.initialize(RW | BufferAccess.COALLOCATED, data, 32, a, handle)
     assert buffers.counter(handle) == 1 and not buffers.is_coallocated(handle)  # callers cannot tag
@@ -135,7 +138,7 @@ def test_module_storage_retains_its_module(heap: Heap, buffers: BufferType) -> N
     destroyed: list[int] = []
     module = module_ref.create(heap, destroyed.append, name="rodata owner")
     rodata = heap.malloc(8)
-    handle = heap.malloc(heap.machine.vm_buffer.size)
+    handle = heap.malloc(heap.machine.view(VmBufferLayout).size)
     buffers.initialize_module_storage(rodata, 8, module, handle)
     assert (buffers.counter(handle), buffers.access(handle)) == (0, BufferAccess.ORIGIN_MODULE)
     assert buffers.allocator(handle).is_null
@@ -154,7 +157,7 @@ def test_buffer_refs(heap: Heap, buffers: BufferType) -> None:
     b = buffers.create(RW, 4)
     r = buffers.retain_ref(b)
     assert buffers.counter(b) == 2 and buffers.check_deref(r) == b
-    out = heap.malloc(heap.machine.ref.size)
+    out = heap.malloc(heap.machine.view(RefLayout).size)
     buffers.wrap_retain(b, out)
     buffers.wrap_retain(b, out)  # already there: nothing
     assert buffers.counter(b) == 3

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from ireeabi.vm import allocator as A
+from ireeabi.base import allocator as A
 from ireeabi.vm import buffer as B
 from ireeabi.vm import ref as R
-from ireeabi.vm.allocator import AllocatorT
+from ireeabi.base.allocator import AllocatorT
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
-from test_vm_allocator import Recorder  # a logging ctl served from the heap
+from support.allocator_recorder import Recorder  # a logging ctl served from the heap
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
+from ireeabi.layouts.buffer import VmBufferLayout
+from ireeabi.layouts.ref import RefLayout
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -50,7 +52,7 @@ class Objects:
 
 
 def slot(heap: Heap, value: Ref = R.NULL_REF) -> int:
-    a = heap.malloc(heap.machine.ref.size)
+    a = heap.malloc(heap.machine.view(RefLayout).size)
     R.write_ref(heap, a, value)
     return a
 
@@ -63,7 +65,7 @@ def test_create_wrapped_total_of_zero_is_malloc_aligneds_invalid_argument(heap: 
     prefix + length == 2**N reaches allocator.c iree_allocator_malloc_aligned as byte_length 0:
     INVALID_ARGUMENT "allocations must be >0 bytes" (not an overflow status)."""
     with pytest.raises(StatusError) as e:
-        buffers.create(RW, MASK - HOST_M.vm_buffer.prefix_size + 1)
+        buffers.create(RW, MASK - HOST_M.view(VmBufferLayout).prefix_size + 1)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
 
 
@@ -72,7 +74,7 @@ def test_create_wrapped_total_checks_alignment_next(heap: Heap, buffers: BufferT
     (non-zero) total and alignment 3 the status is INVALID_ARGUMENT "alignments must be powers of two
     (got 3)"."""
     with pytest.raises(StatusError) as e:
-        buffers.create(RW, MASK - HOST_M.vm_buffer.prefix_size + 11, 3)
+        buffers.create(RW, MASK - HOST_M.view(VmBufferLayout).prefix_size + 11, 3)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT,
                                                "alignments must be powers of two (got 3)")
 
@@ -84,7 +86,7 @@ def test_create_wrapped_total_goes_to_the_allocator_then_is_reported(heap: Heap,
     block: reported as BufferOverflowError, the block freed again, nothing written or leaked. With a
     null allocator the allocator's own status comes first (allocator.c iree_allocator_issue_alloc)."""
     rec = Recorder(heap)
-    length = MASK - HOST_M.vm_buffer.prefix_size + 11
+    length = MASK - HOST_M.view(VmBufferLayout).prefix_size + 11
     with pytest.raises(B.BufferOverflowError, match="wraps to a 10-byte block") as e:
         buffers.create(RW, length, 0, AllocatorT(0, rec.address))
     assert isinstance(e.value, HeapError)
@@ -101,7 +103,7 @@ def test_create_largest_unwrapped_length_is_the_size_overflow(heap: Heap, buffer
     checked add of sizeof(uintptr_t) and the alignment fails: OUT_OF_RANGE "aligned allocation size
     overflow"."""
     with pytest.raises(StatusError) as e:
-        buffers.create(RW, MASK - HOST_M.vm_buffer.prefix_size)
+        buffers.create(RW, MASK - HOST_M.view(VmBufferLayout).prefix_size)
     assert (e.value.code, e.value.message) == (StatusCode.OUT_OF_RANGE, "aligned allocation size overflow")
 
 
@@ -109,14 +111,14 @@ def test_clone_of_a_huge_span_wraps_like_create(heap: Heap, buffers: BufferType)
     """buffer.c iree_vm_buffer_clone: map_ro(source, offset, length, 1) passes for a handle initialized
     over a (2**N - 1)-byte span, then `prefix_size + source_span.data_length` wraps unchecked to 0:
     malloc_aligned's INVALID_ARGUMENT "allocations must be >0 bytes". No source byte is read."""
-    handle = heap.malloc(HOST_M.vm_buffer.size)
+    handle = heap.malloc(HOST_M.view(VmBufferLayout).size)
     data = heap.malloc(16)
     buffers.initialize(RW, data, MASK, A.allocator_null(), handle)
     with pytest.raises(StatusError) as e:
-        buffers.clone(RW, handle, 0, MASK - HOST_M.vm_buffer.prefix_size + 1)
+        buffers.clone(RW, handle, 0, MASK - HOST_M.view(VmBufferLayout).prefix_size + 1)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")
     with pytest.raises(B.BufferOverflowError):  # wraps to 10 bytes: allocated, then reported
-        buffers.clone(RW, handle, 0, MASK - HOST_M.vm_buffer.prefix_size + 11)
+        buffers.clone(RW, handle, 0, MASK - HOST_M.view(VmBufferLayout).prefix_size + 11)
     heap.free(data)
     heap.free(handle)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ireeabi.abi import cconv, codec
-from ireeabi.abi.codec import CodecError
+from ireeabi.abi import cconv
+from ireeabi.abi.cconv import codec
+from ireeabi.abi.cconv.codec import CodecError
 from ireeabi.vm import call as C
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import MarshalError
 

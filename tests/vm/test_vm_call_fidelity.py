@@ -16,15 +16,16 @@ import pytest
 
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, Linkage, NativeModule, string_view_compare
+from ireeabi.base.heap import Heap
+from ireeabi.modules.hal.loader import DispatchShim
+from ireeabi.vm.native_module import Export, Linkage, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import (CALL_BEGIN, CALL_RESUME, SIGNATURE_MISMATCH, ByteSpan, CallContext, MarshalError,
                               Shim, shim_for)
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -174,30 +175,35 @@ def dispatch_bytes(heap: Heap, constants: list[int]) -> bytes:
 @pytest.mark.parametrize("form", ["fixed", "pre-fix"])
 def test_loader_shim_checks_results_and_flags_as_iree_vm_shim_dispatch_v(heap: Heap, buffers: BufferType,
                                                                           form: str):
-    """runtime/src/iree/modules/hal/loader/module.c iree_vm_shim_dispatch_v: the call fails with the
-    signature mismatch when `rets_storage.data_length > 0` (a NULL results span is never looked at) and
-    never consults the flags (no RESUME case; a NULL argument span is dereferenced there, refused here).
-    The generic `v` results of shims.h (iree_vm_abi_v_checked_deref) accept any length instead."""
+    """runtime/src/iree/modules/hal/loader/module.c iree_vm_shim_dispatch_v (modules/hal/loader.py
+    DispatchShim): the call fails with the signature mismatch when `rets_storage.data_length > 0` (a
+    NULL results span is never looked at) and never consults the flags (no RESUME case); a NULL
+    argument span, which it dereferences, is refused saying so (IreeFaultError). The generic `v`
+    results of shims.h (iree_vm_abi_v_checked_deref) accept any length instead."""
     data = dispatch_bytes(heap, [])  # no constants, no bindings: both reader forms read it right
     got: list = []
-    shim = shim_for(DISPATCH, form)
+    shim = DispatchShim(cconv.parse(DISPATCH), form, heap.machine)
     args = span_of(heap, data)
     rets8 = span_of(heap, bytes(8))
+
+    def values(read) -> tuple:  # noqa: ANN001
+        return read.values[1:] + (read.constant_count, read.binding_count)
+
     try:
-        shim(CallContext(heap), CALL_BEGIN, args, ByteSpan(0, 0), lambda ctx, *a: got.append(a))
-        assert got[-1][1:] == (3, 1, 1, 1, [], [])
+        shim(CallContext(heap), CALL_BEGIN, args, ByteSpan(0, 0), lambda ctx, read: got.append(values(read)))
+        assert got[-1] == (3, 1, 1, 1, 0, 0)
         with pytest.raises(StatusError) as e:
             shim(CallContext(heap), CALL_BEGIN, args, rets8, noop)
         assert is_mismatch(e)
         with pytest.raises(StatusError) as e:
             shim.check_results(heap, rets8)
         assert is_mismatch(e)
-        shim(CallContext(heap), CALL_RESUME, args, ByteSpan(0, 0), lambda ctx, *a: got.append(a))
-        assert got[-1][1:] == (3, 1, 1, 1, [], [])  # RESUME changes nothing
+        shim(CallContext(heap), CALL_RESUME, args, ByteSpan(0, 0), lambda ctx, read: got.append(values(read)))
+        assert got[-1] == (3, 1, 1, 1, 0, 0)  # RESUME changes nothing
         for flags in (CALL_BEGIN, CALL_RESUME):
-            with pytest.raises(StatusError) as e:
+            with pytest.raises(IreeFaultError, match="a NULL argument span: the .*dispatch shim copies "
+                                                     r"sizeof\(iree_vm_abi_rIiii_t\) bytes from it"):
                 shim(CallContext(heap), flags, ByteSpan(0, 0), ByteSpan(0, 0), noop)
-            assert is_mismatch(e)
         generic = shim_for("0rCrD_v")  # shims.h: `v` results, any length, but not NULL
         vla = bytearray(cconv.shim_view("rCrD", HOST_M.target, [0]).sizeof)
         vargs = span_of(heap, bytes(vla))
@@ -212,20 +218,23 @@ def test_loader_shim_checks_results_and_flags_as_iree_vm_shim_dispatch_v(heap: H
         free_spans(heap, args, rets8)
 
 
-def test_negative_loader_counts_are_refused(heap: Heap, buffers: BufferType):
+def test_a_negative_loader_count_passes_the_shims_check(heap: Heap, buffers: BufferType):
     """loader/module.c iree_vm_shim_dispatch_v reads the int32 counts without a sign check: a constant
-    count of -1 moves the binding count back onto itself (-1) and the end check passes, after which
-    iree_hal_loader_module_executable_dispatch sizes an alloca with it. That is undefined behaviour
-    in C; the model refuses it as the signature mismatch (a documented divergence)."""
+    count of -1 moves the binding count back onto itself (-1), and the end check `array + count x
+    sizeof(iree_vm_abi_rII_t) > end` passes, the product wrapping below the array. The shim hands the
+    dispatch that count (whose alloca of a negative size modules/hal/loader.py refuses)."""
     data = dispatch_bytes(heap, [9])
     lay = cconv.layout(cconv.parse(DISPATCH).arguments, HOST_M.target, [1, 0])
+    at = lay.counts[0].offset
     patched = bytearray(data)
-    struct.pack_into("<i", patched, lay.counts[0].offset, -1)
+    struct.pack_into("<i", patched, at, -1)
     args = span_of(heap, bytes(patched))
+    got: list = []
     try:
-        with pytest.raises(StatusError) as e:
-            shim_for(DISPATCH)(CallContext(heap), CALL_BEGIN, args, ByteSpan(0, 0), noop)
-        assert is_mismatch(e)
+        DispatchShim(cconv.parse(DISPATCH), "fixed", heap.machine)(
+            CallContext(heap), CALL_BEGIN, args, ByteSpan(0, 0), lambda ctx, read: got.append(read))
+        (read,) = got
+        assert (read.constant_count, read.binding_count, read.binding_count_at) == (-1, -1, at)
     finally:
         free_spans(heap, args)
 

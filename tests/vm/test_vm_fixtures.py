@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from ireeabi.abi import cconv, codec
-from ireeabi.abi.codec import codec as fast_codec
+from ireeabi.abi import cconv
+from ireeabi.abi.cconv import codec
+from ireeabi.abi.cconv.codec import codec as fast_codec
 
-import vm_fixture_gen as G
+from support import vm_fixture_gen as G
 
 # Fact sheet §2.4, "Worked example" tables (4 constants, 3 bindings): byte offsets of the packer layout.
 FACT_SHEET = {

@@ -22,13 +22,13 @@ from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.vm import call as C
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.ref import Ref
 
-import vm_fuzz_common as F
+from support import vm_fuzz_common as F
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -256,7 +256,7 @@ def test_fuzz_planned_and_layered_calls_agree(which: int, picks: list[int], coun
         mod = _fuzz_module(world, sig, form)
         before = world.counters()
         seen = []
-        C._empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
+        C.empty_block(world.heap)  # the heap's shared empty result block: made by whichever call is first
         try:
             plan = mod.planned(0, spans)
             for call in (lambda: plan(list(bits)), lambda: mod.call_ordinal(0, *args)):
@@ -325,13 +325,13 @@ def test_atheris_harness_runs_clean(tmp_path: Path) -> None:
     """libFuzzer (atheris) over the same shims for a bounded, seeded number of runs."""
     assert importlib.util.find_spec("atheris") is not None, \
         "atheris is a test dependency (pip install atheris; it belongs in the test extra)"
-    harness = Path(__file__).with_name("vm_fuzz_atheris.py")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(harness.parent), os.environ.get("PYTHONPATH", "")]))
+    tests = Path(__file__).resolve().parents[1]  # the harness is support.vm_fuzz_atheris
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")]))
     # libFuzzer bounds the peak RSS, and Linux carries a process's peak RSS over fork and exec: the
     # child starts with this test process's peak, so the bound is 2 GiB above it.
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    r = subprocess.run([sys.executable, str(harness), f"-runs={ATHERIS_RUNS}", "-seed=1", "-max_len=512",
-                        "-len_control=0", f"-rss_limit_mb={peak_mb + 2048}",
+    r = subprocess.run([sys.executable, "-m", "support.vm_fuzz_atheris", f"-runs={ATHERIS_RUNS}", "-seed=1",
+                        "-max_len=512", "-len_control=0", f"-rss_limit_mb={peak_mb + 2048}",
                         # libFuzzer's crash/oom files go to the test's folder, not the caller's.
                         f"-artifact_prefix={tmp_path}/"], capture_output=True, text=True,
                        env=env, cwd=tmp_path, timeout=300)

@@ -9,15 +9,16 @@ import pytest
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable
 
-from ireeabi.abi.codec import CodecError
+from ireeabi.abi.cconv.codec import CodecError
 from ireeabi.vm import module_ref
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule, string_view_compare
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
 from ireeabi.vm.shims import CallContext, MarshalError, Shim
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.ref import RefLayout
 
 
 def noop(ctx: CallContext, *args: object) -> None:
@@ -121,7 +122,7 @@ def test_ref_results_move_to_the_caller(heap: Heap, buffers: BufferType) -> None
 def test_module_lifetime_through_module_storage(heap: Heap, buffers: BufferType) -> None:
     mod = NativeModule(heap, "owner", [])
     rodata = heap.malloc(4)
-    handle = heap.malloc(heap.machine.ref.size * 8)
+    handle = heap.malloc(heap.machine.view(RefLayout).size * 8)
     buffers.initialize_module_storage(rodata, 4, mod.handle, handle)
     ref = buffers.move_ref(handle)
     mod.close()  # the creator's reference goes; the buffer's keeps the module alive
@@ -281,7 +282,7 @@ def test_planned_call_scratch_frame_is_the_methods_frame() -> None:
     fit, after close, and where the target leaves a frame of its own pushed, it fails as
     scratch_push / scratch_pop do (and as the layered call does), and a good call leaves the stack
     as it was."""
-    from ireeabi.vm.heap import HeapError
+    from ireeabi.base.heap import HeapError
     leave: list[int] = []
 
     def target(ctx: CallContext, x: int) -> int:

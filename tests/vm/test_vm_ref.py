@@ -4,12 +4,13 @@ from __future__ import annotations
 import pytest
 
 from ireeabi.layouts import ref as L
-from ireeabi.vm import callbacks
+from ireeabi.base import callbacks
 from ireeabi.vm import ref as R
-from ireeabi.vm.callbacks import FunctionPointerError
-from ireeabi.vm.heap import Heap, HeapError
+from ireeabi.base.callbacks import FunctionPointerError
+from ireeabi.base.heap import Heap, HeapError
 from ireeabi.vm.ref import Ref, RefCountError, RefError, TypeRegistry
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.layouts.ref import RefLayout
 
 
 
@@ -57,7 +58,7 @@ def test_registration_rejects_bad_descriptors(heap: Heap, types: TypeRegistry) -
     with pytest.raises(StatusError) as e:
         types.define("bad", None, offsetof_counter=R.TAG_MASK + 1)
     assert e.value.code == StatusCode.INVALID_ARGUMENT
-    p = heap.malloc(heap.machine.ref.descriptor_size + R.DESCRIPTOR_ALIGNMENT)
+    p = heap.malloc(heap.machine.view(RefLayout).descriptor_size + R.DESCRIPTOR_ALIGNMENT)
     with pytest.raises(StatusError, match=f"aligned to {R.DESCRIPTOR_ALIGNMENT} bytes"):
         types.register(p + 4)
     heap.free(p)
@@ -115,7 +116,7 @@ def test_retain_checked(heap: Heap, types: TypeRegistry) -> None:
         R.retain_checked(heap, src, others.type.type, dst)
     assert (e.value.code, e.value.message) == (StatusCode.INVALID_ARGUMENT, "source ref type mismatch")
     assert objs.count(p) == 1 and R.is_null(heap, dst)  # no changes on failure
-    R.retain_checked(heap, src, heap.machine.ref.type_any, dst)
+    R.retain_checked(heap, src, heap.machine.view(RefLayout).type_any, dst)
     assert objs.count(p) == 2
     R.release(heap, dst)
     R.release(heap, src)
@@ -162,7 +163,7 @@ def test_forged_pointers_raise_and_change_nothing(heap: Heap, types: TypeRegistr
     for forged in (Ref(0x10, t), Ref(p + 4096, t)):
         with pytest.raises(HeapError):
             R.release_value(heap, forged)
-    fake_descriptor = heap.malloc(heap.machine.ref.descriptor_size, align=R.DESCRIPTOR_ALIGNMENT)
+    fake_descriptor = heap.malloc(heap.machine.view(RefLayout).descriptor_size, align=R.DESCRIPTOR_ALIGNMENT)
     heap.struct_at(L.iree_vm_ref_type_descriptor_t, fake_descriptor).destroy = 0xDEAD0  # not a function
     for bad_type in (fake_descriptor, t | 1, t + R.DESCRIPTOR_ALIGNMENT):  # no registration made these
         with pytest.raises(RefError, match="not a registered ref type"):

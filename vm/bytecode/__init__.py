@@ -6,24 +6,26 @@ decoder, the verifier, and a Python interpreter for the subset iree-compile emit
 - `module_file`: the module as data (`ModuleFile`) and its loader `read_module` (module.c,
   verifier.c's metadata rules); `module_errors`: the errors of all three;
 - `isa`, `decoder`: the bytecode ISA as data and its decoder;
-- `errors`: VmError and its kinds (traps, statuses, vm.fail), verification/argument errors;
-- `numerics`: scalar op semantics (vm/ops.h on x86-64), SipHash;
 - `buffer_factory`: ByteBuffer and the BufferFactory interface (plain-Python backend);
 - `vm_buffer_factory`: the real backend: vm.buffer refs on ireeabi.vm.buffer's BufferType, counted in
   memory;
-- `lists`: vm.list;
-- `registers`: frames, register banks, ref slots (retain/move/release), cconv helpers;
+- `frames`, `registers`: frames, register banks, ref slots (retain/move/release), cconv helpers;
 - `handlers`, `ops_scalar`, `ops_ref`, `ops_buffer`, `ops_list`, `ops_control`, `compile`: one
   handler maker per op, compiled once per instruction;
 - `verifier`: the bytecode verifier's checks (verifier.c);
-- `import_resolvers`: ImportResolver and its implementations (Python callables, other contexts, native
-  modules);
-- `context`: Context (module state, run loop, calls), Invocation (a call that yields, resumed); its
+- `module`: `Context`, a context holding one bytecode module (module.c: its functions decoded,
+  verified and compiled, its state; vm/context.py: its calls and imports); `module_state`: the
+  state's storage; `state`: what the ops use of a Context;
+- `dispatch`: how its calls run (dispatch.c: the loop, internal and import calls, yields); its
   fast path: `blocks` (compiled basic blocks), `region_plan` and `regions` (loops with registers
-  as locals), `call_sites` (generated entries, returns and import calls).
+  as locals), `call_sites` (generated entries, returns and import calls);
+- `import_check`: a compiled module's imports checked against native modules before it runs.
 
-See `context` for the calling semantics and `vm_buffer_factory` for the reference counting. Running a module
-as iree-run-module does (`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.
+The VM's own concepts a bytecode program's caller uses with these are re-exported here:
+`Invocation` (vm/invocation.py), the import resolvers, the errors, `VmList` (vm/list.py),
+`PURE_OPS` (vm/ops.py), `siphash24` (vm/buffer.py). See `dispatch` for the calling semantics and
+`vm_buffer_factory` for the reference counting. Running a module as iree-run-module does
+(`Program`, its input syntax and printing) is tooling: `ireeabi.tooling`.
 """
 from __future__ import annotations
 
@@ -34,30 +36,33 @@ from ireeabi.abi.lazy_face import lazy_face
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
     from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
-    from ireeabi.vm.bytecode.context import DEFAULT_MAX_DEPTH, TEST_RUNNER_MAX_RESUMES, Context, Invocation
-    from ireeabi.vm.bytecode.errors import (ArgumentError, BytecodeVerifyError, ContextBusyError,
-                                            ContextClosedError, ImportResolutionError,
-                                            InvocationStateError, VmError, VmFailError,
-                                            VmStatusError, VmTrapError)
-    from ireeabi.vm.bytecode.import_resolvers import (ContextImports, FunctionImports, ImportResolver,
-                                                      NativeImports)
-    from ireeabi.vm.bytecode.lists import VmList
-    from ireeabi.vm.bytecode.numerics import PURE_OPS, siphash24
+    from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
+    from ireeabi.vm.bytecode.verifier import BytecodeVerifyError
     from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
+    from ireeabi.vm.buffer import siphash24
+    from ireeabi.vm.errors import (ArgumentError, ContextBusyError, ContextClosedError, ImportResolutionError,
+                                   InvocationStateError, VmError, VmFailError, VmStatusError, VmTrapError)
+    from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
+    from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES, Invocation
+    from ireeabi.vm.list import VmList
+    from ireeabi.vm.ops import PURE_OPS
 
 # Each name the face re-exports -> its submodule (PEP 562): importing the face (or one submodule,
 # such as the `.vmfb` reader) does not load the interpreter.
 _SUBMODULES = {
     "buffer_factory": ("DEFAULT_MAX_ALLOCATION", "BufferFactory", "ByteBuffer"),
     "compile": ("SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"),
-    "context": ("DEFAULT_MAX_DEPTH", "TEST_RUNNER_MAX_RESUMES", "Context", "Invocation"),
-    "errors": ("ArgumentError", "BytecodeVerifyError", "ContextBusyError", "ContextClosedError",
-               "ImportResolutionError", "InvocationStateError", "VmError", "VmFailError", "VmStatusError",
-               "VmTrapError"),
-    "import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
-    "lists": ("VmList",),
-    "numerics": ("PURE_OPS", "siphash24"),
+    "module": ("DEFAULT_MAX_DEPTH", "Context"),
+    "verifier": ("BytecodeVerifyError",),
     "vm_buffer_factory": ("RodataLeakError", "VmBufferFactory"),
+    # the VM's own names a bytecode program's caller uses with them
+    "ireeabi.vm.buffer": ("siphash24",),
+    "ireeabi.vm.errors": ("ArgumentError", "ContextBusyError", "ContextClosedError", "ImportResolutionError",
+                          "InvocationStateError", "VmError", "VmFailError", "VmStatusError", "VmTrapError"),
+    "ireeabi.vm.import_resolvers": ("ContextImports", "FunctionImports", "ImportResolver", "NativeImports"),
+    "ireeabi.vm.invocation": ("TEST_RUNNER_MAX_RESUMES", "Invocation"),
+    "ireeabi.vm.list": ("VmList",),
+    "ireeabi.vm.ops": ("PURE_OPS",),
 }
 __getattr__, __dir__ = lazy_face(__name__, globals(), _SUBMODULES)
 

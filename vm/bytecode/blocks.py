@@ -1,6 +1,6 @@
 """Compiled basic blocks: the fast path of the interpreter, generated from the per-instruction handlers.
 
-The reference path runs one handler per instruction (context.py's loop: fetch, call, look at the
+The reference path runs one handler per instruction (dispatch.py's loop: fetch, call, look at the
 answer). Here each basic block of a function becomes one generated Python function that runs the
 block's instructions in order, with the loop's per-instruction work gone:
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ireeabi.abi.generated import define
 from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.bytecode.numerics import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
+from ireeabi.vm.ops import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
 from ireeabi.vm.bytecode.ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
                                             element_parts)
 from ireeabi.vm.bytecode.ops_scalar import pure_parts

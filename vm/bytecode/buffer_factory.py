@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any, Union
 
 from ireeabi.abi.targets import Target
-from ireeabi.vm.machine import Machine, machine as _machine
+from ireeabi.base.machine import Machine, machine as _machine
 from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import VmStatusError
 
 DEFAULT_MAX_ALLOCATION = 1 << 30
 

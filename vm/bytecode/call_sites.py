@@ -1,6 +1,6 @@
-"""The interpreter's generated call sites (context.py's reference loops, as one function each):
-an export's entry (`entry_function`: `Context._invoke`'s argument loop), a return to the caller of
-`invoke` (`leave_function`: `Context._leave_external`), and an import call site over a planned
+"""The interpreter's generated call sites (dispatch.py's reference loops, as one function each):
+an export's entry (`entry_function`: `Dispatch.begin_call`'s argument loop), a return to the caller of
+`invoke` (`leave_function`: `Dispatch._leave_external`), and an import call site over a planned
 native call (`native_call_site`: `Context.import_call`'s gathering, call and result stores). Each
 is generated once per export, return site or call site, through `ireeabi.abi.generated`.
 """
@@ -10,12 +10,12 @@ from typing import Any, Callable, Sequence
 
 from ireeabi.abi.generated import define
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.bytecode.errors import VmError, VmStatusError, annotate
-from ireeabi.vm.bytecode.numerics import M32, M64, F32, F64, I32, I64, U32, U64
+from ireeabi.vm.errors import VmError, VmStatusError, annotate
+from ireeabi.vm.ops import M32, M64, F32, F64, I32, I64, U32, U64
 from ireeabi.vm.bytecode.registers import Frame, Function, release_frame, store_value, value_chars
 from ireeabi.vm.call import as_ref
 from ireeabi.vm.ref import NULL_REF, Ref
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
 # A scalar register's struct per cconv character; the values an i32/i64 argument takes (signed or
 # unsigned) on the fast store.
@@ -24,7 +24,7 @@ I32_MIN, U32_END, I64_MIN, U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
 
 
 def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
-    """`Context._invoke`'s argument loop for one export, generated: `enter(ctx, args) -> frame`
+    """`Dispatch.begin_call`'s argument loop for one export, generated: `enter(ctx, args) -> frame`
     with each argument's register or ref slot, fast test and message as literals (the same checks,
     the same stores, the same release of the frame on an error)."""
     names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
@@ -50,7 +50,7 @@ def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
 
 
 def leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
-    """`Context._leave_external` for one return site, generated: `leave(ctx, frame) -> results`
+    """`Dispatch._leave_external` for one return site, generated: `leave(ctx, frame) -> results`
     with each result's register, move and reader as literals (the same retains, the same release
     of the results already taken on an error, the same frame release)."""
     names: dict[str, Any] = {"release_frame": release_frame, "num": (int, float)}

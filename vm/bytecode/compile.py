@@ -8,7 +8,7 @@ from ireeabi.vm.bytecode.decoder import Instruction, UnsupportedOpError
 from ireeabi.vm.bytecode import ops_buffer, ops_control, ops_list, ops_ref  # noqa: F401 - they register handlers
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import HANDLERS, Handler
-from ireeabi.vm.bytecode.numerics import SIGN_BIT_OPS, PURE_OPS
+from ireeabi.vm.ops import SIGN_BIT_OPS, PURE_OPS
 from ireeabi.vm.bytecode.ops_scalar import make_pure, make_sign_bit
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.isa import OpInfo
 from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 
 # --------------------------------------------------------------------------------------------------

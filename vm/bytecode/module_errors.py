@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable_text
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 __all__ = ["ModuleFileError", "NotAModuleError"]
 

@@ -40,7 +40,7 @@ from ireeabi.vm.bytecode.flatbuffer import (Buffer, DependencyFlags, FeatureBits
                                             verify_flatbuffer)
 from ireeabi.vm.bytecode.isa import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 __all__ = ["ModuleFile", "Attr", "Dependency", "FunctionSignature", "ImportedFunction",
            "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "rodata_bytes",

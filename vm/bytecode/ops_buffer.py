@@ -16,12 +16,14 @@ import struct
 from typing import Any
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import VmStatusError, VmTrapError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.bytecode.numerics import I32, U64, siphash24
+from ireeabi.vm.buffer import siphash24
+from ireeabi.vm.ops import I32, U64
 from ireeabi.vm.bytecode.registers import Frame, store_ref, write_i32, write_i64
+from ireeabi.layouts.buffer import VmBufferLayout
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)
     "I8U": (1, struct.Struct("<B"), None), "I8S": (1, struct.Struct("<b"), None),
@@ -164,7 +166,7 @@ def _allocate(ctx: "ExecutionState", length: int, alignment: int) -> Any:
     """iree_vm_buffer_create: one block of prefix + length bytes (host-size arithmetic) from
     iree_allocator_malloc_aligned, whose checks come in this order."""
     m = ctx.machine
-    prefix, mask = m.vm_buffer.prefix_size, m.word_mask
+    prefix, mask = m.view(VmBufferLayout).prefix_size, m.word_mask
     total = (prefix + length) & mask
     if total == 0:
         raise VmStatusError(StatusCode.INVALID_ARGUMENT, "allocations must be >0 bytes")

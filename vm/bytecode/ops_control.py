@@ -6,12 +6,12 @@ from typing import Sequence
 
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import Remap
-from ireeabi.vm.bytecode.errors import BytecodeVerifyError, VmFailError
+from ireeabi.vm.errors import VmFailError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import RETURN, YIELD, op
-from ireeabi.vm.bytecode.numerics import I32, U32
+from ireeabi.vm.ops import I32, U32
 from ireeabi.vm.bytecode.registers import Frame, retain_or_move, value_chars, write_i32
-from ireeabi.vm.bytecode.verifier import check_call_lists, check_cconv_regs
+from ireeabi.vm.bytecode.verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
 
 @op("Block")
 def _make_block(ctx, fn, inst):

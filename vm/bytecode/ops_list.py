@@ -13,14 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.base.status import StatusCode
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.bytecode.lists import VALUE_TYPES, VmList, convert_list_value
-from ireeabi.vm.bytecode.numerics import I32, U32, U64, M32
+from ireeabi.vm.list import VALUE_TYPES, VmList, convert_list_value
+from ireeabi.vm.ops import I32, U32, U64, M32
 from ireeabi.vm.bytecode.ops_ref import ref_type_key, ref_type_mismatch, value_type_key
 from ireeabi.vm.bytecode.registers import Frame, store_ref, take_ref, write_i32, write_i64
+from ireeabi.layouts.ref import RefLayout
 
 def _list(frame: Frame, reg: Register) -> VmList:
     value = frame.refs[reg.ordinal]
@@ -44,7 +45,7 @@ def _check_storage(ctx: "ExecutionState", lst: VmList, count: int, what: str) ->
     size = lst.element_size
     if not size:
         m = ctx.machine
-        size = m.ref.size + (m.pointer_size if lst.is_variant else 0)
+        size = m.view(RefLayout).size + (m.pointer_size if lst.is_variant else 0)
     if count * max(size, 8) > limit:
         raise VmStatusError(StatusCode.RESOURCE_EXHAUSTED,
                             f"list {what} of {count} elements ({lst.element_type}) exceeds the "

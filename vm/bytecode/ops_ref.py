@@ -15,13 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.vm.ref import Ref, type_name
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 from ireeabi.vm.bytecode.buffer_factory import ByteBuffer
-from ireeabi.vm.bytecode.errors import VmStatusError
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.bytecode.lists import VALUE_TYPES, VmList
-from ireeabi.vm.bytecode.numerics import I32, U32, s32
+from ireeabi.vm.list import VALUE_TYPES, VmList
+from ireeabi.vm.ops import I32, U32, s32
 from ireeabi.vm.bytecode.registers import retain_or_move, store_ref, write_i32
 
 OPAQUE = "!vm.opaque"

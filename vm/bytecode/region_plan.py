@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.bytecode.numerics import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
+from ireeabi.vm.ops import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
 from ireeabi.vm.bytecode.ops_buffer import LOAD_OPS, STORE_OPS, element_parts
 from ireeabi.vm.bytecode.registers import SIZES, WRITE
 from ireeabi.vm.bytecode import isa

@@ -1,12 +1,12 @@
-"""What the op handlers, registers and import resolvers use of the context that runs them: an
-interface (`ExecutionState`), so that none of them needs the context's class (`context.Context` is
+"""What the op handlers, registers and the verifier use of the context that runs them: an
+interface (`ExecutionState`), so that none of them needs the context's class (`module.Context` is
 the implementation)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.machine import Machine
+from ireeabi.base.machine import Machine
 from ireeabi.vm.bytecode.module_file import ModuleFile
 
 if TYPE_CHECKING:
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class ExecutionState(Protocol):
-    """What op handlers use of the context that runs them (`context.Context` is the one there is):
+    """What op handlers use of the context that runs them (`module.Context` is the one there is):
     an interface, so the ops need not know the context's class."""
 
     machine: Machine  # the data model of buffer ops and import calls

@@ -33,18 +33,22 @@ from typing import NamedTuple, Sequence
 from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import TERMINATORS, Instruction, Register
+from ireeabi.vm.bytecode.decoder import TERMINATORS, DecodeError, Instruction, Register
 from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
-from ireeabi.vm.status import StatusCode
-from ireeabi.vm.bytecode.errors import BytecodeVerifyError
+from ireeabi.base.status import StatusCode
 from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
                                         verifier_bound)
 from ireeabi.vm.bytecode.registers import Function, value_chars
+from ireeabi.layouts.ref import RefLayout
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it
 _CALLS = frozenset({"Call", "CallVariadic", "CallYieldable", "CallVariadicYieldable"})
 _VALUE_CHARS = "iIfFr"
+
+
+class BytecodeVerifyError(DecodeError):
+    """A function that decodes but that IREE's bytecode verifier would reject."""
 
 
 def global_size(op: isa.OpInfo) -> int | None:
@@ -236,7 +240,7 @@ class _BlockList:
 def function_layout(ctx: "ExecutionState", ordinal: int) -> FrameLayout:
     """The frame IREE allocates for internal function `ordinal` on the context's data model."""
     d = ctx.module.function_descriptors[ordinal]
-    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.ref.size)
+    return frame_layout(d.i32_register_count, d.ref_register_count, ctx.machine.view(RefLayout).size)
 
 
 def frame_i32_registers(declared: int) -> int:
@@ -637,6 +641,6 @@ def clamp_type_ids(ctx: "ExecutionState", fn: Function) -> None:
                 inst.operands[f.name] = 0
 
 
-__all__ = ["verify_function", "verify_prefix_feature", "FrameUse", "function_layout",
+__all__ = ["BytecodeVerifyError", "verify_function", "verify_prefix_feature", "FrameUse", "function_layout",
            "frame_i32_registers", "clamp_type_ids", "check_cconv_regs",
            "check_call_lists", "cconv_split", "global_size", "TERMINATORS"]

@@ -32,10 +32,11 @@ from ireeabi.vm import ref as _ref
 from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
-from ireeabi.vm.bytecode.errors import VmStatusError
-from ireeabi.vm.bytecode.lists import VmList
+from ireeabi.vm.errors import VmStatusError
+from ireeabi.vm.list import VmList
+from ireeabi.layouts.buffer import VmBufferLayout
 
 GUEST_ACCESS = BufferAccess.MUTABLE | BufferAccess.ORIGIN_GUEST  # vm.buffer.alloc / clone
 RODATA_ALIGNMENT = 64
@@ -64,7 +65,7 @@ class VmBufferFactory(BufferFactory):
         self.vmb = buffer_type
         self.heap = buffer_type.heap
         self.type = buffer_type.type
-        L = self.heap.machine.vm_buffer
+        L = self.heap.machine.view(VmBufferLayout)
         self._handle_size = L.size
         # access (uint32), then the data span {data, data_length}, read with one unpack.
         self._access_off = L.access_off

@@ -1,7 +1,7 @@
 """Real kernels from iree-compile, loaded with dlopen and dispatched on packed memory.
 
 Workgroup counts, push constants and binding sizes come from the compiler's own VM IR for the same
-program (tests/vm_ir.py evaluates it), never from numbers typed here.
+program (tests/support/vm_ir.py evaluates it), never from numbers typed here.
 """
 import ctypes
 from pathlib import Path
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools
-import vm_ir
-from ireeabi.vm.machine import host
+from support import iree_tools, vm_ir
+from ireeabi.base.machine import host
+from ireeabi.layouts.executable_library import DispatchLayout
 from ireeabi.hal.local import elf_executable as ex
 from ireeabi.hal.local.native import native
 from ireeabi.vm.bytecode import module_file as mf
@@ -115,7 +115,7 @@ def test_workgroup_loop_semantics():
     # The C helper's loop, with a Python kernel that fails at one workgroup: as IREE's inline issue,
     # only the x loop is left, y and z continue, and the status is the last call's.
     calls = []
-    layout = host().dispatch_state.wg_ids
+    layout = host().view(DispatchLayout).wg_ids
 
     @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
     def kernel(env, state, wg):

@@ -21,13 +21,14 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-import iree_tools as tools
-from debian_tools import debian_tool
+from support import iree_tools as tools
+from support.debian_tools import debian_tool
 from ireeabi.hal.local.elf_heap_loader import TARGET_PAGE, HeapElfImage, load_into_heap
 from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
+from ireeabi.base.status import StatusCode
 
 PROGRAM = Path(__file__).parents[2] / "programs" / "add16.mlir"
 QUERY = "iree_hal_executable_library_query"
@@ -251,7 +252,7 @@ def test_armv7_kernel_with_debug_symbols_imports_the_unwinder():
     with tracked_heap(target="armv7") as heap:
         with pytest.raises(ExecutableError) as e:
             load_into_heap(data, heap)
-    assert e.value.code == "UNAVAILABLE"
+    assert e.value.code == StatusCode.UNAVAILABLE
     assert e.value.message.startswith(
         f"ELF imports one or more symbols (trying '{undefined[0]}'); imports are not supported in the "
         "platform-agnostic loader")
@@ -391,7 +392,7 @@ def test_tls_relocation_is_unimplemented_as_iree_says(arch):
         with pytest.raises(ExecutableError) as e:
             load_into_heap(data, heap)
         assert heap.live() == []
-    assert e.value.code == "UNIMPLEMENTED"
+    assert e.value.code == StatusCode.UNIMPLEMENTED
     assert e.value.message == f"unimplemented {LABELS[arch]} relocation type {r['r_info_type']:08X}"
 
 
@@ -455,7 +456,7 @@ def test_hostile_fields_are_refused_naming_them(arch):
     }
     for case, (broken, what) in cases.items():
         e = _load_fails(arch, broken)
-        assert e.code == "FAILED_PRECONDITION", (case, e)
+        assert e.code == StatusCode.FAILED_PRECONDITION, (case, e)
         assert f"ELF {what} 0x" in e.message and "lies outside the loaded image" in e.message, (case, e)
 
 
@@ -468,21 +469,21 @@ def test_wrong_table_kind_and_symbol_are_refused_as_iree_does(arch):
     table = "DT_RELA" if rela else "DT_REL"
     other = 17 if rela else 7  # DT_REL / DT_RELA
     e = _load_fails(arch, _put(data, _dyn_entry(elf, table), other, w))
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", f"unsupported DT_{'REL' if rela else 'RELA'} relocations")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, f"unsupported DT_{'REL' if rela else 'RELA'} relocations")
     # a symbol index past DT_HASH's count
     sec = elf.get_section_by_name(".rela.dyn" if rela else ".rel.dyn")
     count = elf.get_section_by_name(".dynsym").num_symbols()
     r0 = next(sec.iter_relocations())
     info = (count << 32 | r0["r_info_type"]) if w == 8 else (count << 8 | r0["r_info_type"])
     e = _load_fails(arch, _put(data, sec["sh_offset"] + w, info, w))
-    assert (e.code, e.message) == ("OUT_OF_RANGE", f"invalid symbol in relocation: {count}")
+    assert (e.code, e.message) == (StatusCode.OUT_OF_RANGE, f"invalid symbol in relocation: {count}")
 
 
 def test_x86_64_pltrel_must_be_rela():
     data = shared_object("x86_64", POINTERS_C)
     elf = elf_of(data)
     e = _load_fails("x86_64", _put(data, _dyn_entry(elf, "DT_PLTREL") + 8, 17, 8))
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", "unsupported DT_PLTREL != DT_RELA")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, "unsupported DT_PLTREL != DT_RELA")
 
 
 @pytest.mark.parametrize("arch", ARCHES)
@@ -492,19 +493,19 @@ def test_wrong_machine_and_class(arch):
     e = _load_fails(other, data)
     e_machine = elf_of(data).header.e_machine
     from elftools.elf.enums import ENUM_E_MACHINE
-    assert (e.code, e.message) == ("FAILED_PRECONDITION",
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION,
                                    f"ELF machine specification ({ENUM_E_MACHINE[e_machine]:04X}) does not match "
                                    "the running architecture")
     wrong_class = {"riscv32": "riscv64", "riscv64": "riscv32", "armv7": "aarch64", "aarch64": "armv7",
                    "i386": "x86_64"}[arch]
     e = _load_fails(wrong_class, data)
     bits = 32 if word(elf_of(data)) == 8 else 64
-    assert (e.code, e.message) == ("FAILED_PRECONDITION", f"system/ELF class mismatch: expected {bits}-bit")
+    assert (e.code, e.message) == (StatusCode.FAILED_PRECONDITION, f"system/ELF class mismatch: expected {bits}-bit")
 
 
 def test_wasm32_has_no_elf_kernels():
     e = _load_fails("wasm32", kernel("riscv32"))
-    assert e.code == "UNIMPLEMENTED" and "wasm32" in e.message
+    assert e.code == StatusCode.UNIMPLEMENTED and "wasm32" in e.message
 
 
 @pytest.mark.parametrize("arch", ARCHES)
@@ -512,7 +513,7 @@ def test_truncated_files(arch):
     data = kernel(arch)
     for n in sorted({0, 3, 16, 40, 52, 63, 64, len(data) // 2, len(data) - 1}):
         e = _load_fails(arch, data[:n])
-        assert e.code == "FAILED_PRECONDITION", (n, e)
+        assert e.code == StatusCode.FAILED_PRECONDITION, (n, e)
 
 
 class SpyHeap(Heap):
@@ -646,7 +647,7 @@ def test_relocated_init_array_is_biased_twice_as_iree_does(arch):
             load_into_heap(data, heap)
         base = heap.made[0][0] - min(s.header.p_vaddr for s in elf.iter_segments() if s.header.p_type == "PT_LOAD")
         relocated = _expected(arch, elf, data, slot[0], slot[1], base)
-        assert e.value.code == "FAILED_PRECONDITION"
+        assert e.value.code == StatusCode.FAILED_PRECONDITION
         assert e.value.message == (f"ELF initializer DT_INIT_ARRAY[0] at 0x{(base + relocated) & mask:x} lies "
                                    "outside the loaded image: IREE would jump there")
         heap.check_surroundings()
@@ -673,7 +674,7 @@ def test_a_relocation_rewriting_a_later_entry_is_seen_by_that_entry():
         with pytest.raises(ExecutableError) as e:
             load_into_heap(broken, heap)
         base = heap.made[0][0]
-        assert (e.value.code, e.value.message) == ("OUT_OF_RANGE", f"invalid symbol in relocation: {(base + 3) >> 8}")
+        assert (e.value.code, e.value.message) == (StatusCode.OUT_OF_RANGE, f"invalid symbol in relocation: {(base + 3) >> 8}")
         heap.check_surroundings()
     finally:
         heap.close()
@@ -690,7 +691,7 @@ def test_overlapping_segments_are_refused():
     broken = _put(broken, at + 16, len(data), 4)  # p_filesz
     broken = _put(broken, at + 20, len(data), 4)  # p_memsz
     e = _load_fails("i386", broken)
-    assert e.code == "FAILED_PRECONDITION" and "(they overlap)" in e.message
+    assert e.code == StatusCode.FAILED_PRECONDITION and "(they overlap)" in e.message
 
 
 def test_init_array_size_without_an_array_is_refused():
@@ -698,7 +699,7 @@ def test_init_array_size_without_an_array_is_refused():
     data = shared_object_with_init("riscv64")
     elf = elf_of(data)
     e = _load_fails("riscv64", _put(data, _dyn_entry(elf, "DT_INIT"), 27, 8))  # DT_INIT -> DT_INIT_ARRAYSZ
-    assert e.code == "FAILED_PRECONDITION" and "DT_INIT_ARRAYSZ without a DT_INIT_ARRAY" in e.message
+    assert e.code == StatusCode.FAILED_PRECONDITION and "DT_INIT_ARRAYSZ without a DT_INIT_ARRAY" in e.message
 
 
 def test_image_is_a_context_manager():
@@ -788,5 +789,5 @@ def test_string_table_outside_the_image_is_refused_at_lookup(arch):
     with tracked_heap(target=arch) as heap, load_into_heap(broken, heap) as img:
         with pytest.raises(ExecutableError) as e:
             img.lookup(QUERY)
-    assert e.value.code == "FAILED_PRECONDITION"
+    assert e.value.code == StatusCode.FAILED_PRECONDITION
     assert e.value.message.startswith("ELF symbol 1 name at 0x") and "lies outside the loaded image" in e.value.message

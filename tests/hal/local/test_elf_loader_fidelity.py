@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.vm.bytecode.module_file import read_module
 

@@ -23,14 +23,14 @@ from unicorn import arm64_const as A64
 from unicorn import arm_const as ARM
 from unicorn import riscv_const as RV
 
-from debian_tools import debian_tool
+from support.debian_tools import debian_tool
 
 from ireeabi.hal.local.emulated_cpu import (EmulatedCpu, EmulatedCpuError, EmulatedFault,
                                             InstructionBudgetExceeded)
 from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.vm import callbacks
-from ireeabi.vm.address_space import PAGE
-from ireeabi.vm.heap import Heap
+from ireeabi.base import callbacks
+from ireeabi.base.address_space import PAGE
+from ireeabi.base.heap import Heap
 
 KERNELS = r"""
 int mix3(int a, int b, int c) { return a * 7 + b - c; }
@@ -494,7 +494,7 @@ def test_a_read_past_a_guarded_block_faults_every_time():
     the process by SIGSEGV past a host-protected one. Run in a child for that reason."""
     code = (
         "import struct\n"
-        "from ireeabi.vm.heap import Heap\n"
+        "from ireeabi.base.heap import Heap\n"
         "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
         "from ireeabi.hal.local.emulated_executable import KernelEmulator\n"
         "seen = []\n"
@@ -677,7 +677,7 @@ def test_a_guard_page_made_before_the_cpu_is_mirrored():
     record (the CPU subscribes to it) and kept inaccessible in the emulator. Run in a child: were
     they not, the child would die of SIGSEGV."""
     code = (
-        "from ireeabi.vm.heap import Heap\n"
+        "from ireeabi.base.heap import Heap\n"
         "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
         "import struct\n"
         "heap = Heap(target='riscv32')\n"

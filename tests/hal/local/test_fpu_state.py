@@ -1,4 +1,4 @@
-"""Denormals flushed to zero around the inline command buffer's dispatches (hal/local/fpu_state.py).
+"""Denormals flushed to zero around the inline command buffer's dispatches (base/internal/fpu_state.py).
 
 Oracles: iree-run-module 3.13 on this x86_64 host for every execution model (the default model's
 dispatches run flushed, hal_loader's and inline-static's do not), IREE's own aarch64 iree-run-module
@@ -14,20 +14,22 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import e2e_corpus as corpus
-import iree_tools as tools
+from support import e2e_corpus as corpus
+from support import iree_tools as tools
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
-from debian_tools import debian_tool
+from support.debian_tools import debian_tool
 from ireeabi.hal.local.emulated_cpu import EmulatedCpu
-from ireeabi.hal.local.fpu_state import FLUSH_BITS, dispatch_scope, flushes, host_fpu, pushed
-from ireeabi.tooling.program import Program
-from ireeabi.vm.address_space import PAGE
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.status import StatusError
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.base.heap import Heap
+from ireeabi.base.status import IreeFaultError, StatusError
+from ireeabi.base.internal.fpu_state import FLUSH_BITS, flushes, pushed
+from ireeabi.hal.local.inline_command_buffer import dispatch_scope
+from ireeabi.hal.local.native import host_fpu
+from ireeabi.base.address_space import PAGE
 
-from hal_programs import program as hal_program
+from support.hal_programs import program as hal_program
 
-PROGRAM = Path(tools.__file__).parent / "programs" / "denormals" / "denormals.mlir"
+PROGRAM = Path(tools.__file__).parents[1] / "programs" / "denormals" / "denormals.mlir"
 F64 = ("--iree-input-demote-f64-to-f32=false",)
 MICROKERNELS = ("--iree-vmvx-enable-microkernels",)
 
@@ -75,7 +77,7 @@ def _lines(text: str) -> list[str]:
 
 
 def _ours(path: Path, function: str, inputs: tuple[str, ...], **options) -> str:
-    with Program(path, **options) as p:
+    with Program(path, RunOptions(**options)) as p:
         return corpus.ours(p, function, list(inputs))
 
 
@@ -136,7 +138,7 @@ def test_the_host_fpu_is_restored_after_a_kernel_fault(session):
     x, y, z = d.workgroups
     fpu.set_fpu_control(before | fpu.flush_bits)  # push then changes nothing: only the error path restores
     try:
-        with pytest.raises(StatusError, match="faulted"):
+        with pytest.raises(IreeFaultError, match="faulted"):
             with pushed(fpu):
                 session.call("hal_loader.executable.dispatch", exe, fid, x + 5, y, z, d.constants, bindings)
         assert fpu.fpu_control() == before | fpu.flush_bits
@@ -326,7 +328,7 @@ def _foreign_expected(target: str, model: str) -> list[str]:
 @pytest.mark.parametrize("target", list(FOREIGN_FLAGS))
 def test_foreign_kernels_flush_as_iree_on_their_architecture(target, model):
     path = tools.compile_mlir(PROGRAM, model=model, extra_flags=F64 + FOREIGN_FLAGS[target])
-    with Program(path, target=target) as p:
+    with Program(path, RunOptions(target=target)) as p:
         for (function, inputs), want in zip(CASES, _foreign_expected(target, model)):
             assert _lines(corpus.ours(p, function, list(inputs))) == [want], (target, model, function, inputs)
         if flushes(target):  # the guest's register is back as it started (0: Linux's default)
@@ -340,7 +342,7 @@ def test_aarch64_prints_what_iree_prints_on_aarch64(model):
     flags = F64 + (FOREIGN_FLAGS["aarch64"] if model != "vmvx" else ())
     path = tools.compile_mlir(PROGRAM, model=model, extra_flags=flags)
     tool = tools.aarch64_iree_run_module()
-    with Program(path, target="aarch64") as p:
+    with Program(path, RunOptions(target="aarch64")) as p:
         for function, inputs in CASES:
             proc = subprocess.run([*tool, tools.RUN_DEVICE, f"--module={path}", f"--function={function}",
                                    *(f"--input={i}" for i in inputs)], capture_output=True, text=True,

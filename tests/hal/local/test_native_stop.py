@@ -26,11 +26,12 @@ import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import iree_tools
+from support import iree_tools
 from ireeabi.hal.local import native
-from ireeabi.tooling.program import Program
+from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm.heap import LeakError
+from ireeabi.base.heap import LeakError
+from ireeabi.base.status import StatusCode
 
 SOURCE = """
 func.func @spin(%a: tensor<16xf32>) -> tensor<16xf32> {
@@ -230,7 +231,7 @@ def test_after_a_stop_the_thread_and_the_program_go_on(spin, mul_oracle):
     path, kernel = spin
     mask = _mask()
     lib = native.native().lib
-    with Program(path, kernel_cpu_time=0.2) as prog:
+    with Program(path, RunOptions(kernel_cpu_time=0.2)) as prog:
         message = _stopped(lambda: prog.call("spin", A), "DEADLINE_EXCEEDED", kernel)
         assert "ran past its budget of 0.2 s of CPU time (stopped in workgroup (0, 0, 0))" in message
         sp, flags, size = _altstack()
@@ -251,7 +252,7 @@ def test_after_a_stop_the_thread_and_the_program_go_on(spin, mul_oracle):
 def test_an_instruction_budget_bounds_native_kernels_too(spin):
     """`max_steps` alone: the native kernel gets max_steps / 1e8 CPU seconds, at least 1 s."""
     path, kernel = spin
-    with Program(path, max_steps=10**6) as prog:
+    with Program(path, RunOptions(max_steps=10**6)) as prog:
         message = _stopped(lambda: prog.call("spin", A), "DEADLINE_EXCEEDED", kernel)
     assert f"budget of {native.MIN_CPU_TIME:g} s of CPU time" in message
     assert native.default_cpu_time(10**6) == native.MIN_CPU_TIME
@@ -293,7 +294,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
     assert threading.current_thread() is threading.main_thread()
     path, kernel = spin
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    with Program(path, kernel_cpu_time=60.0) as prog:
+    with Program(path, RunOptions(kernel_cpu_time=60.0)) as prog:
         _stopped_by_interrupt(prog, kernel, 0.2, "CANCELLED")
         for _ in range(1000):  # a pending KeyboardInterrupt would be raised in here
             pass
@@ -310,7 +311,7 @@ def test_ctrl_c_in_process_is_the_calls_cancelled_status(spin, mul_oracle):
         finally:
             signal.signal(signal.SIGINT, previous)
 
-    with Program(path, kernel_cpu_time=0.5) as prog:
+    with Program(path, RunOptions(kernel_cpu_time=0.5)) as prog:
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             _stopped_by_interrupt(prog, kernel, 0.1, "DEADLINE_EXCEEDED")
@@ -325,7 +326,7 @@ def test_a_budget_holds_in_any_thread(spin, mul_oracle):
     results = {}
 
     def run() -> None:
-        with Program(path, kernel_cpu_time=0.2) as prog:
+        with Program(path, RunOptions(kernel_cpu_time=0.2)) as prog:
             try:
                 prog.call("spin", A)
             except Exception as e:  # noqa: BLE001 - checked below
@@ -359,7 +360,7 @@ def test_a_leaked_program_is_still_refused_after_a_stop(spin):
     """The stop goes through the VM's own error path: the call releases what it held, so a program
     closes clean; a leak would still be reported (the check is not switched off by the stop)."""
     path, kernel = spin
-    prog = Program(path, kernel_cpu_time=0.2)
+    prog = Program(path, RunOptions(kernel_cpu_time=0.2))
     _stopped(lambda: prog.call("spin", A), "DEADLINE_EXCEEDED", kernel)
     leaked = prog.buffer_view(A)  # never released: close must report it
     with pytest.raises(LeakError):
@@ -379,7 +380,7 @@ def test_library_code_outside_kernels_is_stopped_the_same_way():
     assert status == native.DEADLINE_EXCEEDED
     assert fault.signal == mod.lib.ireeabi_timer_signal()
     error = native.stopped(status, "initializer", 0.1)
-    assert error.code == "DEADLINE_EXCEEDED" and "initializer ran past its budget of 0.1 s" in error.message
+    assert error.code == StatusCode.DEADLINE_EXCEEDED and "initializer ran past its budget of 0.1 s" in error.message
     assert mod.lib.ireeabi_timer_remaining_ns() == 0
     # No budget: the same page, patched to return at once, runs to its end.
     page.seek(0)

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-import iree_tools
+from support import iree_tools
 from ireeabi.hal.local import python_executable as PX
 from ireeabi.vm import ref as R
-from ireeabi.vm.status import StatusError
+from ireeabi.base.status import StatusError
 
-from hal_programs import PROGRAMS, Program
+from support.hal_programs import PROGRAMS, Program
 
 
 def _scale(d, wg):

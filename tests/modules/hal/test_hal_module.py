@@ -12,15 +12,15 @@ import struct
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts import hal_module as HM
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 from test_hal_module_fidelity import PROGRAMS, _rodata_blobs
 
@@ -325,8 +325,9 @@ def test_dispatch_exports_read_their_spans_as_module_c(target):
                 buf = C.pack_arguments(heap, module.exports[ordinal].signature.arguments, args)
                 try:
                     try:
-                        constants, bindings = shim.decode_arguments(heap, 0, buf.span)[-2:]
-                        right = constants == [1, 2] and [tuple(b) for b in bindings] == [(3, 4, NULL_REF, 0, 8)]
+                        (read,) = shim.decode_arguments(heap, 0, buf.span)
+                        right = read.constant_count == 2 and read.constants(2) == [1, 2] and \
+                            read.binding_count == 1 and [tuple(b) for b in read.bindings()] == [(3, 4, NULL_REF, 0, 8)]
                     except StatusError:
                         right = False
                 finally:

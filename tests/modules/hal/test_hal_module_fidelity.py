@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
-from full_hal_oracle import Both, Handle, Str
+from support import iree_tools as tools
+from support.full_hal_oracle import Both, Handle, Str
 from ireeabi.tooling.execution_model import MODEL_FLAGS
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 
-HERE = Path(__file__).parents[2]  # tests/: full_hal_oracle.py
-PROGRAMS = HERE / "programs"
+TESTS = Path(__file__).resolve().parents[2]  # where a child runs, to import support.full_hal_oracle
+PROGRAMS = TESTS / "programs"
 DEVICE_LOCAL_TYPE = 0x30
 DISPATCH_USAGE = 0xC03
 
@@ -352,17 +352,17 @@ def test_negative_sizes_are_refused_where_iree_allocates_a_wrapped_slab(both):
 
 
 _CRASH_PRELUDE = textwrap.dedent("""
-    import sys
-    sys.path.insert(0, {here!r})
-    from full_hal_oracle import RealHal, Str, Handle
+    from support.full_hal_oracle import RealHal, Str, Handle
     r = RealHal()
     r.call("devices.get", (0,), 1)
     """)
 
 
 def _real_crashes(body: str) -> subprocess.CompletedProcess:
-    code = _CRASH_PRELUDE.format(here=str(HERE)) + textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    """`body` after the prelude in a child, run in tests/ (`python -c` puts that folder on the path)."""
+    code = _CRASH_PRELUDE + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=TESTS)
 
 
 def test_where_the_real_runtime_crashes_ireeabi_reports(both):

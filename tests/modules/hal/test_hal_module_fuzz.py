@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi import cconv
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.hal.runtime import HalRuntime
@@ -27,7 +27,7 @@ from ireeabi.layouts import hal_module as HM
 from ireeabi.tooling.execution_model import MODEL_FLAGS
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferAccess
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.ref import NULL_REF, Ref
 from ireeabi.vm.shims import CALL_BEGIN, ByteSpan, CallContext
 

@@ -7,10 +7,10 @@ from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
 from ireeabi.layouts.buffer import BufferAccess
 from ireeabi.vm import ref as R
-from ireeabi.vm.heap import HeapError, LeakError, tracked_heap
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import HeapError, LeakError, tracked_heap
+from ireeabi.base.status import StatusCode, StatusError
 
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 

@@ -10,15 +10,15 @@ import re
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
-from ireeabi.vm.machine import host as _host_machine
+from ireeabi.base.machine import host as _host_machine
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.heap import HeapError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.heap import HeapError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 HOST_M = _host_machine()  # the data model of the default (host) heap
 
@@ -427,8 +427,8 @@ def test_a_status_without_message_is_annotated_without_an_empty_segment(fidelity
     text: IREE returns
     a bare OUT_OF_RANGE, and iree-run-module prints the code followed directly by its annotation.
     The interpreter's error does the same with its own annotation."""
-    from ireeabi.vm.heap import tracked_heap
-    from ireeabi.vm.bytecode.errors import VmStatusError
+    from ireeabi.base.heap import tracked_heap
+    from ireeabi.vm.errors import VmStatusError
     from ireeabi.tooling.program import Program
 
     args = [str(a) for a in (F32, DENSE, 2, -1, 1)]
@@ -439,3 +439,14 @@ def test_a_status_without_message_is_annotated_without_an_empty_segment(fidelity
             p.call("assert", F32, DENSE, 2, -1, 1)
     assert info.value.code is StatusCode.OUT_OF_RANGE and info.value.detail.startswith("while calling import")
     assert "OUT_OF_RANGE; while calling import hal_inline.buffer_view.assert" in str(info.value)
+
+
+def test_a_forged_hal_buffer_ref_is_where_iree_faults(session):
+    """iree_hal_buffer_check_deref (IREE_VM_DEFINE_TYPE_ADAPTERS) tests the ref's type word alone:
+    a hal.buffer ref whose pointer is no live buffer reaches buffer.length, which reads through it.
+    IREE's own runtime faults (or reads freed memory) there: refused saying so, not with a status."""
+    buf, _ = session.call("hal_inline.buffer.allocate", 64, 16)
+    forged = R.Ref(buf.ptr + 8, buf.type)
+    with pytest.raises(IreeFaultError, match=rf"0x{forged.ptr:x} is not a live hal.buffer: IREE checks a "
+                                             r"hal.buffer ref by its type word alone"):
+        session.call("hal_inline.buffer.length", forged)

@@ -16,9 +16,9 @@ from ireeabi.hal.local import elf_executable as X
 from ireeabi.layouts import executable_library as L
 from ireeabi.vm import ref as R
 from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
-from hal_programs import program
+from support.hal_programs import program
 
 _ARCH_FORMATS = X.formats()
 # The real kernels are this file's oracle: a host none of them runs on fails collection loudly.
@@ -375,17 +375,40 @@ def test_dispatch_error_order(session, probe):
     assert record(session, out)[CALLS] == 0
 
 
+def test_a_null_vm_buffer_binding_is_where_iree_faults(session, probe):
+    """A binding ref {NULL, vm.buffer}: vm/buffer.c's check_deref passes it (it tests the type
+    word only) and module.c maps it with iree_vm_buffer_map_ro, which reads the NULL handle's data
+    span untested: IREE's own runtime faults there. Refused saying so, not with a status IREE does
+    not return; the kernel is never called."""
+    exe, out = probe
+    null_buffer = R.Ref(0, session.rt.vm_buffers.type)
+    with pytest.raises(IreeFaultError, match=r"a NULL vm.buffer .* passes check_deref\): IREE's vm/buffer.c "
+                                             r"reads through it untested .* its own runtime faults there"):
+        dispatch(session, exe, 0, (1, 1, 1), [0, 0], [(out, 0, RECORD * 4), (null_buffer, 0, 4)])
+    assert record(session, out)[CALLS] == 0
+
+
 def test_dispatch_needs_the_declared_counts(session, probe):
-    """Not in IREE's hal_loader (module.c passes any counts and the kernel reads past them): refused
-    here with the status and text of hal/local/inline_command_buffer.c dispatch ("constant count
-    mismatch, expected %u but was provided %zu", INVALID_ARGUMENT), after every check IREE makes, and
-    only for fewer than declared: more run, as in IREE."""
+    """Not checked by IREE's hal_loader (module.c hands the kernel any counts, and its kernel reads
+    past them; only hal/local/inline_command_buffer.c compares them): refused here with an error that
+    says what IREE's kernel reads and where (not a status: IREE returns none), after every check IREE
+    makes, and only for fewer than declared: more run, as in IREE. On x86_64 the packed buffer has
+    the constant count at 36 and one constant at 40, so the kernel's constants[1] is the binding
+    count at 44; a missing binding is read from past the arrays module.c allocas."""
     exe, out = probe
     good = [(out, 0, RECORD * 4), (out, 0, 4)]
-    assert status_of(dispatch, session, exe, 0, (1, 1, 1), [5], good) == (
-        StatusCode.INVALID_ARGUMENT, "constant count mismatch, expected 2 but was provided 1")
-    assert status_of(dispatch, session, exe, 0, (1, 1, 1), [5, 6], good[:1]) == (
-        StatusCode.INVALID_ARGUMENT, "binding count mismatch, expected 2 but was provided 1")
+    with pytest.raises(IreeFaultError) as e:
+        dispatch(session, exe, 0, (1, 1, 1), [5], good)
+    assert str(e.value).startswith(
+        "hal_loader.executable.dispatch: the dispatch shim reads constant_count 1 at byte 36 (where the VM "
+        "packed the constant count) and binding_count 2 at byte 44 (where the VM packed the binding count); "
+        "IREE then hands kernel probe 1 constant(s) (dispatch_state.constant_count, a uint16) where it "
+        "reads 2: the kernel reads constants[1] from bytes 44..47 of the argument buffer (where the VM "
+        "packed the binding count)"), str(e.value)
+    with pytest.raises(IreeFaultError) as e:
+        dispatch(session, exe, 0, (1, 1, 1), [5, 6], good[:1])
+    assert "IREE hands kernel probe 1 of the 2 bindings it reads: the kernel loads binding_ptrs[1] from " \
+           "IREE's stack, past the arrays IREE allocas, and dereferences them" in str(e.value), str(e.value)
     assert status_of(dispatch, session, exe, 0, (1, 1, 1), [5], [good[0], (out, 0, RECORD * 4 + 4)])[0] == \
         StatusCode.OUT_OF_RANGE  # IREE's map_ro check comes first
     assert record(session, out)[CALLS] == 0

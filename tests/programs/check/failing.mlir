@@ -1,5 +1,5 @@
 // Deliberately failing expectations: one or more per check function, for `ireeabi test`'s failure
-// output (tests/modules/test_check_corpus.py). Not part of the passing corpus. Conventions: tests/check_corpus.py.
+// output (tests/modules/test_check_corpus.py). Not part of the passing corpus. Conventions: tests/support/check_corpus.py.
 util.func private @check.expect_eq(%lhs: !hal.buffer_view, %rhs: !hal.buffer_view)
 util.func private @check.expect_almost_eq(%lhs: !hal.buffer_view, %rhs: !hal.buffer_view, %atol: f32, %rtol: f32)
 util.func private @check.expect_true(%operand: i32)

@@ -1,5 +1,5 @@
 // Check-style corpus: matmul and convolution.
-// Conventions: tests/check_corpus.py. Expected values: tests/check_reference.py (numpy).
+// Conventions: tests/support/check_corpus.py. Expected values: tests/support/check_reference.py (numpy).
 util.func private @check.expect_eq(%lhs: !hal.buffer_view, %rhs: !hal.buffer_view)
 util.func private @check.expect_almost_eq(%lhs: !hal.buffer_view, %rhs: !hal.buffer_view, %atol: f32, %rtol: f32)
 util.func private @check.expect_true(%operand: i32)

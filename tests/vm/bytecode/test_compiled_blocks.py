@@ -18,18 +18,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import e2e_corpus as corpus
+from support import e2e_corpus as corpus
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.tooling.function_io import format_results, parse_input
-from ireeabi.tooling.program import Program
-from ireeabi.vm.allocator import allocator_null
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.base.allocator import allocator_null
 from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.heap import Heap, tracked_heap
+from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.bytecode import Context
 from ireeabi.vm.bytecode.region_plan import RegionPlan
 from test_interpreter import CASES as HOST_CASES, host
+from ireeabi.layouts.buffer import VmBufferLayout
 
 
 def _bits(values: list) -> list:
@@ -74,7 +75,7 @@ def test_a_reference_program_takes_the_heap_allocator_through_its_pointer(corpus
     """Program(reference=True) puts its heap on the reference path before the runtime makes
     anything (the allocator's direct path off), a default Program leaves the direct path on."""
     path = corpus_modules[(corpus.CASES[0][0], "inline-dynamic")]
-    with Program(path.read_bytes(), reference=True) as ref, Program(path.read_bytes()) as fast:
+    with Program(path.read_bytes(), RunOptions(reference=True)) as ref, Program(path.read_bytes()) as fast:
         assert ref.heap.reference and ref.heap.direct_allocator is None
         assert not fast.heap.reference and fast.heap.direct_allocator is not None
 
@@ -135,7 +136,7 @@ def test_a_store_onto_a_buffer_handle_is_seen_by_the_next_access(field, value):
             factory = VmBufferFactory(vmb)
             a = factory.allocate(256, 16)
             b_data = factory.allocate(16, 16)
-            L = heap.machine.vm_buffer
+            L = heap.machine.view(VmBufferLayout)
             a_data = vmb.data(a.ptr)
             handle = a_data + 64  # b's handle: inside a's data
             vmb.initialize(BufferAccess.MUTABLE | BufferAccess.ORIGIN_HOST, vmb.data(b_data.ptr), 16,
@@ -248,7 +249,7 @@ class _CountedTrace(list):
 
 
 def _run_case(path, function, inputs, target, reference):
-    with Program(path.read_bytes(), target=target, reference=reference) as prog:
+    with Program(path.read_bytes(), RunOptions(target=target, reference=reference)) as prog:
         chars, _ = prog.signature(function)
         try:
             values = [parse_input(text, char) for text, char in zip(inputs, chars)]
@@ -409,13 +410,13 @@ def test_selects_in_a_loop_are_inlined_and_agree(target, tmp_path):
     loop region both are written inline (no select handler is bound there), and both paths, and
     iree-run-module on the host, give the same indices, NaN rows included (a loaded NaN runs the
     load's handler, and the loop goes on)."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / "argmax_small.mlir", tools.session_dir(), "inline-static")
     for k in (0, 1):
         x = _argmax_rows(k)
         outs = []
         for reference in (True, False):
-            with Program(path.read_bytes(), target=target, reference=reference) as prog:
+            with Program(path.read_bytes(), RunOptions(target=target, reference=reference)) as prog:
                 if not reference:
                     assert _region_functions(prog.context)["argmax"]
                     assert _select_handlers(prog.context) == 0, "a select is left to its handler"
@@ -470,13 +471,13 @@ def test_float_kernels_run_inline_and_agree(kernel, function, shapes, nans, targ
     none of these ops to its handler, a loaded quiet NaN stays in the region (no byte-register
     fallback runs), and both paths and iree-run-module (host) give the same bits, special values
     included."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / f"{kernel}.mlir", tools.session_dir(), "inline-static")
     for specials in (False, True):
         inputs = [_float_inputs(int(np.prod(s)), k, specials, nans).reshape(s) for k, s in enumerate(shapes)]
         outs = []
         for reference in (True, False):
-            with Program(path.read_bytes(), target=target, reference=reference) as prog:
+            with Program(path.read_bytes(), RunOptions(target=target, reference=reference)) as prog:
                 if not reference:
                     assert _region_functions(prog.context)[function]
                     assert _handlers_bound(prog.context, _INLINE_MAKERS, function) == []
@@ -518,7 +519,7 @@ def test_a_loop_keeps_its_blocks_in_one_set_of_locals(kernel, function, shapes, 
     nest once had its innermost loop's body taken for a head: each element of the last pass then
     crossed between two sets, 20 register reads and 10 writes.) The fast path's results are
     iree-run-module's."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / f"{kernel}.mlir", tools.session_dir(), "inline-static")
     plans = _plans(monkeypatch)
     inputs = [_float_inputs(int(np.prod(s)), k, False, False).reshape(s) for k, s in enumerate(shapes)]
@@ -547,7 +548,7 @@ def test_libm_calls_of_regions_give_the_reference_bits():
     ramp, the result has the bits of the reference path's ctypes call."""
     import ctypes  # noqa: PLC0415
     import itertools  # noqa: PLC0415
-    from ireeabi.vm.bytecode.numerics import PURE_OPS  # noqa: PLC0415
+    from ireeabi.vm.ops import PURE_OPS  # noqa: PLC0415
     from ireeabi.vm.bytecode.regions import c_call  # noqa: PLC0415
     values = [float(v) for v in _SPECIALS] + [float(v) for v in _float_inputs(40, 1, False, False)] + [1e-40, 7e37]
     checked = 0
@@ -571,11 +572,11 @@ def test_temporaries_dead_around_a_loop_stay_out_of_the_register_bytes(target, t
     loops load f32 values into registers their next iteration overwrites as an i64 index: once
     written back at every back edge (4 register writes per element), now only when a loop is left
     (some 20 per row of 64). The results are iree-run-module's, on the host's heap and riscv32's."""
-    import iree_tools as tools  # noqa: PLC0415
+    from support import iree_tools as tools  # noqa: PLC0415
     path = tools.compile_mlir(KERNELS / "softmax_3d_small.mlir", tools.session_dir(), "inline-static")
     x = _float_inputs(12 * 128 * 64, 0, True, True).reshape(12, 128, 64)
     x[3] = -x[3]  # rows of negative values (softmax's max starts from -NaN: the first load replaces it)
-    with Program(path.read_bytes(), target=target) as prog:
+    with Program(path.read_bytes(), RunOptions(target=target)) as prog:
         writes = [_count_calls(prog.context, p) for p in ("PI", "Pf")]
         results = prog.call("softmax_3d", x)
         results = list(results) if isinstance(results, (list, tuple)) else [results]

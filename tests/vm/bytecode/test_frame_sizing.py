@@ -22,16 +22,17 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from test_module_load_fidelity import descriptor, iree, patch, s16
 
-from ireeabi.vm import machine as vm_machine
+from ireeabi.base import machine as vm_machine
+from ireeabi.layouts.ref import RefLayout
 from ireeabi.vm.bytecode import Context
-from ireeabi.vm.bytecode.errors import VmStatusError, VmTrapError
+from ireeabi.vm.errors import VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.frames import frame_layout, verifier_bound
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.bytecode.verifier import function_layout
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 
 def assemble(text: str) -> bytes:
@@ -203,7 +204,7 @@ def measured_bank(declared: int) -> int:
 @pytest.mark.parametrize("declared", [0, 1, 3, 4, 5, 9, 13, 16])
 def test_i32_bank_is_iree_frame(declared):
     bank = measured_bank(declared)
-    layout = frame_layout(declared, 1, vm_machine.host().ref.size)
+    layout = frame_layout(declared, 1, vm_machine.host().view(RefLayout).size)
     assert layout.i32 == bank
     assert layout.i32_bound == verifier_bound(declared) >= max(1, declared)
     # ireeabi loads the probe, and its read of a ref's pointer traps, naming the register
@@ -228,7 +229,7 @@ def test_ref_bank_by_data_model():
     bytes, an even number where it is 8 (sizeof(iree_vm_ref_t) from the data model's layout)."""
     for target, expected in (("x86_64", [0, 1, 2, 3]), ("i386", [0, 2, 2, 4]),
                              ("wasm32", [0, 2, 2, 4])):
-        size = vm_machine.machine(target).ref.size
+        size = vm_machine.machine(target).view(RefLayout).size
         assert [frame_layout(0, n, size).ref for n in range(4)] == expected, target
 
 

@@ -13,10 +13,10 @@ import pytest
 
 from ireeabi.abi.generated import DUMP_VARIABLE
 from ireeabi.vm.bytecode import Context, NativeImports, VmStatusError, VmTrapError
-from ireeabi.vm.heap import Heap
-from ireeabi.vm.module import Export, NativeModule
+from ireeabi.base.heap import Heap
+from ireeabi.vm.native_module import Export, NativeModule
 from ireeabi.vm.shims import CallContext
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 from test_interpreter import host
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError, UnknownNameError
 from ireeabi.vm.bytecode import decoder, isa
 from ireeabi.vm.bytecode.decoder import (DecodeError, TruncatedBytecodeError, UnsupportedOpError,
@@ -26,7 +26,7 @@ from ireeabi.vm.bytecode import (SUPPORTED_OPS, UNSUPPORTED_OPS, ArgumentError, 
                                  ImportResolutionError, VmFailError, VmStatusError, VmTrapError,
                                  siphash24, unsupported_in)
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.base.status import StatusCode, StatusError
 
 HERE = Path(__file__).parents[2]
 HOST = HERE / "programs" / "host"
@@ -620,14 +620,12 @@ def test_max_steps_bounds_a_call_and_counts_instructions():
 
 
 def test_max_steps_turns_a_long_loop_into_an_error():
-    """A loop of 2**31 - 1 iterations (minutes in the interpreter) ends at its budget instead."""
-    import time
+    """A loop of 2**31 - 1 iterations (minutes in the interpreter) ends at its budget instead: the
+    status says it ran exactly the budget's instructions."""
     with Context(host("control.mlir"), max_steps=20_000) as ctx:
-        t = time.monotonic()
-        with pytest.raises(VmStatusError) as e:
+        with pytest.raises(VmStatusError, match="the call ran 20000 instructions") as e:
             ctx.invoke("sum_squares", 2**31 - 1)
         assert e.value.code == StatusCode.DEADLINE_EXCEEDED
-        assert time.monotonic() - t < 10
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "10"])

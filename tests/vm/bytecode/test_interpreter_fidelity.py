@@ -16,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.buffer import BufferType
 from ireeabi.vm.bytecode.decoder import decode_module
-from ireeabi.vm.heap import tracked_heap
+from ireeabi.base.heap import tracked_heap
 from ireeabi.vm.bytecode import Context, VmStatusError, VmTrapError
-from ireeabi.vm.bytecode.errors import VmError
+from ireeabi.vm.errors import VmError
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.bytecode.module_file import read_module
 from ireeabi.vm.ref import TypeRegistry
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 from test_interpreter import _arg, _patched, assert_same
 
 PROGRAMS = Path(__file__).parents[2] / "programs" / "host_fidelity"

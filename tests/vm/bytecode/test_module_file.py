@@ -13,9 +13,9 @@ from ireeabi.abi.cconv import parse
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.vm.bytecode.module_file import ModuleFile, feature_names, read_module, rodata_bytes
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
-from iree_tools import compile_mlir, dump_module, run_module
+from support.iree_tools import compile_mlir, dump_module, run_module
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 MODELS = ("inline-dynamic", "inline-static")

@@ -34,18 +34,18 @@ from typing import Callable
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode import ContextImports, ImportResolutionError
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import DecodeError, decode_module
 from ireeabi.vm.bytecode import Context, FunctionImports
-from ireeabi.vm.bytecode.errors import VmTrapError
+from ireeabi.vm.errors import VmTrapError
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
 HERE = Path(__file__).parents[2]
 
@@ -788,7 +788,7 @@ def test_hal_module_loading_matches_iree_run_module(mods, name, mutate, expected
 
 def test_status_codes_survive_annotation_and_pickling(mods):
     import pickle
-    from ireeabi.vm.bytecode.errors import BytecodeVerifyError
+    from ireeabi.vm.bytecode.verifier import BytecodeVerifyError
 
     data = operand(mods["br"], BR_F, "cond_br", 3, p32(1 << 24))
     with pytest.raises(BytecodeVerifyError) as info:

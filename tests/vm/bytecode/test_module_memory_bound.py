@@ -16,8 +16,8 @@ import pytest
 from ireeabi.vm.bytecode import archive, flatbuffer
 from ireeabi.vm.bytecode.module_state import GlobalRefs, global_bytes, global_refs, held_refs
 
-from iree_tools import compile_mlir, run_module
-from peak_rss import run_measured  # the command's own peak RSS (a launcher)
+from support.iree_tools import compile_mlir, run_module
+from support.peak_rss import run_measured  # the command's own peak RSS (a launcher)
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "programs"
 PEAK_LIMIT = 1 << 30  # the acceptance: no single command above 1 GB

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.vm.bytecode import isa
 from ireeabi.vm.bytecode.decoder import decode_module
 from ireeabi.vm.bytecode import Context, VmTrapError

@@ -19,9 +19,9 @@ from ireeabi.abi.printable import printable, printable_text
 from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.status import StatusCode
+from ireeabi.base.status import StatusCode
 
-import iree_tools as tools
+from support import iree_tools as tools
 
 PROGRAMS = Path(__file__).parents[2] / "programs"
 NASTY = b"\x00\x1b\n\xff\\"  # NUL, ESC, newline, not UTF-8, backslash

@@ -22,7 +22,7 @@ from typing import Callable
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from test_module_load_fidelity import (chars, deref, descriptor, fb_start, field, iree, patch,
                                        p16, p32, root, s16, tables)
 
@@ -31,7 +31,7 @@ from ireeabi.modules.hal.runtime import run_module_type_names
 from ireeabi.tooling.program import Program
 from ireeabi.vm.bytecode import Context, isa
 from ireeabi.vm.bytecode.decoder import DecodeError, decode_module
-from ireeabi.vm.bytecode.errors import VmError, VmStatusError, VmTrapError
+from ireeabi.vm.errors import VmError, VmStatusError, VmTrapError
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
 from ireeabi.vm.bytecode.module_file import read_module
 
@@ -486,7 +486,7 @@ def iree_load(data: bytes, work: Path) -> Verdict:
     import os
     import subprocess
 
-    import mutation_campaign as mc
+    from support import mutation_campaign as mc
     from test_module_load_fidelity import _run_module_binary
     path = work / "mutant.vmfb"
     path.write_bytes(data)
@@ -513,7 +513,7 @@ def iree_load(data: bytes, work: Path) -> Verdict:
 def ireeabi_load(data: bytes) -> Verdict:
     """ireeabi creating a Context with the module (its verifier runs before imports resolve): a
     load error of the module itself, or loaded (the missing HAL imports then fail to resolve)."""
-    from ireeabi.vm.bytecode.errors import ImportResolutionError
+    from ireeabi.vm.errors import ImportResolutionError
     try:
         ctx = Context(read_module(data, ref_types=run_module_type_names()))
     except (ModuleFileError, DecodeError) as e:
@@ -573,7 +573,7 @@ def test_bytecode_mutants_load_as_iree_run_module_loads_them(tmp_path, capsys):
     differences, each recognized by its shape."""
     import random
 
-    import e2e_corpus
+    from support import e2e_corpus
     mods = [(f"{stem}.{model}", p.read_bytes()) for (stem, model), p in sorted(e2e_corpus.compile_all().items())]
     rng = random.Random(DIFF_SEED)
     counts: dict[str, int] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import iree_tools as tools
+from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.vm_test_module import VmTest, run_vm_test, gtest_name
 from ireeabi.vm.bytecode.module_file import read_module

@@ -36,15 +36,15 @@ from pathlib import Path
 
 import pytest
 
-from iree_tools import assemble_vmasm, run_module
+from support.iree_tools import assemble_vmasm, run_module
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.cli.main import main
 from ireeabi.layouts import module_sources
 from ireeabi.modules.yieldable_test import YIELDABLE_TEST_MODULE
-from ireeabi.tooling.program import Program
-from ireeabi.vm.bytecode.context import TEST_RUNNER_MAX_RESUMES
-from ireeabi.vm.bytecode.errors import InvocationStateError, VmFailError, VmStatusError
-from ireeabi.vm.status import StatusCode, StatusError
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.vm.errors import InvocationStateError, VmFailError, VmStatusError
+from ireeabi.base.status import StatusCode, StatusError
+from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
 
 PROGRAMS = Path(__file__).resolve().parents[2] / "programs" / "vm" / "yield"
 TARGETS = [None, "riscv32"]
@@ -105,7 +105,7 @@ CASE_IDS = [f"{fn}{args}" for _, fn, args, _, _ in CASES]
 
 def _outcome(path: Path, function: str, args: tuple, target, reference: bool) -> tuple:
     """(results, resumes, how the begin left the call) or (error type, text): all a path shows."""
-    with Program(path, target=target, reference=reference) as prog:
+    with Program(path, RunOptions(target=target, reference=reference)) as prog:
         try:
             inv = prog.context.begin(function, *args)
             began_deferred = inv.deferred
@@ -123,7 +123,7 @@ def test_results_and_yields(vmfb, program, function, args, results, yields, targ
     Program.call (which resumes until done, as IREE's runner does)."""
     kind, got, resumes, began_deferred = _outcome(vmfb[program], function, args, target, reference)
     assert (kind, got, resumes, began_deferred) == ("ok", results, yields, yields > 0)
-    with Program(vmfb[program], target=target, reference=reference) as prog:
+    with Program(vmfb[program], RunOptions(target=target, reference=reference)) as prog:
         assert [int(v) for v in prog.call_results(function, *args)] == results
 
 
@@ -136,8 +136,8 @@ def test_the_paths_agree(vmfb, target):
         seen = [_outcome(vmfb[program], function, args, target, reference)
                 for reference in (True, False)]
         assert seen[0] == seen[1], (function, args)
-    with Program(vmfb["yield_imports"], target=target) as fast, \
-            Program(vmfb["yield_imports"], target=target, reference=True) as ref:
+    with Program(vmfb["yield_imports"], RunOptions(target=target)) as fast, \
+            Program(vmfb["yield_imports"], RunOptions(target=target, reference=True)) as ref:
         def blocks(prog):
             return sum(entry[0].__code__.co_filename.startswith("<block")
                        for fn in prog.context.functions for entry in fn.code)
@@ -166,7 +166,7 @@ def test_resume_step_by_step(vmfb):
 def test_a_failure_after_a_yield(vmfb, reference):
     """vm.fail after a resume: the program's status (9, its message), located at the fail; the
     call is over."""
-    with Program(vmfb["yield_loop"], reference=reference) as prog:
+    with Program(vmfb["yield_loop"], RunOptions(reference=reference)) as prog:
         inv = prog.context.begin("fail_after_yield", 1)
         assert inv.deferred
         with pytest.raises(VmFailError) as e:
@@ -181,7 +181,7 @@ def test_a_failure_after_a_yield(vmfb, reference):
 def test_a_yielding_import_through_a_plain_call_is_unimplemented(vmfb):
     """dispatch.c's iree_vm_bytecode_issue_import_call: an import with results that yields under a
     plain vm.call cannot be resumed."""
-    with Program(vmfb["yield_imports"], target="riscv32") as prog:
+    with Program(vmfb["yield_imports"], RunOptions(target="riscv32")) as prog:
         with pytest.raises(VmStatusError) as e:
             prog.call("plain_call", 3, 2)
         assert e.value.code == StatusCode.UNIMPLEMENTED
@@ -193,7 +193,7 @@ def test_a_step_budget_spans_the_resumes(vmfb, reference):
     """max_steps bounds the whole call, across its resumes: count_yields runs at least 4
     instructions per iteration and yield, so 1000 iterations exceed 2000 steps although each
     resume runs only a few; 10 iterations fit. A call that yields forever ends at its budget."""
-    with Program(vmfb["yield_loop"], max_steps=2000, reference=reference) as prog:
+    with Program(vmfb["yield_loop"], RunOptions(max_steps=2000, reference=reference)) as prog:
         assert int(prog.call("count_yields", 10)) == 10
         for function, args in (("count_yields", (1000,)), ("spin", ())):
             with pytest.raises(VmStatusError) as e:
@@ -224,7 +224,7 @@ def test_suspended_calls_release_their_references(vmfb, target):
     """A call left suspended holds its frames' references (a vm.buffer here): abort releases them,
     and closing the program aborts what is still suspended; the program's own heap then finds no
     leak (close raises LeakError otherwise)."""
-    prog = Program(vmfb["yield_loop"], target=target)
+    prog = Program(vmfb["yield_loop"], RunOptions(target=target))
     aborted = prog.context.begin("buffer_across_yields", 1, 2)
     left = prog.context.begin("buffer_across_yields", 2, 5)
     assert aborted.deferred and left.deferred and len(prog.context.suspended) == 2
@@ -238,7 +238,8 @@ def test_suspended_calls_release_their_references(vmfb, target):
 def test_the_module_resumes_through_its_shim(vmfb):
     """NativeModule.call_ordinal(yieldable=True) and resume_ordinal: the export's shim with the
     BEGIN flag and the arguments, then with RESUME and none; DEFERRED until the count is spent."""
-    with Program(vmfb["yield_imports"], target="riscv32", modules=[YIELDABLE_TEST_MODULE]) as prog:
+    with Program(vmfb["yield_imports"],
+                 RunOptions(target="riscv32", modules=[YIELDABLE_TEST_MODULE])) as prog:
         module = prog.runtime.modules["yieldable_test"]
         yield_n, variadic = module.lookup("yield_n"), module.lookup("yield_variadic_sum")
         with pytest.raises(StatusError) as e:
@@ -273,7 +274,7 @@ def test_calls_that_never_yield_match_iree_run_module(vmfb, function, value):
     """Where iree-run-module can finish (no yield at run time): its printed results, both paths."""
     expected = run_module(vmfb["yield_loop"], function, [str(value)])
     for reference in (True, False):
-        with Program(vmfb["yield_loop"], reference=reference) as prog:
+        with Program(vmfb["yield_loop"], RunOptions(reference=reference)) as prog:
             got = [int(v) for v in prog.call_results(function, value)]
         assert expected.splitlines()[-1].split("=")[-1] == str(got[0]), (expected, got, reference)
 
