@@ -69,12 +69,14 @@ def bench(target: str, work: Path, calls: int, elements: int) -> None:
     t0 = time.perf_counter()
     cpu = EmulatedCpu(heap)
     make = time.perf_counter() - t0
-    image = heap.malloc(sum(len(c) + 16 for c in code.values()), align=16)
+    size = (sum(len(c) + 16 for c in code.values()) + 4095) & -4096
+    image = heap.malloc(size, align=4096)
     at, offset = {}, 0
     for name, body in code.items():
         heap.write(image + offset, body)
         at[name] = image + offset
         offset += (len(body) + 15) & -16
+    cpu.protect(image, size, "r-x")  # as a loader makes a code segment executable
     one = _median(lambda: cpu.call(at["inc"], [41]), calls)
     n = elements
     a, b, c = (heap.malloc(4 * n) for _ in range(3))

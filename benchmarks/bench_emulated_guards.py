@@ -59,9 +59,11 @@ def _rig(target: str, code: bytes, scheme: str):
     cpu = EmulatedCpu(heap)
     if scheme == "naive":  # one Unicorn protection per change, on whatever region holds the pages
         cpu._set_perms = lambda address, size, perms: cpu.uc.mem_protect(address, size, perms)
-    fn = heap.malloc(len(code), align=16)
+    size = (len(code) + 4095) & -4096  # whole pages, made executable as a loader's code segment
+    fn = heap.malloc(size, align=4096)
     heap.write(fn, code)
     cpu.invalidate(fn, len(code))
+    cpu.protect(fn, size, "r-x")
     return heap, cpu, fn
 
 

@@ -6,7 +6,11 @@
 
 The kernels (tests/programs/kernels/*.mlir, written here): a softmax (max reduction, exp, sum
 reduction, division), a matmul, a 3x3 convolution, an elementwise chain (exp, tanh, pow), a row
-argmax. Each is compiled for inline-static (vmvx-inline: the kernels are VM bytecode inside the
+argmax; and the index class (issue 44): tensors of 10^7 elements computed from their indices
+(`linalg.index`, `arith.index_cast`, mixed i32/i64 index math, `divsi`/`remsi` of negative
+values) feeding reductions: index_reduce (a 64x1024x256 f32 tensor reduced over two axes),
+index_i64 (an i64 sum over a 128x512x256 domain, divided by an index), iota_max (a 4096x4096 i32
+tensor returned with its row maxima). Each is compiled for inline-static (vmvx-inline: the kernels are VM bytecode inside the
 module) and for the default model with vmvx kernels (VM bytecode executables, run by the full `hal`
 module), and run on the same inputs by both tools.
 
@@ -16,6 +20,11 @@ release of its result), so that a machine loaded by other work changes the ratio
 time would: the load steals wall time from both, CPU time from neither. Each ireeabi call is
 checked against iree-run-module's output of the same call (same text, or the same numbers within
 one ulp per element where the two runtimes' libm differ) once, outside the timing.
+
+`--spy` samples one fast-path call of each kernel with py-spy in a child process and attributes
+every sample to the bytecode op whose generated line it was in (regions.py ends each line it writes
+for an instruction with `# <pc> <op>`; a sample in a function the line calls counts for the line):
+the per-op breakdown of where the time goes, at any size.
 
 `--profile` runs each kernel once more on the reference path with every instruction counted per
 opcode (the handlers of the per-instruction table wrapped), and once on the fast path under
@@ -36,6 +45,8 @@ import gc
 import json
 import os
 import pstats
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,7 +70,8 @@ KERNELS_DIR = ROOT / "tests" / "programs" / "kernels"
 class Kernel(NamedTuple):
     source: str
     function: str
-    inputs: tuple[tuple[int, ...], ...]  # f32 input shapes
+    inputs: tuple[tuple[int, ...], ...]  # input shapes
+    dtypes: tuple[str, ...] = ()  # their element types (default f32)
 
 
 KERNELS = {
@@ -68,21 +80,32 @@ KERNELS = {
     "conv2d": Kernel("conv2d.mlir", "conv2d", ((1, 64, 64, 16), (3, 3, 16, 16))),
     "elementwise": Kernel("elementwise.mlir", "chain", ((262144,), (262144,))),
     "argmax": Kernel("argmax.mlir", "argmax", ((512, 1024),)),
+    "index_reduce": Kernel("index_reduce.mlir", "index_reduce", ((64,),)),
+    "index_i64": Kernel("index_i64.mlir", "index_i64", ((128,), (512,)), ("int64", "int32")),
+    "iota_max": Kernel("iota_max.mlir", "iota_max", ((4096,),), ("int32",)),
 }
 MODELS = ("inline-static", "vmvx")
 
 
-def _values(shape: tuple[int, ...], k: int) -> np.ndarray:
-    """Deterministic inputs in [0.25, 1.25): a ramp, different per input."""
+def _values(shape: tuple[int, ...], k: int, dtype: str = "float32") -> np.ndarray:
+    """Deterministic inputs: f32 in [0.25, 1.25), a ramp different per input; integers a ramp of
+    both signs in [-50, 50)."""
     n = int(np.prod(shape))
+    if dtype != "float32":
+        return ((np.arange(n, dtype=np.int64) * (37 + 2 * k)) % 100 - 50).astype(dtype).reshape(shape)
     return (0.25 + ((np.arange(n, dtype=np.float64) * (0.618 + k)) % 1.0)).astype(np.float32).reshape(shape)
+
+
+def _inputs(kernel: Kernel) -> list[np.ndarray]:
+    return [_values(s, k, (kernel.dtypes or ("float32",) * len(kernel.inputs))[k])
+            for k, s in enumerate(kernel.inputs)]
 
 
 def _input_files(kernel: Kernel, work: Path) -> list[str]:
     flags = []
-    for k, shape in enumerate(kernel.inputs):
+    for k, value in enumerate(_inputs(kernel)):
         path = work / f"{kernel.function}_{k}.npy"
-        np.save(path, _values(shape, k))
+        np.save(path, value)
         flags.append(f"--input=@{path}")
     return flags
 
@@ -102,10 +125,10 @@ def _program(vmfb: Path, reference: bool = False) -> Program:
     return Program(vmfb, RunOptions(reference=reference), heap=Heap(name="bench", capture_stacks=False))
 
 
-def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, np.ndarray]:
-    """Median CPU ms of one whole call (and the release of its result), and the result."""
+def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, list[np.ndarray]]:
+    """Median CPU ms of one whole call (and the release of its results), and the results."""
     with _program(vmfb) as program:
-        args = [program.buffer_view(_values(s, k)) for k, s in enumerate(kernel.inputs)]
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
         samples = []
         result = None
         for _ in range(rounds):
@@ -113,7 +136,7 @@ def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, np.n
             out = program.context.invoke(kernel.function, *args)
             samples.append(time.process_time() - t0)
             if result is None:
-                result = program.to_numpy(out[0]).copy()
+                result = [program.to_numpy(v).copy() for v in out]
             for v in out:
                 program.buffers.release(v)
         for v in args:
@@ -121,13 +144,18 @@ def ireeabi_cpu_ms(vmfb: Path, kernel: Kernel, rounds: int) -> tuple[float, np.n
     return statistics.median(samples) * 1e3, result
 
 
-def check_against_iree(vmfb: Path, kernel: Kernel, inputs: list[str], ours: np.ndarray, work: Path) -> str:
-    """'same' when iree-run-module's result equals ours bit for bit, else the largest ulp gap."""
-    out = work / "iree_out.npy"
+def check_against_iree(vmfb: Path, kernel: Kernel, inputs: list[str], results: list[np.ndarray],
+                       work: Path) -> str:
+    """'same bits' when iree-run-module's results equal ours bit for bit, else how they differ."""
+    outs = [work / f"iree_out{k}.npy" for k in range(len(results))]
     subprocess.run([iree_tools.find_tool("iree-run-module"), "--device=local-sync", f"--module={vmfb}",
-                    f"--function={kernel.function}", *inputs, f"--output=@{out}"],
+                    f"--function={kernel.function}", *inputs, *(f"--output=@{o}" for o in outs)],
                    capture_output=True, text=True, check=True, timeout=3600)
-    theirs = np.load(out)
+    verdicts = {_agreement(np.load(o), ours) for o, ours in zip(outs, results)}
+    return "same bits" if verdicts == {"same bits"} else "; ".join(sorted(verdicts))
+
+
+def _agreement(theirs: np.ndarray, ours: np.ndarray) -> str:
     if theirs.shape != ours.shape or theirs.dtype != ours.dtype:
         return f"DIFFERENT shape/type {theirs.shape}/{theirs.dtype} vs {ours.shape}/{ours.dtype}"
     if theirs.tobytes() == ours.tobytes():
@@ -153,14 +181,14 @@ def profile(vmfb: Path, kernel: Kernel, top: int = 12) -> None:
                     counts[_n] += 1
                     return _h(ctx, frame, p)
                 code[i] = (counted, payload, inst)
-        args = [program.buffer_view(_values(s, k)) for k, s in enumerate(kernel.inputs)]
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
         program.context.invoke(kernel.function, *args)
     total = sum(counts.values())
     print(f"    {total} instructions; top opcodes:")
     for name, n in counts.most_common(top):
         print(f"      {name:28s} {n:12d}  {100 * n / total:5.1f}%")
     with _program(vmfb) as program:
-        args = [program.buffer_view(_values(s, k)) for k, s in enumerate(kernel.inputs)]
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
         for v in program.context.invoke(kernel.function, *args):  # a first call compiles the regions
             program.buffers.release(v)
         left = _count_region_handlers()
@@ -195,6 +223,67 @@ def _count_region_handlers() -> collections.Counter:
                     return _f(*a)
                 namespace[key] = counted
     return counts
+
+
+def call_once(vmfb: Path, kernel: Kernel) -> None:
+    """One fast-path call (what --spy samples, in a child process)."""
+    with _program(vmfb) as program:
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
+        for v in program.context.invoke(kernel.function, *args):
+            program.buffers.release(v)
+
+
+_FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
+_TAG = re.compile(r"  # (\d+) (\w+)$")
+
+
+def spy(name: str, model: str, work: Path, rate: int, top: int = 14) -> None:
+    """py-spy's samples of one fast-path call in a child, per bytecode op (see the docstring)."""
+    dump = work / f"dump-{name}-{model}"
+    shutil.rmtree(dump, ignore_errors=True)
+    dump.mkdir()
+    raw = work / f"spy-{name}-{model}.txt"
+    env = dict(os.environ, IREEABI_DUMP_GENERATED=str(dump))
+    subprocess.run([shutil.which("py-spy") or "py-spy", "record", "-r", str(rate), "-f", "raw", "--full-filenames",
+                    "-o", str(raw), "--", sys.executable, __file__, "--call-once", "--kernel", name,
+                    "--model", model], env=env, check=True, capture_output=True, timeout=7200)
+    texts: dict[str, list[str]] = {}
+    ops: collections.Counter = collections.Counter()
+    pcs: collections.Counter = collections.Counter()
+    outside: collections.Counter = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if "call_once (" not in stack:
+            continue  # the child's start-up and compile
+        count = int(n)
+        total += count
+        for frame in reversed(stack.split(";")):
+            m = _FRAME.match(frame)
+            number = re.search(r" #(\d+)>$", m[2]) if m else None
+            if number is None or not m[2].startswith("<block"):
+                continue
+            if number[1] not in texts:
+                texts[number[1]] = (dump / f"block-{int(number[1]):06d}.py").read_text().splitlines()
+            tagged = _TAG.search(texts[number[1]][int(m[3]) - 1])
+            op = tagged[2] if tagged else "(region entry, dispatch, loop heads)"
+            ops[op] += count
+            if tagged:
+                pcs[f"{m[1]}@{tagged[1]} {op}"] += count
+            break
+        else:
+            leaf = _FRAME.match(stack.split(";")[-1])
+            outside[f"{leaf[1]} ({Path(leaf[2]).name})" if leaf else stack.split(";")[-1]] += count
+    inside = sum(ops.values())
+    print(f"    py-spy: {total} samples of the call at {rate}/s, {100 * inside / max(total, 1):.1f}% in generated blocks and regions")
+    for op, n in ops.most_common(top):
+        print(f"      {op:40s} {n:8d}  {100 * n / total:5.1f}%")
+    print("    hottest instructions:")
+    for pc, n in pcs.most_common(top):
+        print(f"      {pc:40s} {n:8d}  {100 * n / total:5.1f}%")
+    print("    outside generated code (leaf functions):")
+    for leaf, n in outside.most_common(top):
+        print(f"      {leaf:60s} {n:8d}  {100 * n / total:5.1f}%")
 
 
 def _child_cpu_s(argv: list[str], out: Path) -> float:
@@ -235,6 +324,9 @@ def main() -> None:
     ap.add_argument("--model", default=",".join(MODELS))
     ap.add_argument("--rounds", type=int, default=1, help="ireeabi calls per kernel (median)")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--spy", action="store_true", help="py-spy's samples of one fast-path call, per op")
+    ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second (with --spy)")
+    ap.add_argument("--call-once", action="store_true", help=argparse.SUPPRESS)  # --spy's child
     ap.add_argument("--whole-run", action="store_true", help="softmax_large's whole runs instead")
     ap.add_argument("--shape", default="12x128x40960", help="softmax_large's tensor (with --whole-run)")
     args = ap.parse_args()
@@ -243,6 +335,17 @@ def main() -> None:
     if args.whole_run:
         print(f"bench_kernels --whole-run: CPU seconds of whole runs; machine load {load}")
         whole_run(args.shape, work)
+        return
+    if args.call_once:
+        kernel = KERNELS[args.kernel]
+        call_once(iree_tools.compile_mlir(KERNELS_DIR / kernel.source, work, args.model), kernel)
+        return
+    if args.spy:
+        print(f"bench_kernels --spy: py-spy samples of one fast-path call per kernel; machine load {load}")
+        for name in args.kernel.split(","):
+            for model in args.model.split(","):
+                print(f"  {name} {model}", flush=True)
+                spy(name, model, work, args.rate)
         return
     print(f"bench_kernels: CPU ms of one call; machine load {load}")
     for name in args.kernel.split(","):

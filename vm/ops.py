@@ -272,9 +272,7 @@ def _pure_ops() -> dict[str, Callable]:
             f"Rem{t}S": lambda a, b, w=w: _c_rem(a, b, w, True, f"rem.i{w}.s"),
             f"Rem{t}U": lambda a, b, w=w, u=u: _c_rem(u(a), u(b), w, False, f"rem.i{w}.u"),
             f"Abs{t}": abs,
-            f"Min{t}S": lambda a, b: b if b < a else a,
             f"Min{t}U": lambda a, b, u=u: b if u(b) < u(a) else a,
-            f"Max{t}S": lambda a, b: b if a < b else a,
             f"Max{t}U": lambda a, b, u=u: b if u(a) < u(b) else a,
             f"Ctlz{t}": lambda a, w=w: _ctlz(a, w),
             f"Shr{t}U": lambda a, n, w=w, u=u: u(a) >> (n & (w - 1)),
@@ -324,7 +322,8 @@ def _pure_expressions() -> dict[str, str]:
                     f"Not{t}": "~{0}", f"And{t}": "{0} & {1}", f"Or{t}": "{0} | {1}",
                     f"Xor{t}": "{0} ^ {1}", f"CmpEQ{t}": "int({0} == {1})",
                     f"CmpNE{t}": "int({0} != {1})", f"CmpLT{t}S": "int({0} < {1})",
-                    f"CmpNZ{t}": "int({0} != 0)"})
+                    f"CmpNZ{t}": "int({0} != 0)",
+                    f"Min{t}S": "({1} if {1} < {0} else {0})", f"Max{t}S": "({1} if {0} < {1} else {0})"})
     w = {"I32": 31, "I64": 63}
     for t in ("I32", "I64"):
         out.update({f"Shl{t}": "{0} << ({1} & %d)" % w[t], f"Shr{t}S": "{0} >> ({1} & %d)" % w[t]})

@@ -4,13 +4,30 @@ the heap and nothing is ever copied.
 
 Interface (what the ELF loader and the dispatch integration build on):
 
-- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK, quantum=QUANTUM)`: a CPU of
-  `heap.machine`'s target: riscv32, riscv64, armv7 (ARM mode; an address with bit 0 set runs as
-  Thumb), aarch64, i386, x86_64 (the host's data model, emulated: for differential tests of host
+- `EmulatedCpu(heap, *, stack_size=STACK_SIZE, chunk=CHUNK, quantum=QUANTUM, reference=None)`: a
+  CPU of `heap.machine`'s target: riscv32, riscv64, armv7 (ARM mode; an address with bit 0 set runs
+  as Thumb), aarch64, i386, x86_64 (the host's data model, emulated: for differential tests of host
   kernels). wasm32 has no CPU here.
   - The heap's whole address-space window is mapped into the emulator with `Uc.mem_map_ptr`
-    (read, write, execute), in regions that double in size from its bottom. Outside the window
-    nothing is mapped: the NULL page and all else fault.
+    (read and write: heap memory is data, as on a device, where IREE's loader makes only an
+    image's code segments executable; `protect` does that here), in regions that double in size
+    from its bottom. Outside the window nothing is mapped: the NULL page and all else fault.
+  - Unicorn's TLB is filled by the C helper (native_build.py, `ireeabi_tlb_fill`): each page
+    maps to itself, its entry readable and executable on a page of code, readable and writable
+    elsewhere. Unicorn lets a store take its fast path only once the page's entry is marked dirty,
+    which it does only for an entry that cannot execute and a page no memory hook covers; the
+    CPU's own MMU (off) makes every entry executable, so every store took the slow path (a helper
+    call, two region lookups, a look for translated code on the page): half of a scalar riscv64
+    matmul's time. The fill costs more per TLB miss than the MMU's (Unicorn restores the CPU state
+    first), so a call that fills more than THRASH entries flushes the TLB after it, which lets
+    QEMU grow it (it doubles a TLB found over 70% used at a flush). `reference=True` (default:
+    `heap.reference`, so IREEABI_REFERENCE=1 and a reference Program too) keeps the MMU's TLB:
+    the same results and faults, slower (a differential test compares them); so does a process
+    without the C helper.
+  - Faults are reported by `UC_HOOK_MEM_INVALID` hooks over what can fault only: all outside the
+    window, and each region of it that cannot be read or written (a hook over a page would keep
+    its stores on the slow path); a fetch from a data page needs none (Unicorn's error says so,
+    and the pc is the address).
   - Protections: the CPU is a protection listener of the heap's address space
     (`AddressSpace.add_protection_listener`): it learns the pages protected before it existed,
     makes a page inaccessible before the host protects it and accessible after the host
@@ -26,8 +43,9 @@ Interface (what the ELF loader and the dispatch integration build on):
     the region holding a boundary until the piece is at most GRAIN bytes (later guards nearby
     split small pieces; a guard page is then one split in three), and a page that was protected
     once stays a region of its own, so protecting it again (a pooled or reused guarded chunk) is a
-    permission change only (~25 us). The heap keeps freed guarded chunks, guards on, for reuse
-    (`base.heap.GUARD_POOL`), and its quarantine holds the memory of a few guarded blocks only
+    permission change only (~25 us) and a fault hook made or dropped. The heap keeps freed
+    guarded chunks, guards on, for reuse (`base.heap.GUARD_POOL`), and its quarantine holds the
+    memory of a few guarded blocks only
     (`base.heap.GUARD_HELD`), which bounds the guard pages, hence the regions, to about the live
     guarded blocks. `benchmarks/bench_emulated_guards.py` (a loaded 2-core machine): buffers that
     come and go cost ~6 us per allocation and free (the pool serves them; 0.1 ms mean with the
@@ -47,6 +65,10 @@ Interface (what the ELF loader and the dispatch integration build on):
     it to flush denormals (`fpu_state.FLUSH_BITS`; 0 on riscv): the state a dispatch pushes
     (`inline_command_buffer.dispatch_scope`) stays in the CPU across its calls, as in a thread. Unicorn's x86
     applies MXCSR.FZ to its x87 status, not to SSE's: DAZ works, FTZ does not (fpu_state.py).
+    Off the reference path the CPU starts with the cumulative inexact flag set, and an uncounted
+    armv7 call rounds once on NEON first (`_set_inexact`): QEMU computes floats on the host's FPU
+    only after an inexact result, and falls back to soft-float wherever that could differ (the
+    same bits; a matmul of small integers 2x faster).
   - A stack of `stack_size` bytes is a guarded block of the heap (target memory; a stack overflow
     faults on the guard page). It is freed by `close()`; close the CPU before a leak check.
 - `call(function, args, *, max_instructions=None, what="") -> int`: calls target address
@@ -59,7 +81,8 @@ Interface (what the ELF loader and the dispatch integration build on):
   emulation and comes out of `call` unchanged (KeyboardInterrupt included).
 - `invalidate(address, size)`: forget translated code of a range whose bytes changed since it ran
   (a loader placing an image where one ran before); `protect(address, size, perms)`: the emulator's
-  permissions of whole pages of the window (an image's segments), without touching the host's.
+  permissions of whole pages of the window (an image's segments: "r-x" for code; "rw-" gives a page
+  back to data), without touching the host's.
   `regions()`: the emulator's regions of the window, (start, end, perms), for tests and benchmarks.
 - `close()` (or `with`): forgets the handles, frees the stack, stops mirroring protections.
 
@@ -103,6 +126,7 @@ from unicorn import arm64_const as A64
 from unicorn import arm_const as ARM
 from unicorn import riscv_const as RV
 from unicorn import x86_const as X86
+from unicorn.unicorn_py3.arch.types import uc_hook_h
 from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
 from ireeabi.hal.local.executable_library import ForeignKernelError
@@ -118,8 +142,14 @@ IDLE_QUANTA = 20  # quanta without an uncounted call after which the preemption 
 STACK_SIZE = 256 << 10
 MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
 GRAIN = 4 << 20  # a protection halves the region holding each of its boundaries down to this size
+THRASH = 2048  # TLB fills in one call past which the TLB is flushed so that it grows
 _PROT_ALL = uc_mod.UC_PROT_ALL
 _PROT_NONE = uc_mod.UC_PROT_NONE
+_PROT_RW = uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE  # the heap's memory, as on a device: not executable
+_TOP = (1 << 64) - 1  # the last address a Unicorn hook's range can name
+# What a TLB entry grants (the TLB fill hook): data pages read/write, code read/execute.
+_EXEC = uc_mod.UC_PROT_EXEC
+_TLB_CODE = uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC
 
 
 class EmulatedCpuError(ForeignKernelError):
@@ -187,6 +217,8 @@ _ARCHES = {
 }
 
 TARGETS = tuple(_ARCHES)
+# ARM: vmov.f32 d16, #0.5; vcvt.s32.f32 d16, d16 (NEON, rounds toward zero: inexact); bx r12.
+_NEON_INEXACT = struct.pack("<III", 0xF2C60F10, 0xF3FB0720, 0xE12FFF1C)
 # The floating-point control register of each target that has one IREE's fpu_state writes.
 _FPU_CONTROL = {"x86_64": X86.UC_X86_REG_MXCSR, "i386": X86.UC_X86_REG_MXCSR,
                 "aarch64": A64.UC_ARM64_REG_FPCR, "armv7": ARM.UC_ARM_REG_FPSCR}
@@ -200,6 +232,7 @@ _ACCESS = {
     uc_mod.UC_MEM_FETCH_PROT: "fetch from protected memory",
 }
 _ERRORS = {
+    uc_mod.UC_ERR_FETCH_PROT: "fetch from protected memory",  # a data page: no hook, the pc is the address
     uc_mod.UC_ERR_INSN_INVALID: "invalid instruction",
     uc_mod.UC_ERR_EXCEPTION: "unhandled CPU exception",
     uc_mod.UC_ERR_READ_UNALIGNED: "unaligned read",
@@ -255,7 +288,7 @@ class EmulatedCpu:
     docstring)."""
 
     def __init__(self, heap: Heap, *, stack_size: int = STACK_SIZE, chunk: int = CHUNK,
-                 quantum: float = QUANTUM) -> None:
+                 quantum: float = QUANTUM, reference: bool | None = None) -> None:
         machine = heap.machine
         arch = _ARCHES.get(machine.name)
         if arch is None:
@@ -288,7 +321,18 @@ class EmulatedCpu:
         self._listening = False
         self._stack = 0
         self.instructions = 0  # the last call with a budget: instructions of its whole chunks (0 without)
+        self._neon_stub = 0  # armv7: the entry that rounds once on NEON first (`_set_inexact`)
+        self._r12 = ctypes.c_uint64()
         uc = self.uc = uc_mod.Uc(arch.arch, arch.mode)
+        if arch.arch in (uc_mod.UC_ARCH_ARM, uc_mod.UC_ARCH_ARM64):
+            # Unicorn's ARM pages are 1 KiB (ARMv5's tiny pages) unless set before first use: a TLB
+            # entry would cover a quarter of a 4 KiB page, and a matmul's TLB thrash.
+            uc.ctl_set_page_size(PAGE)
+        self.reference = heap.reference if reference is None else bool(reference)
+        self._code_pages: Any = None  # the TLB fill's list of code pages (None: the MMU's TLB)
+        self._code_list: list[tuple[int, int]] = []  # the window's executable ranges
+        if not self.reference:
+            self._fill_tlb()
         # General registers through Unicorn's C API: its Python wrapper picks a register class per
         # access, a third of a small kernel call's time.
         # A call's registers (argument registers, then the link register where there is one, then
@@ -308,16 +352,19 @@ class EmulatedCpu:
         self._lo, self._hi = space.base, space.end
         self._starts: list[int] = []
         self._regions: dict[int, list[int]] = {}
+        self._guards: dict[int, tuple[int, int]] = {}  # region start -> (its end, its fault hook)
         a = self._lo
         while a < self._hi:
             # Regions double in size from the bottom of the window, where the heap allocates first.
             n = min(max(MIN_REGION, a - self._lo), self._hi - a)
-            uc.mem_map_ptr(a, n, _PROT_ALL, space.host_address(a))
+            uc.mem_map_ptr(a, n, _PROT_RW, space.host_address(a))
             self._starts.append(a)
-            self._regions[a] = [a + n, _PROT_ALL]
+            self._regions[a] = [a + n, _PROT_RW]
             a += n
         space.add_protection_listener(self._mirror)
         self._listening = True
+        if not self.reference:
+            self._set_inexact()
         # The trap area: the code range, execute-only, full of return instructions.
         self._code_lo, self._code_hi = space.code_lo, space.code_hi
         fill = arch.ret * ((self._code_hi - self._code_lo) // len(arch.ret))
@@ -332,7 +379,16 @@ class EmulatedCpu:
         self._host[self._return] = (self._never, 0, "emulated CPU return")
         self._fault: tuple[str, int, int] | None = None
         uc.hook_add(uc_mod.UC_HOOK_CODE, self._on_trap_area, begin=self._code_lo, end=self._code_hi - 1)
-        uc.hook_add(uc_mod.UC_HOOK_MEM_INVALID, self._on_bad_access)
+        # Invalid accesses are reported by hooks over what can fault only: all outside the window,
+        # and each region of the window a page of which cannot be read or written (`_guard`). A
+        # memory hook over a page keeps every store to it on Unicorn's slow path (notdirty_write
+        # never marks such a page dirty), so none covers the heap's ordinary pages.
+        if self._lo > 0:
+            uc.hook_add(uc_mod.UC_HOOK_MEM_INVALID, self._on_bad_access, begin=0, end=self._lo - 1)
+        if self._hi <= _TOP:
+            uc.hook_add(uc_mod.UC_HOOK_MEM_INVALID, self._on_bad_access, begin=self._hi, end=_TOP)
+        for start in self._starts:
+            self._guard(start)
         uc.hook_add(uc_mod.UC_HOOK_INTR, self._on_interrupt)
         try:
             self._stack = heap.malloc(stack_size, guard=True, tag="emulated CPU stack")
@@ -344,6 +400,53 @@ class EmulatedCpu:
 
     # -- set-up ------------------------------------------------------------------------------------
 
+    def _fill_tlb(self) -> None:
+        """Unicorn's TLB filled by the C helper's callback instead of the CPU's MMU (off): each page
+        maps to itself, an entry of a code page readable and executable, of any other readable and
+        writable. Unicorn marks a written page dirty, which puts its stores on the fast path, only
+        when its entry cannot execute; the MMU makes every entry executable, so every store took
+        the slow path (a helper call, two region lookups, a look for translated code on the page).
+        The regions' permissions are checked after the fill as before. Without the C helper (no
+        compiler where it was not built) the CPU keeps the MMU's TLB: the same results, slower."""
+        from ireeabi.hal.local.native import NativeBuildError, native
+        try:
+            helper = native()
+        except NativeBuildError:
+            return
+        ffi = self._ffi = helper.ffi
+        code = self._code_pages = ffi.new("ireeabi_code_pages_t *")
+        code.fetch, code.write = uc_mod.UC_MEM_FETCH, uc_mod.UC_MEM_WRITE
+        code.code_perms, code.data_perms = _TLB_CODE, _PROT_RW
+        self._code_ranges = ffi.new("uint64_t[]", 2)  # what code.ranges points at (kept alive here)
+        code.ranges = self._code_ranges
+        self.uc.ctl_set_tlb_mode(uc_mod.UC_TLB_VIRTUAL)
+        handle = uc_hook_h()
+        status = _UCLIB.uc_hook_add(self.uc._uch, ctypes.byref(handle), uc_mod.UC_HOOK_TLB_FILL,
+                                    ctypes.c_void_p(helper.lib.ireeabi_tlb_fill_address()),
+                                    ctypes.c_void_p(int(ffi.cast("uintptr_t", code))),
+                                    ctypes.c_uint64(1), ctypes.c_uint64(0))
+        if status:
+            raise uc_mod.UcError(status)
+
+    def _list_code_pages(self) -> None:
+        """Record the window's executable ranges (`_code_list`) after a change of one, and tell the
+        TLB fill, whose entries made under the old list are dropped."""
+        ranges: list[list[int]] = []
+        for start in self._starts:
+            end, perms = self._regions[start]
+            if perms & _EXEC:
+                if ranges and ranges[-1][1] == start:
+                    ranges[-1][1] = end
+                else:
+                    ranges.append([start, end])
+        self._code_list = [(lo, hi) for lo, hi in ranges]
+        if self._code_pages is None:
+            return
+        self._code_ranges = self._ffi.new("uint64_t[]", [a for r in ranges for a in r] or [0, 0])
+        self._code_pages.ranges = self._code_ranges
+        self._code_pages.count = len(ranges)
+        self.uc.ctl(uc_mod.UC_CTL_TLB_FLUSH, uc_mod.UC_CTL_IO_WRITE)  # drop entries of the old list
+
     def _enable_fpu(self) -> None:
         uc, name = self.uc, self.target
         if name.startswith("riscv"):
@@ -353,6 +456,32 @@ class EmulatedCpu:
             uc.reg_write(ARM.UC_ARM_REG_FPEXC, 0x40000000)  # EN
         elif name == "aarch64":
             uc.reg_write(A64.UC_ARM64_REG_CPACR_EL1, uc.reg_read(A64.UC_ARM64_REG_CPACR_EL1) | (3 << 20))  # FPEN
+
+    def _set_inexact(self) -> None:
+        """Set the cumulative inexact flag (riscv fflags.NX, AArch64 FPSR.IXC, ARM FPSCR.IXC), as
+        in a thread that has rounded a float once. QEMU computes float add, sub, mul, div, fma and
+        sqrt on the host's FPU only while that flag is set (it checks nothing else that a
+        computation could change), and falls back to soft-float wherever the host could round or
+        flag differently: the same bits either way, the fast path from the first operation instead
+        of from the first inexact one (a matmul of small integers never has one). Kernels do not
+        read the flags. ARM's NEON keeps its own flags, which every FPSCR write (a dispatch's push
+        and pop) clears: an uncounted armv7 call enters its function through `_neon_stub`, three
+        instructions that round once on NEON (d16 and r12, scratch registers at a call, are left
+        changed)."""
+        uc, name = self.uc, self.target
+        self._neon_stub = 0
+        if name.startswith("riscv"):
+            uc.reg_write(RV.UC_RISCV_REG_FFLAGS, uc.reg_read(RV.UC_RISCV_REG_FFLAGS) | 0x1)
+        elif name == "aarch64":
+            uc.reg_write(A64.UC_ARM64_REG_FPSR, uc.reg_read(A64.UC_ARM64_REG_FPSR) | 0x10)
+        elif name == "armv7":
+            uc.reg_write(ARM.UC_ARM_REG_FPSCR, uc.reg_read(ARM.UC_ARM_REG_FPSCR) | 0x10)
+            stub = self._hi  # a page past the window, execute-only (reads there fault as outside it)
+            if stub + PAGE <= 1 << 32:
+                uc.mem_map(stub, PAGE, uc_mod.UC_PROT_ALL)
+                uc.mem_write(stub, _NEON_INEXACT)
+                uc.mem_protect(stub, PAGE, uc_mod.UC_PROT_EXEC)
+                self._neon_stub = stub
 
     def fpu_control(self) -> int:
         """The guest's floating-point control register (0 on riscv, which has none to flush)."""
@@ -370,13 +499,22 @@ class EmulatedCpu:
 
     def _mirror(self, offset: int, size: int, accessible: bool) -> None:
         """The address space protects or frees whole pages at arena `offset`: the same in here."""
-        self._set_perms(self._space.base + offset, size, _PROT_ALL if accessible else _PROT_NONE)
+        self._set_perms(self._space.base + offset, size, _PROT_RW if accessible else _PROT_NONE)
 
     def _set_perms(self, address: int, size: int, perms: int) -> None:
-        """Unicorn's permissions of [address, address + size) (whole pages of the window). Within
-        one region of at most GRAIN bytes (after halving), one protection that splits it in up to
-        three (a guard page's case: one re-map); else its two ends made region boundaries first
-        (`_boundary`), so the change splits nothing."""
+        """Unicorn's permissions of [address, address + size) (whole pages of the window), and the
+        TLB fill's list of code pages when code is made or unmade."""
+        end = address + size
+        code = perms & _EXEC or any(lo < end and address < hi for lo, hi in self._code_list)
+        self._protect_regions(address, size, perms)
+        if code:
+            self._list_code_pages()
+
+    def _protect_regions(self, address: int, size: int, perms: int) -> None:
+        """Unicorn's permissions of [address, address + size). Within one region of at most GRAIN
+        bytes (after halving), one protection that splits it in up to three (a guard page's case:
+        one re-map); else its two ends made region boundaries first (`_boundary`), so the change
+        splits nothing."""
         end = address + size
         starts, regions = self._starts, self._regions
         start = self._halve(address)
@@ -392,6 +530,9 @@ class EmulatedCpu:
                     regions[address] = [end, perms]
                 if end < region_end:
                     regions[end] = [region_end, old]
+                for cut in (start, address, end):
+                    if cut in regions:
+                        self._guard(cut)
             return
         self._boundary(address)
         self._boundary(end)
@@ -401,6 +542,7 @@ class EmulatedCpu:
             if region[1] != perms:
                 self.uc.mem_protect(starts[i], region[0] - starts[i], perms)
                 region[1] = perms
+                self._guard(starts[i])
             i += 1
 
     def _split(self, start: int, cut: int) -> None:
@@ -411,6 +553,24 @@ class EmulatedCpu:
         self._regions[start] = [cut, perms]
         self._regions[cut] = [end, perms]
         bisect.insort(self._starts, cut)
+        self._guard(start)
+        self._guard(cut)
+
+    def _guard(self, start: int) -> None:
+        """Give the region at `start` the fault hook it needs, and only that: one over the region
+        when a page of it cannot be read or written (its faults then name their address), none
+        when it can (a hook would keep its stores on Unicorn's slow path). A fetch from a data
+        page needs none: Unicorn's error says so, and the pc is the address."""
+        end, perms = self._regions[start]
+        hook = self._guards.get(start)
+        if hook is not None:
+            if perms & _PROT_RW != _PROT_RW and hook[0] == end:
+                return
+            del self._guards[start]
+            self.uc.hook_del(hook[1])
+        if perms & _PROT_RW != _PROT_RW:
+            self._guards[start] = (end, self.uc.hook_add(uc_mod.UC_HOOK_MEM_INVALID, self._on_bad_access,
+                                                         begin=start, end=end - 1))
 
     def _halve(self, address: int) -> int:
         """Halve the region holding `address` (a page of the window) until the piece holding it is
@@ -489,10 +649,17 @@ class EmulatedCpu:
             words = [a & mask for a in args]
         self._set_up_call(words)
         self._running = True
+        code = self._code_pages
+        fills = 0 if code is None else code.fills
         try:
             return self._run(function, max_instructions, what)
         finally:
             self._running = False
+            if code is not None and code.fills - fills > THRASH:
+                # The call's pages did not fit the TLB. Unicorn's TLB (QEMU's) starts at 256
+                # entries and doubles only when a flush finds it over 70% used: flush, so that
+                # it grows (a refill goes through the fill, which costs more than the MMU's).
+                self.uc.ctl(uc_mod.UC_CTL_TLB_FLUSH, uc_mod.UC_CTL_IO_WRITE)
 
     def invalidate(self, address: int, size: int) -> None:
         """Forget code translated from [address, address + size): its bytes changed since it ran."""
@@ -587,6 +754,12 @@ class EmulatedCpu:
             self._counted_code = counted
         if counted:
             return self._loop(function, budget, what)
+        if self._neon_stub:  # (a counted call would count its instructions)
+            self._r12.value = function
+            status = _UCLIB.uc_reg_write(uc._uch, ARM.UC_ARM_REG_R12, ctypes.byref(self._r12))
+            if status:
+                raise uc_mod.UcError(status)
+            function = self._neon_stub
         self._uncounted = True
         try:
             if self._preempter is None:
@@ -617,8 +790,10 @@ class EmulatedCpu:
             try:
                 uc.emu_start(pc, stop, count=count)
             except uc_mod.UcError as e:
+                self._forget_faulting_page()
                 raise self._fault_from(e, what) from None
             if self._fault is not None:
+                self._forget_faulting_page()
                 kind, at, address = self._fault
                 raise EmulatedFault(kind, at, address, what)
             status = _UCLIB.uc_reg_read_batch(uc._uch, self._done_regs, self._batch_pointers, 2)
@@ -635,6 +810,12 @@ class EmulatedCpu:
                     raise InstructionBudgetExceeded(budget, pc, what)
             if thumb and uc.reg_read(ARM.UC_ARM_REG_CPSR) & 0x20:
                 pc |= 1  # resume in Thumb state
+
+    def _forget_faulting_page(self) -> None:
+        """Drop the TLB after a fault. Unicorn fills a page's entry before it checks the region's
+        permissions, and the entry of a page that faulted stays: a later read of the same guard
+        page would hit it and read on, unchecked."""
+        self.uc.ctl(uc_mod.UC_CTL_TLB_FLUSH, uc_mod.UC_CTL_IO_WRITE)
 
     def _fault_from(self, e: "uc_mod.UcError", what: str) -> EmulatedFault:
         pc = self.uc.reg_read(self._arch.pc)

@@ -36,6 +36,12 @@ What the C does:
   floating-point control register (x86 MXCSR, AArch64 FPCR, ARM FPSCR; none elsewhere) and the bits
   that flush denormals to zero in it, for `fpu_state.py` (the state IREE's local HAL pushes around a
   dispatch).
+- `ireeabi_tlb_fill_address`: the emulated CPU's TLB fill (emulated_cpu.py), a Unicorn
+  `UC_HOOK_TLB_FILL` callback called at every TLB miss of emulated code, so in C: each page maps to
+  itself, readable and executable where it is code (a fetch, or any access inside one of the
+  executable ranges the CPU lists in its `ireeabi_code_pages_t`; writable too for a store there),
+  else readable and writable. The
+  struct carries Unicorn's constants too (this file includes no Unicorn header).
 - `ireeabi_native_digest`: the digest of this file's C text it was built from.
 """
 from __future__ import annotations
@@ -66,6 +72,16 @@ int64_t ireeabi_timer_remaining_ns(void);
 uint64_t ireeabi_fpu_control(void);
 void ireeabi_set_fpu_control(uint64_t value);
 uint64_t ireeabi_fpu_flush_bits(void);
+typedef struct {
+  uint64_t count;
+  const uint64_t* ranges;
+  uint32_t fetch;
+  uint32_t write;
+  uint32_t code_perms;
+  uint32_t data_perms;
+  uint64_t fills;
+} ireeabi_code_pages_t;
+uintptr_t ireeabi_tlb_fill_address(void);
 """
 
 SOURCE = r"""
@@ -411,6 +427,51 @@ uint64_t ireeabi_fpu_control(void) { return 0; }
 void ireeabi_set_fpu_control(uint64_t value) { (void)value; }
 uint64_t ireeabi_fpu_flush_bits(void) { return 0; }
 #endif
+
+/* The emulated CPU's executable ranges: `count` [lo, hi) pairs in `ranges`, and Unicorn's values
+   of the fetch and write access types and of the permissions a code and a data page's entry get; `fills`
+   counts the calls (for benchmarks). */
+typedef struct {
+  uint64_t count;
+  const uint64_t* ranges;
+  uint32_t fetch;
+  uint32_t write;
+  uint32_t code_perms;
+  uint32_t data_perms;
+  uint64_t fills;
+} ireeabi_code_pages_t;
+
+/* Unicorn's uc_tlb_entry. */
+typedef struct {
+  uint64_t paddr;
+  uint32_t perms;
+} ireeabi_tlb_entry_t;
+
+/* Unicorn's uc_cb_tlbevent_t: the entry for `address` (its page maps to itself). */
+static _Bool ireeabi_tlb_fill(void* uc, uint64_t address, int type, ireeabi_tlb_entry_t* entry,
+                              void* user_data) {
+  const ireeabi_code_pages_t* code = (const ireeabi_code_pages_t*)user_data;
+  uint32_t perms = code->data_perms;
+  (void)uc;
+  ((ireeabi_code_pages_t*)user_data)->fills++;
+  if ((uint32_t)type == code->fetch) {
+    perms = code->code_perms;
+  } else {
+    for (uint64_t i = 0; i < code->count; i++) {
+      if (code->ranges[2 * i] <= address && address < code->ranges[2 * i + 1]) {
+        /* a store to a page of code keeps it executable (its stores stay on the slow path, which
+           finds the translated code they change); a read-only one faults on the region's check */
+        perms = code->code_perms | ((uint32_t)type == code->write ? code->data_perms : 0);
+        break;
+      }
+    }
+  }
+  entry->paddr = address;
+  entry->perms = perms;
+  return 1;
+}
+
+uintptr_t ireeabi_tlb_fill_address(void) { return (uintptr_t)&ireeabi_tlb_fill; }
 
 /* One call of library code with the trap: kind 0 is void(void) (initializers), kind 1 is
    void*(uint32_t, void*) (iree_hal_executable_library_query). Results as the issue's. */

@@ -167,3 +167,31 @@ def test_which_parsers_a_command_line_needs(argv, wanted):
     from ireeabi.cli.main import parsers_for
 
     assert parsers_for(argv) == wanted
+
+
+# A command that imports numpy, then the process's threads (Linux's /proc/self/task).
+THREADS = """
+import os, sys
+from ireeabi.cli.__main__ import run
+status = run(sys.argv[1:])
+print(len(os.listdir("/proc/self/task")), os.environ.get("OPENBLAS_NUM_THREADS"), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+@pytest.mark.parametrize("given", [None, "2"])
+def test_run_starts_no_blas_threads(add16_inline: Path, given: str | None) -> None:
+    """numpy's OpenBLAS would start a thread per core at import and spin them for some 0.1 s of CPU
+    time: the process entry asks for one (unless the environment says otherwise), so `run` ends
+    with the interpreter's own thread alone on any machine, and a user's setting is kept."""
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    proc = subprocess.run([sys.executable, "-c", THREADS, "run", str(add16_inline), *ADD_INPUTS],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    threads, setting = proc.stderr.split()[-2:]
+    assert setting == (given or "1")
+    if given is None:
+        assert int(threads) == 1

@@ -37,6 +37,7 @@ from ireeabi.vm.bytecode.ops_scalar import pure_parts
 from ireeabi.vm.bytecode.registers import SIZES, WRITE, retain_or_move, write_i32
 from ireeabi.vm.bytecode.region_plan import RegionPlan
 from ireeabi.vm.bytecode.regions import LocalsEmitter, dispatch_tree
+from ireeabi.vm.bytecode.value_ranges import speculated
 
 if TYPE_CHECKING:
     from ireeabi.vm.bytecode.registers import Function
@@ -80,7 +81,15 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
         # regions.py reads elements through native views).
         run = fallback = _Emitter(ctx, fn, code).region(region)
         if sys.byteorder == "little":
-            run = LocalsEmitter(_Emitter(ctx, fn, code), RegionPlan(ctx, fn, code, region), fallback).region()
+            sound, ranges, guards = speculated(fn, code)
+            plan = RegionPlan(ctx, fn, code, region)
+            # the region without the arguments' assumption, for a call whose values break it:
+            # made the first time one does, of the handlers (the code table's block starts are
+            # the regions by then)
+            handlers = list(code)
+            unassumed = _OnFirstCall(lambda: LocalsEmitter(_Emitter(ctx, fn, handlers), plan, fallback,
+                                                           sound).region())
+            run = LocalsEmitter(_Emitter(ctx, fn, code), plan, fallback, ranges, guards, unassumed).region()
         for s, _ in region:
             code[s] = (run, None, code[s][2])
     ends = {s: e for s, e in blocks}
@@ -97,6 +106,18 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             payload = last_payload if last_inst.op.symbol == "Return" else None
             code[start] = (_Emitter(ctx, fn, code).block(start, end), payload, code[start][2])
     return code
+
+
+class _OnFirstCall:
+    """A generated function made when it is first called (the region a failed entry check runs)."""
+
+    def __init__(self, make: Any) -> None:
+        self.make, self.run = make, None
+
+    def __call__(self, ctx: Any, frame: Any, payload: Any) -> Any:
+        if self.run is None:
+            self.run = self.make()
+        return self.run(ctx, frame, payload)
 
 
 class _Emitter:

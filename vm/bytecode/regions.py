@@ -17,8 +17,16 @@ a signaling NaN in an f32 region local runs blocks.py's byte-register region ins
 local never holds a signaling NaN, which lets min/max/select/abs/neg of held f32 values be written
 inline (their handlers copy or mask the register bits).
 
-The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS' functions are
-made from; the others call their PURE_OPS function as blocks.py does (a C library function through
+Integers known by value_ranges.py (the interval of each register at each instruction) are written
+without what their range makes idle: no mask on an op that cannot wrap, no sign conversion of a
+value known nonnegative, Python's // and % for a division by a divisor known positive (C's
+truncation from the magnitude); a value that may be negative but cannot wrap is held as itself, its
+signed value (`self.signed`, a temporary of kind "sint"), back to its bits where a block's end or the
+bytes need them. The intervals assume the function's i32 arguments nonnegative where that narrows
+them: the region checks the values they rest on where it is entered and runs the region made
+without the assumption otherwise. A loop's adds of its invariants are computed where the loop is
+entered (`#hoist`). The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS'
+functions are made from; the others call their PURE_OPS function as blocks.py does (a C library function through
 `c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
 twice when its iterations come back with buffers remembered: a copy for when they are remembered
 at the head, without the memo test at each access, and one for when some is not. A handler call writes the
@@ -38,6 +46,7 @@ from ireeabi.vm.ops import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M6
                             PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
 from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
 from ireeabi.vm.bytecode.ops_scalar import pure_parts
+from ireeabi.vm.bytecode.value_ranges import ValueRanges, block_writes, nonnegative
 from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
                                              REGISTER_ONLY, SELECTS, STORES, ZERO_REGISTERS, RegionPlan,
                                              constant_value, is_read, moves)
@@ -49,6 +58,15 @@ _MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xo
                      for t in ("I32", "I64")) | {"TruncI64I32"}
 _UNSIGNED = {"i32": "b32", "i64": "b64"}
 _SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
+_MIN_MAX = frozenset({"MinI32S", "MinI64S", "MaxI32S", "MaxI64S"})
+# integer division ops -> (Python operator of a nonnegative quotient or remainder, signed)
+_DIVISIONS = {f"{op}I{w}{s}": ("//" if op == "Div" else "%", s == "S")
+              for op in ("Div", "Rem") for w in (32, 64) for s in ("S", "U")}
+_INT_TO_F32 = frozenset({"CastSI32F32", "CastUI32F32", "CastSI64F32", "CastUI64F32"})
+# integer ops of PURE_EXPRESSIONS (they cannot raise) a loop computes once where it is entered
+# when their operands are its invariants
+_HOISTED = frozenset(f"{op}I{w}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor") for w in (32, 64)) \
+    | {"TruncI64I32", "ExtI32I64S", "ExtI32I64U"}
 _QUIET = 0x400000  # an f32 NaN's quiet bit: a quiet NaN's bits survive a Python float, a signaling one's not
 _NO_FALLTHROUGH = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Fail", "Break", "CondBreak"})
 
@@ -64,6 +82,16 @@ def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
         dispatch_tree(blocks[mid:], lines, pad + "    ", body)
         return
     body(blocks[0][0], blocks[0][1], pad)
+
+
+def tag(lines: list, first: int, i: int, symbol: str) -> None:
+    """End each line from `first` on that has no comment yet with `# <pc> <op>`: a reader of the
+    dumped text, and bench_kernels.py's --spy (which counts py-spy's samples per op), see which
+    instruction each line was written for (the lines of a branch include its edges' moves and the
+    locals written back or read there)."""
+    for n in range(first, len(lines)):
+        if "#" not in lines[n]:
+            lines[n] = f"{lines[n]}  # {i} {symbol}"
 
 
 def _balanced(text: str) -> bool:
@@ -115,9 +143,20 @@ class LocalsEmitter:
     """The region function with registers as locals (see the module docstring). `base` is
     blocks.py's emitter of the same region (its names, memo and fallback)."""
 
-    def __init__(self, base: Any, plan: RegionPlan, fallback: Any) -> None:
+    def __init__(self, base: Any, plan: RegionPlan, fallback: Any, ranges: ValueRanges,
+                 guards: dict | None = None, unassumed: Any = None) -> None:
         self.b = base
         self.plan = plan
+        self.ranges = ranges  # what the integer operands may hold (no mask where they stay in range)
+        # block start -> [(slot, interval)] the ranges assume where the region is entered there
+        # (value_ranges.speculated): checked on entry, `unassumed` (the region made without them)
+        # runs if one fails
+        self.guards = guards or {}
+        self.unassumed = unassumed
+        # loop -> [(name, expression)] computed where the loop's locals are read (`#hoist <loop>`
+        # marks the place): its invariant index expressions, out of the loop
+        self.hoisted: dict[int, list[tuple[str, str]]] = {}
+        self.skip: int | None = None  # an instruction written with the one before it
         self.fallback = fallback
         self.code = base.code
         self.fn = base.fn
@@ -127,14 +166,19 @@ class LocalsEmitter:
         self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
         self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
         self.cur: tuple[int, int] | None = None  # (instruction, its block's end) being written
-        self._biased: dict[str, str] = {}  # signed read of a local -> its sign-flipped bits
+        self._biased: dict[str, tuple[str, str]] = {}  # signed read of bits -> (its sign-flipped bits, the bits)
         self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
         self.written: list[tuple[int, int]] = []
+        # int locals holding their signed value (not their bits) in the block being written: a value
+        # ValueRanges knows, which may be negative (no wrap: a temporary of kind "sint" likewise)
+        self.signed: set[tuple[int, int]] = set()
         names = base.names
         names.update({"F32A": array("f", [0.0]), "F64A": array("d", [0.0])})
         for n in (1, 2):
             names[f"UI{n}"] = INT_STRUCTS[n].unpack_from
             names[f"PI{n}"] = INT_STRUCTS[n].pack_into
+            names[f"PS{n}"] = (I32 if n == 1 else I64).pack_into
+            names[f"SI{n}"] = (I32 if n == 1 else I64).unpack_from
         names.update({"Uf32": F32.unpack_from, "Pf32": F32.pack_into, "Uf64": F64.unpack_from,
                       "Pf64": F64.pack_into, "Uh": __import__("struct").Struct("<H").pack_into,
                       "is_snan32": is_snan32})
@@ -155,11 +199,21 @@ class LocalsEmitter:
     def store_stmt(self, name: str, first: int, n: int, kind: str) -> str:
         if kind == "int":
             return f"PI{n}(regs, {4 * first}, {name})"
+        if kind == "sint":
+            return f"PS{n}(regs, {4 * first}, {name})"
         return f"P{kind}(regs, {4 * first}, {name})"
 
     def flush_locals(self, lines: list, pad: str) -> None:
+        """Every local the loop writes, to the bytes. An int local a block left holding a signed
+        value (dead there, so not brought back to its bits) may still be negative: its bits."""
         for first, n in self.written:
-            lines.append(pad + self.store_stmt(self.lname(first, n), first, n, self.local[(first, n)]))
+            kind = self.local[(first, n)]
+            name = self.lname(first, n)
+            if (first, n) in self.signed:
+                kind = "sint"
+            elif kind == "int":
+                name = f"{name} & {_MASK[n]}"
+            lines.append(pad + self.store_stmt(name, first, n, kind))
 
     def flush_temps(self, lines: list, pad: str, live: set | None = None, forget: bool = True) -> None:
         for (first, n), (name, kind, dirty) in list(self.temps.items()):
@@ -172,11 +226,16 @@ class LocalsEmitter:
         """Read every loop local from the bytes; an f32 NaN leaves the region at `resume` (None: run
         the fallback region instead, at entry)."""
         nan = []
-        for (first, n), kind in sorted((self.local if local is None else local).items()):
+        local = self.local if local is None else local
+        for (first, n), kind in sorted(local.items()):
             name = self.lname(first, n)
+            self.signed.discard((first, n))
             lines.append(pad + self.load_stmt(name, first, n, kind))
             if kind == "f32":
                 nan.append((name, 4 * first))
+        loop = next((x for x, m in enumerate(self.plan.locals_of) if m is local and m), None)
+        if loop is not None:
+            lines.append(f"{pad}#hoist {loop}")  # the loop's invariant expressions (region() fills it in)
         if nan:
             test = " or ".join(f"({x} != {x} and not UI1(regs, {o})[0] & {_QUIET})" for x, o in nan)
             if resume is None:
@@ -208,39 +267,61 @@ class LocalsEmitter:
 
     # -- reads and writes of one operand ------------------------------------------------------------
 
-    def read(self, first: int, n: int, bank: str, lines: list, pad: str) -> str:
-        """An expression of the register's value as the reference reader of `bank` returns it."""
+    def read(self, first: int, n: int, bank: str, lines: list, pad: str, nonneg: bool = False) -> str:
+        """An expression of the register's value as the reference reader of `bank` returns it
+        (`nonneg`: the value is known nonnegative, so its bits are it)."""
         _, kind = BANKS[bank]
         name = None
-        if (first, n) in self.local:
-            name, have = self.lname(first, n), self.local[(first, n)]
-            assert have == kind, (first, n, have, kind)  # RegionPlan gives a local one kind
-        elif (first, n) in self.temps and self.temps[(first, n)][1] == kind:
-            name, have = self.temps[(first, n)][0], kind
+        held = self.held(first, n)
+        if held is not None and (first, n) in self.local:
+            assert held[1] == kind or kind == "int" == self.local[(first, n)], (first, n, held, kind)
+        if held is not None and held[1] == "sint" and kind == "int":
+            name = held[0]
+            return name if bank in _SIGNED or nonneg else f"({name} & {_MASK[n]})"
+        if held is not None and held[1] == kind:
+            name, have = held
         if name is not None and have == kind:
+            if nonneg:
+                return name
             if bank in _SIGNED:
                 sign = _SIGNED[bank]
                 expr = f"(({name} ^ {sign}) - {sign})"
-                self._biased[expr] = f"({name} ^ {sign})"
+                self._biased[expr] = (f"({name} ^ {sign})", name)
                 return expr
             return name
         self.drop_overlapping(first, n, lines, pad, write=False)
         reader = {"i32": I32, "b32": U32, "i64": I64, "b64": U64, "f32": F32, "f64": F64}[bank]
         return f"{self.b.bind(reader.unpack_from, 'r')}(regs, {4 * first})[0]"
 
-    def write(self, first: int, n: int, bank: str, expr: str, lines: list, pad: str) -> None:
-        """Assign the result of a pure op as the bank's writer would (wrapped, rounded)."""
+    def write(self, first: int, n: int, bank: str, expr: str, lines: list, pad: str,
+              value: tuple | None = None, signed: bool = False) -> None:
+        """Assign the result of a pure op as the bank's writer would (wrapped, rounded). `value`:
+        the interval of the integer result when `expr` is that result exactly (ValueRanges: it does
+        not wrap), held as it is: its bits when nonnegative, else its signed value. `signed`: an
+        integer that may wrap is wrapped to its signed value (what its next reader takes)."""
         _, kind = BANKS[bank]
+        form = kind
+        if kind == "int" and (value is not None and value[0] < 0 or value is None and signed):
+            form = "sint"
         if (first, n) in self.local:
             name = self.lname(first, n)
+            if form == "sint":
+                self.signed.add((first, n))
+            else:
+                self.signed.discard((first, n))
         else:
             self.drop_overlapping(first, n, lines, pad, write=True)
             name = f"T{first}_{n}"
-            self.temps[(first, n)] = (name, kind, True)
+            self.temps[(first, n)] = (name, form, True)
         if kind == "int" and expr.startswith("int(") and expr.endswith(")") and _balanced(expr[4:-1]):
             lines.append(f"{pad}{name} = 1 if {expr[4:-1]} else 0")  # a comparison: 0 or 1, nothing to wrap
-            if (first, n) not in self.local:  # a branch right after it may test the comparison itself
-                self.last_compare = (len(lines) - 1, name, expr[4:-1], (first, n))
+            # a branch right after it may test the comparison itself
+            self.last_compare = (len(lines) - 1, name, expr[4:-1], (first, n))
+        elif kind == "int" and value is not None:
+            lines.append(f"{pad}{name} = {expr}")
+        elif kind == "int" and signed:
+            sign = 1 << (32 * n - 1)
+            lines.append(f"{pad}{name} = (({expr}) + {sign} & {_MASK[n]}) - {sign}")
         elif kind == "int":
             lines.append(f"{pad}{name} = ({expr}) & {_MASK[n]}")
         elif kind == "f32":
@@ -254,6 +335,7 @@ class LocalsEmitter:
         """Where a raw write (load, zero, move) of registers [first, first + n) goes: (local name,
         its kind), or (None, "") for the bytes."""
         if (first, n) in self.local:
+            self.signed.discard((first, n))  # raw bits
             return self.lname(first, n), self.local[(first, n)]
         self.drop_overlapping(first, n, lines, pad, write=True)
         name = f"T{first}_{n}"
@@ -273,6 +355,38 @@ class LocalsEmitter:
                         return kind
                     return "int"
         return "int"
+
+    def wants_signed(self, i: int, end: int, first: int, n: int) -> bool:
+        """Whether the next access of register (first, n) in this block is a pure op's or a
+        select's read of it whole that takes its signed value as well as its bits (none of the
+        unsigned ops, bitcasts, or an index)."""
+        for j in range(i + 1, end):
+            acc = self.plan.acc[j]
+            if acc is None:
+                return False
+            for rw, f, m, _ in acc:
+                if f < first + n and first < f + m:
+                    symbol = self.code[j][2].op.symbol
+                    return rw == "r" and (f, m) == (first, n) and (symbol in PURE_OPS or symbol in SELECTS) \
+                        and symbol not in RAW_BANKS and not symbol.endswith("U")
+        return False
+
+    def wants_value(self, i: int, end: int, first: int, n: int) -> bool:
+        """Whether the next access of register (first, n) in this block is a read of it whole by an
+        op that takes its signed value (a signed division, compare, extension, cast...), not bits
+        any form gives as cheaply."""
+        for j in range(i + 1, end):
+            acc = self.plan.acc[j]
+            if acc is None:
+                return False
+            for rw, f, m, _ in acc:
+                if f < first + n and first < f + m:
+                    symbol = self.code[j][2].op.symbol
+                    return rw == "r" and (f, m) == (first, n) and symbol in PURE_OPS and symbol not in _MODULAR \
+                        and symbol not in RAW_BANKS and not symbol.endswith("U") \
+                        and any(fl.kind in _SIGNED and is_read(fl) and self.code[j][2].operands[fl.name].ordinal == first
+                                for fl in self.code[j][2].op.fields)
+        return False
 
     # -- the region ----------------------------------------------------------------------------------
 
@@ -299,11 +413,22 @@ class LocalsEmitter:
                     bo, _, size, _, _, _ = element_parts(self.ctx, inst)
                     self.sizes.setdefault(bo, set()).add((size, inst.op.symbol in STORES))
         self.stored = sorted(bo for bo, sz in self.sizes.items() if any(w for _, w in sz))
+        # each loop's locals that nothing in it writes (its invariants)
+        variant: dict[int, set | None] = {}
+        insts = [c[2] for c in self.code]
+        for s, e in blocks:
+            loop = self.plan.loop_of.get(s)
+            if loop is not None and variant.get(loop, set()) is not None:
+                w = block_writes(insts, s, e)
+                variant[loop] = None if w is None else variant.get(loop, set()) | w
+        self.invariant = {loop: ({k for k in self.plan.locals_of[loop] if not w.intersection(range(k[0], k[0] + k[1]))}
+                                 if w is not None else set()) for loop, w in variant.items()}
         b.memo = tuple(sorted(self.sizes))
         b.names["offset"] = _offset
         lines = b.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
         lines += [f"    buf{m} = None" for m in b.memo]
         lines += [f"    hit{m} = False" for m in self.stored]
+        lines += self.entry_guards(inside)
         for loop, local in enumerate(self.plan.locals_of):  # entered inside a loop: its locals
             if local:
                 starts = sorted(s for s, x in self.plan.loop_of.items() if x == loop)
@@ -358,6 +483,10 @@ class LocalsEmitter:
         # written: the casts nothing indexes are dropped now (they would run on every remember).
         kept = []
         for line in lines:
+            if line.lstrip().startswith("#hoist "):
+                indent = line[:len(line) - len(line.lstrip())]
+                kept += [f"{indent}{name} = {expr}" for name, expr in self.hoisted.get(int(line.split()[-1]), ())]
+                continue
             head, mark, tail = line.partition("  #view ")
             if mark:
                 bo, fmt = tail.split()
@@ -366,6 +495,24 @@ class LocalsEmitter:
                 line = head
             kept.append(line)
         return b.finish(kept, "locals region " + ",".join(str(s) for s, _ in blocks))
+
+    def entry_guards(self, inside: set) -> list:
+        """On entry at a block whose facts assume something of the registers (the arguments'
+        speculated ranges, and what follows from them), a check of what it reads there: the region
+        made without the assumption runs on when a value is out of its assumed interval."""
+        tests: dict[str, list[int]] = {}
+        for s in sorted(inside):
+            if s in self.guards and self.guards[s] is None:  # reached only when the assumption fails
+                tests.setdefault("True", []).append(s)
+                continue
+            live = self.plan.live_in.get(s, set())
+            need = [(slot, iv) for slot, iv in self.guards.get(s) or () if live & set(range(slot[0], slot[0] + slot[1]))]
+            if need:
+                test = " or ".join(f"not {lo} <= SI{n}(regs, {4 * first})[0] <= {hi}" for (first, n), (lo, hi) in need)
+                tests.setdefault(test, []).append(s)
+        fb = self.b.bind(self.unassumed, "ua") if tests else ""
+        return [f"    if ip in {set(starts)!r} and ({test}): return {fb}(ctx, frame, _)"
+                for test, starts in tests.items()]
 
     def _tree(self, blocks: list, inside: set, lines: list, pad: str) -> None:
         dispatch_tree(blocks, lines, pad, lambda start, end, p: self._block(start, end, inside, lines, p, ()))
@@ -379,31 +526,45 @@ class LocalsEmitter:
         self.start = start
         self.chain = chain + (start,)
         self.local, self.written = self.plan.locals_at(start)
+        self.signed = set()  # a block is entered with its locals' bits
+        self.skip = None
         for i in range(start, end - 1):
-            self.instruction(i, end, lines, pad)
+            if i != self.skip:
+                self.instruction(i, end, lines, pad)
         inst = self.code[end - 1][2]
         symbol = inst.op.symbol
+        first = len(lines)
         if symbol == "CondBranch":
             o = inst.operands
             if any(src.is_ref for src, _ in list(o["true_operands"]) + list(o["false_operands"])):
                 lines.append(f"{pad}k = {end - 1}")
-            cond = self.read(o["condition"].ordinal, 1, "b32", lines, pad)
+            cond = self.condition(o["condition"].ordinal, lines, pad)
             fused = self.last_compare
             if fused is not None and fused[0] == len(lines) - 1 and fused[1] == cond:
                 # `if <comparison>:` instead of storing 0/1 and testing it: in each arm the
                 # temporary is that constant (written back as such where it is live)
                 lines.pop()
+                first -= 1  # the compare's line becomes the branch's
                 cond = fused[2]
             else:
                 fused = None
             lines.append(f"{pad}if {cond}:")
-            if fused:
-                self.temps[fused[3]] = ("1", "int", True)
-            self._jump(self.fn.block_index[o["true_dest"]], o["true_operands"], inside, lines, pad + "    ")
-            lines.append(f"{pad}else:")
-            if fused:
-                self.temps[fused[3]] = ("0", "int", True)
-            self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
+            for arm, (dest, pairs) in enumerate(((o["true_dest"], o["true_operands"]),
+                                                 (o["false_dest"], o["false_operands"]))):
+                if arm:
+                    lines.append(f"{pad}else:")
+                target = self.fn.block_index[dest]
+                if fused and fused[3] in self.local:
+                    # a local: given its constant in the arm where it is read (at the target, by its
+                    # copies), else left as it was (dead there)
+                    reg = fused[3][0]
+                    read = self.plan.live_in.get(target, self.plan.exit_live) if target in self.ends \
+                        else self.plan.exit_live
+                    if reg in read or any(not src.is_ref and src.ordinal == reg for src, _ in pairs):
+                        lines.append(f"{pad}    {fused[1]} = {1 - arm}")
+                elif fused:
+                    self.temps[fused[3]] = (str(1 - arm), "int", True)
+                self._jump(target, pairs, inside, lines, pad + "    ")
         elif symbol in BRANCHES:
             o = inst.operands
             if any(src.is_ref for src, _ in o["operands"]):
@@ -412,10 +573,11 @@ class LocalsEmitter:
         else:
             self.instruction(end - 1, end, lines, pad)
             self._jump(end, (), inside, lines, pad)
+        tag(lines, first, end - 1, symbol)
 
     def _jump(self, target: int, pairs: Any, inside: set, lines: list, pad: str) -> None:
         temps, start, chain, local, written = dict(self.temps), self.start, self.chain, self.local, self.written
-        valid = set(self.valid)
+        valid, signed = set(self.valid), set(self.signed)
         loop = self.plan.loop_of.get(start)
         if loop is not None and self.plan.loop_of.get(target) != loop:
             # Leaving the loop: its locals go to the bytes first, and the copies are made there (as
@@ -423,6 +585,7 @@ class LocalsEmitter:
             self.flush_temps(lines, pad)
             self.flush_locals(lines, pad)
             self.local, self.written = {}, []
+            self.signed = set()
         for m in moves(pairs):
             if m[0] == "ref":
                 _, src, dst = m
@@ -434,9 +597,13 @@ class LocalsEmitter:
             sk, dk = self.local.get((src, n)), self.local.get((dst, n))
             if dk is not None:  # RegionPlan: then the source is a region local of the same kind
                 lines.append(f"{pad}{self.lname(dst, n)} = {self.lname(src, n)}")
+                if (src, n) in self.signed:
+                    self.signed.add((dst, n))
+                else:
+                    self.signed.discard((dst, n))
                 continue
             if sk is not None:
-                lines.append(pad + self.store_stmt(self.lname(src, n), src, n, sk))
+                lines.append(pad + self.store_stmt(self.lname(src, n), src, n, self.held(src, n)[1]))
             else:
                 self.drop_overlapping(src, n, lines, pad, write=False)
             self.drop_overlapping(dst, n, lines, pad, write=True)
@@ -447,7 +614,14 @@ class LocalsEmitter:
             same_loop = self.plan.loop_of.get(target) == self.plan.loop_of.get(start)
             if not same_loop:
                 self.flush_locals(lines, pad)  # leaving this loop, entering another or none
+                self.signed = set()
                 self.reload_locals(lines, pad, target, self.plan.locals_at(target)[0])
+            else:  # the target reads its locals' bits: a signed value it reads goes back to its bits
+                for first, n in sorted(self.signed):
+                    if any(r in self.plan.live_in[target] for r in range(first, first + n)):
+                        name = self.lname(first, n)
+                        lines.append(f"{pad}{name} = {name} & {_MASK[n]}")
+                self.signed = set()
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
             elif target == self.inner and self.assume <= self.valid and \
@@ -465,14 +639,16 @@ class LocalsEmitter:
             lines.append(f"{pad}frame.ip = {target}")
             lines.append(f"{pad}return None")
         self.temps, self.start, self.chain, self.local, self.written = temps, start, chain, local, written
-        self.valid = valid
+        self.valid, self.signed = valid, signed
 
     def instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         self.cur = (i, end)  # the instruction being written (drop_overlapping's liveness)
+        first = len(lines)
         try:
             self._instruction(i, end, lines, pad)
         finally:
             self.cur = None
+        tag(lines, first, i, self.code[i][2].op.symbol)
 
     def _instruction(self, i: int, end: int, lines: list, pad: str) -> None:
         handler, payload, inst = self.code[i]
@@ -496,24 +672,51 @@ class LocalsEmitter:
         if symbol in FLOAT_BITS_OPS:
             self.float_bits(i, inst, lines, pad)
             return
+        if self.hoist(i, end, inst, lines, pad):
+            return
         # a pure op
         f, _reads, _write = pure_parts(inst)
         banks = RAW_BANKS.get(symbol)
-        args, result = [], None
+        args, facts, result = [], [], None
+        exact = True  # every operand's expression is its value (not the bits of a negative one)
         for fld in inst.op.fields:
             reg = inst.operands[fld.name]
             bank = fld.kind if banks is None else banks[0 if is_read(fld) else 1]
             n = BANKS[bank][0]
             if is_read(fld):
-                if symbol in _MODULAR:  # the result is wrapped: the operands' sign does not matter
-                    bank = _UNSIGNED.get(bank, bank)
-                args.append(self.read(reg.ordinal, n, bank, lines, pad))
+                fact = self.ranges.read(i, reg.ordinal, n) if BANKS[bank][1] == "int" else None
+                nonneg = banks is None and nonnegative(fact, n)  # its bits are its value
+                if symbol in _MODULAR and not nonneg:
+                    # the result is wrapped: bits or a signed value, whichever is held, are the same
+                    held = self.held(reg.ordinal, n)
+                    bank = bank if held is not None and held[1] == "sint" else _UNSIGNED.get(bank, bank)
+                if bank in ("b32", "b64") and not nonneg:
+                    exact = False
+                args.append(self.read(reg.ordinal, n, bank, lines, pad, nonneg))
+                facts.append(fact)
             else:
                 result = (reg.ordinal, n, bank)
         if symbol in _SIGNED_COMPARES and all(a in self._biased for a in args):
-            args = [self._biased[a] for a in args]  # (x ^ sign) orders unsigned bits as signed values
+            args = [self._biased[a][0] for a in args]  # (x ^ sign) orders unsigned bits as signed values
+        if symbol in _MIN_MAX and all(a in self._biased for a in args):
+            # both held as bits: compared as above, the chosen operand's bits are the result's
+            (fa, a), (fb, b) = (self._biased[x] for x in args)
+            test = f"{fb} < {fa}" if symbol.startswith("Min") else f"{fa} < {fb}"
+            name, _ = self.raw_target(result[0], result[1], "int", lines, pad)
+            lines.append(f"{pad}{name} = {b} if {test} else {a}")
+            return
+        # the result's interval when the expression is the result itself (it cannot wrap: ValueRanges)
+        value = self.ranges.result.get(i) if exact and banks is None else None
         template = PURE_EXPRESSIONS.get(symbol)
-        if symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
+        low = 0 if symbol.startswith("CastU") else -(1 << 24)  # an unsigned cast reads the bits
+        if symbol in _INT_TO_F32 and all(x is not None and low <= x[0] and x[1] <= 1 << 24 for x in facts):
+            name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
+            lines.append(f"{pad}{name} = float({args[0]})")  # |x| <= 2^24: exact in an f32, no rounding
+            return
+        division = self.division(symbol, args, facts, lines, pad) if symbol in _DIVISIONS else None
+        if division is not None:
+            expr = division
+        elif symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
             lines.append(f"{pad}F32A[0] = {args[0]} * {args[1]}")
             expr = f"F32A[0] + {args[2]}"
         elif template is not None:
@@ -525,12 +728,108 @@ class LocalsEmitter:
             name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
             lines.append(f"{pad}{name} = {expr}")
             return
-        self.write(*result[:2], result[2], expr, lines, pad)
+        self.write(*result[:2], result[2], expr, lines, pad, value,
+                   value is None and BANKS[result[2]][1] == "int" and self.wants_value(i, end, *result[:2]))
+
+    # -- loop invariants ------------------------------------------------------------------------------
+
+    def hoist(self, i: int, end: int, inst: Any, lines: list, pad: str) -> bool:
+        """An integer op of the loop's invariants (its locals nothing in it writes) computed where the
+        loop is entered; and the two adds of an address, (v + a) + b with a and b invariant, as one
+        add of v and (a + b) computed there. Whether instruction i was written so."""
+        loop = self.plan.loop_of.get(self.start)
+        invariant = self.invariant.get(loop, set()) if loop is not None else set()
+        symbol = inst.op.symbol
+        if not invariant or symbol not in _HOISTED:
+            return False
+        o = inst.operands
+        fields = inst.op.fields
+        n = BANKS[fields[-1].kind][0]
+        result = o[fields[-1].name].ordinal
+        regs = [(o[f.name].ordinal, BANKS[f.kind][0], f.kind) for f in fields if is_read(f)]
+        if all((r, m) in invariant for r, m, _ in regs):
+            facts = [self.ranges.read(i, r, m) for r, m, _ in regs]
+            args = [self.read(r, m, kind, lines, pad, nonnegative(x, m)) for (r, m, kind), x in zip(regs, facts)]
+            exact = all(nonnegative(x, m) or kind in _SIGNED for (_, m, kind), x in zip(regs, facts))
+            value = self.ranges.result.get(i) if exact else None
+            expr = PURE_EXPRESSIONS[symbol].format(*args)
+            name = self.hoisted_name(loop, expr if value is not None else f"({expr}) & {_MASK[n]}")
+            # the value itself, or its bits (nonnegative: nothing to wrap)
+            self.write(result, n, fields[-1].kind, name, lines, pad, value if value is not None else (0, _MASK[n]))
+            return True
+        if symbol not in ("AddI32", "AddI64") or i + 1 >= end - 1:
+            return False
+        nxt = self.code[i + 1][2]
+        if nxt.op.symbol != symbol or nxt.operands["result"].ordinal != result:
+            return False
+        pair = [nxt.operands["lhs"].ordinal, nxt.operands["rhs"].ordinal]
+        if result not in pair:
+            return False
+        pair.remove(result)
+        b = pair[0]
+        ops = [o["lhs"].ordinal, o["rhs"].ordinal]
+        inv = [r for r in ops if (r, n) in invariant]
+        if (b, n) not in invariant or len(inv) != 1:
+            return False
+        a = inv[0]
+        ops.remove(a)
+        v = ops[0]
+        fa, fb, fv = self.ranges.read(i, a, n), self.ranges.read(i + 1, b, n), self.ranges.read(i, v, n)
+        la, lb = self.lname(a, n), self.lname(b, n)
+        if nonnegative(fa, n) and nonnegative(fb, n) and fa[1] + fb[1] <= _MASK[n] >> 1:
+            h, exact = self.hoisted_name(loop, f"{la} + {lb}"), True  # the sum's bits are it
+        else:
+            h, exact = self.hoisted_name(loop, f"({la} + {lb}) & {_MASK[n]}"), False
+        held = self.held(v, n)
+        nonneg = nonnegative(fv, n)
+        signed = not nonneg and held is not None and held[1] == "sint"
+        bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
+        x = self.read(v, n, bank, lines, pad, nonneg)
+        value = self.ranges.result.get(i + 1) if exact and (nonneg or signed) else None
+        self.write(result, n, bank, f"{x} + {h}", lines, pad, value)
+        self.skip = i + 1
+        return True
+
+    def hoisted_name(self, loop: int, expr: str) -> str:
+        """The name of `expr` computed where `loop` is entered (one name per expression)."""
+        entries = self.hoisted.setdefault(loop, [])
+        for name, e in entries:
+            if e == expr:
+                return name
+        name = f"H{loop}_{len(entries)}"
+        entries.append((name, expr))
+        return name
+
+    @staticmethod
+    def division(symbol: str, args: list, facts: list, lines: list, pad: str) -> str | None:
+        """An integer division or remainder by a divisor known positive (ValueRanges) as Python's
+        operators: C's truncating quotient and remainder of a dividend known nonnegative, or of any
+        signed one (its magnitude's, signed). None: the op's function, which traps on a zero
+        divisor and on INT_MIN / -1 as IREE's runtime does (SIGFPE)."""
+        operator, signed = _DIVISIONS[symbol]
+        x, y = facts
+        if y is None or y[0] < 1:
+            return None
+        if x is not None and x[0] >= 0:  # both read as their values
+            return f"{args[0]} {operator} {args[1]}"
+        if not signed:
+            return None
+        dv = args[0]
+        if not dv.isidentifier():
+            lines.append(f"{pad}dv = {dv}")
+            dv = "dv"
+        return f"({dv} {operator} {args[1]} if {dv} >= 0 else -(-{dv} {operator} {args[1]}))"
+
+    def condition(self, reg: int, lines: list, pad: str) -> str:
+        """A branch's or select's condition: its value, whose truth is its bits' (a signed value
+        held is tested as it is)."""
+        held = self.held(reg, 1)
+        return self.read(reg, 1, "i32" if held is not None and held[1] == "sint" else "b32", lines, pad)
 
     def held(self, first: int, n: int) -> tuple[str, str] | None:
         """(name, kind) of the local or temporary holding registers (first, n) exactly, if any."""
         if (first, n) in self.local:
-            return self.lname(first, n), self.local[(first, n)]
+            return self.lname(first, n), "sint" if (first, n) in self.signed else self.local[(first, n)]
         if (first, n) in self.temps:
             return self.temps[(first, n)][:2]
         return None
@@ -544,11 +843,19 @@ class LocalsEmitter:
         o = inst.operands
         n, ints = SELECTS[inst.op.symbol]
         t, f, r = o["true_value"].ordinal, o["false_value"].ordinal, o["result"].ordinal
-        cond = self.read(o["condition"].ordinal, 1, "b32", lines, pad)
+        cond = self.condition(o["condition"].ordinal, lines, pad)
         if ints:
-            bank = "b32" if n == 1 else "b64"
-            tv, fv = self.read(t, n, bank, lines, pad), self.read(f, n, bank, lines, pad)
-            self.write(r, n, bank, f"{tv} if {cond} else {fv}", lines, pad)
+            # as values where one is held as its signed value (the interval of the result known),
+            # else as bits (values too where both are known nonnegative)
+            tf, ff = self.ranges.read(i, t, n), self.ranges.read(i, f, n)
+            signed = any((self.held(x, n) or ("", ""))[1] == "sint" for x in (t, f)) and \
+                self.ranges.result.get(i) is not None
+            bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
+            tv = self.read(t, n, bank, lines, pad, nonnegative(tf, n))
+            fv = self.read(f, n, bank, lines, pad, nonnegative(ff, n))
+            exact = signed or nonnegative(tf, n) and nonnegative(ff, n)
+            self.write(r, n, bank, f"{tv} if {cond} else {fv}", lines, pad,
+                       self.ranges.result.get(i) if exact else None)
             return
         ht, hf = self.held(t, n), self.held(f, n)
         want = self.local.get((r, n))
@@ -587,7 +894,8 @@ class LocalsEmitter:
             src, r = o["operand"].ordinal, o["result"].ordinal
             f64 = symbol.endswith("F64")
             held = self.held(src, 1)
-            if not f64 and held is not None and held[1] == "int" and (r, 1) not in self.local:
+            # (an int's bits or its signed value: the masks take the same low 32 bits of either)
+            if not f64 and held is not None and held[1] in ("int", "sint") and (r, 1) not in self.local:
                 _, and_mask, xor_mask = SIGN_BIT_OPS[symbol]  # bits held (a bitcast's): as the handler
                 name, _ = self.raw_target(r, 1, "int", lines, pad)
                 lines.append(f"{pad}{name} = ({held[0]} & {and_mask}) ^ {xor_mask}")
@@ -637,7 +945,9 @@ class LocalsEmitter:
         value = constant_value(inst)
         # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
         text = repr(value) if type(value) is int else self.b.bind(value, "c")
-        self.write(first, BANKS[inst.op.fields[1].kind][0], inst.op.fields[1].kind, text, lines, pad)
+        n = BANKS[inst.op.fields[1].kind][0]
+        known = (value, value) if type(value) is int and value < 1 << (32 * n - 1) else None  # its own bits
+        self.write(first, n, inst.op.fields[1].kind, text, lines, pad, known)
 
     def header_hits(self, bo: int, lines: list, pad: str) -> None:
         """After buffer `bo` is remembered: hit<x> is true for every stored-to buffer x whose data
@@ -661,7 +971,12 @@ class LocalsEmitter:
         if bo not in self.valid:
             self.remember(i, bo, inst, "source_buffer" if load else "target_buffer", lines, pad)
         index = self.read(off // 4, 2, "b64", lines, pad)
-        if not (mask == M64 and index.isidentifier()):  # a local holds unsigned 64-bit values
+        fact = self.ranges.read(i, off // 4, 2)
+        if nonnegative(fact, 2) and fact[1] <= mask:  # the bits are the value, and fit in a size_t
+            if not index.isidentifier():
+                lines.append(f"{pad}o = {index}")
+                index = "o"
+        elif not (mask == M64 and index.isidentifier()):  # a local holds unsigned 64-bit values
             lines.append(f"{pad}o = {index} & {mask}")
             index = "o"
         # IREE's bounds check: an element wholly inside the data (no wrap) is one comparison, and the
@@ -672,24 +987,32 @@ class LocalsEmitter:
         d = f"d{bo}"
         first = val // 4
         if load:
-            if elem is not None:
-                name, kind = self.raw_target(first, 1, "int", lines, pad)
+            if elem is not None:  # a sign-extended element is held as its signed value
                 fmt = elem.format[-1]
-                sign = " & 4294967295" if fmt.islower() else ""
+                name, kind = self.raw_target(first, 1, "sint" if fmt.islower() else "int", lines, pad)
+                if fmt.islower() and (first, 1) in self.local:
+                    self.signed.add((first, 1))
                 self.views.add((bo, fmt))
-                lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]{sign}")
+                lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
                 lines.append(f"{pad}else:")
                 lines.append(f"{pad}    k = {i}")
-                lines.append(f"{pad}    {name} = {b.bind(elem.unpack_from, 'e')}({d}, {slow})[0]{sign}")
+                lines.append(f"{pad}    {name} = {b.bind(elem.unpack_from, 'e')}({d}, {slow})[0]")
                 return
             n = size // 4
-            name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
+            hint = self.next_kind(i, end, first, n)
+            if hint == "int" and self.wants_signed(i, end, first, n):
+                hint = "sint"  # loaded through the signed view: what the op reads, and small
+            name, kind = self.raw_target(first, n, hint, lines, pad)
+            if hint == "sint" and (first, n) in self.local:
+                self.signed.add((first, n))
+                kind = "sint"
             fmt = _VIEW[(kind, size)]
             self.views.add((bo, fmt))
             lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
             lines.append(f"{pad}else:")
             lines.append(f"{pad}    k = {i}")
-            lines.append(f"{pad}    {name} = {'UI' + str(n) if kind == 'int' else 'U' + kind}({d}, {slow})[0]")
+            reader = {"int": f"UI{n}", "sint": f"SI{n}"}.get(kind, f"U{kind}")
+            lines.append(f"{pad}    {name} = {reader}({d}, {slow})[0]")
             if kind == "f32":  # a signaling NaN's bits would not survive the float: the handler
                 self.views.add((bo, "I"))
                 bits = f"(v{bo}_I[{index}] if {fast} else UI1({d}, {slow})[0])"
@@ -710,7 +1033,7 @@ class LocalsEmitter:
         else:
             n = size // 4
             if (first, n) in self.local:
-                value, kind = self.lname(first, n), self.local[(first, n)]
+                value, kind = self.held(first, n)
             elif (first, n) in self.temps and self.temps[(first, n)][2]:  # a dirty temporary holds exact bits
                 value, kind = self.temps[(first, n)][:2]
             if value is None:
@@ -767,9 +1090,9 @@ class LocalsEmitter:
 
 
 # (kind of the local, element bytes) -> typed memoryview format; its struct for the slow path
-_VIEW = {("int", 4): "I", ("f32", 4): "f", ("int", 8): "Q", ("f64", 8): "d"}
-_FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f"), 8: ("Q", "d")}
+_VIEW = {("int", 4): "I", ("f32", 4): "f", ("int", 8): "Q", ("f64", 8): "d", ("sint", 4): "i", ("sint", 8): "q"}
+_FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f", "i"), 8: ("Q", "d", "q")}
 _VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
-__all__ = ["LocalsEmitter", "c_call", "dispatch_tree"]
+__all__ = ["LocalsEmitter", "c_call", "dispatch_tree", "tag"]

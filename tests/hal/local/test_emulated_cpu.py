@@ -19,6 +19,9 @@ from dataclasses import dataclass
 
 import pytest
 from elftools.elf.elffile import ELFFile
+from unicorn import arm64_const as A64
+from unicorn import arm_const as ARM
+from unicorn import riscv_const as RV
 
 from support.debian_tools import debian_tool
 
@@ -156,6 +159,13 @@ class Rig:
     heap: Heap
     cpu: EmulatedCpu
     functions: dict[str, tuple[int, int]]  # name -> (address, size)
+    code: tuple[int, int]  # the executable pages holding them: (address, size)
+
+    def new_cpu(self, **kwargs) -> EmulatedCpu:
+        """Another CPU on the rig's heap, the code's pages executable in it too."""
+        cpu = EmulatedCpu(self.heap, **kwargs)
+        cpu.protect(*self.code, "r-x")
+        return cpu
 
     def fn(self, name: str) -> int:
         return self.functions[name][0]
@@ -202,14 +212,17 @@ def rig(request, build_dir):
     text, symbols = _text_and_symbols(str(obj))
     heap = Heap(target=heap_target, name=f"heap-{request.param}")
     cpu = EmulatedCpu(heap)
-    image = heap.malloc(len(text), align=16, tag="kernels")
+    # Whole pages made executable, as a loader protects a code segment: the heap's own memory is not.
+    size = (len(text) + PAGE - 1) & -PAGE
+    image = heap.malloc(size, align=PAGE, tag="kernels")
     heap.write(image, text)
     cpu.invalidate(image, len(text))
+    cpu.protect(image, size, "r-x")
     # A Thumb function's symbol has bit 0 set already (the ELF says how to call it).
     if heap_target == "armv7":
         assert all(off & 1 == thumb for off, _ in symbols.values()), symbols
     functions = {name: (image + off, size) for name, (off, size) in symbols.items()}
-    yield Rig(request.param, heap, cpu, functions)
+    yield Rig(request.param, heap, cpu, functions, (image, size))
     cpu.close()
     heap.close()
 
@@ -242,7 +255,7 @@ def test_a_call_longer_than_a_chunk_resumes_where_it_stopped(rig, native):
     values = [(i * 13) % 29 for i in range(2000)]
     p = rig.array("i", values)
     arr = (ctypes.c_int * len(values))(*values)
-    with EmulatedCpu(rig.heap, chunk=100) as cpu:
+    with rig.new_cpu(chunk=100) as cpu:
         result = cpu.call(rig.fn("weighted_sum"), [p, len(values)], max_instructions=10**7)
         assert cpu.instructions >= 2000
     assert _s32(result) == native.weighted_sum(arr, len(values))
@@ -278,6 +291,94 @@ def test_vector_add_writes_heap_memory_the_heap_reads(rig, native):
         rig.heap.free(address)
 
 
+def _outcome(cpu: EmulatedCpu, function: int, args: list) -> tuple:
+    """What a call came to: its result, or its fault's kind, pc and address."""
+    try:
+        return ("result", cpu.call(function, args, max_instructions=10**8))
+    except EmulatedFault as e:
+        return ("fault", e.kind, e.pc, e.address)
+
+
+def _overflow(cpu: EmulatedCpu, deep: int) -> tuple:
+    """A stack overflow's fault, its address from the CPU's own stack (each CPU has its own)."""
+    kind, *rest = _outcome(cpu, deep, [deep, 1 << 20])
+    return (kind, rest[0], rest[1], rest[2] - cpu._stack) if kind == "fault" else (kind, *rest)
+
+
+def test_the_mmus_tlb_and_the_fill_agree(rig, native):
+    """The reference path (Unicorn's TLB filled by the CPU's MMU, `reference=True`, which a heap
+    forced to the reference path picks) and the TLB the C helper fills run the same calls to the
+    same results, memory and faults: stores, float math, a guarded block's end, the null page, the
+    stack's guard page and heap memory never made executable."""
+    assert not rig.cpu.reference and rig.cpu._code_pages is not None  # the fill is the default
+    assert rig.cpu.uc.ctl_get_page_size() == PAGE  # a TLB entry per 4 KiB page (ARM's are 1 KiB unless set)
+    reference = rig.new_cpu(reference=True)
+    assert reference.reference and reference._code_pages is None
+    n = 64
+    xs, ys = [float(i % 13 - 6) for i in range(n)], [(0.5, 2.0, 0.25, 1.0)[i % 4] for i in range(n)]
+    guarded = rig.heap.malloc(4 * n, guard=True)
+    code = rig.heap.malloc(PAGE, align=PAGE)
+    rig.heap.write(code, rig.heap.read(rig.fn("mix3") & ~1, rig.functions["mix3"][1]))
+    deep = rig.fn("deep")
+    x, y, out, c = rig.array("f", xs), rig.array("f", ys), rig.array("f", [0.0] * 4), rig.array("f", [7.0] * n)
+    # Sums that round (the fast path computes floats on the host's FPU from the first operation).
+    tenths, thirds = rig.array("f", [i / 10 for i in range(n)]), rig.array("f", [i / 3 for i in range(n)])
+    outcomes = []
+    for cpu in (rig.cpu, reference):
+        for address in (out, c, guarded):  # the same memory for both, its outputs cleared
+            rig.heap.write(address, bytes(16 if address == out else 4 * n))
+        cpu.call(rig.fn("fmath"), [x, y, n, out])  # (void functions: their result register is not compared)
+        cpu.call(rig.fn("vadd"), [x, y, c, n])
+        rounded = rig.array("f", [0.0] * n)
+        cpu.call(rig.fn("vadd"), [tenths, thirds, rounded, n])
+        cpu.call(rig.fn("fmath"), [tenths, thirds, n, out])  # inexact quotients and products
+        seen = [rig.heap.read(rounded, 4 * n), rig.heap.read(out, 16), rig.heap.read(c, 4 * n),
+                _outcome(cpu, rig.fn("fill"), [guarded, n + 4]), rig.heap.read(guarded, 4 * n),
+                _outcome(cpu, rig.fn("fill"), [0x100, 4]), _overflow(cpu, deep),
+                _outcome(cpu, code | (rig.fn("mix3") & 1), [3, 4, 5]), _outcome(cpu, deep, [deep, 10])]
+        outcomes.append(seen)
+        rig.heap.free(rounded)
+    for address in (x, y, out, c, tenths, thirds):
+        rig.heap.free(address)
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][3][:2] == ("fault", "write to protected memory") and outcomes[0][3][3] == guarded + 4 * n
+    assert outcomes[0][7][1] == "fetch from protected memory" and outcomes[0][-1][0] == "result"
+    reference.close()
+    rig.heap.free(guarded)
+    rig.heap.free(code)
+
+
+def _inexact_flag(cpu: EmulatedCpu) -> int:
+    """The guest's cumulative inexact flag (-1: a target where the CPU leaves it alone)."""
+    reg, bit = {"riscv32": (RV.UC_RISCV_REG_FFLAGS, 0x1), "riscv64": (RV.UC_RISCV_REG_FFLAGS, 0x1),
+                "aarch64": (A64.UC_ARM64_REG_FPSR, 0x10), "armv7": (ARM.UC_ARM_REG_FPSCR, 0x10)}.get(
+                    cpu.target, (None, 0))
+    return -1 if reg is None else int(bool(cpu.uc.reg_read(reg) & bit))
+
+
+def test_the_fast_path_starts_with_the_inexact_flag_set(rig):
+    """QEMU computes floats on the host's FPU only once the inexact flag is set: a fast-path CPU
+    starts with it set, a reference one clear; on armv7 an uncounted call enters through the stub
+    that rounds once on NEON (its own flags), leaving d16 = 0, a counted one does not."""
+    reference, fast = rig.new_cpu(reference=True), rig.new_cpu()  # new: no float op has run on them
+    assert _inexact_flag(reference) in (0, -1) and _inexact_flag(fast) in (1, -1)
+    if fast.target == "armv7":
+        for cpu, budget, entered in ((fast, None, True), (fast, 10**6, False), (reference, None, False)):
+            cpu.uc.reg_write(ARM.UC_ARM_REG_D16, 0x4141414141414141)
+            assert cpu.call(rig.fn("mix3"), [3, 4, 5], max_instructions=budget) == 7 * 3 + 4 - 5
+            assert (cpu.uc.reg_read(ARM.UC_ARM_REG_D16) == 0) is entered
+    reference.close()
+    fast.close()
+
+
+def test_a_heap_forced_to_the_reference_path_gets_the_mmus_tlb():
+    heap = Heap(target="riscv64")
+    heap.force_reference()
+    with EmulatedCpu(heap) as cpu:
+        assert cpu.reference and cpu._code_pages is None and _inexact_flag(cpu) == 0
+    heap.close()
+
+
 # -- host functions ----------------------------------------------------------------------------------------
 
 def test_emulated_code_calls_a_host_function(rig, native):
@@ -298,7 +399,7 @@ def test_a_chunk_ending_at_a_host_call_calls_it_once(rig, native, chunk):
     function's handle included: it still runs once per call, as natively."""
     emulated_calls, native_calls = [], []
     cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int)(lambda a, b: native_calls.append((a, b)) or a - b)
-    with EmulatedCpu(rig.heap, chunk=chunk) as cpu:
+    with rig.new_cpu(chunk=chunk) as cpu:
         address = cpu.host_function(lambda a, b: emulated_calls.append((a, b)) or a - b, 2, "once")
         result = cpu.call(rig.fn("call_host"), [address, 9, 4], max_instructions=10_000)
     assert _s32(result) == native.call_host(cb, 9, 4)
@@ -313,7 +414,7 @@ def test_preempted_calls_without_a_budget_resume_exactly(rig, native):
     p = rig.array("i", values)
     arr = (ctypes.c_int * len(values))(*values)
     emulated_calls, native_calls = [], []
-    with EmulatedCpu(rig.heap, quantum=0.0002) as cpu:
+    with rig.new_cpu(quantum=0.0002) as cpu:
         assert _s32(cpu.call(rig.fn("weighted_sum"), [p, len(values)])) == native.weighted_sum(arr, len(values))
         address = cpu.host_function(lambda a, b: emulated_calls.append(_s32(a)) or (_s32(a) ^ _s32(b)) & 0xFF,
                                     2, "loop")
@@ -386,6 +487,40 @@ def test_writing_past_a_guarded_block_is_a_clean_fault(rig, native):
     rig.heap.free(reused)
 
 
+def test_a_read_past_a_guarded_block_faults_every_time():
+    """A faulting access leaves no TLB entry of the guard page behind: the same read faults again,
+    on both paths, with host guard pages and emulator-only ones. Before, the second read hit the
+    entry the first one's fault had filled: it read on (0) past an emulator-only guard, and killed
+    the process by SIGSEGV past a host-protected one. Run in a child for that reason."""
+    code = (
+        "import struct\n"
+        "from ireeabi.base.heap import Heap\n"
+        "from ireeabi.hal.local.emulated_cpu import EmulatedCpu, EmulatedFault\n"
+        "from ireeabi.hal.local.emulated_executable import KernelEmulator\n"
+        "seen = []\n"
+        "for emulator_only in (False, True):\n"
+        "    for reference in (False, True):\n"
+        "        heap = Heap(target='riscv32')\n"
+        "        if emulator_only:\n"
+        "            KernelEmulator(heap)  # marks the heap: its guard pages are the emulator's only\n"
+        "        cpu = EmulatedCpu(heap, reference=reference)\n"
+        "        block = heap.malloc(64, guard=True)\n"
+        "        read = heap.malloc(4096, align=4096)\n"
+        "        heap.write(read, struct.pack('<II', 0x00052503, 0x00008067))  # lw a0, 0(a0); ret\n"
+        "        cpu.protect(read, 4096, 'r-x')\n"
+        "        for _ in range(3):\n"
+        "            try:\n"
+        "                seen.append(('read', cpu.call(read, [block + 64])))\n"
+        "            except EmulatedFault as e:\n"
+        "                seen.append((e.kind, e.address - block))\n"
+        "        cpu.close()\n"
+        "print(sorted(set(seen)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.strip() == "[('read of protected memory', 64)]"
+
+
 def test_recursion_runs_on_the_cpus_stack_and_overflowing_it_faults(rig, native):
     deep, native_deep = rig.fn("deep"), ctypes.cast(native.deep, ctypes.c_void_p).value
     assert _s32(rig.call(deep, [deep, 100])) == native.deep(native_deep, 100)
@@ -432,12 +567,31 @@ def test_a_trap_instruction_is_a_fault(rig):
 def test_an_invalid_instruction_is_a_fault(rig):
     """An all-zero word is defined illegal on RISC-V and is UDF on AArch64 (elsewhere it is a
     valid instruction; there __builtin_trap's ud2 / udf is the invalid one, tested above)."""
-    block = rig.heap.malloc(16, align=16)
-    rig.cpu.invalidate(block, 16)
+    block = rig.heap.malloc(PAGE, align=PAGE, zero=True)
+    rig.cpu.invalidate(block, PAGE)
+    rig.cpu.protect(block, PAGE, "r-x")
     with pytest.raises(EmulatedFault) as e:
         rig.call(block, [])
     assert e.value.kind == "invalid instruction" and e.value.pc == block
+    rig.cpu.protect(block, PAGE, "rw-")
     rig.heap.free(block)
+
+
+def test_running_heap_memory_never_made_executable_is_a_fetch_fault(rig, native):
+    """The heap's memory is data, as on a device (IREE's loader makes only an image's code
+    segments executable): a call into a copy of a working function outside them faults at its
+    first instruction."""
+    address, size = rig.functions["mix3"]
+    code = rig.heap.malloc(PAGE, align=PAGE)
+    rig.heap.write(code, rig.heap.read(address & ~1, size))
+    rig.cpu.invalidate(code, PAGE)
+    with pytest.raises(EmulatedFault) as e:
+        rig.call(code | (address & 1), [3, 4, 5])
+    assert e.value.kind == "fetch from protected memory" and e.value.pc == e.value.address == code
+    rig.cpu.protect(code, PAGE, "r-x")  # the same bytes made executable run
+    assert _s32(rig.call(code | (address & 1), [3, 4, 5])) == native.mix3(3, 4, 5)
+    rig.cpu.protect(code, PAGE, "rw-")
+    rig.heap.free(code)
 
 
 def test_an_endless_loop_exceeds_its_budget(rig):
@@ -529,8 +683,9 @@ def test_a_guard_page_made_before_the_cpu_is_mirrored():
         "heap = Heap(target='riscv32')\n"
         "block = heap.malloc(64, guard=True)\n"
         "cpu = EmulatedCpu(heap)\n"
-        "code = heap.malloc(8)\n"
+        "code = heap.malloc(4096, align=4096)\n"
         "heap.write(code, struct.pack('<II', 0x00052023, 0x00008067))  # sw zero, 0(a0); ret\n"
+        "cpu.protect(code, 4096, 'r-x')\n"
         "cpu.call(code, [block + 60])\n"
         "try:\n"
         "    cpu.call(code, [block + 64])\n"

@@ -30,6 +30,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import unicorn.unicorn_const as uc_const
 
 from support import iree_tools
 from support import vm_ir
@@ -142,6 +143,17 @@ def _unicorn_regions(cpu: EmulatedCpu) -> list[tuple[int, int, int]]:
     return sorted((lo, hi + 1, perms) for lo, hi, perms in cpu.uc.mem_regions() if cpu._lo <= lo < cpu._hi)
 
 
+def _hooked(cpu: EmulatedCpu) -> list[tuple[int, int]]:
+    """The ranges of the window the CPU's fault hooks cover."""
+    return sorted((start, end) for start, (end, _) in cpu._guards.items())
+
+
+def _no_access(cpu: EmulatedCpu) -> list[tuple[int, int]]:
+    """The regions of the window that cannot be read or written."""
+    rw = uc_const.UC_PROT_READ | uc_const.UC_PROT_WRITE
+    return [(start, end) for start, end, perms in cpu.regions() if perms & rw != rw]
+
+
 def test_guard_pages_are_regions_of_their_own_in_small_pieces():
     """A guard page deep in the window (in a region of hundreds of MiB) ends up a region of its own
     with no access, the pieces next to it at most GRAIN bytes; the CPU's record of its regions is
@@ -160,11 +172,18 @@ def test_guard_pages_are_regions_of_their_own_in_small_pieces():
     # The region was halved (one sibling per halving) down to GRAIN, and that piece cut in three.
     pieces = [r for r in regions if biggest[0] <= r[0] < biggest[1]]
     assert len(pieces) <= ((biggest[1] - biggest[0]) // GRAIN).bit_length() + 3, pieces
+    # Invalid accesses are hooked where they can happen only: over the regions that cannot be read
+    # or written (this page, the CPU stack's guards) and outside the window, never over memory the
+    # kernels read and write (a hook there keeps its stores on Unicorn's slow path).
+    assert _hooked(cpu) == _no_access(cpu) and (page, page + PAGE) in _hooked(cpu)
     heap.space.protect(page - heap.space.base, PAGE, True)
-    assert cpu.regions()[i] == (page, page + PAGE, 7)  # accessible again, still its own region
+    # Accessible again (read/write: heap memory is not executable), still its own region, unhooked.
+    assert cpu.regions()[i] == (page, page + PAGE, uc_const.UC_PROT_READ | uc_const.UC_PROT_WRITE)
+    assert _hooked(cpu) == _no_access(cpu) and (page, page + PAGE) not in _hooked(cpu)
     count = len(cpu.regions())
     heap.space.protect(page - heap.space.base, PAGE, False, False)  # again: a permission change only
     assert len(cpu.regions()) == count and cpu.regions() == _unicorn_regions(cpu)
+    assert _hooked(cpu) == _no_access(cpu) and (page, page + PAGE) in _hooked(cpu)
     cpu.close()
     heap.close()
 
@@ -191,8 +210,9 @@ def test_guard_pages_made_before_the_cpu_are_honoured_and_follow_free_and_reuse(
                     return heap.malloc(4096, align=64)
             early = guarded()
             cpu = EmulatedCpu(heap)
-            store = heap.malloc(8)
+            store = heap.malloc(4096, align=4096)  # a page of code, made executable as a loader does
             heap.write(store, {_store_word()!r})
+            cpu.protect(store, 4096, "r-x")
             def faults(address):
                 try:
                     cpu.call(store, [address, 0x5A5A5A5A], max_instructions=100)
@@ -215,6 +235,7 @@ def test_guard_pages_made_before_the_cpu_are_honoured_and_follow_free_and_reuse(
             out["plain"] = [heap.allocation(big).chunk == last,
                             [faults(big + i) for i in range(0, 69632 - 64, 4092)].count(None)]
             heap.free(big)
+            cpu.protect(store, 4096, "rw-")
             heap.free(store)
             cpu.close()
         print(json.dumps(out))

@@ -25,6 +25,7 @@ from ireeabi.base.status import IreeFaultError, StatusError
 from ireeabi.base.internal.fpu_state import FLUSH_BITS, flushes, pushed
 from ireeabi.hal.local.inline_command_buffer import dispatch_scope
 from ireeabi.hal.local.native import host_fpu
+from ireeabi.base.address_space import PAGE
 
 from support.hal_programs import program as hal_program
 
@@ -254,8 +255,7 @@ def test_unicorn_x86_keeps_denormal_results(target, tmp_path):
     heap = Heap(target=target)
     try:
         with EmulatedCpu(heap) as cpu:
-            address = heap.malloc(len(code), tag="code")
-            heap.write(address, code)
+            address = _place_code(heap, cpu, code)
             # 1.5 * 2^-126 + (-1 * 2^-126) = 2^-127, a denormal result of normal operands
             a, b = 0x00C00000, 0x80800000
             with dispatch_scope(_Emulated(cpu), target):
@@ -266,10 +266,17 @@ def test_unicorn_x86_keeps_denormal_results(target, tmp_path):
         heap.close()
 
 
+def _place_code(heap: Heap, cpu: EmulatedCpu, code: bytes) -> int:
+    """`code` on a page of the heap made executable in the CPU, as a loader's code segment is."""
+    address = heap.malloc(PAGE, align=PAGE, tag="code")
+    heap.write(address, code)
+    cpu.protect(address, PAGE, "r-x")
+    return address
+
+
 def _add_with_and_without_the_push(heap: Heap, target: str, code: bytes) -> None:
     with EmulatedCpu(heap) as cpu:
-        address = heap.malloc(len(code), tag="code")
-        heap.write(address, code)
+        address = _place_code(heap, cpu, code)
         add = lambda: cpu.call(address, [DENORMAL_1E40, DENORMAL_1E39])  # noqa: E731
         exact = add()
         assert exact == DENORMAL_1E40 + DENORMAL_1E39  # IEEE: denormals add as integers

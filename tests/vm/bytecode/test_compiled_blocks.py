@@ -95,7 +95,9 @@ def test_host_programs_agree(name, function, calls):
 ERROR_CASES = [("buffers.mlir", "copy_slice", (-5, 16)), ("buffers.mlir", "copy_slice", (-5, -4)),
                ("buffers.mlir", "copy_slice", (9, 1 << 62)), ("lists.mlir", "list_oob", (2,)),
                ("fail.mlir", "checked_div", (5, 0)), ("fail.mlir", "status", (5,)),
-               ("divrem.mlir", "div_i32", (1, 0)), ("loops.vm.mlir", "oob", (9,))]
+               ("divrem.mlir", "div_i32", (1, 0)), ("loops.vm.mlir", "oob", (9,)),
+               ("index_math.vm.mlir", "div_steps", (5, -2, 5)), ("index_math.vm.mlir", "div_steps", (-2147483648, -1, 1)),
+               ("index_math.vm.mlir", "window", (-5, 10)), ("index_math.vm.mlir", "window32", (-1, 3))]
 
 
 @pytest.mark.parametrize("name, function, args", ERROR_CASES, ids=[f"{c[0]}:{c[1]}{c[2]}" for c in ERROR_CASES])

@@ -136,6 +136,18 @@ CASES = [
     # signaling NaNs, quiet and negative NaNs, denormals and negative zeros; starts of +-inf, a
     # denormal, a signaling NaN and a negative NaN; y of 0 (pow(sNaN, 0), x / 0), -0.0 and a NaN
     # (pow(1, NaN) is 1)
+    # Index arithmetic the loop regions write without masks, conversions or division calls where
+    # vm/bytecode/value_ranges.py proves it in range (test_value_ranges.py): negative dividends,
+    # divisors from the loop, counters at the 32- and 64-bit edges, negative starts (the regions'
+    # speculated nonnegative arguments fail their entry checks), windows into a buffer
+    ("index_math.vm.mlir", "divs", [(-50, 100), (5, 200), (2147483600, 100), (-2147483648, 60)]),
+    ("index_math.vm.mlir", "div_min", [(-2147483648, 40), (123456, 100), (-7, 0)]),
+    ("index_math.vm.mlir", "div_steps", [(-7, 1, 4), (2147483647, 3, 5), (-2147483648, -3, 2)]),
+    ("index_math.vm.mlir", "edges", [(3,), (-2147483648,)]),
+    ("index_math.vm.mlir", "window", [(2, 10), (0, 16)]),
+    ("index_math.vm.mlir", "window32", [(3, 4)]),
+    ("index_math.vm.mlir", "strided", [(7, 13), (-3, 5), (100, 3)]),
+    ("index_math.vm.mlir", "join", [(-30, 20), (30, 20), (-2147483648, 3)]),
     ("loops.vm.mlir", "float_bits_loop", [(0x3F800000, 0x100000, 0x7F800000, 2.0, 8),
                                           (0x7F7FFFFE, 1, -8388608, 0.0, 6),
                                           (0x7FC00000, -1, 1, -0.0, 5),
@@ -256,6 +268,8 @@ def test_invoke_argument_and_import_errors():
     ("divrem.mlir", "div_i32", (5, 0)),
     ("divrem.mlir", "div_i32", (-2147483648, -1)),
     ("divrem.mlir", "div_i64", (-9223372036854775808, -1)),
+    ("index_math.vm.mlir", "div_steps", (5, -2, 5)),  # in a loop: the divisor reaches 0
+    ("index_math.vm.mlir", "div_steps", (-2147483648, -1, 1)),  # INT_MIN / -1 in a loop
 ])
 def test_integer_division_traps_where_iree_crashes(program, function, args):
     path = host(program)
@@ -266,7 +280,7 @@ def test_integer_division_traps_where_iree_crashes(program, function, args):
     err = info.value
     assert err.function == function and err.pc is not None
     assert f"in {function} at pc 0x{err.pc:X}" in str(err)
-    assert ("division by zero" if args[1] == 0 else "overflow") in str(err)
+    assert ("overflow" if args[0] in (-(1 << 31), -(1 << 63)) else "division by zero") in str(err)
 
 
 @pytest.mark.parametrize("program,function,args,error,code", [
@@ -277,6 +291,8 @@ def test_integer_division_traps_where_iree_crashes(program, function, args):
     ("fail.mlir", "status", (99,), VmFailError, StatusCode.INVALID_ARGUMENT),  # 99 & 0x1F
     ("fail.mlir", "status", (25,), VmFailError, 25),  # a code status.h leaves unnamed: "" as its name
     ("loops.vm.mlir", "oob", (9,), VmStatusError, StatusCode.OUT_OF_RANGE),  # a store in a loop
+    ("index_math.vm.mlir", "window", (-5, 10), VmStatusError, StatusCode.OUT_OF_RANGE),  # negative
+    ("index_math.vm.mlir", "window", (10, 10), VmStatusError, StatusCode.OUT_OF_RANGE),
 ])
 def test_status_failures_match_iree_run_module(program, function, args, error, code):
     path = host(program)
