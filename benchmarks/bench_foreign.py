@@ -26,7 +26,9 @@ Against the peer a user would pick (issue 43), whole processes:
   per-pair CPU ratios; the two stdouts must be identical (else it stops). The package's bytecode is
   compiled first, as bench_startup.py does. Programs (`--programs`): matmul (256x256x256 f32, the
   issue's table), matmul512 (512x512x512), add1m (1M f32 add), add16m (16M), conv (3x3 conv,
-  64x64x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow); `name:v1,v2` sets the splat
+  64x64x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow), add16 (16 f32: a whole run's
+  fixed cost; with it in `--programs`, the table's last column is each program's CPU beyond add16's
+  on each side, the part that grows with the kernel); `name:v1,v2` sets the splat
   inputs (default 1 and 2); separate several with `;` when one has values, else with `,`.
 - `--breakdown`: in this process, for each ISA and program: CPU seconds of the program load, of
   the call, and of the emulated kernels (time inside `emu_start`), the emulated calls and their
@@ -138,6 +140,7 @@ PROGRAMS = {
     "conv256": Kernel(_CONV.replace("64x64", "256x256").replace("62x62", "254x254"), "conv2d",
                       ("1x256x256x16xf32", "3x3x16x16xf32")),
     "chain": Kernel("tests/programs/kernels/elementwise.mlir", "chain", ("262144xf32", "262144xf32")),
+    "add16": Kernel("tests/programs/add16.mlir", "add", ("16xf32", "16xf32")),  # a whole run's fixed cost
 }
 PEER_ISAS = ("aarch64", "armv7", "riscv64")
 
@@ -190,6 +193,7 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
     ireeabi = console_script("ireeabi")
     before, loaded_before = load_line()
     rows = []
+    fixed: dict[str, tuple[float, float]] = {}  # ISA -> add16's CPU medians (ireeabi, the peer)
     with tempfile.TemporaryDirectory(prefix="ireeabi-foreign-") as tmp:
         work = Path(tmp)
         for isa in isas:
@@ -222,6 +226,8 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
                         raise SystemExit(f"{isa} {label}: the outputs differ\n{a_out[:600]!r}\n{b_out[:600]!r}")
                 med = statistics.median
                 rows.append((isa, label, med(a_cpu), med(b_cpu), med(ratios), med(a_wall), med(b_wall)))
+                if label == "add16":
+                    fixed[isa] = (med(a_cpu), med(b_cpu))
                 print(f"  {label:<16} ireeabi {med(a_cpu):6.2f} s CPU ({med(a_wall):6.2f} s wall)  "
                       f"peer {med(b_cpu):6.2f} s CPU ({med(b_wall):6.2f} s wall)  "
                       f"CPU ratio {med(ratios):5.2f}x (pairs {', '.join(f'{r:.2f}' for r in ratios)}); "
@@ -230,13 +236,18 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
     print(f"\n{runs} pairs per row, medians; {before} before, {after} after"
           + ("; MEASURED ON A LOADED MACHINE: wall times are inflated, CPU times steadier"
              if loaded_before or loaded_after else ""))
-    print("| ISA | program | ireeabi CPU s | peer CPU s | CPU ratio | ireeabi wall s | peer wall s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| ISA | program | ireeabi CPU s | peer CPU s | CPU ratio | ireeabi wall s | peer wall s "
+          "| beyond add16: ireeabi, peer, ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     for isa, label, a, b, r, aw, bw in rows:
         if a is None:
-            print(f"| {isa} | {label} | exit status {aw} | exit status {bw} | - | - | - |")
-        else:
-            print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} |")
+            print(f"| {isa} | {label} | exit status {aw} | exit status {bw} | - | - | - | - |")
+            continue
+        beyond = "-"
+        if isa in fixed and label != "add16":  # the program's own part: its CPU less a whole run's fixed cost
+            ka, kb = a - fixed[isa][0], b - fixed[isa][1]
+            beyond = f"{ka:.2f}, {kb:.2f}, " + (f"{ka / kb:.2f}x" if kb > 0 else "-")
+        print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} | {beyond} |")
 
 
 def breakdown(isas: list[str], specs: list[str], reference: bool) -> None:
@@ -275,7 +286,7 @@ def breakdown(isas: list[str], specs: list[str], reference: bool) -> None:
                 for k in times:
                     times[k] = 0.0
                 t0 = time.process_time()
-                with Program(vmfb, target=isa, reference=reference) as p:
+                with Program(vmfb, RunOptions(target=isa, reference=reference)) as p:
                     t1 = time.process_time()
                     load = dict(counts), dict(times)
                     for k in times:
