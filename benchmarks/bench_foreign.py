@@ -26,8 +26,14 @@ Against the peer a user would pick (issue 43), whole processes:
   per-pair CPU ratios; the two stdouts must be identical (else it stops). The package's bytecode is
   compiled first, as bench_startup.py does. Programs (`--programs`): matmul (256x256x256 f32, the
   issue's table), matmul512 (512x512x512), add1m (1M f32 add), add16m (16M), conv (3x3 conv,
-  64x64x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow); `name:v1,v2` sets the splat
+  64x64x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow), add16 (16 f32: a whole run's
+  fixed cost; with it in `--programs`, the table's last column is each program's CPU beyond add16's
+  on each side, the part that grows with the kernel); `name:v1,v2` sets the splat
   inputs (default 1 and 2); separate several with `;` when one has values, else with `,`.
+- `--phases`: where a whole run's fixed cost goes: add16 on each ISA in `--runs` child processes,
+  the CPU seconds (process_time) of each phase of `ireeabi run`'s work: the interpreter's start-up,
+  numpy's import, the command's imports, unicorn's, the Program (module load, native modules, the
+  kernels' load into the emulated CPU), the call; medians.
 - `--breakdown`: in this process, for each ISA and program: CPU seconds of the program load, of
   the call, and of the emulated kernels (time inside `emu_start`), the emulated calls and their
   restarts (the preemption thread's stops), translated-code flushes, the emulator's regions and
@@ -138,6 +144,7 @@ PROGRAMS = {
     "conv256": Kernel(_CONV.replace("64x64", "256x256").replace("62x62", "254x254"), "conv2d",
                       ("1x256x256x16xf32", "3x3x16x16xf32")),
     "chain": Kernel("tests/programs/kernels/elementwise.mlir", "chain", ("262144xf32", "262144xf32")),
+    "add16": Kernel("tests/programs/add16.mlir", "add", ("16xf32", "16xf32")),  # a whole run's fixed cost
 }
 PEER_ISAS = ("aarch64", "armv7", "riscv64")
 
@@ -190,6 +197,7 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
     ireeabi = console_script("ireeabi")
     before, loaded_before = load_line()
     rows = []
+    fixed: dict[str, tuple[float, float]] = {}  # ISA -> add16's CPU medians (ireeabi, the peer)
     with tempfile.TemporaryDirectory(prefix="ireeabi-foreign-") as tmp:
         work = Path(tmp)
         for isa in isas:
@@ -222,6 +230,8 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
                         raise SystemExit(f"{isa} {label}: the outputs differ\n{a_out[:600]!r}\n{b_out[:600]!r}")
                 med = statistics.median
                 rows.append((isa, label, med(a_cpu), med(b_cpu), med(ratios), med(a_wall), med(b_wall)))
+                if label == "add16":
+                    fixed[isa] = (med(a_cpu), med(b_cpu))
                 print(f"  {label:<16} ireeabi {med(a_cpu):6.2f} s CPU ({med(a_wall):6.2f} s wall)  "
                       f"peer {med(b_cpu):6.2f} s CPU ({med(b_wall):6.2f} s wall)  "
                       f"CPU ratio {med(ratios):5.2f}x (pairs {', '.join(f'{r:.2f}' for r in ratios)}); "
@@ -230,13 +240,71 @@ def peers(isas: list[str], specs: list[str], runs: int, given: dict[str, list[st
     print(f"\n{runs} pairs per row, medians; {before} before, {after} after"
           + ("; MEASURED ON A LOADED MACHINE: wall times are inflated, CPU times steadier"
              if loaded_before or loaded_after else ""))
-    print("| ISA | program | ireeabi CPU s | peer CPU s | CPU ratio | ireeabi wall s | peer wall s |")
-    print("|---|---|---|---|---|---|---|")
+    print("| ISA | program | ireeabi CPU s | peer CPU s | CPU ratio | ireeabi wall s | peer wall s "
+          "| beyond add16: ireeabi, peer, ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     for isa, label, a, b, r, aw, bw in rows:
         if a is None:
-            print(f"| {isa} | {label} | exit status {aw} | exit status {bw} | - | - | - |")
-        else:
-            print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} |")
+            print(f"| {isa} | {label} | exit status {aw} | exit status {bw} | - | - | - | - |")
+            continue
+        beyond = "-"
+        if isa in fixed and label != "add16":  # the program's own part: its CPU less a whole run's fixed cost
+            ka, kb = a - fixed[isa][0], b - fixed[isa][1]
+            beyond = f"{ka:.2f}, {kb:.2f}, " + (f"{ka / kb:.2f}x" if kb > 0 else "-")
+        print(f"| {isa} | {label} | {a:.2f} | {b:.2f} | {r:.2f}x | {aw:.2f} | {bw:.2f} | {beyond} |")
+
+
+# One whole run in a child, its CPU (process_time) read between the phases of `ireeabi run`.
+_PHASES = """
+import os, sys, time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the process entry sets it (cli/__main__.py)
+marks = [("interpreter", time.process_time())]
+import numpy as np
+marks.append(("numpy", time.process_time()))
+import ireeabi.cli.cmd_run
+marks.append(("the command's imports", time.process_time()))
+import unicorn
+marks.append(("unicorn", time.process_time()))
+from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.hal.local import emulated_executable
+kernels_load = [0.0]
+def timed_load(*args, _load=emulated_executable.load, **kwargs):  # the kernels' load into the emulated CPU
+    t = time.process_time()
+    try:
+        return _load(*args, **kwargs)
+    finally:
+        kernels_load[0] += time.process_time() - t
+emulated_executable.load = timed_load
+isa, vmfb, fn, shape = sys.argv[1:5]
+with Program(vmfb, RunOptions(target=isa)) as p:
+    marks.append(("Program (module load, native modules; the kernels' load apart)", time.process_time() - kernels_load[0]))
+    marks.append(("the kernels' load (emulated_executable.load)", time.process_time()))
+    p.call(fn, *(np.ones(tuple(int(d) for d in shape.split("x")), np.float32) for _ in range(2)))
+    marks.append(("the call", time.process_time()))
+print(repr([(name, t - (marks[i - 1][1] if i else 0.0)) for i, (name, t) in enumerate(marks)]))
+"""
+
+
+def phases(isas: list[str], runs: int) -> None:
+    """Where a whole run's fixed cost goes: add16 in `runs` child processes per ISA, the medians of
+    the CPU seconds of each phase (the interpreter's start-up, the imports, the program's load, the
+    call)."""
+    import ast
+
+    print(compile_bytecode())
+    with tempfile.TemporaryDirectory(prefix="ireeabi-foreign-") as tmp:
+        for isa in isas:
+            kernel = PROGRAMS["add16"]
+            vmfb = compiled(kernel, isa, Path(tmp))
+            seen: dict[str, list[float]] = {}
+            for _ in range(runs):
+                out = subprocess.run([sys.executable, "-c", _PHASES, isa, str(vmfb), kernel.function, "16"],
+                                     check=True, capture_output=True, text=True).stdout
+                for name, cpu in ast.literal_eval(out.strip().splitlines()[-1]):
+                    seen.setdefault(name, []).append(cpu)
+            total = sum(statistics.median(v) for v in seen.values())
+            print(f"{isa} add16, medians of {runs} processes, CPU s: " + "; ".join(
+                f"{name} {statistics.median(v):.3f}" for name, v in seen.items()) + f"; sum {total:.3f}")
 
 
 def breakdown(isas: list[str], specs: list[str], reference: bool) -> None:
@@ -275,7 +343,7 @@ def breakdown(isas: list[str], specs: list[str], reference: bool) -> None:
                 for k in times:
                     times[k] = 0.0
                 t0 = time.process_time()
-                with Program(vmfb, target=isa, reference=reference) as p:
+                with Program(vmfb, RunOptions(target=isa, reference=reference)) as p:
                     t1 = time.process_time()
                     load = dict(counts), dict(times)
                     for k in times:
@@ -304,6 +372,7 @@ def main() -> None:
     ap.add_argument("--pair", action="store_true", help=argparse.SUPPRESS)  # one process of --processes
     ap.add_argument("--peers", action="store_true", help="whole processes against IREE under qemu-user")
     ap.add_argument("--breakdown", action="store_true", help="where an emulated program's time goes")
+    ap.add_argument("--phases", action="store_true", help="where a whole run's fixed cost goes (add16)")
     ap.add_argument("--reference", action="store_true",
                     help="--breakdown on the reference path (the emulated CPU's too: the MMU's TLB, "
                          "floats soft until the first inexact one)")
@@ -327,6 +396,8 @@ def main() -> None:
             isa, _, argv = item.partition("=")
             given[isa] = shlex.split(argv)
         return peers(isas, specs, args.runs, given)
+    if args.phases:
+        return phases(isas, args.runs)
     if args.breakdown:
         return breakdown(isas, specs, args.reference)
     if args.processes:
