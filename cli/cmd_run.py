@@ -257,6 +257,11 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
                        f"{shown}{more}") from None
 
 
+def long_bits(program: Program) -> int:
+    """The width of the C `long` of the program's data model: the tool's strtol parses with it."""
+    return 8 * program.heap.machine.target.scalar("long").size
+
+
 def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, modules: list) -> list:
     """Parse the inputs against the function's cconv, print EXEC, call; the results."""
     owned: list = []
@@ -267,7 +272,7 @@ def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, 
         try:
             # a tensor the program's heap cannot take is refused before numpy fills it
             with InputFiles(input_bytes_bound(program)) as files:
-                inputs = parse_inputs(args.input, arg_chars, files)
+                inputs = parse_inputs(args.input, arg_chars, files, long_bits=long_bits(program))
         except InputParseError as e:
             raise _input_error(e) from None
         for i, value in enumerate(inputs):
@@ -327,7 +332,8 @@ def _check_results(program: Program, results: list, args: argparse.Namespace,
     _, result_chars = program.signature(args.function)
     try:
         with InputFiles(input_bytes_bound(program)) as files:
-            expected = parse_inputs(args.expected_output, result_chars, files)
+            expected = parse_inputs(args.expected_output, result_chars, files,
+                                    long_bits=long_bits(program))
     except InputParseError as e:
         detail = e.detail
         if e.reason.endswith("function expected fewer input values"):

@@ -88,8 +88,9 @@ def shaped(flat: np.ndarray, shape: Sequence[int]) -> np.ndarray:
                            "dimensions to fit in 64 bits") from None
 
 
-def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
-    """iree_hal_buffer_view_parse: `[shape]x<type>[=<elements>]` (raises ParseFailure)."""
+def read_buffer_view(text: str, max_bytes: int | None = None, *, long_bits: int = 64) -> np.ndarray:
+    """iree_hal_buffer_view_parse: `[shape]x<type>[=<elements>]` (raises ParseFailure); `long_bits`:
+    the target's C `long` width (fill_elements)."""
     value = trim(text)
     value = value[1:] if value.startswith('"') else value
     value = value[:-1] if value.endswith('"') else value
@@ -114,11 +115,11 @@ def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
         size = (bits + 7) // 8
         scratch = zeroed_storage([nbytes // size], element_type, nbytes // size, nbytes, max_bytes,
                                  np.dtype(f"V{size}"))
-        fill_elements(scratch, value, element_type, data_start)
+        fill_elements(scratch, value, element_type, data_start, long_bits=long_bits)
         raise ParseFailure(f"UNIMPLEMENTED; {format_element_type(element_type)} elements are not "
                            f"supported by ireeabi", "ireeabi holds whole-byte elements only")
     out = zeroed_storage(shape, element_type, count, nbytes, max_bytes)
-    fill_elements(out, value, element_type, data_start)
+    fill_elements(out, value, element_type, data_start, long_bits=long_bits)
     return shaped(out, shape)
 
 

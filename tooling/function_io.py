@@ -152,26 +152,28 @@ _SCALAR_DTYPES = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64
 _SCALAR_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 
 
-def _scalar(text: str, char: str) -> np.generic:
+def _scalar(text: str, char: str, long_bits: int = 64) -> np.generic:
     if char not in _SCALAR_DTYPES:
         raise ParseFailure(f"UNIMPLEMENTED; unimplemented cconv type `{char}`",
                            f"the function takes a `{char}` argument")
     if text in ("(null)", "(ignored)"):
         return _SCALAR_DTYPES[char](0)
     name = _SCALAR_NAMES[char]
-    value = {"i": atoi_int32, "I": atoi_int64, "f": atof, "F": atod}[char](text)
+    value = (atoi_int32(text, long_bits=long_bits) if char == "i"
+             else {"I": atoi_int64, "f": atof, "F": atod}[char](text))
     if value is None:
         limit = 16 if char == "i" else 32
         kind = read_element_type(name)
         raise ParseFailure(f"INVALID_ARGUMENT; parsing value `{text}` as {name}",
-                           element_problem(text, kind, limit))
+                           element_problem(text, kind, limit, long_bits=long_bits))
     return _SCALAR_DTYPES[char](value)
 
 
-def parse_scalar(text: str, char: str) -> np.generic:
-    """A primitive input for cconv character `char` (i, I, f, F), as iree-run-module parses it."""
+def parse_scalar(text: str, char: str, *, long_bits: int = 64) -> np.generic:
+    """A primitive input for cconv character `char` (i, I, f, F), as iree-run-module parses it on a
+    target whose C `long` has `long_bits` bits."""
     try:
-        return _scalar(text, char)
+        return _scalar(text, char, long_bits)
     except ParseFailure as f:
         raise InputParseError(text, f.reason, f.detail) from None
 
@@ -218,13 +220,13 @@ def _guess_scalar(text: str) -> Value:
     return value
 
 
-def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
+def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list, long_bits: int = 64) -> None:
     """iree_tooling_parse_variant_into: append the value(s) of one trimmed input to `out`."""
     if not text:
         raise ParseFailure("INVALID_ARGUMENT; no value specified for input", "the input is empty")
     if text in ("(null)", "(ignored)"):
         char = cconv.take()
-        out.append(None if char in ("r", None) else _scalar(text, char))
+        out.append(None if char in ("r", None) else _scalar(text, char, long_bits))
         return
     if text[0] in "@+*":
         path = text[1:]
@@ -244,11 +246,11 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
         return
     if text[0] == "&":
         cconv.take("r")
-        out.append(StorageInput(_tensor(text[1:], files)))
+        out.append(StorageInput(_tensor(text[1:], files, long_bits)))
         return
     if not cconv.next_is_ref(text):
         char = cconv.take()
-        out.append(_guess_scalar(text) if char is None else _scalar(text, char))
+        out.append(_guess_scalar(text) if char is None else _scalar(text, char, long_bits))
         return
     cconv.take("r")
     if "=" not in text and "x" not in text:
@@ -256,21 +258,23 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
                            "shape/type (`4x2xf32=...`)",
                            f"the argument is a tensor and `{text}` has neither `=` nor `x`: give "
                            f"its shape and type, e.g. `f32=...` or `4xf32=...`")
-    out.append(_tensor(text, files))
+    out.append(_tensor(text, files, long_bits))
 
 
-def _tensor(text: str, files: InputFiles) -> np.ndarray:
+def _tensor(text: str, files: InputFiles, long_bits: int = 64) -> np.ndarray:
     eq = text.find("=")  # no partition: a long list of elements is not copied
     if eq >= 0 and text.startswith(("@", "+"), eq + 1):
         return _tensor_from_file(text[:eq], text[eq + 1:], files)
-    return read_buffer_view(text, files.max_bytes)
+    return read_buffer_view(text, files.max_bytes, long_bits=long_bits)
 
 
 def parse_inputs(specs: Sequence[str], cconv: str | None = None,
-                 files: InputFiles | None = None) -> list[Value]:
+                 files: InputFiles | None = None, *, long_bits: int = 64) -> list[Value]:
     """Every `--input` of one call, as iree-run-module parses them against the function's argument
     cconv (`"rrf"`; None: guess tensors from `=`/`x`); `*f.npy` may give several values, so the
-    result can be longer than `specs`, and shorter than the cconv (the call then fails)."""
+    result can be longer than `specs`, and shorter than the cconv (the call then fails).
+    `long_bits` is the width of the target's C `long`, which IREE's strtol / strtoul parse i32 and
+    narrower integers with (64 on LP64, 32 on ILP32: `4294967295` as an i32 is out of range there)."""
     own = files is None
     streams = files if files is not None else InputFiles()
     state = _Cconv(cconv)
@@ -279,7 +283,7 @@ def parse_inputs(specs: Sequence[str], cconv: str | None = None,
         for spec in specs:
             text = trim(spec)
             try:
-                _variant(text, state, streams, values)
+                _variant(text, state, streams, values, long_bits)
             except ParseFailure as f:
                 err = InputParseError(text, f.reason, f.detail)
                 err.element = f.element
