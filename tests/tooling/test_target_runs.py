@@ -260,6 +260,12 @@ def io_expected(io_programs):
     return out
 
 
+# The I/O cases IREE's strtol refuses on a target whose `long` is 32 bits (ERANGE; on LP64 the
+# value wraps to int32): as IREE's own i386 and armv7 runtimes answer (test_oracle_differential's
+# integer input test), and strtol itself under gcc -m32 and the armv7 cross gcc (test_string_view_long).
+PAST_A_32_BIT_LONG = {("echo", "i32s", ("4294967295",))}
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_io_fidelity_on_every_target(target, io_programs, io_expected):
     """`ireeabi run --target T` prints what iree-run-module prints for every element type and value
@@ -273,6 +279,9 @@ def test_io_fidelity_on_every_target(target, io_programs, io_expected):
         stdout, trace = io_expected[i]
         fails_at = next((imp for imp in trace if imp in bad[program]), None)
         rc, out, err = ireeabi_run(io_programs[program], function, inputs, [*flags, f"--target={target}"])
+        if (program, function, tuple(inputs)) in PAST_A_32_BIT_LONG and targets.get(target).scalar("long").size == 4:
+            assert rc == 1 and err.startswith("ireeabi: error: INVALID_ARGUMENT; parsing value"), (target, err)
+            continue
         if fails_at is None:
             assert (rc, out, err) == (0, _dims_on(stdout, target), ""), (target, program, function, inputs)
         else:
