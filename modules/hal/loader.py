@@ -15,10 +15,12 @@ executable.query_support / load / lookup.function use generic shims; executable.
 Dispatch then follows the loader: executable ref check, function id range, at most 32 bindings, each
 binding a vm.buffer mapped read-only over (offset, length), a dispatch_state_v0 with workgroup size
 1x1x1 and the parsed counts (in the heap, laid out for its data model, as IREE keeps it on its stack),
-and every workgroup issued through the kernel library. Where IREE reads past the argument buffer, or
-its kernel reads past the constants or the binding arrays it was handed (fewer than the export
-declares: IREE does not compare them), ireeabi raises IreeFaultError saying what IREE reads and
-where, instead of running on with made-up memory.
+and every workgroup issued through the kernel library. The constants are a pointer into the argument
+buffer, as module.c hands them: a kernel that reads more than the count it was handed (IREE does not
+compare it with the export's) reads the buffer's next words, and runs on them as in IREE. Where IREE
+reads past the argument buffer, or its kernel reads past it or past the binding arrays IREE allocas,
+ireeabi raises IreeFaultError saying what IREE reads and where, instead of running on with made-up
+memory.
 
 Libraries of host machine code load only on a runtime whose target is the host; other targets
 answer query_support for their own architecture and refuse the load with a message naming the target
