@@ -48,6 +48,7 @@ from typing import Any, TextIO
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.base.heap import LeakError, available_memory
+from ireeabi.base.internal.fpu_state import promotes_nan_canonically
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
@@ -310,14 +311,16 @@ def _process_results(program: Program, results: list, args: argparse.Namespace,
     if args.expected_output:
         return _check_results(program, results, args, out)
     if args.output is None:
-        out.write(format_results(results, args.output_max_element_count))
+        out.write(format_results(results, args.output_max_element_count,
+                                 canonical_nan=promotes_nan_canonically(program.heap.machine.name)))
         return 0
     if len(args.output) != len(results):
         raise CliError(f"OUT_OF_RANGE; {len(args.output)} outputs specified but the provided "
                        f"variant list only has {len(results)} elements")
     for value, spec in zip(results, args.output):
         try:
-            write_output(value, spec, out, args.output_max_element_count)
+            write_output(value, spec, out, args.output_max_element_count,
+                         canonical_nan=promotes_nan_canonically(program.heap.machine.name))
         except OutputError as e:
             raise CliError(f"{e}; writing --output={spec}") from None
         except OSError as e:

@@ -134,8 +134,8 @@ def parse_tensor(text: str) -> np.ndarray:
 
 
 def format_buffer_view(array: np.ndarray, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
-                       element_type: int | None = None) -> str:
-    """The `4xf32=1 2 3 4` line of a buffer view holding `array`."""
+                       element_type: int | None = None, *, canonical_nan: bool = False) -> str:
+    """The `4xf32=1 2 3 4` line of a buffer view holding `array` (`canonical_nan`: format_elements)."""
     arr = np.asarray(array)
     et = element_type if element_type is not None else element_type_of(arr.dtype)
     et &= 0xFFFFFFFF
@@ -143,7 +143,8 @@ def format_buffer_view(array: np.ndarray, max_element_count: int = DEFAULT_MAX_E
     head = ("x".join(str(d) for d in shape) + "x" if shape else "") + format_element_type(et)
     budget = [max_element_count if max_element_count >= 0 else arr.size]  # size_t: no limit
     shown = min(budget[0], arr.size)
-    texts = format_elements(np.ascontiguousarray(arr).reshape(-1)[:shown].tobytes(), et, shown)
+    texts = format_elements(np.ascontiguousarray(arr).reshape(-1)[:shown].tobytes(), et, shown,
+                            canonical_nan=canonical_nan)
     pos = [0]
 
     def leaf(n: int) -> str:

@@ -491,17 +491,19 @@ def _floats_of(text: bytes, element_type: int, long_bits: int = 64) -> np.ndarra
     return narrow
 
 
-def format_g(value: float, upper: bool) -> str:
+def format_g(value: float, upper: bool, *, canonical_nan: bool = False) -> str:
     """C's %g / %G (Python's formatting agrees with glibc's for every finite value and infinity;
-    NaN keeps its sign as glibc prints it)."""
+    NaN keeps its sign as glibc prints it, unless `canonical_nan`: the value came through a float ->
+    double promotion that makes every NaN positive, fpu_state.promotes_nan_canonically)."""
     if math.isnan(value):
-        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        text = "-nan" if math.copysign(1.0, value) < 0 and not canonical_nan else "nan"
         return text.upper() if upper else text
     return ("%G" if upper else "%g") % value
 
 
-def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
-    """The first `count` elements of `raw` as iree_hal_format_element prints them."""
+def format_elements(raw: bytes, element_type: int, count: int, *, canonical_nan: bool = False) -> list[str]:
+    """The first `count` elements of `raw` as iree_hal_format_element prints them; `canonical_nan`:
+    the target's float -> double promotion makes an f32 (f16, bf16) NaN positive (riscv)."""
     rng = _int_range(element_type)
     size = (iree_hal_element_bit_count(element_type) + 7) // 8
     raw = raw[:count * size]
@@ -510,10 +512,10 @@ def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
         dt = (_SIGNED if signed else _UNSIGNED)[size]
         return [str(v) for v in np.frombuffer(raw, dtype=dt).tolist()]
     if element_type == ElementType.FLOAT_32:
-        return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
+        return [format_g(v, True, canonical_nan=canonical_nan) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
     if element_type == ElementType.FLOAT_64:
         return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float64).tolist()]
     if is_narrow_float(element_type):
         bits = np.frombuffer(raw, dtype=_UNSIGNED[size]).tolist()
-        return [format_g(widen_float_bits(b, element_type), True) for b in bits]
+        return [format_g(widen_float_bits(b, element_type), True, canonical_nan=canonical_nan) for b in bits]
     return [raw[i:i + size].hex().upper() for i in range(0, len(raw), size)]

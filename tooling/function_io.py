@@ -323,8 +323,11 @@ _LIST_VALUE_TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.
                      "f32": np.float32, "f64": np.float64}
 
 
-def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> str:
-    """One result as iree_tooling_format_variant prints it (without `result[i]: `)."""
+def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *,
+                 canonical_nan: bool = False) -> str:
+    """One result as iree_tooling_format_variant prints it (without `result[i]: `); `canonical_nan`:
+    on a target whose float -> double promotion makes an f32 NaN positive (riscv: every f32 the
+    tool prints is promoted), f32 NaNs print without their sign."""
     if value is None:
         return "(null)"
     if isinstance(value, OpaqueResult):
@@ -335,16 +338,17 @@ def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUN
         value = ListResult(tuple(_LIST_VALUE_TYPES[t](v) if t in _LIST_VALUE_TYPES else v
                                  for v, t in zip(value, types)))
     if isinstance(value, ListResult):
-        return "vm.list\n" + "".join(f"child_list[{i}]: {format_value(v, max_element_count)}\n"
+        return "vm.list\n" + "".join(f"child_list[{i}]: {format_value(v, max_element_count, canonical_nan=canonical_nan)}\n"
                                      for i, v in enumerate(value.items))
     if isinstance(value, np.ndarray):
-        return "hal.buffer_view\n" + format_buffer_view(value, max_element_count)
+        return "hal.buffer_view\n" + format_buffer_view(value, max_element_count, canonical_nan=canonical_nan)
     if isinstance(value, (bool, np.bool_)):
         return f"i32={int(value)}"
     if isinstance(value, np.integer):
         return f"i{8 * value.dtype.itemsize}={int(value)}"
     if isinstance(value, np.floating):
-        return f"f{8 * value.dtype.itemsize}={format_g(float(value), False)}"
+        promoted = canonical_nan and value.dtype.itemsize < 8  # f64 values are printed as they are
+        return f"f{8 * value.dtype.itemsize}={format_g(float(value), False, canonical_nan=promoted)}"
     if isinstance(value, int):
         return f"i64={value}"
     if isinstance(value, float):
@@ -353,11 +357,11 @@ def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUN
 
 
 def format_results(results: Sequence[Value],
-                   max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> str:
+                   max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *, canonical_nan: bool = False) -> str:
     """What iree-run-module prints for a call's results (after its `EXEC @function` line): one
     `result[i]: ...` entry per result, each ending in a newline. Numpy scalars carry their width
     (np.int32 -> i32, np.float64 -> f64); plain Python ints print as i64 and floats as f64."""
-    return "".join(f"result[{i}]: {format_value(v, max_element_count)}\n"
+    return "".join(f"result[{i}]: {format_value(v, max_element_count, canonical_nan=canonical_nan)}\n"
                    for i, v in enumerate(results))
 
 
@@ -388,14 +392,14 @@ def _as_view(value: Value) -> tuple[bytes, int, list[int]]:
 
 
 def write_output(value: Value, spec: str, stdout: TextIO,
-                 max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> None:
+                 max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *, canonical_nan: bool = False) -> None:
     """One `--output=` target: empty ignores the result, `-` prints it (without `result[i]: `),
     `@path` / `+path` write (overwrite / append) an .npy array or, for any other name, the raw
     contents. Raises OutputError with iree-run-module's text."""
     if not spec:
         return
     if spec == "-":
-        stdout.write(format_value(value, max_element_count) + "\n")
+        stdout.write(format_value(value, max_element_count, canonical_nan=canonical_nan) + "\n")
         return
     if spec[0] not in "@+":
         raise OutputError(f"UNIMPLEMENTED; unsupported output mode specification '{spec}'")
