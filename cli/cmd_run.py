@@ -131,8 +131,7 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--legacy-vm-buffer", action="store_true",
                    help="the pre-fix VM buffer destroy rule (IREE #24827)")
     p.add_argument("--output-max-element-count", "--output_max_element_count",
-                   dest="output_max_element_count", type=parse_count_flag,
-                   default=DEFAULT_MAX_ELEMENT_COUNT, metavar="N",
+                   dest="output_max_element_count", default=str(DEFAULT_MAX_ELEMENT_COUNT), metavar="N",
                    help="elements printed per tensor result (iree-run-module's "
                         "--output_max_element_count, default 1024; read as C's atoi, so a "
                         "negative count prints everything)")
@@ -308,6 +307,9 @@ def _process_results(program: Program, results: list, args: argparse.Namespace,
                      out: TextIO) -> int:
     """Compare the results with --expected_output, or print every result, or route each to its
     --output target (iree-run-module's rules); the exit status."""
+    # atoi on the target's long (the data model is known once the program is)
+    args.output_max_element_count = parse_count_flag(args.output_max_element_count,
+                                                     long_bits=long_bits(program))
     if args.expected_output:
         return _check_results(program, results, args, out)
     if args.output is None:

@@ -77,10 +77,11 @@ class StorageInput(NamedTuple):
 Value = Union[np.ndarray, np.generic, int, float, OpaqueResult, ListResult, list, None]
 
 
-def parse_count_flag(text: str) -> int:
+def parse_count_flag(text: str, *, long_bits: int = 64) -> int:
     """An int32 flag value such as --output_max_element_count, read as iree-run-module reads it
-    (atoi; empty is 0), then widened to iree_host_size_t: a negative count means no limit."""
-    return c_atoi(text) & _HOST_SIZE_MAX if text else 0
+    (atoi, whose strtol has the target's `long_bits`-bit long: past it the value saturates; empty is
+    0), then widened to iree_host_size_t: a negative count means no limit."""
+    return c_atoi(text, long_bits=long_bits) & _HOST_SIZE_MAX if text else 0
 
 
 # --------------------------------------------------------------------------------------------------

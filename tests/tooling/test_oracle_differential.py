@@ -390,6 +390,23 @@ LONG_CASES = [
 ]
 
 
+@pytest.mark.parametrize("target", ["x86_64", "armv7"])
+def test_count_flag_reads_with_the_targets_long(target):
+    """--output_max_element_count=4294967296: atoi (strtol) wraps it to 0 on LP64 (no element
+    printed) and saturates it at LONG_MAX on ILP32 (all printed): ireeabi prints as each does."""
+    case = Case(e2e_corpus.E2E / "io_types.mlir", "tf32", ("3xf32=1 2 3",))
+    path = compiled(case, "inline-static", target)
+    flag = "--output_max_element_count=4294967296"
+    run = tools.run_tool([*iree_oracle.oracle_argv(target, "shipped"), "--device=local-sync",
+                          f"--module={path}", "--function=tf32", "--input=3xf32=1 2 3", flag], timeout=600)
+    assert run.returncode == 0, run.stderr
+    out, err = io.StringIO(), io.StringIO()
+    rc = main(["run", str(path), f"--target={target}", "--function=tf32", "--input=3xf32=1 2 3", flag],
+              stdout=out, stderr=err)
+    assert (rc, out.getvalue()) == (0, run.stdout), err.getvalue()
+    assert run.stdout.endswith("3xf32=1 2 3\n" if target == "armv7" else "3xf32=...\n"), run.stdout
+
+
 # NaNs passed through and printed: IREE prints an f32 (and f16, widened to f32) through C's float ->
 # double promotion, which on RISC-V (fcvt.d.s) makes every NaN the positive canonical one; x86 and
 # ARM keep the sign; an f64 is printed as it is everywhere.
