@@ -48,6 +48,7 @@ from typing import Any, TextIO
 from ireeabi.vm import ref as _ref
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.base.heap import LeakError, available_memory
+from ireeabi.base.internal.fpu_state import promotes_nan_canonically
 from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
 from ireeabi.tooling.program import Program, RunOptions
 from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
@@ -130,8 +131,7 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--legacy-vm-buffer", action="store_true",
                    help="the pre-fix VM buffer destroy rule (IREE #24827)")
     p.add_argument("--output-max-element-count", "--output_max_element_count",
-                   dest="output_max_element_count", type=parse_count_flag,
-                   default=DEFAULT_MAX_ELEMENT_COUNT, metavar="N",
+                   dest="output_max_element_count", default=str(DEFAULT_MAX_ELEMENT_COUNT), metavar="N",
                    help="elements printed per tensor result (iree-run-module's "
                         "--output_max_element_count, default 1024; read as C's atoi, so a "
                         "negative count prints everything)")
@@ -257,6 +257,11 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
                        f"{shown}{more}") from None
 
 
+def long_bits(program: Program) -> int:
+    """The width of the C `long` of the program's data model: the tool's strtol parses with it."""
+    return 8 * program.heap.machine.target.scalar("long").size
+
+
 def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, modules: list) -> list:
     """Parse the inputs against the function's cconv, print EXEC, call; the results."""
     owned: list = []
@@ -267,7 +272,7 @@ def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, 
         try:
             # a tensor the program's heap cannot take is refused before numpy fills it
             with InputFiles(input_bytes_bound(program)) as files:
-                inputs = parse_inputs(args.input, arg_chars, files)
+                inputs = parse_inputs(args.input, arg_chars, files, long_bits=long_bits(program))
         except InputParseError as e:
             raise _input_error(e) from None
         for i, value in enumerate(inputs):
@@ -302,17 +307,22 @@ def _process_results(program: Program, results: list, args: argparse.Namespace,
                      out: TextIO) -> int:
     """Compare the results with --expected_output, or print every result, or route each to its
     --output target (iree-run-module's rules); the exit status."""
+    # atoi on the target's long (the data model is known once the program is)
+    args.output_max_element_count = parse_count_flag(args.output_max_element_count,
+                                                     long_bits=long_bits(program))
     if args.expected_output:
         return _check_results(program, results, args, out)
     if args.output is None:
-        out.write(format_results(results, args.output_max_element_count))
+        out.write(format_results(results, args.output_max_element_count,
+                                 canonical_nan=promotes_nan_canonically(program.heap.machine.name)))
         return 0
     if len(args.output) != len(results):
         raise CliError(f"OUT_OF_RANGE; {len(args.output)} outputs specified but the provided "
                        f"variant list only has {len(results)} elements")
     for value, spec in zip(results, args.output):
         try:
-            write_output(value, spec, out, args.output_max_element_count)
+            write_output(value, spec, out, args.output_max_element_count,
+                         canonical_nan=promotes_nan_canonically(program.heap.machine.name))
         except OutputError as e:
             raise CliError(f"{e}; writing --output={spec}") from None
         except OSError as e:
@@ -327,7 +337,8 @@ def _check_results(program: Program, results: list, args: argparse.Namespace,
     _, result_chars = program.signature(args.function)
     try:
         with InputFiles(input_bytes_bound(program)) as files:
-            expected = parse_inputs(args.expected_output, result_chars, files)
+            expected = parse_inputs(args.expected_output, result_chars, files,
+                                    long_bits=long_bits(program))
     except InputParseError as e:
         detail = e.detail
         if e.reason.endswith("function expected fewer input values"):

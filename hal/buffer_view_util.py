@@ -88,8 +88,9 @@ def shaped(flat: np.ndarray, shape: Sequence[int]) -> np.ndarray:
                            "dimensions to fit in 64 bits") from None
 
 
-def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
-    """iree_hal_buffer_view_parse: `[shape]x<type>[=<elements>]` (raises ParseFailure)."""
+def read_buffer_view(text: str, max_bytes: int | None = None, *, long_bits: int = 64) -> np.ndarray:
+    """iree_hal_buffer_view_parse: `[shape]x<type>[=<elements>]` (raises ParseFailure); `long_bits`:
+    the target's C `long` width (fill_elements)."""
     value = trim(text)
     value = value[1:] if value.startswith('"') else value
     value = value[:-1] if value.endswith('"') else value
@@ -114,11 +115,11 @@ def read_buffer_view(text: str, max_bytes: int | None = None) -> np.ndarray:
         size = (bits + 7) // 8
         scratch = zeroed_storage([nbytes // size], element_type, nbytes // size, nbytes, max_bytes,
                                  np.dtype(f"V{size}"))
-        fill_elements(scratch, value, element_type, data_start)
+        fill_elements(scratch, value, element_type, data_start, long_bits=long_bits)
         raise ParseFailure(f"UNIMPLEMENTED; {format_element_type(element_type)} elements are not "
                            f"supported by ireeabi", "ireeabi holds whole-byte elements only")
     out = zeroed_storage(shape, element_type, count, nbytes, max_bytes)
-    fill_elements(out, value, element_type, data_start)
+    fill_elements(out, value, element_type, data_start, long_bits=long_bits)
     return shaped(out, shape)
 
 
@@ -133,8 +134,8 @@ def parse_tensor(text: str) -> np.ndarray:
 
 
 def format_buffer_view(array: np.ndarray, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT,
-                       element_type: int | None = None) -> str:
-    """The `4xf32=1 2 3 4` line of a buffer view holding `array`."""
+                       element_type: int | None = None, *, canonical_nan: bool = False) -> str:
+    """The `4xf32=1 2 3 4` line of a buffer view holding `array` (`canonical_nan`: format_elements)."""
     arr = np.asarray(array)
     et = element_type if element_type is not None else element_type_of(arr.dtype)
     et &= 0xFFFFFFFF
@@ -142,7 +143,8 @@ def format_buffer_view(array: np.ndarray, max_element_count: int = DEFAULT_MAX_E
     head = ("x".join(str(d) for d in shape) + "x" if shape else "") + format_element_type(et)
     budget = [max_element_count if max_element_count >= 0 else arr.size]  # size_t: no limit
     shown = min(budget[0], arr.size)
-    texts = format_elements(np.ascontiguousarray(arr).reshape(-1)[:shown].tobytes(), et, shown)
+    texts = format_elements(np.ascontiguousarray(arr).reshape(-1)[:shown].tobytes(), et, shown,
+                            canonical_nan=canonical_nan)
     pos = [0]
 
     def leaf(n: int) -> str:

@@ -173,18 +173,22 @@ def _int_range(element_type: int) -> tuple[Any, int, int] | None:
             et.UINT_64: (atoi_uint64, 0, (1 << 64) - 1)}.get(element_type)
 
 
-def element_problem(token: str, element_type: int, limit: int) -> str:
-    """Why a token is not an element of `element_type` (our words for IREE's bare status)."""
+def element_problem(token: str, element_type: int, limit: int, *, long_bits: int = 64) -> str:
+    """Why a token is not an element of `element_type` (our words for IREE's bare status);
+    `long_bits`: the target's C `long` (strtol's range)."""
     name = format_element_type(element_type)
     if len(token.encode()) >= limit:
         return f"`{token}` is longer than the {limit - 1} characters IREE reads for a number"
     rng = _int_range(element_type)
     if rng is not None:
         parser, low, high = rng
-        value = parser(token)
+        value = parser(token, long_bits=long_bits)
         if value is None:
             parsed = string_view.c_parse("strtoll", token, limit, 0)
             if parsed is not None and parsed[1]:  # a number, but past what C can read
+                if parser in (atoi_int32, atoi_uint32) and long_bits < 64:
+                    return (f"`{token}` is out of range for {name} (past the {long_bits}-bit `long` "
+                            "of this target's strtol)")
                 return f"`{token}` is out of range for {name}"
             return f"`{token}` is not an integer"
         if low == -(1 << 31):  # IREE checks only the top (a negative wraps)
@@ -196,7 +200,7 @@ def element_problem(token: str, element_type: int, limit: int) -> str:
     return f"`{token}` is not a number"
 
 
-def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
+def _element_parser(element_type: int, long_bits: int = 64) -> tuple[Any, np.dtype | None]:
     """(token -> value or None, dtype the values are stored as) for one element type; a None
     dtype means bytes (hex)."""
     rng = _int_range(element_type)
@@ -206,7 +210,7 @@ def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
         signed = element_type >> 24 != NumericalType.INTEGER_UNSIGNED
 
         def parse_int(token: str) -> Any:
-            v = parser(token)
+            v = parser(token, long_bits=long_bits)
             if v is None or not low <= v <= high:
                 return None
             return wrap_int(v, bits, signed)  # i8 takes 255 as -1, as IREE's cast does
@@ -238,7 +242,8 @@ def _element_parser(element_type: int) -> tuple[Any, np.dtype | None]:
 _HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
 
 
-def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0) -> None:
+def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0, *,
+                  long_bits: int = 64) -> None:
     """iree_hal_parse_buffer_elements of `data[start:]` into the zeroed flat `out` (`start`: the
     elements of a long input are read where they are, not from a copy).
 
@@ -246,13 +251,14 @@ def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0)
     time by numpy (`_fill_vectorized`); any other text, and any text the vectorized parser is not
     sure of (a hex or octal number, `inf`, trailing junk, an underflow, a count that does not fit),
     goes token by token through the C library as IREE does, which also raises the errors. Either
-    way the memory is `out` and a bounded slice, never an object per element."""
+    way the memory is `out` and a bounded slice, never an object per element. `long_bits` is the
+    target's C `long` width, which strtol / strtoul narrow to (64 on LP64, 32 on ILP32)."""
     if start >= len(data):
         return
-    if _fill_vectorized(out, data, element_type, start):
+    if _fill_vectorized(out, data, element_type, start, long_bits):
         return
     capacity = out.size
-    parse, dtype = _element_parser(element_type)
+    parse, dtype = _element_parser(element_type, long_bits)
     limit = _number_limit(element_type)
     size = out.dtype.itemsize
     cells = out.view(np.uint8).reshape(capacity, size)
@@ -275,7 +281,8 @@ def fill_elements(out: np.ndarray, data: str, element_type: int, start: int = 0)
             raise
         if v is None:
             raise ParseFailure("INVALID_ARGUMENT",
-                               f"element {n} {element_problem(token, element_type, limit)}", token)
+                               f"element {n} {element_problem(token, element_type, limit, long_bits=long_bits)}",
+                               token)
         batch.append(v)
         n += 1
         if len(batch) == _BATCH:
@@ -331,7 +338,7 @@ _TO_SPACE = bytes.maketrans(b"\t\n\v\f\r,[]", b" " * 8)
 _F32_OVERFLOW = float.fromhex("0x1.ffffffp127")  # halfway between FLT_MAX and 2**128
 
 
-def _fill_vectorized(out: np.ndarray, data: str, element_type: int, start: int) -> bool:
+def _fill_vectorized(out: np.ndarray, data: str, element_type: int, start: int, long_bits: int = 64) -> bool:
     """Parse `data[start:]` into `out` if every token is plain decimal text of `element_type` and the
     count fits (all, or one to splat); False (out partly written) to leave it to the C library."""
     if element_type in (ElementType.FLOAT_32, ElementType.FLOAT_64):
@@ -352,7 +359,7 @@ def _fill_vectorized(out: np.ndarray, data: str, element_type: int, start: int) 
             end = m.end() if m is not None else end_of_text
         text = data[pos:end].encode("ascii").translate(_TO_SPACE)
         pos = end
-        values = parse_slice(text, element_type)
+        values = parse_slice(text, element_type, long_bits)
         if values is None or n + values.size > capacity:
             return False
         dst[n * size:(n + values.size) * size] = values.view(np.uint8)
@@ -380,9 +387,9 @@ def _is_sign(a: np.ndarray) -> np.ndarray:
     return (a == 43) | (a == 45)
 
 
-def _ints_of(text: bytes, element_type: int) -> np.ndarray | None:
+def _ints_of(text: bytes, element_type: int, long_bits: int = 64) -> np.ndarray | None:
     """The integers of one slice, as the element type's bytes (None: not all plain decimal, or
-    one out of IREE's range)."""
+    one out of IREE's range, or one past a `long_bits`-bit strtol / strtoul's)."""
     parser, low, high = _int_range(element_type)  # type: ignore[misc]
     bits = iree_hal_element_bit_count(element_type)
     signed = element_type >> 24 != NumericalType.INTEGER_UNSIGNED
@@ -411,6 +418,11 @@ def _ints_of(text: bytes, element_type: int) -> np.ndarray | None:
         return None
     if values.size != starts.size:
         return None
+    if long_bits < 64 and parser in (atoi_int32, atoi_uint32):
+        low_long = -(1 << (long_bits - 1)) if parser is atoi_int32 else 0
+        high_long = (1 << (long_bits - 1)) - 1 if parser is atoi_int32 else (1 << long_bits) - 1
+        if np.any(values < low_long) or np.any(values > high_long):  # ERANGE: left to the C path
+            return None
     if parser is atoi_int32:  # the long cast to int32_t
         values = ((values + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
     elif parser is atoi_uint32:
@@ -421,7 +433,7 @@ def _ints_of(text: bytes, element_type: int) -> np.ndarray | None:
     return raw.astype(_UNSIGNED[bits // 8])
 
 
-def _floats_of(text: bytes, element_type: int) -> np.ndarray | None:
+def _floats_of(text: bytes, element_type: int, long_bits: int = 64) -> np.ndarray | None:
     """The f32 / f64 values of one slice (None: a token that is not plain decimal, or one whose
     value the C library must decide)."""
     a = np.frombuffer(text, dtype=np.uint8)
@@ -479,17 +491,19 @@ def _floats_of(text: bytes, element_type: int) -> np.ndarray | None:
     return narrow
 
 
-def format_g(value: float, upper: bool) -> str:
+def format_g(value: float, upper: bool, *, canonical_nan: bool = False) -> str:
     """C's %g / %G (Python's formatting agrees with glibc's for every finite value and infinity;
-    NaN keeps its sign as glibc prints it)."""
+    NaN keeps its sign as glibc prints it, unless `canonical_nan`: the value came through a float ->
+    double promotion that makes every NaN positive, fpu_state.promotes_nan_canonically)."""
     if math.isnan(value):
-        text = "-nan" if math.copysign(1.0, value) < 0 else "nan"
+        text = "-nan" if math.copysign(1.0, value) < 0 and not canonical_nan else "nan"
         return text.upper() if upper else text
     return ("%G" if upper else "%g") % value
 
 
-def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
-    """The first `count` elements of `raw` as iree_hal_format_element prints them."""
+def format_elements(raw: bytes, element_type: int, count: int, *, canonical_nan: bool = False) -> list[str]:
+    """The first `count` elements of `raw` as iree_hal_format_element prints them; `canonical_nan`:
+    the target's float -> double promotion makes an f32 (f16, bf16) NaN positive (riscv)."""
     rng = _int_range(element_type)
     size = (iree_hal_element_bit_count(element_type) + 7) // 8
     raw = raw[:count * size]
@@ -498,10 +512,10 @@ def format_elements(raw: bytes, element_type: int, count: int) -> list[str]:
         dt = (_SIGNED if signed else _UNSIGNED)[size]
         return [str(v) for v in np.frombuffer(raw, dtype=dt).tolist()]
     if element_type == ElementType.FLOAT_32:
-        return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
+        return [format_g(v, True, canonical_nan=canonical_nan) for v in np.frombuffer(raw, dtype=np.float32).tolist()]
     if element_type == ElementType.FLOAT_64:
         return [format_g(v, True) for v in np.frombuffer(raw, dtype=np.float64).tolist()]
     if is_narrow_float(element_type):
         bits = np.frombuffer(raw, dtype=_UNSIGNED[size]).tolist()
-        return [format_g(widen_float_bits(b, element_type), True) for b in bits]
+        return [format_g(widen_float_bits(b, element_type), True, canonical_nan=canonical_nan) for b in bits]
     return [raw[i:i + size].hex().upper() for i in range(0, len(raw), size)]

@@ -77,10 +77,11 @@ class StorageInput(NamedTuple):
 Value = Union[np.ndarray, np.generic, int, float, OpaqueResult, ListResult, list, None]
 
 
-def parse_count_flag(text: str) -> int:
+def parse_count_flag(text: str, *, long_bits: int = 64) -> int:
     """An int32 flag value such as --output_max_element_count, read as iree-run-module reads it
-    (atoi; empty is 0), then widened to iree_host_size_t: a negative count means no limit."""
-    return c_atoi(text) & _HOST_SIZE_MAX if text else 0
+    (atoi, whose strtol has the target's `long_bits`-bit long: past it the value saturates; empty is
+    0), then widened to iree_host_size_t: a negative count means no limit."""
+    return c_atoi(text, long_bits=long_bits) & _HOST_SIZE_MAX if text else 0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -152,26 +153,28 @@ _SCALAR_DTYPES = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64
 _SCALAR_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 
 
-def _scalar(text: str, char: str) -> np.generic:
+def _scalar(text: str, char: str, long_bits: int = 64) -> np.generic:
     if char not in _SCALAR_DTYPES:
         raise ParseFailure(f"UNIMPLEMENTED; unimplemented cconv type `{char}`",
                            f"the function takes a `{char}` argument")
     if text in ("(null)", "(ignored)"):
         return _SCALAR_DTYPES[char](0)
     name = _SCALAR_NAMES[char]
-    value = {"i": atoi_int32, "I": atoi_int64, "f": atof, "F": atod}[char](text)
+    value = (atoi_int32(text, long_bits=long_bits) if char == "i"
+             else {"I": atoi_int64, "f": atof, "F": atod}[char](text))
     if value is None:
         limit = 16 if char == "i" else 32
         kind = read_element_type(name)
         raise ParseFailure(f"INVALID_ARGUMENT; parsing value `{text}` as {name}",
-                           element_problem(text, kind, limit))
+                           element_problem(text, kind, limit, long_bits=long_bits))
     return _SCALAR_DTYPES[char](value)
 
 
-def parse_scalar(text: str, char: str) -> np.generic:
-    """A primitive input for cconv character `char` (i, I, f, F), as iree-run-module parses it."""
+def parse_scalar(text: str, char: str, *, long_bits: int = 64) -> np.generic:
+    """A primitive input for cconv character `char` (i, I, f, F), as iree-run-module parses it on a
+    target whose C `long` has `long_bits` bits."""
     try:
-        return _scalar(text, char)
+        return _scalar(text, char, long_bits)
     except ParseFailure as f:
         raise InputParseError(text, f.reason, f.detail) from None
 
@@ -218,13 +221,13 @@ def _guess_scalar(text: str) -> Value:
     return value
 
 
-def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
+def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list, long_bits: int = 64) -> None:
     """iree_tooling_parse_variant_into: append the value(s) of one trimmed input to `out`."""
     if not text:
         raise ParseFailure("INVALID_ARGUMENT; no value specified for input", "the input is empty")
     if text in ("(null)", "(ignored)"):
         char = cconv.take()
-        out.append(None if char in ("r", None) else _scalar(text, char))
+        out.append(None if char in ("r", None) else _scalar(text, char, long_bits))
         return
     if text[0] in "@+*":
         path = text[1:]
@@ -244,11 +247,11 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
         return
     if text[0] == "&":
         cconv.take("r")
-        out.append(StorageInput(_tensor(text[1:], files)))
+        out.append(StorageInput(_tensor(text[1:], files, long_bits)))
         return
     if not cconv.next_is_ref(text):
         char = cconv.take()
-        out.append(_guess_scalar(text) if char is None else _scalar(text, char))
+        out.append(_guess_scalar(text) if char is None else _scalar(text, char, long_bits))
         return
     cconv.take("r")
     if "=" not in text and "x" not in text:
@@ -256,21 +259,23 @@ def _variant(text: str, cconv: _Cconv, files: InputFiles, out: list) -> None:
                            "shape/type (`4x2xf32=...`)",
                            f"the argument is a tensor and `{text}` has neither `=` nor `x`: give "
                            f"its shape and type, e.g. `f32=...` or `4xf32=...`")
-    out.append(_tensor(text, files))
+    out.append(_tensor(text, files, long_bits))
 
 
-def _tensor(text: str, files: InputFiles) -> np.ndarray:
+def _tensor(text: str, files: InputFiles, long_bits: int = 64) -> np.ndarray:
     eq = text.find("=")  # no partition: a long list of elements is not copied
     if eq >= 0 and text.startswith(("@", "+"), eq + 1):
         return _tensor_from_file(text[:eq], text[eq + 1:], files)
-    return read_buffer_view(text, files.max_bytes)
+    return read_buffer_view(text, files.max_bytes, long_bits=long_bits)
 
 
 def parse_inputs(specs: Sequence[str], cconv: str | None = None,
-                 files: InputFiles | None = None) -> list[Value]:
+                 files: InputFiles | None = None, *, long_bits: int = 64) -> list[Value]:
     """Every `--input` of one call, as iree-run-module parses them against the function's argument
     cconv (`"rrf"`; None: guess tensors from `=`/`x`); `*f.npy` may give several values, so the
-    result can be longer than `specs`, and shorter than the cconv (the call then fails)."""
+    result can be longer than `specs`, and shorter than the cconv (the call then fails).
+    `long_bits` is the width of the target's C `long`, which IREE's strtol / strtoul parse i32 and
+    narrower integers with (64 on LP64, 32 on ILP32: `4294967295` as an i32 is out of range there)."""
     own = files is None
     streams = files if files is not None else InputFiles()
     state = _Cconv(cconv)
@@ -279,7 +284,7 @@ def parse_inputs(specs: Sequence[str], cconv: str | None = None,
         for spec in specs:
             text = trim(spec)
             try:
-                _variant(text, state, streams, values)
+                _variant(text, state, streams, values, long_bits)
             except ParseFailure as f:
                 err = InputParseError(text, f.reason, f.detail)
                 err.element = f.element
@@ -319,8 +324,11 @@ _LIST_VALUE_TYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.
                      "f32": np.float32, "f64": np.float64}
 
 
-def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> str:
-    """One result as iree_tooling_format_variant prints it (without `result[i]: `)."""
+def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *,
+                 canonical_nan: bool = False) -> str:
+    """One result as iree_tooling_format_variant prints it (without `result[i]: `); `canonical_nan`:
+    on a target whose float -> double promotion makes an f32 NaN positive (riscv: every f32 the
+    tool prints is promoted), f32 NaNs print without their sign."""
     if value is None:
         return "(null)"
     if isinstance(value, OpaqueResult):
@@ -331,16 +339,17 @@ def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUN
         value = ListResult(tuple(_LIST_VALUE_TYPES[t](v) if t in _LIST_VALUE_TYPES else v
                                  for v, t in zip(value, types)))
     if isinstance(value, ListResult):
-        return "vm.list\n" + "".join(f"child_list[{i}]: {format_value(v, max_element_count)}\n"
+        return "vm.list\n" + "".join(f"child_list[{i}]: {format_value(v, max_element_count, canonical_nan=canonical_nan)}\n"
                                      for i, v in enumerate(value.items))
     if isinstance(value, np.ndarray):
-        return "hal.buffer_view\n" + format_buffer_view(value, max_element_count)
+        return "hal.buffer_view\n" + format_buffer_view(value, max_element_count, canonical_nan=canonical_nan)
     if isinstance(value, (bool, np.bool_)):
         return f"i32={int(value)}"
     if isinstance(value, np.integer):
         return f"i{8 * value.dtype.itemsize}={int(value)}"
     if isinstance(value, np.floating):
-        return f"f{8 * value.dtype.itemsize}={format_g(float(value), False)}"
+        promoted = canonical_nan and value.dtype.itemsize < 8  # f64 values are printed as they are
+        return f"f{8 * value.dtype.itemsize}={format_g(float(value), False, canonical_nan=promoted)}"
     if isinstance(value, int):
         return f"i64={value}"
     if isinstance(value, float):
@@ -349,11 +358,11 @@ def format_value(value: Value, max_element_count: int = DEFAULT_MAX_ELEMENT_COUN
 
 
 def format_results(results: Sequence[Value],
-                   max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> str:
+                   max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *, canonical_nan: bool = False) -> str:
     """What iree-run-module prints for a call's results (after its `EXEC @function` line): one
     `result[i]: ...` entry per result, each ending in a newline. Numpy scalars carry their width
     (np.int32 -> i32, np.float64 -> f64); plain Python ints print as i64 and floats as f64."""
-    return "".join(f"result[{i}]: {format_value(v, max_element_count)}\n"
+    return "".join(f"result[{i}]: {format_value(v, max_element_count, canonical_nan=canonical_nan)}\n"
                    for i, v in enumerate(results))
 
 
@@ -384,14 +393,14 @@ def _as_view(value: Value) -> tuple[bytes, int, list[int]]:
 
 
 def write_output(value: Value, spec: str, stdout: TextIO,
-                 max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT) -> None:
+                 max_element_count: int = DEFAULT_MAX_ELEMENT_COUNT, *, canonical_nan: bool = False) -> None:
     """One `--output=` target: empty ignores the result, `-` prints it (without `result[i]: `),
     `@path` / `+path` write (overwrite / append) an .npy array or, for any other name, the raw
     contents. Raises OutputError with iree-run-module's text."""
     if not spec:
         return
     if spec == "-":
-        stdout.write(format_value(value, max_element_count) + "\n")
+        stdout.write(format_value(value, max_element_count, canonical_nan=canonical_nan) + "\n")
         return
     if spec[0] not in "@+":
         raise OutputError(f"UNIMPLEMENTED; unsupported output mode specification '{spec}'")

@@ -72,6 +72,21 @@ class FpuControl(Protocol):
     def set_fpu_control(self, value: int) -> None: ...
 
 
+# Where C's float -> double promotion (every f32 printf prints goes through it) makes a NaN the
+# canonical one, positive and without payload: RISC-V's fcvt.d.s (the F/D extensions canonicalize
+# every NaN result). x86's cvtss2sd and ARM's fcvt / vcvt (default-NaN mode off, as Linux leaves it)
+# keep the sign and payload; wasm's f64.promote_f32 may do either (the spec leaves a non-canonical
+# NaN's result nondeterministic), and ireeabi keeps it, as wasmtime on x86 does.
+PROMOTES_NAN_CANONICALLY = frozenset({"riscv32", "riscv64"})
+
+
+def promotes_nan_canonically(target: str) -> bool:
+    """True when an f32 NaN becomes the positive canonical NaN on its way to double on `target`:
+    IREE's iree-run-module there prints every f32 (and f16, bf16: widened to f32 in software) NaN
+    as `nan` / `NAN`, whatever its sign."""
+    return target in PROMOTES_NAN_CANONICALLY
+
+
 def flushes(target: str) -> bool:
     """True when IREE's runtime built for `target` (a data model's name) flushes denormals to zero
     inside a dispatch of the inline command buffer."""
@@ -99,4 +114,5 @@ def pushed(fpu: "FpuControl | None", flush: bool = True) -> Iterator[None]:
         fpu.set_fpu_control(previous)
 
 
-__all__ = ["FLUSH_BITS", "REGISTER", "FpuControl", "flushes", "pushed"]
+__all__ = ["FLUSH_BITS", "REGISTER", "PROMOTES_NAN_CANONICALLY", "FpuControl", "flushes",
+           "promotes_nan_canonically", "pushed"]

@@ -133,6 +133,15 @@ class DispatchState:
                                      counts[2], 1, self.binding_count)
         self._pack_arrays([c & _U32 for c in constants] if constants else (), ptrs, lengths)
 
+    def point_constants(self, address: int) -> None:
+        """Make the state's constants pointer `address` (memory the caller keeps alive during the
+        dispatch) instead of the block's own array, as a dispatcher that hands the kernel a pointer
+        into its argument buffer does (hal_loader's module.c); `pack` then passes no constants."""
+        L = self._L
+        mask = (1 << (8 * L.word_size)) - 1
+        L.arrays_fmt.pack_into(self.memory, self.offset + L.arrays_off, address & mask,
+                               self.address + self._ptrs_off, self.address + self._lengths_off)
+
     def _pack_arrays(self, constants: Sequence[int], ptrs: Sequence[int], lengths: Sequence[int]) -> None:
         memory, offset = self.memory, self.offset
         if constants:

@@ -15,10 +15,12 @@ executable.query_support / load / lookup.function use generic shims; executable.
 Dispatch then follows the loader: executable ref check, function id range, at most 32 bindings, each
 binding a vm.buffer mapped read-only over (offset, length), a dispatch_state_v0 with workgroup size
 1x1x1 and the parsed counts (in the heap, laid out for its data model, as IREE keeps it on its stack),
-and every workgroup issued through the kernel library. Where IREE reads past the argument buffer, or
-its kernel reads past the constants or the binding arrays it was handed (fewer than the export
-declares: IREE does not compare them), ireeabi raises IreeFaultError saying what IREE reads and
-where, instead of running on with made-up memory.
+and every workgroup issued through the kernel library. The constants are a pointer into the argument
+buffer, as module.c hands them: a kernel that reads more than the count it was handed (IREE does not
+compare it with the export's) reads the buffer's next words, and runs on them as in IREE. Where IREE
+reads past the argument buffer, or its kernel reads past it or past the binding arrays IREE allocas,
+ireeabi raises IreeFaultError saying what IREE reads and where, instead of running on with made-up
+memory.
 
 Libraries of host machine code load only on a runtime whose target is the host; other targets
 answer query_support for their own architecture and refuse the load with a message naming the target
@@ -173,7 +175,20 @@ class DispatchShim(Shim):
         array = address + at + 4
         if b > 0 or self.form == "pre-fix":  # the fix aligns a non-empty array only
             array = -(-array // self.align) * self.align
-        if (array + (((b & mask) * self.element.size) & mask)) & mask > address + n:
+        wrapped = ((b & mask) * self.element.size) & mask
+        if (array + wrapped) & mask > address + n:
+            # A pointer sum past the address space wraps: IREE's check passes for a binding array
+            # at or above `mask + 1 - wrapped`, so the status follows where the buffer lies.
+            wraps_at = mask + 1 - wrapped
+            if wraps_at <= mask >> 1 and array < wraps_at:
+                raise StatusError(StatusCode.INVALID_ARGUMENT, (
+                    f"{signature_mismatch().message} (ireeabi: the {self._shim_name} reads "
+                    f"binding_count {b} at byte {at}{self._packed_note(view, at)}; the binding "
+                    f"array at 0x{array:x} plus {b} x {self.element.size} bytes stays below "
+                    f"2^{mask.bit_length()} here and ends past the buffer; for an array at or above "
+                    f"0x{wraps_at:x}, as IREE's VM stack lies, the sum wraps, the check passes, and "
+                    + ("IREE's dispatch refuses the count: RESOURCE_EXHAUSTED, too many bindings)"
+                       if b > MAX_DISPATCH_BINDINGS else "IREE goes on with that count)")))
             raise signature_mismatch()
         return DispatchArgs(values, c, start, start + 4, b, at, array - address, view, address, self)
 
@@ -308,13 +323,14 @@ class HalLoaderModule:
         self.machine = self.heap.machine
         self._executables = executables
         # The states of the dispatches, in the heap's memory: one workgroup_state, and one
-        # dispatch_state block per (constant count, binding count), reused.
+        # dispatch_state block per (constant count, binding count, constants in the argument
+        # buffer), reused.
         L = self.machine.view(DispatchLayout)
         self._blocks = [self.heap.malloc_internal(L.wg_size + L.wg_align, tag="workgroup_state_v0")]
         self._workgroup_address = -(-self._blocks[0] // L.wg_align) * L.wg_align
         raw, off = self.heap.cell(self._workgroup_address, L.wg_size)
         write_workgroup_state(self.machine, raw, off, 0)
-        self._states: dict[tuple[int, int], DispatchState] = {}
+        self._states: dict[tuple[int, int, bool], DispatchState] = {}
         # ELF formats of another architecture this runtime answered "unsupported" for: the formats
         # a module would need another --target for (Program says which).
         self.foreign_formats: dict[str, str] = {}
@@ -327,8 +343,8 @@ class HalLoaderModule:
         self._blocks = []
         self._states.clear()
 
-    def _dispatch_state(self, key: tuple[int, int]) -> DispatchState:
-        size = self.machine.view(DispatchLayout).block_size(*key)
+    def _dispatch_state(self, key: tuple[int, int, bool]) -> DispatchState:
+        size = self.machine.view(DispatchLayout).block_size(key[0], key[1])
         address = self.heap.malloc_internal(size, tag=f"dispatch_state_v0 ({key[0]} constants, {key[1]} bindings)")
         self._blocks.append(address)
         raw, off = self.heap.cell(address, size)
@@ -444,24 +460,28 @@ class HalLoaderModule:
                 "the arrays IREE allocas, and dereferences them: IREE's own runtime faults there")
         c16 = args.constant_count & 0xFFFF  # dispatch_state_v0.constant_count is a uint16_t
         end = args.constants_at + 4 * need_constants
-        if c16 < need_constants or end > len(args.view):
-            first = min(c16, need_constants)
-            inside = len(args.view) >= end
-            where = (f"bytes {args.constants_at + 4 * first}..{end - 1} of the argument buffer"
-                     f"{shim._packed_note(args.view, args.constants_at + 4 * first, 4 * (need_constants - first))}"
-                     if inside else f"bytes up to {end - 1}, past the end of the {len(args.view)}-byte "
-                     "argument buffer")
+        if end > len(args.view):
             raise IreeFaultError(
                 f"{shim.WHERE}: {shim.reading(args)}; IREE then hands kernel {library.exports[fid].name} "
                 f"{c16} constant(s) (dispatch_state.constant_count, a uint16) where it reads "
-                f"{need_constants}: the kernel reads constants[{first}]"
-                f"{f'..[{need_constants - 1}]' if need_constants - first > 1 else ''} from {where}, "
-                "as IREE's own runtime does, unchecked")
-        constants = args.constants(min(c16, (len(args.view) - args.constants_at) // 4))
-        key = (len(constants), len(ptrs))
+                f"{need_constants}: the kernel reads constants[{c16}]"
+                f"{f'..[{need_constants - 1}]' if need_constants - c16 > 1 else ''} from bytes up to "
+                f"{end - 1}, past the end of the {len(args.view)}-byte argument buffer: memory that is "
+                "not the call's (IREE's own runtime reads on, unchecked, or faults)")
+        # module.c hands the kernel a pointer into the argument buffer (args->constants) and the count
+        # it read; the kernel reads as many constants as it was compiled for, unchecked. Fewer handed
+        # than read: the kernel reads the buffer's next words, whatever the VM packed there, as IREE's
+        # runtime does (the state points into the buffer); otherwise the state holds a copy.
+        short = c16 < need_constants
+        key = (c16 if short else min(c16, (len(args.view) - args.constants_at) // 4), len(ptrs), short)
         state = self._states.get(key)
         if state is None:
             state = self._dispatch_state(key)
+        if short:
+            state.point_constants(args.address + args.constants_at)
+            constants: list[int] = []
+        else:
+            constants = args.constants(key[0])
         wx, wy, wz = args.values[2:5]
         counts = (wx & _U32, wy & _U32, wz & 0xFFFF)
         state.pack(counts, constants, ptrs, lengths)  # workgroup size 1x1x1

@@ -223,6 +223,16 @@ def test_ilp32_addresses_fit_a_32_bit_pointer(compiled):
         assert heap.space.end <= 1 << 32
 
 
+def _nans_on(text: str, target: str) -> str:
+    """iree-run-module's output as it prints on `target`: on RISC-V every f32 (f16, bf16) it prints
+    goes through fcvt.d.s, which makes a NaN positive (the riscv64 runtime prints so:
+    test_oracle_differential's NaN test); f64 lines keep their signs."""
+    if not target.startswith("riscv"):
+        return text
+    return "\n".join(re.sub(r"-(nan|NAN)\b", r"\1", line) if re.search(r"(^|[\sx])b?f(32|16)=", line) else line
+                     for line in text.split("\n"))
+
+
 def _dims_on(text: str, target: str) -> str:
     """iree-run-module's output as the same tool prints it on `target`: hal/string_util.c
     iree_hal_parse_shape parses each dim as an int64 and stores it in an iree_hal_dim_t (size_t),
@@ -260,6 +270,12 @@ def io_expected(io_programs):
     return out
 
 
+# The I/O cases IREE's strtol refuses on a target whose `long` is 32 bits (ERANGE; on LP64 the
+# value wraps to int32): as IREE's own i386 and armv7 runtimes answer (test_oracle_differential's
+# integer input test), and strtol itself under gcc -m32 and the armv7 cross gcc (test_string_view_long).
+PAST_A_32_BIT_LONG = {("echo", "i32s", ("4294967295",))}
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_io_fidelity_on_every_target(target, io_programs, io_expected):
     """`ireeabi run --target T` prints what iree-run-module prints for every element type and value
@@ -273,8 +289,12 @@ def test_io_fidelity_on_every_target(target, io_programs, io_expected):
         stdout, trace = io_expected[i]
         fails_at = next((imp for imp in trace if imp in bad[program]), None)
         rc, out, err = ireeabi_run(io_programs[program], function, inputs, [*flags, f"--target={target}"])
+        if (program, function, tuple(inputs)) in PAST_A_32_BIT_LONG and targets.get(target).scalar("long").size == 4:
+            assert rc == 1 and err.startswith("ireeabi: error: INVALID_ARGUMENT; parsing value"), (target, err)
+            continue
         if fails_at is None:
-            assert (rc, out, err) == (0, _dims_on(stdout, target), ""), (target, program, function, inputs)
+            assert (rc, out, err) == (0, _nans_on(_dims_on(stdout, target), target), ""), \
+                (target, program, function, inputs)
         else:
             assert rc == 1 and "Traceback" not in err, err
             squashed = "".join(err.split())

@@ -347,7 +347,7 @@ def test_workgroup_count_casts(session, probe):
     bindings = [(out, 0, RECORD * 4), (out, 0, 4)]
     dispatch(session, exe, 0, (-1, 0, 1), [0, 0], bindings)
     assert record(session, out)[CALLS] == 0
-    state = session.rt.loader._states[(2, 2)].state  # the dispatch_state_v0 the kernel would get
+    state = session.rt.loader._states[(2, 2, False)].state  # the dispatch_state_v0 the kernel would get
     assert (state.workgroup_count_x, state.workgroup_count_y, state.workgroup_count_z) == (0xFFFFFFFF, 0, 1)
     dispatch(session, exe, 0, (1, 1, 65536 + 2), [0, 0], bindings)
     r = record(session, out)
@@ -390,31 +390,34 @@ def test_a_null_vm_buffer_binding_is_where_iree_faults(session, probe):
 
 def test_dispatch_needs_the_declared_counts(session, probe):
     """Not checked by IREE's hal_loader (module.c hands the kernel any counts, and its kernel reads
-    past them; only hal/local/inline_command_buffer.c compares them): refused here with an error that
-    says what IREE's kernel reads and where (not a status: IREE returns none), after every check IREE
-    makes, and only for fewer than declared: more run, as in IREE. On x86_64 the packed buffer has
-    the constant count at 36 and one constant at 40, so the kernel's constants[1] is the binding
-    count at 44; a missing binding is read from past the arrays module.c allocas."""
+    past them; only hal/local/inline_command_buffer.c compares them). Fewer constants than declared:
+    module.c's dispatch_state.constants points into the argument buffer, so the kernel reads the
+    buffer's next words: run as IREE runs it, the state pointing there (on x86_64 the packed buffer
+    has the constant count at 36 and one constant at 40, so the kernel's constants[1] is the binding
+    count at 44). Fewer bindings: the kernel reads binding pointers from past the arrays module.c
+    allocas: refused with an error that says so (not a status: IREE returns none), after every
+    check IREE makes. More of either run, as in IREE."""
     exe, out = probe
     good = [(out, 0, RECORD * 4), (out, 0, 4)]
-    with pytest.raises(IreeFaultError) as e:
-        dispatch(session, exe, 0, (1, 1, 1), [5], good)
-    assert str(e.value).startswith(
-        "hal_loader.executable.dispatch: the dispatch shim reads constant_count 1 at byte 36 (where the VM "
-        "packed the constant count) and binding_count 2 at byte 44 (where the VM packed the binding count); "
-        "IREE then hands kernel probe 1 constant(s) (dispatch_state.constant_count, a uint16) where it "
-        "reads 2: the kernel reads constants[1] from bytes 44..47 of the argument buffer (where the VM "
-        "packed the binding count)"), str(e.value)
+    dispatch(session, exe, 0, (1, 1, 1), [5], good)
+    r = record(session, out)
+    assert r[CALLS] == 1 and r[CONSTANT_COUNT] == 1 and r[CONSTANTS] == 5 and r[BINDING_COUNT] == 2
+    heap = session.rt.vm_buffers.heap
+    state = session.rt.loader._states[(1, 2, True)]
+    pointer = state.state.constants  # into the argument buffer, not the state's block
+    assert not state.address <= pointer < state.address + 256, hex(pointer)
+    assert heap.read(pointer - 4, 12) == (1).to_bytes(4, "little") + (5).to_bytes(4, "little") + \
+        (2).to_bytes(4, "little")  # the count, constants[0], and the binding count the kernel reads next
     with pytest.raises(IreeFaultError) as e:
         dispatch(session, exe, 0, (1, 1, 1), [5, 6], good[:1])
     assert "IREE hands kernel probe 1 of the 2 bindings it reads: the kernel loads binding_ptrs[1] from " \
            "IREE's stack, past the arrays IREE allocas, and dereferences them" in str(e.value), str(e.value)
     assert status_of(dispatch, session, exe, 0, (1, 1, 1), [5], [good[0], (out, 0, RECORD * 4 + 4)])[0] == \
         StatusCode.OUT_OF_RANGE  # IREE's map_ro check comes first
-    assert record(session, out)[CALLS] == 0
+    assert record(session, out)[CALLS] == 1
     dispatch(session, exe, 0, (1, 1, 1), [5, 6, 7, 8], good + [good[1]])
     r = record(session, out)
-    assert r[CALLS] == 1 and r[CONSTANT_COUNT] == 4 and r[BINDING_COUNT] == 3
+    assert r[CALLS] == 2 and r[CONSTANT_COUNT] == 4 and r[BINDING_COUNT] == 3
 
 
 def test_wrapped_binding_range_never_reaches_the_kernel(session, probe):
