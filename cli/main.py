@@ -107,12 +107,14 @@ def split_pass_through(argv: list[str]) -> tuple[list[str], list[str] | None]:
     """`argv` without what follows its first `--`, and that, for a command whose module declares
     `PASS_THROUGH = True` (`compile`: flags for iree-compile; argparse would take them as
     positionals, and cannot put them after an optional positional); else `argv` and None."""
-    commands = parsers_for(argv)
-    if len(commands) != 1 or "--" not in argv:
-        return argv, None
-    if not getattr(importlib.import_module(COMMAND_MODULES[commands[0]]), "PASS_THROUGH", False):
+    if "--" not in argv:
         return argv, None
     cut = argv.index("--")
+    words = [a for a in argv[:cut] if not a.startswith("-")]  # the top level takes no values
+    if not words or words[0] not in COMMAND_MODULES:
+        return argv, None
+    if not getattr(importlib.import_module(COMMAND_MODULES[words[0]]), "PASS_THROUGH", False):
+        return argv, None
     return argv[:cut], argv[cut + 1:]
 
 
