@@ -5,7 +5,8 @@ The flags are the one list the tests and the pytest plugin compile with
 (tooling/check_compile.py's `compile_flags`: `execution_model.MODEL_FLAGS` for the execution
 model, plus `KERNEL_TARGET_FLAGS` when its kernels are llvm-cpu machine code for another data
 model than the host's: the triple, the cpu features riscv and armv7 need, no debug symbols on
-armv7). The command prints the command line it runs, then runs it (iree-compile from PATH, else the
+armv7). The command prints the command line it runs (a shell command, continued with `\` within
+100 columns), then runs it (iree-compile from PATH, else the
 `iree.compiler` package's); iree-compile's own diagnostics go to stderr as it writes them.
 `--print-flags` prints the flags alone, one per line, and compiles nothing.
 """
@@ -74,7 +75,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError(f"compile: {args.source!r} is not a file")
     output = args.output if args.output is not None else source.with_suffix(".vmfb").name
     cmd = [find_compiler(), str(source), *flags, *args.pass_through, "-o", output]
-    out.write(shlex.join(["iree-compile", *cmd[1:]]) + "\n")
+    out.write("".join(f"{line}\n" for line in shell_lines(["iree-compile", *cmd[1:]])))
     out.flush()  # before iree-compile's own diagnostics
     try:
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, timeout=COMPILE_TIMEOUT_S)
@@ -88,4 +89,18 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-__all__ = ["add_parser", "command", "PASS_THROUGH", "EXIT_COMPILE_FAILED"]
+def shell_lines(argv: list[str], width: int = 100) -> list[str]:
+    """`argv` as a shell command within `width` columns: continued with ` \\` and two spaces
+    before a word that would pass it (a word longer than a line stays whole)."""
+    words = [shlex.quote(w) for w in argv]
+    lines, line = [], words[0]
+    for w in words[1:]:
+        if len(line) + 1 + len(w) + 2 > width:  # room for the ` \\`
+            lines.append(line + " \\")
+            line = "  " + w
+        else:
+            line += " " + w
+    return lines + [line]
+
+
+__all__ = ["add_parser", "command", "shell_lines", "PASS_THROUGH", "EXIT_COMPILE_FAILED"]
