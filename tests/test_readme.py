@@ -32,12 +32,12 @@ README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_BYTES = 10_000
 
-# The modules the pages' examples run, other than the quick start's add16.vmfb and add16_armv7.vmfb
-# (which the README's own `ireeabi compile` commands build): the source each is compiled from, its model, and the
-# flags added to the model's (a target's kernels: KERNEL_TARGET_FLAGS).
+# The modules the pages' examples run, other than those the pages' own `ireeabi compile
+# add16.mlir ...` commands build (add16.vmfb, add16_armv7.vmfb, add16_vmvx.vmfb): the source each
+# is compiled from, its model, and the flags added to the model's (a target's kernels:
+# KERNEL_TARGET_FLAGS).
 MODULES = {
     "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic", ()),
-    "add16_vmvx.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "vmvx", ()),
 }
 QUICK_START_MODULE = "add16.vmfb"
 QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
@@ -83,6 +83,17 @@ def _quick_start_compiles() -> list[list[str]]:
             if line.startswith(f"ireeabi compile {QUICK_START_SOURCE.name} ")]
 
 
+def _page_compiles() -> list[list[str]]:
+    """Every page's `ireeabi compile add16.mlir ...` command (the README's first: the others'
+    modules come from the same source)."""
+    out = _quick_start_compiles()
+    for page in PAGES[1:]:
+        for block in _blocks(page, "sh"):
+            out += [shlex.split(line) for line in block.replace("\\\n", " ").splitlines()
+                    if line.startswith(f"ireeabi compile {QUICK_START_SOURCE.name} ")]
+    return out
+
+
 def test_quick_start_compiles_with_the_tests_flags(workdir):
     """The quick start builds its modules with `ireeabi compile` from the MLIR it shows
     (tests/programs/add16.mlir): byte for byte the modules the tests' compile helper makes with the
@@ -100,14 +111,13 @@ def test_quick_start_compiles_with_the_tests_flags(workdir):
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
-    """A folder holding every module the examples name: add16.vmfb and add16_armv7.vmfb made by the
-    README's own `ireeabi compile` commands from the README's MLIR, the others by the tests' compile
-    helper."""
+    """A folder holding every module the examples name: those the pages' own `ireeabi compile`
+    commands make from the README's MLIR, the others by the tests' compile helper."""
     work = tmp_path_factory.mktemp("pages")
     (mlir,) = _blocks(README, "mlir")
     (work / QUICK_START_SOURCE.name).write_text(mlir)
     with contextlib.chdir(work):
-        for argv in _quick_start_compiles():
+        for argv in _page_compiles():
             out = io.StringIO()
             assert main(argv[1:], stdout=out) == 0, out.getvalue()
     for name, (source, model, flags) in MODULES.items():
