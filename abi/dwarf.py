@@ -5,7 +5,10 @@ The file's own data model comes from its ELF header. Every struct read is laid o
 that model and compared with the offsets, bit offsets and sizes the compiler recorded; DWARF keeps no
 `packed` attribute, so a struct whose recorded layout only a packed declaration reproduces is read as
 packed (as pahole infers it), and DW_AT_alignment (DWARF 5) gives explicit alignments. Anything else
-that disagrees is a `DwarfError` naming the struct and field, never a silent answer. Once read, the
+that disagrees is a `DwarfError` naming the struct and field, never a silent answer. A struct that
+only `#pragma pack(N)` reproduces is read with that pack (the smallest such N). `dwarf_struct`
+reads one struct and those it holds, so another struct of the file that the engine cannot
+reproduce is that struct's error alone. Once read, the
 declaration can be re-laid on every other data model.
 
 A damaged file is a `DwarfError` too, naming the section, DIE offset and attribute, and reading one
@@ -34,11 +37,14 @@ import struct
 import zlib
 from io import BytesIO
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Callable, Iterator, TypeVar
 
 from .errors import IreeAbiError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, StructLayout
 from .targets import Target, get as _get_target
+
+
+T = TypeVar("T")
 
 
 class DwarfError(IreeAbiError):
@@ -80,7 +86,26 @@ _BLOCKS = frozenset({"DW_FORM_block1", "DW_FORM_block2", "DW_FORM_block4", "DW_F
 
 def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]:
     """(the file's data model, every struct and union with a definition, by name: typedef names,
-    `struct TAG`, `union TAG` and bare tags)."""
+    `struct TAG`, `union TAG` and bare tags). Any struct the engine cannot reproduce is an error
+    (`dwarf_struct` reads one struct, and what it holds, alone)."""
+    def every(reader: _Reader) -> dict[str, Struct]:
+        return {key: reader.record(die, name) for key, (die, name) in reader.index().items()}
+    return _read(path, every)
+
+
+def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
+    """(the file's data model, the struct or union called `name`): only it and the structs it holds
+    are laid out, so another struct of the file the engine cannot reproduce does not matter."""
+    def one(reader: _Reader) -> Struct:
+        found = reader.index()
+        if name not in found:
+            raise UnknownNameError(f"struct in {path}'s DWARF", name, sorted(found))
+        die, typedef = found[name]
+        return reader.record(die, typedef)
+    return _read(path, one)
+
+
+def _read(path: "str | os.PathLike", read: "Callable[[_Reader], T]") -> tuple[Target, T]:
     path = Path(path)
     try:
         f = open(path, "rb")
@@ -91,16 +116,7 @@ def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]
     with f:
         with _Mapped(f) as stream:
             target, info = _open(path, stream)
-            return target, _Reader(path, target, _Dies(path, info)).all()
-
-
-def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
-    """(the file's data model, the struct or union called `name`)."""
-    target, structs = dwarf_structs(path)
-    try:
-        return target, structs[name]
-    except KeyError:
-        raise UnknownNameError(f"struct in {path}'s DWARF", name, sorted(structs)) from None
+            return target, read(_Reader(path, target, _Dies(path, info)))
 
 
 class _Mapped:
@@ -346,24 +362,26 @@ class _Reader:
         # the largest object C allows on the model (PTRDIFF_MAX)
         self.max_object = (1 << (8 * target.pointer_size - 1)) - 1
 
-    def all(self) -> dict[str, Struct]:
-        out: dict[str, Struct] = {}
+    def index(self) -> dict[str, tuple[Any, str | None]]:
+        """Every name a struct or union with a definition goes by -> (its DIE, the typedef name it
+        is read under or None): a bare tag names the first struct so tagged, `struct TAG` /
+        `union TAG` the last, and a typedef name the struct it names (over a bare tag)."""
+        out: dict[str, tuple[Any, str | None]] = {}
         for die in self.dies:
             if die.tag in _RECORDS and "DW_AT_declaration" not in die.attributes:
                 name = self._name(die)
                 if name is None:
                     continue
-                s = self.record(die)
                 keyword = "union" if die.tag == "DW_TAG_union_type" else "struct"
-                out.setdefault(name, s)
-                out[f"{keyword} {name}"] = s
+                out.setdefault(name, (die, None))
+                out[f"{keyword} {name}"] = (die, None)
             elif die.tag == "DW_TAG_typedef" and "DW_AT_type" in die.attributes:
                 name = self._name(die)
                 if name is None:
                     raise DwarfError(f"{self._at(die)}: a typedef without DW_AT_name")
                 under = self._strip(self._ref(die, "DW_AT_type"))
                 if under.tag in _RECORDS and "DW_AT_declaration" not in under.attributes:
-                    out[name] = self.record(under, name)
+                    out[name] = (under, name)
         return out
 
     # -- attributes ------------------------------------------------------------------------------
@@ -539,6 +557,15 @@ class _Reader:
         packed = Struct(s.name, s.fields, is_union=s.is_union, packed=True, align=s.align)
         if not _compare(packed.layout(self.target), size, recorded):
             return packed
+        # `#pragma pack(N)` in force at the definition (DWARF keeps no trace of it either): the
+        # smallest N that reproduces the record, below the struct's own alignment (at or above it
+        # the pragma changes nothing).
+        cap = 2
+        while cap < s.layout(self.target).align:
+            capped = Struct(s.name, s.fields, is_union=s.is_union, align=s.align, max_align=cap)
+            if not _compare(capped.layout(self.target), size, recorded):
+                return capped
+            cap *= 2
         fields = list(s.fields)
         for _ in fields:
             lay = Struct(s.name, fields, is_union=s.is_union, align=s.align).layout(self.target)

@@ -157,7 +157,8 @@ def _struct_title(decl: Struct, where: str, source: str | None = None) -> str:
         module = layouts.module_of(decl.name)
         source = "derived from its cconv fragment" if module == "cconv" else f"ireeabi.layouts.{module}"
     attrs = ", ".join(a for a in ("packed" if decl.packed else "",
-                                  f"aligned({decl.align})" if decl.align else "") if a)
+                                  f"aligned({decl.align})" if decl.align else "",
+                                  f"#pragma pack({decl.max_align})" if decl.max_align else "") if a)
     return f"{decl.keyword} {decl.name}{f' [{attrs}]' if attrs else ''} on {where} ({source})"
 
 

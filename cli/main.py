@@ -53,6 +53,7 @@ COMMAND_MODULES = {
     "run": "ireeabi.cli.cmd_run",
     "test": "ireeabi.cli.cmd_test",
     "compare": "ireeabi.cli.cmd_compare",
+    "compile": "ireeabi.cli.cmd_compile",
 }
 
 
@@ -100,6 +101,21 @@ def parsers_for(argv: Sequence[str]) -> tuple[str, ...]:
         if not (len(arg) > 2 and "--version".startswith(arg)):  # argparse takes --vers for --version
             return every
     return () if argv else every
+
+
+def split_pass_through(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`argv` without what follows its first `--`, and that, for a command whose module declares
+    `PASS_THROUGH = True` (`compile`: flags for iree-compile; argparse would take them as
+    positionals, and cannot put them after an optional positional); else `argv` and None."""
+    if "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    words = [a for a in argv[:cut] if not a.startswith("-")]  # the top level takes no values
+    if not words or words[0] not in COMMAND_MODULES:
+        return argv, None
+    if not getattr(importlib.import_module(COMMAND_MODULES[words[0]]), "PASS_THROUGH", False):
+        return argv, None
+    return argv[:cut], argv[cut + 1:]
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -152,8 +168,12 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
     try:
         if parser is None:
             parser = build_parser(sys.argv[1:] if argv is None else argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        words, passed = split_pass_through(words)
         try:
-            args = parser.parse_args(argv)
+            args = parser.parse_args(words)
+            if passed is not None:
+                args.pass_through = passed
         except SystemExit as e:  # argparse reports usage errors itself (exit 2) and --help (0)
             return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
         if args.version:
@@ -176,7 +196,7 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
         return EXIT_FAILED
 
 
-__all__ = ["main", "build_parser", "parsers_for", "COMMAND_MODULES", "COMMANDS",
+__all__ = ["main", "build_parser", "parsers_for", "split_pass_through", "COMMAND_MODULES", "COMMANDS",
            "version", "cconv_help"]
 
 

@@ -4,19 +4,21 @@
 - every ```text block that starts with `$ ireeabi ...` is a transcript: each command runs (the cli's
   `main`, in-process) in a folder holding the modules the pages name, and prints what the page shows
   (a line `...` stands for any lines; gtest's millisecond times are the one part that varies);
-- the README's quick start compiles its inline MLIR with the iree-compile command it shows, and
-  that command's flags are the ones the tests compile with (`MODEL_FLAGS`);
+- every ```python block runs in a folder holding the modules the pages name (the README's runs
+  add16_armv7.vmfb on armv7);
+- the README's quick start compiles its inline MLIR with the `ireeabi compile` commands it shows,
+  into the modules the tests compile with their flags (`MODEL_FLAGS`, `KERNEL_TARGET_FLAGS`);
 - the README is a front door of at most 10,000 bytes, and every relative link or repository path a
   page mentions exists.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,21 +26,18 @@ import pytest
 from support import iree_tools as tools
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
-from ireeabi.tooling.execution_model import MODEL_FLAGS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_BYTES = 10_000
 
-# The modules the pages' transcripts run, other than the quick start's add16.vmfb (which the
-# README's own iree-compile command builds): the source each is compiled from, its model, and the
-# flags added to the model's (a target's kernels: KERNEL_TARGET_FLAGS).
+# The modules the pages' examples run, other than those the pages' own `ireeabi compile
+# add16.mlir ...` commands build (add16.vmfb, add16_armv7.vmfb, add16_vmvx.vmfb): the source each
+# is compiled from, its model, and the flags added to the model's (a target's kernels:
+# KERNEL_TARGET_FLAGS).
 MODULES = {
     "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic", ()),
-    "add16_vmvx.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "vmvx", ()),
-    "add16_armv7.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "inline-dynamic",
-                         KERNEL_TARGET_FLAGS["armv7"]),
 }
 QUICK_START_MODULE = "add16.vmfb"
 QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
@@ -61,7 +60,8 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
-def test_examples_run_and_comments_hold(page):
+def test_examples_run_and_comments_hold(page, workdir, monkeypatch):
+    monkeypatch.chdir(workdir)  # where the modules the examples name are
     for block in _blocks(page, "python"):
         ns: dict = {}
         exec(compile(block, _rel(page), "exec"), ns)
@@ -76,34 +76,50 @@ def test_examples_run_and_comments_hold(page):
 # -- the quick start --------------------------------------------------------------------------------
 
 
-def _quick_start_compile() -> list[str]:
+def _quick_start_compiles() -> list[list[str]]:
+    """The README's `ireeabi compile` commands (its ```sh blocks), each as argv."""
     joined = [block.replace("\\\n", " ") for block in _blocks(README, "sh")]  # `\` continuations
-    lines = [line for block in joined for line in block.splitlines() if line.startswith("iree-compile ")]
-    assert len(lines) == 1, "the quick start shows one iree-compile command"
-    return shlex.split(lines[0])
+    return [shlex.split(line) for block in joined for line in block.splitlines()
+            if line.startswith(f"ireeabi compile {QUICK_START_SOURCE.name} ")]
 
 
-def test_quick_start_compiles_with_the_tests_flags():
-    """The flags shown are one model's MODEL_FLAGS exactly (the flags the tests compile add16 with),
-    and the MLIR shown is tests/programs/add16.mlir."""
-    argv = _quick_start_compile()
-    flags = tuple(a for a in argv[1:] if a.startswith("--"))
-    assert flags == MODEL_FLAGS["inline-dynamic"], flags
-    assert argv[-2:] == ["-o", QUICK_START_MODULE]
+def _page_compiles() -> list[list[str]]:
+    """Every page's `ireeabi compile add16.mlir ...` command (the README's first: the others'
+    modules come from the same source)."""
+    out = _quick_start_compiles()
+    for page in PAGES[1:]:
+        for block in _blocks(page, "sh"):
+            out += [shlex.split(line) for line in block.replace("\\\n", " ").splitlines()
+                    if line.startswith(f"ireeabi compile {QUICK_START_SOURCE.name} ")]
+    return out
+
+
+def test_quick_start_compiles_with_the_tests_flags(workdir):
+    """The quick start builds its modules with `ireeabi compile` from the MLIR it shows
+    (tests/programs/add16.mlir): byte for byte the modules the tests' compile helper makes with the
+    model's and the target's flags (MODEL_FLAGS, KERNEL_TARGET_FLAGS)."""
+    compiles = _quick_start_compiles()
+    assert [c[-1] for c in compiles] == ["inline-dynamic", "add16_armv7.vmfb"]
     (mlir,) = _blocks(README, "mlir")
     assert mlir == QUICK_START_SOURCE.read_text()
+    host = tools.compile_mlir(QUICK_START_SOURCE, model="inline-dynamic")
+    armv7 = tools.compile_mlir(QUICK_START_SOURCE, model="inline-dynamic",
+                               extra_flags=KERNEL_TARGET_FLAGS["armv7"])
+    assert (workdir / QUICK_START_MODULE).read_bytes() == host.read_bytes()
+    assert (workdir / "add16_armv7.vmfb").read_bytes() == armv7.read_bytes()
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
-    """A folder holding every module the transcripts name: add16.vmfb made by the README's own
-    command from the README's MLIR, the others by the tests' compile helper."""
+    """A folder holding every module the examples name: those the pages' own `ireeabi compile`
+    commands make from the README's MLIR, the others by the tests' compile helper."""
     work = tmp_path_factory.mktemp("pages")
     (mlir,) = _blocks(README, "mlir")
-    argv = _quick_start_compile()
-    (work / argv[1]).write_text(mlir)
-    argv[0] = tools.find_tool("iree-compile")
-    subprocess.run(argv, cwd=work, check=True, capture_output=True, timeout=600)
+    (work / QUICK_START_SOURCE.name).write_text(mlir)
+    with contextlib.chdir(work):
+        for argv in _page_compiles():
+            out = io.StringIO()
+            assert main(argv[1:], stdout=out) == 0, out.getvalue()
     for name, (source, model, flags) in MODULES.items():
         shutil.copyfile(tools.compile_mlir(source, model=model, extra_flags=flags), work / name)
     return work
@@ -244,3 +260,41 @@ def test_path_check_can_fail():
     assert set(_PATH.findall(sample)) == {"hal/local/elf_loader.py", "tests/base/test_heap.py"}
     retired = "the executables were in `hal/executable.py`"  # now hal/local/elf_executable.py
     assert [p for p in _PATH.findall(retired) if not list(ROOT.glob(p))] == ["hal/executable.py"]
+
+
+# -- shell examples --------------------------------------------------------------------------------
+
+
+def _shell_examples(page: Path) -> list[str]:
+    """The `ireeabi ...` commands of a page's ```sh blocks that are examples, not synopses (no
+    `[OPTION]` or `A|B` placeholders), `\\` continuations joined, trailing comments dropped."""
+    lines = []
+    for block in _blocks(page, "sh"):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if line.startswith("ireeabi ") and not re.search(r"[\[|]|\.\.\.", line):
+                lines.append(line)
+    return lines
+
+
+SHELL_EXAMPLES = [(page, line) for page in PAGES for line in _shell_examples(page)]
+
+
+@pytest.mark.parametrize("page,line", SHELL_EXAMPLES,
+                         ids=[f"{_rel(p)}: {c}" for p, c in SHELL_EXAMPLES])
+def test_shell_examples_are_valid_command_lines(page, line):
+    """Each `ireeabi` example of a ```sh block parses as the command line parses it (the commands
+    that run are in the transcripts and the quick start)."""
+    from ireeabi.cli.main import build_parser, split_pass_through
+
+    words, _ = split_pass_through(shlex.split(line)[1:])
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            build_parser(words).parse_args(words)
+        except SystemExit:
+            pytest.fail(f"{_rel(page)}: {line}: {err.getvalue()}")
+
+
+def test_pages_have_shell_examples():
+    assert {line.split()[1] for _, line in SHELL_EXAMPLES} >= {"compile", "run", "inspect"}

@@ -184,6 +184,7 @@ def configure(config: pytest.Config) -> None:
         cache_dir = config.cache.mkdir("ireeabi-vmfb")
     else:
         cache_dir = user_cache_dir() / "vmfb"
+    config.addinivalue_line("markers", MARKER_HELP)
     config.stash[SETTINGS] = Settings(
         collect=bool(config.getini("ireeabi_collect") if collect is None else collect),
         files=_names(files) if files else tuple(config.getini("ireeabi_check_files")),
@@ -272,7 +273,7 @@ class CheckFile(pytest.File):
         for (model, target), result in zip(jobs, built):
             if isinstance(result, CompileError):
                 yield ToolFailureItem.from_parent(self, name=f"iree-compile[{model}-{target}]",
-                                                     error=result)
+                                                  error=result, model=model, target=target)
                 continue
             if result not in read:  # one compile serves every data model of a bytecode model
                 read[result] = _read(result.read_bytes())
@@ -293,9 +294,10 @@ class CheckFile(pytest.File):
                           for name, ordinal in tests[id(module)]]
         for ordinal, _, name, model, path, target, module in sorted(order, key=lambda o: o[:2]):
             variant = _variant_id(settings, model, path, target)
-            yield CheckItem.from_parent(self, name=f"{name}[{variant}]", function=name,
+            yield CheckItem.from_parent(self, name=f"{name}[{variant}]", function_name=name,
                                         ordinal=ordinal, model=model, target=target,
-                                        module=module, reference=path == "reference")
+                                        module=module, reference=path == "reference",
+                                        path_name=path)
 
     def _vm_items(self, module: ModuleFile, file_name: str) -> Iterator["VmTestItem"]:
         """A VM test module's items, as bytecode_module_test lists its tests (every export): one
@@ -328,6 +330,19 @@ def _variant_id(settings: Settings, model: str | None, path: str, target: str) -
     return "-".join([*parts, target])
 
 
+# The marker every plugin item carries, so that `-m` selects them like any test
+# (`-m ireeabi`, `-m "ireeabi(target='riscv32')"`, `-m "not ireeabi(model='default')"`).
+MARKER = "ireeabi"
+MARKER_HELP = (f"{MARKER}(kind, function, model, path, target): an item of ireeabi's pytest plugin "
+               "(kind: check, vm-test, iree-compile, iree-as-module); select with -m")
+
+
+def _mark(item: pytest.Item, kind: str, function: str, model: str | None, path: str,
+          target: str) -> None:
+    item.add_marker(pytest.mark.ireeabi(kind=kind, function=function, model=model, path=path,
+                                        target=target))
+
+
 def _compiled(compiler: Compiler, path: Path, flags: tuple[str, ...]) -> "Path | CompileError":
     try:
         return compiler.compile(path, flags)
@@ -355,14 +370,18 @@ class CheckItem(_ModuleItem):
     """One test function of a check module on one execution model, interpreter path and data
     model."""
 
-    def __init__(self, *, function: str, ordinal: int, model: str, target: str,
-                 module: ModuleFile, reference: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *, function_name: str, ordinal: int, model: str, target: str,
+                 module: ModuleFile, reference: bool = False, path_name: str = "fast",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.function, self.ordinal, self.model, self.target = function, ordinal, model, target
-        self.module, self.reference = module, reference
+        # `function_name`, not `function`: pytest reads an item's `function` as the Python
+        # function of a test (its __dict__ holds keywords for -k), which a check item has none of.
+        self.function_name, self.ordinal, self.model = function_name, ordinal, model
+        self.target, self.module, self.reference = target, module, reference
+        _mark(self, "check", function_name, model, path_name, target)
 
     def runtest(self) -> None:
-        failures = run_check_test(self.module, self.function,
+        failures = run_check_test(self.module, self.function_name,
                                   RunOptions(target=self.target, modules=(CHECK_MODULE,),
                                              reference=self.reference))
         if failures:
@@ -378,6 +397,7 @@ class VmTestItem(_ModuleItem):
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.test, self.target, self.module, self.reference = test, target, module, reference
+        _mark(self, "vm-test", test.function, None, "reference" if reference else "fast", target)
 
     def runtest(self) -> None:
         failure = run_vm_test(self.module, self.test,
@@ -391,9 +411,12 @@ class ToolFailureItem(pytest.Item):
     assembled without the tool), or a model the source does not compile for. It fails with the
     tool's errors naming the line; the session's other files and models still run."""
 
-    def __init__(self, *, error: "VmAsmError | CompileError", **kwargs: Any) -> None:
+    def __init__(self, *, error: "VmAsmError | CompileError", model: str | None = None,
+                 target: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        kind = error.tool if isinstance(error, CompileError) else "iree-as-module"
+        self.add_marker(pytest.mark.ireeabi(kind=kind, model=model, target=target))
 
     def runtest(self) -> None:
         raise self.error
@@ -406,6 +429,6 @@ class ToolFailureItem(pytest.Item):
         return self.path, None, self.name
 
 
-__all__ = ["ALL_MODELS", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
+__all__ = ["ALL_MODELS", "MARKER", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
            "SETTINGS", "add_options", "configure", "collect_file", "runnable_models",
            "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]

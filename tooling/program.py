@@ -495,7 +495,9 @@ def _foreign_kernels(error: IreeAbiError, formats: dict[str, str], machine: Mach
         where = " or ".join(f"it runs with --target {arch} (under {h})" if h == "wasmtime"
                             else f"it runs with --target {arch} (in {h})" for arch, h in zip(runs, how))
     return KernelTargetError(f"{short_device_targets(str(error))}; the module's kernels are {which}, "
-                             f"not {machine.name} kernels: {where}")
+                             f"not {machine.name} kernels: {where}; or rebuild it for "
+                             f"{machine.name} with `ireeabi compile SOURCE.mlir --target "
+                             f"{machine.name} --model MODEL`")
 
 
 _DEVICE_TARGET = "#hal.device.target<"

@@ -15,10 +15,12 @@ export's shim reads it (tooling/trace_layout.py). A `Trace` is a per-program par
   fails), the result buffer and the status;
 - "calls": also `invoke` / `call` / `return` events of the VM's functions;
 - "instructions": also one `instruction` event per executed instruction, whose `text` is IREE's
-  trace line (`[module.function+PC]    op with inline values`).
+  trace line (`[module.function+PC]    op with inline values`), the function named as the function
+  table names it (`wrap` says where IREE's own label differs).
 
-Events go to `out` as text (tooling/trace_format.py; the instruction lines exactly as IREE writes
-them), to `jsonl` as one JSON object a line, and are kept in `events` when `keep` is true.
+Events go to `out` as text (tooling/trace_format.py: lines within 100 columns, a longer one
+continued on indented lines), to `jsonl` as one JSON object a line (the instruction lines whole,
+as IREE writes them), and are kept in `events` when `keep` is true.
 
 How it attaches: `install(module)` wraps each export's shim of a NativeModule (the runtime calls it
 for its modules), so the bytes are those the shim received, read before it runs; `wrap(...)` wraps
@@ -43,7 +45,7 @@ from ireeabi.vm.shims import ByteSpan, CallContext, NativeFunction
 from ireeabi.base.status import StatusError
 
 from . import trace_layout as TL
-from .disassemble import RegisterValues, instruction_text
+from .disassemble import RegisterValues, function_name, instruction_text
 from .trace_format import format_event
 
 LEVELS = ("imports", "calls", "instructions")
@@ -133,9 +135,12 @@ class Trace:
         trace = self
         name, pc = fn.name, inst.pc
         module = ctx.module
-        # IREE names a frame's function by its internal name (the debug database's), else `@ordinal`
-        internal = module.internal_names[fn.ordinal] if fn.ordinal < len(module.internal_names) else None
-        shown = f"{module.name}.{internal}" if internal else f"{module.name}@{fn.ordinal}"
+        # The function the instruction belongs to, named as the function table names it (its
+        # export, else its debug-database name: iree-dump-module's `vm.func @name`). IREE's own
+        # tracing asks the debug database for entry `ordinal`, but iree-compile lists there only
+        # the functions with source locations, in its own order: add16's `add` (ordinal 0) would
+        # be labelled `__init` (entry 0) and `__init` (ordinal 1) `@1`.
+        shown = f"{module.name}.{function_name(module, fn.ordinal)}"
         prefix = f"[{shown}+{pc:08X}]    "
         branch = encoding in _BRANCHES
 

@@ -2,12 +2,16 @@
 it (`iree_vm_bytecode_trace_disassembly`, runtime/src/iree/vm/bytecode/disassembler.c: the line
 itself is made by the tracer), the VM's calls and returns, and an import call laid out byte by
 byte: the buffer as the VM packed it, the shim's reading with each disagreement marked, the
-results and the status."""
+results and the status. Every line fits 100 columns: a longer one (an instruction's inline
+values, a ref's words with its bytes, a status message) continues on indented lines, broken at a
+single space, which the continuation stands for (the JSON lines keep each line whole)."""
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["format_event", "format_value"]
+__all__ = ["WIDTH", "format_event", "format_value", "fit"]
+
+WIDTH = 100  # the columns of human output (docs/command-line.md)
 
 
 def format_value(field: dict) -> str:
@@ -63,7 +67,37 @@ def _import(e: dict) -> str:
     return "".join(lines)
 
 
+def fit(line: str, indent: int) -> list[str]:
+    """`line` in lines of at most WIDTH columns: broken at single spaces (the last that fits; each
+    break's space dropped), continuations indented by `indent` spaces; a run without such a space
+    longer than a line is cut at the width."""
+    out: list[str] = []
+    pad = " " * indent
+    while len(line) > WIDTH:
+        low = indent + 1 if out else 1  # a continuation must keep more than its indent
+        cut = next((p for p in range(WIDTH, low - 1, -1) if line[p] == " "
+                    and line[p - 1] != " " and p + 1 < len(line) and line[p + 1] != " "), None)
+        if cut is None:
+            out.append(line[:WIDTH])
+            line = pad + line[WIDTH:]
+        else:
+            out.append(line[:cut])
+            line = pad + line[cut + 1:]
+    out.append(line)
+    return out
+
+
 def format_event(e: dict) -> str:
+    """The text of one event, every line within WIDTH columns."""
+    text = _event_text(e)
+    lines = []
+    for line in text.splitlines():
+        lead = len(line) - len(line.lstrip(" "))
+        lines += fit(line, 8 if line.startswith("[") else lead + 6)
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _event_text(e: dict) -> str:
     kind = e["event"]
     if kind == "instruction":
         return e["text"] + "\n"

@@ -205,6 +205,7 @@ def test_foreign_llvm_cpu_kernels_get_a_short_message():
     fmt = f"embedded-elf-{host_machine().name}"
     assert f'#hal.device.target<"local", [llvm-cpu {fmt}]>' in err
     assert f"it runs with --target {host_machine().name} (the host)" in err
+    assert f"rebuild it for {other} with `ireeabi compile SOURCE.mlir --target {other} " in err
     assert "data_layout" not in err and "cpu_features" not in err and len(err) < 400, len(err)
 
 

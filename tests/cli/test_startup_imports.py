@@ -105,7 +105,8 @@ def test_help_lists_every_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "ireeabi", "--help"], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
-    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare"):
+    for command in ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare",
+                    "compile"):
         assert f"\n    {command} " in proc.stdout
 
 
@@ -139,6 +140,7 @@ def test_run_of_a_default_model_program_loads_the_full_hal(tmp_path, tmp_path_fa
     ["layout", "-h"], ["check", "0v_v", "--target"], ["inspect"], ["bogus"], [], ["-h"], ["--he"],
     ["--", "targets"], ["run", "-h"], ["test", "--bogus"], ["--version", "run", "x.vmfb"],
     ["--version", "layout", "x"], ["fixtures"], ["list", "--bogus"],
+    ["compile", "x.mlir", "--", "--iree-flag"], ["compile", "--print-flags", "--", "-x"],
 ], ids=lambda v: " ".join(v) or "(none)")
 def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv, monkeypatch, capsys):
     # the other commands' parsers are left out only where they cannot change what argparse does
@@ -154,7 +156,8 @@ def test_the_parser_built_for_a_command_line_parses_it_as_the_whole_parser(argv,
     assert partial == outcome()
 
 
-EVERY = ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare")
+EVERY = ("layout", "check", "targets", "list", "fixtures", "inspect", "run", "test", "compare",
+         "compile")
 
 
 @pytest.mark.parametrize("argv, wanted", [

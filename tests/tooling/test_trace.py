@@ -24,7 +24,9 @@ from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from ireeabi.tooling.function_io import parse_input
 from ireeabi.tooling.program import Program, RunOptions
+from ireeabi.tooling.disassemble import function_name
 from ireeabi.tooling.trace import Trace, TraceError
+from ireeabi.tooling.trace_format import WIDTH, format_event
 from ireeabi.base.status import IreeFaultError
 
 HERE = Path(__file__).resolve().parent.parent
@@ -287,7 +289,8 @@ def _instruction_lines(path: Path, calls: list) -> tuple[list[tuple[int, str]], 
     with Program(path, RunOptions(trace=trace)) as p:
         for function, args in calls:
             p.call(function, *args)
-        names = p.module.internal_names
+        module = p.module
+    names = [function_name(module, i) for i in range(len(module.function_descriptors))]
     out = []
     for e in trace.events:
         if e["event"] == "instruction":
@@ -369,3 +372,46 @@ def test_trace_is_per_program():
         assert all(type(s).__name__ != "_TracedShim" for m in plain.runtime.modules.values()
                    for s in m.shims)
     assert "[import] hal_loader.executable.dispatch" in trace.out.getvalue()
+
+
+def test_instructions_are_labelled_with_their_function():
+    """Each instruction line names the function it belongs to, as the function table (and the JSON
+    event) names it: add16's debug database lists only `__init`, at entry 0, so a label read from
+    entry `ordinal` (IREE's trace) would call `add`'s instructions `__init`'s. The names are
+    iree-dump-module's `vm.func @NAME`, in ordinal order."""
+    path = tools.compile_mlir(HERE / "programs" / "add16.mlir", model="inline-dynamic")
+    dumped = re.findall(r"^vm\.func @(\w+)\(", tools.dump_module(path), re.M)
+    assert dumped == ["add", "__init"]
+    trace = Trace("instructions")
+    with Program(path, RunOptions(trace=trace)) as p:
+        p.call("add", *ADD16_INPUTS)
+    seen = set()
+    for e in trace.events:
+        if e["event"] == "instruction":
+            m = _LINE.match(e["text"])
+            assert m and m.group(2) == e["function"], e
+            seen.add(m.group(2))
+    assert seen == {"add", "__init"}
+
+
+def test_human_trace_lines_fit_100_columns():
+    """The text trace of a dispatch on riscv32 with the pre-fix shim (instruction lines with inline
+    values, refs' words beside their bytes, MISREAD notes, a fault's status): every line within
+    100 columns, and each wrapped instruction line, its breaks read as single spaces, is the
+    JSON event's text (IREE's line, whole)."""
+    path = _add16_riscv32()
+    out = io.StringIO()
+    trace = Trace("instructions", out=out)
+    with Program(path, RunOptions(target="riscv32", legacy_loader=True, trace=trace)) as p:
+        with pytest.raises(IreeFaultError):
+            p.call("add", *ADD16_INPUTS)
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= WIDTH == 100
+    assert any("MISREAD" in line for line in lines)
+    wrapped = 0
+    for e in trace.events:
+        shown = format_event(e).splitlines()
+        if e["event"] == "instruction":
+            assert shown[0] + "".join(" " + c[8:] for c in shown[1:]) == e["text"]
+            wrapped += len(shown) > 1
+    assert wrapped and max(len(e["text"]) for e in trace.events if "text" in e) > WIDTH
