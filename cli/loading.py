@@ -144,11 +144,12 @@ def own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Calla
 # Module files (`inspect`, `run`, `test`)
 
 
-def load_module(path: str) -> ModuleFile:
+def load_module(path: str, any_version: bool = False) -> ModuleFile:
     """Read a module file. The file is memory-mapped (read-only) and its header and FlatBuffer are
     checked there first, so a large file that is no module is refused without being read; only a
     file that passes is read whole. OS errors (permissions...) propagate as OSError (the command
-    line reports them)."""
+    line reports them). `any_version`: read a module of any IREE release's bytecode version
+    (`inspect`; see read_module)."""
     from ireeabi.modules.hal.runtime import run_module_type_names
     from ireeabi.vm.bytecode import module_file as mf
 
@@ -159,7 +160,8 @@ def load_module(path: str) -> ModuleFile:
         raise CliError(f"{path} is not a regular file (a module file is needed)")
     try:
         # resolved against the types of the runtime `run` would make (iree-run-module's)
-        return mf.read_module(_read_checked(p), ref_types=run_module_type_names())
+        return mf.read_module(_read_checked(p), ref_types=run_module_type_names(),
+                              any_version=any_version)
     except OSError as e:
         if e.filename is not None:
             raise

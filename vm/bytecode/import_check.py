@@ -18,6 +18,7 @@ from ireeabi.abi.targets import Target
 from ireeabi.layouts.modules import ModuleDescriptor
 
 from ireeabi.vm.bytecode.module_file import ModuleFile
+from ireeabi.vm.releases import import_signature_note
 
 SPAN_SWEEP = range(0, 4)  # span counts tried per span when checking layout rules
 # Findings about the C struct of a multi-span fragment's fixed part are hazards for a reader that
@@ -98,8 +99,10 @@ def check_imports(module: ModuleFile, descriptors: list[ModuleDescriptor],
                                         f"`{printable(mod_name)}` exports no function `{printable(fn)}`"))
             continue
         if imp.cconv is not None and imp.cconv != export.cconv:
+            note = import_signature_note(imp.full_name, imp.cconv)
             reports.append(ImportReport(imp.full_name, imp.cconv, "mismatch",
-                                        f"import signature {printable(imp.cconv)} != export signature {export.cconv}",
+                                        f"import signature {printable(imp.cconv)} != export signature {export.cconv}"
+                                        + (f"; {note}" if note else ""),
                                         export.cconv))
             continue
         sig = cconv.parse(export.cconv)
