@@ -40,6 +40,8 @@ MODULES = {
     "add16_armv7.vmfb": (ROOT / "tests" / "programs" / "add16.mlir", "inline-dynamic",
                          KERNEL_TARGET_FLAGS["armv7"]),
 }
+# Modules checked in that the pages name (an older release's: docs/releases.md).
+CHECKED_IN = {"add16_vmvx_3.9.0.vmfb": ROOT / "tests" / "programs" / "releases" / "add16_vmvx_3.9.0.vmfb"}
 QUICK_START_MODULE = "add16.vmfb"
 QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
 
@@ -97,7 +99,7 @@ def test_quick_start_compiles_with_the_tests_flags():
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     """A folder holding every module the transcripts name: add16.vmfb made by the README's own
-    command from the README's MLIR, the others by the tests' compile helper."""
+    command from the README's MLIR, the others by the tests' compile helper or checked in."""
     work = tmp_path_factory.mktemp("pages")
     (mlir,) = _blocks(README, "mlir")
     argv = _quick_start_compile()
@@ -106,6 +108,8 @@ def workdir(tmp_path_factory) -> Path:
     subprocess.run(argv, cwd=work, check=True, capture_output=True, timeout=600)
     for name, (source, model, flags) in MODULES.items():
         shutil.copyfile(tools.compile_mlir(source, model=model, extra_flags=flags), work / name)
+    for name, path in CHECKED_IN.items():
+        shutil.copyfile(path, work / name)
     return work
 
 

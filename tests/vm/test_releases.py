@@ -3,6 +3,7 @@
 run on add16.mlir, its runtime's `hal` exports, and every release's iree-run-module run on every
 release's module), and the modules of three releases checked in beside it."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,24 @@ def test_release_span():
     assert releases.release_span([by["3.11.0"]]) == "3.11"
     assert releases.release_span([by[v] for v in ("2.9.0", "3.0.0", "3.1.0")]) == "2.9-3.1"
     assert releases.release_span([by["2.9.0"], by["3.1.0"]]) == "2.9, 3.1"
+
+
+def _span(names: list[str]) -> str:
+    return releases.release_span([r for r in releases.RELEASES if r.name in names]) or "none"
+
+
+def test_docs_table_is_the_facts():
+    """docs/releases.md's table row by row from facts.json."""
+    rows = []
+    for r in releases.RELEASES:
+        facts = FACTS[r.name]
+        hal = facts["hal"]
+        dispatch = hal["differs_from_newest"].get("command_buffer.dispatch", "0rrIiiiICiDCiirIID_v")
+        runs = [_span(facts["modules"][m]["runtimes"]["run"]) if facts["modules"][m]["compiles"]
+                else "does not compile" for m in ("vmvx", "inline-static", "inline-dynamic")]
+        version = {x["bytecode_version"] for x in facts["modules"].values() if x["compiles"]}.pop()
+        rows.append(f"| {r.short} | {version} | {hal['version']} | {len(hal['differs_from_newest'])} / "
+                    f"{len(hal['newest_only'])} | `{dispatch}` | {' | '.join(runs)} |")
+    page = (Path(__file__).parents[2] / "docs" / "releases.md").read_text()
+    shown = [line for line in page.splitlines() if re.match(r"\| \d", line)]
+    assert shown == rows
