@@ -27,7 +27,7 @@ from ireeabi.vm import releases
 
 from . import render
 from .errors import CliError
-from .loading import DEFAULT_TARGET, checked_against, load_module, load_native_modules, select_targets
+from .loading import DEFAULT_TARGET, load_module, load_native_modules, select_targets
 from .render import Column, emit_json
 
 # Start-up: what only some inspections show (the disassembler, the import checker, the executables'
@@ -183,6 +183,7 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
          emulate_kernels: bool = False) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
+    from ireeabi.layouts.module_sources import checked_against
     from ireeabi.layouts.ref import iree_vm_ref_t
     from ireeabi.tooling import disassemble as dis
     from ireeabi.vm.bytecode import import_check as import_check

@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ireeabi.layouts import hal_module
-
 
 __all__ = ["Release", "RELEASES", "RUNTIME_RELEASE", "SIGNATURE_CHANGES", "emitting", "loads",
            "resolves_hal",
@@ -43,6 +41,8 @@ class Release:
         """The cconv of its `hal` export `function` (None: it has none)."""
         if function in self.hal_lacks:
             return None
+        from ireeabi.layouts import hal_module  # start-up: only where a refusal names releases
+
         own = next((e.cconv for e in hal_module.EXPORTS if e.name == function), None)
         return self.hal_differs.get(function, own)
 

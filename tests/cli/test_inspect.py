@@ -211,7 +211,7 @@ def test_default_execution_model_runs_and_require_inline_still_names_the_flags(f
 
 def test_check_imports_resolves_the_full_hal(full_hal_add16, capsys):
     """The default model's hal.* imports are checked against IREE's `hal` export table
-    (loading.full_hal_declaration), one report each, never a module-not-registered group;
+    (module_sources.hal_declaration), one report each, never a module-not-registered group;
     tests/cli/test_hal_module_dispatch_cli.py checks every status and the grouping of a missing module."""
     main(["inspect", str(full_hal_add16), "--check-imports"])
     out = capsys.readouterr().out

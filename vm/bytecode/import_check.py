@@ -19,6 +19,7 @@ from ireeabi.layouts.modules import ModuleDescriptor
 
 from ireeabi.vm.bytecode.module_file import ModuleFile
 from ireeabi.vm.releases import import_signature_note
+from ireeabi.vm.shims import SIGNATURE_MISMATCH
 
 SPAN_SWEEP = range(0, 4)  # span counts tried per span when checking layout rules
 # Findings about the C struct of a multi-span fragment's fixed part are hazards for a reader that
@@ -108,3 +109,16 @@ def check_imports(module: ModuleFile, descriptors: list[ModuleDescriptor],
         sig = cconv.parse(export.cconv)
         reports.append(ImportReport(imp.full_name, imp.cconv, "ok", "", export.cconv, _findings(sig, t)))
     return reports
+
+
+def hazard_hint(error_text: str, reports: "list[ImportReport]", target: str) -> str:
+    """For a shim's signature mismatch (`error_text` has vm.shims' SIGNATURE_MISMATCH) at an import
+    whose layout on `target` the import check (`reports`) already finds wrong: the words that say
+    so and the command that shows it; else ''."""
+    if SIGNATURE_MISMATCH not in error_text:
+        return ""
+    for r in reports:
+        if r.errors and r.full_name in error_text:
+            return (f"this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
+                    f"{target}` predicts for {r.full_name} ({r.errors[0].rule})")
+    return ""
