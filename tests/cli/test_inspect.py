@@ -131,8 +131,13 @@ def _not_modules(tmp_path):
     empty.write_bytes(b"")
     noise = tmp_path / "noise.vmfb"
     noise.write_bytes(bytes((i * 197 + 11) % 256 for i in range(4096)))
+    notes = tmp_path / "notes.txt"  # prose that names a module and a percentage is no MLIR
+    notes.write_text("hello world\nthe module runs 50% faster, module by module\n")
+    vm = tmp_path / "ops.mlir"  # MLIR without func.func: VM ops, an SSA value assigned
+    vm.write_text("vm.module @m {\n  vm.func @f() {\n    %c1 = vm.const.i32 1\n  }\n}\n")
     return {mlir: "MLIR text (first line '//", npy: "a NumPy .npy array", empty: "is empty",
-            noise: "binary data starting 0b d0 95"}
+            noise: "binary data starting 0b d0 95", notes: "plain text (first line 'hello world')",
+            vm: "MLIR text (first line 'vm.module @m {')"}
 
 
 def test_not_a_vmfb_module(tmp_path, capsys):
