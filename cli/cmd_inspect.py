@@ -192,13 +192,22 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
     # A module of another release's bytecode version is listed as far as its FlatBuffer goes (as
     # iree-dump-module lists it); its bytecode is another ISA's, so nothing decodes it.
     taken = mf.takes_bytecode_version(m.bytecode_version_major, m.bytecode_version_minor)
+    hal_minimum, hal_imports = mf.hal_needs(m.dependencies, m.imported_functions)
+    if not taken:
+        refusal: tuple[str, str] | None = (
+            "INVALID_ARGUMENT, bytecode version mismatch",
+            releases.bytecode_version_refusal(m.bytecode_version_major, m.bytecode_version_minor,
+                                              hal_minimum, hal_imports))
+    else:  # a module of this bytecode whose hal imports are another release's (IREE 3.11's)
+        why = None if any(d.name == "hal" for d in native_modules) else \
+            releases.hal_signature_refusal(hal_imports)
+        refusal = ("INTERNAL, import signature mismatch", why) if why else None
     out: dict[str, Any] = {
         "name": m.name, "version": m.version, "target": target.name,
         "bytecode_version": f"{m.bytecode_version_major}.{m.bytecode_version_minor}",
-        "runtime_takes": taken,
-        "refusal": None if taken else releases.bytecode_version_refusal(
-            m.bytecode_version_major, m.bytecode_version_minor,
-            *mf.hal_needs(m.dependencies, m.imported_functions)),
+        "runtime_takes": refusal is None,
+        "refusal_status": refusal[0] if refusal else None,
+        "refusal": refusal[1] if refusal else None,
         "requirements": list(m.requirement_names),
         "attributes": _attrs(m.attrs),
         "types": list(m.types),
@@ -422,8 +431,8 @@ def text(d: dict[str, Any]) -> list[str]:
     if "executables" in d:
         lines += _executable_lines(d)
     if not d["runtime_takes"]:
-        lines += ["", *render.wrap(f"this runtime refuses the module (INVALID_ARGUMENT, bytecode "
-                                   f"version mismatch): {d['refusal']}", subsequent=4)]
+        lines += ["", *render.wrap(f"this runtime refuses the module ({d['refusal_status']}): "
+                                   f"{d['refusal']}", subsequent=4)]
     return lines
 
 
@@ -471,7 +480,8 @@ def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
     if as_json:
         return d, status
     out = "".join(line + "\n" for line in text(d))
-    if disassemble and d["runtime_takes"]:
+    if disassemble and mf.takes_bytecode_version(module.bytecode_version_major,
+                                                 module.bytecode_version_minor):
         from ireeabi.tooling import disassemble as dis
 
         out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)

@@ -17,7 +17,7 @@ from typing import Mapping
 
 
 __all__ = ["Release", "RELEASES", "RUNTIME_RELEASE", "SIGNATURE_CHANGES", "emitting", "loads",
-           "resolves_hal",
+           "resolves_hal", "hal_signature_refusal",
            "bytecode_version_refusal", "import_signature_note", "release_span"]
 
 # The release whose runtime this one is (its bytecode version is vm.bytecode.isa's).
@@ -165,3 +165,17 @@ def import_signature_note(full_name: str, cconv: str) -> str | None:
     text += (f"; of those, the runtime of {release_span(takers)} takes this module" if takers
              else "") + f"; this runtime is IREE {_OWN.short}'s"
     return text
+
+
+def hal_signature_refusal(hal_imports: Mapping[str, str]) -> str | None:
+    """Why this runtime's `hal` refuses a module's required `hal` imports (local name -> cconv)
+    whose signatures are another release's (context.c: INTERNAL, signature mismatch), naming those
+    releases; None when every import this runtime exports has the module's signature."""
+    out = []
+    for function, cconv in hal_imports.items():
+        own = _OWN.hal_cconv(function)
+        if own is None or own == cconv:
+            continue
+        note = import_signature_note(f"hal.{function}", cconv)
+        out.append(f"hal.{function} {cconv}, this runtime's {own}" + (f": {note}" if note else ""))
+    return "; ".join(out) or None

@@ -47,10 +47,12 @@ def test_inspect_lists_any_release_module_as_iree_dump_module(path, capsys):
         == want["Exported Functions:"]
     version = path.stem.rsplit("_", 1)[1]
     assert d["bytecode_version"] == FACTS[version]["modules"]["vmvx"]["bytecode_version"]
+    # iree-run-module 3.13 runs none of the three: 3.9 and 3.10 by bytecode, 3.11 by a hal signature
     takes = "3.13.0" in FACTS[version]["modules"]["vmvx"]["runtimes"]["run"]
-    assert d["runtime_takes"] is (d["bytecode_version"] == "17.0")
-    assert not takes  # none of the three: 3.9 and 3.10 by bytecode, 3.11 by a hal signature
-    assert code == (0 if d["runtime_takes"] else 1)
+    assert d["runtime_takes"] is takes is False
+    assert d["refusal_status"] == ("INTERNAL, import signature mismatch" if version == "3.11.0"
+                                   else "INVALID_ARGUMENT, bytecode version mismatch")
+    assert code == 1
 
 
 @pytest.mark.parametrize("path", OLD_BYTECODE, ids=lambda p: p.stem)
@@ -96,3 +98,7 @@ def test_311_module_dispatch_signature_says_why(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "BAD hal.command_buffer.dispatch 0rriiiiICiDCiirIID_v: mismatch" in out
     assert "the runtime of 3.11 takes this module" in out
+    assert main(["inspect", str(M311)]) == 1  # without --check-imports: its last line says why
+    out = " ".join(capsys.readouterr().out.split())
+    assert "this runtime refuses the module (INTERNAL, import signature mismatch): " \
+           "hal.command_buffer.dispatch 0rriiiiICiDCiirIID_v, this runtime's 0rrIiiiICiDCiirIID_v" in out
