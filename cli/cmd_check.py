@@ -327,9 +327,11 @@ def _side_text(label: str, insts: Sequence[Instance]) -> list[str]:
         out.append(f"  {label} {rule}: in {n_inst} of {len(insts)} instances, e.g.:")
         out += render.wrap(a.finding.message, indent=4, subsequent=6)
         if a.involved:
-            out += render.wrap("bytes: " + "; ".join(x.describe() for x in a.involved),
-                               indent=4, subsequent=6)
             marks = [Mark(x.char, x.offset, x.size) for x in a.involved]
+            legend = [x.describe() for x in a.involved]
+            if render.marks_overlap(marks):  # the dump marks those bytes 'x'
+                legend.append("x: bytes both of them cover")
+            out += render.wrap("bytes: " + "; ".join(legend), indent=4, subsequent=6)
             out += render.hexdump(inst.sample(), marks, indent=6)
         others = []
         for i in dict.fromkeys(i for i, _ in items if i is not inst):

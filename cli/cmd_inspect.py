@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Sequence, TextIO
 from ireeabi.abi import cconv
 from ireeabi.abi.printable import printable, printable_text
 from ireeabi.vm.bytecode import module_file as mf
+from ireeabi.vm import releases
 
 from . import render
 from .errors import CliError
-from .loading import DEFAULT_TARGET, checked_against, load_module, load_native_modules, select_targets
+from .loading import DEFAULT_TARGET, load_module, load_native_modules, select_targets
 from .render import Column, emit_json
 
 # Start-up: what only some inspections show (the disassembler, the import checker, the executables'
@@ -72,7 +73,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError("--native-module applies to --check-imports")
     if args.emulate_kernels and not args.check_imports:
         raise CliError("--emulate-kernels applies to --check-imports")
-    result, status = output(load_module(args.module), target, args.check_imports, args.json,
+    result, status = output(load_module(args.module, any_version=True), target, args.check_imports, args.json,
                             args.disassemble, args.bytecode_offsets, native, args.emulate_kernels)
     if args.json:
         emit_json(result, out)
@@ -182,13 +183,31 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
          emulate_kernels: bool = False) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
+    from ireeabi.layouts.module_sources import checked_against
     from ireeabi.layouts.ref import iree_vm_ref_t
     from ireeabi.tooling import disassemble as dis
     from ireeabi.vm.bytecode import import_check as import_check
 
     ref_size = iree_vm_ref_t.layout(target).size
+    # A module of another release's bytecode version is listed as far as its FlatBuffer goes (as
+    # iree-dump-module lists it); its bytecode is another ISA's, so nothing decodes it.
+    taken = mf.takes_bytecode_version(m.bytecode_version_major, m.bytecode_version_minor)
+    hal_minimum, hal_imports = mf.hal_needs(m.dependencies, m.imported_functions)
+    if not taken:
+        refusal: tuple[str, str] | None = (
+            "INVALID_ARGUMENT, bytecode version mismatch",
+            releases.bytecode_version_refusal(m.bytecode_version_major, m.bytecode_version_minor,
+                                              hal_minimum, hal_imports))
+    else:  # a module of this bytecode whose hal imports are another release's (IREE 3.11's)
+        why = None if any(d.name == "hal" for d in native_modules) else \
+            releases.hal_signature_refusal(hal_imports)
+        refusal = ("INTERNAL, import signature mismatch", why) if why else None
     out: dict[str, Any] = {
         "name": m.name, "version": m.version, "target": target.name,
+        "bytecode_version": f"{m.bytecode_version_major}.{m.bytecode_version_minor}",
+        "runtime_takes": refusal is None,
+        "refusal_status": refusal[0] if refusal else None,
+        "refusal": refusal[1] if refusal else None,
         "requirements": list(m.requirement_names),
         "attributes": _attrs(m.attrs),
         "types": list(m.types),
@@ -220,17 +239,18 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
             "ref_register_count": d.ref_register_count, "requirements": d.requirements,
             "requirement_names": list(mf.feature_names(d.requirements)),
             "aliases": [e.name for e in m.exported_functions if e.internal_ordinal == d.ordinal]}
-        if disassemble:
+        if disassemble and taken:
             fn["disassembly"] = dis.function_lines(m, d.ordinal, bytecode_offsets)
         out["functions"].append(fn)
     if check:
         reports = import_check.check_imports(m, checked_against(m, native_modules), target)
-        passed = _dispatch_call_spans(m)
+        passed = _dispatch_call_spans(m) if taken else {}
         out["import_check"] = [_with_sizeof_site(r.as_dict(), target, passed.get(k, ()))
                                for k, r in enumerate(reports)]
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
-        out["executables"] = executables(m, target, emulate_kernels)
-        out["kernels_run"] = kernels_run(out["executables"])
+        if taken:
+            out["executables"] = executables(m, target, emulate_kernels)
+            out["kernels_run"] = kernels_run(out["executables"])
     return out
 
 
@@ -410,6 +430,9 @@ def text(d: dict[str, Any]) -> list[str]:
         lines += _import_check_lines(d)
     if "executables" in d:
         lines += _executable_lines(d)
+    if not d["runtime_takes"]:
+        lines += ["", *render.wrap(f"this runtime refuses the module ({d['refusal_status']}): "
+                                   f"{d['refusal']}", subsequent=4)]
     return lines
 
 
@@ -446,20 +469,24 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
 def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
            disassemble: bool, bytecode_offsets: bool,
            native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
-    """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
+    """(output: the JSON object or the text, exit status) of `inspect`: 1 when this runtime refuses
+    the module's bytecode version (another IREE release's; listed all the same) or --check-imports
     finds an incompatible import (executables refused on the target are reported, in `kernels_run`
     and the text, without changing the status: a module of host kernels inspected for another
     target is a question, not an error). `--disassemble` appends iree-dump-module's disassembly
     text verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
     d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels)
-    status = 1 if check and not d["compatible"] else 0
+    status = 1 if check and not d["compatible"] or not d["runtime_takes"] else 0
     if as_json:
         return d, status
     out = "".join(line + "\n" for line in text(d))
-    if disassemble:
+    if disassemble and mf.takes_bytecode_version(module.bytecode_version_major,
+                                                 module.bytecode_version_minor):
         from ireeabi.tooling import disassemble as dis
 
         out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)
+    elif disassemble:
+        out += f"\n(no disassembly: bytecode {d['bytecode_version']} is another release's ISA)\n"
     return out, status
 
 

@@ -46,6 +46,7 @@ import argparse
 from typing import Any, TextIO
 
 from ireeabi.vm import ref as _ref
+from ireeabi.vm.errors import VmStatusError
 from ireeabi.vm.shims import SIGNATURE_MISMATCH
 from ireeabi.base.heap import LeakError, available_memory
 from ireeabi.base.internal.fpu_state import promotes_nan_canonically
@@ -62,7 +63,7 @@ from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_result
 from ireeabi.tooling.numpy_io import OutputError
 
 from .errors import CliError
-from .loading import (add_module_arguments, checked_against, load_module, load_native_modules,
+from .loading import (DEFAULT_TARGET, add_module_arguments, load_module, load_native_modules,
                       module_path, parse_cpu_seconds, parse_heap_limit, parse_max_steps, resolve_target)
 
 # iree-run-module exits 1 on every failed load, parse or call: so does `run` on bad input.
@@ -198,24 +199,24 @@ def _single_export(program: Program) -> str:
     return names[0]
 
 
-def _predicted_mismatch(error: BaseException, module: Any, program: Program, modules: list) -> str:
-    """For a shim's signature mismatch at an import whose layout on this target the import check
-    already finds wrong: the words that say so and the command that shows it; else ''."""
+def _predicted_mismatch(error: BaseException, module: Any, target: str, modules: list) -> str:
+    """For a shim's signature mismatch at an import whose layout on `target` the import check
+    already finds wrong (in a call, or in the module's initializer as the program starts: a module
+    of the default model calls hal.device.query.i64 there): the words that say so and the command
+    that shows it (import_check.hazard_hint); else ''."""
     text = str(error)
     if SIGNATURE_MISMATCH not in text:
         return ""
-    target = program.heap.machine.name
-    from ireeabi.vm.bytecode import import_check as import_check  # start-up: only on a signature mismatch
+    # start-up: the import checker only on a signature mismatch
+    from ireeabi.layouts import module_sources
+    from ireeabi.vm.bytecode import import_check
 
     try:
-        reports = import_check.check_imports(module, checked_against(module, modules), target)
+        reports = import_check.check_imports(module, module_sources.checked_against(module, modules),
+                                             target)
     except Exception:  # noqa: BLE001 - the call's error is the one to report
         return ""
-    for r in reports:
-        if r.errors and r.full_name in text:
-            return (f"this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
-                    f"{target}` predicts for {r.full_name} ({r.errors[0].rule})")
-    return ""
+    return import_check.hazard_hint(text, reports, target)
 
 
 def command(args: argparse.Namespace, out: TextIO) -> int:
@@ -246,7 +247,14 @@ def _run(args: argparse.Namespace, out: TextIO, target: Any, modules: list, modu
                          legacy_loader=args.legacy_loader, legacy_inline=args.legacy_inline,
                          legacy_vm_buffer=args.legacy_vm_buffer, trace=trace)
     try:
-        with Program(module, options) as program:  # a failed call's or output's error wins
+        try:
+            program = Program(module, options)  # runs the module's initializer
+        except VmStatusError as e:
+            hint = _predicted_mismatch(e, module, target.name if target else DEFAULT_TARGET, modules)
+            if hint:
+                raise CliError(f"{e}; {hint}") from e
+            raise
+        with program:  # a failed call's or output's error wins
             results = _call(program, args, out, module, modules)
             return _process_results(program, results, args, out)
     except LeakError as e:  # (only the program's close raises it) e.g. the pre-fix storage wrapper
@@ -294,7 +302,7 @@ def _call(program: Program, args: argparse.Namespace, out: TextIO, module: Any, 
                            f"({args.function} takes {takes}, {len(inputs)} given)")
         return program.call_results(args.function, *inputs)
     except BaseException as e:
-        hint = _predicted_mismatch(e, module, program, modules)
+        hint = _predicted_mismatch(e, module, program.heap.machine.name, modules)
         if hint:
             raise CliError(f"{e}; {hint}") from e
         raise

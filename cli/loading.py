@@ -1,7 +1,6 @@
 """What the commands load from their arguments, and the options several of them share: module files
 (`load_module`; `run`'s `--module=FILE` and `--device` as iree-run-module names them), targets
-(`resolve_target`, `select_targets`), native modules (`load_native_modules`, and the declarations
-imports are checked against: `checked_against`), a struct of a C header or of DWARF
+(`resolve_target`, `select_targets`), native modules (`load_native_modules`), a struct of a C header or of DWARF
 (`own_struct`), and the run bounds (`--heap-limit`, `--max-steps`, `--kernel-cpu-time`).
 
 Start-up: every command's parser imports this module, so its own imports are the command line's
@@ -144,11 +143,12 @@ def own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Calla
 # Module files (`inspect`, `run`, `test`)
 
 
-def load_module(path: str) -> ModuleFile:
+def load_module(path: str, any_version: bool = False) -> ModuleFile:
     """Read a module file. The file is memory-mapped (read-only) and its header and FlatBuffer are
     checked there first, so a large file that is no module is refused without being read; only a
     file that passes is read whole. OS errors (permissions...) propagate as OSError (the command
-    line reports them)."""
+    line reports them). `any_version`: read a module of any IREE release's bytecode version
+    (`inspect`; see read_module)."""
     from ireeabi.modules.hal.runtime import run_module_type_names
     from ireeabi.vm.bytecode import module_file as mf
 
@@ -159,7 +159,8 @@ def load_module(path: str) -> ModuleFile:
         raise CliError(f"{path} is not a regular file (a module file is needed)")
     try:
         # resolved against the types of the runtime `run` would make (iree-run-module's)
-        return mf.read_module(_read_checked(p), ref_types=run_module_type_names())
+        return mf.read_module(_read_checked(p), ref_types=run_module_type_names(),
+                              any_version=any_version)
     except OSError as e:
         if e.filename is not None:
             raise
@@ -263,30 +264,6 @@ def load_native_modules(specs: Sequence[str]) -> list[Any]:
                 pass
 
 
-def full_hal_declaration() -> ModuleDescriptor:
-    """The full `hal` module as IREE declares it (layouts.hal_module's export table), for import
-    checking only."""
-    from ireeabi.layouts import hal_module
-    from ireeabi.layouts.modules import ModuleDescriptor
-
-    return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
-                            tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
-
-
-def checked_against(m: ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
-    """The declarations a module's imports are checked against: the registered, installed and
-    given ones (module_sources.checked_against), plus `full_hal_declaration()` when the module
-    imports `hal` and none of them is named so."""
-    from ireeabi.layouts import hal_module, module_sources
-
-    out = module_sources.checked_against(m, given)
-    wanted = {f.full_name.partition(".")[2]: f.cconv for f in m.imported_functions
-              if f.module == hal_module.IREE_HAL_MODULE_NAME}
-    if wanted and not any(d.name == hal_module.IREE_HAL_MODULE_NAME for d in out):
-        out.append(full_hal_declaration().select(wanted))
-    return out
-
-
 # --------------------------------------------------------------------------------------------------
 # Run bounds (`run`, `test`)
 
@@ -333,5 +310,5 @@ def parse_heap_limit(text: str) -> int:
 __all__ = ["DEFAULT_TARGET", "resolve_target", "select_targets", "explain_dash_values",
            "add_target_options", "add_svg_option", "add_struct_source_options", "MAX_TABLE_ROWS",
            "table_rows", "own_struct", "load_module", "LOCAL_DEVICES", "parse_device",
-           "add_module_arguments", "module_path", "load_native_modules", "full_hal_declaration",
-           "checked_against", "parse_cpu_seconds", "parse_max_steps", "parse_heap_limit"]
+           "add_module_arguments", "module_path", "load_native_modules",
+           "parse_cpu_seconds", "parse_max_steps", "parse_heap_limit"]

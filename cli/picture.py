@@ -27,9 +27,12 @@ __all__ = ["MAX_BYTES", "Range", "Row", "cconv_svg", "check_svg", "ranges_of", "
 CELL = 24  # px per byte
 LANE = 22  # px per lane of a row (members that overlay each other take a lane each)
 PER_LINE = 32  # bytes per line: wider structs wrap, every target repeated under each other
-LABEL_W = 150  # the row labels' column
+LABEL_W = 150  # the row labels' column (at least)
+LABEL_CHAR_W = 7.3  # px per character of a 12 px monospace row label
 MAX_BYTES = 4096  # per row: a picture of a cell per byte stops being one past this
 MAX_PANELS = 24  # check: instances drawn at most
+NARROW_W = 8  # px: a range narrower than this is outlined dark and labelled below its row
+CALLOUT_H = 14  # px per line of labels below a row
 
 PAGE, INK, GRID, HOT = "#ffffff", "#1b1b1b", "#9a9a9a", "#d7191c"
 # Light fills under dark text (ColorBrewer Set3, then Pastel1): distinct, and readable in print.
@@ -88,8 +91,37 @@ def struct_row(lay: StructLayout, target: Target, label: str | None = None) -> R
     for offset, size, kind in describe.unused_ranges(lay):
         what = "tail padding" if kind == "tail" else "padding"
         ranges.append(Range("padding", "padding", offset, size, f"{what}: {size} B at {offset}"))
+    ranges += _unused_bits(ranges)
     ranges.sort(key=lambda r: r.first_bit)  # in memory order: padding takes the lane its bytes are in
     return Row(label or target.name, target.name, lay.size, tuple(ranges))
+
+
+def _unused_bits(ranges: Sequence[Range]) -> list[Range]:
+    """The bits of the bytes bit-fields touch that no field covers (a bit-field's storage left
+    over): drawn hatched, not left as blank grid."""
+    covered = sorted((r.first_bit, r.end_bit) for r in ranges if r.kind == "field")
+    out: list[Range] = []
+    for r in ranges:
+        if r.bits is None:
+            continue
+        lo, hi = r.first_bit // 8 * 8, -(-r.end_bit // 8) * 8  # the bytes its bits touch
+        pos = lo
+        for a, b in covered:
+            if b <= pos or a >= hi:
+                continue
+            if a > pos:
+                out.append(_unused(pos, a))
+            pos = max(pos, b)
+        if pos < hi:
+            out.append(_unused(pos, hi))
+    unique = {(u.first_bit, u.end_bit): u for u in out}  # neighbouring bit-fields share bytes
+    return list(unique.values())
+
+
+def _unused(first_bit: int, end_bit: int) -> Range:
+    byte, bit, bits = first_bit // 8, first_bit % 8, end_bit - first_bit
+    return Range("unused bits", "unused", byte, -(-(bit + bits) // 8),
+                 f"unused bits: {bits} bit(s) from byte {byte} bit {bit} (no field)", bit, bits)
 
 
 def packing_row(lay: FragmentLayout) -> Row:
@@ -103,7 +135,9 @@ def packing_row(lay: FragmentLayout) -> Row:
                                 f"span {r.span} count ({r.count}): {r.size} B at {r.offset}"))
         else:
             where = "fixed" if r.span is None else f"span {r.span} element {r.element}"
-            ranges.append(Range(f"{r.char}@{r.index}", "value", r.offset, r.size,
+            # a span's elements share their character's index: each is numbered ([element])
+            name = f"{r.char}@{r.index}" + ("" if r.span is None else f"[{r.element}]")
+            ranges.append(Range(name, "value", r.offset, r.size,
                                 f"{r.char} #{r.index} ({where}): {r.size} B at {r.offset}"))
     return Row("VM packs", lay.target.name, max(lay.size, lay.packed_size), tuple(ranges))
 
@@ -132,9 +166,11 @@ def _lanes(ranges: Sequence[Range]) -> list[int]:
 class _Canvas:
     """Rows drawn line by line (PER_LINE bytes a line); the height grows as rows are added."""
 
-    def __init__(self, title: str, width_bytes: int) -> None:
+    def __init__(self, title: str, width_bytes: int, labels: Sequence[str] = ()) -> None:
         self.per_line = max(1, min(PER_LINE, width_bytes))
-        self.width = LABEL_W + self.per_line * CELL + 20
+        # the label column: LABEL_W, wider for a row label that would not fit (never cut)
+        self.label_w = max([LABEL_W, *(int(len(x) * LABEL_CHAR_W) + 20 for x in labels)])
+        self.width = self.label_w + self.per_line * CELL + 20
         self.items: list[draw.DrawingElement] = []
         self.y = 10.0
         self.colour: dict[str, str] = {}
@@ -142,6 +178,11 @@ class _Canvas:
         hatch.append(draw.Rectangle(0, 0, 6, 6, fill="#f2f2f2"))
         hatch.append(draw.Line(0, 0, 0, 6, stroke="#8a8a8a", stroke_width=2))
         self.hatch = hatch
+        unused = draw.Pattern(4, 4, patternUnits="userSpaceOnUse", patternTransform="rotate(-45)")
+        unused.append(draw.Rectangle(0, 0, 4, 4, fill="#ffffff"))
+        unused.append(draw.Line(0, 0, 0, 4, stroke="#3a3a3a", stroke_width=1.5))
+        self.unused_hatch = unused
+        self.unused_drawn = False
         self.text(title, 14, bold=True)
 
     def text(self, s: str, size: float = 12, x: float = 10, bold: bool = False, colour: str = INK) -> None:
@@ -157,9 +198,13 @@ class _Canvas:
     def fill_of(self, r: Range) -> object:
         if r.kind in ("padding", "gap"):
             return self.hatch
-        if r.label not in self.colour:
-            self.colour[r.label] = PALETTE[len(self.colour) % len(PALETTE)]
-        return self.colour[r.label]
+        if r.kind == "unused":
+            self.unused_drawn = True
+            return self.unused_hatch
+        key = r.label.split("[", 1)[0]  # a span's elements share their value's colour
+        if key not in self.colour:
+            self.colour[key] = PALETTE[len(self.colour) % len(PALETTE)]
+        return self.colour[key]
 
     def rows(self, rows: Sequence[Row]) -> None:
         """`rows` one under another, wrapped every PER_LINE bytes (each line shows every row)."""
@@ -174,7 +219,7 @@ class _Canvas:
             self.y += 6
             for k in range(lo, min(hi, max(span, 1))):  # byte offsets above the cells
                 if k % 4 == 0:
-                    self.items.append(draw.Text(str(k), 9, LABEL_W + (k - lo) * CELL + 2, self.y + 9,
+                    self.items.append(draw.Text(str(k), 9, self.label_w + (k - lo) * CELL + 2, self.y + 9,
                                                 font_family=FONT, fill="#555555"))
             self.y += 12
             for row, lane_of in zip(rows, lanes):
@@ -184,38 +229,66 @@ class _Canvas:
                     continue  # nothing of it on this line
                 n_lanes = max(lane_of, default=0) + 1
                 height = n_lanes * LANE
-                self._row(row, lane_of, lo, hi, height)
-                self.y += height + 6
+                extra = self._row(row, lane_of, lo, hi, height)
+                self.y += height + 6 + extra
 
-    def _row(self, row: Row, lane_of: Sequence[int], lo: int, hi: int, height: float) -> None:
+    def _row(self, row: Row, lane_of: Sequence[int], lo: int, hi: int, height: float) -> float:
+        """One line of `row`; the height its callouts take below it (labels of ranges too narrow
+        to hold them: a swatch of the range's fill joined to it, then the label)."""
         y0 = self.y
         self.items.append(draw.Text(row.label, 12, 10, y0 + min(height, LANE) / 2 + 4,
-                                    font_family=FONT, fill=INK))
+                                    font_family=FONT, fill=INK, data_row=row.target))
         end = min(hi, row.size) if row.grid else lo
         for k in range(lo, end):  # the byte grid
-            self.items.append(draw.Rectangle(LABEL_W + (k - lo) * CELL, y0, CELL, height, fill=PAGE,
+            self.items.append(draw.Rectangle(self.label_w + (k - lo) * CELL, y0, CELL, height, fill=PAGE,
                                              stroke=GRID, stroke_width=0.5))
+        callouts: list[tuple[float, float, str, Range]] = []  # (x centre, range bottom, label, range)
         for r, lane in zip(row.ranges, lane_of):
             a, b = max(r.first_bit, lo * 8), min(r.end_bit, hi * 8)
             if a >= b and not (r.size == 0 and lo <= r.offset < hi):
                 continue
-            x = LABEL_W + (a - lo * 8) * CELL / 8
+            x = self.label_w + (a - lo * 8) * CELL / 8
             w = max((b - a) * CELL / 8, 2)
             y = y0 + lane * LANE
             attrs = {"data_target": row.target, "data_kind": r.kind, "data_label": r.label,
                      "data_offset": str(r.offset), "data_size": str(r.size)}
             if r.bits is not None:
                 attrs.update(data_bit=str(r.bit), data_bits=str(r.bits))
+            narrow = w < NARROW_W  # a bit or two: a dark outline keeps it visible
             rect = draw.Rectangle(x + 1, y + 2, w - 2, LANE - 4, fill=self.fill_of(r),
-                                  stroke=HOT if r.hot else "#555555", stroke_width=2.5 if r.hot else 0.8,
-                                  rx=3, **attrs)
+                                  stroke=HOT if r.hot else INK if narrow else "#555555",
+                                  stroke_width=2.5 if r.hot else 1.0 if narrow else 0.8,
+                                  rx=0 if narrow else 3, **attrs)
             rect.append_title(r.tip)
             self.items.append(rect)
             name = r.label if r.bits is None else f"{r.label.rsplit('.', 1)[-1]}:{r.bits}"
             name = name.rsplit(".", 1)[-1] if r.kind == "field" else name
-            if r.kind not in ("padding", "gap") and len(name) * 6.6 + 6 <= w:
+            if r.kind in ("padding", "gap", "unused"):
+                continue
+            if len(name) * 6.6 + 6 <= w:
                 self.items.append(draw.Text(name, 11, x + 4, y + LANE / 2 + 4, font_family=FONT,
                                             fill=INK))
+            else:
+                callouts.append((x + w / 2, y + LANE - 2, name, r))
+        return self._callouts(callouts, y0 + height)
+
+    def _callouts(self, callouts: Sequence[tuple[float, float, str, Range]], top: float) -> float:
+        """Each callout on the first line below `top` where it does not run into another: a leader
+        from the range down to a swatch of its fill, the label right of it. The height taken."""
+        ends: list[float] = []  # per callout line, where its last label ends
+        for cx, bottom, label, r in callouts:
+            width = 14 + len(label) * 6.6
+            k = next((i for i, e in enumerate(ends) if cx - 5 > e + 6), len(ends))
+            if k == len(ends):
+                ends.append(0.0)
+            ends[k] = cx - 5 + width
+            y = top + 4 + k * CALLOUT_H
+            self.items.append(draw.Line(cx, bottom, cx, y + 1, stroke=INK, stroke_width=0.8))
+            self.items.append(draw.Rectangle(cx - 5, y + 1, 10, 10, fill=self.fill_of(r), stroke=INK,
+                                             stroke_width=0.8))
+            self.items.append(draw.Text(label, 11, cx + 8, y + 10, font_family=FONT, fill=INK,
+                                        data_callout=r.label))
+        return len(ends) * CALLOUT_H + (4 if ends else 0)
 
     def legend(self) -> None:
         if not self.colour:
@@ -225,6 +298,11 @@ class _Canvas:
         self.items.append(draw.Text("padding / gap (no field)", 11, 30, self.y + 11, font_family=FONT,
                                     fill=INK))
         self.y += 18
+        if self.unused_drawn:
+            self.items.append(draw.Rectangle(10, self.y, 14, 14, fill=self.unused_hatch, stroke="#555555"))
+            self.items.append(draw.Text("unused bits (of a bit-field's storage, no field)", 11, 30,
+                                        self.y + 11, font_family=FONT, fill=INK))
+            self.y += 18
         for name, colour in self.colour.items():
             self.items.append(draw.Rectangle(10, self.y, 14, 14, fill=colour, stroke="#555555"))
             self.items.append(draw.Text(name, 11, 30, self.y + 11, font_family=FONT, fill=INK))
@@ -247,7 +325,8 @@ def struct_svg(decl: Struct, tgts: Sequence[Target], decls: Sequence[Struct] | N
     decls = list(decls) if decls is not None else [decl] * len(tgts)
     rows = [struct_row(d.layout(t), t) for d, t in zip(decls, tgts)]
     where = tgts[0].name if len(tgts) == 1 else f"{len(tgts)} targets"
-    canvas = _Canvas(f"{decl.keyword} {decl.name} on {where}", max((r.size for r in rows), default=1))
+    canvas = _Canvas(f"{decl.keyword} {decl.name} on {where}", max((r.size for r in rows), default=1),
+                     [r.label for r in rows])
     sizes = ", ".join(f"{t.name} {r.size} B" for t, r in zip(tgts, rows))
     canvas.text(f"sizeof: {sizes}", 11)
     canvas.text("a cell per byte; bit-fields drawn as their bits; hover a cell for its field", 11)
@@ -258,8 +337,8 @@ def struct_svg(decl: Struct, tgts: Sequence[Target], decls: Sequence[Struct] | N
 
 def cconv_svg(text: str, instances: Sequence[tuple[str, Target, FragmentLayout]]) -> str:
     """A cconv's packing: a row per (side, target) instance, as `layout CCONV` lists them."""
-    rows = [packing_row(lay)._replace(label=f"{t.name} {label}"[:18]) for label, t, lay in instances]
-    canvas = _Canvas(f"cconv {text}", max((r.size for r in rows), default=1))
+    rows = [packing_row(lay)._replace(label=f"{t.name} {label}") for label, t, lay in instances]
+    canvas = _Canvas(f"cconv {text}", max((r.size for r in rows), default=1), [r.label for r in rows])
     canvas.text("what the VM's packer writes: values, span counts, gaps (hatched)", 11)
     canvas.rows(rows)
     canvas.legend()
@@ -271,7 +350,7 @@ def _reader_row(lay: FragmentLayout, hot: Sequence[tuple[int, int]]) -> Row | No
     struct = lay.shim.struct if lay.shim is not None else lay.fixed_struct
     if struct is None:
         return None
-    row = struct_row(struct.layout(lay.target), lay.target, label=f"{struct.name}"[:18])
+    row = struct_row(struct.layout(lay.target), lay.target, label=struct.name)
     marked = tuple(r._replace(hot=any(r.offset < o + n and o < r.offset + max(r.size, 1) for o, n in hot))
                    for r in row.ranges)
     return row._replace(ranges=marked)
@@ -302,7 +381,10 @@ def check_svg(res: "object", max_panels: int = MAX_PANELS) -> str:
                  if (i.target.name, i.side) not in seen and not seen.add((i.target.name, i.side))]
     where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
     width = max((max(i.layout.size, i.layout.packed_size) for i in insts[:max_panels]), default=1)
-    canvas = _Canvas(f"check {res.text} on {where}: {res.n_findings} findings", width)
+    labels = ["VM packs", "shim reads", *(s.name for i in insts[:max_panels]
+                                           for s in [i.layout.shim.struct if i.layout.shim is not None
+                                                     else i.layout.fixed_struct] if s is not None)]
+    canvas = _Canvas(f"check {res.text} on {where}: {res.n_findings} findings", width, labels)
     for inst in insts[:max_panels]:
         lay = inst.layout
         canvas.y += 10

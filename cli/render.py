@@ -113,6 +113,12 @@ class Mark:
     size: int
 
 
+def marks_overlap(marks: Sequence[Mark]) -> bool:
+    """Whether two marks cover a byte in common (`hexdump` shows such bytes as 'x')."""
+    return any(a.offset < b.offset + b.size and b.offset < a.offset + a.size
+               for k, a in enumerate(marks) for b in marks[k + 1:])
+
+
 def hexdump(data: bytes, marks: Sequence[Mark], *, indent: int = 4, context: int = 0) -> list[str]:
     """The 16-byte rows of `data` that hold a marked byte (plus `context` rows around them), each
     followed by a line of mark characters under the marked bytes ('x' where marks overlap)."""

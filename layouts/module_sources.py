@@ -3,7 +3,8 @@
 - `load(spec)`: a command line's `--native-module`: `PKG.MOD[:FACTORY]` imports PKG.MOD and takes
   FACTORY from it (default `native_module`); a path ending in .toml or .json is an exports-only
   file (for import checking alone).
-- `checked_against(module)`: what `inspect --check-imports` resolves a program's imports against.
+- `checked_against(module)`: what `inspect --check-imports` resolves a program's imports against
+  (with IREE's full `hal` module, `hal_declaration()`, for a program that imports it).
 - `installed()`: the modules of installed packages, through the entry-point group
   `ireeabi.native_modules` (each entry point names a ModuleDescriptor or a factory of them).
 - `from_file(path)`: the exports-only file format:
@@ -98,7 +99,9 @@ def checked_against(module: Any, given: Sequence[ModuleDescriptor] = ()) -> list
     """The modules `inspect --check-imports` resolves a program's imports against: the registered
     ones (hal_inline, hal_loader...), then those installed packages declare, then `given` (a later
     one replaces an earlier one of the same name), each with the overloads the program's imports
-    ask for. `module` is a ModuleFile (anything with `imported_functions`)."""
+    ask for; a program that imports `hal` with none of them named so is checked against IREE's
+    full `hal` module (`hal_declaration`). `module` is a ModuleFile (anything with
+    `imported_functions`)."""
     wanted: dict[str, dict[str, "str | None"]] = {}
     for imp in module.imported_functions:
         mod, _, fn = imp.full_name.partition(".")
@@ -106,7 +109,18 @@ def checked_against(module: Any, given: Sequence[ModuleDescriptor] = ()) -> list
     by_name: dict[str, ModuleDescriptor] = {}
     for d in [*registered(), *installed(), *given]:
         by_name[d.name] = d
+    if "hal" in wanted and "hal" not in by_name:  # hal_module.IREE_HAL_MODULE_NAME
+        by_name["hal"] = hal_declaration()
     return [d.select(wanted.get(d.name, {})) for d in by_name.values()]
+
+
+def hal_declaration() -> ModuleDescriptor:
+    """The full `hal` module as IREE declares it (hal_module's export table), for import checking
+    only."""
+    from . import hal_module  # start-up: a run of an inline program never needs the full hal's table
+
+    return ModuleDescriptor(hal_module.IREE_HAL_MODULE_NAME, hal_module.IREE_HAL_MODULE_VERSION_LATEST,
+                            tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
 
 
 def from_file(path: "str | Path") -> ModuleDescriptor:
@@ -148,4 +162,4 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
     return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table), source=str(p))
 
 
-__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "from_file"]
+__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "hal_declaration", "from_file"]

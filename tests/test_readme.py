@@ -39,6 +39,8 @@ README_MAX_BYTES = 10_000
 MODULES = {
     "check_ops.vmfb": (ROOT / "tests" / "programs" / "native" / "check_ops.mlir", "inline-dynamic", ()),
 }
+# Modules checked in that the pages name (an older release's: docs/releases.md).
+CHECKED_IN = {"add16_vmvx_3.9.0.vmfb": ROOT / "tests" / "programs" / "releases" / "add16_vmvx_3.9.0.vmfb"}
 QUICK_START_MODULE = "add16.vmfb"
 QUICK_START_SOURCE = ROOT / "tests" / "programs" / "add16.mlir"
 
@@ -112,7 +114,7 @@ def test_quick_start_compiles_with_the_tests_flags(workdir):
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     """A folder holding every module the examples name: those the pages' own `ireeabi compile`
-    commands make from the README's MLIR, the others by the tests' compile helper."""
+    commands make from the README's MLIR, the others by the tests' compile helper or checked in."""
     work = tmp_path_factory.mktemp("pages")
     (mlir,) = _blocks(README, "mlir")
     (work / QUICK_START_SOURCE.name).write_text(mlir)
@@ -122,6 +124,8 @@ def workdir(tmp_path_factory) -> Path:
             assert main(argv[1:], stdout=out) == 0, out.getvalue()
     for name, (source, model, flags) in MODULES.items():
         shutil.copyfile(tools.compile_mlir(source, model=model, extra_flags=flags), work / name)
+    for name, path in CHECKED_IN.items():
+        shutil.copyfile(path, work / name)
     return work
 
 

@@ -357,13 +357,28 @@ class _ModuleItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> Any:
         if isinstance(excinfo.value, CheckFailed):
-            return excinfo.value.text.rstrip("\n")
+            text = excinfo.value.text.rstrip("\n")
+            hint = self.hazard_hint(text)
+            return text + (f"\n{hint}" if hint else "")
         if isinstance(excinfo.value, IreeAbiError):  # a status the run could not get past, a trap
-            return _short(excinfo.value)
+            hint = self.hazard_hint(str(excinfo.value))
+            return _short(excinfo.value) + (f"\n{hint}" if hint else "")
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name
+
+    def hazard_hint(self, text: str) -> str:
+        """Where a shim's signature mismatch is a layout hazard the import check predicts on the
+        item's data model (i386's shims), the words `ireeabi run` adds (import_check.hazard_hint)."""
+        from ireeabi.layouts import module_sources  # only for a failure's report
+        from ireeabi.vm.bytecode import import_check
+
+        module, target = getattr(self, "module", None), getattr(self, "target", None)
+        if module is None or target is None:
+            return ""
+        reports = import_check.check_imports(module, module_sources.checked_against(module), target)
+        return import_check.hazard_hint(text, reports, target)
 
 
 class CheckItem(_ModuleItem):

@@ -37,8 +37,9 @@ array (or anything np.asarray takes) for a ref argument becomes a hal.buffer_vie
 buffer (64-byte aligned, the bytes copied in, as iree_hal_buffer_view_allocate_buffer_copy makes
 it) — and None is a null ref; a Python or numpy scalar for an `i`/`I`/`f`/`F` argument is range-checked and
 converted (f32 rounds to nearest). Results come back as numpy arrays copied out of the result buffer
-views (shape, element type -> dtype), numpy scalars for primitive results (np.int32 / np.int64 /
-np.float32 / np.float64, so `format_results` prints their width), None for null refs, Python lists
+views (shape, element type -> dtype), scalars for primitive results (`call`: Python int / float,
+as iree.runtime returns them; `call_results`: np.int32 / np.int64 / np.float32 / np.float64, so
+`format_results` prints their width), None for null refs, Python lists
 for vm.list results (`ResultList`: buffer views as numpy arrays, value slots as Python ints /
 floats, empty slots and null refs as None, nested lists as lists; each keeps its items' VM value
 types so `format_results` prints it as iree-run-module does) and `OpaqueResult(type name)` for
@@ -125,6 +126,12 @@ class RunOptions:
     legacy_vm_buffer: bool = False
     cpu_data: Sequence[int] | None = None
     trace: "Trace | str | bool | None" = None
+
+
+
+def _as_python(value: Any) -> Any:
+    """A numpy scalar as the Python int / float iree.runtime returns for a primitive result."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 class Program:
@@ -265,7 +272,8 @@ class Program:
              signal: "Ref | None" = None) -> "Value | tuple[Value, ...] | None":
         """Run an export on numpy arrays / scalars; its results as numpy values (see the module
         docstring), returned as iree.runtime's function invoker returns them: the value itself for
-        one result, None for none, a tuple for several. The module state persists across calls.
+        one result, None for none, a tuple for several, a primitive result as a Python int or
+        float (iree.runtime's type; `call_results` keeps the numpy scalar). The module state persists across calls.
         Calls from several threads run one after another.
 
         An async-external export (`takes_fences`) is called as iree-run-module calls it: after the
@@ -274,7 +282,7 @@ class Program:
         signal fence before it reads the results. One's own fences may also be passed as the last
         two inputs. A fence given stays the caller's (retained by the call, never released here)."""
         with self._lock:
-            results = self._call(function, inputs, wait, signal)
+            results = [_as_python(v) for v in self._call(function, inputs, wait, signal)]
         if len(results) == 1:
             return results[0]
         return tuple(results) if results else None

@@ -26,6 +26,7 @@ from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.vm.errors import ContextBusyError, ContextClosedError, ImportResolutionError
 from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
 from ireeabi.vm.invocation import Invocation
+from ireeabi.vm.releases import import_signature_note
 
 
 class Context:
@@ -199,7 +200,7 @@ class Context:
                     StatusCode.INTERNAL, f"import function {printable(full_name)} signature mismatch "
                     f"between {printable(m.name)} and source {printable(module_name)}; expected "
                     f"{printable(imp.cconv)} but got {printable(found)}",
-                    full_name)
+                    full_name, import_signature_note(full_name, imp.cconv))
             cconv = found if found is not None else imp.cconv
             if cconv and cconv[0] != "0":  # iree_vm_function_call_get_cconv_fragments
                 raise self._import_error(StatusCode.UNIMPLEMENTED,
@@ -210,9 +211,12 @@ class Context:
             resolved.append(True)
         return resolved
 
-    def _import_error(self, code: StatusCode, reason: str, full_name: str) -> "ImportStatusError":
+    def _import_error(self, code: StatusCode, reason: str, full_name: str,
+                      note: str | None = None) -> "ImportStatusError":
+        """IREE's status; `note` (ireeabi's: which IREE releases the import is of) after it."""
         return ImportStatusError(full_name, code, f"{reason}; resolving module "
-                                 f"'{printable(self.module.name)}' imports")
+                                 f"'{printable(self.module.name)}' imports"
+                                 + (f" (why: {note})" if note else ""))
 
 
 class ImportStatusError(ImportResolutionError):

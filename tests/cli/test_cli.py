@@ -459,6 +459,20 @@ def test_hexdump_marks():
     assert render.hexdump(data, [render.Mark("r", 44, 4)], indent=0)[-1].startswith("(r: bytes 44..47")
 
 
+def test_check_explains_the_overlap_marker(capsys):
+    """Where two marked ranges share bytes the dump draws `xx` (i386's `iI`: the value packed at
+    8..15, the shim reads 4..11); the line above the dump says what `x` means."""
+    assert main(["check", "0iI_rr", "--target", "i386"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    dumps = [k for k, line in enumerate(lines) if " xx " in line]
+    assert dumps
+    for k in dumps:
+        legend = next(line for line in reversed(lines[:k]) if "bytes:" in line)
+        assert legend.endswith("; x: bytes both of them cover")
+    assert not render.marks_overlap([render.Mark("^", 0, 4), render.Mark("r", 4, 4)])
+    assert render.marks_overlap([render.Mark("^", 0, 5), render.Mark("r", 4, 4)])
+
+
 # --------------------------------------------------------------------------------------------------
 # Snapshots
 

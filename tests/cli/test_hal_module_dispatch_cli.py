@@ -17,7 +17,8 @@ import pytest
 
 from support import iree_tools
 from ireeabi.abi import targets
-from ireeabi.cli import cmd_inspect, loading
+from ireeabi.cli import cmd_inspect
+from ireeabi.layouts import module_sources
 from ireeabi.cli.main import main
 from ireeabi.layouts import hal_module_dispatch as H
 
@@ -58,7 +59,7 @@ def test_table_is_the_runtime_hal_module():
 def test_default_declaration_agrees_with_the_table():
     """layouts.hal_module declares IREE 3.13's table, name for name with its cconv (the declaration
     inspect falls back to when no `hal` module is registered or given)."""
-    d = loading.full_hal_declaration()
+    d = module_sources.hal_declaration()
     table = _table()
     assert d.name == "hal" and d.exports
     assert {e.name: e.cconv for e in d.exports} == table

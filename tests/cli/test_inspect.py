@@ -131,8 +131,13 @@ def _not_modules(tmp_path):
     empty.write_bytes(b"")
     noise = tmp_path / "noise.vmfb"
     noise.write_bytes(bytes((i * 197 + 11) % 256 for i in range(4096)))
+    notes = tmp_path / "notes.txt"  # prose that names a module and a percentage is no MLIR
+    notes.write_text("hello world\nthe module runs 50% faster, module by module\n")
+    vm = tmp_path / "ops.mlir"  # MLIR without func.func: VM ops, an SSA value assigned
+    vm.write_text("vm.module @m {\n  vm.func @f() {\n    %c1 = vm.const.i32 1\n  }\n}\n")
     return {mlir: "MLIR text (first line '//", npy: "a NumPy .npy array", empty: "is empty",
-            noise: "binary data starting 0b d0 95"}
+            noise: "binary data starting 0b d0 95", notes: "plain text (first line 'hello world')",
+            vm: "MLIR text (first line 'vm.module @m {')"}
 
 
 def test_not_a_vmfb_module(tmp_path, capsys):
@@ -211,7 +216,7 @@ def test_default_execution_model_runs_and_require_inline_still_names_the_flags(f
 
 def test_check_imports_resolves_the_full_hal(full_hal_add16, capsys):
     """The default model's hal.* imports are checked against IREE's `hal` export table
-    (loading.full_hal_declaration), one report each, never a module-not-registered group;
+    (module_sources.hal_declaration), one report each, never a module-not-registered group;
     tests/cli/test_hal_module_dispatch_cli.py checks every status and the grouping of a missing module."""
     main(["inspect", str(full_hal_add16), "--check-imports"])
     out = capsys.readouterr().out

@@ -189,3 +189,112 @@ def test_svg_errors_are_clean(tmp_path, capsys):
     assert "5000 bytes" in err and "Traceback" not in err
     assert main(["layout", "--header", str(header), "--svg", str(tmp_path / "all.svg")]) == 2
     assert "one struct" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------------
+# Every field seen, every label whole (issue 42 item 8)
+
+NARROW_H = "struct narrow { unsigned char a : 1; unsigned char b : 1; unsigned char c : 2; int n : 9; char z; };\n"
+
+
+def _narrow_svg(tmp_path) -> tuple[str, object]:
+    from ireeabi.abi import cheader
+
+    header = tmp_path / "narrow.h"
+    header.write_text(NARROW_H)
+    path = tmp_path / "narrow.svg"
+    assert main(["layout", "narrow", "--header", str(header), "--target", "x86_64", "--svg", str(path)]) == 0
+    return path.read_text(), cheader.header_struct(str(header), "narrow", targets.get("x86_64"))
+
+
+def test_a_one_bit_field_is_outlined_and_labelled_below_its_row(tmp_path, capsys):
+    """A 1-bit field is 3 px wide: drawn with a dark outline, and its label (with a swatch of its
+    fill, joined to it by a leader) goes below the row; the PNG shows the swatch in the field's
+    colour. Every field whose label does not fit inside gets such a callout."""
+    debian_file("/usr/lib/x86_64-linux-gnu/libcairo.so.2", "libcairo2")
+    import cairosvg
+    from PIL import Image
+
+    svg, _ = _narrow_svg(tmp_path)
+    capsys.readouterr()
+    root = ET.fromstring(svg)
+    fields = {el.attrib["data-label"]: el for el in root.iter(f"{SVG}rect")
+              if el.attrib.get("data-kind") == "field"}
+    assert float(fields["a"].attrib["width"]) + 2 == picture.CELL / 8  # one bit
+    callouts = {el.attrib["data-callout"]: el for el in root.iter(f"{SVG}text") if "data-callout" in el.attrib}
+    for label, el in fields.items():
+        w = float(el.attrib["width"]) + 2
+        if w < picture.NARROW_W:
+            assert el.attrib["stroke"] == picture.INK, label
+        inside = any(t.text in (label, f"{label}:{el.attrib.get('data-bits')}") and "data-callout" not in t.attrib
+                     for t in root.iter(f"{SVG}text"))
+        assert inside or label in callouts, label
+    assert {"a", "b"} <= set(callouts)
+    image = Image.open(io.BytesIO(cairosvg.svg2png(bytestring=svg.encode()))).convert("RGB")
+    for label in ("a", "b"):
+        swatch = next(el for el in root.iter(f"{SVG}rect")
+                      if el.attrib.get("width") == "10" and float(el.attrib["x"]) + 13 == float(callouts[label].attrib["x"]))
+        want = tuple(int(fields[label].attrib["fill"][i:i + 2], 16) for i in (1, 3, 5))
+        assert image.getpixel((int(float(swatch.attrib["x"])) + 5, int(float(swatch.attrib["y"])) + 5)) == want
+
+
+def test_unused_bits_are_hatched_and_in_the_legend(tmp_path):
+    """The bits of the bytes bit-fields touch that no field covers (libclang's layout, read through
+    abi/layout.py's walk) are drawn as `unused` ranges, hatched, and the legend names them."""
+    svg, decl = _narrow_svg(tmp_path)
+    lay = decl.layout(targets.get("x86_64"))
+    fields, touched = [], set()
+    for _, f, offset, _ in lay.walk():
+        first = (offset - f.offset) * 8 + f.first_bit if f.bits is not None else offset * 8
+        end = first + (f.bits if f.bits is not None else f.size * 8)
+        fields.append((first, end))
+        if f.bits is not None:
+            touched |= set(range(first // 8, -(-end // 8)))
+    unused_bits = {b for byte in touched for b in range(byte * 8, byte * 8 + 8)
+                   if not any(a <= b < e for a, e in fields)}
+    assert unused_bits  # a:1 b:1 c:2 leave 4 bits of byte 0; n:9 leaves bits of its bytes
+    drawn = set()
+    for r in picture.ranges_of(svg):
+        if r["kind"] == "unused":
+            first = int(r["offset"]) * 8 + int(r["bit"])
+            drawn |= set(range(first, first + int(r["bits"])))
+    assert drawn == unused_bits
+    root = ET.fromstring(svg)
+    assert any(el.attrib.get("data-kind") == "unused" and el.attrib["fill"].startswith("url(#")
+               for el in root.iter(f"{SVG}rect"))
+    assert any((t.text or "").startswith("unused bits") for t in root.iter(f"{SVG}text"))
+
+
+def test_row_labels_are_never_cut(tmp_path, capsys):
+    """The struct the dispatch shim reads is named whole (`iree_vm_abi_rIiiiCiDCrIID` was cut to
+    18 characters), and the label column is wide enough for every label."""
+    svg = _check_svg(tmp_path, LOADER_DISPATCH, "--target", "riscv32", "--spans", "1,1")
+    path = tmp_path / "cconv.svg"
+    assert main(["layout", LOADER_DISPATCH, "--all-targets", "--svg", str(path)]) in (0, 1)
+    capsys.readouterr()
+    struct = cconv.layout(cconv.parse(LOADER_DISPATCH).arguments, targets.get("riscv32"), (1, 1)).fixed_struct
+    for picture_text, wanted in ((svg, struct.name), (path.read_text(), None)):
+        root = ET.fromstring(picture_text)
+        rows = [t for t in root.iter(f"{SVG}text") if "data-row" in t.attrib]
+        if wanted:
+            assert wanted in [t.text for t in rows]
+        first_cell = min(float(el.attrib["x"]) for el in root.iter(f"{SVG}rect") if "data-kind" in el.attrib)
+        assert rows and all(10 + len(t.text) * picture.LABEL_CHAR_W <= first_cell for t in rows)
+
+
+def test_span_elements_are_indexed(tmp_path, capsys):
+    """Each element of a span is labelled with its index (`i@7[0]`, `i@7[1]`), the elements of one
+    value sharing its colour; as cconv.layout numbers them."""
+    svg = _check_svg(tmp_path, LOADER_DISPATCH, "--target", "riscv32", "--spans", "2,2")
+    capsys.readouterr()
+    lay = cconv.layout(cconv.parse(LOADER_DISPATCH).arguments, targets.get("riscv32"), (2, 2))
+    want = {f"{v.char}@{v.index}" + ("" if v.span is None else f"[{v.element}]") for v in lay.values}
+    root = ET.fromstring(svg)
+    values = [el for el in root.iter(f"{SVG}rect") if el.attrib.get("data-kind") == "value"]
+    assert {el.attrib["data-label"] for el in values} == want
+    assert len({el.attrib["data-label"] for el in values}) == len(values)  # one panel: none twice
+    fills: dict[str, set] = {}
+    for el in values:
+        fills.setdefault(el.attrib["data-label"].split("[")[0], set()).add(el.attrib["fill"])
+    assert all(len(f) == 1 for f in fills.values())
+    assert any("[1]" in label for label in want)

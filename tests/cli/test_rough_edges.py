@@ -235,3 +235,20 @@ def test_an_input_larger_than_half_the_available_memory_is_refused_before_it_is_
     assert main(["run", str(path), "--function", "add", "--input=16xf32=1", "--input=16xf32=2"],
                 stdout=out, stderr=err) == 0
     assert out.getvalue().endswith("16xf32=3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3\n")
+
+
+@pytest.mark.parametrize("name,closest", [("mips", None), ("riscv", "riscv64, riscv32")])
+def test_run_names_an_unknown_target_as_layout_does(name, closest):
+    """`run --target` and `layout --target` say the same of a name that is no data model (the
+    closest ones where there are any, every valid one); `run` exits 1 as iree-run-module exits on
+    a flag it refuses (the oracle: its exit for an unknown device), `layout` 2 (bad input)."""
+    real = tools.run_tool([tools.find_tool("iree-run-module"), f"--device={name}://"])
+    module = tools.compile_mlir(Path(__file__).parents[1] / "programs" / "add16.mlir",
+                                     model="inline-static")
+    rc_run, _, err_run = cli("run", str(module), f"--target={name}")
+    rc_layout, _, err_layout = cli("layout", "iree_vm_ref_t", "--target", name)
+    assert (rc_run, rc_layout) == (real.returncode, 2) == (1, 2)
+    assert " ".join(err_run.split()) == " ".join(err_layout.split())
+    text = " ".join(err_run.split())
+    assert f"unknown target '{name}'" in text and "valid: aarch64, armv7, i386" in text
+    assert (f"closest: {closest};" in text) if closest else "closest" not in text

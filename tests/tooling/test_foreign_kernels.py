@@ -356,6 +356,19 @@ def test_i386_fails_where_inspect_predicts(capsys):
            "for hal_inline.buffer_view.assert" in " ".join(out.split()), out
 
 
+def test_i386_vmvx_module_names_the_hazard_at_start(capsys):
+    """A module of the default model (vmvx kernels) fails on i386 in its initializer, before the
+    call: hal.device.query.i64's result shim `iI`; the error names the hazard inspect predicts."""
+    path = tools.compile_mlir(Path(tools.__file__).parents[1] / "programs" / "add16.mlir", model="vmvx")
+    code, out = _run_cli(["inspect", str(path), "--target", "i386", "--check-imports"], capsys)
+    assert "BAD hal.device.query.i64 0rrr_iI: resolves, but IREE's layout rules disagree on i386" in out
+    code, out = _run_cli(["run", str(path), "--target", "i386", *ADD16], capsys)
+    text = " ".join(out.split())
+    assert code == 1 and "signature mismatch; while calling import hal.device.query.i64" in text
+    assert "this is the layout hazard `ireeabi inspect MODULE --check-imports --target i386` predicts " \
+           "for hal.device.query.i64 (shim-length)" in text, out
+
+
 # --------------------------------------------------------------------------------------------------
 # Faults and runaways end as statuses.
 

@@ -233,6 +233,22 @@ def test_a_vmfb_runs_in_its_model_on_each_target(pytester):
     result.assert_outcomes(passed=len(expected))
 
 
+@pytest.mark.parametrize("model", ["inline-static", "vmvx"])
+def test_an_i386_item_names_the_layout_hazard(pytester, model):
+    """On i386 the shims of hal_inline (inline-static) and of the full hal (vmvx kernels, whose
+    initializer calls hal.device.query.i64) refuse the VM's packing: the item's failure adds what
+    `ireeabi run` adds, that inspect predicts the hazard (import_check.hazard_hint)."""
+    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model=model, extra_flags=cc.F64)
+    shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-x", "--ireeabi-collect",
+                                           "--ireeabi-targets=i386")
+    text = result.stdout.str()
+    assert "argument/result signature mismatch" in text
+    assert re.search(r"^this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
+                     r"i386` predicts for hal(_inline)?\.\S+ \(shim-length\)$", text, re.M), text
+    result.assert_outcomes(failed=1)
+
+
 def test_interpreter_paths_parametrize_check_items(pytester):
     """--ireeabi-paths runs each item on the fast path and on the reference path (one handler per
     instruction); the path is then in the id, before the target."""

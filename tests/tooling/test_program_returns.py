@@ -50,16 +50,20 @@ def _iree_runtime(vmfb: Path, calls: list[tuple[str, tuple, int]]) -> list[Any]:
     return out
 
 
-def _assert_same(ours: Any, theirs: Any, what: str) -> None:
-    """One value of ours equals iree.runtime's: an array of the same dtype, shape and bytes, or a
-    numpy scalar of the same value for iree.runtime's Python int / float."""
+def _assert_same(ours: Any, theirs: Any, what: str, listed: bool = False) -> None:
+    """One value of ours equals iree.runtime's: an array of the same dtype, shape and bytes, or
+    for iree.runtime's Python int / float the same value of the same type (`call`), a numpy scalar
+    of the same value in `call_results`'s list (`listed`: format_results prints its width)."""
     if isinstance(theirs, np.ndarray):
         assert isinstance(ours, np.ndarray), (what, ours)
         assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), what
         assert ours.tobytes() == theirs.tobytes(), what
     else:
         assert type(theirs) in (int, float), (what, theirs)
-        assert isinstance(ours, np.generic) and ours == theirs, (what, ours, theirs)
+        if listed:
+            assert isinstance(ours, np.generic) and ours == theirs, (what, ours, theirs)
+        else:
+            assert type(ours) is type(theirs) and ours == theirs, (what, ours, theirs)
 
 
 def _assert_returned_alike(ours: Any, theirs: Any, what: str) -> None:
@@ -104,7 +108,7 @@ def test_call_returns_what_iree_runtime_returns(model):
             listed = p.call_results(function, *inputs)
             assert type(listed) is list and len(listed) == count, function
             for k, (mine, its) in enumerate(zip(listed, _as_list(want))):
-                _assert_same(mine, its, f"{model} {function} call_results[{k}]")
+                _assert_same(mine, its, f"{model} {function} call_results[{k}]", listed=True)
 
 
 def test_an_inline_build_returns_alike():

@@ -20,6 +20,8 @@ it is).
 """
 from __future__ import annotations
 
+import re
+
 from flatbuffers import number_types as N
 from flatbuffers import util as fb_util
 from flatbuffers.table import Table
@@ -91,6 +93,12 @@ _MAGICS = (
 _SNIFF_BYTES = 256
 
 
+# What MLIR text has and prose (a README, a log) has not: an op or dialect type, a module body, an
+# SSA value assigned (a word such as "module" or a "50%" alone says nothing).
+_MLIR = re.compile(r"\b(?:func|util|vm|hal|flow|stream|arith|linalg)\.[a-z_]+\b|\btensor<|"
+                   r"^\s*module\b[^\n]*\{|%[\w.]+(?::\d+)?\s*=", re.M)
+
+
 def describe_content(data: "bytes | memoryview") -> str:
     """What bytes that are not a module look like, for an error message ("MLIR text ...")."""
     head = bytes(data[:_SNIFF_BYTES])
@@ -106,7 +114,7 @@ def describe_content(data: "bytes | memoryview") -> str:
     if text and all(c.isprintable() or c in "\t\r\n" for c in text):
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         shown = first if len(first) <= 40 else first[:37] + "..."
-        mlir = any(w in text for w in ("func.func", "module", "util.", "%", "tensor<", "vm."))
+        mlir = _MLIR.search(text) is not None
         return f"{'MLIR' if mlir else 'plain'} text (first line {shown!r})"
     return f"binary data starting {head[:8].hex(' ')}"
 

@@ -18,6 +18,8 @@ from ireeabi.abi.targets import Target
 from ireeabi.layouts.modules import ModuleDescriptor
 
 from ireeabi.vm.bytecode.module_file import ModuleFile
+from ireeabi.vm.releases import import_signature_note
+from ireeabi.vm.shims import SIGNATURE_MISMATCH
 
 SPAN_SWEEP = range(0, 4)  # span counts tried per span when checking layout rules
 # Findings about the C struct of a multi-span fragment's fixed part are hazards for a reader that
@@ -98,10 +100,25 @@ def check_imports(module: ModuleFile, descriptors: list[ModuleDescriptor],
                                         f"`{printable(mod_name)}` exports no function `{printable(fn)}`"))
             continue
         if imp.cconv is not None and imp.cconv != export.cconv:
+            note = import_signature_note(imp.full_name, imp.cconv)
             reports.append(ImportReport(imp.full_name, imp.cconv, "mismatch",
-                                        f"import signature {printable(imp.cconv)} != export signature {export.cconv}",
+                                        f"import signature {printable(imp.cconv)} != export signature {export.cconv}"
+                                        + (f"; {note}" if note else ""),
                                         export.cconv))
             continue
         sig = cconv.parse(export.cconv)
         reports.append(ImportReport(imp.full_name, imp.cconv, "ok", "", export.cconv, _findings(sig, t)))
     return reports
+
+
+def hazard_hint(error_text: str, reports: "list[ImportReport]", target: str) -> str:
+    """For a shim's signature mismatch (`error_text` has vm.shims' SIGNATURE_MISMATCH) at an import
+    whose layout on `target` the import check (`reports`) already finds wrong: the words that say
+    so and the command that shows it; else ''."""
+    if SIGNATURE_MISMATCH not in error_text:
+        return ""
+    for r in reports:
+        if r.errors and r.full_name in error_text:
+            return (f"this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
+                    f"{target}` predicts for {r.full_name} ({r.errors[0].rule})")
+    return ""

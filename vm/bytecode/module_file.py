@@ -12,7 +12,8 @@ module.c) step by step, with the same accept/reject decisions and status codes
 3. the metadata rules of iree_vm_bytecode_module_flatbuffer_verify (verifier.c), in its order:
    module feature bits the runtime has, non-empty module/type/dependency/import/export names,
    external rodata within the file, as many signatures as descriptors, export ordinals, the
-   bytecode version (17.0), descriptors with blocks, bytecode and register counts in range;
+   bytecode version (17.0; the refusal names the releases that make and load the module's:
+   vm.releases), descriptors with blocks, bytecode and register counts in range;
 4. type resolution: every entry of the types table must be a value type, one of the VM's builtin
    ref types or a ref type the runtime registers (NOT_FOUND otherwise). The registered names come
    from the caller (`read_module(..., ref_types=...)`): IREE resolves them against its instance,
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Collection, NamedTuple, Union
+from typing import Collection, NamedTuple, Sequence, Union
 
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
@@ -40,11 +41,12 @@ from ireeabi.vm.bytecode.flatbuffer import (Buffer, DependencyFlags, FeatureBits
                                             verify_flatbuffer)
 from ireeabi.vm.bytecode.isa import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR
 from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from ireeabi.vm.releases import bytecode_version_refusal
 from ireeabi.base.status import StatusCode
 
 __all__ = ["ModuleFile", "Attr", "Dependency", "FunctionSignature", "ImportedFunction",
            "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "rodata_bytes",
-           "resolves_type", "feature_names", "AVAILABLE_FEATURES", "BUILTIN_TYPE_NAMES",
+           "resolves_type", "takes_bytecode_version", "hal_needs", "feature_names", "AVAILABLE_FEATURES", "BUILTIN_TYPE_NAMES",
            "VALUE_TYPE_NAMES", "MAX_I32_REGISTER_COUNT", "MAX_REF_REGISTER_COUNT"]
 
 # Function descriptor register counts the loader accepts (IREE_VM_ISA_*_REGISTER_COUNT, isa.h).
@@ -291,7 +293,16 @@ def _check_descriptor(i: int, row: dict, code_length: int) -> None:
             f"{MAX_REF_REGISTER_COUNT})", at + 16)
 
 
-def _read(data: bytes, ref_types: Collection[str] | None) -> ModuleFile:
+def hal_needs(deps: "tuple[Dependency, ...]",
+               imports: "Sequence[ImportedFunction]") -> tuple[int | None, dict[str, str]]:
+    """The module's `hal >= N` dependency (None without one) and its required `hal` imports
+    (local name -> cconv): what decides which releases' runtimes resolve them."""
+    minimum = next((d.minimum_version for d in deps if d.name == "hal"), None)
+    return minimum, {f.full_name.split(".", 1)[1]: f.cconv for f in imports
+                     if f.module == "hal" and not f.optional and f.cconv is not None}
+
+
+def _read(data: bytes, ref_types: Collection[str] | None, any_version: bool) -> ModuleFile:
     zipped, fb, fb_len = check_framing(data)
     verify_flatbuffer(data, fb, fb_len)
     buf = Buffer(data, fb, fb + fb_len)
@@ -372,10 +383,11 @@ def _read(data: bytes, ref_types: Collection[str] | None) -> ModuleFile:
 
     version = root.scalar("bytecode_version")
     major, minor = version >> 16, version & 0xFFFF
-    if major != BYTECODE_VERSION_MAJOR or minor > BYTECODE_VERSION_MINOR:
+    if not any_version and not takes_bytecode_version(major, minor):
         raise ModuleFileError(
             f"BytecodeModuleDef.bytecode_version: bytecode version mismatch; runtime supports "
-            f"{BYTECODE_VERSION_MAJOR}.{BYTECODE_VERSION_MINOR}, module has {major}.{minor}",
+            f"{BYTECODE_VERSION_MAJOR}.{BYTECODE_VERSION_MINOR}, module has {major}.{minor} "
+            f"({bytecode_version_refusal(major, minor, *hal_needs(deps, imports))})",
             root.field_offset("bytecode_version"))
 
     code = root.bytes_("bytecode_data")
@@ -434,15 +446,24 @@ def _read(data: bytes, ref_types: Collection[str] | None) -> ModuleFile:
     )
 
 
+def takes_bytecode_version(major: int, minor: int) -> bool:
+    """Whether this runtime's loader takes a module of bytecode version major.minor (verifier.c:
+    the same major, a minor no newer than its own)."""
+    return major == BYTECODE_VERSION_MAJOR and minor <= BYTECODE_VERSION_MINOR
+
+
 def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview], *,
-                ref_types: Collection[str] | None = None) -> ModuleFile:
+                ref_types: Collection[str] | None = None,
+                any_version: bool = False) -> ModuleFile:
     """Read a `.vmfb` from a path or from its bytes. Malformed input raises ModuleFileError.
 
     `ref_types`: the names of the ref types registered in the instance that will run the module
     (a runtime's `TypeRegistry.names()`); each entry of the module's types table must then be a
     value type, a VM builtin type or one of them (NOT_FOUND otherwise, as IREE's loader). None
     reads the file as a tool without an instance does (iree-dump-module): the types table is
-    read, not resolved."""
+    read, not resolved. `any_version` reads a module of a bytecode version this runtime refuses
+    (another IREE release's) as far as its FlatBuffer goes, as iree-dump-module lists any
+    release's module; the caller then says whether the runtime takes it (`takes_bytecode_version`)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
@@ -454,7 +475,7 @@ def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview], *
     else:
         raise TypeError(f"read_module takes a path or bytes, not {type(source).__name__}")
     try:
-        return _read(data, ref_types)
+        return _read(data, ref_types, any_version)
     except ModuleFileError:
         raise
     except Exception as e:  # a read this module failed to guard: still report it as bad input
