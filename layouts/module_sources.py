@@ -121,7 +121,7 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
             data = json.loads(raw)
         else:
             try:
-                import tomllib
+                import tomllib  # type: ignore[import-not-found,unused-ignore]  # Python 3.11+; 3.10 is answered below
             except ImportError:  # Python 3.10
                 raise ModuleDeclarationError(f"{p}: TOML needs Python 3.11 (tomllib); use a .json "
                                              f"file") from None
