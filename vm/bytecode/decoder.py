@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Union
+from typing import Any, Iterator, NamedTuple, Union
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable
@@ -145,7 +145,9 @@ class Instruction:
     pc: int  # offset of the opcode (of the prefix byte for extension ops)
     length: int  # bytes, prefix included
     op: OpInfo
-    operands: dict[str, OperandValue]  # field name -> decoded value, in encoding order
+    # field name -> decoded value, in encoding order; an OperandValue whose type the field's kind
+    # decides (a register for REG fields, an int for ordinals...), which a union cannot say per key
+    operands: dict[str, Any]
 
     @property
     def mnemonic(self) -> str:
