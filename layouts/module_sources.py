@@ -140,12 +140,14 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
     if not isinstance(exports, list):
         raise ModuleDeclarationError(f"{p}: exports must be a list of tables with name and cconv")
     table = []
-    for i, e in enumerate(exports):
-        if not isinstance(e, dict) or set(e) != {"name", "cconv"}:
+    for i, entry in enumerate(exports):
+        if not isinstance(entry, dict) or set(entry) != {"name", "cconv"}:
             raise ModuleDeclarationError(f"{p}: exports[{i}] must have exactly name and cconv, got "
-                                         f"{e!r}")
-        table.append(ModuleExport(e["name"], e["cconv"], ""))
-    return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table), source=str(p))
+                                         f"{entry!r}")
+        table.append(ModuleExport(entry["name"], entry["cconv"], ""))
+    # ModuleDescriptor refuses a missing or wrong name, naming it
+    return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table),  # type: ignore[arg-type]
+                            source=str(p))
 
 
 __all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "from_file"]
