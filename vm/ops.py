@@ -235,7 +235,7 @@ def _py_fallback(fn: Callable[..., float]) -> Callable[..., float]:  # pragma: n
     return safe
 
 
-_MATH = {  # op stem -> (libm f32 name, libm f64 name, arity, Python fallback)
+_MATH: dict[str, tuple[str, str, int, Callable[..., float]]] = {  # op stem -> (libm f32 name, libm f64 name, arity, Python fallback)
     "Atan": ("atanf", "atan", 1, math.atan), "Atan2": ("atan2f", "atan2", 2, math.atan2),
     "Cos": ("cosf", "cos", 1, math.cos), "Sin": ("sinf", "sin", 1, math.sin),
     "Exp": ("expf", "exp", 1, math.exp), "Exp2": ("exp2f", "exp2", 1, lambda x: 2.0 ** x),
@@ -356,8 +356,7 @@ PURE_OPS = _pure_ops()
 # f32 ops whose function is the C library's float function (ctypes returns the C float as a Python
 # float): the value is an f32 already, which the writer's rounding would leave as it is.
 EXACT_F32_OPS = frozenset(stem + "F32" for stem in _MATH
-                          if isinstance(PURE_OPS[stem + "F32"], ctypes._CFuncPtr)
-                          and PURE_OPS[stem + "F32"].restype is ctypes.c_float)
+                          if getattr(PURE_OPS[stem + "F32"], "restype", None) is ctypes.c_float)
 # Bitcasts and sign-bit ops move raw bits: their registers are read and written as integers.
 RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),
               "BitcastI64F64": ("b64", "b64"), "BitcastF64I64": ("b64", "b64")}

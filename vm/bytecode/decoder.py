@@ -218,7 +218,7 @@ class _Reader:
         self.pos += 2
         return _U16.unpack_from(self.code, self.pos - 2)[0]
 
-    def unpack(self, s: struct.Struct):
+    def unpack(self, s: struct.Struct) -> Any:
         self.need(s.size)
         self.pos += s.size
         return s.unpack_from(self.code, self.pos - s.size)[0]

@@ -27,6 +27,7 @@ def pure_parts(inst: Instruction) -> tuple[Callable, list, tuple]:
             reads.append((READ[bank].unpack_from, 4 * reg.ordinal))
         else:
             write = (WRITE[bank], 4 * reg.ordinal)
+    assert write is not None  # a pure op writes its one result
     return PURE_OPS[inst.op.symbol], reads, write
 
 
