@@ -69,7 +69,7 @@ def _views(decl: Struct, target: Target) -> Views:
     return v
 
 
-def ctypes_class(decl: Struct, target: "Target | str") -> type:
+def ctypes_class(decl: Struct, target: "Target | str") -> Any:  # a ctypes Structure or Union class
     return views(decl, target).ctype
 
 

@@ -409,6 +409,7 @@ class HalBufferLayout:
         assert persistent.size == 4 and persistent.bits == 1
         assert unit_off <= access_off and access_off + 2 <= unit_off + 4
         self.access_shift = 8 * (access_off - unit_off)
+        assert persistent.bit_offset is not None  # a bit-field's
         self.persistent_shift = persistent.bit_offset
         assert self.persistent_shift is not None and not (0xFFFF << self.access_shift) & (1 << self.persistent_shift)
         # map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.
