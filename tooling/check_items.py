@@ -312,11 +312,10 @@ class CheckFile(pytest.File):
                         self, name=f"{test.function}[{_variant_id(settings, None, path, target)}]",
                         test=test, target=target, module=module, reference=path == "reference")
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # a Collector's: no style
         if isinstance(excinfo.value, IreeAbiError):  # bad input: its message, not a traceback
             return f"{self.path}: {_short(excinfo.value)}"
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)
 
 
 def _variant_id(settings: Settings, model: str | None, path: str, target: str) -> str:
