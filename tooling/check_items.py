@@ -312,10 +312,11 @@ class CheckFile(pytest.File):
                         self, name=f"{test.function}[{_variant_id(settings, None, path, target)}]",
                         test=test, target=target, module=module, reference=path == "reference")
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # a Collector's: no style
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> Any:
         if isinstance(excinfo.value, IreeAbiError):  # bad input: its message, not a traceback
             return f"{self.path}: {_short(excinfo.value)}"
-        return super().repr_failure(excinfo)
+        return super().repr_failure(excinfo)  # a Collector's takes no style
 
 
 def _variant_id(settings: Settings, model: str | None, path: str, target: str) -> str:

@@ -183,7 +183,7 @@ def _shim_failure(error: BaseException, module: str, export: str, results_size: 
     if add_note is not None:
         add_note(note)
     else:  # Python 3.10: the attribute add_note would have set
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]
+        setattr(error, "__notes__", [*getattr(error, "__notes__", ()), note])  # (3.10 declares none)
     return error
 
 
