@@ -32,7 +32,7 @@ def _mypy_version() -> str:
                          text=True)
     assert run.returncode == 0, ("mypy is not installed for this Python (pip install -e '.[test]' "
                                  f"installs it): {run.stderr.strip()}")
-    return re.sub(r"[^\w.]+", "-", run.stdout.strip())
+    return re.sub(r"[^\w.]+", "-", run.stdout.split()[1])  # "mypy 2.4.1 (compiled: yes)"
 
 
 def _cache_dir(config: pytest.Config, tmp_path: Path, name: str) -> Path:
