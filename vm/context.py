@@ -227,7 +227,7 @@ class ImportStatusError(ImportResolutionError):
         self.code = code
         self.reason = reason
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.full_name, self.code, self.reason))
 
 

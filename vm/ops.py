@@ -16,7 +16,7 @@ import ctypes
 import math
 import re
 import struct
-from typing import Callable
+from typing import Any, Callable
 
 from ireeabi.vm.errors import VmTrapError
 from ireeabi.base.host_libraries import library_name
@@ -180,7 +180,7 @@ def _fdiv(a: float, b: float) -> float:
 # iree-base-runtime 3.13 wheels link (glibc 2.28 baseline): exp/exp2/log/log2/pow of that era are
 # the SVID-compatible wrappers (log(-1) is +NaN there, -NaN in the 2.29 default). Python's math is
 # the fallback where ctypes cannot load libm.
-def _load_libm():
+def _load_libm() -> ctypes.CDLL | None:
     name = library_name("m")
     try:
         return ctypes.CDLL(name) if name else None
@@ -194,7 +194,7 @@ _LINKED_VERSIONS = {name: (b"GLIBC_2.2.5", b"GLIBC_2.17")
                     for name in ("exp", "exp2", "log", "log2", "pow")}
 
 
-def _dlvsym():
+def _dlvsym() -> Any:  # glibc's dlvsym, or None
     try:
         fn = ctypes.CDLL(None).dlvsym
     except (AttributeError, OSError):  # pragma: no cover (not glibc)

@@ -44,7 +44,7 @@ class DecodeError(IreeAbiError):
         where = f"{printable(function)} " if function else ""  # a module's name: escaped
         super().__init__(f"{reason} (at {where}pc 0x{pc:X})")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.reason, self.pc, self.function, self.code))
 
     def in_function(self, function: str) -> "DecodeError":
@@ -85,7 +85,7 @@ class UnsupportedOpError(DecodeError):
             code = StatusCode.UNIMPLEMENTED
         super().__init__(reason, pc, function, code)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.opcode, self.pc, self.prefix, self.mnemonic, self.function))
 
     def in_function(self, function: str) -> "UnsupportedOpError":
