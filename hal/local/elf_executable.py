@@ -121,7 +121,6 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
     from elftools.common.exceptions import ELFError
     from elftools.construct import ConstructError
     from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
 
     bad = StatusCode.FAILED_PRECONDITION if embedded else StatusCode.NOT_FOUND
     try:
@@ -130,7 +129,8 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
         bits = elf.elfclass
         loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
         dynsym = elf.get_section_by_name(".dynsym")
-        syms = list(dynsym.iter_symbols()) if isinstance(dynsym, SymbolTableSection) else []
+        # (a .dynsym that is no symbol table has no iter_symbols: the AttributeError is caught below)
+        syms = list(dynsym.iter_symbols()) if dynsym is not None else []  # type: ignore[attr-defined]
         names = {s.name for s in syms}
         undefined = [s.name for s in syms[1:] if s["st_shndx"] == "SHN_UNDEF"]  # entry 0 is the null symbol
     except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError, OverflowError,
