@@ -61,7 +61,7 @@ def struct_definition(s: Struct) -> str:
         if f.bits is None:
             bits, used = "", 0
         elif f.bits == REST_OF_UNIT:
-            bits, used = f" : (sizeof({f.type.c_type}) * 8 - {used})", 0
+            bits, used = f" : (sizeof({f.type.c_spelling()}) * 8 - {used})", 0
         else:
             bits, used = f" : {f.bits}", used + f.bits
         attrs = [a for a in ("packed" if f.packed else "",

@@ -393,7 +393,8 @@ class _Reader:
                        align=wanted, max_align=base.max_align)
         except IreeAbiError as e:
             raise HeaderError(f"{_where(typedef.location)}: {e}") from None
-        for table in (self.decls, self.field_cursors, self.nesting, self.links):
+        tables: tuple[dict[int, Any], ...] = (self.decls, self.field_cursors, self.nesting, self.links)
+        for table in tables:
             if id(base) in table:
                 table[id(s)] = table[id(base)]
         self.typedef_names[id(s)] = typedef.spelling
@@ -639,7 +640,7 @@ class _Reader:
                 self._holders[parent] = holders
             step = self._holders[parent].get(rec)
             outer = self._record_path(parent, depth + 1) if step is not None else None
-            out = None if outer is None else (outer[0], outer[1] + step)
+            out = None if outer is None or step is None else (outer[0], outer[1] + step)
         self._paths[rec] = out
         return out
 
@@ -771,10 +772,11 @@ class _Reader:
         def probed(kind: str, v: int) -> int:
             if kind != "probe":
                 return v
-            if not isinstance(values[v], int):
+            value = values[v]
+            if not isinstance(value, int):
                 raise HeaderError(f"{_where(decl.location)}: {n.name}: libclang could not measure an "
-                                  f"offset in it: {values[v]}")
-            return 8 * values[v]
+                                  f"offset in it: {value}")
+            return 8 * value
 
         rtype = self.measure_types.get(id(n), decl.type)
         measured = Measured(self._layout_value(rtype.get_size(), decl, n.name, "sizeof"),
@@ -802,7 +804,7 @@ class _Reader:
         if id(s) in memo:
             return memo[id(s)]
         decl = self.decls[id(s)]
-        out = None
+        out: tuple[str, str, tuple[tuple[str, int], ...]] | None = None
         spelled = self.typedef_names.get(id(s)) or decl.type.get_canonical().spelling
         if _NAMEABLE_RE.fullmatch(spelled) and self._file_scope(decl):
             out = (spelled, "", ())
@@ -810,7 +812,7 @@ class _Reader:
             parent_key, member, designator = self.links[id(s)]
             parent = self.made.get(parent_key)
             outer = self._access(parent, memo) if parent is not None else None
-            if outer is not None:
+            if outer is not None and parent is not None:
                 base, prefix, terms = outer
                 if designator is None:  # an anonymous member: its fields are its parent's names
                     out = (base, prefix, terms + (("bits", self._clang_offset(member, parent)),))

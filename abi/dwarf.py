@@ -647,8 +647,8 @@ class _Reader:
                         raise DwarfError(f"{self._at(sub)}: an array of {n} elements")
                     counts.append(n)
             t: CType = elem
-            for c in reversed(counts):
-                t = Array(t, c)
+            for n in reversed(counts):
+                t = Array(t, n)
             return t
         if tag in _RECORDS:
             if "DW_AT_declaration" in die.attributes:

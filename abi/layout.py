@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, NamedTuple, Sequence
+from typing import Final, Iterator, Literal, NamedTuple, Sequence
 
 from .errors import LayoutError
 from .targets import Target, get as _get_target
@@ -85,7 +85,8 @@ class Array(CType):
     def _dims(self) -> tuple[CType, str]:
         """The innermost element and the dimensions outermost first (C writes `T x[2][3]` for an
         array of 2 arrays of 3)."""
-        dims, t = "", self
+        dims = ""
+        t: CType = self
         while isinstance(t, Array):
             dims += f"[{'' if t.count is None else t.count}]"
             t = t.elem
@@ -100,7 +101,7 @@ class Array(CType):
         return f"{elem.display()}{dims}"
 
 
-REST_OF_UNIT = "rest"  # bit-field width: the rest of its storage unit (C: sizeof(T) * 8 - used)
+REST_OF_UNIT: Final = "rest"  # bit-field width: the rest of its storage unit (C: sizeof(T) * 8 - used)
 
 # Data models whose unnamed bit-fields (`int : 3;`, `int : 0;`) raise the struct's alignment to
 # their type's, as named ones do: AAPCS and AAPCS64 give every bit-field's container type a say.
@@ -112,7 +113,7 @@ UNNAMED_BITFIELDS_ALIGN = frozenset({"armv7", "aarch64"})
 class Field(NamedTuple):
     name: str
     type: CType
-    bits: "int | str | None" = None  # bit-field width (or REST_OF_UNIT); needs an integer Scalar
+    bits: "int | Literal['rest'] | None" = None  # bit-field width (or REST_OF_UNIT); needs an integer Scalar
     doc: str = ""
     align: int | None = None  # _Alignas(N) / __attribute__((aligned(N))): at least N-aligned
     packed: bool = False  # __attribute__((packed)) on the member: 1-aligned (before `align`)
@@ -251,12 +252,12 @@ class FieldLayout(NamedTuple):  # NamedTuple: cheap to build on the cconv first-
     def first_bit(self) -> int | None:
         """A bit-field's first (least significant) bit, counted from the struct's start (None for
         other fields)."""
-        return None if self.bits is None else self.offset * 8 + self.bit_offset
+        return None if self.bits is None or self.bit_offset is None else self.offset * 8 + self.bit_offset
 
     @property
     def byte_span(self) -> tuple[int, int]:
         """[first, end) bytes holding this field's bits (for a bit-field, not its whole unit)."""
-        if self.bits is None:
+        if self.bits is None or self.bit_offset is None:
             return self.offset, self.end
         first_bit = self.offset * 8 + self.bit_offset
         return first_bit // 8, -(-(first_bit + self.bits) // 8)

@@ -83,7 +83,7 @@ def _field_paths(s: Struct, prefix: str = "") -> Iterable[tuple[str, bool]]:
 # -- libclang ---------------------------------------------------------------------------------------
 
 
-def clang_index():  # noqa: ANN202
+def clang_index() -> Any:
     try:
         import clang.cindex as ci
     except ImportError as e:  # pragma: no cover - the test extra installs it
@@ -134,7 +134,7 @@ def measure_libclang(structs: Sequence[Struct], target: Target, extra_source: st
     return out
 
 
-def _clang_fields(t, prefix: str, base_bits: int, m: Measured) -> None:  # noqa: ANN001
+def _clang_fields(t: Any, prefix: str, base_bits: int, m: Measured) -> None:
     ci = clang_index()
     for f in t.get_fields():
         path = prefix + f.spelling
@@ -239,6 +239,8 @@ def measure_host_cc(structs: Sequence[Struct]) -> dict[str, Measured]:
     except Exception as e:  # cffi raises distutils/setuptools errors
         raise OracleError(f"host C compiler failed: {e}") from e
     spec = importlib.util.spec_from_file_location(modname, lib_path)
+    if spec is None or spec.loader is None:
+        raise OracleError(f"host C compiler's module {lib_path} cannot be loaded")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     out = mod.ffi.new("unsigned long long[]", len(keys))

@@ -10,7 +10,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from .errors import IreeAbiError, UnknownNameError
 
@@ -104,8 +104,8 @@ def _make_target(
     return Target(name, triple, p, MappingProxyType(s), description=description)
 
 
-_LP64 = dict(pointer_size=8, int64_member_align=8, long_double=(16, 16))
-_ILP32 = dict(pointer_size=4, int64_member_align=8, long_double=(16, 16))
+_LP64: dict[str, Any] = dict(pointer_size=8, int64_member_align=8, long_double=(16, 16))
+_ILP32: dict[str, Any] = dict(pointer_size=4, int64_member_align=8, long_double=(16, 16))
 
 TARGETS: Mapping[str, Target] = MappingProxyType({
     t.name: t

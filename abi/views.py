@@ -10,6 +10,7 @@ pattern where every scalar has a distinct value.
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -68,7 +69,7 @@ def _views(decl: Struct, target: Target) -> Views:
     return v
 
 
-def ctypes_class(decl: Struct, target: "Target | str") -> type:
+def ctypes_class(decl: Struct, target: "Target | str") -> Any:  # a ctypes Structure or Union class
     return views(decl, target).ctype
 
 
@@ -106,13 +107,15 @@ def bit_regions(lay: StructLayout) -> list[tuple[int, int, list[FieldLayout]]]:
 
 
 def _bit_property(lo: int, n: int, f: FieldLayout, signed: bool) -> property:
+    assert f.bits is not None and f.bit_offset is not None  # a bit-field's
+    bits = f.bits
     shift = f.offset * 8 + f.bit_offset - lo * 8
-    mask = (1 << f.bits) - 1
+    mask = (1 << bits) - 1
     name = f"_bits_{lo}"
 
     def get(self: Any) -> int:
         v = (int.from_bytes(bytes(getattr(self, name)), "little") >> shift) & mask
-        return v - (1 << f.bits) if signed and v >> (f.bits - 1) else v
+        return v - (1 << bits) if signed and v >> (bits - 1) else v
 
     def put(self: Any, value: int) -> None:
         arr = getattr(self, name)
@@ -123,9 +126,17 @@ def _bit_property(lo: int, n: int, f: FieldLayout, signed: bool) -> property:
     return property(get, put, doc=f"bit-field {f.name}:{f.bits}")
 
 
+# ctypes.LittleEndianUnion is Python 3.11's; 3.10's ctypes has none, and on the little-endian hosts
+# ireeabi runs on its Union is one.
+if sys.version_info >= (3, 11):
+    _LITTLE_ENDIAN_UNION: type = ctypes.LittleEndianUnion
+else:
+    _LITTLE_ENDIAN_UNION = ctypes.Union
+
+
 def _ctypes_class(lay: StructLayout) -> type:
     target = lay.target
-    base = ctypes.LittleEndianUnion if lay.decl.is_union else ctypes.LittleEndianStructure
+    base = _LITTLE_ENDIAN_UNION if lay.decl.is_union else ctypes.LittleEndianStructure
     fields: list[tuple] = []
     props: dict[str, property] = {}
     if lay.decl.is_union:
@@ -142,6 +153,7 @@ def _ctypes_class(lay: StructLayout) -> type:
         for lo, hi, fs in bit_regions(lay):
             items.append((lo, hi, fs))
             for f in fs:
+                assert isinstance(f.type, Scalar)  # a bit-field's type
                 signed = target.scalar(f.type.c_type).kind == "sint"
                 props[f.name] = _bit_property(lo, hi - lo, f, signed)
         items.sort(key=lambda it: (it[0], it[1]))
@@ -210,7 +222,8 @@ def _bit_region(lo: int, hi: int, fs: list[FieldLayout], target: Target) -> cs.C
     # BitStruct reads MSB first; byte-swapping the region makes its highest bit come first.
     members: list[cs.Construct] = []
     top = (hi - lo) * 8
-    for f in sorted(fs, key=lambda g: g.offset * 8 + g.bit_offset, reverse=True):
+    for f in sorted(fs, key=lambda g: g.offset * 8 + (g.bit_offset or 0), reverse=True):
+        assert f.bits is not None and f.bit_offset is not None and isinstance(f.type, Scalar)
         start = f.offset * 8 + f.bit_offset - lo * 8
         if top > start + f.bits:
             members.append(cs.Padding(top - start - f.bits))
@@ -229,7 +242,7 @@ class _FlatBits(cs.Adapter):
         super().__init__(subcon)
         self.groups = groups
 
-    def _decode(self, obj, context, path):  # noqa: ANN001
+    def _decode(self, obj: Any, context: Any, path: Any) -> Any:
         out = cs.Container()
         for k, v in obj.items():
             if k in self.groups:
@@ -239,7 +252,7 @@ class _FlatBits(cs.Adapter):
                 out[k] = v
         return out
 
-    def _encode(self, obj, context, path):  # noqa: ANN001
+    def _encode(self, obj: Any, context: Any, path: Any) -> Any:
         out = dict(obj)
         for key, names in self.groups.items():
             out[key] = {n: out.pop(n) for n in names}
@@ -288,6 +301,7 @@ def build(decl: Struct, target: "Target | str", values: dict) -> bytes:
         data = v.construct.build(values)
         if flex is None or flex.name not in values:
             return data
+        assert isinstance(flex.type, Array)  # a flexible array member's
         elem = _construct_of(flex.type.elem, v.layout.target)
         tail = b"".join(elem.build(item) for item in values[flex.name])
     except (cs.ConstructError, KeyError, TypeError, ValueError, OverflowError) as e:
@@ -314,6 +328,7 @@ def _check_values(lay: StructLayout, values: Any, prefix: str, missing: list[str
             wrong.append(f"{flex.name} (a list of elements, got {type(values[flex.name]).__name__})")
         else:
             for i, item in enumerate(values[flex.name]):
+                assert isinstance(flex.type, Array)  # a flexible array member's
                 _check_value(flex.type.elem, item, f"{flex.name}[{i}]", lay.target, missing, unknown,
                              wrong)
     if lay.decl.is_union:

@@ -65,7 +65,7 @@ _PROT_NONE, _PROT_RW = 0, mmap.PROT_READ | mmap.PROT_WRITE
 _libc = None
 
 
-def _mprotect():
+def _mprotect() -> Callable[..., int]:
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(library_name("c"), use_errno=True)

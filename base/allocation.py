@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 STACK_DEPTH = 16  # frames kept per captured stack (the innermost ones)
@@ -24,9 +25,9 @@ def capture_stack(skip: int) -> tuple:
     """The caller's stack, outermost first, as one flat tuple (code object, instruction offset, ...):
     cheap to take on every malloc and free (one object, no line lookups); `frames()` /
     `format_stack` turn it into (file, line, function) when a report needs it."""
-    flat = []
+    flat: list[Any] = []
     append = flat.append
-    f = sys._getframe(skip + 1)
+    f: FrameType | None = sys._getframe(skip + 1)
     for _ in range(STACK_DEPTH):
         if f is None:
             break

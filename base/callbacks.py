@@ -236,6 +236,7 @@ class HostFunctions(FunctionTable):
     def _register(self, prototype: Any, fn: Callable[..., Any], name: str) -> Registered:
         cfunc = prototype(fn)
         address = ctypes.cast(cfunc, ctypes.c_void_p).value
+        assert address is not None  # ctypes' callback thunks are never NULL
         pointer = prototype(address) if self.reference else direct_call(prototype, fn)
         r = Registered(address, prototype, name, cfunc, pointer)
         self._registry[address] = r

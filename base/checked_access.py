@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
-from typing import Any
+from typing import Any, Callable
 
 from ..abi.layout import Struct
 
@@ -56,6 +56,7 @@ class CheckedAccess:
     _word_pack: Any
     int32s: memoryview
     machine: Any
+    check_range: Callable[[int, int], Any]  # Heap.check_range: the Allocation holding the range
 
     # The accessors below test the last-found block inline and fall back to check_range (which
     # raises for anything but a live range): the same check, one Python call fewer on a hit.

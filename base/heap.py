@@ -605,6 +605,7 @@ class Heap(CheckedAccess):
         # bisection. The accessors below inline the first step.
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
+            a: Allocation | None  # the last block, then the memo's and the holder's
             a = self._last
             if a.address <= address and end <= a.end:
                 return a

@@ -156,7 +156,7 @@ def involved(f: Finding, lay: FragmentLayout, reader: ReaderView | None = None) 
         struct = lay.fixed_struct or (lay.shim.struct if lay.shim else None)
         fixed = [v for v in lay.values if v.span is None]
         for v, fl in zip(fixed, struct.layout(lay.target).fields if struct else ()):
-            if v.offset == f.offset:
+            if v.offset == f.offset and struct is not None:
                 return [Involved("value packed", PACKED, v.offset, v.size),
                         Involved(f"{struct.name}.{fl.name}", READ, fl.offset, fl.size)]
     if f.rule == "pack-overflow":
@@ -202,7 +202,7 @@ def run(inp: CconvInput, tgts: Sequence[Target], spans: tuple[int, ...] | None,
             for counts in span_instances(side, spans, sweep=True):
                 lay = cconv.layout(side.fragment, t, counts)
                 own = struct_for is not None and side.label in (struct_side, "fragment")
-                if own:
+                if own and struct_for is not None:
                     vm_rules = [f for f in lay.findings if f.rule == "pack-overflow"]
                     lay = cconv.read_by(lay, struct_for(t))
                     lay_findings = [*vm_rules, *lay.findings]
@@ -269,6 +269,7 @@ def text(res: CheckResult, inp: CconvInput) -> list[str]:
         if res.spans is not None:
             out.append(f"span counts: {list(res.spans)}")
         elif res.sampled:
+            assert res.sweep is not None  # a sampled run's
             out += render.wrap(
                 f"span counts: {res.sweep.checked} of the {count_text(res.sweep.total)} combinations of "
                 f"0..{SWEEP_MAX} per span (more than {SWEEP_CAP}: all 0, all {SWEEP_MAX}, each span "
@@ -381,7 +382,7 @@ def data(res: CheckResult) -> dict[str, Any]:
         out["read_through"] = res.read_through
     if res.sites:
         out["sizeof_sites"] = [s.as_dict() for s in res.sites]
-    if res.sampled and sweep is not None:  # past SWEEP_CAP: how many of how many were checked
+    if res.sampled and sweep is not None and res.sweep is not None:  # past SWEEP_CAP: how many of how many were checked
         sweep.update(cap=SWEEP_CAP, combinations=count_json(res.sweep.total), checked=res.sweep.checked)
         out["instances_total"] = count_json(res.total)
     out.update(findings=findings, exit_code=res.exit_code)

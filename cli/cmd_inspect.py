@@ -226,11 +226,11 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
         out["imports"].append({"ordinal": f.ordinal, "name": f.full_name, "cconv": f.cconv,
                                "signature": _typed(f.cconv), "optional": f.optional,
                                "attributes": _attrs(f.attrs), **_sizes(f.signature, target)})
-    for f in m.exported_functions:
-        out["exports"].append({"ordinal": f.ordinal, "name": f.name,
-                               "internal_ordinal": f.internal_ordinal, "cconv": f.cconv,
-                               "signature": _typed(f.cconv), "attributes": _attrs(f.attrs),
-                               **_sizes(f.signature, target)})
+    for e in m.exported_functions:
+        out["exports"].append({"ordinal": e.ordinal, "name": e.name,
+                               "internal_ordinal": e.internal_ordinal, "cconv": e.cconv,
+                               "signature": _typed(e.cconv), "attributes": _attrs(e.attrs),
+                               **_sizes(e.signature, target)})
     for d in m.function_descriptors:
         fn: dict[str, Any] = {
             "ordinal": d.ordinal, "name": dis.function_name(m, d.ordinal),

@@ -6,7 +6,7 @@ import struct
 from typing import Any, NamedTuple
 
 from ireeabi.abi.cconv import Finding, FragmentLayout
-from ireeabi.abi.layout import FieldLayout, Struct, StructLayout, size_align
+from ireeabi.abi.layout import Array, FieldLayout, Struct, StructLayout, size_align
 
 
 class StructRow(NamedTuple):
@@ -64,11 +64,12 @@ def _rows(lay: StructLayout, prefix: str, depth: int, base: int, out: list[Struc
 def _field_row(f: FieldLayout, prefix: str, depth: int, base: int, lay: StructLayout) -> StructRow:
     path = prefix + f.name
     if f.bits is not None:
+        assert f.bit_offset is not None  # a bit-field's
         lo, hi = f.byte_span
         first_bit = f.offset * 8 + f.bit_offset
         return StructRow("field", path, depth, base + lo, hi - lo, f.type.display(), first_bit % 8,
                          f.bits, base + f.offset, f.size)
-    elem = size_align(f.type.elem, lay.target)[0] if f.flexible else None
+    elem = size_align(f.type.elem, lay.target)[0] if f.flexible and isinstance(f.type, Array) else None
     return StructRow("field", path, depth, base + f.offset, f.size, f.type.display(),
                      flexible=f.flexible, element_size=elem, is_struct=isinstance(f.type, Struct))
 
@@ -102,6 +103,7 @@ def field_json(r: StructRow) -> dict[str, Any]:
         if r.flexible:
             d.update(flexible=True, element_size=r.element_size)
         return d
+    assert r.bit is not None and r.unit_offset is not None  # a bit-field row's
     first_bit = r.offset * 8 + r.bit  # a row places a bit-field by the byte of its first bit
     return {"name": r.path, "offset": r.unit_offset, "size": r.unit_size, "type": r.type,
             "bit_offset": first_bit - r.unit_offset * 8, "bits": r.bits, "first_bit": first_bit,
@@ -160,10 +162,10 @@ class SlotRow(NamedTuple):
     offset: int
     size: int
     char: str = ""
-    index: int | None = None  # character index in the text given
+    index: int | None = None  # type: ignore[assignment]  # shadows tuple.index; the character's in the text
     span: int | None = None
     element: int | None = None
-    count: int | None = None  # for a count: the number of elements
+    count: int | None = None  # type: ignore[assignment]  # shadows tuple.count; a count's elements
 
     @property
     def where(self) -> str:

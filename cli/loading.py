@@ -186,8 +186,9 @@ def _read_checked(p: Path) -> bytes:
                 # FlatBuffer. Both read only the bytes they check, so on a memory map they touch a
                 # few pages, not the file.
                 try:
-                    _, fb, length = check_framing(view)
-                    verify_flatbuffer(view, fb, length)
+                    # (an mmap: read by slices and unpack_from, as bytes are)
+                    _, fb, length = check_framing(view)  # type: ignore[arg-type]
+                    verify_flatbuffer(view, fb, length)  # type: ignore[arg-type]
                 except ModuleFileError:
                     raise
                 except Exception:  # noqa: BLE001 - left to the full read, which reports it

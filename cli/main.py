@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None, *, stdout: TextIO | None = None,
         if args.command is None:
             parser.print_help(out)
             return EXIT_OK
-        return _run(args, out, err)
+        return _run(args, out, err)  # type: ignore[arg-type]  # Output writes as a TextIO does
     except KeyboardInterrupt:
         # IREE's status for a cancelled operation, in one line instead of a traceback (once: the
         # process entry, cli/__main__.py, may have recorded the same Ctrl-C).

@@ -11,7 +11,7 @@ dark page as on a light one.
 from __future__ import annotations
 
 import textwrap
-from typing import Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import drawsvg as draw
 
@@ -370,7 +370,7 @@ def _examples(instances: Sequence) -> list:
     return list(chosen.values())
 
 
-def check_svg(res: "object", max_panels: int = MAX_PANELS) -> str:
+def check_svg(res: Any, max_panels: int = MAX_PANELS) -> str:  # res: cmd_check's result
     """`check`'s instances as pictures: per instance the VM's packing, the struct its shim reads, and
     each disagreement's bytes (what was packed, where it is read) outlined in red. Instances with
     findings come first; with none, the first instance of each target and side."""
@@ -378,7 +378,7 @@ def check_svg(res: "object", max_panels: int = MAX_PANELS) -> str:
     if not insts:
         seen: set = set()
         insts = [i for i in res.instances
-                 if (i.target.name, i.side) not in seen and not seen.add((i.target.name, i.side))]
+                 if (i.target.name, i.side) not in seen and not seen.add((i.target.name, i.side))]  # type: ignore[func-returns-value]  # the first of each
     where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
     width = max((max(i.layout.size, i.layout.packed_size) for i in insts[:max_panels]), default=1)
     labels = ["VM packs", "shim reads", *(s.name for i in insts[:max_panels]

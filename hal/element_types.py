@@ -29,9 +29,9 @@ _NATIVE_DTYPES: dict[int, np.dtype] = {
 }
 # numpy dtype -> the element type iree-run-module's parser gives that spelling (signless ints).
 _ELEMENT_TYPES: dict[np.dtype, int] = {dt: int(et) for et, dt in _NATIVE_DTYPES.items()}
-SIGNED_INTS = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
+SIGNED_INTS: dict[int, np.dtype] = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32),
                8: np.dtype(np.int64)}
-UNSIGNED_INTS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+UNSIGNED_INTS: dict[int, np.dtype] = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
                  8: np.dtype(np.uint64)}
 _tagged: dict[int, np.dtype] = {}
 

@@ -6,7 +6,7 @@ What the VM ABI never reads (vtables, internal fields) stays on the Python side,
 """
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
 from ireeabi.vm import ref as _ref
 from ireeabi.base.heap import Heap, HeapError
@@ -15,7 +15,7 @@ from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
 
 P = TypeVar("P")
 
-_MISSING = object()
+_MISSING: Any = object()
 _object_retain = _ref.object_retain  # per retain / release: no module attribute lookups
 _object_release = _ref.object_release
 _HEADER = 16  # ref count word + padding; the HAL objects' other fields live in Python

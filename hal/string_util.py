@@ -161,7 +161,7 @@ def _tokens(data: str, start: int = 0) -> Iterator[tuple[str, bool]]:
 def _int_range(element_type: int) -> tuple[Any, int, int] | None:
     """(parser, low, high) of an integer element type as iree_hal_parse_element checks it."""
     et = ElementType
-    return {et.INT_8: (atoi_int32, -128, 255), et.SINT_8: (atoi_int32, -(1 << 31), 127),
+    ranges: dict[int, tuple[Any, int, int]] = {et.INT_8: (atoi_int32, -128, 255), et.SINT_8: (atoi_int32, -(1 << 31), 127),
             et.UINT_8: (atoi_uint32, 0, 255),
             et.INT_16: (atoi_int32, -32768, 65535), et.SINT_16: (atoi_int32, -(1 << 31), 32767),
             et.UINT_16: (atoi_uint32, 0, 65535),
@@ -170,7 +170,8 @@ def _int_range(element_type: int) -> tuple[Any, int, int] | None:
             et.UINT_32: (atoi_uint32, 0, (1 << 32) - 1),
             et.INT_64: (atoi_int64, -(1 << 63), (1 << 64) - 1),
             et.SINT_64: (atoi_int64, -(1 << 63), (1 << 64) - 1),
-            et.UINT_64: (atoi_uint64, 0, (1 << 64) - 1)}.get(element_type)
+            et.UINT_64: (atoi_uint64, 0, (1 << 64) - 1)}
+    return ranges.get(element_type)
 
 
 def element_problem(token: str, element_type: int, limit: int, *, long_bits: int = 64) -> str:

@@ -9,7 +9,7 @@ codecs; the runtime builds each once per data model (base/machine.py) and reads 
 from __future__ import annotations
 
 import struct
-from typing import Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from ireeabi.abi.layout import Struct, StructLayout
 from ireeabi.abi.targets import Target
@@ -53,7 +53,7 @@ class DataModel:
             made = self._views[make] = make(self)
             return made
 
-    def ctype(self, decl: Struct) -> type:
+    def ctype(self, decl: Struct) -> Any:  # a ctypes Structure or Union class
         """The packed ctypes view of `decl` on this data model (checked against the layout by
         `abi.views`): pointers are plain unsigned words of the target's width."""
         ct = self._ctypes.get(decl)

@@ -12,10 +12,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from ireeabi.abi import cconv, targets
-from ireeabi.abi.cconv import codec
+from ireeabi.abi.cconv import Fragment, codec
 from ireeabi.abi.errors import IreeAbiError
 
 from . import hal_inline, hal_loader, hal_module
@@ -41,7 +41,7 @@ class Instance:
         spans = ".spans-" + "-".join(map(str, self.spans)) if self.spans else ""
         return f"{self.module}.{self.function}.{self.side}{spans}"
 
-    def fragment(self) -> cconv.Fragment:
+    def fragment(self) -> Fragment:  # not cconv.Fragment: the field `cconv` hides the module here
         sig = cconv.parse(self.cconv)
         return sig.arguments if self.side == "arguments" else sig.results
 
@@ -109,7 +109,7 @@ def describe(inst: Instance) -> tuple[bytes, dict]:
     data = codec.codec(lay).pack(vals) if lay.packed_size <= lay.size else b""
     names = _field_names(frag)
     span_items = [i for i in frag.items if isinstance(i, cconv.Span)]
-    fields = []
+    fields: list[dict[str, Any]] = []
     ps = lay.target.pointer_size
     for c in lay.counts:
         start = span_items[c.span].index

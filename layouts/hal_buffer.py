@@ -282,18 +282,19 @@ class DecodedElementType(NamedTuple):
 def iree_hal_format_element_type(element_type: int) -> str:
     """iree_hal_format_element_type: `f32`, `i1` (boolean), `si8`, `ui16`, `*8`..."""
     element_type &= 0xFFFFFFFF
-    names = {ElementType.FLOAT_8_E5M2: "f8E5M2", ElementType.FLOAT_8_E4M3_FN: "f8E4M3FN",
+    names: dict[int, str] = {ElementType.FLOAT_8_E5M2: "f8E5M2", ElementType.FLOAT_8_E4M3_FN: "f8E4M3FN",
              ElementType.FLOAT_8_E5M2_FNUZ: "f8E5M2FNUZ",
              ElementType.FLOAT_8_E4M3_FNUZ: "f8E4M3FNUZ",
              ElementType.FLOAT_8_E8M0_FNU: "f8E8M0FNU"}
     if element_type in names:
         return names[element_type]
     bits = iree_hal_element_bit_count(element_type)
-    prefix = {NumericalType.BOOLEAN: "i", NumericalType.INTEGER: "i",
-              NumericalType.INTEGER_SIGNED: "si", NumericalType.INTEGER_UNSIGNED: "ui",
-              NumericalType.FLOAT_IEEE: "f", NumericalType.FLOAT_BRAIN: "bf",
-              NumericalType.FLOAT_COMPLEX: "cf"}.get(iree_hal_element_numerical_type(element_type),
-                                                      "*")
+    prefixes: dict[int, str] = {
+        NumericalType.BOOLEAN: "i", NumericalType.INTEGER: "i",
+        NumericalType.INTEGER_SIGNED: "si", NumericalType.INTEGER_UNSIGNED: "ui",
+        NumericalType.FLOAT_IEEE: "f", NumericalType.FLOAT_BRAIN: "bf",
+        NumericalType.FLOAT_COMPLEX: "cf"}
+    prefix = prefixes.get(iree_hal_element_numerical_type(element_type), "*")
     if iree_hal_element_numerical_type(element_type) == NumericalType.BOOLEAN:
         bits = 1
     return f"{prefix}{bits}"
@@ -408,6 +409,7 @@ class HalBufferLayout:
         assert persistent.size == 4 and persistent.bits == 1
         assert unit_off <= access_off and access_off + 2 <= unit_off + 4
         self.access_shift = 8 * (access_off - unit_off)
+        assert persistent.bit_offset is not None  # a bit-field's
         self.persistent_shift = persistent.bit_offset
         assert self.persistent_shift is not None and not (0xFFFF << self.access_shift) & (1 << self.persistent_shift)
         # map_range zeroes the whole mapping and sets these fields: one pack, the rest zero padding.

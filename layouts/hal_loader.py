@@ -37,6 +37,7 @@ EXPORTS: tuple[ModuleExport, ...] = (
 iree_vm_size_t = cconv.IREE_VM_SIZE_T
 # The same declarations the cconv rules use for the shim structs (shim_struct is cached).
 iree_vm_abi_rIiii_t = cconv.shim_struct("rIiii")
+assert iree_vm_abi_rIiii_t is not None  # fixed values: expressed
 iree_vm_abi_rII_t = cconv.shim_struct("rII")
 
 iree_hal_loader_dispatch_args_named_t = Struct("iree_hal_loader_dispatch_args_named_t", [

@@ -53,6 +53,7 @@ iree_hal_dispatch_flags_t = Scalar("uint64_t", "iree_hal_dispatch_flags_t")  # h
 iree_vm_abi_rrIiiiI_t = cconv.shim_struct("rrIiiiI")
 iree_vm_abi_rrIirII_t = cconv.shim_struct("rrIirII")
 iree_vm_abi_iirII_t = cconv.shim_struct("iirII")
+assert iree_vm_abi_rrIiiiI_t and iree_vm_abi_rrIirII_t and iree_vm_abi_iirII_t  # fixed values: all expressed
 
 
 def _args(prefix: str, named: Struct, params: Struct, what: str) -> Struct:
@@ -221,7 +222,8 @@ def sizeof_site(s: DispatchShim, target: "Target | str", sweep: Sequence[int] = 
     frag = cconv.parse(s.cconv).arguments
     sizeof = s.params.layout(t).size
     packed = cconv.layout(frag, t, (0,) * len(frag.spans)).counts[0].offset
-    misread, fixed_misread, first = 0, 0, ()
+    misread, fixed_misread = 0, 0
+    first: tuple[cconv.Finding, ...] = ()
     n = 0
     for counts in itertools.product(sweep, repeat=len(frag.spans)):
         n += 1

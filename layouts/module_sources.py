@@ -135,7 +135,7 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
             data = json.loads(raw)
         else:
             try:
-                import tomllib
+                import tomllib  # type: ignore[import-not-found,unused-ignore]  # Python 3.11+; 3.10 is answered below
             except ImportError:  # Python 3.10
                 raise ModuleDeclarationError(f"{p}: TOML needs Python 3.11 (tomllib); use a .json "
                                              f"file") from None
@@ -154,12 +154,14 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
     if not isinstance(exports, list):
         raise ModuleDeclarationError(f"{p}: exports must be a list of tables with name and cconv")
     table = []
-    for i, e in enumerate(exports):
-        if not isinstance(e, dict) or set(e) != {"name", "cconv"}:
+    for i, entry in enumerate(exports):
+        if not isinstance(entry, dict) or set(entry) != {"name", "cconv"}:
             raise ModuleDeclarationError(f"{p}: exports[{i}] must have exactly name and cconv, got "
-                                         f"{e!r}")
-        table.append(ModuleExport(e["name"], e["cconv"], ""))
-    return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table), source=str(p))
+                                         f"{entry!r}")
+        table.append(ModuleExport(entry["name"], entry["cconv"], ""))
+    # ModuleDescriptor refuses a missing or wrong name, naming it
+    return ModuleDescriptor(data.get("name"), data.get("version", 0), tuple(table),  # type: ignore[arg-type]
+                            source=str(p))
 
 
 __all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "hal_declaration", "from_file"]

@@ -52,7 +52,7 @@ SOURCE = "c/runtime/src/iree/modules/check/module.cc"
 LINES = {"expect_all_true": 60, "expect_true": 369, "expect_false": 374, "expect_eq": 498,
          "expect_almost_eq": 604}
 
-_ALL_TRUE_TYPES = {  # ExpectAllTrue(bytes, element_type): the C type each element is read as
+_ALL_TRUE_TYPES: dict[int, Any] = {  # ExpectAllTrue(bytes, element_type): the C type each element is read as
     ElementType.INT_8: np.int8, ElementType.SINT_8: np.int8, ElementType.UINT_8: np.uint8,
     ElementType.INT_16: np.int16, ElementType.SINT_16: np.int16, ElementType.UINT_16: np.uint16,
     ElementType.INT_32: np.int32, ElementType.SINT_32: np.int32, ElementType.UINT_32: np.uint32,
@@ -252,7 +252,7 @@ class CheckState:
         text = "Expected near equality of these values."
         text += "" if types_eq else " Element types do not match."
         text += "" if shape_eq else " Shapes do not match."
-        if not close:
+        if where is not None:  # not close
             i, lv, rv = where
             text += (f" Contents does not match to tolerance parameters atol={_g(atol)}, "
                      f"rtol={_g(rtol)}. The first failure occurs at index {i} as the lhs value "

@@ -10,6 +10,8 @@
 - no module imports another module's private name, and none reads a private attribute another
   module defines (a library's underscore names only where listed below, with the reason);
 - no cycle between modules, type-only and function-level imports included, nor between packages;
+- inside the product, an import of another product module is relative (`from ..ref import Ref`):
+  the repository root is the package, which a tool reading the source tree cannot know;
 - docs/architecture.md's table names, for every product module, the IREE file it models or why it
   is ireeabi's own, and every file it names exists.
 
@@ -34,6 +36,11 @@ DYNAMIC_IMPORTS = {
     "ireeabi.abi.lazy_face": "the face's own loader: the names come from each face's table, read here",
     "ireeabi.layouts.module_sources": "native modules named by the user (--native-module) or by "
                                       "installed packages' entry points",
+}
+# Product modules that import ireeabi by its absolute name.
+ABSOLUTE_IMPORTS = {
+    "ireeabi.__main__": "the namespace's other portion (the folder ireeabi/): in the source tree it "
+                        "is not beside the packages, so a relative import would name ireeabi/cli",
 }
 # Private attributes of other libraries the product reads, each for what their public API lacks.
 LIBRARY_PRIVATES = {
@@ -90,8 +97,10 @@ def _parse(source: str, filename: str) -> ast.Module:
 
 
 class Import:
-    def __init__(self, source: str, target: str, name: str | None, line: int, how: str = "import") -> None:
+    def __init__(self, source: str, target: str, name: str | None, line: int, how: str = "import",
+                 absolute: bool = False) -> None:
         self.source, self.target, self.name, self.line, self.how = source, target, name, line, how
+        self.absolute = absolute  # an import statement naming ireeabi by its absolute name
 
     def __repr__(self) -> str:
         what = f"{self.target}.{self.name}" if self.name else self.target
@@ -182,27 +191,22 @@ def read_imports(module: Module, source: str) -> list[Import]:
     constants = _constants(tree)
     out: list[Import] = []
 
-    def add(target: str, name: str | None, line: int, how: str) -> None:
+    def add(target: str, name: str | None, line: int, how: str, absolute: bool) -> None:
         sub = f"{target}.{name}" if name else None
         if sub in MODULES or sub in EXTENSIONS:
-            out.append(Import(module.name, sub, None, line, how))
+            out.append(Import(module.name, sub, None, line, how, absolute))
         else:
-            out.append(Import(module.name, target, name, line, how))
+            out.append(Import(module.name, target, name, line, how, absolute))
 
     for node, loop in _nodes(source, str(module.path)):
         if isinstance(node, ast.Import):
-            out += [Import(module.name, a.name, None, node.lineno) for a in node.names
+            out += [Import(module.name, a.name, None, node.lineno, absolute=True) for a in node.names
                     if a.name.startswith("ireeabi")]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(module, node)
             if target.startswith("ireeabi"):
                 for a in node.names:
-                    add(target, a.name, node.lineno, "import")
+                    add(target, a.name, node.lineno, "import", node.level == 0)
         elif isinstance(node, ast.Call):
             func = node.func
             called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -227,14 +231,23 @@ def read_imports(module: Module, source: str) -> list[Import]:
     return out
 
 
+def _from_target(module: Module, node: ast.ImportFrom) -> str:
+    """The absolute name of the module a `from` import reads, relative (`from ..x`) or not."""
+    if not node.level:
+        return node.module or ""
+    base = module.package.split(".")
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imported_constant(tree: ast.Module, module: Module, name: str) -> object:
-    """The literal a name imported from another product module (`from ireeabi.x import NAME`) is
-    bound to there, if any."""
+    """The literal a name imported from another product module (`from ..x import NAME`) is bound
+    to there, if any."""
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module in MODULES and \
+        if isinstance(node, ast.ImportFrom) and _from_target(module, node) in MODULES and \
                 any((a.asname or a.name) == name for a in node.names):
             original = next(a.name for a in node.names if (a.asname or a.name) == name)
-            path = MODULES[node.module].path
+            path = MODULES[_from_target(module, node)].path
             return _constants(_parse(_source(path), str(path))).get(original)
     return None
 
@@ -334,6 +347,10 @@ def unresolved(imports: list[Import]) -> list[Import]:
 
 def upward(imports: list[Import]) -> list[Import]:
     return [i for i in imports if i.target != "?" and _layer(i.target) > _layer(i.source)]
+
+
+def absolute_imports(imports: list[Import]) -> list[Import]:
+    return [i for i in imports if i.absolute and i.source not in ABSOLUTE_IMPORTS]
 
 
 def _inside(module: str, package: str) -> bool:
@@ -438,6 +455,11 @@ def test_imports_follow_the_layering() -> None:
     assert not found, "\n".join(map(repr, found))
 
 
+def test_product_imports_are_relative() -> None:
+    found = absolute_imports(IMPORTS)
+    assert not found, "\n".join(map(repr, found))
+
+
 def test_sublayers_are_kept() -> None:
     found = across_sublayers(IMPORTS)
     assert not found, "\n".join(map(repr, found))
@@ -505,6 +527,42 @@ def test_a_planted_upward_import_is_found() -> None:
     downward = Import("ireeabi.cli.main", "ireeabi.abi.cconv", None, 1)
     found = upward(read_imports(module, source) + [sideways, downward])
     assert [(i.source, i.target) for i in found] == [("ireeabi.abi.planted", "ireeabi.cli.main")]
+
+
+def test_planted_relative_imports_are_read() -> None:
+    """Relative imports of every depth, from a module and from a package's face, name the modules
+    they load (a submodule by `from . import x`), and a constant imported relatively is read."""
+    module, source = _planted("ireeabi.hal.local.planted", (
+        "from . import native\nfrom .elf_loader import load\nfrom .. import buffer\n"
+        "from ..buffer import Buffer\ndef f():\n    from ...abi import layout\n"
+        "import importlib\nfrom ..local.native_build import INSTALLED_NAME\n"
+        "importlib.import_module(INSTALLED_NAME)\n"))
+    imports = read_imports(module, source)
+    assert [(i.target, i.name, i.how, i.absolute) for i in imports] == [
+        ("ireeabi.hal.local.native", None, "import", False),
+        ("ireeabi.hal.local.elf_loader", "load", "import", False),
+        ("ireeabi.hal.buffer", None, "import", False), ("ireeabi.hal.buffer", "Buffer", "import", False),
+        ("ireeabi.abi.layout", None, "import", False),
+        ("ireeabi.hal.local.native_build", "INSTALLED_NAME", "import", False),
+        ("ireeabi.hal.local._native", None, "importlib", False)]
+    face, source = _planted("ireeabi.hal.local", "from .native import run\nfrom ..buffer import x\n",
+                            is_package=True)
+    assert [i.target for i in read_imports(face, source)] == ["ireeabi.hal.local.native",
+                                                              "ireeabi.hal.buffer"]
+
+
+def test_a_planted_absolute_import_is_found() -> None:
+    """`from ireeabi.x import`, `import ireeabi.x`, at module level or in a function, are found; a
+    relative import, a string importlib loads, and the listed module's are not."""
+    module, source = _planted("ireeabi.vm.planted", (
+        "import importlib\nfrom ireeabi.vm import ref\nimport ireeabi.vm.list as vm_list\n"
+        "from .ref import Ref\ndef f():\n    from ireeabi.abi.layout import Field\n"
+        "importlib.import_module('ireeabi.vm.list')\n"))
+    found = absolute_imports(read_imports(module, source))
+    assert [(i.line, i.target) for i in found] == [(2, "ireeabi.vm.ref"), (3, "ireeabi.vm.list"),
+                                                   (6, "ireeabi.abi.layout")]
+    main, source = _planted("ireeabi.__main__", "from ireeabi.cli.__main__ import run\n")
+    assert absolute_imports(read_imports(main, source)) == []
 
 
 def test_a_planted_lazy_face_export_is_read() -> None:

@@ -318,7 +318,7 @@ class CheckFile(pytest.File):
                      style: Any = None) -> Any:
         if isinstance(excinfo.value, IreeAbiError):  # bad input: its message, not a traceback
             return f"{self.path}: {_short(excinfo.value)}"
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)  # a Collector's takes no style
 
 
 def _variant_id(settings: Settings, model: str | None, path: str, target: str) -> str:

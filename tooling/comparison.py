@@ -137,11 +137,12 @@ def _first_mismatch(expected: np.ndarray, actual: np.ndarray, element_type: int,
     size = (iree_hal_element_bit_count(element_type) + 7) // 8
     e_raw = np.frombuffer(np.ascontiguousarray(expected).tobytes(), np.uint8)
     a_raw = np.frombuffer(np.ascontiguousarray(actual).tobytes(), np.uint8)
-    atol = {ElementType.FLOAT_16: equality.f16_atol, ElementType.FLOAT_32: equality.f32_atol,
-            ElementType.FLOAT_64: equality.f64_atol,
-            ElementType.BFLOAT_16: equality.bf16_atol}.get(element_type)
+    atols: dict[int, float] = {ElementType.FLOAT_16: equality.f16_atol, ElementType.FLOAT_32: equality.f32_atol,
+                               ElementType.FLOAT_64: equality.f64_atol, ElementType.BFLOAT_16: equality.bf16_atol}
+    atol = atols.get(element_type)
     if equality.mode == "approximate" and atol is not None:
         e, a = _as_f64(e_raw, element_type), _as_f64(a_raw, element_type)
+        assert e is not None and a is not None  # a float type (it has an atol)
         with np.errstate(invalid="ignore", over="ignore"):
             ok = (a == e) | (np.isnan(a) & np.isnan(e)) | \
                 (np.isfinite(e) & (np.abs(a - e) <= atol + equality.rtol * np.abs(e)))

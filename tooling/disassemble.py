@@ -185,7 +185,7 @@ class RegisterValues:
     def global_value(self, mnemonic: str, where: "int | Register") -> str:
         """The value a global load reads (after `.rwdata[N]` / `.refs[N]`)."""
         if isinstance(where, Register):  # an indirect load: the slot is the register's value
-            index = self._word("i", 4 * (where.ordinal & isa.I32_REGISTER_MASK)) or 0
+            index = int(self._word("i", 4 * (where.ordinal & isa.I32_REGISTER_MASK)) or 0)  # an i32
         else:
             index = where
         kind = mnemonic.rsplit(".", 1)[-1]
@@ -283,8 +283,8 @@ class _Function:
             i = ordinal & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
             name = m.imported_functions[i].full_name if i < len(m.imported_functions) else ""
             return name or f"import:{i}"
-        name = m.internal_names[ordinal] if ordinal < len(m.internal_names) else None
-        return f"{m.name}.{name}" if name else f"{m.name}:{ordinal}"
+        internal = m.internal_names[ordinal] if ordinal < len(m.internal_names) else None
+        return f"{m.name}.{internal}" if internal else f"{m.name}:{ordinal}"
 
 
 # --------------------------------------------------------------------------------------------------

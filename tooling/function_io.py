@@ -149,7 +149,7 @@ def _tensor_from_file(metadata: str, contents: str, files: InputFiles) -> np.nda
 # --------------------------------------------------------------------------------------------------
 # Inputs
 
-_SCALAR_DTYPES = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
+_SCALAR_DTYPES: dict[str, Any] = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 _SCALAR_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 
 

@@ -46,11 +46,11 @@ def read_exactly(stream: BinaryIO, n: int, *context: str) -> bytes:
 def read_into(stream: BinaryIO, out: np.ndarray, *context: str) -> None:
     """Fill the flat `out` with the stream's next bytes, in place (no copy of the contents: an
     input's file is read once, into its array); errors as `read_exactly` words them."""
-    view = memoryview(out.view(np.uint8))
+    view = out.view(np.uint8).data  # a memoryview of its bytes
     n, got = len(view), 0
     try:
         while got < n:
-            step = stream.readinto(view[got:])
+            step = stream.readinto(view[got:])  # type: ignore[attr-defined]  # BinaryIO's stub lacks it; files have it
             if not step:
                 break
             got += step
@@ -188,10 +188,11 @@ def npy_header(element_type: int, shape: Sequence[int]) -> bytes:
     """The npy header iree_numpy_npy_save_ndarray writes (version 1 unless the dict is huge,
     padded with spaces and a newline to 64 bytes)."""
     size = (iree_hal_element_bit_count(element_type) + 7) // 8
-    kind = {NumericalType.UNKNOWN: "V", NumericalType.BOOLEAN: "b", NumericalType.INTEGER: "i",
-            NumericalType.INTEGER_SIGNED: "i", NumericalType.INTEGER_UNSIGNED: "u",
-            NumericalType.FLOAT_IEEE: "f",
-            NumericalType.FLOAT_COMPLEX: "c"}.get(element_type >> 24)
+    kinds: dict[int, str] = {
+        NumericalType.UNKNOWN: "V", NumericalType.BOOLEAN: "b", NumericalType.INTEGER: "i",
+        NumericalType.INTEGER_SIGNED: "i", NumericalType.INTEGER_UNSIGNED: "u",
+        NumericalType.FLOAT_IEEE: "f", NumericalType.FLOAT_COMPLEX: "c"}
+    kind = kinds.get(element_type >> 24)
     if kind is None:
         raise OutputError("UNIMPLEMENTED; unsupported data encoding")
     dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")

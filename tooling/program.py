@@ -227,7 +227,7 @@ class Program:
         if args is None:
             raise ArgumentError(f"export {function!r} has no calling convention")
         known = self._signatures[function] = ("".join(value_chars(args)),
-                                              "".join(value_chars(results)))
+                                              "".join(value_chars(results or "")))
         return known
 
     def takes_fences(self, function: str) -> bool:
@@ -368,6 +368,7 @@ class Program:
 
     def _traced_invoke(self, function: str, args: list) -> list:
         trace = self.trace
+        assert trace is not None  # invoked through this only when tracing
         trace.invoke(function)
         try:
             results = self.context.invoke(function, *args)
@@ -517,7 +518,8 @@ def short_device_targets(text: str) -> str:
     executable targets' whole configuration: hundreds of characters) cut to the device and the
     backend/format name of each executable target, e.g. `#hal.device.target<"local",
     [llvm-cpu embedded-elf-x86_64]>` (the module's own text keeps the full attribute)."""
-    out, at = [], 0
+    out: list[str] = []
+    at = 0
     while True:
         start = text.find(_DEVICE_TARGET, at)
         if start < 0:

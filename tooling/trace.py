@@ -92,7 +92,8 @@ class Trace:
 
     def install(self, module: NativeModule) -> None:
         """Wrap every export shim of `module` (HalRuntime calls this for each of its modules)."""
-        module.shims = tuple(_TracedShim(self, module, i, shim) for i, shim in enumerate(module.shims))
+        module.shims = tuple(_TracedShim(self, module, i, shim)  # type: ignore[misc]  # called as a Shim is
+                             for i, shim in enumerate(module.shims))
 
     def import_call(self, module: NativeModule, ordinal: int, data: bytes, address: int,
                     results: bytes, error: BaseException | None) -> None:

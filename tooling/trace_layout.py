@@ -82,7 +82,10 @@ def names_for(import_name: str, frag: Fragment) -> Names:
             s = None
         if s is not None:
             args = s.args
-            named = args.fields[0].type.fields[0].type  # anon.named
+            anon, named = args.fields[0].type, None
+            assert isinstance(anon, Struct)  # the args union (module.c's anonymous one)
+            if isinstance(anon.fields[0].type, Struct):
+                named = anon.fields[0].type  # anon.named
     if named is not None and args is not None:
         leaves = _leaves(named)
         if len(leaves) == len(frag.fixed_prefix):
@@ -95,8 +98,9 @@ def names_for(import_name: str, frag: Fragment) -> Names:
             values[pos] = _generic_name(item.char, pos)
         else:
             spans.append((f"a{pos}_count", f"a{pos}"))
+    prefix_struct = cconv.shim_struct(frag.fixed_prefix) if frag.fixed_prefix else None
     struct_name = frag.struct_name if cconv.shim_struct(frag.text) is not None else \
-        (cconv.shim_struct(frag.fixed_prefix).name if frag.fixed_prefix else "(no struct)")
+        (prefix_struct.name if prefix_struct is not None else "(no struct)")
     return Names(struct_name, values, tuple(spans))
 
 
@@ -105,7 +109,9 @@ def _element_names(span: Span) -> list[str]:
     element struct's members (`bindings[0].r0`)."""
     if len(span.values) == 1:
         return [""]
-    return ["." + f.name for f in cconv.shim_struct(span.text).fields]
+    elem = cconv.shim_struct(span.text)
+    assert elem is not None  # a span's values are fixed
+    return ["." + f.name for f in elem.fields]
 
 
 def value_names(names: Names, frag: Fragment, counts: Sequence[int]) -> list[str]:
@@ -279,6 +285,7 @@ def shim_fields(import_name: str, frag: Fragment, t: Target, form: str, data: by
     n = len(data)
     if not frag.has_spans:
         view = cconv.shim_view(frag, t, ())
+        assert view is not None  # fixed values: a struct
         out["kind"] = "fixed"
         out["fields"] = [_field(name, _KIND[v[0]], v[0], at, cconv.vm_field(v[0], t)[0], data, t)
                          for name, v, at in zip(value_names(names, frag, ()), _values(frag), view.reads)]
@@ -290,6 +297,7 @@ def shim_fields(import_name: str, frag: Fragment, t: Target, form: str, data: by
     if cconv.shim_struct(frag.text) is not None:  # one trailing span: the VLA struct
         out["kind"] = "vla"
         view0 = cconv.shim_view(frag, t, (0,))
+        assert view0 is not None and view0.count_offset is not None and view0.element_size is not None
         if n < view0.sizeof:
             out["failure"] = f"{n} B buffer < sizeof({view0.struct.name}) {view0.sizeof} B: {MISMATCH}"
             return out
@@ -302,6 +310,7 @@ def shim_fields(import_name: str, frag: Fragment, t: Target, form: str, data: by
                               f"sizeof {view0.sizeof} + {c} x {view0.element_size} B: {MISMATCH}")
             return out
         view = cconv.shim_view(frag, t, (c,))
+        assert view is not None  # the VLA struct
         fields = []
         vnames = value_names(names, frag, (c,))
         for name, v, at in zip(vnames, _values(frag, (c,)), view.reads):
@@ -366,6 +375,7 @@ def result_fields(frag: Fragment, t: Target, data: bytes) -> dict:
         return {"fragment": frag.text, "size": len(data), "fields": []}
     lay = cconv.layout(frag, t, ())
     view = cconv.shim_view(frag, t, ())
+    assert view is not None  # results: fixed values, a struct
     fields = []
     for pos, (v, at) in enumerate(zip(lay.values, view.reads)):
         fields.append(_field(_generic_name(v.char, pos), _KIND[v.char], v.char, v.offset, v.size, data,

@@ -56,14 +56,14 @@ class Context:
         if not self._busy.acquire(False):  # non-blocking (positional: a keyword costs 0.25 us)
             if self._owner == threading.get_ident():  # a nested invoke on the running thread
                 out = self.begin_call(function_name, args)
-                return out if type(out) is list else out.finish(None)
+                return out if isinstance(out, list) else out.finish(None)
             raise ContextBusyError(f"invoke of '{printable(function_name)}' while another thread runs "
                                    f"a call on this context (module {printable(self.module.name)}): a context and "
                                    "its heap belong to one thread at a time")
         self._owner = threading.get_ident()
         try:
             out = self.begin_call(function_name, args)
-            if type(out) is not list:  # it yielded: resumed until done, as iree_vm_invoke does
+            if not isinstance(out, list):  # it yielded: resumed until done, as iree_vm_invoke does
                 out = out.finish(None)
             return out
         finally:
@@ -178,13 +178,14 @@ class Context:
                 raise self._import_error(StatusCode.INVALID_ARGUMENT, f"import name not fully-"
                                          f"qualified (module.func): '{printable(full_name)}'", full_name)
             if registered is None:
+                assert imports is not None  # only another resolver's modules are not known
                 ok = imports.resolves(full_name, imp.cconv)
                 if not ok and not imp.optional:
                     raise self._import_error(StatusCode.NOT_FOUND, "required import not resolved "
                                              "(the resolver does not provide it)", full_name)
                 resolved.append(ok)
                 continue
-            if module_name not in registered:
+            if imports is None or module_name not in registered:  # (no resolver: none registered)
                 found: "tuple[StatusCode, str] | str | None" = (
                     StatusCode.NOT_FOUND, f"module '{printable(module_name)}' required for import "
                     f"'{printable(full_name)}' not registered with the context")
@@ -205,6 +206,7 @@ class Context:
             if cconv and cconv[0] != "0":  # iree_vm_function_call_get_cconv_fragments
                 raise self._import_error(StatusCode.UNIMPLEMENTED,
                                          f"unsupported cconv version {cconv[0]}", full_name)
+            assert imports is not None  # its module is registered
             if not imports.resolves(full_name, imp.cconv or None):  # the resolver agrees
                 raise self._import_error(StatusCode.NOT_FOUND, "the resolver does not provide it",
                                          full_name)
@@ -229,7 +231,7 @@ class ImportStatusError(ImportResolutionError):
         self.code = code
         self.reason = reason
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.full_name, self.code, self.reason))
 
 
@@ -266,7 +268,8 @@ def _lookup_export(imports: ImportResolver, module_name: str,
         except StatusError as e:
             return StatusCode(e.code), e.message
         return native.exports[ordinal].cconv or ""
-    if f"{module_name}.{function}" in imports.functions:  # FunctionImports
+    assert isinstance(imports, FunctionImports)  # the one other resolver with registered modules
+    if f"{module_name}.{function}" in imports.functions:
         return None
     return StatusCode.NOT_FOUND, (f"no function `{printable(function)}` exported by module "
                                   f"`{printable(module_name)}`")

@@ -6,11 +6,14 @@ function and pc of the instruction that failed (and its callers), the status cod
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable, printable_text
 from ireeabi.base.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
+
+
+_E = TypeVar("_E", bound="VmError")  # locate returns the error it records in
 
 
 class VmError(IreeAbiError):
@@ -23,7 +26,7 @@ class VmError(IreeAbiError):
         self.stack: tuple[tuple[str, int], ...] = ()  # callers, innermost first
         super().__init__(message)
 
-    def locate(self, function: str, pc: int, stack: Sequence[tuple[str, int]] = ()) -> "VmError":
+    def locate(self: _E, function: str, pc: int, stack: Sequence[tuple[str, int]] = ()) -> _E:
         """Record where the error happened (the first location recorded wins)."""
         if self.function is None:
             self.function, self.pc, self.stack = function, pc, tuple(stack)

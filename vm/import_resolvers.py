@@ -77,7 +77,9 @@ class ContextImports(ImportResolver):
         return self._target(full_name) is not None
 
     def call(self, full_name: str, cconv: str, args: list) -> list:
-        ctx, function = self._target(full_name)
+        target = self._target(full_name)
+        assert target is not None  # the VM calls only imports resolves() resolved
+        ctx, function = target
         return ctx.invoke(function, *args)
 
 

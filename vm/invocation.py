@@ -78,7 +78,7 @@ class Invocation:
         except BaseException:
             self._end()  # the loop released the frames
             raise
-        if type(out) is list:
+        if isinstance(out, list):
             self._end()
             self._results = out
             return True

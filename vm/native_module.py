@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..abi import cconv
+from ..abi.cconv import Signature  # not cconv.Signature: the field `cconv` hides the module
 from ..abi.cconv.codec import codec
 from ..abi.errors import IreeAbiError
 from ..abi.printable import printable
@@ -54,8 +55,8 @@ class Export:
     function: NativeFunction
     form: str = "fixed"  # reader form for multi-span arguments (see shims)
     attrs: tuple[tuple[str, str], ...] = ()  # function-level reflection attributes (key, value)
-    shim: "Callable[[cconv.Signature, str, Machine], Shim] | None" = None  # the module's own shim
-    signature: cconv.Signature = field(init=False, repr=False, compare=False)
+    shim: "Callable[[Signature, str, Machine], Shim] | None" = None  # the module's own shim
+    signature: Signature = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "\0" in self.name:
@@ -182,7 +183,7 @@ def _shim_failure(error: BaseException, module: str, export: str, results_size: 
     if add_note is not None:
         add_note(note)
     else:  # Python 3.10: the attribute add_note would have set
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]
+        setattr(error, "__notes__", [*getattr(error, "__notes__", ()), note])  # (3.10 declares none)
     return error
 
 

@@ -16,7 +16,7 @@ import ctypes
 import math
 import re
 import struct
-from typing import Callable
+from typing import Any, Callable
 
 from ireeabi.vm.errors import VmTrapError
 from ireeabi.base.host_libraries import library_name
@@ -180,7 +180,7 @@ def _fdiv(a: float, b: float) -> float:
 # iree-base-runtime 3.13 wheels link (glibc 2.28 baseline): exp/exp2/log/log2/pow of that era are
 # the SVID-compatible wrappers (log(-1) is +NaN there, -NaN in the 2.29 default). Python's math is
 # the fallback where ctypes cannot load libm.
-def _load_libm():
+def _load_libm() -> ctypes.CDLL | None:
     name = library_name("m")
     try:
         return ctypes.CDLL(name) if name else None
@@ -194,7 +194,7 @@ _LINKED_VERSIONS = {name: (b"GLIBC_2.2.5", b"GLIBC_2.17")
                     for name in ("exp", "exp2", "log", "log2", "pow")}
 
 
-def _dlvsym():
+def _dlvsym() -> Any:  # glibc's dlvsym, or None
     try:
         fn = ctypes.CDLL(None).dlvsym
     except (AttributeError, OSError):  # pragma: no cover (not glibc)
@@ -235,7 +235,7 @@ def _py_fallback(fn: Callable[..., float]) -> Callable[..., float]:  # pragma: n
     return safe
 
 
-_MATH = {  # op stem -> (libm f32 name, libm f64 name, arity, Python fallback)
+_MATH: dict[str, tuple[str, str, int, Callable[..., float]]] = {  # op stem -> (libm f32 name, libm f64 name, arity, Python fallback)
     "Atan": ("atanf", "atan", 1, math.atan), "Atan2": ("atan2f", "atan2", 2, math.atan2),
     "Cos": ("cosf", "cos", 1, math.cos), "Sin": ("sinf", "sin", 1, math.sin),
     "Exp": ("expf", "exp", 1, math.exp), "Exp2": ("exp2f", "exp2", 1, lambda x: 2.0 ** x),
@@ -355,8 +355,7 @@ PURE_OPS = _pure_ops()
 # f32 ops whose function is the C library's float function (ctypes returns the C float as a Python
 # float): the value is an f32 already, which the writer's rounding would leave as it is.
 EXACT_F32_OPS = frozenset(stem + "F32" for stem in _MATH
-                          if isinstance(PURE_OPS[stem + "F32"], ctypes._CFuncPtr)
-                          and PURE_OPS[stem + "F32"].restype is ctypes.c_float)
+                          if getattr(PURE_OPS[stem + "F32"], "restype", None) is ctypes.c_float)
 # Bitcasts and sign-bit ops move raw bits: their registers are read and written as integers.
 RAW_BANKS = {"BitcastI32F32": ("b32", "b32"), "BitcastF32I32": ("b32", "b32"),
               "BitcastI64F64": ("b64", "b64"), "BitcastF64I64": ("b64", "b64")}

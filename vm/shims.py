@@ -313,6 +313,7 @@ class _ResultWriter:
     def _pack(self) -> Callable[[Any, int, Sequence[Any]], None]:
         """pack_into of the values (a ref as its two words), compiled for the result kinds."""
         r = self.reader
+        assert r is not None  # write() packs nothing for void results
         return shim_code.pack_function(r.struct.pack_into, r.kinds, r.struct.format)
 
 

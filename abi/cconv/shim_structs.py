@@ -44,6 +44,7 @@ def shim_struct(fragment_text: str) -> Struct | None:
             fields.append(_shim_field(item.char, pos))
         else:
             elem = shim_struct(item.text)
+            assert elem is not None  # a span's elements are fixed values, which a struct expresses
             fields.append(Field(f"a{pos}_count", IREE_VM_SIZE_T))
             fields.append(Field(f"a{pos}", Array(elem, None)))
     return Struct(frag.struct_name, fields, doc=f"native shim struct for cconv fragment {frag.text!r}")
@@ -81,6 +82,7 @@ def shim_view_instance(frag: Fragment, t: Target, counts: tuple[int, ...]) -> Sh
         else:
             count_offset = lay.fields[pos].offset
             arr = lay.fields[pos + 1]
+            assert isinstance(arr.type, Array) and isinstance(arr.type.elem, Struct)
             elay = layout_of(arr.type.elem, t)
             elem_size = elay.size
             field_offsets = tuple(f.offset for f in elay.fields)

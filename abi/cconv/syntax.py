@@ -63,7 +63,7 @@ class SpanCountError(IreeAbiError):
 
 class Value(NamedTuple):
     char: str
-    index: int  # in the text parsed (the whole signature for `parse`)
+    index: int  # type: ignore[assignment]  # shadows tuple.index; in the text parsed
 
     @property
     def kind(self) -> str:
@@ -72,7 +72,7 @@ class Value(NamedTuple):
 
 class Span(NamedTuple):
     values: tuple[Value, ...]
-    index: int  # of its 'C'
+    index: int  # type: ignore[assignment]  # shadows tuple.index; of its 'C'
 
     @property
     def text(self) -> str:

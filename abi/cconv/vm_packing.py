@@ -109,7 +109,7 @@ class ValueSlot(NamedTuple):  # NamedTuple: built by the thousand on first layou
     char: str
     offset: int
     size: int
-    index: int  # character index in the fragment
+    index: int  # type: ignore[assignment]  # shadows tuple.index; the character's in the fragment
     span: int | None = None  # which span (0-based) or None for fixed values
     element: int | None = None  # element number within the span
 
@@ -121,7 +121,7 @@ class ValueSlot(NamedTuple):  # NamedTuple: built by the thousand on first layou
 class CountSlot(NamedTuple):
     span: int
     offset: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count (never called here)
     size: int = 4
 
     @property
@@ -166,6 +166,8 @@ class _RunSequence(_SequenceABC):
     """An immutable sequence spelled as runs; equal to the tuple of its items."""
 
     __slots__ = ("_runs", "_starts", "_len", "_items")
+    _starts: tuple[int, ...]
+    _items: tuple[Any, ...] | None  # the items themselves, when few enough to keep
 
     def __init__(self, runs: Iterable[Run]) -> None:
         self._runs = tuple(r for r in runs if r.reps > 0 and r.items)
@@ -237,7 +239,7 @@ class ValueSlots(_RunSequence):
     __slots__ = ()
 
     def _make(self, run: Run, t: ValueSlot, q: int) -> ValueSlot:
-        element = t.element if t.span is None else run.first + q * run.elements + t.element
+        element = t.element if t.span is None else run.first + q * run.elements + t.element  # type: ignore[operator]  # a span's slot has its element
         return ValueSlot(t.kind, t.char, run.offset + q * run.stride + t.offset, t.size, t.index,
                          t.span, element)
 
@@ -395,7 +397,9 @@ def _pack_span_run(elem: Sequence[tuple], ealign: int, span_no: int, n: int, p: 
     period, cycle = len(laid) - c, at - starts[c]
     place(laid[:c], p, 0)
     reps, tail = divmod(n - c, period)
-    tmpl_v, tmpl_g, off = [], [], 0
+    tmpl_v: list[ValueSlot] = []
+    tmpl_g: list[Gap] = []
+    off = 0
     for k, (vals, gs, length) in enumerate(laid[c:]):
         tmpl_v.extend(ValueSlot(v.kind, v.char, off + v.offset, v.size, v.index, span_no, k) for v in vals)
         tmpl_g.extend(Gap(off + g.offset, g.size) for g in gs)

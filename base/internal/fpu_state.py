@@ -98,7 +98,7 @@ def pushed(fpu: "FpuControl | None", flush: bool = True) -> Iterator[None]:
     """iree_fpu_state_push / pop on `fpu` (see the module docstring); nothing when `flush` is false
     or the FPU has no flush bits."""
     bits = fpu.flush_bits if fpu is not None and flush else 0
-    if not bits:
+    if not bits or fpu is None:
         yield
         return
     previous = fpu.fpu_control()

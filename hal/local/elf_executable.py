@@ -102,7 +102,7 @@ class Image:
     def cstring(self, address: int, what: str) -> str:
         return self.cbytes(address, what).decode("utf-8", "replace")
 
-    def read(self, cls: type, address: int, what: str) -> Any:
+    def read(self, cls: Any, address: int, what: str) -> Any:  # cls: a ctypes type
         n = ctypes.sizeof(cls)
         self.check(address, n, what)
         return cls.from_buffer_copy(self._read_bytes(address, n))
@@ -129,7 +129,8 @@ def _elf_image_span(data: bytes, host_name: str, embedded: bool) -> tuple[int, i
         bits = elf.elfclass
         loads = [s for s in elf.iter_segments() if s["p_type"] == "PT_LOAD"]
         dynsym = elf.get_section_by_name(".dynsym")
-        syms = list(dynsym.iter_symbols()) if dynsym is not None else []
+        # (a .dynsym that is no symbol table has no iter_symbols: the AttributeError is caught below)
+        syms = list(dynsym.iter_symbols()) if dynsym is not None else []  # type: ignore[attr-defined]
         names = {s.name for s in syms}
         undefined = [s.name for s in syms[1:] if s["st_shndx"] == "SHN_UNDEF"]  # entry 0 is the null symbol
     except (ELFError, ValueError, KeyError, AttributeError, IndexError, TypeError, OverflowError,
@@ -201,10 +202,10 @@ class Library(LoadedLibrary):
             if error is not None:
                 raise error
         if status == FAULTED:  # the kernel's memory may be anything now: no dispatch of it again
-            where = (fault.x, fault.y, fault.z)
-            self.unusable = (f"export {self.exports[ordinal].name} faulted at workgroup {where} "
+            workgroup = (fault.x, fault.y, fault.z)
+            self.unusable = (f"export {self.exports[ordinal].name} faulted at workgroup {workgroup} "
                              f"(signal {fault.signal}, address 0x{fault.address:x})")
-            return DispatchResult(status, calls[0], (fault.signal, fault.address, where))
+            return DispatchResult(status, calls[0], (fault.signal, fault.address, workgroup))
         return DispatchResult(status, calls[0])
 
     def dispatch(self, ordinal: int, workgroup_count: tuple[int, int, int], constants: Sequence[int] = (),
@@ -344,6 +345,7 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
             raise ExecutableError(StatusCode.NOT_FOUND, f"exported symbol with name "
                                   f"'{X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME}' not found in module") from None
         image = _image_of(dll, lo, hi)
+        assert fn is not None  # ctypes found the symbol (dlsym gives no symbol at NULL)
 
         def query(version: int, environment: int) -> int:
             return _guarded_query(fn, version, environment)

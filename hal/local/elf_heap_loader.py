@@ -299,7 +299,7 @@ def _heap_dynamic(image: HeapElfImage, phdrs: list, s: Any, arch: _Arch) -> dict
     dyn_phdr = next((p for p in phdrs if segment_type(p) == PT_DYNAMIC), None)
     entry = s.Elf_Dyn.sizeof()
     count = dyn_phdr.p_filesz // entry if dyn_phdr is not None else 0
-    if not count:
+    if not count or dyn_phdr is None:
         raise elf_error("no PT_DYNAMIC/.dynamic segment")
     table = (image.base + dyn_phdr.p_vaddr) & mask
     values = _dt_values(arch.em_name)

@@ -306,7 +306,7 @@ def _parse_dynamic(module: ElfModule, phdrs: list, s: Any, symbols: bool = True)
     dyn_phdr = next((p for p in phdrs if segment_type(p) == PT_DYNAMIC), None)
     entry = s.Elf_Dyn.sizeof()
     count = dyn_phdr.p_filesz // entry if dyn_phdr is not None else 0
-    if not count:
+    if not count or dyn_phdr is None:
         raise elf_error("no PT_DYNAMIC/.dynamic segment")
     raw = module.read(module.bias + dyn_phdr.p_vaddr, count * entry, ".dynamic table")
     word = "<q" if s.elfclass == 64 else "<i"

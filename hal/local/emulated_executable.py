@@ -107,7 +107,8 @@ def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence
         raise
     return TargetLibrary(format, info.name, info.version, info.imports, info.exports, info.constant_count,
                          info.has_names, env.address, heap, call, (EmulatedFault,),
-                         lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address), release)
+                         lambda e: (f"{e.kind} at pc 0x{e.pc:x}", e.address),  # type: ignore[attr-defined]  # an EmulatedFault (the class given)
+                         release)
 
 
 __all__ = ["CPU_TARGETS", "KernelEmulator", "load"]

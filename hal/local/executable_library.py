@@ -158,7 +158,7 @@ def write_workgroup_state(machine: Machine, memory: Any, offset: int, processor_
     struct.pack_into("<I", memory, offset + L.wg_processor_off, processor_id & _U32)
 
 
-def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: "object") -> str:
+def fault_message(export: str, fault: tuple, ptrs: list[int], lengths: list[int], heap: Any) -> str:
     """What a trapped kernel fault tells: the export, the workgroup, the address, and where it lies
     against the bindings (IREE's process dies here; the library is unusable from now on). The cause
     is a signal number for host code, or the emulated CPU's kind of fault for foreign code."""

@@ -97,6 +97,7 @@ def _build_at_run_time(why: str) -> ModuleType:
         os.replace(lib_path, final)  # atomic: concurrent builders end with one complete file
         built = [final]
     spec = importlib.util.spec_from_file_location(name, built[0])
+    assert spec is not None and spec.loader is not None  # a file named .so: an extension's loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

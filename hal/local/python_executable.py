@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -59,13 +59,13 @@ def _read_dispatch(state_address: int, heap: Heap | None) -> Dispatch:
         st = _host_machine().ctype(X.iree_hal_executable_dispatch_state_v0_t).from_address(state_address)
         word = ctypes.c_uint64 if ctypes.sizeof(ctypes.c_void_p) == 8 else ctypes.c_uint32
 
-        def array(ctype: type, n: int, address: int) -> np.ndarray:
+        def array(ctype: Any, n: int, address: int) -> np.ndarray:
             return np.ctypeslib.as_array((ctype * n).from_address(address))
     else:
         st = heap.struct_at(X.iree_hal_executable_dispatch_state_v0_t, state_address)
         word = ctypes.c_uint64 if heap.pointer_size == 8 else ctypes.c_uint32
 
-        def array(ctype: type, n: int, address: int) -> np.ndarray:
+        def array(ctype: Any, n: int, address: int) -> np.ndarray:
             return np.frombuffer(heap.view(address, n * ctypes.sizeof(ctype)), dtype=np.dtype(ctype))
     n_c, n_b = st.constant_count, st.binding_count
     constants = array(ctypes.c_uint32, n_c, st.constants).copy() if n_c else np.zeros(0, np.uint32)

@@ -106,7 +106,8 @@ class Environment:
     def __init__(self, heap: Heap, constants: Sequence[int], processor_data: Sequence[int],
                  import_thunk: int) -> None:
         m = heap.machine
-        self.heap, self.blocks = heap, []
+        self.heap = heap
+        self.blocks: list[int] = []
         self.fields = env = m.ctype(X.iree_hal_executable_environment_v0_t)()
         env.import_thunk = import_thunk
         for i, word in enumerate(list(processor_data)[:X.IREE_HAL_PROCESSOR_DATA_CAPACITY_V0]):

@@ -63,10 +63,10 @@ class VmvxLibrary:
         self._vm_buffers = runtime.vm_buffers
         try:
             module = read_module(image, ref_types=runtime.types.names())  # the instance's types
-        except IreeAbiError as e:  # the status code of IREE's bytecode module verifier
-            code = getattr(e, "code", StatusCode.INVALID_ARGUMENT)
+        except IreeAbiError as err:  # the status code of IREE's bytecode module verifier
+            code = getattr(err, "code", StatusCode.INVALID_ARGUMENT)
             raise ExecutableError(StatusCode(code), f"vmvx executable is not a valid bytecode module: "
-                                  f"{e}") from None
+                                  f"{err}") from None
         self.name = module.name
         self.has_names = True
         exports = []
@@ -196,7 +196,7 @@ class VmvxLibrary:
                 raise errors[0]
 
     def close(self) -> None:
-        context, self.context = getattr(self, "context", None), None
+        context, self.context = getattr(self, "context", None), None  # type: ignore[assignment]  # closed
         if context is not None:
             try:
                 context.close()

@@ -277,11 +277,11 @@ def _engine(window: _Window) -> wasmtime.Engine:
     config.memory_guard_size = 0
     config.memory_reservation_for_growth = 0
     creator = _ffi.wasmtime_memory_creator_t()
-    creator.new_memory = _new_memory
+    creator.new_memory = _new_memory  # type: ignore[assignment]  # ctypes takes the callback for the field
     creator.finalizer = _creator_finalizer
     # The creator's reference, dropped when wasmtime drops the creator (with the engine, or with
     # the config should no engine be made of it).
-    creator.env = window.handed_out()
+    creator.env = window.handed_out()  # type: ignore[assignment]  # ctypes takes an address for the pointer
     _ffi.wasmtime_config_host_memory_creator_set(config.ptr(), ctypes.byref(creator))  # copied by wasmtime
     return wasmtime.Engine(config)
 
@@ -384,6 +384,7 @@ class WasmRuntime:
         if size % WASM_PAGE:
             raise ExecutableError(StatusCode.INTERNAL,
                                   f"heap window end 0x{size:x} is not a whole number of wasm pages")
+        assert space.zero_host is not None  # checked above
         self._window = _Window(space.zero_host, size)
         self.closed = False
         # wasmtime's store is not thread-safe and the GIL is released while wasm runs: every use of
@@ -446,7 +447,7 @@ class WasmRuntime:
         self.memory = self.table = self._stack_pointer = None  # type: ignore[assignment]
         self._funcs.clear()
         self._keep.clear()
-        self._context = None
+        self._context = None  # type: ignore[assignment]  # no store: no context
         self.store = None  # type: ignore[assignment]
         self._new_store()
 
@@ -846,6 +847,7 @@ class WasmRuntime:
             self.table.set(self.store, thunk, wasmtime.Func(self.store, ty, self._forward_import))
             self._thunk = thunk
         for module, data in snapshots:
+            assert module._compiled is not None  # a live module's
             instance = self._instance(module._compiled, module.name, module._wanted, module.data_base,
                                       module.table_base)
             module._funcs = _functions(instance.exports(self.store))
@@ -871,7 +873,7 @@ class WasmRuntime:
         self._interrupter.close()
         self._funcs.clear()
         self._keep.clear()
-        self._context = None
+        self._context = None  # type: ignore[assignment]  # no store: no context
         for module in self.modules:
             module.released = True
             module._funcs.clear()

@@ -15,6 +15,7 @@ wrapper down.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
 
 from ireeabi.layouts import hal_buffer as HB
 from ireeabi.layouts import hal_inline as HI
@@ -67,7 +68,7 @@ class HalInlineModule:
         self._views = views
         self._view_type = views.type
         self._vm_buffers = vm_buffers
-        targets = {
+        targets: dict[str, Callable[..., Any]] = {
             "buffer.allocate": self._allocate,
             "buffer.allocate.initialized": self._allocate_initialized,
             "buffer.length": self.buffer_length,

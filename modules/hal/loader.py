@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ireeabi.abi import cconv
 from ireeabi.abi.layout import layout_of
@@ -54,6 +54,9 @@ from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError
                                                   write_workgroup_state)
 from ireeabi.hal.resource import ResourceType
 from ireeabi.layouts.executable_library import DispatchLayout
+
+if TYPE_CHECKING:
+    from ireeabi.hal.local.vmvx_executable import VmvxLibrary
 
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF
@@ -126,6 +129,17 @@ class DispatchShim(Shim):
     # Names of the fixed part's values, for messages (module.c's args struct members).
     VALUE_NAMES: tuple[str, ...] = tuple(f.name for f in HL.iree_hal_loader_dispatch_args_named_t.fields)
     WHERE = "hal_loader.executable.dispatch"
+    # Set once by __post_init__ (the shim is frozen): the fixed part's and an element's readers,
+    # where the constant count is, the binding array's alignment, C names for messages.
+    prefix: StructReader
+    packed_prefix: int
+    start: int
+    element: StructReader
+    align: int
+    element_struct: str
+    fixed_struct: str
+    members: tuple[str, ...]
+    mask: int
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -148,7 +162,9 @@ class DispatchShim(Shim):
         set_(self, "align", c_align if self.form == "pre-fix" else vm_align)
         set_(self, "element_struct", f"iree_vm_abi_{elem_text}_t")
         set_(self, "fixed_struct", f"iree_vm_abi_{prefix_text}_t")
-        set_(self, "members", tuple(f.name for f in cconv.shim_struct(elem_text).fields))
+        elem_struct = cconv.shim_struct(elem_text)
+        assert elem_struct is not None  # an element's values are fixed
+        set_(self, "members", tuple(f.name for f in elem_struct.fields))
         set_(self, "mask", m.word_mask)
 
     @property
@@ -283,7 +299,8 @@ class DispatchShim(Shim):
 
 @dataclass
 class LoadedExecutable:
-    library: "library_loader.KernelLibrary | python_executable.PythonLibrary"
+    # (the full hal module loads vmvx ones too)
+    library: "library_loader.KernelLibrary | python_executable.PythonLibrary | VmvxLibrary"
     # export name -> ordinal, built on the first lookup (a loaded library's export table is fixed)
     ordinals: dict[str, int] | None = None
     # per ordinal, the (constant count, binding count) its attrs declare: dispatch's last check
@@ -309,7 +326,7 @@ class HalLoaderModule:
         self.runners = runners  # the runtime's emulators for foreign kernels (None: host kernels only)
         self._vm_buffers = vm_buffers
         self.legacy = legacy
-        targets = {
+        targets: dict[str, Callable[..., Any]] = {
             "executable.dispatch": self._dispatch,
             "executable.load": self._load,
             "executable.lookup.function": self.lookup_function,
@@ -373,6 +390,7 @@ class HalLoaderModule:
         consts = executable_constants(vmb, constants, " (not a multiple of 4)")
         if not self._supports(fmt):  # no loader takes the format: none is tried
             raise no_loader_status(fmt)
+        library: "library_loader.KernelLibrary | python_executable.PythonLibrary"
         try:
             if fmt == python_executable.FORMAT:
                 library = python_executable.load(self.heap.read(ptr, n), tuple(consts))

@@ -770,6 +770,7 @@ class HalModule:
         if not self.supports_format(fmt):
             raise no_loader_status(fmt)
         image = self.heap.read(ptr, n)
+        library: "library_loader.KernelLibrary | vmvx_executable.VmvxLibrary"
         try:
             if fmt == vmvx_executable.FORMAT:
                 library = vmvx_executable.load(self.runtime, image, consts)

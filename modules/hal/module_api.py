@@ -122,6 +122,7 @@ class ModuleApi:
     def new_buffer(self, data: "bytes | int | np.ndarray") -> Ref:
         """A new hal.buffer (a reference the caller owns): `data`'s bytes, or that many zero bytes,
         in a host-visible heap buffer as the inline HAL allocates one."""
+        payload: Any  # bytes, or an array's uint8 view
         if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
             n, payload = int(data), b""
             if n < 0:

@@ -26,7 +26,7 @@ be INVALID_ARGUMENT. The kernels: modules/vmvx/elementwise.py, mmt4d.py, pack.py
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ireeabi.vm.buffer import BufferType
 from ireeabi.base.heap import Heap
@@ -69,7 +69,7 @@ def _operand(state: VmvxState, export: str, name: str, element_size: int, ref: R
     return map_2d(state.vm_buffers, ref, decl, writable=writable)
 
 
-def _x32b(export: str):
+def _x32b(export: str) -> Callable[..., None]:
     def call(ctx: CallContext, lhs_ref: Ref, lhs_offset: int, lhs_s0: int, lhs_s1: int, rhs_ref: Ref,
              rhs_offset: int, rhs_s0: int, rhs_s1: int, out_ref: Ref, out_offset: int, out_s0: int,
              out_s1: int, size0: int, size1: int) -> None:
@@ -84,7 +84,7 @@ def _x32b(export: str):
     return call
 
 
-def _x32u(export: str):
+def _x32u(export: str) -> Callable[..., None]:
     def call(ctx: CallContext, in_ref: Ref, in_offset: int, in_s0: int, in_s1: int, out_ref: Ref,
              out_offset: int, out_s0: int, out_s1: int, size0: int, size1: int) -> None:
         st: VmvxState = ctx.state
@@ -104,7 +104,7 @@ def _index(value: int, st: VmvxState) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _copy(export: str, element_size: int):
+def _copy(export: str, element_size: int) -> Callable[..., None]:
     def call(ctx: CallContext, in_ref: Ref, in_offset: int, in_s0: int, in_s1: int, out_ref: Ref,
              out_offset: int, out_s0: int, out_s1: int, size0: int, size1: int) -> None:
         st: VmvxState = ctx.state

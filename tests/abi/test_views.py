@@ -91,3 +91,15 @@ def test_build_with_missing_value_names_struct():
 def test_parse_short_buffer():
     with pytest.raises(LayoutError, match="need"):
         views.parse(ALL[1], "x86_64", b"\0" * 3)
+
+
+def test_a_union_ctypes_view_on_python_3_10s_ctypes(monkeypatch):
+    """Python 3.10's ctypes has no LittleEndianUnion (3.11 added it; ireeabi supports 3.10): a
+    union's ctypes view is built all the same, the bytes of its construct view."""
+    monkeypatch.delattr(ctypes, "LittleEndianUnion", raising=False)
+    # a declaration of its own: views are made once per declaration and data model
+    decl = L.Union("t_planted_number", [("i", L.Scalar("int32_t")), ("d", L.Scalar("double"))])
+    v = views.views(decl, "x86_64")
+    data = views.build(decl, "x86_64", views.pattern(v.layout))
+    assert ctypes.sizeof(v.ctype) == v.size == len(data)
+    assert bytes(v.ctype.from_buffer_copy(data)) == data

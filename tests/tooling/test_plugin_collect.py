@@ -354,3 +354,17 @@ def test_a_compile_error_is_cached_and_reported_again(tmp_path):
         assert e.value.returncode == 1
         assert e.value.stderr == f"{src}:1:1: error: BAD is not MLIR\n"
     assert log.read_text().count("\n") == 1
+
+
+def test_a_collection_error_that_is_not_bad_input_is_reported_by_pytest(pytester):
+    """A check file's collection error other than ireeabi's (IreeAbiError: its message alone) gets
+    pytest's own report (a Collector's repr_failure takes no traceback style)."""
+    path = pytester.makefile(".mlir", planted="")
+    pytester.makeini("[pytest]\nireeabi_collect = true\n")
+    node = pytester.getpathnode(path)
+    assert type(node).__name__ == "CheckFile"
+    try:
+        raise RuntimeError("planted failure")
+    except RuntimeError:
+        excinfo = pytest.ExceptionInfo.from_current()
+    assert "RuntimeError: planted failure" in str(node.repr_failure(excinfo))

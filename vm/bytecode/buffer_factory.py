@@ -81,9 +81,11 @@ class BufferFactory:
     def clone(self, source: Any, offset: int, length: int, alignment: int) -> Any:
         """vm.buffer.clone of [offset, offset + length) of ref value `source` (already bounds
         checked): a new mutable buffer value (owned)."""
-        data = self.deref(source).data
+        src = self.deref(source)
         clone = self.allocate(length, alignment)
-        self.deref(clone).data[:length] = data[offset:offset + length]
+        dst = self.deref(clone)
+        assert src is not None and dst is not None  # the op checked its source; a new buffer
+        dst.data[:length] = src.data[offset:offset + length]
         return clone
 
     def wrap_rodata(self, ordinal: int, data: bytes) -> Any:

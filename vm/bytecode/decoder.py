@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Union
+from typing import Any, Iterator, NamedTuple, Union
 
 from ireeabi.abi.errors import IreeAbiError
 from ireeabi.abi.printable import printable
@@ -44,7 +44,7 @@ class DecodeError(IreeAbiError):
         where = f"{printable(function)} " if function else ""  # a module's name: escaped
         super().__init__(f"{reason} (at {where}pc 0x{pc:X})")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.reason, self.pc, self.function, self.code))
 
     def in_function(self, function: str) -> "DecodeError":
@@ -85,7 +85,7 @@ class UnsupportedOpError(DecodeError):
             code = StatusCode.UNIMPLEMENTED
         super().__init__(reason, pc, function, code)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.opcode, self.pc, self.prefix, self.mnemonic, self.function))
 
     def in_function(self, function: str) -> "UnsupportedOpError":
@@ -145,7 +145,9 @@ class Instruction:
     pc: int  # offset of the opcode (of the prefix byte for extension ops)
     length: int  # bytes, prefix included
     op: OpInfo
-    operands: dict[str, OperandValue]  # field name -> decoded value, in encoding order
+    # field name -> decoded value, in encoding order; an OperandValue whose type the field's kind
+    # decides (a register for REG fields, an int for ordinals...), which a union cannot say per key
+    operands: dict[str, Any]
 
     @property
     def mnemonic(self) -> str:
@@ -216,7 +218,7 @@ class _Reader:
         self.pos += 2
         return _U16.unpack_from(self.code, self.pos - 2)[0]
 
-    def unpack(self, s: struct.Struct):
+    def unpack(self, s: struct.Struct) -> Any:
         self.need(s.size)
         self.pos += s.size
         return s.unpack_from(self.code, self.pos - s.size)[0]

@@ -61,6 +61,17 @@ class Dispatch:
     max_steps: "int | None"
     suspended: set
     _entries: dict
+    # the rest of ExecutionState (state.py) and InvokingContext (vm/invocation.py), which the
+    # handlers and Invocation are given this context as
+    machine: Any  # base.machine.Machine
+    buffers: Any  # the BufferFactory
+    rwdata: Any  # bytearray, or an mmap when large
+    global_refs: Any  # a list, or GlobalRefs when large
+    rodata: list
+    invoke: Callable[..., list]
+    exported: Callable[[str], Any]  # vm/context.py: the export of that name
+    run_locked: Callable[..., Any]
+    abort_call: Callable[[list], None]
 
     def begin_call(self, function_name: str, args: tuple) -> "list | Invocation":
         """iree_vm_bytecode_dispatch_begin: the export's arguments placed in its entry frame
@@ -104,7 +115,7 @@ class Dispatch:
         if any(c in fn.cconv_args for c in "CD"):
             raise ArgumentError(f"export '{printable(function_name)}' takes spans ({export.cconv}); "
                                 f"bytecode functions cannot")
-        places = []
+        places: list[tuple[str, int]] = []
         i32_reg = ref_reg = 0
         for char in value_chars(fn.cconv_args):
             if char == "r":
@@ -115,9 +126,9 @@ class Dispatch:
                 i32_reg += i32_reg & 1
             places.append((char, 4 * i32_reg))
             i32_reg += 2 if char in "IF" else 1
-        places = tuple(places)
-        enter = None if self.reference else entry_function(fn, places, function_name)
-        entry = self._entries[function_name] = (fn, places, enter)
+        fixed = tuple(places)
+        enter = None if self.reference else entry_function(fn, fixed, function_name)
+        entry = self._entries[function_name] = (fn, fixed, enter)
         return entry
 
 
@@ -130,7 +141,7 @@ class Dispatch:
         stack = [frame]
         # counted down per instruction; from -1 an unbounded run never reaches 0
         budget = self._run(stack, self.max_steps + 1 if self.max_steps is not None else -1)
-        if type(budget) is list:
+        if isinstance(budget, list):
             return budget
         invocation = Invocation(self, function_name, stack, budget, None)
         self.suspended.add(invocation)
@@ -150,7 +161,7 @@ class Dispatch:
                     raise self._out_of_steps(frame, stack)
                 ip = frame.ip
                 if ip >= end:
-                    err = VmTrapError("execution ran past the end of the function")
+                    err: VmError = VmTrapError("execution ran past the end of the function")
                     raise err.locate(frame.fn.name, _end_pc(frame.fn), _callers(stack))
                 handler, payload, inst = code[ip]
                 frame.ip = ip + 1
@@ -219,7 +230,7 @@ class Dispatch:
         caller.return_regs = results
         i32_reg = ref_reg = 0
         cregs, fregs = caller.regs, frame.regs
-        for char, reg in zip(value_chars(callee.cconv_args), operands):
+        for char, reg in zip(value_chars(callee.cconv_args or ""), operands):  # checked at the call
             if char == "r":
                 retain_or_move(self, caller.refs, reg, frame.refs, ref_reg)
                 ref_reg += 1
@@ -234,7 +245,7 @@ class Dispatch:
 
     def _leave_internal(self, callee: Frame, operands: Sequence[Register], caller: Frame) -> None:
         try:
-            for char, src, dst in zip(value_chars(callee.fn.cconv_results), operands,
+            for char, src, dst in zip(value_chars(callee.fn.cconv_results or ""), operands,
                                       caller.return_regs):
                 if char == "r":
                     retain_or_move(self, callee.refs, src, caller.refs, dst.ordinal)

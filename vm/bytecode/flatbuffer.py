@@ -15,7 +15,7 @@ Malformed input raises `ModuleFileError` (with the file offset concerned) and no
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
@@ -62,14 +62,16 @@ UNION = "union"
 UNION_VECTOR = "union_vector"  # value half of a vector of unions; its types vector: the slot before
 
 
+# A field's type is a flatbuffers number type (flatbuffers.number_types), STRING, UNION(_VECTOR),
+# a table or struct name, or a Vector: Any, as the schema's code decides by which it is.
 class Vector(NamedTuple):
-    element: object
+    element: Any
 
 
 class Decl(NamedTuple):
     slot: int
-    type: object
-    default: object = None
+    type: Any
+    default: Any = None
 
 
 TABLES: dict[str, dict[str, Decl]] = {
@@ -197,7 +199,7 @@ def _inline_size(t: object) -> int:
     return _UOFFSET  # strings, tables, unions, vectors: a uoffset
 
 
-def _element_size(t: object) -> int:
+def _element_size(t: Any) -> int:
     if isinstance(t, str):
         return STRUCTS[t][0] if t in STRUCTS else _UOFFSET
     return t.bytewidth
@@ -297,7 +299,7 @@ class _Verifier:
             if isinstance(t, type):  # a scalar: in the table, aligned to its size in the file
                 vte = entry(decl.slot)
                 if vte:
-                    size = t.bytewidth
+                    size = decl.type.bytewidth  # (t narrowed to `type` has none)
                     if vte + size > tsize:
                         raise self.fail("table field out of range", k, where)
                     if (self.fb + k + vte) % size:

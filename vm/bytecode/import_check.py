@@ -13,6 +13,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from ireeabi.abi import cconv, targets
+from ireeabi.abi.cconv import Finding  # not cconv.Finding: the field `cconv` hides the module
 from ireeabi.abi.printable import printable
 from ireeabi.abi.targets import Target
 from ireeabi.layouts.modules import ModuleDescriptor
@@ -35,14 +36,14 @@ class ImportReport:
     status: str  # "ok", "missing", "mismatch", "version", "no-module", "optional-missing"
     message: str = ""
     export_cconv: str | None = None
-    findings: list[cconv.Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
     @property
-    def errors(self) -> list[cconv.Finding]:
+    def errors(self) -> list[Finding]:
         return [f for f in self.findings if f.rule not in HAZARD_RULES]
 
     @property
-    def notes(self) -> list[cconv.Finding]:
+    def notes(self) -> list[Finding]:
         return [f for f in self.findings if f.rule in HAZARD_RULES]
 
     @property

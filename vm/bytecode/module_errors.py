@@ -26,7 +26,7 @@ class ModuleFileError(IreeAbiError):
         self.code = StatusCode(code)
         super().__init__(f"{printable_text(reason)} (file offset {offset})")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.reason, self.offset, self.code))
 
 
@@ -40,5 +40,5 @@ class NotAModuleError(ModuleFileError):
         self.looks_like = looks_like
         super().__init__(reason, offset, code)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type(self), (self.reason, self.offset, self.code, self.looks_like))

@@ -80,7 +80,7 @@ def resolves_type(full_name: str, ref_types: Collection[str]) -> bool:
 
 def feature_names(bits: int) -> tuple[str, ...]:
     """Names of the known bits set in `bits`, then any unknown bits as hex."""
-    names = [f.name for f in FeatureBits if bits & f.value]
+    names = [f.name for f in FeatureBits if bits & f.value and f.name]  # (a single bit's is a str)
     rest = bits & ~sum(f.value for f in FeatureBits)
     if rest:
         names.append(f"0x{rest:08x}")
@@ -350,6 +350,7 @@ def _read(data: bytes, ref_types: Collection[str] | None, any_version: bool) -> 
                  for d in root.tables("dependencies"))
 
     signatures = []
+    sig: Obj | None
     for sig in root.tables("function_signatures"):
         cconv, parsed = _signature(sig)
         signatures.append(FunctionSignature(cconv, parsed, _attrs(sig)))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import Remap
+from ireeabi.vm.bytecode.decoder import Instruction, Remap
 from ireeabi.vm.errors import VmFailError
 from ireeabi.vm.bytecode.state import ExecutionState
 from ireeabi.vm.bytecode.handlers import RETURN, YIELD, op
 from ireeabi.vm.ops import I32, U32
-from ireeabi.vm.bytecode.registers import Frame, retain_or_move, value_chars, write_i32
+from ireeabi.vm.bytecode.registers import Frame, Function, retain_or_move, value_chars, write_i32
 from ireeabi.vm.bytecode.verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
 
 @op("Block")
@@ -89,7 +89,7 @@ def _make_return(ctx, fn, inst):
     return run, operands
 
 
-def _checked_callee(ctx, fn, inst, op_name: str) -> tuple[bool, int]:
+def _checked_callee(ctx: ExecutionState, fn: Function, inst: Instruction, op_name: str) -> tuple[bool, int]:
     """(whether the callee is an import, its import or function ordinal), its argument and result
     lists checked against its cconv; a variadic call of an internal function is refused, as IREE
     supports variadic calls to imports only."""

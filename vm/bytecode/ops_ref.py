@@ -201,7 +201,7 @@ def _make_cmp_ref(ctx, fn, inst):
     dst = 4 * o["result"].ordinal
     symbol = inst.op.symbol
     # The operands are borrowed: dispatch.c decodes them without the MOVE bit.
-    operands = (o["operand"],) if symbol == "CmpNZRef" else (o["lhs"], o["rhs"])
+    operands: tuple = (o["operand"],) if symbol == "CmpNZRef" else (o["lhs"], o["rhs"])
 
     def run(ctx, frame, _):
         refs = frame.refs

@@ -27,6 +27,7 @@ def pure_parts(inst: Instruction) -> tuple[Callable, list, tuple]:
             reads.append((READ[bank].unpack_from, 4 * reg.ordinal))
         else:
             write = (WRITE[bank], 4 * reg.ordinal)
+    assert write is not None  # a pure op writes its one result
     return PURE_OPS[inst.op.symbol], reads, write
 
 
@@ -133,12 +134,12 @@ def _make_const(ctx, fn, inst):
         d = ctx.module.function_descriptors[fn.ordinal]
         end = d.bytecode_offset + inst.pc + inst.length - 2
         data[:] = ctx.module.bytecode[end - 4:end]
-    data = bytes(data)
+    value_bytes = bytes(data)
     off = 4 * inst.operands["result"].ordinal
-    end = off + len(data)
+    end = off + len(value_bytes)
 
     def run(ctx, frame, _):
-        frame.regs[off:end] = data
+        frame.regs[off:end] = value_bytes
     return run, None
 
 

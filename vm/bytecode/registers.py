@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -88,7 +88,7 @@ class Frame:
         self.ip = 0
         self.regs = bytearray(4 * fn.i32_count)
         self.refs: list = [None] * fn.ref_count
-        self.return_regs: tuple[Register, ...] = ()  # where a pending call's results go
+        self.return_regs: Sequence[Register] = ()  # where a pending call's results go
         # A yieldable import call that yielded: what resumes it when its instruction runs again
         # (IREE marks it by the frame's return_registers, bytecode/dispatch.c)
         self.pending: Any = None

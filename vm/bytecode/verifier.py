@@ -28,7 +28,7 @@ it creates the module).
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from ireeabi.abi.printable import printable
 from ireeabi.vm.bytecode.state import ExecutionState
@@ -424,7 +424,7 @@ def verify_prefix_feature(fn: Function, code: bytes, pc: int) -> None:
         raise _fail(_feature_mismatch(feature, fn.requirements), pc)
 
 
-def _check_import(m, value: int, what: str, pc: int):
+def _check_import(m: Any, value: int, what: str, pc: int) -> Any:
     ordinal = value & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
     if ordinal >= len(m.imported_functions):
         raise _fail(f"{what}: import ordinal {ordinal} out of range "
@@ -452,17 +452,21 @@ def _cconv_uses(fragment: str, segments: Sequence[int] | None,
     return list(zip(regs, chars))
 
 
-def _register_uses(ctx: "ExecutionState", fn: Function, inst: Instruction):
+# (bank "i"/"r", ordinal, registers, field name, typed field?)
+_RegisterUse = tuple[str, int, int, str, bool]
+
+
+def _register_uses(ctx: "ExecutionState", fn: Function, inst: Instruction) -> list[_RegisterUse]:
     """(bank "i"/"r", ordinal, registers, field name, typed field?) for every register `inst`
     reads or writes, as IREE's dispatch addresses them (an i64/f64 value is two i32 registers)."""
     m, o, symbol = ctx.module, inst.operands, inst.op.symbol
 
-    def typed(reg: Register, char: str, name: str, field: bool = False):
+    def typed(reg: Register, char: str, name: str, field: bool = False) -> _RegisterUse:
         if char == "r" or reg.is_ref:
             return ("r", reg.ordinal, 1, name, field)
         return ("i", reg.ordinal, 2 if char in "IF" else 1, name, field)
 
-    def pair(p, name: str):
+    def pair(p: Any, name: str) -> list[_RegisterUse]:
         if p.src.is_ref:  # retain_or_move into the ref slot the destination's ordinal names
             return [("r", p.src.ordinal, 1, name, False), ("r", p.dst.ordinal, 1, name, False)]
         # an i32 copy into regs_i32[dst]: a ref-encoded destination indexes past 0x8000
