@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from ireeabi.base.host_libraries import library_name
+from .host_libraries import library_name
 
 __all__ = ["c_parse", "c_parse_long", "wrap_int", "atoi_int32", "atoi_uint32", "atoi_int64", "atoi_uint64", "atof", "atod",
            "c_atof", "c_atoi"]

@@ -25,7 +25,7 @@ import gc
 import os
 import sys
 
-from ireeabi.cli import interrupt
+from . import interrupt
 
 __all__ = ["run"]
 
@@ -38,7 +38,7 @@ def run(argv: "list[str] | None" = None) -> int:
         try:
             # start-up: a SIGINT is only recorded while importing, the command's parser and the
             # modules it imports included (numpy's import turns a KeyboardInterrupt into ImportError)
-            from ireeabi.cli.main import build_parser, main
+            from .main import build_parser, main
             parser = build_parser(sys.argv[1:] if argv is None else argv)
             interrupts.start_raising()  # one recorded during the imports is raised here
             try:

@@ -17,12 +17,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TextIO
 
-from ireeabi.abi import cconv
-from ireeabi.abi.cconv import Finding, FragmentLayout, ReaderView
-from ireeabi.abi.layout import Struct
-from ireeabi.abi.targets import Target
-from ireeabi.layouts import hal_module_dispatch
-from ireeabi.layouts.hal_module_dispatch import SizeofSite
+from ..abi import cconv
+from ..abi.cconv import Finding, FragmentLayout, ReaderView
+from ..abi.layout import Struct
+from ..abi.targets import Target
+from ..layouts import hal_module_dispatch
+from ..layouts.hal_module_dispatch import SizeofSite
 
 from . import describe, render
 from .errors import CliError
@@ -107,7 +107,7 @@ class Instance:
     readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
 
     def sample(self) -> bytes:
-        from ireeabi.abi.cconv import codec  # start-up: construct only when a finding shows its bytes
+        from ..abi.cconv import codec  # start-up: construct only when a finding shows its bytes
 
         c = codec.codec(self.layout)
         buf = bytearray(max(c.struct.size, self.layout.size))

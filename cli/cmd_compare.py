@@ -45,7 +45,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Sequence, TextIO
 
-from ireeabi.abi.printable import printable_text
+from ..abi.printable import printable_text
 
 from . import render
 from .errors import CliError
@@ -321,7 +321,7 @@ def _report(out: TextIO, tool_argv: list[str], args: argparse.Namespace, real: O
         if event is None:
             out.write("trace: ireeabi made no import call\n")
             return
-        from ireeabi.tooling.trace_format import format_event
+        from ..tooling.trace_format import format_event
 
         out.write(f"\nireeabi's trace of {event['import']}, where they part:\n")
         out.write(format_event(event))

@@ -5,8 +5,8 @@ The flags are the one list the tests and the pytest plugin compile with
 (tooling/check_compile.py's `compile_flags`: `execution_model.MODEL_FLAGS` for the execution
 model, plus `KERNEL_TARGET_FLAGS` when its kernels are llvm-cpu machine code for another data
 model than the host's: the triple, the cpu features riscv and armv7 need, no debug symbols on
-armv7). The command prints the command line it runs (a shell command, continued with `\` within
-100 columns), then runs it (iree-compile from PATH, else the
+armv7). The command prints the command line it runs (a shell command, continued with a backslash
+within 100 columns), then runs it (iree-compile from PATH, else the
 `iree.compiler` package's); iree-compile's own diagnostics go to stderr as it writes them.
 `--print-flags` prints the flags alone, one per line, and compiles nothing.
 """
@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from ireeabi.abi import targets
-from ireeabi.tooling.check_compile import (COMPILE_TIMEOUT_S, MODEL_ALIASES, compile_flags,
+from ..abi import targets
+from ..tooling.check_compile import (COMPILE_TIMEOUT_S, MODEL_ALIASES, compile_flags,
                                            find_compiler)
-from ireeabi.tooling.execution_model import MODEL_FLAGS
+from ..tooling.execution_model import MODEL_FLAGS
 
 from .errors import CliError
 from .loading import resolve_target

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from ireeabi.layouts import fixtures
+from ..layouts import fixtures
 
 from .render import emit
 

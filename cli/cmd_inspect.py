@@ -20,10 +20,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from ireeabi.abi import cconv
-from ireeabi.abi.printable import printable, printable_text
-from ireeabi.vm.bytecode import module_file as mf
-from ireeabi.vm import releases
+from ..abi import cconv
+from ..abi.printable import printable, printable_text
+from ..vm.bytecode import module_file as mf
+from ..vm import releases
 
 from . import render
 from .errors import CliError
@@ -33,8 +33,8 @@ from .render import Column, emit_json
 # Start-up: what only some inspections show (the disassembler, the import checker, the executables'
 # placement, the full HAL's declarations) is imported by the functions that show it.
 if TYPE_CHECKING:
-    from ireeabi.abi.targets import Target
-    from ireeabi.layouts.modules import ModuleDescriptor
+    from ..abi.targets import Target
+    from ..layouts.modules import ModuleDescriptor
 
 
 _SPAN_LETTERS = "nmkl"  # element counts of a fragment's spans, in order, in the text's sizes
@@ -117,7 +117,7 @@ def _size_cell(base: int | None, elements: list[int] | None) -> str:
 def _typed(cconv_text: str | None) -> str | None:
     """`(i32, i64) -> (!vm.ref<?>)` as iree-dump-module prints a signature (None without a cconv;
     the cconv itself when IREE's printer would refuse it)."""
-    from ireeabi.tooling import disassemble as dis
+    from ..tooling import disassemble as dis
 
     if cconv_text is None:
         return None
@@ -135,8 +135,8 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
     """Each executable the module makes, with where it runs on `target` (see the module docstring):
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
     `selected`: whether it is the variant the module would create on the target."""
-    from ireeabi.hal.local import library_loader
-    from ireeabi.base.machine import machine as _machine
+    from ..hal.local import library_loader
+    from ..base.machine import machine as _machine
 
     from . import module_executables
 
@@ -183,10 +183,10 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
          emulate_kernels: bool = False) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
-    from ireeabi.layouts.module_sources import checked_against
-    from ireeabi.layouts.ref import iree_vm_ref_t
-    from ireeabi.tooling import disassemble as dis
-    from ireeabi.vm.bytecode import import_check as import_check
+    from ..layouts.module_sources import checked_against
+    from ..layouts.ref import iree_vm_ref_t
+    from ..tooling import disassemble as dis
+    from ..vm.bytecode import import_check as import_check
 
     ref_size = iree_vm_ref_t.layout(target).size
     # A module of another release's bytecode version is listed as far as its FlatBuffer goes (as
@@ -259,8 +259,8 @@ def _dispatch_call_spans(m: mf.ModuleFile) -> dict[int, list[tuple[int, ...]]]:
     `vm.call.variadic`s of it pass (their segment sizes at the span positions), in bytecode order.
     Empty when the module imports no such shim or its bytecode does not decode (the import check
     then rests on the swept counts alone)."""
-    from ireeabi.layouts import hal_module_dispatch
-    from ireeabi.vm.bytecode import decoder, isa
+    from ..layouts import hal_module_dispatch
+    from ..vm.bytecode import decoder, isa
 
     wanted = {k: f.signature.arguments for k, f in enumerate(m.imported_functions)
               if f.signature is not None and any(s.full_name == f.full_name and s.cconv == f.cconv
@@ -293,7 +293,7 @@ def _with_sizeof_site(r: dict[str, Any], target: Target,
     """An import report of a full-HAL dispatch shim with IREE's shim's sizeof site on `target`
     (`sizeof_site`, 0..3 elements per span) and the instances the module's calls pass (`passed`):
     a note when all are read right; otherwise their findings, and incompatible."""
-    from ireeabi.layouts import hal_module_dispatch
+    from ..layouts import hal_module_dispatch
 
     cc = r["cconv"] or r["export_cconv"]  # an import without a cconv takes the export's
     shims = [s for s in hal_module_dispatch.SHIMS if s.full_name == r["name"] and s.cconv == cc]
@@ -482,7 +482,7 @@ def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
     out = "".join(line + "\n" for line in text(d))
     if disassemble and mf.takes_bytecode_version(module.bytecode_version_major,
                                                  module.bytecode_version_minor):
-        from ireeabi.tooling import disassemble as dis
+        from ..tooling import disassemble as dis
 
         out += "\n" + dis.disassembly(module, bytecode_offsets=bytecode_offsets)
     elif disassemble:

@@ -6,11 +6,11 @@ import argparse
 import heapq
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
-from ireeabi import layouts
-from ireeabi.abi import cconv
-from ireeabi.abi.cconv import FragmentLayout
-from ireeabi.abi.layout import Struct, StructLayout
-from ireeabi.abi.targets import Target
+from .. import layouts
+from ..abi import cconv
+from ..abi.cconv import FragmentLayout
+from ..abi.layout import Struct, StructLayout
+from ..abi.targets import Target
 
 from . import describe, render
 from .errors import CliError
@@ -91,7 +91,7 @@ def _foreign_struct(args: argparse.Namespace, out: TextIO) -> int:
 def _header(args: argparse.Namespace, out: TextIO) -> int:
     """`layout --header FILE.h`: every struct of the header on each target; a struct that cannot be
     laid out is listed with its line and concerns no other (exit 2 when there is one)."""
-    from ireeabi.abi import cheader
+    from ..abi import cheader
 
     if args.svg:
         raise CliError("--svg draws one struct: give its NAME with --header")

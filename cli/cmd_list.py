@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from ireeabi import layouts
+from .. import layouts
 
 from . import render
 from .render import emit, emit_json

@@ -45,22 +45,22 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ireeabi.vm import ref as _ref
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.shims import SIGNATURE_MISMATCH
-from ireeabi.base.heap import LeakError, available_memory
-from ireeabi.base.internal.fpu_state import promotes_nan_canonically
-from ireeabi.tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
-from ireeabi.tooling.program import Program, RunOptions
-from ireeabi.tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
+from ..vm import ref as _ref
+from ..vm.errors import VmStatusError
+from ..vm.shims import SIGNATURE_MISMATCH
+from ..base.heap import LeakError, available_memory
+from ..base.internal.fpu_state import promotes_nan_canonically
+from ..tooling.execution_model import FENCE_ARGUMENTS, legacy_loader_refusal
+from ..tooling.program import Program, RunOptions
+from ..tooling.comparison import (DEFAULT_BF16_ATOL, DEFAULT_F16_ATOL, DEFAULT_F32_ATOL,
                                         DEFAULT_F64_ATOL, DEFAULT_RTOL, SUCCESS_LINE, ComparisonAbortError,
                                         Equality, compare_results, parse_double_flag, parse_equality_mode,
                                         parse_float_flag)
-from ireeabi.hal.buffer_view_util import DEFAULT_MAX_ELEMENT_COUNT
-from ireeabi.hal.string_util import InputParseError
-from ireeabi.tooling.function_io import (InputFiles, StorageInput, format_results, parse_count_flag,
+from ..hal.buffer_view_util import DEFAULT_MAX_ELEMENT_COUNT
+from ..hal.string_util import InputParseError
+from ..tooling.function_io import (InputFiles, StorageInput, format_results, parse_count_flag,
                                          parse_inputs, write_output)
-from ireeabi.tooling.numpy_io import OutputError
+from ..tooling.numpy_io import OutputError
 
 from .errors import CliError
 from .loading import (DEFAULT_TARGET, add_module_arguments, load_module, load_native_modules,
@@ -208,8 +208,8 @@ def _predicted_mismatch(error: BaseException, module: Any, target: str, modules:
     if SIGNATURE_MISMATCH not in text:
         return ""
     # start-up: the import checker only on a signature mismatch
-    from ireeabi.layouts import module_sources
-    from ireeabi.vm.bytecode import import_check
+    from ..layouts import module_sources
+    from ..vm.bytecode import import_check
 
     try:
         reports = import_check.check_imports(module, module_sources.checked_against(module, modules),
@@ -231,7 +231,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
             raise CliError(refusal)
     if args.trace is None and args.trace_file is None:  # the tracer is imported only to trace
         return _run(args, out, target, modules, module, None)
-    from ireeabi.tooling.trace import close_trace, open_trace
+    from ..tooling.trace import close_trace, open_trace
     trace = open_trace(args.trace, args.trace_file, out)
     try:
         return _run(args, out, target, modules, module, trace)

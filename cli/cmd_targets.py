@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-from ireeabi.abi import cconv, targets
-from ireeabi.abi.targets import Target
+from ..abi import cconv, targets
+from ..abi.targets import Target
 
 from . import render
 from .render import Column, emit, emit_json

@@ -34,11 +34,11 @@ import time
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.modules.check import CHECK_MODULE, CHECK_MODULE_NAME
-from ireeabi.tooling.check_tests import check_tests, run_check_test
-from ireeabi.tooling.program import RunOptions
-from ireeabi.tooling.vm_test_module import (SUITE, assemble, check_loads, is_vm_test_module,
+from ..abi.errors import IreeAbiError
+from ..modules.check import CHECK_MODULE, CHECK_MODULE_NAME
+from ..tooling.check_tests import check_tests, run_check_test
+from ..tooling.program import RunOptions
+from ..tooling.vm_test_module import (SUITE, assemble, check_loads, is_vm_test_module,
                                             run_vm_test, vm_tests)
 
 from .errors import CliError

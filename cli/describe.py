@@ -5,8 +5,8 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
-from ireeabi.abi.cconv import Finding, FragmentLayout
-from ireeabi.abi.layout import Array, FieldLayout, Struct, StructLayout, size_align
+from ..abi.cconv import Finding, FragmentLayout
+from ..abi.layout import Array, FieldLayout, Struct, StructLayout, size_align
 
 
 class StructRow(NamedTuple):

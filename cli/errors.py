@@ -1,7 +1,7 @@
 """Errors of the command line: bad input that is not a struct, target or cconv error (exit 2)."""
 from __future__ import annotations
 
-from ireeabi.abi.errors import IreeAbiError
+from ..abi.errors import IreeAbiError
 
 
 class CliError(IreeAbiError):

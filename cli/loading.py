@@ -17,15 +17,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
-from ireeabi.abi import targets
+from ..abi import targets
 
 from .errors import CliError
 
 if TYPE_CHECKING:
-    from ireeabi.abi.layout import Struct
-    from ireeabi.abi.targets import Target
-    from ireeabi.layouts.modules import ModuleDescriptor
-    from ireeabi.vm.bytecode.module_file import ModuleFile
+    from ..abi.layout import Struct
+    from ..abi.targets import Target
+    from ..layouts.modules import ModuleDescriptor
+    from ..vm.bytecode.module_file import ModuleFile
 
 DEFAULT_TARGET = "x86_64"
 
@@ -101,7 +101,7 @@ MAX_TABLE_ROWS = 1_000_000  # fields of a header's struct, nested ones repeated,
 def table_rows(decl: Struct) -> int:
     """The fields a table of `decl` lists, nested records' fields once per member of their type: a
     count memoized per record, as 100 lines of a header can nest 2^100 fields."""
-    from ireeabi.abi.layout import Struct
+    from ..abi.layout import Struct
 
     memo: dict[int, int] = {}
 
@@ -117,7 +117,7 @@ def own_struct(args: argparse.Namespace, name: str) -> tuple[list[Target], Calla
     """(targets, target -> declaration, where it comes from) of `--header`/`--dwarf` NAME: a header is
     read for each target's triple; an object's DWARF once, on its own model (the default target and
     the first column)."""
-    from ireeabi.abi import cheader, dwarf
+    from ..abi import cheader, dwarf
 
     if args.header:
         tgts = select_targets(args.target, args.all_targets)
@@ -149,8 +149,8 @@ def load_module(path: str, any_version: bool = False) -> ModuleFile:
     file that passes is read whole. OS errors (permissions...) propagate as OSError (the command
     line reports them). `any_version`: read a module of any IREE release's bytecode version
     (`inspect`; see read_module)."""
-    from ireeabi.modules.hal.runtime import run_module_type_names
-    from ireeabi.vm.bytecode import module_file as mf
+    from ..modules.hal.runtime import run_module_type_names
+    from ..vm.bytecode import module_file as mf
 
     p = Path(path)
     if not p.exists():
@@ -168,9 +168,9 @@ def load_module(path: str, any_version: bool = False) -> ModuleFile:
 
 
 def _read_checked(p: Path) -> bytes:
-    from ireeabi.vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
-    from ireeabi.vm.bytecode.flatbuffer import verify_flatbuffer
-    from ireeabi.vm.bytecode.module_errors import ModuleFileError
+    from ..vm.bytecode.archive import MIN_MODULE_BYTES, check_framing
+    from ..vm.bytecode.flatbuffer import verify_flatbuffer
+    from ..vm.bytecode.module_errors import ModuleFileError
 
     with open(p, "rb") as f:
         view = None
@@ -248,7 +248,7 @@ def load_native_modules(specs: Sequence[str]) -> list[Any]:
     own directory there instead, so `--native-module mystats` would miss ./mystats.py)."""
     if not specs:
         return []
-    from ireeabi.layouts import module_sources  # noqa: PLC0415 - only the commands that take it
+    from ..layouts import module_sources  # noqa: PLC0415 - only the commands that take it
 
     cwd = os.getcwd()
     added = not any(os.path.abspath(entry or os.curdir) == cwd for entry in sys.path)

@@ -28,8 +28,8 @@ from typing import Callable, Sequence, TextIO
 # help text reads the cconv syntax alone); the parser of a command is built, and its module
 # imported, only when the command line can use or show it, so `ireeabi --version` or `ireeabi
 # targets` loads no interpreter, HAL, numpy or libclang.
-from ireeabi.abi import cconv
-from ireeabi.abi.errors import IreeAbiError
+from ..abi import cconv
+from ..abi.errors import IreeAbiError
 
 from .errors import CliError
 from .interrupt import CANCELLED_LINE, report_cancelled  # noqa: F401 - the statuses it prints

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ireeabi.vm.bytecode import decoder, isa
-from ireeabi.vm.bytecode import module_file as mf
+from ..vm.bytecode import decoder, isa
+from ..vm.bytecode import module_file as mf
 
 # The imports that make an executable: the format, the image and the constants are their last
 # three operands (hal.executable.create: device, queue affinity, format, data, constants;

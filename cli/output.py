@@ -7,9 +7,9 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
-from ireeabi.abi import cconv
-from ireeabi.abi.errors import IreeAbiError, UnknownNameError
-from ireeabi.abi.printable import printable_text
+from ..abi import cconv
+from ..abi.errors import IreeAbiError, UnknownNameError
+from ..abi.printable import printable_text
 
 from . import render
 

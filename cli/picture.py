@@ -15,9 +15,9 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 import drawsvg as draw
 
-from ireeabi.abi.cconv import FragmentLayout
-from ireeabi.abi.layout import Struct, StructLayout
-from ireeabi.abi.targets import Target
+from ..abi.cconv import FragmentLayout
+from ..abi.layout import Struct, StructLayout
+from ..abi.targets import Target
 
 from . import describe
 from .errors import CliError

@@ -6,12 +6,12 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from ireeabi.abi import cconv
+from ..abi import cconv
 
 from .errors import NotACconvError, SpansArgumentError
 
 if TYPE_CHECKING:
-    from ireeabi.abi.layout import Struct
+    from ..abi.layout import Struct
 
 SWEEP_MAX = 3  # `check` without --spans tries counts 0..3 per span
 # A full sweep is (SWEEP_MAX + 1) ** spans instances: 16 for a dispatch's two spans, 256 for four
@@ -79,7 +79,7 @@ def resolve(text: str) -> "Struct | CconvInput":
     """A catalog struct (or derived `iree_vm_abi_*_t`) by name, else a cconv by its shape."""
     if looks_like_cconv(text):
         return parse_cconv(text)
-    from ireeabi import layouts
+    from .. import layouts
 
     return layouts.get(text)  # UnknownNameError names the closest structs
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Any
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
-from ireeabi.vm.buffer import BufferOverflowError
-from ireeabi.base.heap import Heap
-from ireeabi.vm.ref import object_release as _object_release
-from ireeabi.vm.ref import object_retain as _object_retain
-from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.base.status import StatusCode, StatusError
+from ..layouts import hal_buffer as HB
+from ..layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
+from ..vm.buffer import BufferOverflowError
+from ..base.heap import Heap
+from ..vm.ref import object_release as _object_release
+from ..vm.ref import object_retain as _object_retain
+from ..vm.ref import Ref, TypeRegistry
+from ..base.status import StatusCode, StatusError
 
 from .resource import ResourceType
 from ..layouts.hal_buffer import HalBufferLayout

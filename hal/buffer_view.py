@@ -11,11 +11,11 @@ import struct
 from dataclasses import dataclass
 from typing import Sequence
 
-from ireeabi.base import allocator as _alloc
-from ireeabi.base.allocator import AllocatorT
-from ireeabi.base.heap import Heap, HeapError
-from ireeabi.vm.ref import object_retain as _object_retain
-from ireeabi.vm.ref import Ref, TypeRegistry
+from ..base import allocator as _alloc
+from ..base.allocator import AllocatorT
+from ..base.heap import Heap, HeapError
+from ..vm.ref import object_retain as _object_retain
+from ..vm.ref import Ref, TypeRegistry
 
 from .buffer import BufferTypes
 from .resource import ResourceType

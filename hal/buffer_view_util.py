@@ -20,10 +20,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ireeabi.layouts.hal_buffer import ElementTypeError, iree_hal_element_bit_count
-from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
-from ireeabi.hal.element_types import dtype_of, element_type_of
-from ireeabi.hal.string_util import (InputParseError, ParseFailure, fill_elements, format_elements,
+from ..layouts.hal_buffer import ElementTypeError, iree_hal_element_bit_count
+from ..layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from .element_types import dtype_of, element_type_of
+from .string_util import (InputParseError, ParseFailure, fill_elements, format_elements,
                                      read_element_type, read_shape, trim)
 
 __all__ = ["DEFAULT_MAX_ELEMENT_COUNT", "MAX_SHAPE_RANK", "DEVICE_SIZE_MAX", "view_size",

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm.ref import TypeRegistry
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ..layouts import hal_buffer as HB
+from ..vm.ref import TypeRegistry
+from ..base.status import IreeFaultError, StatusCode, StatusError
 
 from . import command_buffer_validation as V
 from .buffer import BufferTypes, calculate_range

@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.base.status import StatusCode, StatusError
+from ..layouts import hal_buffer as HB
+from ..base.status import StatusCode, StatusError
 
 from .buffer import BufferTypes
 from .flag_names import buffer_usage_text, format_bitfield, memory_type_text

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm.ref import TypeRegistry
-from ireeabi.base.status import StatusCode, StatusError
+from ..layouts import hal_buffer as HB
+from ..vm.ref import TypeRegistry
+from ..base.status import StatusCode, StatusError
 
 from ..base.internal import cpu
 from .buffer import BufferTypes

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ireeabi.layouts.hal_buffer import ElementType, ElementTypeError, NumericalType, iree_hal_element_bit_count
-from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ..layouts.hal_buffer import ElementType, ElementTypeError, NumericalType, iree_hal_element_bit_count
+from ..layouts.hal_buffer import iree_hal_format_element_type as format_element_type
 
 _TAG = "iree_element_type"  # dtype metadata key: the IREE element type numpy cannot spell
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.vm.ref import TypeRegistry
-from ireeabi.base.status import StatusCode, StatusError
+from ..layouts import hal_buffer as HB
+from ..vm.ref import TypeRegistry
+from ..base.status import StatusCode, StatusError
 
-from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
+from ..layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
 
 from .buffer import BufferTypes
 from .device import compatible_params

@@ -8,7 +8,7 @@ prints as `(error)`.
 """
 from __future__ import annotations
 
-from ireeabi.layouts.hal_buffer import BufferUsage as U, MemoryType as T
+from ..layouts.hal_buffer import BufferUsage as U, MemoryType as T
 
 MEMORY_TYPE_NAMES: tuple[tuple[int, str], ...] = (
     (int(T.HOST_LOCAL), "HOST_LOCAL"), (int(T.DEVICE_LOCAL), "DEVICE_LOCAL"),

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Generic, TypeVar
 
-from ireeabi.vm import ref as _ref
-from ireeabi.base.heap import Heap, HeapError
-from ireeabi.vm.ref import Ref, TypeRegistry
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ..vm import ref as _ref
+from ..base.heap import Heap, HeapError
+from ..vm.ref import Ref, TypeRegistry
+from ..base.status import IreeFaultError, StatusCode, StatusError
 
 P = TypeVar("P")
 

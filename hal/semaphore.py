@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ireeabi.vm.ref import TypeRegistry
-from ireeabi.base.status import StatusCode, StatusError
+from ..vm.ref import TypeRegistry
+from ..base.status import StatusCode, StatusError
 
 from .resource import ResourceType
 

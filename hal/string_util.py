@@ -23,14 +23,14 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count, \
+from ..abi.errors import IreeAbiError
+from ..layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count, \
     iree_hal_make_element_type
-from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
-from ireeabi.hal.element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
-from ireeabi.base import string_view
-from ireeabi.base.internal.math import is_narrow_float, narrow_float_bits, widen_float_bits
-from ireeabi.base.string_view import atod, atof, atoi_int32, atoi_int64, atoi_uint32, atoi_uint64, wrap_int
+from ..layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from .element_types import SIGNED_INTS as _SIGNED, UNSIGNED_INTS as _UNSIGNED
+from ..base import string_view
+from ..base.internal.math import is_narrow_float, narrow_float_bits, widen_float_bits
+from ..base.string_view import atod, atof, atoi_int32, atoi_int64, atoi_uint32, atoi_uint64, wrap_int
 
 __all__ = ["InputParseError", "ParseFailure", "read_element_type", "parse_element_type", "read_shape",
            "parse_shape", "trim", "element_problem", "fill_elements", "format_g",

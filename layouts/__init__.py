@@ -17,9 +17,9 @@ from __future__ import annotations
 import importlib
 import re
 
-from ireeabi.abi import cconv
-from ireeabi.abi.errors import UnknownNameError
-from ireeabi.abi.layout import Struct
+from ..abi import cconv
+from ..abi.errors import UnknownNameError
+from ..abi.layout import Struct
 
 # Modules of the catalog, in dependency order; each has a STRUCTS list.
 MODULES = ["base", "ref", "buffer", "vm_module", "executable_library", "hal_buffer", "hal_inline",

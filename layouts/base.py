@@ -1,8 +1,8 @@
 """runtime/src/iree/base: allocator, spans, string views, the aligned-allocation scheme."""
 from __future__ import annotations
 
-from ireeabi.abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
-from ireeabi.abi.targets import Target, get as _get_target
+from ..abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
+from ..abi.targets import Target, get as _get_target
 from .data_model import DataModel
 
 iree_host_size_t = Scalar("size_t", "iree_host_size_t")

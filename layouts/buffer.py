@@ -4,7 +4,7 @@ from __future__ import annotations
 import struct
 import enum
 
-from ireeabi.abi.layout import Field, Pointer, Scalar, Struct
+from ..abi.layout import Field, Pointer, Scalar, Struct
 
 from .base import iree_allocator_t, iree_byte_span_t
 from .ref import iree_vm_ref_object_t

@@ -11,8 +11,8 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable, Iterable, TypeVar
 
-from ireeabi.abi.layout import Struct, StructLayout
-from ireeabi.abi.targets import Target
+from ..abi.layout import Struct, StructLayout
+from ..abi.targets import Target
 
 V = TypeVar("V")
 
@@ -58,7 +58,7 @@ class DataModel:
         `abi.views`): pointers are plain unsigned words of the target's width."""
         ct = self._ctypes.get(decl)
         if ct is None:
-            from ireeabi.abi import views  # start-up: ctypes and construct only for a runtime's views
+            from ..abi import views  # start-up: ctypes and construct only for a runtime's views
 
             ct = self._ctypes[decl] = views.ctypes_class(decl, self.target)
         return ct

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 import enum
 
-from ireeabi.abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct
+from ..abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct
 from .data_model import DataModel
 
 # --------------------------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from ireeabi.abi import cconv, targets
-from ireeabi.abi.cconv import Fragment, codec
-from ireeabi.abi.errors import IreeAbiError
+from ..abi import cconv, targets
+from ..abi.cconv import Fragment, codec
+from ..abi.errors import IreeAbiError
 
 from . import hal_inline, hal_loader, hal_module
 

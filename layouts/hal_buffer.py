@@ -15,9 +15,9 @@ import struct
 import enum
 from typing import NamedTuple
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct, Union
-from ireeabi.abi.targets import Target, get as _get_target
+from ..abi.errors import IreeAbiError
+from ..abi.layout import Array, Field, FunctionPointer, Pointer, Scalar, Struct, Union
+from ..abi.targets import Target, get as _get_target
 
 from .base import iree_allocator_t, iree_byte_span_t, iree_device_size_t, iree_host_size_t
 from .ref import iree_atomic_ref_count_t

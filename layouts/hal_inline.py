@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ireeabi.abi.errors import UnknownNameError
-from ireeabi.abi.layout import Field, Pointer, Struct
+from ..abi.errors import UnknownNameError
+from ..abi.layout import Field, Pointer, Struct
 
 from .base import iree_allocator_t
 from .buffer import iree_vm_buffer_t

@@ -10,9 +10,9 @@ union is the field `anon` and the struct its member `named`; `C_PATHS` maps the 
 """
 from __future__ import annotations
 
-from ireeabi.abi import cconv
-from ireeabi.abi.errors import UnknownNameError
-from ireeabi.abi.layout import Field, Pointer, Scalar, Struct, Union
+from ..abi import cconv
+from ..abi.errors import UnknownNameError
+from ..abi.layout import Field, Pointer, Scalar, Struct, Union
 
 from .hal_inline import ModuleExport
 from .ref import iree_vm_ref_t

@@ -26,11 +26,11 @@ import itertools
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from ireeabi.abi import cconv
-from ireeabi.abi.cconv import Finding
-from ireeabi.abi.errors import UnknownNameError
-from ireeabi.abi.layout import Array, Field, Pointer, Scalar, Struct, Union
-from ireeabi.abi.targets import Target, get as get_target
+from ..abi import cconv
+from ..abi.cconv import Finding
+from ..abi.errors import UnknownNameError
+from ..abi.layout import Array, Field, Pointer, Scalar, Struct, Union
+from ..abi.targets import Target, get as get_target
 
 from .ref import iree_vm_ref_t
 

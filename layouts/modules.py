@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
-from ireeabi.abi import cconv as _cconv
-from ireeabi.abi.errors import IreeAbiError, UnknownNameError
+from ..abi import cconv as _cconv
+from ..abi.errors import IreeAbiError, UnknownNameError
 
 from . import hal_inline, hal_loader
 from .hal_inline import ModuleExport

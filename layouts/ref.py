@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import struct
-from ireeabi.abi.cconv import IREE_VM_REF_T
-from ireeabi.abi.layout import REST_OF_UNIT, Field, FunctionPointer, Scalar, Struct
+from ..abi.cconv import IREE_VM_REF_T
+from ..abi.layout import REST_OF_UNIT, Field, FunctionPointer, Scalar, Struct
 
 from .base import iree_string_view_t
 from .data_model import DataModel

@@ -7,7 +7,7 @@ ireeabi relies on, the rest is declared so that sizeof is real).
 """
 from __future__ import annotations
 
-from ireeabi.abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
+from ..abi.layout import Field, FunctionPointer, Pointer, Scalar, Struct
 from .data_model import DataModel
 
 _FNS = ["name", "signature", "enumerate_dependencies", "get_module_attr", "lookup_function", "get_function",

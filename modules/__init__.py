@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ireeabi.abi.lazy_face import lazy_face
+from ..abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers; loaded on first use below (PEP 562)
     from .check import CHECK_MODULE, CheckState, Failure

@@ -27,18 +27,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ireeabi.hal.buffer_view_util import format_buffer_view
-from ireeabi.hal.element_types import dtype_of
-from ireeabi.base.internal.math import widen_float_bits
-from ireeabi.hal.string_util import format_elements
-from ireeabi.modules.hal.module_api import BufferViewInfo, ModuleApi
-from ireeabi.layouts.hal_buffer import ElementType
-from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.native_module import Export
-from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import CallContext
-from ireeabi.base.status import StatusCode, StatusError
+from ..hal.buffer_view_util import format_buffer_view
+from ..hal.element_types import dtype_of
+from ..base.internal.math import widen_float_bits
+from ..hal.string_util import format_elements
+from .hal.module_api import BufferViewInfo, ModuleApi
+from ..layouts.hal_buffer import ElementType
+from ..layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ..layouts.modules import ModuleDescriptor
+from ..vm.native_module import Export
+from ..vm.ref import Ref
+from ..vm.shims import CallContext
+from ..base.status import StatusCode, StatusError
 
 CHECK_MODULE_NAME = "check"
 CHECK_MODULE_VERSION = 0

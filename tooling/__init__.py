@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ireeabi.abi.lazy_face import lazy_face
+from ..abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
-    from ireeabi.hal.string_util import InputParseError
+    from ..hal.string_util import InputParseError
 
     from .comparison import Equality, compare_results
     from .disassemble import disassembly, signature_text

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
+from ..abi.errors import IreeAbiError
 
 from .execution_model import MODEL_FLAGS
 

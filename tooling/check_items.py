@@ -49,11 +49,11 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import pytest
 
-from ireeabi.abi import targets as _targets
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.modules.check import CHECK_MODULE
-from ireeabi.modules.hal.runtime import run_module_type_names
-from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
+from ..abi import targets as _targets
+from ..abi.errors import IreeAbiError
+from ..modules.check import CHECK_MODULE
+from ..modules.hal.runtime import run_module_type_names
+from ..vm.bytecode.module_file import ModuleFile, read_module
 
 from .check_compile import (CompileError, Compiler, canonical_model, compile_flags,
                             user_cache_dir)
@@ -371,8 +371,8 @@ class _ModuleItem(pytest.Item):
     def hazard_hint(self, text: str) -> str:
         """Where a shim's signature mismatch is a layout hazard the import check predicts on the
         item's data model (i386's shims), the words `ireeabi run` adds (import_check.hazard_hint)."""
-        from ireeabi.layouts import module_sources  # only for a failure's report
-        from ireeabi.vm.bytecode import import_check
+        from ..layouts import module_sources  # only for a failure's report
+        from ..vm.bytecode import import_check
 
         module, target = getattr(self, "module", None), getattr(self, "target", None)
         if module is None or target is None:

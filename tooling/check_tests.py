@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.modules.check import CHECK_MODULE_NAME, Failure
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.base.status import StatusError
+from ..abi.errors import IreeAbiError
+from ..modules.check import CHECK_MODULE_NAME, Failure
+from ..vm.errors import VmStatusError
+from ..vm.bytecode.module_file import ModuleFile
+from ..base.status import StatusError
 
 from .execution_model import FENCE_ARGUMENTS, takes_fences
 from .program import Program, RunOptions

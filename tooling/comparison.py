@@ -7,13 +7,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.hal_buffer import ElementType, iree_hal_element_bit_count
-from ireeabi.layouts.hal_buffer import iree_hal_format_element_type as format_element_type
-from ireeabi.hal.buffer_view_util import format_buffer_view
-from ireeabi.hal.element_types import element_type_of
-from ireeabi.base.string_view import c_atof
-from ireeabi.hal.string_util import format_elements
+from ..abi.errors import IreeAbiError
+from ..layouts.hal_buffer import ElementType, iree_hal_element_bit_count
+from ..layouts.hal_buffer import iree_hal_format_element_type as format_element_type
+from ..hal.buffer_view_util import format_buffer_view
+from ..hal.element_types import element_type_of
+from ..base.string_view import c_atof
+from ..hal.string_util import format_elements
 
 from .function_io import ListResult, OpaqueResult, StorageInput, Value
 

@@ -35,16 +35,16 @@ import math
 import struct
 from typing import Callable, Iterable, cast
 
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import (BranchCase, DecodeError, Instruction,
+from ..vm.bytecode import isa
+from ..vm.bytecode.decoder import (BranchCase, DecodeError, Instruction,
                                          MalformedBytecodeError, Register, Remap, decode_function,
                                          function_bytecode)
-from ireeabi.vm.bytecode.module_file import VALUE_TYPE_NAMES, ModuleFile, rodata_bytes
-from ireeabi.vm.bytecode.ops_ref import ref_type_key
-from ireeabi.vm.bytecode.registers import Function as _VerifiedFunction
-from ireeabi.vm.bytecode.registers import cconv_fragments as _value_fragments
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.verifier import frame_i32_registers, verify_function
+from ..vm.bytecode.module_file import VALUE_TYPE_NAMES, ModuleFile, rodata_bytes
+from ..vm.bytecode.ops_ref import ref_type_key
+from ..vm.bytecode.registers import Function as _VerifiedFunction
+from ..vm.bytecode.registers import cconv_fragments as _value_fragments
+from ..vm.bytecode.state import ExecutionState
+from ..vm.bytecode.verifier import frame_i32_registers, verify_function
 
 _TYPE_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64", "r": "!vm.ref<?>"}
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.bytecode.module_file import ExportedFunction, ModuleFile
+from ..abi.errors import IreeAbiError
+from ..vm.bytecode.module_file import ExportedFunction, ModuleFile
 
 # The models ireeabi runs and the iree-compile flags of each (in the order a reader tries them).
 MODEL_FLAGS: Mapping[str, tuple[str, ...]] = {

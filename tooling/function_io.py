@@ -31,15 +31,15 @@ from typing import Any, BinaryIO, NamedTuple, Sequence, TextIO, Union
 
 import numpy as np
 
-from ireeabi.layouts.hal_buffer import ElementType
-from ireeabi.hal.buffer_view_util import (DEFAULT_MAX_ELEMENT_COUNT, MAX_SHAPE_RANK,
+from ..layouts.hal_buffer import ElementType
+from ..hal.buffer_view_util import (DEFAULT_MAX_ELEMENT_COUNT, MAX_SHAPE_RANK,
                                           format_buffer_view, read_buffer_view, shaped,
                                           view_size, zeroed_storage)
-from ireeabi.hal.element_types import element_type_of
-from ireeabi.base.string_view import atod, atof, atoi_int32, atoi_int64, c_atoi, wrap_int
-from ireeabi.hal.string_util import (InputParseError, ParseFailure, element_problem, format_g,
+from ..hal.element_types import element_type_of
+from ..base.string_view import atod, atof, atoi_int32, atoi_int64, c_atoi, wrap_int
+from ..hal.string_util import (InputParseError, ParseFailure, element_problem, format_g,
                                      read_element_type, read_shape, trim)
-from ireeabi.tooling.numpy_io import OutputError, at_end, npy_header, read_into, read_npy
+from .numpy_io import OutputError, at_end, npy_header, read_into, read_npy
 
 _HOST_SIZE_MAX = (1 << 64) - 1  # iree_host_size_t
 

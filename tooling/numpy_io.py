@@ -18,11 +18,11 @@ from typing import BinaryIO, Iterator, Sequence
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count
-from ireeabi.hal.buffer_view_util import MAX_SHAPE_RANK, shaped, view_size, zeroed_storage
-from ireeabi.base.string_view import atoi_uint32, atoi_uint64
-from ireeabi.hal.string_util import InputParseError, ParseFailure, trim
+from ..abi.errors import IreeAbiError
+from ..layouts.hal_buffer import ElementType, NumericalType, iree_hal_element_bit_count
+from ..hal.buffer_view_util import MAX_SHAPE_RANK, shaped, view_size, zeroed_storage
+from ..base.string_view import atoi_uint32, atoi_uint64
+from ..hal.string_util import InputParseError, ParseFailure, trim
 
 __all__ = ["OutputError", "read_exactly", "read_into", "at_end", "load_npy", "read_npy", "npy_header"]
 

@@ -55,24 +55,24 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.targets import Target
-from ireeabi.modules.hal.runtime import HalRuntime, run_module_type_names
-from ireeabi.layouts import modules as _modules
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm import ref as _ref
-from ireeabi.base.allocation import leak_report
-from ireeabi.base.heap import Heap, LeakError
-from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
-from ireeabi.vm.errors import ArgumentError, ContextClosedError
-from ireeabi.vm.import_resolvers import NativeImports
-from ireeabi.vm.list import VmList
-from ireeabi.vm.bytecode.registers import cconv_fragments, value_chars
-from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
-from ireeabi.base.machine import Machine, machine as _machine
-from ireeabi.vm.bytecode.module_file import ModuleFile, read_module
-from ireeabi.vm.ref import Ref
-from ireeabi.base.status import StatusCode, StatusError
+from ..abi.errors import IreeAbiError
+from ..abi.targets import Target
+from ..modules.hal.runtime import HalRuntime, run_module_type_names
+from ..layouts import modules as _modules
+from ..layouts.modules import ModuleDescriptor
+from ..vm import ref as _ref
+from ..base.allocation import leak_report
+from ..base.heap import Heap, LeakError
+from ..vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
+from ..vm.errors import ArgumentError, ContextClosedError
+from ..vm.import_resolvers import NativeImports
+from ..vm.list import VmList
+from ..vm.bytecode.registers import cconv_fragments, value_chars
+from ..vm.bytecode.vm_buffer_factory import VmBufferFactory
+from ..base.machine import Machine, machine as _machine
+from ..vm.bytecode.module_file import ModuleFile, read_module
+from ..vm.ref import Ref
+from ..base.status import StatusCode, StatusError
 
 from . import execution_model
 from .function_io import OpaqueResult, ResultList, Value, list_item
@@ -576,7 +576,7 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
         chosen[d.name] = d
     missing = [n for n in wanted if n not in chosen and n not in _modules.BUILTIN]
     if missing:
-        from ireeabi.layouts import module_sources  # start-up: package metadata only when needed
+        from ..layouts import module_sources  # start-up: package metadata only when needed
 
         known = [d for d in _modules.registered() if d.name not in _modules.BUILTIN]
         known += module_sources.installed()

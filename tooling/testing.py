@@ -30,11 +30,11 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.base.heap import Heap
-from ireeabi.vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
+from ..layouts.modules import ModuleDescriptor
+from ..base.heap import Heap
+from ..vm.testing import buffers, heap, target, types  # noqa: F401  (the plugin's fixtures)
 
-from ireeabi.modules.hal.runtime import HalRuntime
+from ..modules.hal.runtime import HalRuntime
 
 from . import check_items
 

@@ -34,15 +34,15 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Callable
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm import ref as _ref
-from ireeabi.vm.bytecode.handlers import RETURN
-from ireeabi.vm.list import VmList
-from ireeabi.vm.bytecode.registers import Frame
-from ireeabi.vm.native_module import NativeModule
-from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import ByteSpan, CallContext, NativeFunction
-from ireeabi.base.status import StatusError
+from ..abi.errors import IreeAbiError
+from ..vm import ref as _ref
+from ..vm.bytecode.handlers import RETURN
+from ..vm.list import VmList
+from ..vm.bytecode.registers import Frame
+from ..vm.native_module import NativeModule
+from ..vm.ref import Ref
+from ..vm.shims import ByteSpan, CallContext, NativeFunction
+from ..base.status import StatusError
 
 from . import trace_layout as TL
 from .disassemble import RegisterValues, function_name, instruction_text

@@ -24,13 +24,13 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ireeabi.abi import cconv
-from ireeabi.abi.cconv import Fragment, Span, Value
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.layout import Array, Struct, layout_of
-from ireeabi.abi.targets import Target
-from ireeabi.layouts import hal_loader as HL
-from ireeabi.layouts import hal_module_dispatch as HMD
+from ..abi import cconv
+from ..abi.cconv import Fragment, Span, Value
+from ..abi.errors import IreeAbiError
+from ..abi.layout import Array, Struct, layout_of
+from ..abi.targets import Target
+from ..layouts import hal_loader as HL
+from ..layouts import hal_module_dispatch as HMD
 
 MISMATCH = "INVALID_ARGUMENT: argument/result signature mismatch"
 # Span elements listed per span (a span of 65535 elements would otherwise list them all on every

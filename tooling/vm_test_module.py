@@ -41,14 +41,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.errors import ArgumentError, ImportResolutionError, VmStatusError
-from ireeabi.vm.list import VmList
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES
-from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.vm.ref import Ref
-from ireeabi.base.status import StatusCode, StatusError
+from ..abi.errors import IreeAbiError
+from ..vm.errors import ArgumentError, ImportResolutionError, VmStatusError
+from ..vm.list import VmList
+from ..layouts.modules import ModuleDescriptor
+from ..vm.invocation import TEST_RUNNER_MAX_RESUMES
+from ..vm.bytecode.module_file import ModuleFile
+from ..vm.ref import Ref
+from ..base.status import StatusCode, StatusError
 
 from .check_compile import ASSEMBLER, Assembler, AssemblerNotFoundError, CompileError
 from .check_compile import find_assembler as _find_assembler

@@ -21,12 +21,12 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from ireeabi.abi.printable import printable
-from ireeabi.base.status import StatusCode, StatusError
-from ireeabi.vm.errors import ContextBusyError, ContextClosedError, ImportResolutionError
-from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
-from ireeabi.vm.invocation import Invocation
-from ireeabi.vm.releases import import_signature_note
+from ..abi.printable import printable
+from ..base.status import StatusCode, StatusError
+from .errors import ContextBusyError, ContextClosedError, ImportResolutionError
+from .import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
+from .invocation import Invocation
+from .releases import import_signature_note
 
 
 class Context:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Sequence, TypeVar
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.printable import printable, printable_text
-from ireeabi.base.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
+from ..abi.errors import IreeAbiError
+from ..abi.printable import printable, printable_text
+from ..base.status import STATUS_CODE_MASK, Status, StatusCode, as_code, code_string
 
 
 _E = TypeVar("_E", bound="VmError")  # locate returns the error it records in

@@ -19,10 +19,10 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from ireeabi.vm.native_module import NativeModule
-from ireeabi.vm.ref import NULL_REF, TYPE_NULL, Ref
-from ireeabi.base.status import StatusError
-from ireeabi.vm.errors import ImportResolutionError
+from .native_module import NativeModule
+from .ref import NULL_REF, TYPE_NULL, Ref
+from ..base.status import StatusError
+from .errors import ImportResolutionError
 
 
 class ModuleContext(Protocol):

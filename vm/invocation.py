@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from ireeabi.abi.printable import printable
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.errors import InvocationStateError, VmStatusError
+from ..abi.printable import printable
+from ..base.status import StatusCode
+from .errors import InvocationStateError, VmStatusError
 
 
 class InvokingContext(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ireeabi.vm.ops import f32_bits, f64_bits, from_f32_bits, from_f64_bits
+from .ops import f32_bits, f64_bits, from_f32_bits, from_f64_bits
 
 # Value types of list elements and their byte widths (vm/list.c stores them packed).
 VALUE_TYPES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f32": 4, "f64": 8}

@@ -18,8 +18,8 @@ import re
 import struct
 from typing import Any, Callable
 
-from ireeabi.vm.errors import VmTrapError
-from ireeabi.base.host_libraries import library_name
+from .errors import VmTrapError
+from ..base.host_libraries import library_name
 
 M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF

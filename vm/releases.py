@@ -41,7 +41,7 @@ class Release:
         """The cconv of its `hal` export `function` (None: it has none)."""
         if function in self.hal_lacks:
             return None
-        from ireeabi.layouts import hal_module  # start-up: only where a refusal names releases
+        from ..layouts import hal_module  # start-up: only where a refusal names releases
 
         own = next((e.cconv for e in hal_module.EXPORTS if e.name == function), None)
         return self.hal_differs.get(function, own)

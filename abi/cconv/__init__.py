@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ireeabi.abi.lazy_face import lazy_face
+from ..lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
     from .findings import (MAX_VALUE_FINDINGS, Finding, FragmentLayout, compare_reader, layout, read_by,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.machine import Machine, machine as _machine
+from ...layouts import executable_library as X
+from ..machine import Machine, machine as _machine
 
 
 class FeatureBit(NamedTuple):

@@ -10,7 +10,7 @@ import math
 import struct
 from typing import NamedTuple
 
-from ireeabi.layouts.hal_buffer import ElementType
+from ...layouts.hal_buffer import ElementType
 
 __all__ = ["is_narrow_float", "narrow_float_bits", "widen_float_bits"]
 

@@ -21,18 +21,18 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ireeabi.abi import targets
-from ireeabi.base.machine import Machine, host as _host_machine, machine as _machine
-from ireeabi.layouts import executable_library as X
+from ...abi import targets
+from ...base.machine import Machine, host as _host_machine, machine as _machine
+from ...layouts import executable_library as X
 
-from ireeabi.hal.local.executable_library import (DispatchResult, DispatchState, ExecutableError,
+from .executable_library import (DispatchResult, DispatchState, ExecutableError,
                                                   ExportInfo, ForeignKernelError, LoadedLibrary,
                                                   UnresolvedImportError, check_counts,
                                                   write_workgroup_state)
-from ireeabi.hal.local import elf_loader
-from ireeabi.hal.local.native import FAULTED, budget_ns, check_cpu_time, native, stop_flags, stopped
-from ireeabi.layouts.executable_library import DispatchLayout
-from ireeabi.base.status import StatusCode
+from . import elf_loader
+from .native import FAULTED, budget_ns, check_cpu_time, native, stop_flags, stopped
+from ...layouts.executable_library import DispatchLayout
+from ...base.status import StatusCode
 
 
 # IREE's architecture spellings in executable format strings (IREE_ARCH), by ireeabi target; wasm32
@@ -291,7 +291,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
             f"kernels compiled for it), or compile for inline-static (vmvx-inline), whose kernels are VM "
             f"bytecode that runs on every target")
     if processor_data is None:
-        from ireeabi.base.internal.cpu import read_data
+        from ...base.internal.cpu import read_data
         processor_data = read_data()
     if format.startswith("embedded-elf-"):
         library = _load_embedded(format, bytes(data), constants, processor_data)

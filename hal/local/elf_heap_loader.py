@@ -44,12 +44,12 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.base.heap import Heap
-from ireeabi.base.status import StatusError
+from ...base.heap import Heap
+from ...base.status import StatusError
 
-from ireeabi.hal.local.elf_loader import (DT, MAX_IMAGE, PF_R, PF_W, PF_X, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD,
+from .elf_loader import (DT, MAX_IMAGE, PF_R, PF_W, PF_X, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD,
                                           SHN_UNDEF, elf_error, read_phdrs, segment_type, verify_header)
-from ireeabi.base.status import StatusCode
+from ...base.status import StatusCode
 
 TARGET_PAGE = 4096  # the page the emulated CPU protects (every target here uses 4 KiB pages)
 _MAX_ALIGN = 1 << 21  # a larger p_align still gets this alignment (IREE itself gives only a page)

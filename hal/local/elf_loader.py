@@ -30,12 +30,12 @@ from typing import Any
 
 from elftools.elf.structs import ELFStructs
 
-from ireeabi.base.machine import host as _host_machine
-from ireeabi.base.host_libraries import library_name
+from ...base.machine import host as _host_machine
+from ...base.host_libraries import library_name
 
-from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.hal.local.native import FAULTED, native, stop_flags, stopped
-from ireeabi.base.status import StatusCode
+from .executable_library import ExecutableError
+from .native import FAULTED, native, stop_flags, stopped
+from ...base.status import StatusCode
 
 PAGE = mmap.PAGESIZE
 # The running architecture's e_machine, as iree_elf_machine_is_valid checks it.

@@ -129,12 +129,12 @@ from unicorn import x86_const as X86
 from unicorn.unicorn_py3.arch.types import uc_hook_h
 from unicorn.unicorn_py3.unicorn import uclib as _UCLIB
 
-from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.base.internal.fpu_state import FLUSH_BITS
-from ireeabi.base import callbacks
-from ireeabi.base.address_space import PAGE
-from ireeabi.base.heap import Heap, HeapError
-from ireeabi.base.status import StatusCode
+from .executable_library import ForeignKernelError
+from ...base.internal.fpu_state import FLUSH_BITS
+from ...base import callbacks
+from ...base.address_space import PAGE
+from ...base.heap import Heap, HeapError
+from ...base.status import StatusCode
 
 CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the latency of Ctrl-C (~50 ms)
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
@@ -408,7 +408,7 @@ class EmulatedCpu:
         the slow path (a helper call, two region lookups, a look for translated code on the page).
         The regions' permissions are checked after the fill as before. Without the C helper (no
         compiler where it was not built) the CPU keeps the MMU's TLB: the same results, slower."""
-        from ireeabi.hal.local.native import NativeBuildError, native
+        from .native import NativeBuildError, native
         try:
             helper = native()
         except NativeBuildError:

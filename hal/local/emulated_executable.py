@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.heap import Heap
+from ...layouts import executable_library as X
+from ...base.heap import Heap
 
-from ireeabi.hal.local import elf_heap_loader
-from ireeabi.hal.local.elf_executable import Image, read_library
-from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.hal.local.target_library import Environment, TargetLibrary, unsupported_import
-from ireeabi.base.status import StatusCode
+from . import elf_heap_loader
+from .elf_executable import Image, read_library
+from .executable_library import ExecutableError
+from .target_library import Environment, TargetLibrary, unsupported_import
+from ...base.status import StatusCode
 
 if TYPE_CHECKING:  # Unicorn is imported when a runtime first emulates a kernel, not at start-up
-    from ireeabi.hal.local.emulated_cpu import EmulatedCpu
+    from .emulated_cpu import EmulatedCpu
 
 
 
@@ -60,7 +60,7 @@ class KernelEmulator:
 
     def cpu(self) -> EmulatedCpu:
         if self._cpu is None:
-            from ireeabi.hal.local.emulated_cpu import EmulatedCpu
+            from .emulated_cpu import EmulatedCpu
             self._cpu = EmulatedCpu(self.heap)
         return self._cpu
 
@@ -73,7 +73,7 @@ class KernelEmulator:
 def load(format: str, data: bytes, emulator: KernelEmulator, constants: Sequence[int] = (),
          processor_data: Sequence[int] = ()) -> TargetLibrary:
     """Load an `embedded-elf-<arch>` library into the emulator's heap (see the module docstring)."""
-    from ireeabi.hal.local.emulated_cpu import EmulatedFault
+    from .emulated_cpu import EmulatedFault
     heap = emulator.heap
     image = elf_heap_loader.load_into_heap(bytes(data), heap)
     env: Environment | None = None

@@ -11,10 +11,10 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.machine import Machine
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
-from ireeabi.layouts.executable_library import DispatchLayout
+from ...layouts import executable_library as X
+from ...base.machine import Machine
+from ...base.status import IreeFaultError, StatusCode, StatusError
+from ...layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 

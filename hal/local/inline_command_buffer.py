@@ -21,13 +21,13 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Sequence
 
-from ireeabi.base.heap import Heap
-from ireeabi.base.status import StatusCode, StatusError
+from ...base.heap import Heap
+from ...base.status import StatusCode, StatusError
 
-from ireeabi.hal.buffer import BufferTypes, calculate_range
-from ireeabi.hal.local.executable_library import DispatchState, issue_dispatch, write_workgroup_state
-from ireeabi.base.internal.fpu_state import FpuControl, flushes, pushed
-from ireeabi.layouts.executable_library import DispatchLayout
+from ..buffer import BufferTypes, calculate_range
+from .executable_library import DispatchState, issue_dispatch, write_workgroup_state
+from ...base.internal.fpu_state import FpuControl, flushes, pushed
+from ...layouts.executable_library import DispatchLayout
 
 _U32 = 0xFFFFFFFF
 
@@ -37,7 +37,7 @@ def fpu_of(library: Any) -> "FpuControl | None":
     wasmtime's (`fpu` None), the host thread's for every other kind."""
     if hasattr(library, "fpu"):
         return library.fpu
-    from ireeabi.hal.local.native import host_fpu  # start-up: the C helper only when a dispatch runs
+    from .native import host_fpu  # start-up: the C helper only when a dispatch runs
 
     return host_fpu()
 

@@ -16,19 +16,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence, Union
 
-from ireeabi.base.heap import Heap
-from ireeabi.base.machine import Machine
+from ...base.heap import Heap
+from ...base.machine import Machine
 
-from ireeabi.base.internal import cpu
-from ireeabi.hal.local import elf_executable, vmvx_executable, wasm_executable
-from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
-from ireeabi.hal.local.native import check_cpu_time, default_cpu_time
-from ireeabi.hal.local.target_library import TargetLibrary
-from ireeabi.hal.local.wasm_executable import WasmKernels
-from ireeabi.base.status import StatusCode
+from ...base.internal import cpu
+from . import elf_executable, vmvx_executable, wasm_executable
+from .executable_library import ExecutableError, ForeignKernelError, UnresolvedImportError
+from .native import check_cpu_time, default_cpu_time
+from .target_library import TargetLibrary
+from .wasm_executable import WasmKernels
+from ...base.status import StatusCode
 
 if TYPE_CHECKING:
-    from ireeabi.hal.local.emulated_executable import KernelEmulator
+    from .emulated_executable import KernelEmulator
 
 KernelLibrary = Union[elf_executable.Library, TargetLibrary]
 
@@ -66,7 +66,7 @@ class KernelRunners:
         """The emulated CPU's runner (Unicorn, itself made at the first emulated load); a runtime
         whose kernels all run natively never imports it."""
         if self._elf is None:
-            from ireeabi.hal.local.emulated_executable import KernelEmulator
+            from .emulated_executable import KernelEmulator
 
             self._elf = KernelEmulator(self.heap, emulate_host=self.emulate_host,
                                        max_instructions=self.max_instructions)
@@ -117,7 +117,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int], processor_d
         raise ForeignKernelError(StatusCode.FAILED_PRECONDITION,
                                  f"the emulator's heap is {runners.elf.heap.machine.name}, "
                                  f"the runtime's data model {machine.name}")
-    from ireeabi.hal.local import emulated_executable
+    from . import emulated_executable
 
     library = emulated_executable.load(format, data, runners.elf, constants, processor_data)
     library.fpu = runners.elf.cpu()  # a dispatch's FPU state is the emulated CPU's (fpu_state)

@@ -31,11 +31,11 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from ireeabi.abi.errors import IreeAbiError
+from ...abi.errors import IreeAbiError
 
-from ireeabi.hal.local.executable_library import ExecutableError
-from ireeabi.hal.local.native_build import DIGEST, INSTALLED_NAME, make_ffi
-from ireeabi.base.status import StatusCode
+from .executable_library import ExecutableError
+from .native_build import DIGEST, INSTALLED_NAME, make_ffi
+from ...base.status import StatusCode
 
 # What ireeabi_issue_workgroups / ireeabi_call_guarded return when the trap ended the call:
 FAULTED = -0x7E11  # a fault signal was trapped

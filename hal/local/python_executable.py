@@ -20,12 +20,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.heap import Heap
-from ireeabi.base.machine import host as _host_machine
+from ...layouts import executable_library as X
+from ...base.heap import Heap
+from ...base.machine import host as _host_machine
 
-from ireeabi.hal.local.executable_library import DispatchResult, ExecutableError, ExportInfo
-from ireeabi.base.status import StatusCode
+from .executable_library import DispatchResult, ExecutableError, ExportInfo
+from ...base.status import StatusCode
 
 FORMAT = "ireeabi-python"
 

@@ -14,14 +14,14 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.heap import Heap
+from ...layouts import executable_library as X
+from ...base.heap import Heap
 
-from ireeabi.hal.local.executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
+from .executable_library import (DispatchResult, ExecutableError, ForeignKernelError,
                                                   LoadedLibrary)
-from ireeabi.hal.local.native import FAULTED
-from ireeabi.layouts.executable_library import DispatchLayout
-from ireeabi.base.status import StatusCode
+from .native import FAULTED
+from ...layouts.executable_library import DispatchLayout
+from ...base.status import StatusCode
 
 _U32 = 0xFFFFFFFF
 _ID = struct.Struct("<I")

@@ -24,20 +24,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.base import allocator as _alloc
-from ireeabi.vm.bytecode.module import Context
-from ireeabi.vm.import_resolvers import NativeImports
-from ireeabi.vm.list import VmList
-from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
-from ireeabi.vm.bytecode.module_file import read_module
-from ireeabi.vm.buffer import AbortError
-from ireeabi.vm.ref import Ref
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ...abi.errors import IreeAbiError
+from ...layouts.buffer import BufferAccess
+from ...base import allocator as _alloc
+from ...vm.bytecode.module import Context
+from ...vm.import_resolvers import NativeImports
+from ...vm.list import VmList
+from ...vm.bytecode.vm_buffer_factory import VmBufferFactory
+from ...vm.bytecode.module_file import read_module
+from ...vm.buffer import AbortError
+from ...vm.ref import Ref
+from ...base.status import IreeFaultError, StatusCode, StatusError
 
-from ireeabi.hal.local.executable_library import ExecutableError, ExportInfo
-from ireeabi.layouts.buffer import VmBufferLayout
+from .executable_library import ExecutableError, ExportInfo
+from ...layouts.buffer import VmBufferLayout
 
 FORMAT = "vmvx-bytecode-fb"
 ENTRY_SIGNATURE = "0rrriiiiiiiii_v"  # IREE_VMVX_ENTRY_SIGNATURE

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ireeabi.hal.local.executable_library import ForeignKernelError
-from ireeabi.base.status import StatusCode
+from .executable_library import ForeignKernelError
+from ...base.status import StatusCode
 
 DYLINK_SECTION = "dylink.0"
 # dylink.0 subsection types (the tool conventions' WASM_DYLINK_*)

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from ireeabi.layouts import executable_library as X
-from ireeabi.base.heap import Heap
+from ...layouts import executable_library as X
+from ...base.heap import Heap
 
-from ireeabi.hal.local.elf_executable import Image, read_library
-from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.target_library import Environment, TargetLibrary
-from ireeabi.base.status import StatusCode
+from .elf_executable import Image, read_library
+from .executable_library import ExecutableError, ForeignKernelError
+from .target_library import Environment, TargetLibrary
+from ...base.status import StatusCode
 
 if TYPE_CHECKING:  # wasmtime is imported when a runtime first loads wasm, not at start-up
-    from ireeabi.hal.local.wasm_loader import WasmRuntime
+    from .wasm_loader import WasmRuntime
 
 FORMAT = "system-wasm-wasm_32"  # IREE's format string of iree-compile's wasm32 libraries
 TARGET = "wasm32"
@@ -45,7 +45,7 @@ class WasmKernels:
 
     def runtime(self) -> "WasmRuntime":
         if self._runtime is None:
-            from ireeabi.hal.local.wasm_loader import WasmRuntime
+            from .wasm_loader import WasmRuntime
             self._runtime = WasmRuntime(self.heap)
         return self._runtime
 
@@ -58,7 +58,7 @@ class WasmKernels:
 def load(format: str, data: bytes, kernels: WasmKernels, constants: Sequence[int] = (),
          processor_data: Sequence[int] = ()) -> TargetLibrary:
     """Load a wasm32 library into the heap of `kernels` (see the module docstring)."""
-    from ireeabi.hal.local.wasm_loader import WasmTrap
+    from .wasm_loader import WasmTrap
     heap = kernels.heap
     m = heap.machine
     if m.name != TARGET:

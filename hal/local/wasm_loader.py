@@ -105,11 +105,11 @@ import wasmtime
 from wasmtime import _bindings as _ffi
 from wasmtime import _func as _wasmtime_func
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.hal.local.executable_library import ExecutableError, ForeignKernelError
-from ireeabi.hal.local.wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink, section_ids
-from ireeabi.base.heap import Heap
-from ireeabi.base.status import StatusCode
+from ...abi.errors import IreeAbiError
+from .executable_library import ExecutableError, ForeignKernelError
+from .wasm_dylink import DylinkInfo, WasmModuleError, parse_dylink, section_ids
+from ...base.heap import Heap
+from ...base.status import StatusCode
 
 WASM_PAGE = 0x10000
 DEFAULT_STACK_SIZE = 256 << 10

@@ -17,22 +17,22 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts import hal_inline as HI
-from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.base import allocator as _alloc
-from ireeabi.vm import ref as _ref
-from ireeabi.base.allocator import AllocatorT, Command
-from ireeabi.vm.buffer import BufferType
-from ireeabi.vm.native_module import Export, NativeModule
-from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import CallContext
-from ireeabi.base.status import StatusCode, StatusError
+from ...layouts import hal_buffer as HB
+from ...layouts import hal_inline as HI
+from ...layouts.buffer import BufferAccess
+from ...base import allocator as _alloc
+from ...vm import ref as _ref
+from ...base.allocator import AllocatorT, Command
+from ...vm.buffer import BufferType
+from ...vm.native_module import Export, NativeModule
+from ...vm.ref import Ref
+from ...vm.shims import CallContext
+from ...base.status import StatusCode, StatusError
 
-from ireeabi.base.internal import cpu
-from ireeabi.hal.buffer import BufferTypes, HalBuffer
-from ireeabi.hal.buffer_view import BufferViewTypes
-from ireeabi.layouts.hal_inline import StorageWrapperLayout
+from ...base.internal import cpu
+from ...hal.buffer import BufferTypes, HalBuffer
+from ...hal.buffer_view import BufferViewTypes
+from ...layouts.hal_inline import StorageWrapperLayout
 
 
 ALLOCATE_USAGE = (HB.BufferUsage.TRANSFER | HB.BufferUsage.DISPATCH_STORAGE | HB.BufferUsage.MAPPING)

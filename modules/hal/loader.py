@@ -36,27 +36,27 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ireeabi.abi import cconv
-from ireeabi.abi.layout import layout_of
-from ireeabi.layouts import hal_loader as HL
-from ireeabi.vm.buffer import BufferType
-from ireeabi.base.machine import Machine
-from ireeabi.vm.native_module import Export, NativeModule
-from ireeabi.vm.ref import TYPE_NULL, Ref
-from ireeabi.vm.shims import (ByteSpan, CallContext, MarshalError, NativeFunction, Shim, StructReader,
+from ...abi import cconv
+from ...abi.layout import layout_of
+from ...layouts import hal_loader as HL
+from ...vm.buffer import BufferType
+from ...base.machine import Machine
+from ...vm.native_module import Export, NativeModule
+from ...vm.ref import TYPE_NULL, Ref
+from ...vm.shims import (ByteSpan, CallContext, MarshalError, NativeFunction, Shim, StructReader,
                               signature_mismatch, struct_reader)
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ...base.status import IreeFaultError, StatusCode, StatusError
 
-from ireeabi.hal.local import library_loader, python_executable
-from ireeabi.hal.local.library_loader import KernelRunners
-from ireeabi.hal.local.executable_library import (DispatchState, ExecutableError,
+from ...hal.local import library_loader, python_executable
+from ...hal.local.library_loader import KernelRunners
+from ...hal.local.executable_library import (DispatchState, ExecutableError,
                                                   UnresolvedImportError, issue_dispatch,
                                                   write_workgroup_state)
-from ireeabi.hal.resource import ResourceType
-from ireeabi.layouts.executable_library import DispatchLayout
+from ...hal.resource import ResourceType
+from ...layouts.executable_library import DispatchLayout
 
 if TYPE_CHECKING:
-    from ireeabi.hal.local.vmvx_executable import VmvxLibrary
+    from ...hal.local.vmvx_executable import VmvxLibrary
 
 MAX_DISPATCH_BINDINGS = 32  # hal_loader's own limit (the library-level maximum is 64)
 _U32 = 0xFFFFFFFF

@@ -30,31 +30,31 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts import hal_module as HM
-from ireeabi.layouts import hal_module_dispatch as HMD
-from ireeabi.layouts.buffer import BufferAccess
-from ireeabi.vm import ref as R
-from ireeabi.vm.native_module import Export, NativeModule
-from ireeabi.vm.ref import TYPE_NULL, NULL_REF, Ref
-from ireeabi.vm.shims import CallContext
-from ireeabi.base.status import StatusCode, StatusError
+from ...layouts import hal_buffer as HB
+from ...layouts import hal_module as HM
+from ...layouts import hal_module_dispatch as HMD
+from ...layouts.buffer import BufferAccess
+from ...vm import ref as R
+from ...vm.native_module import Export, NativeModule
+from ...vm.ref import TYPE_NULL, NULL_REF, Ref
+from ...vm.shims import CallContext
+from ...base.status import StatusCode, StatusError
 
-from ireeabi.hal import command_buffer_validation as V
-from ireeabi.hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver, null_hal_buffer,
+from ...hal import command_buffer_validation as V
+from ...hal.command_buffer import (BufferRef, CommandBuffer, CommandBufferTypes, Resolver, null_hal_buffer,
                                         map_fill, map_write)
-from ireeabi.layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
-from ireeabi.hal.device import DeviceTypes, compatible_params
-from ireeabi.hal.file import FileTypes, validate_access as validate_file_access
-from ireeabi.hal.flag_names import buffer_usage_text, memory_type_text
-from ireeabi.hal.local.executable_library import ExecutableError, UnresolvedImportError
-from ireeabi.modules.hal.loader import (DispatchArgs, DispatchShim, LoadedExecutable, executable_constants,
+from ...layouts.hal_buffer import HEAP_BUFFER_ALIGNMENT
+from ...hal.device import DeviceTypes, compatible_params
+from ...hal.file import FileTypes, validate_access as validate_file_access
+from ...hal.flag_names import buffer_usage_text, memory_type_text
+from ...hal.local.executable_library import ExecutableError, UnresolvedImportError
+from .loader import (DispatchArgs, DispatchShim, LoadedExecutable, executable_constants,
                                         no_loader_status)
-from ireeabi.base.status import IreeFaultError
-from ireeabi.hal.local.inline_command_buffer import LocalDispatcher
-from ireeabi.hal.resource import ResourceType
-from ireeabi.hal.semaphore import Fence, SemaphoreTypes
-from ireeabi.hal.local import library_loader, vmvx_executable
+from ...base.status import IreeFaultError
+from ...hal.local.inline_command_buffer import LocalDispatcher
+from ...hal.resource import ResourceType
+from ...hal.semaphore import Fence, SemaphoreTypes
+from ...hal.local import library_loader, vmvx_executable
 
 MAX_DESCRIPTOR_BINDING_COUNT = 32  # IREE_HAL_MODULE_MAX_DESCRIPTOR_BINDING_COUNT (module.c)
 MAX_FENCE_AWAIT = 32  # IREE_VM_ABI_VLA_STACK_DEREF_OR_NULL bound in fence.await

@@ -21,16 +21,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts.hal_buffer import EncodingType
-from ireeabi.base.allocator import AllocatorT
-from ireeabi.base.heap import Heap
-from ireeabi.vm.ref import Ref, release_value
+from ...abi.errors import IreeAbiError
+from ...layouts import hal_buffer as HB
+from ...layouts.hal_buffer import EncodingType
+from ...base.allocator import AllocatorT
+from ...base.heap import Heap
+from ...vm.ref import Ref, release_value
 
-from ireeabi.hal.buffer import BufferTypes
-from ireeabi.hal.buffer_view import BufferViewTypes
-from ireeabi.hal.element_types import dtype_of, element_type_of
+from ...hal.buffer import BufferTypes
+from ...hal.buffer_view import BufferViewTypes
+from ...hal.element_types import dtype_of, element_type_of
 
 
 INPUT_ALIGNMENT = 64  # the device allocator's (and IREE_HAL_HEAP_BUFFER_ALIGNMENT's) alignment

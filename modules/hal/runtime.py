@@ -21,29 +21,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.layouts import hal_buffer as HB
-from ireeabi.layouts.modules import ModuleDeclarationError, ModuleDescriptor
-from ireeabi.abi.targets import Target
-from ireeabi.vm.buffer import BufferType
-from ireeabi.base.heap import Heap
-from ireeabi.base.machine import Machine, machine as _machine
-from ireeabi.vm.native_module import NativeModule
-from ireeabi.vm.ref import TypeRegistry
-from ireeabi.base.status import StatusCode, StatusError
+from ...abi.errors import IreeAbiError
+from ...layouts import hal_buffer as HB
+from ...layouts.modules import ModuleDeclarationError, ModuleDescriptor
+from ...abi.targets import Target
+from ...vm.buffer import BufferType
+from ...base.heap import Heap
+from ...base.machine import Machine, machine as _machine
+from ...vm.native_module import NativeModule
+from ...vm.ref import TypeRegistry
+from ...base.status import StatusCode, StatusError
 
-from ireeabi.base.internal import cpu
-from ireeabi.hal.buffer import BufferTypes
-from ireeabi.hal.buffer_view import BufferViewTypes
-from ireeabi.hal.local.library_loader import KernelRunners
-from ireeabi.modules.hal.inline import HalInlineModule
-from ireeabi.modules.hal.loader import HalLoaderModule, LoadedExecutable
-from ireeabi.modules.hal.module_api import ModuleApi
-from ireeabi.modules.vmvx.module import create_vmvx_module
-from ireeabi.hal.resource import ResourceType
+from ...base.internal import cpu
+from ...hal.buffer import BufferTypes
+from ...hal.buffer_view import BufferViewTypes
+from ...hal.local.library_loader import KernelRunners
+from .inline import HalInlineModule
+from .loader import HalLoaderModule, LoadedExecutable
+from .module_api import ModuleApi
+from ..vmvx.module import create_vmvx_module
+from ...hal.resource import ResourceType
 
 if TYPE_CHECKING:
-    from ireeabi.modules.hal.module import HalModule
+    from .module import HalModule
 
 
 class HalRuntime:
@@ -95,8 +95,8 @@ class HalRuntime:
         # makes them for a device (DEVICE_LOCAL, through the heap allocator's compatibility rules).
         self.hal: HalModule | None = None
         if full_hal:
-            from ireeabi.hal.device import compatible_params
-            from ireeabi.modules.hal.module import HalModule  # start-up: inline programs never load it
+            from ...hal.device import compatible_params
+            from .module import HalModule  # start-up: inline programs never load it
 
             self.hal = HalModule(self)
             self.modules[self.hal.module.name] = self.hal.module
@@ -152,7 +152,7 @@ class HalRuntime:
         try:
             target = self.modules[module]
         except KeyError:
-            from ireeabi.abi.errors import UnknownNameError
+            from ...abi.errors import UnknownNameError
             raise UnknownNameError("native module", module, self.modules) from None
         return target.call(fn, *args)
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ireeabi.vm.ops import PURE_OPS
+from ...vm.ops import PURE_OPS
 
 from .strided import KernelAccessError, Operand2d
 

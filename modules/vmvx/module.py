@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ireeabi.vm.buffer import BufferType
-from ireeabi.base.heap import Heap
-from ireeabi.vm.native_module import Export, NativeModule
-from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import CallContext
-from ireeabi.base.status import StatusCode, StatusError
+from ...vm.buffer import BufferType
+from ...base.heap import Heap
+from ...vm.native_module import Export, NativeModule
+from ...vm.ref import Ref
+from ...vm.shims import CallContext
+from ...base.status import StatusCode, StatusError
 
 from . import elementwise, mmt4d, pack, tile_sizes
 from .strided import declare_2d, map_2d

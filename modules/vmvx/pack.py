@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
+from ...abi.errors import IreeAbiError
 
 from .strided import KernelAccessError, KernelLimitError, MAX_ITERATIONS, Operand2d, signed
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.buffer import BufferType, null_buffer
-from ireeabi.vm.errors import VmTrapError
-from ireeabi.vm.ref import Ref
-from ireeabi.base.status import StatusCode, StatusError
+from ...abi.errors import IreeAbiError
+from ...vm.buffer import BufferType, null_buffer
+from ...vm.errors import VmTrapError
+from ...vm.ref import Ref
+from ...base.status import StatusCode, StatusError
 
 U64 = (1 << 64) - 1
 HIGH32 = 0xFFFFFFFF00000000

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ireeabi.abi.errors import IreeAbiError
+from ...abi.errors import IreeAbiError
 
 MATMUL_F32F32F32 = 0x0100
 MATMUL_I8I8I32 = 0x0200

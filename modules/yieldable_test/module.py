@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ireeabi.layouts.modules import ModuleDescriptor
-from ireeabi.vm.native_module import Export
-from ireeabi.vm.shims import CallContext
-from ireeabi.base.status import StatusCode, StatusError
+from ...layouts.modules import ModuleDescriptor
+from ...vm.native_module import Export
+from ...vm.shims import CallContext
+from ...base.status import StatusCode, StatusError
 
 YIELDABLE_TEST_MODULE_NAME = "yieldable_test"
 YIELDABLE_TEST_MODULE_VERSION = 0

@@ -31,21 +31,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ireeabi.abi.lazy_face import lazy_face
+from ...abi.lazy_face import lazy_face
 
 if TYPE_CHECKING:  # what the face offers, for readers and type checkers; loaded on first use below
-    from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
-    from ireeabi.vm.bytecode.compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
-    from ireeabi.vm.bytecode.module import DEFAULT_MAX_DEPTH, Context
-    from ireeabi.vm.bytecode.verifier import BytecodeVerifyError
-    from ireeabi.vm.bytecode.vm_buffer_factory import RodataLeakError, VmBufferFactory
-    from ireeabi.vm.buffer import siphash24
-    from ireeabi.vm.errors import (ArgumentError, ContextBusyError, ContextClosedError, ImportResolutionError,
+    from .buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
+    from .compile import SUPPORTED_OPS, UNSUPPORTED_OPS, unsupported_in
+    from .module import DEFAULT_MAX_DEPTH, Context
+    from .verifier import BytecodeVerifyError
+    from .vm_buffer_factory import RodataLeakError, VmBufferFactory
+    from ..buffer import siphash24
+    from ..errors import (ArgumentError, ContextBusyError, ContextClosedError, ImportResolutionError,
                                    InvocationStateError, VmError, VmFailError, VmStatusError, VmTrapError)
-    from ireeabi.vm.import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
-    from ireeabi.vm.invocation import TEST_RUNNER_MAX_RESUMES, Invocation
-    from ireeabi.vm.list import VmList
-    from ireeabi.vm.ops import PURE_OPS
+    from ..import_resolvers import ContextImports, FunctionImports, ImportResolver, NativeImports
+    from ..invocation import TEST_RUNNER_MAX_RESUMES, Invocation
+    from ..list import VmList
+    from ..ops import PURE_OPS
 
 # Each name the face re-exports -> its submodule (PEP 562): importing the face (or one submodule,
 # such as the `.vmfb` reader) does not load the interpreter.

@@ -26,7 +26,7 @@ from flatbuffers import number_types as N
 from flatbuffers import util as fb_util
 from flatbuffers.table import Table
 
-from ireeabi.vm.bytecode.module_errors import ModuleFileError, NotAModuleError
+from .module_errors import ModuleFileError, NotAModuleError
 
 __all__ = ["FILE_IDENTIFIER", "SEGMENT_ALIGNMENT", "ZIP_LOCAL_FILE_HEADER_SIGNATURE",
            "ZIP_LOCAL_FILE_HEADER_SIZE", "MIN_MODULE_BYTES", "check_framing",

@@ -28,19 +28,19 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ireeabi.abi.generated import define
-from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.ops import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
-from ireeabi.vm.bytecode.ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
+from ...abi.generated import define
+from .handlers import HANDLERS
+from ..ops import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
+from .ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
                                             element_parts)
-from ireeabi.vm.bytecode.ops_scalar import pure_parts
-from ireeabi.vm.bytecode.registers import SIZES, WRITE, retain_or_move, write_i32
-from ireeabi.vm.bytecode.region_plan import RegionPlan
-from ireeabi.vm.bytecode.regions import LocalsEmitter, dispatch_tree
-from ireeabi.vm.bytecode.value_ranges import speculated
+from .ops_scalar import pure_parts
+from .registers import SIZES, WRITE, retain_or_move, write_i32
+from .region_plan import RegionPlan
+from .regions import LocalsEmitter, dispatch_tree
+from .value_ranges import speculated
 
 if TYPE_CHECKING:
-    from ireeabi.vm.bytecode.registers import Function
+    from .registers import Function
 
 # Instructions after which control may not fall through to the next one in the same block.
 # A yieldable call or vm.yield ends its block too: its handler sets frame.ip (the resume block, the

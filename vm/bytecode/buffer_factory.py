@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Union
 
-from ireeabi.abi.targets import Target
-from ireeabi.base.machine import Machine, machine as _machine
-from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.errors import VmStatusError
+from ...abi.targets import Target
+from ...base.machine import Machine, machine as _machine
+from .module_file import ModuleFile, rodata_bytes
+from ...base.status import StatusCode
+from ..errors import VmStatusError
 
 DEFAULT_MAX_ALLOCATION = 1 << 30
 

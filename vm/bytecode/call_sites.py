@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ireeabi.abi.generated import define
-from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.vm.errors import VmError, VmStatusError, annotate
-from ireeabi.vm.ops import M32, M64, F32, F64, I32, I64, U32, U64
-from ireeabi.vm.bytecode.registers import Frame, Function, release_frame, store_value, value_chars
-from ireeabi.vm.call import as_ref
-from ireeabi.vm.ref import NULL_REF, Ref
-from ireeabi.base.status import StatusError
+from ...abi.generated import define
+from .decoder import Register
+from ..errors import VmError, VmStatusError, annotate
+from ..ops import M32, M64, F32, F64, I32, I64, U32, U64
+from .registers import Frame, Function, release_frame, store_value, value_chars
+from ..call import as_ref
+from ..ref import NULL_REF, Ref
+from ...base.status import StatusError
 
 # A scalar register's struct per cconv character; the values an i32/i64 argument takes (signed or
 # unsigned) on the fast store.

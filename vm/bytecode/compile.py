@@ -3,16 +3,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import Instruction, UnsupportedOpError
-from ireeabi.vm.bytecode import ops_buffer, ops_control, ops_list, ops_ref  # noqa: F401 - they register handlers
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import HANDLERS, Handler
-from ireeabi.vm.ops import SIGN_BIT_OPS, PURE_OPS
-from ireeabi.vm.bytecode.ops_scalar import make_pure, make_sign_bit
+from . import isa
+from .decoder import Instruction, UnsupportedOpError
+from . import ops_buffer, ops_control, ops_list, ops_ref  # noqa: F401 - they register handlers
+from .state import ExecutionState
+from .handlers import HANDLERS, Handler
+from ..ops import SIGN_BIT_OPS, PURE_OPS
+from .ops_scalar import make_pure, make_sign_bit
 
 if TYPE_CHECKING:
-    from ireeabi.vm.bytecode.registers import Frame, Function
+    from .registers import Frame, Function
 
 
 def compile_instruction(ctx: "ExecutionState", fn: "Function", inst: Instruction) -> tuple[Handler, Any]:

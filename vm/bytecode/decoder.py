@@ -13,12 +13,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, Union
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.printable import printable
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.isa import OpInfo
-from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.base.status import StatusCode
+from ...abi.errors import IreeAbiError
+from ...abi.printable import printable
+from . import isa
+from .isa import OpInfo
+from .module_file import ModuleFile
+from ...base.status import StatusCode
 
 
 # --------------------------------------------------------------------------------------------------

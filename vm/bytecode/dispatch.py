@@ -30,18 +30,18 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ireeabi.abi.printable import printable
-from ireeabi.base.heap import HeapError
-from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
-from ireeabi.vm.errors import ArgumentError, VmError, VmStatusError, VmTrapError, annotate, where
-from ireeabi.vm.import_resolvers import NativeImports
-from ireeabi.vm.invocation import Invocation
-from ireeabi.vm.ops import M32, M64, U32, U64
-from ireeabi.vm.bytecode.call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, entry_function,
+from ...abi.printable import printable
+from ...base.heap import HeapError
+from ...base.status import IreeFaultError, StatusCode, StatusError
+from ..errors import ArgumentError, VmError, VmStatusError, VmTrapError, annotate, where
+from ..import_resolvers import NativeImports
+from ..invocation import Invocation
+from ..ops import M32, M64, U32, U64
+from .call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, entry_function,
                                             leave_function, native_call_site)
-from ireeabi.vm.bytecode.decoder import Register, UnsupportedOpError
-from ireeabi.vm.bytecode.handlers import RETURN, YIELD
-from ireeabi.vm.bytecode.registers import (Frame, Function, cconv_fragments, release_frame,
+from .decoder import Register, UnsupportedOpError
+from .handlers import RETURN, YIELD
+from .registers import (Frame, Function, cconv_fragments, release_frame,
                                            retain_or_move, store_ref, store_value, value_chars)
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
-from ireeabi.vm.bytecode.module_errors import ModuleFileError
+from .module_errors import ModuleFileError
 
 __all__ = ["FeatureBits", "DependencyFlags", "ImportFlags", "STRING", "UNION", "UNION_VECTOR",
            "Vector", "Decl", "TABLES", "REQUIRED", "UNIONS", "STRUCTS", "verify_flatbuffer",

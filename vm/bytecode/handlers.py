@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ireeabi.vm.bytecode.decoder import Instruction
-from ireeabi.vm.bytecode.state import ExecutionState
+from .decoder import Instruction
+from .state import ExecutionState
 
 if TYPE_CHECKING:
-    from ireeabi.vm.bytecode.registers import Frame, Function
+    from .registers import Frame, Function
 
 
 Handler = Callable[[ExecutionState, "Frame", Any], Any]

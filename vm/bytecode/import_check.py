@@ -12,15 +12,15 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from ireeabi.abi import cconv, targets
-from ireeabi.abi.cconv import Finding  # not cconv.Finding: the field `cconv` hides the module
-from ireeabi.abi.printable import printable
-from ireeabi.abi.targets import Target
-from ireeabi.layouts.modules import ModuleDescriptor
+from ...abi import cconv, targets
+from ...abi.cconv import Finding  # not cconv.Finding: the field `cconv` hides the module
+from ...abi.printable import printable
+from ...abi.targets import Target
+from ...layouts.modules import ModuleDescriptor
 
-from ireeabi.vm.bytecode.module_file import ModuleFile
-from ireeabi.vm.releases import import_signature_note
-from ireeabi.vm.shims import SIGNATURE_MISMATCH
+from .module_file import ModuleFile
+from ..releases import import_signature_note
+from ..shims import SIGNATURE_MISMATCH
 
 SPAN_SWEEP = range(0, 4)  # span counts tried per span when checking layout rules
 # Findings about the C struct of a multi-span fragment's fixed part are hazards for a reader that

@@ -16,22 +16,22 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from ireeabi.abi.errors import UnknownNameError
-from ireeabi.base.reference_path import reference_forced
-from ireeabi.vm import context
-from ireeabi.vm.errors import ArgumentError
-from ireeabi.vm.import_resolvers import ImportResolver
-from ireeabi.vm.bytecode.blocks import compile_blocks
-from ireeabi.vm.bytecode.buffer_factory import BufferFactory
-from ireeabi.vm.bytecode.compile import compile_instruction
-from ireeabi.vm.bytecode.decoder import DecodeError, decode_function, function_bytecode, function_names
-from ireeabi.vm.bytecode.dispatch import Dispatch
-from ireeabi.vm.bytecode.module_file import ExportedFunction, ModuleFile, read_module
-from ireeabi.vm.bytecode.module_state import global_bytes, global_refs, held_refs
-from ireeabi.vm.bytecode.registers import Frame, Function, cconv_fragments, release_frame, value_chars
-from ireeabi.vm.bytecode.verifier import (BytecodeVerifyError, clamp_type_ids, function_layout,
+from ...abi.errors import UnknownNameError
+from ...base.reference_path import reference_forced
+from .. import context
+from ..errors import ArgumentError
+from ..import_resolvers import ImportResolver
+from .blocks import compile_blocks
+from .buffer_factory import BufferFactory
+from .compile import compile_instruction
+from .decoder import DecodeError, decode_function, function_bytecode, function_names
+from .dispatch import Dispatch
+from .module_file import ExportedFunction, ModuleFile, read_module
+from .module_state import global_bytes, global_refs, held_refs
+from .registers import Frame, Function, cconv_fragments, release_frame, value_chars
+from .verifier import (BytecodeVerifyError, clamp_type_ids, function_layout,
                                           verify_function, verify_prefix_feature)
-from ireeabi.vm.errors import VmTrapError
+from ..errors import VmTrapError
 
 DEFAULT_MAX_DEPTH = 1024  # frames; IREE limits the stack by bytes instead
 

@@ -8,9 +8,9 @@ control character of the file reaches it raw.
 """
 from __future__ import annotations
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.abi.printable import printable_text
-from ireeabi.base.status import StatusCode
+from ...abi.errors import IreeAbiError
+from ...abi.printable import printable_text
+from ...base.status import StatusCode
 
 __all__ = ["ModuleFileError", "NotAModuleError"]
 

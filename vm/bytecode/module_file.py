@@ -34,15 +34,15 @@ from typing import Collection, NamedTuple, Sequence, Union
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
-from ireeabi.abi.cconv import CconvError, Signature, parse as parse_cconv
-from ireeabi.abi.printable import printable
-from ireeabi.vm.bytecode.archive import check_framing, external_rodata_offset
-from ireeabi.vm.bytecode.flatbuffer import (Buffer, DependencyFlags, FeatureBits, ImportFlags, Obj,
+from ...abi.cconv import CconvError, Signature, parse as parse_cconv
+from ...abi.printable import printable
+from .archive import check_framing, external_rodata_offset
+from .flatbuffer import (Buffer, DependencyFlags, FeatureBits, ImportFlags, Obj,
                                             verify_flatbuffer)
-from ireeabi.vm.bytecode.isa import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR
-from ireeabi.vm.bytecode.module_errors import ModuleFileError
-from ireeabi.vm.releases import bytecode_version_refusal
-from ireeabi.base.status import StatusCode
+from .isa import BYTECODE_VERSION_MAJOR, BYTECODE_VERSION_MINOR
+from .module_errors import ModuleFileError
+from ..releases import bytecode_version_refusal
+from ...base.status import StatusCode
 
 __all__ = ["ModuleFile", "Attr", "Dependency", "FunctionSignature", "ImportedFunction",
            "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "rodata_bytes",

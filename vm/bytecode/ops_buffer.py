@@ -15,15 +15,15 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.errors import VmStatusError, VmTrapError
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.buffer import siphash24
-from ireeabi.vm.ops import I32, U64
-from ireeabi.vm.bytecode.registers import Frame, store_ref, write_i32, write_i64
-from ireeabi.layouts.buffer import VmBufferLayout
+from .decoder import Register
+from ...base.status import StatusCode
+from ..errors import VmStatusError, VmTrapError
+from .state import ExecutionState
+from .handlers import op
+from ..buffer import siphash24
+from ..ops import I32, U64
+from .registers import Frame, store_ref, write_i32, write_i64
+from ...layouts.buffer import VmBufferLayout
 
 _BUFFER_ELEMENTS = {  # symbol stem -> (element bytes, struct for loads/stores, load extension)
     "I8U": (1, struct.Struct("<B"), None), "I8S": (1, struct.Struct("<b"), None),

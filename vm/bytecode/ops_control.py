@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import Instruction, Remap
-from ireeabi.vm.errors import VmFailError
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import RETURN, YIELD, op
-from ireeabi.vm.ops import I32, U32
-from ireeabi.vm.bytecode.registers import Frame, Function, retain_or_move, value_chars, write_i32
-from ireeabi.vm.bytecode.verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
+from . import isa
+from .decoder import Instruction, Remap
+from ..errors import VmFailError
+from .state import ExecutionState
+from .handlers import RETURN, YIELD, op
+from ..ops import I32, U32
+from .registers import Frame, Function, retain_or_move, value_chars, write_i32
+from .verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
 
 @op("Block")
 def _make_block(ctx, fn, inst):

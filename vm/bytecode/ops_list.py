@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.list import VALUE_TYPES, VmList, convert_list_value
-from ireeabi.vm.ops import I32, U32, U64, M32
-from ireeabi.vm.bytecode.ops_ref import ref_type_key, ref_type_mismatch, value_type_key
-from ireeabi.vm.bytecode.registers import Frame, store_ref, take_ref, write_i32, write_i64
-from ireeabi.layouts.ref import RefLayout
+from .decoder import Register
+from ...base.status import StatusCode
+from ..errors import VmStatusError
+from .state import ExecutionState
+from .handlers import op
+from ..list import VALUE_TYPES, VmList, convert_list_value
+from ..ops import I32, U32, U64, M32
+from .ops_ref import ref_type_key, ref_type_mismatch, value_type_key
+from .registers import Frame, store_ref, take_ref, write_i32, write_i64
+from ...layouts.ref import RefLayout
 
 def _list(frame: Frame, reg: Register) -> VmList:
     value = frame.refs[reg.ordinal]

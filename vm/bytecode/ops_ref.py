@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ireeabi.vm.ref import Ref, type_name
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.bytecode.buffer_factory import ByteBuffer
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.handlers import op
-from ireeabi.vm.list import VALUE_TYPES, VmList
-from ireeabi.vm.ops import I32, U32, s32
-from ireeabi.vm.bytecode.registers import retain_or_move, store_ref, write_i32
+from ..ref import Ref, type_name
+from ...base.status import StatusCode
+from .buffer_factory import ByteBuffer
+from ..errors import VmStatusError
+from .state import ExecutionState
+from .handlers import op
+from ..list import VALUE_TYPES, VmList
+from ..ops import I32, U32, s32
+from .registers import retain_or_move, store_ref, write_i32
 
 OPAQUE = "!vm.opaque"
 

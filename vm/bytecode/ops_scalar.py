@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import Instruction
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.bytecode.handlers import Handler, op
-from ireeabi.vm.ops import F32, I32, RAW_BANKS, SIGN_BIT_OPS, U32, U64, PURE_OPS, is_snan32, s32
-from ireeabi.vm.bytecode.registers import READ, SIZES, WRITE, write_f32, write_i64
-from ireeabi.vm.bytecode.verifier import global_size
+from . import isa
+from .decoder import Instruction
+from ...base.status import StatusCode
+from ..errors import VmStatusError
+from .handlers import Handler, op
+from ..ops import F32, I32, RAW_BANKS, SIGN_BIT_OPS, U32, U64, PURE_OPS, is_snan32, s32
+from .registers import READ, SIZES, WRITE, write_f32, write_i64
+from .verifier import global_size
 
 
 def pure_parts(inst: Instruction) -> tuple[Callable, list, tuple]:

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ireeabi.vm.bytecode.handlers import HANDLERS
-from ireeabi.vm.ops import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
-from ireeabi.vm.bytecode.ops_buffer import LOAD_OPS, STORE_OPS, element_parts
-from ireeabi.vm.bytecode.registers import SIZES, WRITE
-from ireeabi.vm.bytecode import isa
+from .handlers import HANDLERS
+from ..ops import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
+from .ops_buffer import LOAD_OPS, STORE_OPS, element_parts
+from .registers import SIZES, WRITE
+from . import isa
 
 BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
 CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})

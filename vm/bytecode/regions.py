@@ -42,12 +42,12 @@ from array import array
 from typing import Any
 
 
-from ireeabi.vm.ops import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS,
+from ..ops import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS,
                             PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
-from ireeabi.vm.bytecode.ops_buffer import check_elements, element_parts
-from ireeabi.vm.bytecode.ops_scalar import pure_parts
-from ireeabi.vm.bytecode.value_ranges import ValueRanges, block_writes, nonnegative
-from ireeabi.vm.bytecode.region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
+from .ops_buffer import check_elements, element_parts
+from .ops_scalar import pure_parts
+from .value_ranges import ValueRanges, block_writes, nonnegative
+from .region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
                                              REGISTER_ONLY, SELECTS, STORES, ZERO_REGISTERS, RegionPlan,
                                              constant_value, is_read, moves)
 

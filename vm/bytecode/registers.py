@@ -14,13 +14,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode.decoder import Instruction, Register
-from ireeabi.vm.errors import ArgumentError, VmStatusError
-from ireeabi.vm.bytecode.frames import STACK_MAX_SIZE
-from ireeabi.base.status import StatusCode
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm.ops import M32, M64, F32, F64, I32, I64, U32, U64
+from .state import ExecutionState
+from .decoder import Instruction, Register
+from ..errors import ArgumentError, VmStatusError
+from .frames import STACK_MAX_SIZE
+from ...base.status import StatusCode
+from ...abi.errors import IreeAbiError
+from ..ops import M32, M64, F32, F64, I32, I64, U32, U64
 
 READ = {"i32": I32, "i64": I64, "f32": F32, "f64": F64, "b32": U32, "b64": U64}
 SIZES = {"i32": 4, "i64": 8, "f32": 4, "f64": 8, "b32": 4, "b64": 8}

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
-from ireeabi.vm.bytecode.decoder import Register
-from ireeabi.base.machine import Machine
-from ireeabi.vm.bytecode.module_file import ModuleFile
+from .decoder import Register
+from ...base.machine import Machine
+from .module_file import ModuleFile
 
 if TYPE_CHECKING:
-    from ireeabi.vm.bytecode.buffer_factory import BufferFactory
+    from .buffer_factory import BufferFactory
 
 
 class ExecutionState(Protocol):

@@ -23,8 +23,8 @@ from __future__ import annotations
 import bisect
 from typing import Any, Iterable
 
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.region_plan import moves, named_registers
+from . import isa
+from .region_plan import moves, named_registers
 
 Interval = tuple[int, int]
 Slot = tuple[int, int]

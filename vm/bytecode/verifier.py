@@ -30,16 +30,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-from ireeabi.abi.printable import printable
-from ireeabi.vm.bytecode.state import ExecutionState
-from ireeabi.vm.bytecode import isa
-from ireeabi.vm.bytecode.decoder import TERMINATORS, DecodeError, Instruction, Register
-from ireeabi.vm.bytecode.module_file import AVAILABLE_FEATURES, feature_names
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.bytecode.frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
+from ...abi.printable import printable
+from .state import ExecutionState
+from . import isa
+from .decoder import TERMINATORS, DecodeError, Instruction, Register
+from .module_file import AVAILABLE_FEATURES, feature_names
+from ...base.status import StatusCode
+from .frames import (I32_SIZE, FrameLayout, bank_registers, frame_layout,
                                         verifier_bound)
-from ireeabi.vm.bytecode.registers import Function, value_chars
-from ireeabi.layouts.ref import RefLayout
+from .registers import Function, value_chars
+from ...layouts.ref import RefLayout
 
 OOR, INVALID = StatusCode.OUT_OF_RANGE, StatusCode.INVALID_ARGUMENT
 PC_BLOCK_MAX = 0x00FFFFFF  # IREE_VM_ISA_PC_BLOCK_MAX: block pcs must stay below it

@@ -26,17 +26,17 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ireeabi.abi.errors import IreeAbiError
-from ireeabi.vm import module_ref
-from ireeabi.vm import ref as _ref
-from ireeabi.vm.buffer import BufferAccess, BufferType
-from ireeabi.vm.bytecode.module_file import ModuleFile, rodata_bytes
-from ireeabi.vm.ref import Ref
-from ireeabi.base.status import StatusCode
-from ireeabi.vm.bytecode.buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
-from ireeabi.vm.errors import VmStatusError
-from ireeabi.vm.list import VmList
-from ireeabi.layouts.buffer import VmBufferLayout
+from ...abi.errors import IreeAbiError
+from .. import module_ref
+from .. import ref as _ref
+from ..buffer import BufferAccess, BufferType
+from .module_file import ModuleFile, rodata_bytes
+from ..ref import Ref
+from ...base.status import StatusCode
+from .buffer_factory import DEFAULT_MAX_ALLOCATION, BufferFactory, ByteBuffer
+from ..errors import VmStatusError
+from ..list import VmList
+from ...layouts.buffer import VmBufferLayout
 
 GUEST_ACCESS = BufferAccess.MUTABLE | BufferAccess.ORIGIN_GUEST  # vm.buffer.alloc / clone
 RODATA_ALIGNMENT = 64
