@@ -106,18 +106,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
     # IREEABI_TEST_RSS_LOG=FILE: append, for each test, the peak RSS (KiB) of this process and its
-    # children, its wall time (s, fixtures set up for it included) and the worker to FILE
-    # (benchmarks/bench_suite.py's way to find the heavy and the slow tests while a run goes on).
+    # children, its wall time (s, fixtures set up for it included), the worker and its CPU time (s:
+    # this process's and that of the children it waited for, which a loaded machine does not
+    # inflate) to FILE (benchmarks/bench_suite.py's way to find the heavy and the slow tests).
     log = os.environ.get("IREEABI_TEST_RSS_LOG")
     if not log:
         yield
         return
     sampler = process_memory.Sampler(os.getpid(), period=0.1, describe=False)
     sampler.start()
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), _cpu_seconds()
     yield
-    seconds = time.monotonic() - t0
+    seconds, cpu = time.monotonic() - t0, _cpu_seconds() - cpu0
     peak = sampler.stop()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
     with open(log, "a") as f:
-        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\n")
+        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\t{cpu:.3f}\n")
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and of the children it has waited for."""
+    import resource
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
