@@ -160,7 +160,21 @@ class StatusError(IreeAbiError):
 class IreeFaultError(IreeAbiError):
     """Where IREE's own runtime would read or write out of bounds, or crash, ireeabi refuses instead
     of going on with made-up memory: not a status (IREE returns none there), and the message says
-    what IREE reads or writes, from where, and what its runtime does then."""
+    what IREE reads or writes, from where, and what its runtime does then. The VM records where
+    its bytecode was when the fault reached it (`locate`: a text such as "in main at pc 0x1C"),
+    so a fault inside an import or a kernel names the call that led there."""
+
+    where: str | None = None
+
+    def locate(self, where: str) -> "IreeFaultError":
+        """Record where the fault happened (the first location recorded wins)."""
+        if self.where is None:
+            self.where = where
+        return self
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return text if self.where is None else f"{text} ({self.where})"
 
 
 class StatusTokenError(IreeAbiError):

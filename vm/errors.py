@@ -30,13 +30,15 @@ class VmError(IreeAbiError):
         return self
 
     def __str__(self) -> str:
-        text = self.message
-        if self.function is not None:
-            text += f" (in {self.function} at pc 0x{self.pc:X}"
-            for name, pc in self.stack:
-                text += f", called from {name} at pc 0x{pc:X}"
-            text += ")"
-        return text
+        if self.function is None or self.pc is None:
+            return self.message
+        return f"{self.message} ({where(self.function, self.pc, self.stack)})"
+
+
+def where(function: str, pc: int, stack: Sequence[tuple[str, int]] = ()) -> str:
+    """"in F at pc 0x.., called from G at pc 0x..": a bytecode location and its callers."""
+    return f"in {function} at pc 0x{pc:X}" + "".join(f", called from {name} at pc 0x{at:X}"
+                                                      for name, at in stack)
 
 
 class VmTrapError(VmError):
@@ -103,6 +105,6 @@ def status_code(code: "StatusCode | int") -> StatusCode:
     return as_code(int(code) & STATUS_CODE_MASK)
 
 
-__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError",
+__all__ = ["VmError", "VmTrapError", "VmStatusError", "VmFailError", "where",
            "ImportResolutionError", "ArgumentError", "ContextClosedError", "ContextBusyError",
            "InvocationStateError", "status_code"]

@@ -32,8 +32,8 @@ from typing import Any, Callable, Sequence
 
 from ireeabi.abi.printable import printable
 from ireeabi.base.heap import HeapError
-from ireeabi.base.status import StatusCode, StatusError
-from ireeabi.vm.errors import ArgumentError, VmError, VmStatusError, VmTrapError, annotate
+from ireeabi.base.status import IreeFaultError, StatusCode, StatusError
+from ireeabi.vm.errors import ArgumentError, VmError, VmStatusError, VmTrapError, annotate, where
 from ireeabi.vm.import_resolvers import NativeImports
 from ireeabi.vm.invocation import Invocation
 from ireeabi.vm.ops import M32, M64, U32, U64
@@ -165,6 +165,8 @@ class Dispatch:
                 except HeapError as e:  # what would corrupt memory in the native runtime
                     raise VmTrapError(f"memory error: {e}").locate(
                         frame.fn.name, _pc(frame, handler, inst), _callers(stack)) from e
+                except IreeFaultError as e:  # IREE's own runtime would fault here: no status
+                    raise e.locate(where(frame.fn.name, _pc(frame, handler, inst), _callers(stack)))
                 except UnsupportedOpError as e:
                     raise e.in_function(frame.fn.name) from None
                 if out is None:
