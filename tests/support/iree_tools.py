@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import hashlib
+import itertools
 import os
 import pickle
 import re
@@ -406,7 +407,8 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
     into the texts. The files it writes (`outputs`, named in `argv`) are kept with it and written
     again; `inputs` names other files it reads (keyed by their bytes, as modules are). Not
     remembered: a run with `cwd` or reading other files (an argument with `@`), one a signal
-    ended, one that timed out or did not start."""
+    ended (unless it ran under `setarch -R`: without address randomization a crash is as
+    deterministic as an exit, iree_oracle.oracle_argv), one that timed out or did not start."""
     argv = [str(a) for a in argv]
     outs = [str(o) for o in outputs]
     modules = [a.split("=", 1)[1] for a in argv if a.startswith("--module=")]
@@ -447,12 +449,28 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
     except subprocess.TimeoutExpired as e:
         raise IreeToolError(f"{' '.join(argv)} timed out after {timeout} s") from e
     files = [Path(o).read_bytes() if os.path.isfile(o) else None for o in outs]
-    if key is not None and proc.returncode >= 0:
+    if key is not None and (proc.returncode >= 0 or without_aslr(argv)):
         tmp = key.with_name(f"{key.name}.{os.getpid()}.tmp")
         tmp.write_bytes(pickle.dumps((proc.returncode, placeholders(proc.stdout),
                                       placeholders(proc.stderr), files)))
         os.replace(tmp, key)
     return ToolRun(argv, proc.returncode, proc.stdout, proc.stderr, files)
+
+
+def without_aslr(argv: Sequence[str]) -> bool:
+    """Whether `argv` runs its program under `setarch ... -R` (address randomization off): what
+    it misreads (the pre-fix shim reads pointers) is then the same on every run, so a run a signal
+    ends is as much its answer as an exit status (run natively, IREE's x86_64 runtime crashes
+    differently from run to run with ASLR on)."""
+    for i, arg in enumerate(argv):
+        if os.path.basename(arg) == "setarch":
+            # setarch [ARCH] [OPTIONS] PROGRAM ...: the options come before the program
+            rest = list(argv[i + 1:])
+            if rest and not rest[0].startswith("-"):
+                rest = rest[1:]
+            options = list(itertools.takewhile(lambda a: a.startswith("-"), rest))
+            return "-R" in options or "--addr-no-randomize" in options
+    return False
 
 
 def _checked(run: ToolRun) -> ToolRun:
