@@ -180,8 +180,8 @@ def configure(config: pytest.Config) -> None:
     if cache:
         cache_dir = Path(cache) if os.path.isabs(cache) or config.inipath is None \
             else config.inipath.parent / cache
-    elif getattr(config, "cache", None) is not None:  # the cacheprovider plugin is on
-        cache_dir = config.cache.mkdir("ireeabi-vmfb")
+    elif getattr(config, "cache", None) is not None and not _remote_worker(config):
+        cache_dir = config.cache.mkdir("ireeabi-vmfb")  # the cacheprovider plugin is on
     else:
         cache_dir = user_cache_dir() / "vmfb"
     config.stash[SETTINGS] = Settings(
@@ -196,6 +196,29 @@ def configure(config: pytest.Config) -> None:
         paths=tuple(dict.fromkeys(paths)) or ("fast",),
         paths_given=bool(paths),
     )
+
+
+# The controller's rootdir, handed to each xdist worker (configure_node).
+_CONTROLLER_ROOT = "ireeabi_controller_rootpath"
+
+
+def configure_node(node: Any) -> None:
+    """pytest-xdist's pytest_configure_node, in the controller: tell each worker the controller's
+    rootdir, so that a worker can see whether it shares the controller's tree (_remote_worker)."""
+    node.workerinput[_CONTROLLER_ROOT] = str(node.config.rootpath)
+
+
+def _remote_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker in a tree of its own: a remote gateway (`--tx
+    socket=HOST:PORT`, `--tx ssh=HOST`) or a local one with a folder of its own (`popen//chdir=`),
+    which pytest-xdist fills by rsync from the controller (`--rsyncdir`) and empties at the start
+    of each run, the pytest cache in it included. Such a worker keeps its compiled modules in the
+    user's cache of its own machine, where the next run finds them; local workers share the
+    controller's tree and its cache (one compile per module for all of them)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or _CONTROLLER_ROOT not in workerinput:
+        return False
+    return workerinput[_CONTROLLER_ROOT] != str(config.rootpath)
 
 
 def collect_file(file_path: Path, parent: pytest.Collector) -> "CheckFile | None":
@@ -407,5 +430,5 @@ class ToolFailureItem(pytest.Item):
 
 
 __all__ = ["ALL_MODELS", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
-           "SETTINGS", "add_options", "configure", "collect_file", "runnable_models",
+           "SETTINGS", "add_options", "configure", "configure_node", "collect_file", "runnable_models",
            "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]
