@@ -59,7 +59,7 @@ def find_tool(name: str) -> str:
     cold suite's compiles and tool runs. The binary's own exit status, too: the script passes a
     death by signal on as exit status 256-N, the binary's is -N (a crash then is not remembered
     unless it ran without ASLR, run_tool)."""
-    wheel = _wheel_binary(name)
+    wheel = wheel_binary(name)
     if wheel is not None:
         return wheel
     found = shutil.which(name)
@@ -74,7 +74,7 @@ def find_tool(name: str) -> str:
     return found
 
 
-def _wheel_binary(name: str) -> "str | None":
+def wheel_binary(name: str) -> "str | None":
     """The binary the wheel's console script `name` runs (the same file, the same arguments), or
     None when the wheel is not importable here or has no such binary."""
     try:
@@ -89,6 +89,25 @@ def _wheel_binary(name: str) -> "str | None":
     if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
         return None
     return os.path.normpath(path)
+
+
+# The wheels' tools the suite runs by name, itself or through ireeabi and its pytest plugin.
+WHEEL_TOOLS = ("iree-compile", "iree-run-module", "iree-as-module", "iree-dump-module",
+               "iree-benchmark-module")
+
+
+def link_wheel_binaries(folder: Path) -> list[str]:
+    """A symbolic link in `folder` to each binary of WHEEL_TOOLS the wheels have; their names.
+    Put first on PATH, they stand in for the console scripts (find_tool) in every process of the
+    run: the plugin's compiles and `--version`s, `ireeabi` commands that run IREE's tools."""
+    folder.mkdir(parents=True, exist_ok=True)
+    linked = []
+    for name in WHEEL_TOOLS:
+        binary = wheel_binary(name)
+        if binary is not None:
+            (folder / name).symlink_to(binary)
+            linked.append(name)
+    return linked
 
 
 def _run(argv: Sequence[str], cwd: "Path | None" = None) -> subprocess.CompletedProcess:
