@@ -133,7 +133,8 @@ def add_options(parser: pytest.Parser) -> None:
                 help="more iree-compile flags, shell-quoted (added to ini: ireeabi_compile_flags)")
     g.addoption("--ireeabi-cache-dir", default=None, metavar="DIR",
                 help="where compiled modules are kept (ini: ireeabi_cache_dir; default: "
-                     "ireeabi-vmfb in pytest's cache dir, else ~/.cache/ireeabi/vmfb)")
+                     "ireeabi-vmfb in pytest's cache dir, else (no pytest cache, or an xdist worker on "
+                     "another machine) ~/.cache/ireeabi/vmfb)")
     parser.addini("ireeabi_collect", "collect check programs as tests", type="bool", default=False)
     parser.addini("ireeabi_check_files", "patterns of the check program files to collect",
                   type="args", default=list(DEFAULT_FILES))
