@@ -14,6 +14,8 @@ from support import iree_tools, process_memory
 
 # The compile cache this run made and removes at its end (only without pytest's cache).
 _own_cache: Path | None = None
+# The folder of links to the wheels' tool binaries put first on PATH, and PATH before it.
+_wheel_bin: "tuple[Path, str] | None" = None
 
 
 def _is_xdist_worker(config: pytest.Config) -> bool:
@@ -33,7 +35,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # whatever the number of workers. It lives in pytest's cache folder (`--cache-clear` empties
     # it) and is kept between runs: its keys hold everything the compiler reads (iree_tools.py).
     # Without pytest's cache (`-p no:cacheprovider`), a folder of this run's own, removed at its end.
-    global _own_cache
+    global _own_cache, _wheel_bin
+    if not _is_xdist_worker(config) and _wheel_bin is None:
+        # The wheels' binaries first on PATH, for the whole run (workers inherit it): PATH's
+        # iree-compile and iree-run-module are console scripts that start a Python to run the same
+        # binary with the same arguments (iree_tools.find_tool), ~0.4 and ~0.2 s of CPU a run.
+        folder = Path(tempfile.mkdtemp(prefix="ireeabi-wheel-bin-"))
+        _wheel_bin = folder, os.environ.get("PATH", "")
+        if iree_tools.link_wheel_binaries(folder):
+            os.environ["PATH"] = f"{folder}{os.pathsep}{_wheel_bin[1]}"
     if _is_xdist_worker(config) or iree_tools.CACHE_ENV in os.environ:
         return
     cache = getattr(config, "cache", None)
@@ -46,7 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    global _own_cache
+    global _own_cache, _wheel_bin
+    if _wheel_bin is not None:
+        os.environ["PATH"] = _wheel_bin[1]
+        shutil.rmtree(_wheel_bin[0], ignore_errors=True)
+        _wheel_bin = None
     if _own_cache is not None:
         shutil.rmtree(_own_cache, ignore_errors=True)
         os.environ.pop(iree_tools.CACHE_ENV, None)
@@ -114,18 +128,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: "pytest.Item | None"):
     # IREEABI_TEST_RSS_LOG=FILE: append, for each test, the peak RSS (KiB) of this process and its
-    # children, its wall time (s, fixtures set up for it included) and the worker to FILE
-    # (benchmarks/bench_suite.py's way to find the heavy and the slow tests while a run goes on).
+    # children, its wall time (s, fixtures set up for it included), the worker and its CPU time (s:
+    # this process's and that of the children it waited for, which a loaded machine does not
+    # inflate) to FILE (benchmarks/bench_suite.py's way to find the heavy and the slow tests).
     log = os.environ.get("IREEABI_TEST_RSS_LOG")
     if not log:
         yield
         return
     sampler = process_memory.Sampler(os.getpid(), period=0.1, describe=False)
     sampler.start()
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), _cpu_seconds()
     yield
-    seconds = time.monotonic() - t0
+    seconds, cpu = time.monotonic() - t0, _cpu_seconds() - cpu0
     peak = sampler.stop()
     worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
     with open(log, "a") as f:
-        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\n")
+        f.write(f"{peak}\t{seconds:.3f}\t{worker}\t{item.nodeid}\t{cpu:.3f}\n")
+
+
+def _cpu_seconds() -> float:
+    """User and system time of this process and of the children it has waited for."""
+    import resource
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime

@@ -133,7 +133,8 @@ def add_options(parser: pytest.Parser) -> None:
                 help="more iree-compile flags, shell-quoted (added to ini: ireeabi_compile_flags)")
     g.addoption("--ireeabi-cache-dir", default=None, metavar="DIR",
                 help="where compiled modules are kept (ini: ireeabi_cache_dir; default: "
-                     "ireeabi-vmfb in pytest's cache dir, else ~/.cache/ireeabi/vmfb)")
+                     "ireeabi-vmfb in pytest's cache dir, else (no pytest cache, or an xdist worker on "
+                     "another machine) ~/.cache/ireeabi/vmfb)")
     parser.addini("ireeabi_collect", "collect check programs as tests", type="bool", default=False)
     parser.addini("ireeabi_check_files", "patterns of the check program files to collect",
                   type="args", default=list(DEFAULT_FILES))
@@ -180,8 +181,8 @@ def configure(config: pytest.Config) -> None:
     if cache:
         cache_dir = Path(cache) if os.path.isabs(cache) or config.inipath is None \
             else config.inipath.parent / cache
-    elif getattr(config, "cache", None) is not None:  # the cacheprovider plugin is on
-        cache_dir = config.cache.mkdir("ireeabi-vmfb")
+    elif getattr(config, "cache", None) is not None and not _remote_worker(config):
+        cache_dir = config.cache.mkdir("ireeabi-vmfb")  # the cacheprovider plugin is on
     else:
         cache_dir = user_cache_dir() / "vmfb"
     config.addinivalue_line("markers", MARKER_HELP)
@@ -197,6 +198,29 @@ def configure(config: pytest.Config) -> None:
         paths=tuple(dict.fromkeys(paths)) or ("fast",),
         paths_given=bool(paths),
     )
+
+
+# The controller's rootdir, handed to each xdist worker (configure_node).
+_CONTROLLER_ROOT = "ireeabi_controller_rootpath"
+
+
+def configure_node(node: Any) -> None:
+    """pytest-xdist's pytest_configure_node, in the controller: tell each worker the controller's
+    rootdir, so that a worker can see whether it shares the controller's tree (_remote_worker)."""
+    node.workerinput[_CONTROLLER_ROOT] = str(node.config.rootpath)
+
+
+def _remote_worker(config: pytest.Config) -> bool:
+    """Whether this process is an xdist worker in a tree of its own: a remote gateway (`--tx
+    socket=HOST:PORT`, `--tx ssh=HOST`) or a local one with a folder of its own (`popen//chdir=`),
+    which pytest-xdist fills by rsync from the controller (`--rsyncdir`) and empties at the start
+    of each run, the pytest cache in it included. Such a worker keeps its compiled modules in the
+    user's cache of its own machine, where the next run finds them; local workers share the
+    controller's tree and its cache (one compile per module for all of them)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or _CONTROLLER_ROOT not in workerinput:
+        return False
+    return workerinput[_CONTROLLER_ROOT] != str(config.rootpath)
 
 
 def collect_file(file_path: Path, parent: pytest.Collector) -> "CheckFile | None":
@@ -445,5 +469,5 @@ class ToolFailureItem(pytest.Item):
 
 
 __all__ = ["ALL_MODELS", "MARKER", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
-           "SETTINGS", "add_options", "configure", "collect_file", "runnable_models",
+           "SETTINGS", "add_options", "configure", "configure_node", "collect_file", "runnable_models",
            "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]

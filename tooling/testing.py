@@ -26,7 +26,7 @@ data model, when asked to: `--ireeabi-collect` or ini `ireeabi_collect = true`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import pytest
 
@@ -45,6 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     check_items.configure(config)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
+def pytest_configure_node(node: Any) -> None:
+    check_items.configure_node(node)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> "pytest.Collector | None":

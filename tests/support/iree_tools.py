@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import hashlib
+import itertools
 import os
 import pickle
 import re
@@ -47,8 +48,20 @@ class IreeToolError(RuntimeError):
     """An IREE tool is missing or failed."""
 
 
+@lru_cache(maxsize=None)
 def find_tool(name: str) -> str:
-    """Absolute path of an IREE command-line tool; IreeToolError when it is not installed."""
+    """Absolute path of an IREE command-line tool; IreeToolError when it is not installed. The
+    binary itself where the wheels have it (iree-base-compiler's iree-compile, iree-base-runtime's
+    tools): the command PATH names is a Python console script that starts an interpreter, imports
+    the package and only then runs that binary with the same arguments (under pyenv a shell shim
+    runs first too): its start costs ~0.4 s of CPU for iree-compile and ~0.2 s for
+    iree-run-module against ~0.01 s for the binary's own (benchmarks/RESULTS.md), on each of a
+    cold suite's compiles and tool runs. The binary's own exit status, too: the script passes a
+    death by signal on as exit status 256-N, the binary's is -N (a crash then is not remembered
+    unless it ran without ASLR, run_tool)."""
+    wheel = wheel_binary(name)
+    if wheel is not None:
+        return wheel
     found = shutil.which(name)
     if found is None:
         candidate = Path(sys.executable).parent / name
@@ -59,6 +72,42 @@ def find_tool(name: str) -> str:
             f"{name} not found on PATH (nor next to {sys.executable}); these tests need the real IREE "
             f"tools: pip install iree-base-compiler==3.13.0 iree-base-runtime==3.13.0")
     return found
+
+
+def wheel_binary(name: str) -> "str | None":
+    """The binary the wheel's console script `name` runs (the same file, the same arguments), or
+    None when the wheel is not importable here or has no such binary."""
+    try:
+        if name == "iree-compile":
+            from iree.compiler.tools.binaries import find_tool as find_compiler_tool
+            path = find_compiler_tool(name)
+        else:
+            from iree._runtime import libs
+            path = os.path.join(libs.library_path, name)
+    except Exception:  # not installed, or a layout of another version: PATH's command then
+        return None
+    if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
+        return None
+    return os.path.normpath(path)
+
+
+# The wheels' tools the suite runs by name, itself or through ireeabi and its pytest plugin.
+WHEEL_TOOLS = ("iree-compile", "iree-run-module", "iree-as-module", "iree-dump-module",
+               "iree-benchmark-module")
+
+
+def link_wheel_binaries(folder: Path) -> list[str]:
+    """A symbolic link in `folder` to each binary of WHEEL_TOOLS the wheels have; their names.
+    Put first on PATH, they stand in for the console scripts (find_tool) in every process of the
+    run: the plugin's compiles and `--version`s, `ireeabi` commands that run IREE's tools."""
+    folder.mkdir(parents=True, exist_ok=True)
+    linked = []
+    for name in WHEEL_TOOLS:
+        binary = wheel_binary(name)
+        if binary is not None:
+            (folder / name).symlink_to(binary)
+            linked.append(name)
+    return linked
 
 
 def _run(argv: Sequence[str], cwd: "Path | None" = None) -> subprocess.CompletedProcess:
@@ -293,9 +342,34 @@ def _compiled(src: Path, flags: tuple[str, ...]) -> Path:
     name = f"{src.name.split('.')[0]}.flags.{key.hexdigest()[:16]}.vmfb"
 
     def make(tmp: Path) -> None:
+        t0, cpu0 = time.monotonic(), _children_cpu()
         _run(*compile_argv(src, flags, "-o", str(tmp.resolve())))
         tmp.write_bytes(fixed_wasm_names(tmp.read_bytes()))
+        _log_compile(name, time.monotonic() - t0, _children_cpu() - cpu0)
     return _cached(name, make)
+
+
+# IREEABI_COMPILE_LOG=FILE: append one line per module compiled (not read from the cache): its
+# cache name, wall and CPU seconds, and the test that asked (benchmarks/bench_suite.py's way to
+# tell a cold run's compiles from its tests).
+COMPILE_LOG_ENV = "IREEABI_COMPILE_LOG"
+
+
+def _children_cpu() -> float:
+    """User and system seconds of the children this process has waited for. map_compiles runs
+    compiles on threads, whose children's times all land here: per compile an estimate then,
+    their sum over a run exact."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _log_compile(name: str, wall: float, cpu: float) -> None:
+    log = os.environ.get(COMPILE_LOG_ENV)
+    if log:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "-").split(" ")[0]
+        with open(log, "a") as f:
+            f.write(f"{cpu:.3f}\t{wall:.3f}\t{name}\t{test}\n")
 
 
 # LLVM's name for the temporary file iree-compile links a wasm32 side module into
@@ -406,7 +480,8 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
     into the texts. The files it writes (`outputs`, named in `argv`) are kept with it and written
     again; `inputs` names other files it reads (keyed by their bytes, as modules are). Not
     remembered: a run with `cwd` or reading other files (an argument with `@`), one a signal
-    ended, one that timed out or did not start."""
+    ended (unless it ran under `setarch -R`: without address randomization a crash is as
+    deterministic as an exit, iree_oracle.oracle_argv), one that timed out or did not start."""
     argv = [str(a) for a in argv]
     outs = [str(o) for o in outputs]
     modules = [a.split("=", 1)[1] for a in argv if a.startswith("--module=")]
@@ -447,12 +522,28 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
     except subprocess.TimeoutExpired as e:
         raise IreeToolError(f"{' '.join(argv)} timed out after {timeout} s") from e
     files = [Path(o).read_bytes() if os.path.isfile(o) else None for o in outs]
-    if key is not None and proc.returncode >= 0:
+    if key is not None and (proc.returncode >= 0 or without_aslr(argv)):
         tmp = key.with_name(f"{key.name}.{os.getpid()}.tmp")
         tmp.write_bytes(pickle.dumps((proc.returncode, placeholders(proc.stdout),
                                       placeholders(proc.stderr), files)))
         os.replace(tmp, key)
     return ToolRun(argv, proc.returncode, proc.stdout, proc.stderr, files)
+
+
+def without_aslr(argv: Sequence[str]) -> bool:
+    """Whether `argv` runs its program under `setarch ... -R` (address randomization off): what
+    it misreads (the pre-fix shim reads pointers) is then the same on every run, so a run a signal
+    ends is as much its answer as an exit status (run natively, IREE's x86_64 runtime crashes
+    differently from run to run with ASLR on)."""
+    for i, arg in enumerate(argv):
+        if os.path.basename(arg) == "setarch":
+            # setarch [ARCH] [OPTIONS] PROGRAM ...: the options come before the program
+            rest = list(argv[i + 1:])
+            if rest and not rest[0].startswith("-"):
+                rest = rest[1:]
+            options = list(itertools.takewhile(lambda a: a.startswith("-"), rest))
+            return "-R" in options or "--addr-no-randomize" in options
+    return False
 
 
 def _checked(run: ToolRun) -> ToolRun:

@@ -1,0 +1,60 @@
+"""The tests' memory of real tools' answers (tests/support/iree_tools.run_tool): a run is done once
+per key and its answer read back after, including a run a signal ended when it ran under
+`setarch -R` (IREE's runtime built from source crashes there, deterministically without address
+randomization: tests/tooling/test_oracle_differential.py's pre-fix runs); a crash with address
+randomization on is run again every time, since its outcome can change from run to run."""
+from __future__ import annotations
+
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from support import iree_tools as tools
+
+
+@pytest.fixture
+def answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty answer cache of this test's own."""
+    monkeypatch.setenv(tools.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path
+
+
+def _crashing(counter: Path, *prefix: str) -> list[str]:
+    """A program that counts its runs in `counter`, prints, then dies of SIGSEGV."""
+    return [*prefix, "/bin/sh", "-c", f"echo run >> {counter}; echo out; kill -SEGV $$"]
+
+
+def test_a_crash_under_setarch_R_is_run_once(answers):
+    counter = answers / "runs"
+    argv = _crashing(counter, shutil.which("setarch"), "-R")
+    first, second = tools.run_tool(argv), tools.run_tool(argv)
+    assert first.returncode == second.returncode == -signal.SIGSEGV
+    assert first.stdout == second.stdout == "out\n"
+    assert counter.read_text().count("run") == 1
+
+
+def test_a_crash_with_randomization_on_is_run_every_time(answers):
+    counter = answers / "runs"
+    argv = _crashing(counter)
+    assert [tools.run_tool(argv).returncode for _ in range(2)] == [-signal.SIGSEGV] * 2
+    assert counter.read_text().count("run") == 2
+
+
+def test_an_exit_is_run_once(answers):
+    counter = answers / "runs"
+    argv = ["/bin/sh", "-c", f"echo run >> {counter}; echo out; exit 3"]
+    assert [tools.run_tool(argv).returncode for _ in range(2)] == [3, 3]
+    assert counter.read_text().count("run") == 1
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["prlimit", "--core=0", "/usr/bin/setarch", "-R", "qemu-arm", "x"], True),
+    (["setarch", "x86_64", "-R", "x"], True),
+    (["setarch", "--addr-no-randomize", "x"], True),
+    (["setarch", "x86_64", "x", "-R"], False),
+    (["qemu-arm", "-R", "x"], False),
+])
+def test_without_aslr_reads_setarch_options(argv, expected):
+    assert tools.without_aslr(argv) is expected
