@@ -26,7 +26,8 @@ from ireeabi.vm.bytecode import module_file as mf
 
 from . import render
 from .errors import CliError
-from .loading import DEFAULT_TARGET, checked_against, load_module, load_native_modules, select_targets
+from .loading import (DEFAULT_TARGET, checked_against, load_module, load_native_modules, parse_max_steps,
+                      select_targets)
 from .render import Column, emit_json
 
 # Start-up: what only some inspections show (the disassembler, the import checker, the executables'
@@ -56,6 +57,11 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
                    help="with --check-imports: resolve against this native module too (a "
                         "declaration in Python, or a .toml/.json file of its exports; repeatable)")
+    p.add_argument("--max-steps", "--max_steps", dest="max_steps", type=parse_max_steps, default=None,
+                   metavar="N", help="with --check-imports: the instructions each call of a library's load "
+                        "(its initializers, its query) may run, emulated or under wasmtime, before the "
+                        "load is refused with DEADLINE_EXCEEDED (default 10000000; inspect runs no "
+                        "module code natively, so no CPU-time bound is needed)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--disassemble", action="store_true",
                    help="append the bytecode disassembly, as iree-dump-module --output=disassembly "
@@ -72,8 +78,11 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError("--native-module applies to --check-imports")
     if args.emulate_kernels and not args.check_imports:
         raise CliError("--emulate-kernels applies to --check-imports")
+    if args.max_steps is not None and not args.check_imports:
+        raise CliError("--max-steps applies to --check-imports")
     result, status = output(load_module(args.module), target, args.check_imports, args.json,
-                            args.disassemble, args.bytecode_offsets, native, args.emulate_kernels)
+                            args.disassemble, args.bytecode_offsets, native, args.emulate_kernels,
+                            args.max_steps)
     if args.json:
         emit_json(result, out)
     else:
@@ -130,10 +139,12 @@ def _attrs(attrs: tuple[mf.Attr, ...]) -> list[dict[str, str]]:
     return [{"key": a.key, "value": a.value} for a in attrs]
 
 
-def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False) -> list[dict[str, Any]]:
+def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False,
+                max_steps: int | None = None) -> list[dict[str, Any]]:
     """Each executable the module makes, with where it runs on `target` (see the module docstring):
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
-    `selected`: whether it is the variant the module would create on the target."""
+    `selected`: whether it is the variant the module would create on the target. `max_steps`: the
+    instruction budget of each call the load makes (None: library_loader.PLACE_MAX_INSTRUCTIONS)."""
     from ireeabi.hal.local import library_loader
     from ireeabi.base.machine import machine as _machine
 
@@ -152,7 +163,9 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
         if len(formats) == 1:
             x.update(library_loader.place_library(formats[0], image, machine,
                                                   vmvx=e.import_name == "hal.executable.create",
-                                                  emulate_host=emulate_kernels).as_dict())
+                                                  emulate_host=emulate_kernels,
+                                                  max_instructions=max_steps or
+                                                  library_loader.PLACE_MAX_INSTRUCTIONS).as_dict())
         else:
             x.update({"format": None, "target": target.name, "placement": "refused", "runs": False,
                       "where": library_loader.PLACES["refused"], "status": None, "message": "",
@@ -180,7 +193,7 @@ def kernels_run(executables: list[dict[str, Any]]) -> bool:
 
 def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = False,
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
-         emulate_kernels: bool = False) -> dict[str, Any]:
+         emulate_kernels: bool = False, max_steps: int | None = None) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
     from ireeabi.layouts.ref import iree_vm_ref_t
     from ireeabi.tooling import disassemble as dis
@@ -229,7 +242,7 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
         out["import_check"] = [_with_sizeof_site(r.as_dict(), target, passed.get(k, ()))
                                for k, r in enumerate(reports)]
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
-        out["executables"] = executables(m, target, emulate_kernels)
+        out["executables"] = executables(m, target, emulate_kernels, max_steps)
         out["kernels_run"] = kernels_run(out["executables"])
     return out
 
@@ -445,13 +458,15 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
 
 def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
            disassemble: bool, bytecode_offsets: bool,
-           native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
+           native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False,
+           max_steps: int | None = None) -> tuple[Any, int]:
     """(output: the JSON object or the text, exit status) of `inspect`: 1 when --check-imports
     finds an incompatible import (executables refused on the target are reported, in `kernels_run`
     and the text, without changing the status: a module of host kernels inspected for another
     target is a question, not an error). `--disassemble` appends iree-dump-module's disassembly
     text verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
-    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels)
+    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels,
+             max_steps)
     status = 1 if check and not d["compatible"] else 0
     if as_json:
         return d, status

@@ -304,11 +304,19 @@ def parse_cpu_seconds(text: str) -> float:
     return value
 
 
+MAX_STEPS_LIMIT = 2**64 - 1  # the largest count the emulators take (Unicorn's, wasmtime's fuel: u64)
+
+
 def parse_max_steps(text: str) -> int:
-    """`--max-steps`: a positive decimal instruction count (argparse reports anything else)."""
+    """`--max-steps`: a positive decimal instruction count up to 2**64 - 1, read as an integer (no
+    float conversion: every count a user may mean is exact); argparse reports anything else."""
     s = text.strip()
-    if not s.isascii() or not s.isdigit() or int(s) <= 0:
+    if not s.isascii() or not s.isdigit() or not s.strip("0"):
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive instruction count")
+    s = s.lstrip("0")
+    if len(s) > len(str(MAX_STEPS_LIMIT)) or int(s) > MAX_STEPS_LIMIT:  # (no int() of 10,000 digits)
+        raise argparse.ArgumentTypeError(f"{text!r} is past the largest instruction count, 2**64 - 1 "
+                                         f"({MAX_STEPS_LIMIT})")
     return int(s)
 
 
@@ -334,4 +342,4 @@ __all__ = ["DEFAULT_TARGET", "resolve_target", "select_targets", "explain_dash_v
            "add_target_options", "add_svg_option", "add_struct_source_options", "MAX_TABLE_ROWS",
            "table_rows", "own_struct", "load_module", "LOCAL_DEVICES", "parse_device",
            "add_module_arguments", "module_path", "load_native_modules", "full_hal_declaration",
-           "checked_against", "parse_cpu_seconds", "parse_max_steps", "parse_heap_limit"]
+           "checked_against", "parse_cpu_seconds", "parse_max_steps", "MAX_STEPS_LIMIT", "parse_heap_limit"]
