@@ -84,3 +84,22 @@ def test_inspect_of_a_looping_load_ends_by_its_default_budget_or_max_steps(loope
     joined = " ".join(ends[-1].stdout.split())
     assert "__wasm_apply_data_relocs ran past its budget of 10000000" in joined, joined
     assert "more than 200000 instructions" in " ".join(ends[0].stdout.split())
+
+
+def test_max_steps_takes_every_count_up_to_2_64_minus_1(loopers, capsys):
+    """Item 4: 2**64 - 1 is read as an integer (no float: it once became a CPU-time budget of 1e+22
+    s, refused at load); the native kernel's budget it implies is the helper's largest; past it the
+    option is refused by argparse, naming the limit."""
+    from ireeabi.cli.main import main
+    from ireeabi.hal.local import native
+
+    assert native.default_cpu_time(2**64 - 1) == native.MAX_CPU_TIME
+    x86 = loopers["x86_64", "query"].parent / "add16.x86_64.vmfb"
+    x86.write_bytes(tools.compile_mlir(ADD16, None, "inline-dynamic",
+                                       extra_flags=KERNEL_TARGET_FLAGS["x86_64"]).read_bytes())
+    assert main(["run", str(x86), *INPUTS, f"--max-steps={2**64 - 1}"]) == 0
+    assert "16xf32=3 3 3" in capsys.readouterr().out
+    assert main(["run", str(x86), *INPUTS, f"--max-steps={2**64}"]) == 2
+    assert "past the largest instruction count, 2**64 - 1" in capsys.readouterr().err
+    assert main(["run", str(x86), *INPUTS, "--max-steps=" + "9" * 5000]) == 2
+    assert "past the largest instruction count" in capsys.readouterr().err
