@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .errors import IreeAbiError, UnknownNameError
+from .files import open_input, require_regular
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, StructLayout
 from .targets import Target, get as _get_target
 
@@ -83,12 +84,16 @@ def dwarf_structs(path: "str | os.PathLike") -> tuple[Target, dict[str, Struct]]
     `struct TAG`, `union TAG` and bare tags)."""
     path = Path(path)
     try:
-        f = open(path, "rb")
+        f = open_input(path)  # (a FIFO does not block: it is refused below)
     except FileNotFoundError:
         raise DwarfError(f"{path}: no such file") from None
     except OSError as e:
         raise DwarfError(f"{path}: not a readable ELF file ({e.strerror or e})") from None
     with f:
+        try:  # pyelftools seeks and maps: /dev/zero or a pipe would be read without end
+            require_regular(f, path)
+        except OSError as e:
+            raise DwarfError(f"{path}: not a readable ELF file ({e.strerror})") from None
         with _Mapped(f) as stream:
             target, info = _open(path, stream)
             return target, _Reader(path, target, _Dies(path, info)).all()

@@ -25,6 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
+from ireeabi.abi.files import InputTooLarge, read_bounded
+
 from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport, registered
 
 ENTRY_POINT_GROUP = "ireeabi.native_modules"
@@ -109,11 +111,16 @@ def checked_against(module: Any, given: Sequence[ModuleDescriptor] = ()) -> list
     return [d.select(wanted.get(d.name, {})) for d in by_name.values()]
 
 
+MAX_DECLARATION_BYTES = 64 << 20  # a declaration file's largest size (a few KiB in practice)
+
+
 def from_file(path: "str | Path") -> ModuleDescriptor:
     """An exports-only declaration from a TOML or JSON file (for import checking)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bounded(p, MAX_DECLARATION_BYTES, "a declaration file")
+    except InputTooLarge as e:
+        raise ModuleDeclarationError(str(e)) from None
     except OSError as e:
         raise ModuleDeclarationError(f"{p}: {e.strerror or e}") from None
     try:

@@ -103,3 +103,42 @@ def test_max_steps_takes_every_count_up_to_2_64_minus_1(loopers, capsys):
     assert "past the largest instruction count, 2**64 - 1" in capsys.readouterr().err
     assert main(["run", str(x86), *INPUTS, "--max-steps=" + "9" * 5000]) == 2
     assert "past the largest instruction count" in capsys.readouterr().err
+
+
+def test_no_file_option_blocks_on_or_reads_without_end_a_file_that_is_not_regular(loopers, tmp_path):
+    """Item 2: /dev/zero, a FIFO no process opens the other end of, and a directory, given to every
+    option that reads or writes a file: each command ends cleanly at once (before: `--dwarf
+    /dev/zero` read gigabytes, a FIFO blocked `--dwarf`, `--input=@`, `--output=@`,
+    `--trace-file`, `--svg`)."""
+    import os
+
+    module = loopers["x86_64", "query"].parent / "add16.vmfb"
+    module.write_bytes(tools.compile_mlir(ADD16, None, "inline-dynamic",
+                                          extra_flags=KERNEL_TARGET_FLAGS["x86_64"]).read_bytes())
+    fifo, npy_fifo, toml_fifo = tmp_path / "fifo", tmp_path / "x.npy", tmp_path / "m.toml"
+    for f in (fifo, npy_fifo, toml_fifo):
+        os.mkfifo(f)
+    zero_toml = tmp_path / "zero.toml"
+    zero_toml.symlink_to("/dev/zero")
+    run = ["run", str(module), "--function", "add", "--input=16xf32=1"]
+    argvs = []
+    for bad in ("/dev/zero", str(fifo), str(tmp_path)):
+        argvs += [["layout", "x", "--dwarf", bad],
+                  [*run, f"--input=16xf32=@{bad}"],
+                  [*run, "--input=16xf32=2", f"--expected-output=16xf32=@{bad}"],
+                  [*run, "--input=16xf32=2", f"--output=@{bad}" if bad != "/dev/zero" else "--output=@/dev/full"],
+                  [*run, "--input=16xf32=2", "--trace", "--trace-file", bad],
+                  ["layout", "iree_byte_span_t", "--svg", bad],
+                  ["run", bad, "--function", "add"], ["inspect", bad], ["test", bad]]
+    argvs += [[*run, f"--input=@{npy_fifo}"],
+              ["inspect", str(module), "--check-imports", "--native-module", str(toml_fifo)],
+              ["inspect", str(module), "--check-imports", "--native-module", str(zero_toml)]]
+    ends = run_bounded(argvs, CPU_LIMIT)
+    bad_ends = [f"{e.argv}: {e.code} {e.stderr[-300:]}" for e in ends if not e.clean]
+    assert not bad_ends, "\n".join(bad_ends)
+    said = {" ".join(e.argv[:4]): " ".join(e.stderr.split()) for e in ends}
+    assert "/dev/zero: not a readable ELF file (a device, not a regular file)" in said["layout x --dwarf /dev/zero"]
+    assert f"{fifo}: not a readable ELF file (a FIFO, not a regular file)" in said[f"layout x --dwarf {fifo}"]
+    assert "a FIFO with no reader" in said[f"layout iree_byte_span_t --svg {fifo}"]
+    assert f"zero.toml: a declaration file larger than {64 << 20} bytes" in \
+        said[f"inspect {module} --check-imports --native-module"]

@@ -6,6 +6,8 @@ through `ireeabi.cli.main.main` in turn (stdout and stderr captured per command)
 each command's exit status and output. The child's RLIMIT_CPU is `cpu_limit` seconds of CPU: a
 command that runs away kills the child with SIGXCPU, whatever the machine's load (CPU time, not
 wall time), and `run_bounded` raises `Runaway` naming the command that was running then. A
+command blocked without computing (opening a FIFO nobody opens the other end of) never reaches the
+CPU limit: the wall-clock `backstop` (generous, a blocked command's verdict only) ends it. A
 traceback leaving `main` is reported as such (exit status None, the traceback as stderr).
 """
 from __future__ import annotations
@@ -53,15 +55,19 @@ class Runaway(AssertionError):
     """The child died (past its CPU limit, or by another signal) while running a command."""
 
 
-def run_bounded(argvs: "list[list[str]]", cpu_limit: float) -> "list[Ended]":
+def run_bounded(argvs: "list[list[str]]", cpu_limit: float, backstop: float = 600) -> "list[Ended]":
     """Each argv's end (see the module docstring)."""
     def limit() -> None:
         seconds = max(1, int(cpu_limit))
         resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
 
     env = dict(os.environ)
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(argvs), capture_output=True,
-                          text=True, preexec_fn=limit, env=env, cwd=TESTS)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(argvs), capture_output=True,
+                              text=True, preexec_fn=limit, env=env, cwd=TESTS, timeout=backstop)
+    except subprocess.TimeoutExpired as e:
+        started = [line for line in (e.stdout or b"").decode(errors="replace").splitlines() if "started" in line]
+        raise Runaway(f"blocked: no end after {backstop} s of wall time, in {started[-1:]}") from None
     out: list[Ended] = []
     running = None
     for line in proc.stdout.splitlines():
