@@ -106,12 +106,22 @@ class Instance:
     findings: list[Annotated] = field(default_factory=list)
     readers: dict[str, int] = field(default_factory=dict)  # reader form -> its findings here
 
+    @property
+    def kept(self) -> FragmentLayout:
+        """The layout of an instance that keeps it (one with findings, or its target and side's
+        first)."""
+        if self.layout is None:
+            raise ValueError(f"the layout of a finding-free {self.target.name} {self.side} instance "
+                             f"was not kept")
+        return self.layout
+
     def sample(self) -> bytes:
         from ireeabi.abi.cconv import codec  # start-up: construct only when a finding shows its bytes
 
-        c = codec.codec(self.layout)
-        buf = bytearray(max(c.struct.size, self.layout.size))
-        c.pack_into(buf, 0, describe.sample_values(self.layout))
+        lay = self.kept
+        c = codec.codec(lay)
+        buf = bytearray(max(c.struct.size, lay.size))
+        c.pack_into(buf, 0, describe.sample_values(lay))
         return bytes(buf)
 
 
@@ -329,7 +339,7 @@ def _side_text(label: str, insts: Sequence[Instance]) -> list[str]:
             groups.setdefault(a.finding.rule, []).append((inst, a))
     for rule, items in groups.items():
         # Show an instance where every span has elements, when there is one: its dump shows them.
-        inst, a = next(((i, x) for i, x in items if all(i.layout.spans)), items[0])
+        inst, a = next(((i, x) for i, x in items if all(i.kept.spans)), items[0])
         n_inst = len({id(i) for i, _ in items})
         out.append(f"  {label} {rule}: in {n_inst} of {len(insts)} instances, e.g.:")
         out += render.wrap(a.finding.message, indent=4, subsequent=6)
@@ -340,7 +350,7 @@ def _side_text(label: str, insts: Sequence[Instance]) -> list[str]:
             out += render.hexdump(inst.sample(), marks, indent=6)
         others = []
         for i in dict.fromkeys(i for i, _ in items if i is not inst):
-            others.append(str(list(i.layout.spans)))
+            others.append(str(list(i.kept.spans)))
         if others:
             shown = ", ".join(others[:MAX_ALSO]) + (f" and {len(others) - MAX_ALSO} more"
                                                      if len(others) > MAX_ALSO else "")
@@ -369,8 +379,8 @@ def data(res: CheckResult) -> dict[str, Any]:
         for a in inst.findings:
             sample = sample or inst.sample().hex()
             d = describe.finding_json(a.finding)
-            d.update(target=inst.target.name, side=inst.side, cconv=inst.layout.cconv,
-                     spans=list(inst.layout.spans),
+            d.update(target=inst.target.name, side=inst.side, cconv=inst.kept.cconv,
+                     spans=list(inst.kept.spans),
                      bytes=[{"label": x.label, "offset": x.offset, "size": x.size} for x in a.involved],
                      sample=sample)
             findings.append(d)
