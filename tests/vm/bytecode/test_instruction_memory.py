@@ -20,7 +20,7 @@ from ireeabi.vm.bytecode import blocks
 from ireeabi.vm.bytecode.module_file import read_module
 
 BIG = 20_000  # instructions of the straight function
-PER_INSTRUCTION = 1  # bytes of peak per instruction allowed (15 KB and more before)
+PER_INSTRUCTION = 5_000  # bytes of peak per instruction allowed (15 KB and more before)
 
 
 def _straight(n: int) -> list[str]:
