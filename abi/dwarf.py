@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterator, TypeVar
 
 from .errors import IreeAbiError, UnknownNameError
+from .files import open_input, require_regular
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, StructLayout
 from .targets import Target, get as _get_target
 
@@ -108,12 +109,16 @@ def dwarf_struct(path: "str | os.PathLike", name: str) -> tuple[Target, Struct]:
 def _read(path: "str | os.PathLike", read: "Callable[[_Reader], T]") -> tuple[Target, T]:
     path = Path(path)
     try:
-        f = open(path, "rb")
+        f = open_input(path)  # (a FIFO does not block: it is refused below)
     except FileNotFoundError:
         raise DwarfError(f"{path}: no such file") from None
     except OSError as e:
         raise DwarfError(f"{path}: not a readable ELF file ({e.strerror or e})") from None
     with f:
+        try:  # pyelftools seeks and maps: /dev/zero or a pipe would be read without end
+            require_regular(f, path)
+        except OSError as e:
+            raise DwarfError(f"{path}: not a readable ELF file ({e.strerror})") from None
         with _Mapped(f) as stream:
             target, info = _open(path, stream)
             return target, read(_Reader(path, target, _Dies(path, info)))

@@ -27,7 +27,7 @@ from ..vm import releases
 
 from . import render
 from .errors import CliError
-from .loading import DEFAULT_TARGET, load_module, load_native_modules, select_targets
+from .loading import DEFAULT_TARGET, load_module, load_native_modules, parse_max_steps, select_targets
 from .render import Column, emit_json
 
 # Start-up: what only some inspections show (the disassembler, the import checker, the executables'
@@ -57,6 +57,11 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--native-module", action="append", default=[], metavar="PKG.MOD[:FACTORY]|FILE",
                    help="with --check-imports: resolve against this native module too (a "
                         "declaration in Python, or a .toml/.json file of its exports; repeatable)")
+    p.add_argument("--max-steps", "--max_steps", dest="max_steps", type=parse_max_steps, default=None,
+                   metavar="N", help="with --check-imports: the instructions each call of a library's load "
+                        "(its initializers, its query) may run, emulated or under wasmtime, before the "
+                        "load is refused with DEADLINE_EXCEEDED (default 10000000; inspect runs no "
+                        "module code natively, so no CPU-time bound is needed)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--disassemble", action="store_true",
                    help="append the bytecode disassembly, as iree-dump-module --output=disassembly "
@@ -73,8 +78,11 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
         raise CliError("--native-module applies to --check-imports")
     if args.emulate_kernels and not args.check_imports:
         raise CliError("--emulate-kernels applies to --check-imports")
+    if args.max_steps is not None and not args.check_imports:
+        raise CliError("--max-steps applies to --check-imports")
     result, status = output(load_module(args.module, any_version=True), target, args.check_imports, args.json,
-                            args.disassemble, args.bytecode_offsets, native, args.emulate_kernels)
+                            args.disassemble, args.bytecode_offsets, native, args.emulate_kernels,
+                            args.max_steps)
     if args.json:
         emit_json(result, out)
     else:
@@ -131,10 +139,12 @@ def _attrs(attrs: tuple[mf.Attr, ...]) -> list[dict[str, str]]:
     return [{"key": a.key, "value": a.value} for a in attrs]
 
 
-def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False) -> list[dict[str, Any]]:
+def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False,
+                max_steps: int | None = None) -> list[dict[str, Any]]:
     """Each executable the module makes, with where it runs on `target` (see the module docstring):
     its call site, format, image segment, global, placement (library_loader.Placement.as_dict) and
-    `selected`: whether it is the variant the module would create on the target."""
+    `selected`: whether it is the variant the module would create on the target. `max_steps`: the
+    instruction budget of each call the load makes (None: library_loader.PLACE_MAX_INSTRUCTIONS)."""
     from ..hal.local import library_loader
     from ..base.machine import machine as _machine
 
@@ -153,7 +163,9 @@ def executables(m: mf.ModuleFile, target: Target, emulate_kernels: bool = False)
         if len(formats) == 1:
             x.update(library_loader.place_library(formats[0], image, machine,
                                                   vmvx=e.import_name == "hal.executable.create",
-                                                  emulate_host=emulate_kernels).as_dict())
+                                                  emulate_host=emulate_kernels,
+                                                  max_instructions=max_steps or
+                                                  library_loader.PLACE_MAX_INSTRUCTIONS).as_dict())
         else:
             x.update({"format": None, "target": target.name, "placement": "refused", "runs": False,
                       "where": library_loader.PLACES["refused"], "status": None, "message": "",
@@ -181,7 +193,7 @@ def kernels_run(executables: list[dict[str, Any]]) -> bool:
 
 def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = False,
          bytecode_offsets: bool = False, native_modules: Sequence[ModuleDescriptor] = (),
-         emulate_kernels: bool = False) -> dict[str, Any]:
+         emulate_kernels: bool = False, max_steps: int | None = None) -> dict[str, Any]:
     """Everything `inspect` reports, as the documented JSON object."""
     from ..layouts.module_sources import checked_against
     from ..layouts.ref import iree_vm_ref_t
@@ -249,7 +261,7 @@ def data(m: mf.ModuleFile, target: Target, check: bool, disassemble: bool = Fals
                                for k, r in enumerate(reports)]
         out["compatible"] = all(r["compatible"] for r in out["import_check"])
         if taken:
-            out["executables"] = executables(m, target, emulate_kernels)
+            out["executables"] = executables(m, target, emulate_kernels, max_steps)
             out["kernels_run"] = kernels_run(out["executables"])
     return out
 
@@ -468,14 +480,16 @@ def _executable_lines(d: dict[str, Any]) -> list[str]:
 
 def output(module: mf.ModuleFile, target: Target, check: bool, as_json: bool,
            disassemble: bool, bytecode_offsets: bool,
-           native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False) -> tuple[Any, int]:
+           native_modules: Sequence[ModuleDescriptor] = (), emulate_kernels: bool = False,
+           max_steps: int | None = None) -> tuple[Any, int]:
     """(output: the JSON object or the text, exit status) of `inspect`: 1 when this runtime refuses
     the module's bytecode version (another IREE release's; listed all the same) or --check-imports
     finds an incompatible import (executables refused on the target are reported, in `kernels_run`
     and the text, without changing the status: a module of host kernels inspected for another
     target is a question, not an error). `--disassemble` appends iree-dump-module's disassembly
     text verbatim (its lines are as long as the tool's), or adds each function's lines to the JSON."""
-    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels)
+    d = data(module, target, check, disassemble and as_json, bytecode_offsets, native_modules, emulate_kernels,
+             max_steps)
     status = 1 if check and not d["compatible"] or not d["runtime_takes"] else 0
     if as_json:
         return d, status

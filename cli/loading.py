@@ -283,11 +283,12 @@ def parse_cpu_seconds(text: str) -> float:
 
 
 def parse_max_steps(text: str) -> int:
-    """`--max-steps`: a positive decimal instruction count (argparse reports anything else)."""
-    s = text.strip()
-    if not s.isascii() or not s.isdigit() or int(s) <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive instruction count")
-    return int(s)
+    """`--max-steps`: tooling.program.instruction_count's count; argparse reports anything else."""
+    from ..tooling.program import instruction_count  # here: the CLI's start-up stays light
+    try:
+        return instruction_count(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}

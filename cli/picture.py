@@ -365,7 +365,7 @@ def _examples(instances: Sequence) -> list:
         for a in inst.findings:
             groups.setdefault((inst.target.name, inst.side, a.finding.rule), []).append(inst)
     for items in groups.values():
-        inst = next((i for i in items if all(i.layout.spans)), items[0])
+        inst = next((i for i in items if all(i.kept.spans)), items[0])
         chosen.setdefault(id(inst), inst)
     return list(chosen.values())
 
@@ -380,13 +380,13 @@ def check_svg(res: Any, max_panels: int = MAX_PANELS) -> str:  # res: cmd_check'
         insts = [i for i in res.instances
                  if (i.target.name, i.side) not in seen and not seen.add((i.target.name, i.side))]  # type: ignore[func-returns-value]  # the first of each
     where = res.targets[0].name if len(res.targets) == 1 else f"{len(res.targets)} targets"
-    width = max((max(i.layout.size, i.layout.packed_size) for i in insts[:max_panels]), default=1)
+    width = max((max(i.kept.size, i.kept.packed_size) for i in insts[:max_panels]), default=1)
     labels = ["VM packs", "shim reads", *(s.name for i in insts[:max_panels]
-                                           for s in [i.layout.shim.struct if i.layout.shim is not None
-                                                     else i.layout.fixed_struct] if s is not None)]
+                                           for s in [i.kept.shim.struct if i.kept.shim is not None
+                                                     else i.kept.fixed_struct] if s is not None)]
     canvas = _Canvas(f"check {res.text} on {where}: {res.n_findings} findings", width, labels)
     for inst in insts[:max_panels]:
-        lay = inst.layout
+        lay = inst.kept
         canvas.y += 10
         spans = f" spans {list(lay.spans)}" if lay.spans else ""
         canvas.text(f"{inst.target.name} {inst.side} {lay.cconv!r}{spans}", 12, bold=True)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
+from ..abi.files import open_output
+
 from .errors import CliError
 
 WIDTH = 100  # every human output line fits in this many columns
@@ -197,7 +199,7 @@ def write_svg(path: str | None, draw: Callable[[ModuleType], str]) -> None:
 
     text = draw(picture)
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        with open_output(path) as f:  # (a FIFO no process reads is refused, not waited on)
             f.write(text)
     except OSError as e:
         raise CliError(f"--svg {path}: {e.strerror or e}") from None

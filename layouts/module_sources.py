@@ -26,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..abi.files import InputTooLarge, read_bounded
+
 from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport, registered
 
 ENTRY_POINT_GROUP = "ireeabi.native_modules"
@@ -123,11 +125,16 @@ def hal_declaration() -> ModuleDescriptor:
                             tuple(hal_module.EXPORTS), source="IREE's exports.inl (layouts.hal_module)")
 
 
+MAX_DECLARATION_BYTES = 64 << 20  # a declaration file's largest size (a few KiB in practice)
+
+
 def from_file(path: "str | Path") -> ModuleDescriptor:
     """An exports-only declaration from a TOML or JSON file (for import checking)."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bounded(p, MAX_DECLARATION_BYTES, "a declaration file")
+    except InputTooLarge as e:
+        raise ModuleDeclarationError(str(e)) from None
     except OSError as e:
         raise ModuleDeclarationError(f"{p}: {e.strerror or e}") from None
     try:

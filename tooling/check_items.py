@@ -42,6 +42,9 @@ import fnmatch
 import os
 import re
 import shlex
+import signal
+import threading
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +62,7 @@ from .check_compile import (CompileError, Compiler, canonical_model, compile_fla
                             user_cache_dir)
 from .check_tests import check_tests, failure_text, run_check_test
 from .execution_model import FULL_HAL_MODULE, takes_fences
-from .program import RunOptions
+from .program import RunOptions, instruction_count
 from .vm_test_module import (VmAsmError, VmTest, assemble, check_loads, is_vm_test_module,
                              run_vm_test, vm_tests)
 
@@ -95,6 +98,7 @@ class Settings:
     jobs: int
     paths: tuple[str, ...] = ("fast",)
     paths_given: bool = False  # the path is part of each item's id only when the option is set
+    max_steps: int | None = None  # RunOptions.max_steps of every item (None: no bound)
     host: str = field(default_factory=lambda: _targets.host().name)
     _compiler: Compiler | None = None
 
@@ -146,6 +150,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("ireeabi_cache_dir", "where compiled check modules are kept", default="")
     parser.addini("ireeabi_compile_jobs", "iree-compile processes at once (default: cores)",
                   default="")
+    g.addoption("--ireeabi-max-steps", default=None, metavar="N",
+                help="instructions one call of an item may run (its kernels' budget too), as "
+                     "`ireeabi run --max-steps`; past it the item fails with DEADLINE_EXCEEDED "
+                     "(ini: ireeabi_max_steps; default: no bound)")
+    parser.addini("ireeabi_max_steps", "instructions one call of an item may run", default="")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -177,6 +186,11 @@ def configure(config: pytest.Config) -> None:
     jobs_text = config.getini("ireeabi_compile_jobs")
     if jobs_text and not (jobs_text.isdigit() and int(jobs_text) > 0):
         raise pytest.UsageError(f"ireeabi_compile_jobs: {jobs_text!r} is not a positive count")
+    steps_text = opt("--ireeabi-max-steps") or config.getini("ireeabi_max_steps")
+    try:
+        max_steps = instruction_count(steps_text) if steps_text else None
+    except ValueError as e:
+        raise pytest.UsageError(f"--ireeabi-max-steps / ireeabi_max_steps: {e}") from None
     cache = opt("--ireeabi-cache-dir") or config.getini("ireeabi_cache_dir")
     if cache:
         cache_dir = Path(cache) if os.path.isabs(cache) or config.inipath is None \
@@ -197,6 +211,7 @@ def configure(config: pytest.Config) -> None:
         jobs=int(jobs_text) if jobs_text else (os.cpu_count() or 1),
         paths=tuple(dict.fromkeys(paths)) or ("fast",),
         paths_given=bool(paths),
+        max_steps=max_steps,
     )
 
 
@@ -405,6 +420,30 @@ class _ModuleItem(pytest.Item):
         return import_check.hazard_hint(text, reports, target)
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """An item's run, stopped by Ctrl-C wherever the signal lands. Under Python's own SIGINT handler
+    (pytest's) a native kernel's trapped call takes Ctrl-C as its CANCELLED status alone
+    (hal/local/native.py `stop_flags`): the item failed with it and the session went on to the next
+    item, so a looping module's items ignored Ctrl-C whenever it landed in a kernel rather than in
+    Python (the race). A handler of the item's own, raising KeyboardInterrupt as Python's does,
+    makes the trap pass the signal on too: the session stops. Main thread only (where signal
+    handlers live); a handler set by someone else is left as it is."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    signal.signal(signal.SIGINT, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 class CheckItem(_ModuleItem):
     """One test function of a check module on one execution model, interpreter path and data
     model."""
@@ -420,9 +459,10 @@ class CheckItem(_ModuleItem):
         _mark(self, "check", function_name, model, path_name, target)
 
     def runtest(self) -> None:
-        failures = run_check_test(self.module, self.function_name,
-                                  RunOptions(target=self.target, modules=(CHECK_MODULE,),
-                                             reference=self.reference))
+        options = RunOptions(target=self.target, modules=(CHECK_MODULE,), reference=self.reference,
+                             max_steps=self.config.stash[SETTINGS].max_steps)
+        with interruptible():
+            failures = run_check_test(self.module, self.function_name, options)
         if failures:
             raise CheckFailed(failure_text(failures))
 
@@ -439,8 +479,10 @@ class VmTestItem(_ModuleItem):
         _mark(self, "vm-test", test.function, None, "reference" if reference else "fast", target)
 
     def runtest(self) -> None:
-        failure = run_vm_test(self.module, self.test,
-                              RunOptions(target=self.target, reference=self.reference)).failure()
+        options = RunOptions(target=self.target, reference=self.reference,
+                             max_steps=self.config.stash[SETTINGS].max_steps)
+        with interruptible():
+            failure = run_vm_test(self.module, self.test, options).failure()
         if failure is not None:
             raise CheckFailed(failure)
 
@@ -469,5 +511,5 @@ class ToolFailureItem(pytest.Item):
 
 
 __all__ = ["ALL_MODELS", "MARKER", "DEFAULT_FILES", "SUFFIXES", "PATHS", "CheckFailed", "Settings",
-           "SETTINGS", "add_options", "configure", "configure_node", "collect_file", "runnable_models",
-           "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]
+           "SETTINGS", "add_options", "configure", "configure_node", "collect_file", "interruptible",
+           "runnable_models", "module_model", "CheckFile", "CheckItem", "VmTestItem", "ToolFailureItem"]

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, NamedTuple, Sequence, TextIO, Union
 
 import numpy as np
 
+from ..abi.files import open_input, open_output
 from ..layouts.hal_buffer import ElementType
 from ..hal.buffer_view_util import (DEFAULT_MAX_ELEMENT_COUNT, MAX_SHAPE_RANK,
                                           format_buffer_view, read_buffer_view, shaped,
@@ -106,7 +107,7 @@ class InputFiles:
                 f.seek(0)
             return f
         try:
-            f = open(path, "rb")
+            f = open_input(path)  # a FIFO with no writer reads as empty, not waited on
         except OSError as e:
             raise ParseFailure(f"UNKNOWN; unable to open file `{path}` with mode {_READ_MODE}",
                                f"cannot read `{path}`: {e.strerror}") from None
@@ -407,7 +408,7 @@ def write_output(value: Value, spec: str, stdout: TextIO,
     path = spec[1:]
     mode = _WRITE_MODE if spec[0] == "@" else _APPEND_MODE
     try:
-        f = open(path, "wb" if spec[0] == "@" else "ab")
+        f = open_output(path, text=False, append=spec[0] == "+")  # (a FIFO with no reader: refused)
     except OSError as e:
         raise OutputError(f"UNKNOWN; unable to open file `{path}` with mode {mode} "
                           f"({e.strerror})") from None

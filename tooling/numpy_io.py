@@ -13,6 +13,7 @@ it (`read_into`), so a large input costs its own size once.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from typing import BinaryIO, Iterator, Sequence
 
@@ -62,8 +63,10 @@ def read_into(stream: BinaryIO, out: np.ndarray, *context: str) -> None:
 
 
 def at_end(stream: BinaryIO) -> bool:
-    here = stream.tell()
-    return here >= os.fstat(stream.fileno()).st_size
+    st = os.fstat(stream.fileno())
+    if not stat.S_ISREG(st.st_mode):  # a pipe or device has no size and no position: look ahead
+        return not stream.peek(1)  # type: ignore[attr-defined]
+    return stream.tell() >= st.st_size
 
 
 def _npy_dict(header: str) -> Iterator[tuple[str, str]]:

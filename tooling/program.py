@@ -83,6 +83,22 @@ if TYPE_CHECKING:
 _SCALARS = {"i": np.int32, "I": np.int64, "f": np.float32, "F": np.float64}
 
 
+MAX_STEPS_LIMIT = 2**64 - 1  # the largest count the emulators take (Unicorn's, wasmtime's fuel: u64)
+
+
+def instruction_count(text: str) -> int:
+    """A `max_steps` written as text (the CLI's --max-steps, the pytest plugin's
+    ireeabi_max_steps): a positive decimal count up to MAX_STEPS_LIMIT, read as an integer (no float
+    conversion: every count a user may mean is exact); ValueError naming the text otherwise."""
+    s = text.strip()
+    if not s.isascii() or not s.isdigit() or not s.strip("0"):
+        raise ValueError(f"{text!r} is not a positive instruction count")
+    s = s.lstrip("0")
+    if len(s) > len(str(MAX_STEPS_LIMIT)) or int(s) > MAX_STEPS_LIMIT:  # (no int() of 10,000 digits)
+        raise ValueError(f"{text!r} is past the largest instruction count, 2**64 - 1 ({MAX_STEPS_LIMIT})")
+    return int(s)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """How a `Program` runs its module; every field has iree-run-module's default (the host, no
@@ -587,4 +603,4 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
     return [d.select(wanted.get(d.name, {})) for d in chosen.values()]
 
 
-__all__ = ["Program", "RunOptions", "KernelTargetError", "native_modules_for", "short_device_targets"]
+__all__ = ["MAX_STEPS_LIMIT", "Program", "RunOptions", "instruction_count", "KernelTargetError", "native_modules_for", "short_device_targets"]

@@ -35,6 +35,7 @@ import json
 from typing import IO, Any, Callable
 
 from ..abi.errors import IreeAbiError
+from ..abi.files import open_output
 from ..vm import ref as _ref
 from ..vm.bytecode.handlers import RETURN
 from ..vm.list import VmList
@@ -277,7 +278,7 @@ def open_trace(level: "str | None", path: "str | None", out: "IO[str] | None" = 
     jsonl = None
     if path is not None:
         try:
-            jsonl = open(path, "w", encoding="utf-8")
+            jsonl = open_output(path)  # (a FIFO no process reads is refused, not waited on)
         except OSError as e:
             raise TraceError(f"--trace-file {path}: cannot write it ({e.strerror})") from None
     return Trace(level or "imports", out=sys.stderr if level is not None else None, jsonl=jsonl,

@@ -2,8 +2,8 @@
 findings (`layout`, `read_by`, `struct_findings`, `compare_reader`)."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Iterable, Sequence
 
 from ..layout import Struct, layout_of
@@ -58,13 +58,39 @@ def layout(fragment: "Fragment | str", target: "Target | str",
     t = _get_target(target)
     key = tuple(spans) if spans is not None else ()
     try:
-        return _layout(frag, t, key)
+        cache_key = (frag, t, key)
+        found = _memo.get(cache_key)
     except TypeError:  # unhashable span values: let the checker name them
         check_spans(frag, list(spans or ()))
         raise
+    if found is not None:
+        _memo.move_to_end(cache_key)
+        return found
+    made = _layout(frag, t, key)
+    _remember(cache_key, made)
+    return made
 
 
-@lru_cache(maxsize=16384)
+# The layouts `layout` keeps (least recently used first), weighed by the spans and values they
+# hold: the memo stays within MEMO_WEIGHT whatever the instances' size (an entry count alone let
+# `check` of 2,000 spans on every target keep 2.2 GB of layouts nobody would ask for again).
+MEMO_WEIGHT = 1 << 18
+_memo: "OrderedDict[tuple[Fragment, Target, tuple[int, ...]], FragmentLayout]" = OrderedDict()
+_weights: dict[tuple[Fragment, Target, tuple[int, ...]], int] = {}
+_weight = [0]
+
+
+def _remember(key: "tuple[Fragment, Target, tuple[int, ...]]", made: FragmentLayout) -> None:
+    weight = 1 + len(made.counts) + len(made.findings) + len(made.fragment.items)
+    if weight > MEMO_WEIGHT // 16:  # one instance this big is laid out again rather than kept
+        return
+    _memo[key], _weights[key] = made, weight
+    _weight[0] += weight
+    while _weight[0] > MEMO_WEIGHT:
+        old, _ = _memo.popitem(last=False)
+        _weight[0] -= _weights.pop(old)
+
+
 def _layout(frag: Fragment, t: Target, spans: tuple[int, ...]) -> FragmentLayout:
     check_spans(frag, spans)
     size = vm_size_instance(frag, t, spans)
@@ -79,7 +105,9 @@ def _layout(frag: Fragment, t: Target, spans: tuple[int, ...]) -> FragmentLayout
 
 def layout_cache_clear() -> None:
     """Forget the instance layouts `layout` has cached."""
-    _layout.cache_clear()
+    _memo.clear()
+    _weights.clear()
+    _weight[0] = 0
 
 
 def _describe(v: ValueSlot) -> str:

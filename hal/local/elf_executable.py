@@ -274,7 +274,7 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
     """Load an ELF kernel library of `format` from its bytes (see module doc) for a runtime of
     `target` (the host by default). `processor_data` fills environment_v0.processor (default: this
     host's, as iree_cpu_read_data gives them). `cpu_time`: the CPU seconds each dispatch may use
-    (None: no bound; Ctrl-C stops a kernel either way)."""
+    (None: no bound; Ctrl-C stops a kernel either way), and so may each initializer and the query."""
     cpu_time = check_cpu_time(cpu_time, "cpu_time")
     m = _machine(target)
     if not isinstance(format, str) or not any(format.startswith(k + "-") for k in FORMAT_KINDS):
@@ -294,21 +294,22 @@ def load_library(format: str, data: bytes, constants: Sequence[int] = (),
         from ...base.internal.cpu import read_data
         processor_data = read_data()
     if format.startswith("embedded-elf-"):
-        library = _load_embedded(format, bytes(data), constants, processor_data)
+        library = _load_embedded(format, bytes(data), constants, processor_data, cpu_time)
     else:
-        library = _load_system(format, bytes(data), host.name, constants, processor_data)
+        library = _load_system(format, bytes(data), host.name, constants, processor_data, cpu_time)
     library.cpu_time = cpu_time
     return library
 
 
-def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor_data: Sequence[int]) -> Library:
+def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor_data: Sequence[int],
+                   cpu_time: "float | None") -> Library:
     """IREE's embedded ELF loader (`elf_loader`): no system loader involved."""
-    module = elf_loader.load(data)
+    module = elf_loader.load(data, cpu_time)
     try:
         query_addr = elf_loader.lookup_export(module, X.IREE_HAL_EXECUTABLE_LIBRARY_EXPORT_NAME)
 
         def query(version: int, environment: int) -> int:
-            return elf_loader.query(module, query_addr, version, environment)
+            return elf_loader.query(module, query_addr, version, environment, cpu_time)
         return _bind(format, query, Image(module.base, module.end), module.close, constants, processor_data)
     except BaseException:
         module.close()
@@ -316,7 +317,7 @@ def _load_embedded(format: str, data: bytes, constants: Sequence[int], processor
 
 
 def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[int],
-                 processor_data: Sequence[int]) -> Library:
+                 processor_data: Sequence[int], cpu_time: "float | None") -> Library:
     """A system library: the checks of `_elf_image_span`, then dlopen from an anonymous memory file
     (nothing is left on disk, whatever happens in dlopen)."""
     lo, hi = _elf_image_span(data, host_name, embedded=False)
@@ -348,7 +349,7 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
         assert fn is not None  # ctypes found the symbol (dlsym gives no symbol at NULL)
 
         def query(version: int, environment: int) -> int:
-            return _guarded_query(fn, version, environment)
+            return _guarded_query(fn, version, environment, cpu_time)
         library = _bind(format, query, image, unload, constants, processor_data)
         library._dll = dll
         return library
@@ -357,14 +358,15 @@ def _load_system(format: str, data: bytes, host_name: str, constants: Sequence[i
         raise
 
 
-def _guarded_query(fn: int, version: int, environment: int) -> int:
+def _guarded_query(fn: int, version: int, environment: int, cpu_time: "float | None") -> int:
     lib = native()
     result, fault = lib.ffi.new("uintptr_t*"), lib.ffi.new("ireeabi_fault_t*")
-    status = lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault, 0, stop_flags())
+    status = lib.lib.ireeabi_call_guarded(fn, 1, version, environment, result, fault, budget_ns(cpu_time),
+                                          stop_flags())
     if status == FAULTED:
         raise ExecutableError(StatusCode.INTERNAL, f"iree_hal_executable_library_query faulted (signal {fault.signal} "
                               f"at address 0x{fault.address:x})")
-    error = stopped(status, "iree_hal_executable_library_query", None)
+    error = stopped(status, "iree_hal_executable_library_query", cpu_time)
     if error is not None:
         raise error
     return result[0]

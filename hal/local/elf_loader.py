@@ -34,7 +34,7 @@ from ...base.machine import host as _host_machine
 from ...base.host_libraries import library_name
 
 from .executable_library import ExecutableError
-from .native import FAULTED, native, stop_flags, stopped
+from .native import FAULTED, budget_ns, native, stop_flags, stopped
 from ...base.status import StatusCode
 
 PAGE = mmap.PAGESIZE
@@ -147,31 +147,33 @@ class ElfModule:
             _libc().munmap(self.base, self.size)
 
 
-def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "") -> int:
-    """Library code under the fault trap; a fault is an INTERNAL error naming it."""
+def _call(fn: int, kind: int, a0: int = 0, a1: int = 0, what: str = "", cpu_time: "float | None" = None) -> int:
+    """Library code under the fault trap, within `cpu_time` CPU seconds (None: no bound; Ctrl-C
+    stops it either way); a fault is an INTERNAL error naming it."""
     lib = native()
     result = lib.ffi.new("uintptr_t*")
     fault = lib.ffi.new("ireeabi_fault_t*")
-    status = lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault, 0, stop_flags())
+    status = lib.lib.ireeabi_call_guarded(fn, kind, a0, a1, result, fault, budget_ns(cpu_time), stop_flags())
     if status == FAULTED:
         raise elf_error(f"{what} at 0x{fn:x} faulted (signal {fault.signal} at address 0x{fault.address:x})",
                         StatusCode.INTERNAL)
-    error = stopped(status, f"{what} at 0x{fn:x}", None)  # Ctrl-C in a looping initializer
+    error = stopped(status, f"{what} at 0x{fn:x}", cpu_time)  # a looping initializer or query
     if error is not None:
         raise error
     return result[0]
 
 
-def load(data: bytes) -> ElfModule:
+def load(data: bytes, cpu_time: "float | None" = None) -> ElfModule:
     """iree_elf_module_initialize_from_memory on `data` (FatELF is not supported: a FatELF file is
-    not an ELF identifier and fails as such)."""
+    not an ELF identifier and fails as such); each initializer gets `cpu_time` CPU seconds (None:
+    no bound)."""
     module, phdrs, s = _map(data)
     try:
         dyn = _parse_dynamic(module, phdrs, s)
         _verify_no_imports(module, s)
         _apply_relocations(module, dyn, s)
         _protect_segments(module, phdrs)
-        _run_initializers(module, dyn, s)
+        _run_initializers(module, dyn, s, cpu_time)
     except BaseException:
         module.close()
         raise
@@ -455,7 +457,7 @@ def executable(module: ElfModule, address: int) -> bool:
     return module.inside(address, 1)
 
 
-def _run_initializers(module: ElfModule, dyn: dict, s: Any) -> None:
+def _run_initializers(module: ElfModule, dyn: dict, s: Any, cpu_time: "float | None") -> None:
     """iree_elf_module_run_initializers: DT_INIT, then DT_INIT_ARRAY's entries (0 and -1 skipped),
     each under the fault trap and only inside the image."""
     import struct
@@ -475,7 +477,7 @@ def _run_initializers(module: ElfModule, dyn: dict, s: Any) -> None:
         if not executable(module, fn):
             raise elf_error(f"ELF initializer {what} at 0x{fn:x} lies outside the loaded image: IREE would "
                             "jump there")
-        _call(fn, 0, what=f"ELF initializer {what}")
+        _call(fn, 0, what=f"ELF initializer {what}", cpu_time=cpu_time)
 
 
 def lookup_export(module: ElfModule, name: str) -> int:
@@ -492,11 +494,12 @@ def lookup_export(module: ElfModule, name: str) -> int:
     raise elf_error(f"exported symbol with name '{name}' not found in module", StatusCode.NOT_FOUND)
 
 
-def query(module: ElfModule, fn: int, version: int, environment: int) -> int:
-    """The library's query function, called under the fault trap."""
+def query(module: ElfModule, fn: int, version: int, environment: int, cpu_time: "float | None" = None) -> int:
+    """The library's query function, called under the fault trap within `cpu_time` CPU seconds
+    (None: no bound)."""
     if not executable(module, fn):
         raise elf_error(f"iree_hal_executable_library_query at 0x{fn:x} lies outside the loaded image")
-    return _call(fn, 1, version, environment, what="iree_hal_executable_library_query")
+    return _call(fn, 1, version, environment, what="iree_hal_executable_library_query", cpu_time=cpu_time)
 
 
 # -- target memory: the image in the program's heap -------------------------------------------------

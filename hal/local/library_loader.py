@@ -172,7 +172,8 @@ class Placement:
 
 
 def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bool = False,
-                  emulate_host: bool = False, check: bool = True) -> Placement:
+                  emulate_host: bool = False, check: bool = True,
+                  max_instructions: int = PLACE_MAX_INSTRUCTIONS) -> Placement:
     """Where a runtime on `machine` would run an executable of `format` whose image is `data`, as the
     `hal` module's device (`vmvx=True`: it has IREE's vmvx loader too) or hal_loader (`vmvx=False`)
     decides: refused with NOT_FOUND when no loader takes the format (`query_support`), else by
@@ -181,7 +182,8 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
     scratch heap of `machine` (host ELF in the emulated CPU, so no code of the module runs natively;
     a host `system-elf` library is not loaded: dlopen would run it), and a load that fails makes the
     placement refused with the load's status. vmvx images are not loaded (the interpreter needs a
-    runtime)."""
+    runtime). The load's code (initializers, query) runs within `max_instructions` per call, so a
+    library that loops there is refused with DEADLINE_EXCEEDED."""
     m = machine
     if vmvx and format == vmvx_executable.FORMAT:
         return Placement(format, m.name, "vmvx", reason="VM bytecode: runs on every data model")
@@ -211,7 +213,7 @@ def place_library(format: str, data: bytes | None, machine: Machine, *, vmvx: bo
         return Placement(format, m.name, where, reason="a system library, dlopened on the host; not "
                          "loaded to check it (dlopen runs its initializers natively)")
     heap = Heap(target=m, name=f"placement of {format}")
-    runners = KernelRunners(heap, emulate_host=m.is_host, max_instructions=PLACE_MAX_INSTRUCTIONS)
+    runners = KernelRunners(heap, emulate_host=m.is_host, max_instructions=max_instructions)
     try:
         library = load_library(format, data, (), cpu.read_data(target=m), m, runners)
         library.close()

@@ -48,6 +48,8 @@ CHAIN_INTERRUPT = 1  # flag: a SIGINT that stops a call goes to the handler befo
 # about the slowest a host core runs kernel code, and never less than MIN_CPU_TIME.
 INSTRUCTIONS_PER_CPU_SECOND = 10**8
 MIN_CPU_TIME = 1.0
+# The largest budget the helper's timer takes (budget_ns is an int64_t of nanoseconds: ~292 years).
+MAX_CPU_TIME = float((2**63 - 1) // 10**9)
 
 
 class NativeBuildError(IreeAbiError):
@@ -109,7 +111,7 @@ def check_cpu_time(seconds: "float | None", what: str = "kernel_cpu_time") -> "f
     if seconds is None:
         return None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
-            or seconds <= 0 or seconds * 1e9 >= 2**63:
+            or seconds <= 0 or seconds > MAX_CPU_TIME:
         raise ExecutableError(StatusCode.INVALID_ARGUMENT, f"{what} must be a positive number of CPU seconds, "
                               f"got {seconds!r}")
     return float(seconds)
@@ -120,7 +122,9 @@ def default_cpu_time(max_instructions: "int | None") -> "float | None":
     many instructions at INSTRUCTIONS_PER_CPU_SECOND, at least MIN_CPU_TIME (None: no budget)."""
     if max_instructions is None:
         return None
-    return max(MIN_CPU_TIME, max_instructions / INSTRUCTIONS_PER_CPU_SECOND)
+    # Integer division first: an instruction count of any size (2**64 - 1 included) is no float
+    # overflow, and past MAX_CPU_TIME the budget is as good as none.
+    return max(MIN_CPU_TIME, float(min(max_instructions // INSTRUCTIONS_PER_CPU_SECOND, int(MAX_CPU_TIME))))
 
 
 def budget_ns(seconds: "float | None") -> int:

@@ -46,7 +46,9 @@ class WasmKernels:
     def runtime(self) -> "WasmRuntime":
         if self._runtime is None:
             from .wasm_loader import WasmRuntime
-            self._runtime = WasmRuntime(self.heap)
+            # The budget reaches the loader's calls too (the module's initializers, its query).
+            self._runtime = WasmRuntime(self.heap) if self.max_instructions is None else \
+                WasmRuntime(self.heap, max_instructions=self.max_instructions)
         return self._runtime
 
     def close(self) -> None:

@@ -405,7 +405,7 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
 # peak resident memory (its own, and any child's such as libclang's) must stay within PEAK_LIMIT.
 
 PEAK_LIMIT = 1 << 30  # the issue's bound: no single command above 1 GB
-COMMAND_KINDS = ("header", "dwarf", "disassemble", "input")
+COMMAND_KINDS = ("header", "dwarf", "disassemble", "input", "vmtest")
 HEADERS = TESTS / "fixtures" / "headers"
 DWARF_SOURCE = '#include "constructs.h"\neverything_t e; struct wire w; value_t v; cacheline_t l;\n'
 DWARF_NAMES = ("wire", "everything_t", "value_t", "cacheline_t", "struct everything", "nope")
@@ -605,6 +605,40 @@ def disassembly_cases(mods: list[Module], count: int, seed: int) -> list[Command
     return out
 
 
+VM_CORPUS = TESTS / "programs" / "vm"
+VM_TEST_FILES = ("arith_i32", "control_calls", "lists_refs", "buffers")  # loops, calls, refs, memory
+VM_TEST_STEPS = "2000000"  # per call: a mutant's loop ends by it, far below the CPU limit
+
+
+def vm_test_modules() -> "dict[str, bytes]":
+    """The VM op corpus files `vm_test_cases` mutates, assembled by iree-as-module (cached)."""
+    return {name: tools.assemble_vmasm(VM_CORPUS / f"{name}.vmasm").read_bytes() for name in VM_TEST_FILES}
+
+
+def vm_test_cases(vm_modules: "dict[str, bytes]", count: int, seed: int) -> list[CommandCase]:
+    """`count` byte mutants of VM test modules (most in their bytecode, where branches turn into
+    loops), each run by `ireeabi test` under `--max-steps`, on the host or a 32-bit data model (issue
+    41: hostile VM test modules)."""
+    from ireeabi.vm.bytecode.module_file import read_module
+    rng = random.Random(seed)
+    names = sorted(vm_modules)
+    out = []
+    for i in range(count):
+        name = names[i % len(names)]
+        data = vm_modules[name]
+        m = read_module(data)
+        code = [(f.file_offset, f.file_offset + f.bytecode_length) for f in m.function_descriptors
+                if f.bytecode_length]
+        region = "bytecode" if rng.random() < 0.75 else "flatbuffer"
+        lo, hi = ((min(c[0] for c in code), max(c[1] for c in code)) if region == "bytecode"
+                  else (0, min(c[0] for c in code)))
+        mutant, kind = _damage(rng, data, lo, hi)
+        argv = ["test", "{dir}/m.vmfb", "--max-steps", VM_TEST_STEPS,
+                *rng.choice(((), (), ("--target", "riscv32"), ("--runner", "check")))]
+        out.append(CommandCase("vmtest", f"#{i} {name} {region} {kind}", {"m.vmfb": mutant}, argv))
+    return out
+
+
 # Hostile `--input` values: shapes past memory or the dimension type, malformed text of each part,
 # numbers past every type, long and control-character text, and files that are not arrays.
 _HOSTILE_INPUTS = (
@@ -699,6 +733,8 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
         outcome = "refused"
     elif code == 2 and clean and not text and _listed_errors(listing):
         outcome = "refused"  # `layout --header` without a name: the structs, then their errors
+    elif case.kind == "vmtest" and code == 1 and clean and not text and "[  FAILED  ]" in listing:
+        outcome = "refused"  # `test`: failing tests, in gtest's words
     else:
         return "traceback", f"exit {code}: {text[-3000:]}", peak
     if peak > peak_limit:
@@ -733,13 +769,14 @@ class CommandResult:
 
 def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
                   mods: "list[Module] | None" = None, out_dir: "Path | None" = None,
-                  inputs: int = 0) -> list[CommandCase]:
+                  inputs: int = 0, vm_tests: int = 0) -> list[CommandCase]:
     """The cases of `command_campaign`, interleaved (the kinds share the machine's load alike)."""
     with tempfile.TemporaryDirectory(prefix="ireeabi-dwarf-objects-") as tmp:
         objects = dwarf_objects(Path(out_dir or tmp))
     mods = mods if mods is not None else modules()
     groups = [header_cases(headers, seed), dwarf_cases(objects, dwarf, seed + 1),
-              disassembly_cases(mods, disassembly, seed + 2), input_cases(mods, inputs, seed + 3)]
+              disassembly_cases(mods, disassembly, seed + 2), input_cases(mods, inputs, seed + 3),
+              vm_test_cases(vm_test_modules() if vm_tests else {}, vm_tests, seed + 4)]
     out = []
     for i in range(max(len(g) for g in groups)):
         out += [g[i] for g in groups if i < len(g)]

@@ -54,6 +54,13 @@ _CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
 _ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
 _LOADS = frozenset(LOAD_OPS)
 _STORES = frozenset(STORE_OPS)
+# What one generated function may cover (issue 41: memory per instruction bounded). Python's
+# compiler holds a function's whole tree while it compiles it, about 15 KB per VM instruction: a
+# straight run of 100,000 instructions peaked at 1.5 GB. A longer run is cut into functions of at
+# most MAX_RUN instructions, each falling through to the next (the loop runs them in turn); a region
+# of more than MAX_REGION instructions is left to such runs.
+MAX_RUN = 256
+MAX_REGION = 4096
 
 
 def compile_blocks(ctx: Any, fn: "Function") -> list:
@@ -66,7 +73,9 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
         if inst.op.symbol in _ENDS_BLOCK:
             starts.add(i + 1)
     ordered = sorted(s for s in starts if s < len(code))
-    blocks = [(s, ordered[n + 1] if n + 1 < len(ordered) else len(code)) for n, s in enumerate(ordered)]
+    blocks = [(c, min(c + MAX_RUN, e)) for s, e in
+              ((s, ordered[n + 1] if n + 1 < len(ordered) else len(code)) for n, s in enumerate(ordered))
+              for c in range(s, e, MAX_RUN)]
     # The region: blocks that end in a branch, and blocks that fall through into the region.
     region_starts: set[int] = set()
     for n in range(len(blocks) - 1, -1, -1):
@@ -75,6 +84,8 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
         if last in _BRANCHES or (last not in _ENDS_BLOCK and e in region_starts):
             region_starts.add(s)
     region = [b for b in blocks if b[0] in region_starts]
+    if sum(e - s for s, e in region) > MAX_REGION:
+        region, region_starts = [], set()
     if region:
         # Registers as locals (region_plan.py plans them, regions.py writes the code), with this
         # module's byte-register region as its fallback (and its only form on a big-endian host:
@@ -97,8 +108,8 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
         if start in region_starts:
             continue
         # Through the blocks it falls into (none of them in the region), to a call, a return, a
-        # fail or a branch table: one straight run.
-        while end in ends and code[end - 1][2].op.symbol not in _ENDS_BLOCK:
+        # fail or a branch table: one straight run (of at most MAX_RUN instructions).
+        while end in ends and code[end - 1][2].op.symbol not in _ENDS_BLOCK and ends[end] - start <= MAX_RUN:
             end = ends[end]
         if end - start > 1:
             # The loop reads a returning handler's payload from the entry (the returned registers).

@@ -72,6 +72,7 @@ class Dispatch:
     exported: Callable[[str], Any]  # vm/context.py: the export of that name
     run_locked: Callable[..., Any]
     abort_call: Callable[[list], None]
+    compile_function: Callable[[Function], Function]  # a function's handlers, before its first frame
 
     def begin_call(self, function_name: str, args: tuple) -> "list | Invocation":
         """iree_vm_bytecode_dispatch_begin: the export's arguments placed in its entry frame
@@ -110,6 +111,8 @@ class Dispatch:
         of an export, checked once and kept for later invokes."""
         export = self.exported(function_name)
         fn = self.functions[export.internal_ordinal]
+        if not fn.ready:
+            fn = self.compile_function(fn)
         if fn.cconv_args is None:
             raise ArgumentError(f"export '{printable(function_name)}' has no calling convention")
         if any(c in fn.cconv_args for c in "CD"):
@@ -226,6 +229,8 @@ class Dispatch:
                        results: Sequence[Register]) -> Frame:
         """The callee's frame with its arguments in place (refs retained or moved)."""
         callee = self.functions[ordinal]
+        if not callee.ready:
+            callee = self.compile_function(callee)
         frame = Frame(callee)
         caller.return_regs = results
         i32_reg = ref_reg = 0

@@ -13,6 +13,7 @@ suspended invocations, releases the state's references and what the factory allo
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any, Callable
 
@@ -80,13 +81,19 @@ class Context(Dispatch, context.Context):
         self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...], Callable | None]] = {}
         try:
             self.rodata = self.buffers.rodata_buffers(m)
-            names = function_names(m)
-            self.functions: list[Function] = [self._prepare(i, names[i])
-                                              for i in range(len(m.function_descriptors))]
+            self.functions: list[Function] = self._prepared()
             self.resolved = self.resolve_imports()
-            for fn in self.functions:
-                self._compile(fn)
-            if run_init and any(e.name == "__init" for e in m.exported_functions):
+            # IREE refuses a module at load for what compiling finds (call lists, returns): the
+            # first context on these terms compiles every function; later ones, which would find
+            # the same, compile each function at its first frame (`ready`), so that a context costs
+            # what it runs, not the module's size (one per test of a VM test module).
+            terms = ("compiled", self.machine.name, self.reference, self.compiled, tuple(self.resolved))
+            if self.trace is not None or terms not in m.memo:
+                for fn in self.functions:
+                    self.compile_function(fn)
+                if self.trace is None:
+                    m.memo[terms] = True
+            if run_init and "__init" in self._exports():
                 self.invoke("__init")
         except BaseException:
             self.close()
@@ -94,11 +101,21 @@ class Context(Dispatch, context.Context):
 
     def exported(self, name: str) -> ExportedFunction:
         """The export `name` (iree_vm_bytecode_module_lookup_function's export table)."""
-        for e in self.module.exported_functions:
-            if e.name == name:
-                return e
+        found = self._exports().get(name)
+        if found is not None:
+            return found
         raise UnknownNameError("exported function", name,
                                [e.name for e in self.module.exported_functions])
+
+    def _exports(self) -> dict[str, ExportedFunction]:
+        """name -> export, the first of a name as the table's walk finds it (once per module)."""
+        exports = self.module.memo.get("exports")
+        if exports is None:
+            exports = {}
+            for e in self.module.exported_functions:
+                exports.setdefault(e.name, e)
+            self.module.memo["exports"] = exports
+        return exports
 
     def release_state(self) -> None:
         """Release the module state's references (ref globals) and the factory's rodata (every
@@ -132,6 +149,19 @@ class Context(Dispatch, context.Context):
                 raise first
 
     # --------------------------------------------------------------------------------- preparation
+
+    def _prepared(self) -> list[Function]:
+        """The module's functions decoded and verified on this data model: done once per module
+        and data model (`ModuleFile.memo`; the verifier reads only those). They are shared, not
+        ready: `compile_function` puts the context's own compiled copy in their place."""
+        m = self.module
+        key = ("prepared", self.machine.name)
+        shared = m.memo.get(key)
+        if shared is None:
+            names = function_names(m)
+            shared = [self._prepare(i, names[i]) for i in range(len(m.function_descriptors))]
+            m.memo[key] = shared
+        return list(shared)
 
     def _prepare(self, ordinal: int, name: str) -> Function:
         """Decode and verify one function; its frame is IREE's (`verifier.function_layout`) plus
@@ -177,9 +207,15 @@ class Context(Dispatch, context.Context):
         except BytecodeVerifyError as e:
             raise e.in_function(fn.name) from None
 
-    def _compile(self, fn: Function) -> None:
+    def compile_function(self, shared: Function) -> Function:
+        """The context's own copy of the prepared function `shared` compiled into its handlers (and
+        blocks, on the compiled path), in its place in `functions`: at load, or at its first frame
+        (`Function.ready`)."""
+        fn = dataclasses.replace(shared, code=[], leavers={}, ready=False)
+        self.functions[fn.ordinal] = fn
         if fn.too_big:
-            return  # never entered: its Frame raises RESOURCE_EXHAUSTED, as IREE's stack does
+            fn.ready = True
+            return fn  # never entered: its Frame raises RESOURCE_EXHAUSTED, as IREE's stack does
         for index, inst in enumerate(fn.instructions):
             if index in fn.traps:  # IREE would address memory outside its frame here
                 fn.code.append((_trap, fn.traps[index], inst))
@@ -193,6 +229,8 @@ class Context(Dispatch, context.Context):
             fn.code = [(self.trace.wrap(self, fn, i, h, inst), p, inst) for i, (h, p, inst) in enumerate(fn.code)]
         if self.compiled and not fn.traps:  # the reference path runs the traps
             fn.code = compile_blocks(self, fn)
+        fn.ready = True
+        return fn
 
     # ----------------------------------------------------------------------------------- execution
 

@@ -200,6 +200,10 @@ class ModuleFile:
     flatbuffer_length: int
     external_rodata_offset: int  # file offset of the external rodata region
     file_size: int
+    # What the interpreter derives from the module alone, kept for every context made of it (its
+    # functions decoded and verified per data model, vm/bytecode/module.py): a context per test
+    # costs the same whatever the module's size. Not part of the module's value.
+    memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def requirement_names(self) -> tuple[str, ...]:

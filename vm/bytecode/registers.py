@@ -74,6 +74,7 @@ class Function:
     too_big: bool = False
     # instruction index -> why it traps when it runs (verifier.FrameUse.traps)
     traps: dict[int, str] = field(default_factory=dict)
+    ready: bool = False  # `code` is compiled (a context compiles a function at its first frame)
 
 
 class Frame:
