@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -87,7 +89,7 @@ def installed() -> list[ModuleDescriptor]:
     """The declarations installed packages add through the `ireeabi.native_modules` entry points,
     in entry-point name order."""
     found: list[ModuleDescriptor] = []
-    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    for ep in _entry_points():
         where = f"entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})"
         try:
             obj = ep.load()
@@ -95,6 +97,32 @@ def installed() -> list[ModuleDescriptor]:
             raise ModuleDeclarationError(f"{where} cannot be loaded: {type(e).__name__}: {e}") from None
         found += _descriptors(obj, where)
     return found
+
+
+# The group's entry points, by the import path they were read from: reading them walks every
+# installed distribution's metadata (tens of ms), and a process making one Program per test read
+# them thousands of times. An install or removal changes the folder's modification time, and so
+# the key.
+_ENTRY_POINTS: dict[tuple, list] = {}
+
+
+def _entry_points() -> list:
+    """The `ireeabi.native_modules` entry points in name order, read again when the import path or
+    the modification time of one of its folders changed."""
+    key = tuple((p, _mtime(p)) for p in sys.path)
+    found = _ENTRY_POINTS.get(key)
+    if found is None:
+        found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        _ENTRY_POINTS.clear()  # one path state is current
+        _ENTRY_POINTS[key] = found
+    return found
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except OSError:
+        return -1
 
 
 def checked_against(module: Any, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:

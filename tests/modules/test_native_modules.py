@@ -195,6 +195,17 @@ def test_installed_distribution_adds_its_modules(own, tmp_path, monkeypatch):
     assert rc == 0 and "ok  mymod.scale 0rf_r: resolves" in out
 
 
+def test_an_install_into_a_folder_already_on_the_path_is_seen(own, tmp_path, monkeypatch):
+    """The entry points are read once per state of the import path (installed() runs for every
+    Program): a distribution installed later into a folder already on sys.path is found, as
+    importlib.metadata finds it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "mymod" not in {d.name for d in module_sources.installed()}
+    monkeypatch.undo()
+    _install_dist(tmp_path, "mymod_pkg:make", monkeypatch)
+    assert "mymod" in {d.name for d in module_sources.installed()}
+
+
 def test_a_broken_entry_point_is_one_line(own, tmp_path, monkeypatch):
     _install_dist(tmp_path, "mymod_pkg:missing", monkeypatch)
     with pytest.raises(ModuleDeclarationError, match="entry point mymod = mymod_pkg:missing"):
