@@ -21,7 +21,8 @@ time would: the load steals wall time from both, CPU time from neither. Each ire
 checked against iree-run-module's output of the same call (same text, or the same numbers within
 one ulp per element where the two runtimes' libm differ) once, outside the timing.
 
-`--spy` samples one fast-path call of each kernel with py-spy in a child process and attributes
+`--spy` samples one warm fast-path call of each kernel (a second call: the first one's compiles left
+out) with py-spy in a child process and attributes
 every sample to the bytecode op whose generated line it was in (regions.py ends each line it writes
 for an instruction with `# <pc> <op>`; a sample in a function the line calls counts for the line):
 the per-op breakdown of where the time goes, at any size.
@@ -52,7 +53,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -226,11 +227,23 @@ def _count_region_handlers() -> collections.Counter:
 
 
 def call_once(vmfb: Path, kernel: Kernel) -> None:
-    """One fast-path call (what --spy samples, in a child process)."""
+    """One fast-path call after a first one (what --spy samples, in a child process: the second,
+    warm call, without the first one's compiles)."""
     with _program(vmfb) as program:
         args = [program.buffer_view(v) for v in _inputs(kernel)]
-        for v in program.context.invoke(kernel.function, *args):
+
+        def call() -> None:
+            for v in program.context.invoke(kernel.function, *args):
+                program.buffers.release(v)
+        call()
+        warm_call(call)
+        for v in args:
             program.buffers.release(v)
+
+
+def warm_call(call: "Callable[[], None]") -> None:
+    """The call --spy counts (its samples are those with this function on their stack)."""
+    call()
 
 
 _FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
@@ -254,8 +267,8 @@ def spy(name: str, model: str, work: Path, rate: int, top: int = 14) -> None:
     total = 0
     for line in raw.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        if "call_once (" not in stack:
-            continue  # the child's start-up and compile
+        if "warm_call (" not in stack:
+            continue  # the child's start-up, compile and first call
         count = int(n)
         total += count
         for frame in reversed(stack.split(";")):
