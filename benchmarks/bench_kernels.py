@@ -2,6 +2,7 @@
 
     python benchmarks/bench_kernels.py [--kernel softmax,...] [--model inline-static,vmvx]
                                        [--rounds N] [--profile]
+    python benchmarks/bench_kernels.py --spy | --workgroup-calls [--kernel ...]
     python benchmarks/bench_kernels.py --whole-run [--shape 12x128x40960]
 
 The kernels (tests/programs/kernels/*.mlir, written here): a softmax (max reduction, exp, sum
@@ -26,6 +27,9 @@ out) with py-spy in a child process and attributes
 every sample to the bytecode op whose generated line it was in (regions.py ends each line it writes
 for an instruction with `# <pc> <op>`; a sample in a function the line calls counts for the line):
 the per-op breakdown of where the time goes, at any size.
+
+`--workgroup-calls` counts what entering a vmvx workgroup costs: the Python function calls of one
+warm call's vmvx dispatches per workgroup (sys.setprofile's events: a count, not a time).
 
 `--profile` runs each kernel once more on the reference path with every instruction counted per
 opcode (the handlers of the per-instruction table wrapped), and once on the fast path under
@@ -246,6 +250,47 @@ def warm_call(call: "Callable[[], None]") -> None:
     call()
 
 
+def workgroup_calls(vmfb: Path, kernel: Kernel, top: int = 12) -> None:
+    """What entering a vmvx workgroup costs, counted: the Python function calls (and calls of C
+    functions) of one warm call's vmvx dispatches, per workgroup, from sys.setprofile's events
+    (a count, the same on a loaded machine); the functions called most per workgroup."""
+    from ireeabi.hal.local import vmvx_executable
+    counts: collections.Counter = collections.Counter()
+    workgroups = [0]
+    run = vmvx_executable.VmvxLibrary.run_workgroups
+
+    def profile(frame, event, arg):  # noqa: ANN001, ANN202
+        if event == "call":
+            counts["call", frame.f_code.co_name] += 1
+        elif event == "c_call":
+            counts["c_call", getattr(arg, "__qualname__", str(arg))] += 1
+
+    def counted(self, ordinal, groups, constants, bindings):  # noqa: ANN001, ANN202
+        workgroups[0] += groups[0] * groups[1] * groups[2]
+        sys.setprofile(profile)
+        try:
+            return run(self, ordinal, groups, constants, bindings)
+        finally:
+            sys.setprofile(None)
+    with _program(vmfb) as program:
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
+        for v in program.context.invoke(kernel.function, *args):  # the first call compiles
+            program.buffers.release(v)
+        vmvx_executable.VmvxLibrary.run_workgroups = counted  # type: ignore[method-assign]
+        try:
+            for v in program.context.invoke(kernel.function, *args):
+                program.buffers.release(v)
+        finally:
+            vmvx_executable.VmvxLibrary.run_workgroups = run  # type: ignore[method-assign]
+        for v in args:
+            program.buffers.release(v)
+    n = max(workgroups[0], 1)
+    calls = sum(v for (kind, _), v in counts.items() if kind == "call")
+    c_calls = sum(v for (kind, _), v in counts.items() if kind == "c_call")
+    print(f"    {workgroups[0]} workgroups; per workgroup {calls / n:.1f} Python calls, {c_calls / n:.1f} C calls; "
+          f"most called: " + ", ".join(f"{name} {v / n:.1f}" for (_, name), v in counts.most_common(top)))
+
+
 _FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
 _TAG = re.compile(r"  # (\d+) (\w+)$")
 
@@ -339,6 +384,8 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--spy", action="store_true", help="py-spy's samples of one fast-path call, per op")
     ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second (with --spy)")
+    ap.add_argument("--workgroup-calls", action="store_true",
+                    help="Python calls per vmvx workgroup of one warm call, counted (the vmvx model)")
     ap.add_argument("--call-once", action="store_true", help=argparse.SUPPRESS)  # --spy's child
     ap.add_argument("--whole-run", action="store_true", help="softmax_large's whole runs instead")
     ap.add_argument("--shape", default="12x128x40960", help="softmax_large's tensor (with --whole-run)")
@@ -352,6 +399,12 @@ def main() -> None:
     if args.call_once:
         kernel = KERNELS[args.kernel]
         call_once(iree_tools.compile_mlir(KERNELS_DIR / kernel.source, work, args.model), kernel)
+        return
+    if args.workgroup_calls:
+        print(f"bench_kernels --workgroup-calls: calls per vmvx workgroup, counted; machine load {load}")
+        for name in args.kernel.split(","):
+            print(f"  {name}", flush=True)
+            workgroup_calls(iree_tools.compile_mlir(KERNELS_DIR / KERNELS[name].source, work, "vmvx"), KERNELS[name])
         return
     if args.spy:
         print(f"bench_kernels --spy: py-spy samples of one fast-path call per kernel; machine load {load}")

@@ -61,7 +61,9 @@ class Dispatch:
     max_steps: "int | None"
     suspended: set
     _entries: dict
-    _direct_makers: dict  # (export name, varying indexes) -> direct_entry_maker's `make`
+    # (export name, varying indexes) -> (fixed ref indexes, fixed scalars, template bytes, the
+    # direct_entry_maker's `make`, None on the reference path)
+    _direct_makers: dict
     # the rest of ExecutionState (state.py) and InvokingContext (vm/invocation.py), which the
     # handlers and Invocation are given this context as
     machine: Any  # base.machine.Machine
@@ -154,10 +156,18 @@ class Dispatch:
             raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
         varying = tuple(varying)
-        if len(set(varying)) != len(varying) or not all(0 <= i < len(places) and places[i][0] != "r"
-                                                        for i in varying):
-            raise ArgumentError(f"{printable(function_name)}: the varying arguments {varying} must be "
-                                f"distinct scalar arguments")
+        layout = self._direct_makers.get((function_name, varying))  # once per export and varying
+        if layout is None:
+            if len(set(varying)) != len(varying) or not all(0 <= i < len(places) and places[i][0] != "r"
+                                                            for i in varying):
+                raise ArgumentError(f"{printable(function_name)}: the varying arguments {varying} must "
+                                    f"be distinct scalar arguments")
+            fixed_refs = tuple(i for i, (char, _) in enumerate(places) if char == "r")
+            fixed = tuple((i, char, at) for i, (char, at) in enumerate(places) if char != "r" and i not in varying)
+            prefix = max((at + (8 if char in "IF" else 4) for char, at in places if char != "r"), default=0)
+            make = None if enter is None else direct_entry_maker(fn, places, function_name, varying,
+                                                                  fixed_refs, prefix)
+            layout = self._direct_makers[function_name, varying] = (fixed_refs, fixed, prefix, make)
         if enter is None:  # the reference path: the whole begin_call per call
             base = list(args)
 
@@ -168,18 +178,16 @@ class Dispatch:
                 out = self.begin_call(function_name, tuple(full))
                 return out if isinstance(out, list) else out.finish(None)
             return reference_call
-        fixed_refs = tuple(i for i, (char, _) in enumerate(places) if char == "r")
-        scalars = [(i, char, at) for i, (char, at) in enumerate(places) if char != "r"]
-        prefix = max((at + (8 if char in "IF" else 4) for _, char, at in scalars), default=0)
+        fixed_refs, fixed, prefix, make = layout
+        assert make is not None  # made on the fast path, where enter is not None
         template = bytearray(prefix)
-        for i, char, at in scalars:  # begin_call's checks and messages, once
-            if i not in varying:
-                store_value(template, at, char, args[i], f"{printable(function_name)} argument {i}")
-        make = self._direct_makers.get((function_name, varying))  # generated once per export and varying
-        if make is None:
-            make = self._direct_makers[function_name, varying] = direct_entry_maker(
-                fn, places, function_name, varying, fixed_refs, prefix)
-        enter_with = make(bytes(template), tuple(args[i] for i in fixed_refs))
+        for i, char, at in fixed:  # begin_call's checks and messages, once
+            v = args[i]
+            if char == "i" and type(v) is int and I32_MIN <= v < U32_END:
+                U32.pack_into(template, at, v & M32)
+            else:
+                store_value(template, at, char, v, f"{printable(function_name)} argument {i}")
+        enter_with = make(bytes(template), [args[i] for i in fixed_refs])
         execute = self._execute
 
         def call(*values: Any) -> list:
