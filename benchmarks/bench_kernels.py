@@ -3,6 +3,7 @@
     python benchmarks/bench_kernels.py [--kernel softmax,...] [--model inline-static,vmvx]
                                        [--rounds N] [--profile]
     python benchmarks/bench_kernels.py --spy | --workgroup-calls [--kernel ...]
+    python benchmarks/bench_kernels.py --workgroup-entry
     python benchmarks/bench_kernels.py --whole-run [--shape 12x128x40960]
 
 The kernels (tests/programs/kernels/*.mlir, written here): a softmax (max reduction, exp, sum
@@ -30,6 +31,10 @@ the per-op breakdown of where the time goes, at any size.
 
 `--workgroup-calls` counts what entering a vmvx workgroup costs: the Python function calls of one
 warm call's vmvx dispatches per workgroup (sys.setprofile's events: a count, not a time).
+
+`--workgroup-entry` times entering vmvx workgroups where little else runs: one dispatch of
+tests/programs/vmvx/workgroups.mlir's kernel (64 elements per workgroup) over 4096 workgroups, CPU
+time per workgroup.
 
 `--profile` runs each kernel once more on the reference path with every instruction counted per
 opcode (the handlers of the per-instruction table wrapped), and once on the fast path under
@@ -291,6 +296,44 @@ def workgroup_calls(vmfb: Path, kernel: Kernel, top: int = 12) -> None:
           f"most called: " + ", ".join(f"{name} {v / n:.1f}" for (_, name), v in counts.most_common(top)))
 
 
+def workgroup_entry(work: Path, groups: int = 4096, rounds: int = 9) -> None:
+    """CPU time per workgroup of one vmvx dispatch of many workgroups whose body is small: the
+    kernel of tests/programs/vmvx/workgroups.mlir (64 elements of x * y + x per workgroup) run over
+    `groups` workgroups on bindings that large (the executable's own run_workgroups, as the inline
+    command buffer calls it); min and median of `rounds` dispatches."""
+    from ireeabi.hal.local import vmvx_executable
+    vmfb = iree_tools.compile_mlir(ROOT / "tests" / "programs" / "vmvx" / "workgroups.mlir", work, "vmvx")
+    libraries: list = []
+    load = vmvx_executable.load
+
+    def recording(*args):  # noqa: ANN002, ANN202 - the hal module's load, its library kept
+        libraries.append(load(*args))
+        return libraries[-1]
+    vmvx_executable.load = recording  # type: ignore[assignment]
+    try:
+        with _program(vmfb) as program:
+            x = np.arange(512, dtype=np.float32)
+            args = [program.buffer_view(x), program.buffer_view(x)]
+            for v in program.context.invoke("mix", *args):  # loads the executable
+                program.buffers.release(v)
+            for v in args:
+                program.buffers.release(v)
+            library, heap = libraries[0], program.heap
+            size = 4 * 64 * groups
+            blocks = [heap.malloc(size) for _ in range(3)]
+            samples = []
+            for _ in range(rounds):
+                t0 = time.process_time()
+                library.run_workgroups(0, (groups, 1, 1), [], [(b, size) for b in blocks])
+                samples.append(time.process_time() - t0)
+            for b in blocks:
+                heap.free(b)
+    finally:
+        vmvx_executable.load = load
+    print(f"  workgroups.mlir's kernel over {groups} workgroups: min {min(samples) / groups * 1e6:.1f} us, "
+          f"median {statistics.median(samples) / groups * 1e6:.1f} us CPU per workgroup", flush=True)
+
+
 _FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
 _TAG = re.compile(r"  # (\d+) (\w+)$")
 
@@ -386,6 +429,8 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second (with --spy)")
     ap.add_argument("--workgroup-calls", action="store_true",
                     help="Python calls per vmvx workgroup of one warm call, counted (the vmvx model)")
+    ap.add_argument("--workgroup-entry", action="store_true",
+                    help="CPU time per vmvx workgroup of a dispatch of many small workgroups")
     ap.add_argument("--call-once", action="store_true", help=argparse.SUPPRESS)  # --spy's child
     ap.add_argument("--whole-run", action="store_true", help="softmax_large's whole runs instead")
     ap.add_argument("--shape", default="12x128x40960", help="softmax_large's tensor (with --whole-run)")
@@ -399,6 +444,10 @@ def main() -> None:
     if args.call_once:
         kernel = KERNELS[args.kernel]
         call_once(iree_tools.compile_mlir(KERNELS_DIR / kernel.source, work, args.model), kernel)
+        return
+    if args.workgroup_entry:
+        print(f"bench_kernels --workgroup-entry: CPU time per vmvx workgroup; machine load {load}")
+        workgroup_entry(work)
         return
     if args.workgroup_calls:
         print(f"bench_kernels --workgroup-calls: calls per vmvx workgroup, counted; machine load {load}")
