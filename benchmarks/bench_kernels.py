@@ -2,6 +2,8 @@
 
     python benchmarks/bench_kernels.py [--kernel softmax,...] [--model inline-static,vmvx]
                                        [--rounds N] [--profile]
+    python benchmarks/bench_kernels.py --spy | --workgroup-calls [--kernel ...]
+    python benchmarks/bench_kernels.py --workgroup-entry
     python benchmarks/bench_kernels.py --whole-run [--shape 12x128x40960]
 
 The kernels (tests/programs/kernels/*.mlir, written here): a softmax (max reduction, exp, sum
@@ -21,10 +23,18 @@ time would: the load steals wall time from both, CPU time from neither. Each ire
 checked against iree-run-module's output of the same call (same text, or the same numbers within
 one ulp per element where the two runtimes' libm differ) once, outside the timing.
 
-`--spy` samples one fast-path call of each kernel with py-spy in a child process and attributes
+`--spy` samples one warm fast-path call of each kernel (a second call: the first one's compiles left
+out) with py-spy in a child process and attributes
 every sample to the bytecode op whose generated line it was in (regions.py ends each line it writes
 for an instruction with `# <pc> <op>`; a sample in a function the line calls counts for the line):
 the per-op breakdown of where the time goes, at any size.
+
+`--workgroup-calls` counts what entering a vmvx workgroup costs: the Python function calls of one
+warm call's vmvx dispatches per workgroup (sys.setprofile's events: a count, not a time).
+
+`--workgroup-entry` times entering vmvx workgroups where little else runs: one dispatch of
+tests/programs/vmvx/workgroups.mlir's kernel (64 elements per workgroup) over 4096 workgroups, CPU
+time per workgroup.
 
 `--profile` runs each kernel once more on the reference path with every instruction counted per
 opcode (the handlers of the per-instruction table wrapped), and once on the fast path under
@@ -52,7 +62,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -226,11 +236,102 @@ def _count_region_handlers() -> collections.Counter:
 
 
 def call_once(vmfb: Path, kernel: Kernel) -> None:
-    """One fast-path call (what --spy samples, in a child process)."""
+    """One fast-path call after a first one (what --spy samples, in a child process: the second,
+    warm call, without the first one's compiles)."""
     with _program(vmfb) as program:
         args = [program.buffer_view(v) for v in _inputs(kernel)]
-        for v in program.context.invoke(kernel.function, *args):
+
+        def call() -> None:
+            for v in program.context.invoke(kernel.function, *args):
+                program.buffers.release(v)
+        call()
+        warm_call(call)
+        for v in args:
             program.buffers.release(v)
+
+
+def warm_call(call: "Callable[[], None]") -> None:
+    """The call --spy counts (its samples are those with this function on their stack)."""
+    call()
+
+
+def workgroup_calls(vmfb: Path, kernel: Kernel, top: int = 12) -> None:
+    """What entering a vmvx workgroup costs, counted: the Python function calls (and calls of C
+    functions) of one warm call's vmvx dispatches, per workgroup, from sys.setprofile's events
+    (a count, the same on a loaded machine); the functions called most per workgroup."""
+    from ireeabi.hal.local import vmvx_executable
+    counts: collections.Counter = collections.Counter()
+    workgroups = [0]
+    run = vmvx_executable.VmvxLibrary.run_workgroups
+
+    def profile(frame, event, arg):  # noqa: ANN001, ANN202
+        if event == "call":
+            counts["call", frame.f_code.co_name] += 1
+        elif event == "c_call":
+            counts["c_call", getattr(arg, "__qualname__", str(arg))] += 1
+
+    def counted(self, ordinal, groups, constants, bindings):  # noqa: ANN001, ANN202
+        workgroups[0] += groups[0] * groups[1] * groups[2]
+        sys.setprofile(profile)
+        try:
+            return run(self, ordinal, groups, constants, bindings)
+        finally:
+            sys.setprofile(None)
+    with _program(vmfb) as program:
+        args = [program.buffer_view(v) for v in _inputs(kernel)]
+        for v in program.context.invoke(kernel.function, *args):  # the first call compiles
+            program.buffers.release(v)
+        vmvx_executable.VmvxLibrary.run_workgroups = counted  # type: ignore[method-assign]
+        try:
+            for v in program.context.invoke(kernel.function, *args):
+                program.buffers.release(v)
+        finally:
+            vmvx_executable.VmvxLibrary.run_workgroups = run  # type: ignore[method-assign]
+        for v in args:
+            program.buffers.release(v)
+    n = max(workgroups[0], 1)
+    calls = sum(v for (kind, _), v in counts.items() if kind == "call")
+    c_calls = sum(v for (kind, _), v in counts.items() if kind == "c_call")
+    print(f"    {workgroups[0]} workgroups; per workgroup {calls / n:.1f} Python calls, {c_calls / n:.1f} C calls; "
+          f"most called: " + ", ".join(f"{name} {v / n:.1f}" for (_, name), v in counts.most_common(top)))
+
+
+def workgroup_entry(work: Path, groups: int = 4096, rounds: int = 9) -> None:
+    """CPU time per workgroup of one vmvx dispatch of many workgroups whose body is small: the
+    kernel of tests/programs/vmvx/workgroups.mlir (64 elements of x * y + x per workgroup) run over
+    `groups` workgroups on bindings that large (the executable's own run_workgroups, as the inline
+    command buffer calls it); min and median of `rounds` dispatches."""
+    from ireeabi.hal.local import vmvx_executable
+    vmfb = iree_tools.compile_mlir(ROOT / "tests" / "programs" / "vmvx" / "workgroups.mlir", work, "vmvx")
+    libraries: list = []
+    load = vmvx_executable.load
+
+    def recording(*args):  # noqa: ANN002, ANN202 - the hal module's load, its library kept
+        libraries.append(load(*args))
+        return libraries[-1]
+    vmvx_executable.load = recording  # type: ignore[assignment]
+    try:
+        with _program(vmfb) as program:
+            x = np.arange(512, dtype=np.float32)
+            args = [program.buffer_view(x), program.buffer_view(x)]
+            for v in program.context.invoke("mix", *args):  # loads the executable
+                program.buffers.release(v)
+            for v in args:
+                program.buffers.release(v)
+            library, heap = libraries[0], program.heap
+            size = 4 * 64 * groups
+            blocks = [heap.malloc(size) for _ in range(3)]
+            samples = []
+            for _ in range(rounds):
+                t0 = time.process_time()
+                library.run_workgroups(0, (groups, 1, 1), [], [(b, size) for b in blocks])
+                samples.append(time.process_time() - t0)
+            for b in blocks:
+                heap.free(b)
+    finally:
+        vmvx_executable.load = load
+    print(f"  workgroups.mlir's kernel over {groups} workgroups: min {min(samples) / groups * 1e6:.1f} us, "
+          f"median {statistics.median(samples) / groups * 1e6:.1f} us CPU per workgroup", flush=True)
 
 
 _FRAME = re.compile(r"^(.*) \((.*):(\d+)\)$")
@@ -254,8 +355,8 @@ def spy(name: str, model: str, work: Path, rate: int, top: int = 14) -> None:
     total = 0
     for line in raw.read_text().splitlines():
         stack, _, n = line.rpartition(" ")
-        if "call_once (" not in stack:
-            continue  # the child's start-up and compile
+        if "warm_call (" not in stack:
+            continue  # the child's start-up, compile and first call
         count = int(n)
         total += count
         for frame in reversed(stack.split(";")):
@@ -326,6 +427,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--spy", action="store_true", help="py-spy's samples of one fast-path call, per op")
     ap.add_argument("--rate", type=int, default=100, help="py-spy samples per second (with --spy)")
+    ap.add_argument("--workgroup-calls", action="store_true",
+                    help="Python calls per vmvx workgroup of one warm call, counted (the vmvx model)")
+    ap.add_argument("--workgroup-entry", action="store_true",
+                    help="CPU time per vmvx workgroup of a dispatch of many small workgroups")
     ap.add_argument("--call-once", action="store_true", help=argparse.SUPPRESS)  # --spy's child
     ap.add_argument("--whole-run", action="store_true", help="softmax_large's whole runs instead")
     ap.add_argument("--shape", default="12x128x40960", help="softmax_large's tensor (with --whole-run)")
@@ -339,6 +444,16 @@ def main() -> None:
     if args.call_once:
         kernel = KERNELS[args.kernel]
         call_once(iree_tools.compile_mlir(KERNELS_DIR / kernel.source, work, args.model), kernel)
+        return
+    if args.workgroup_entry:
+        print(f"bench_kernels --workgroup-entry: CPU time per vmvx workgroup; machine load {load}")
+        workgroup_entry(work)
+        return
+    if args.workgroup_calls:
+        print(f"bench_kernels --workgroup-calls: calls per vmvx workgroup, counted; machine load {load}")
+        for name in args.kernel.split(","):
+            print(f"  {name}", flush=True)
+            workgroup_calls(iree_tools.compile_mlir(KERNELS_DIR / KERNELS[name].source, work, "vmvx"), KERNELS[name])
         return
     if args.spy:
         print(f"bench_kernels --spy: py-spy samples of one fast-path call per kernel; machine load {load}")

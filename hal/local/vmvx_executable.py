@@ -11,7 +11,10 @@
   refused where the module has none (and the reverse).
 - dispatch: each workgroup (z outer, x inner) calls the export with (local memory, push constants,
   a vm.list of the bindings as vm.buffers, workgroup id x/y/z, size x/y/z, count x/y/z), as
-  iree_hal_vmvx_executable_issue_call does. The vm.buffers are views of the mapped binding memory
+  iree_hal_vmvx_executable_issue_call does: a direct call of the export resolved once (the
+  context's `direct_call`, held for the whole dispatch), which lays out what every workgroup shares
+  once and places only the workgroup id per call; on the reference path each workgroup is a whole
+  `invoke` by name instead. The vm.buffers are views of the mapped binding memory
   (IREE initializes them on its stack with a null allocator): handles in the heap, freed after the
   dispatch; one still referenced then (a kernel that kept it) is an error, where IREE would leave a
   dangling pointer. The inline command buffer runs the dispatch with denormals flushed to zero
@@ -84,7 +87,9 @@ class VmvxLibrary:
         self.exports = tuple(exports)
         self._factory = VmBufferFactory(runtime.vm_buffers)
         try:
-            self.context = Context(module, NativeImports(dict(runtime.modules)), buffers=self._factory)
+            # the heap's reference switch (RunOptions.reference) reaches the kernels' interpreter too
+            self.context = Context(module, NativeImports(dict(runtime.modules)), buffers=self._factory,
+                                   reference=bool(getattr(self.heap, "reference", False)))
         except IreeAbiError as e:
             self._factory.close()
             raise ExecutableError(StatusCode.UNAVAILABLE, f"vmvx executable {module.name}: {e}") from None
@@ -152,8 +157,12 @@ class VmvxLibrary:
                              "IREE's iree_vm_buffer_deinitialize aborts its process there (iree_abort)")
 
     def _invoke(self, name: str, *args: Any) -> None:
+        self._calling(name, self.context.invoke, name, *args)
+
+    def _calling(self, name: str, run: Any, *args: Any) -> None:
+        """`run(*args)`, a call of kernel `name`, its errors as the loader's statuses."""
         try:
-            self.context.invoke(name, *args)
+            run(*args)
         except (StatusError, IreeFaultError):  # a status, or where IREE itself faults: as they are
             raise
         except IreeAbiError as e:
@@ -179,10 +188,14 @@ class VmvxLibrary:
             self._factory.retain(v)
         try:
             cx, cy, cz = counts
-            for z in range(cz):
-                for y in range(cy):
-                    for x in range(cx):
-                        self._invoke(export.name, local_ref, const_ref, blist, x, y, z, 1, 1, 1, cx, cy, cz)
+            if self.context.reference:  # the reference path: each workgroup a whole invoke by name
+                for z in range(cz):
+                    for y in range(cy):
+                        for x in range(cx):
+                            self._invoke(export.name, local_ref, const_ref, blist, x, y, z, 1, 1, 1, cx, cy, cz)
+            else:
+                self._calling(export.name, self.context.run_locked, f"dispatch of '{export.name}'",
+                              self._direct_workgroups, export.name, counts, (local_ref, const_ref, blist))
         finally:
             blist.refs = 1
             self._factory.release(blist)  # drops the list's references to the views
@@ -194,6 +207,18 @@ class VmvxLibrary:
                     errors.append(e)
             if errors:
                 raise errors[0]
+
+    def _direct_workgroups(self, name: str, counts: tuple[int, int, int], refs: tuple) -> None:
+        """Every workgroup's call of `name` (the context held for them all), z outer, x inner: what
+        the dispatch keeps (the export, its fixed arguments: the three refs, workgroup size and
+        count) is laid out once; each call places its workgroup id, retains the refs into its frame
+        and releases them when it returns, as each of IREE's issue_call calls does."""
+        cx, cy, cz = counts
+        call = self.context.direct_call(name, (*refs, 0, 0, 0, 1, 1, 1, cx, cy, cz), (3, 4, 5))
+        for z in range(cz):
+            for y in range(cy):
+                for x in range(cx):
+                    call(x, y, z)
 
     def close(self) -> None:
         context, self.context = getattr(self, "context", None), None  # type: ignore[assignment]  # closed

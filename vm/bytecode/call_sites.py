@@ -1,5 +1,6 @@
 """The interpreter's generated call sites (dispatch.py's reference loops, as one function each):
-an export's entry (`entry_function`: `Dispatch.begin_call`'s argument loop), a return to the caller of
+an export's entry (`entry_function`: `Dispatch.begin_call`'s argument loop; `direct_entry_maker`:
+the same for repeated calls that differ in a few scalars, `Dispatch.direct_call`), a return to the caller of
 `invoke` (`leave_function`: `Dispatch._leave_external`), and an import call site over a planned
 native call (`native_call_site`: `Context.import_call`'s gathering, call and result stores). Each
 is generated once per export, return site or call site, through `ireeabi.abi.generated`.
@@ -47,6 +48,43 @@ def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
         lines.append("        pass")
     lines += ["    except BaseException:", "        release_frame(ctx, frame)", "        raise", "    return frame"]
     return define("\n".join(lines), "entry", repr(function_name), names, "enter")
+
+
+def direct_entry_maker(fn: Function, places: tuple, function_name: str, varying: tuple[int, ...],
+                       fixed_refs: tuple[int, ...], prefix: int) -> Callable:
+    """`entry_function` for calls of one export that differ only in the scalar arguments at the
+    indexes `varying` (`Dispatch.direct_call`): `make(template, refs) -> enter(ctx, *values) ->
+    frame`. The fixed scalars were checked and stored once into `template`, the first `prefix`
+    bytes of every frame's registers; the fixed refs (argument indexes `fixed_refs`, values `refs`)
+    are retained into each frame as begin_call retains them; the varying values get entry_function's
+    test and message. Generated once per export and set of varying indexes; `make` binds one
+    dispatch's values without generating anything."""
+    names: dict[str, Any] = {"Frame": Frame, "fn": fn, "store_value": store_value,
+                             "release_frame": release_frame, "P64": U64.pack_into, "P32": U32.pack_into}
+    params = ", ".join(f"v{i}" for i in varying)
+    lines = ["def make(T, R):", *(f"    R{i} = R[{k}]" for k, i in enumerate(fixed_refs)),
+             f"    def enter(ctx{', ' if params else ''}{params}):", "        frame = Frame(fn)",
+             "        regs = frame.regs", "        refs = frame.refs"]
+    if prefix:
+        lines.append(f"        regs[0:{prefix}] = T")
+    lines.append("        try:")
+    for index, (char, at) in enumerate(places):  # in argument order, as begin_call places them
+        if index in fixed_refs:
+            lines += [f"            if R{index} is not None:", f"                ctx.retain(R{index})",
+                      f"            refs[{at}] = R{index}"]
+        elif index in varying:
+            what = f"{function_name} argument {index}"
+            if char in "Ii":
+                lo, hi, pack, mask = ((I64_MIN, U64_END, "P64", M64) if char == "I"
+                                      else (I32_MIN, U32_END, "P32", M32))
+                lines.append(f"            if type(v{index}) is int and {lo} <= v{index} < {hi}: "
+                             f"{pack}(regs, {at}, v{index} & {mask})")
+                lines.append(f"            else: store_value(regs, {at}, {char!r}, v{index}, {what!r})")
+            else:
+                lines.append(f"            store_value(regs, {at}, {char!r}, v{index}, {what!r})")
+    lines += ["            pass", "        except BaseException:", "            release_frame(ctx, frame)",
+              "            raise", "        return frame", "    return enter"]
+    return define("\n".join(lines), "direct entry", repr(function_name), names, "make")
 
 
 def leave_function(fn: Function, operands: Sequence[Register], counted: bool) -> Callable:
@@ -124,5 +162,6 @@ def native_call_site(ctx: Any, full_name: str, cconv: str, plan: tuple, results_
     return define("\n".join(lines) + "\n", "import call", full_name, ns, "call")
 
 
-__all__ = ["SCALARS", "I32_MIN", "U32_END", "I64_MIN", "U64_END", "entry_function", "leave_function",
+__all__ = ["SCALARS", "I32_MIN", "U32_END", "I64_MIN", "U64_END", "entry_function", "direct_entry_maker",
+           "leave_function",
            "native_call_site"]

@@ -37,8 +37,8 @@ from ..errors import ArgumentError, VmError, VmStatusError, VmTrapError, annotat
 from ..import_resolvers import NativeImports
 from ..invocation import Invocation
 from ..ops import M32, M64, U32, U64
-from .call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, entry_function,
-                                            leave_function, native_call_site)
+from .call_sites import (I32_MIN, I64_MIN, SCALARS, U32_END, U64_END, direct_entry_maker,
+                                            entry_function, leave_function, native_call_site)
 from .decoder import Register, UnsupportedOpError
 from .handlers import RETURN, YIELD
 from .registers import (Frame, Function, cconv_fragments, release_frame,
@@ -61,6 +61,9 @@ class Dispatch:
     max_steps: "int | None"
     suspended: set
     _entries: dict
+    # (export name, varying indexes) -> (fixed ref indexes, fixed scalars, template bytes, the
+    # direct_entry_maker's `make`, None on the reference path)
+    _direct_makers: dict
     # the rest of ExecutionState (state.py) and InvokingContext (vm/invocation.py), which the
     # handlers and Invocation are given this context as
     machine: Any  # base.machine.Machine
@@ -134,6 +137,63 @@ class Dispatch:
         entry = self._entries[function_name] = (fn, fixed, enter)
         return entry
 
+    def direct_call(self, function_name: str, args: tuple, varying: Sequence[int]) -> Callable[..., list]:
+        """`call(*values) -> results`: calls of one export with `args`, but for the scalar arguments
+        at the indexes `varying`, which each call gives (in that order). It is what IREE's vmvx
+        loader does per workgroup (vmvx_module_loader.c: the module's begin_call on the function it
+        resolved at load, no invoke): the export is looked up, `args` counted and the fixed scalars
+        checked and laid out once, here; each call then places the varying values, retains the
+        fixed refs into its frame and runs as `invoke` would (a call that yields is resumed to its
+        end, as invoke does). The caller holds the context across the calls (`run_locked`) and
+        keeps the fixed refs alive while it uses `call`. On the reference path each call is
+        `begin_call` with the whole argument tuple."""
+        entry = self._entries.get(function_name)
+        if entry is None:
+            entry = self._entry(function_name)
+        fn, places, enter = entry
+        if len(args) != len(places):
+            export = self.exported(function_name)
+            raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
+                                f"({export.cconv}), got {len(args)}")
+        varying = tuple(varying)
+        layout = self._direct_makers.get((function_name, varying))  # once per export and varying
+        if layout is None:
+            if len(set(varying)) != len(varying) or not all(0 <= i < len(places) and places[i][0] != "r"
+                                                            for i in varying):
+                raise ArgumentError(f"{printable(function_name)}: the varying arguments {varying} must "
+                                    f"be distinct scalar arguments")
+            fixed_refs = tuple(i for i, (char, _) in enumerate(places) if char == "r")
+            fixed = tuple((i, char, at) for i, (char, at) in enumerate(places) if char != "r" and i not in varying)
+            prefix = max((at + (8 if char in "IF" else 4) for char, at in places if char != "r"), default=0)
+            make = None if enter is None else direct_entry_maker(fn, places, function_name, varying,
+                                                                  fixed_refs, prefix)
+            layout = self._direct_makers[function_name, varying] = (fixed_refs, fixed, prefix, make)
+        if enter is None:  # the reference path: the whole begin_call per call
+            base = list(args)
+
+            def reference_call(*values: Any) -> list:
+                full = list(base)
+                for i, v in zip(varying, values):
+                    full[i] = v
+                out = self.begin_call(function_name, tuple(full))
+                return out if isinstance(out, list) else out.finish(None)
+            return reference_call
+        fixed_refs, fixed, prefix, make = layout
+        assert make is not None  # made on the fast path, where enter is not None
+        template = bytearray(prefix)
+        for i, char, at in fixed:  # begin_call's checks and messages, once
+            v = args[i]
+            if char == "i" and type(v) is int and I32_MIN <= v < U32_END:
+                U32.pack_into(template, at, v & M32)
+            else:
+                store_value(template, at, char, v, f"{printable(function_name)} argument {i}")
+        enter_with = make(bytes(template), [args[i] for i in fixed_refs])
+        execute = self._execute
+
+        def call(*values: Any) -> list:
+            out = execute(enter_with(self, *values), function_name)
+            return out if isinstance(out, list) else out.finish(None)
+        return call
 
     def resume_call(self, stack: list, budget: int) -> "list | int":
         """iree_vm_bytecode_dispatch_resume: the loop on from a suspended stack."""

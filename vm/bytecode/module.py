@@ -79,6 +79,7 @@ class Context(Dispatch, context.Context):
         self.global_refs = global_refs(m.global_ref_count)
         self.rodata: list = []
         self._entries: dict[str, tuple[Function, tuple[tuple[str, int], ...], Callable | None]] = {}
+        self._direct_makers: dict[tuple[str, tuple[int, ...]], tuple] = {}
         try:
             self.rodata = self.buffers.rodata_buffers(m)
             self.functions: list[Function] = self._prepared()

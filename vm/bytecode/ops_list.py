@@ -18,6 +18,7 @@ from ..errors import VmStatusError
 from .state import ExecutionState
 from .handlers import op
 from ..list import VALUE_TYPES, VmList, convert_list_value
+from ..ref import Ref
 from ..ops import I32, U32, U64, M32
 from .ops_ref import ref_type_key, ref_type_mismatch, value_type_key
 from .registers import Frame, store_ref, take_ref, write_i32, write_i64
@@ -169,7 +170,31 @@ def _make_list_get_ref(ctx, fn, inst):
                 ctx.release(value)
             value = None
         store_ref(ctx, frame.refs, result.ordinal, value)
-    return run, None
+    buffer_type = getattr(ctx.buffers, "type", None)
+    if getattr(ctx, "reference", True) or take or key != "vm.buffer" or buffer_type is None:
+        return run, None
+    lord, rord = lreg.ordinal, result.ordinal
+
+    def fast(ctx, frame, _):
+        # The fast path (a vmvx kernel's bindings, once per workgroup): a vm.buffer ref at a valid
+        # index of a ref list, retained into the result register as `run` does with every check
+        # passing; anything else is `run`'s, before anything changed.
+        refs = frame.refs
+        lst = refs[lord]
+        if type(lst) is VmList and not lst.holds_values:
+            i = U32.unpack_from(frame.regs, ireg)[0]  # (uint32_t)index, as _list_index reads it
+            items = lst.items
+            if i < len(items):
+                value = items[i]
+                if type(value) is Ref and value.type == buffer_type:
+                    ctx.retain(value)
+                    old = refs[rord]
+                    refs[rord] = value
+                    if old is not None:
+                        ctx.release(old)
+                    return None
+        return run(ctx, frame, _)
+    return fast, None
 
 
 @op("ListSetRef")
