@@ -41,7 +41,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
 
-from .bounded import ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
+from .bounded import ChildBlocked, ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
 from .errors import IreeAbiError, LayoutError, UnknownNameError
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
@@ -156,6 +156,9 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
     except ChildOutOfMemory as e:
         raise HeaderError(f"{p}: libclang exceeded the memory bound of {e.limit_bytes >> 20} MiB "
                           "reading it") from None
+    except ChildBlocked as e:
+        raise HeaderError(f"{p}: libclang blocked opening {e.path or 'an included file'}, a FIFO no process "
+                          "writes to (an include of a named pipe waits for a writer)") from None
     except ChildTimedOut as e:
         raise HeaderError(f"{p}: libclang ran past the time bound of {e.seconds:g} s reading it") from None
     except ChildCrashed as e:
