@@ -259,13 +259,16 @@ NOT_REGULAR = {
     "dir": ("{dir}/adir", {"adir": "dir"}),
     "sparse": ("{dir}/huge", {"huge": "sparse"}),
 }
-# The same for `--native-module`, which reads a declaration file only by its suffix.
-NOT_REGULAR_TOML = {
-    "zero": ("{dir}/zero.toml", {"zero.toml": "link:/dev/zero"}),
-    "fifo": ("{dir}/fifo.toml", {"fifo.toml": "fifo"}),
-    "dir": ("{dir}/adir.toml", {"adir.toml": "dir"}),
-    "sparse": ("{dir}/huge.toml", {"huge.toml": "sparse"}),
-}
+
+
+def _suffixed(name: str, suffix: str) -> "tuple[str, dict[str, str]]":
+    """NOT_REGULAR's path `name` under a name ending in `suffix` (what `--native-module` and
+    `--input=@` read by: a declaration file, a .npy array), /dev/zero through a link."""
+    path, made = NOT_REGULAR[name]
+    if name == "zero":
+        return f"{{dir}}/zero{suffix}", {f"zero{suffix}": "link:/dev/zero"}
+    (file, kind), = made.items()
+    return f"{{dir}}/{file}{suffix}", {f"{file}{suffix}": kind}
 
 
 def file_cases(mods: "dict[str, bytes]") -> list[Case]:
@@ -287,11 +290,11 @@ def file_cases(mods: "dict[str, bytes]") -> list[Case]:
             ("inspect module", {}, ["inspect", path, "--check-imports"]),
             ("test module", {}, ["test", path]),
             ("run --module", {}, ["run", "--module", path, "--function", "add"]),
-            ("--input=@", module, [*run, f"--input=@{path}"]),
+            ("--input=@", {**module, **_suffixed(name, ".npy")[1]}, [*run, f"--input=@{_suffixed(name, '.npy')[0]}"]),
             ("--input=SHAPE=@", module, [*run, f"--input=16xf32=@{path}"]),
             ("--expected-output=@", module, [*run, "--input=16xf32=2", f"--expected-output=16xf32=@{path}"]),
-            ("--native-module", {**module, **NOT_REGULAR_TOML[name][1]},
-             ["inspect", "{dir}/m.vmfb", "--check-imports", "--native-module", NOT_REGULAR_TOML[name][0]]),
+            ("--native-module", {**module, **_suffixed(name, ".toml")[1]},
+             ["inspect", "{dir}/m.vmfb", "--check-imports", "--native-module", _suffixed(name, ".toml")[0]]),
             ("--output=@", module, [*run, "--input=16xf32=2", f"--output=@{sink}"]),
             ("--trace-file", module, [*run, "--input=16xf32=2", "--trace", "--trace-file", sink]),
             ("--svg", {}, ["layout", "iree_byte_span_t", "--svg", sink]),
