@@ -88,7 +88,7 @@ REFUSAL_WORDS = (("bound", r"memory bound|time bound"),
 @dataclass
 class Case:
     """One command: `ireeabi ARGV` with FILES set up in a directory of its own first ("{dir}" in
-    ARGV and in a file's bytes names it). A file's value is its bytes, or "fifo", "dir", "sparse"
+    ARGV and in a header's bytes names it). A file's value is its bytes, or "fifo", "dir", "sparse"
     (made so) or "link:PATH" (a symbolic link to PATH)."""
     kind: str  # one of KINDS
     index: int  # its place in the seed's list
@@ -120,7 +120,8 @@ class Case:
                 os.symlink(data[len("link:"):], path)
             else:
                 assert isinstance(data, bytes)
-                Path(path).write_bytes(data.replace(b"{dir}", where.encode()))
+                # a header's #include names the directory; a module's bytes are left as they are
+                Path(path).write_bytes(data.replace(b"{dir}", where.encode()) if name.endswith(".h") else data)
         return [a.replace("{dir}", where) for a in self.argv]
 
 
