@@ -44,6 +44,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 from .bounded import ChildBlocked, ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
 from .errors import IreeAbiError, LayoutError, UnknownNameError
+from .files import file_kind
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
 from . import pragma_pack
 from .oracles import Measured, OracleError, clang_index, diff, new_clang_index
@@ -148,7 +149,12 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
     t = _get_target(target)
     p = Path(path)
     if not p.is_file():
-        raise HeaderError(f"{p}: no such header file")
+        try:
+            kind = file_kind(p.stat().st_mode)
+        except OSError:
+            raise HeaderError(f"{p}: no such header file") from None
+        # libclang would read /dev/zero to its memory bound and wait on a FIFO for a writer
+        raise HeaderError(f"{p}: not a header file ({kind}, not a regular file)")
     _load_libclang()
     try:
         return call_bounded(_read, p, t, tuple(map(str, include_dirs)), tuple(defines),

@@ -342,3 +342,16 @@ def test_an_include_of_a_fifo_no_process_writes_to_is_refused_at_once(tmp_path):
         cheader.read_header(path, "x86_64", seconds=120)
     with pytest.raises(bounded.ChildBlocked, match=rf"blocked opening {re.escape(str(fifo))}, a FIFO"):
         bounded.call_bounded(open, str(fifo), memory_bytes=ROOM, seconds=120)
+
+
+def test_a_header_path_that_is_not_a_regular_file_is_named_for_what_it_is(tmp_path):
+    """`--header /dev/zero`, a FIFO or a directory exist: they were reported as "no such header
+    file" (found by the runaway campaign's file cases); a missing path still is."""
+    fifo = tmp_path / "pipe.h"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a device"), (str(fifo), "a FIFO"), (str(tmp_path), "a directory")):
+        with pytest.raises(cheader.HeaderError, match=rf"^{re.escape(path)}: not a header file \({kind}, "
+                                                      r"not a regular file\)$"):
+            cheader.read_header(path, "x86_64")
+    with pytest.raises(cheader.HeaderError, match=r"missing\.h: no such header file$"):
+        cheader.read_header(tmp_path / "missing.h", "x86_64")
