@@ -23,9 +23,12 @@ i386 in the emulated CPU, wasm32 under wasmtime):
   refused with DEADLINE_EXCEEDED.
 - "file": a path that is not a regular file (/dev/zero, a FIFO no process opens the other end of,
   a directory, a sparse file of 64 GiB) for every option that reads or writes a file: `--dwarf`,
-  `--header` and a header's `#include`, `-I`, the module of `run`, `inspect` and `test`, `run
-  --module`, `--input=@`, `--input=SHAPE=@`, `--expected-output=@`, `--native-module` (a declaration
-  file), and the output targets `--output=@`, `--trace-file`, `--svg`.
+  `--header` and a header's `#include`, `-I`, the module of `run`, `inspect`, `test` and
+  `compare`, `run --module`, `--input=@`, `--input=SHAPE=@`, `--expected-output=@`,
+  `--native-module` (a declaration file), `compile`'s source, and the output targets `--output=@`,
+  `--trace-file`, `--svg` and `compile -o` (a FIFO only: the others are iree-compile's to answer,
+  after seconds of compiling; nor the sparse file for `compile` and `compare`, which hand a regular
+  file to IREE's tools).
 
 Each case runs `ireeabi.cli.main.main` in a process forked from one that has imported ireeabi (and
 has run no foreign kernel: no thread to lose in the fork), its stdout and stderr in files. What
@@ -299,8 +302,15 @@ def file_cases(mods: "dict[str, bytes]") -> list[Case]:
             ("--output=@", module, [*run, "--input=16xf32=2", f"--output=@{sink}"]),
             ("--trace-file", module, [*run, "--input=16xf32=2", "--trace", "--trace-file", sink]),
             ("--svg", {}, ["layout", "iree_byte_span_t", "--svg", sink]),
+            ("compile source", {}, ["compile", path]),
+            ("compile -o", {"a.mlir": ADD16.read_bytes()}, ["compile", "{dir}/a.mlir", "-o", path]),
+            ("compare module", {}, ["compare", path, "--tool", "iree-run-module", "--function", "add"]),
         ]
         for option, files, argv in options:
+            if option == "compile -o" and name != "fifo":
+                continue  # iree-compile would run (seconds of CPU) and answer for itself
+            if option in ("compile source", "compare module") and name == "sparse":
+                continue  # a regular file, handed to IREE's own tool: what it does is IREE's
             case = Case("file", 0, f"{option} {name}", {**files, **made}, argv)
             if option.startswith(("--header", "-I")):
                 # libclang runs in a child bounded to cheader.MEMORY_BYTES of address space (768
