@@ -11,7 +11,10 @@ report or out-of-memory line is seen by the caller and never printed.
 
 The memory bound is on the child's address space (`RLIMIT_AS`, above what the fork inherits, and
 never above a hard limit the caller already has); the time bound is a wall-clock backstop meant to
-be generous, after which the child is killed.
+be generous, after which the child is killed. A child asleep in the open of a FIFO that no process
+writes to (libclang given `#include "fifo"`) would wait there until that backstop: it is ended as
+`ChildBlocked` once it has slept there for BLOCKED_SECONDS (the kernel names the wait in
+/proc/PID/wchan; a kernel that hides it leaves the time bound).
 """
 from __future__ import annotations
 
@@ -27,6 +30,12 @@ from typing import Any, Callable
 from .errors import IreeAbiError
 
 STDERR_KEPT = 64 << 10  # bytes of the child's standard error kept for the report
+BLOCKED_SECONDS = 1.0  # asleep this long opening a FIFO: no writer is coming
+POLL_SECONDS = 0.1  # how often the child's wait is looked at (never changes a verdict, only its delay)
+# Where Linux's open of a FIFO sleeps until the other end is opened (fs/pipe.c; fifo_open if inlined).
+FIFO_WAITS = ("wait_for_partner", "fifo_open")
+# The syscall numbers of open/openat/openat2 and the argument holding the path, by machine.
+_OPEN_PATH_ARG = {"x86_64": {2: 0, 257: 1, 437: 1}, "aarch64": {56: 1, 437: 1}}
 OUT_OF_MEMORY_MARKS = (b"out of memory", b"Allocation failed", b"std::bad_alloc")
 
 
@@ -49,6 +58,43 @@ class ChildOutOfMemory(BoundedCallError):
     def __init__(self, limit_bytes: int) -> None:
         self.limit_bytes = limit_bytes
         super().__init__(f"exceeded the memory bound of {limit_bytes >> 20} MiB")
+
+
+class ChildBlocked(BoundedCallError):
+    """The child slept BLOCKED_SECONDS opening a FIFO no process writes to; `path` is the FIFO's
+    path ("" when the kernel does not show it)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(f"blocked opening {path or 'a FIFO'}, a FIFO no process writes to")
+
+
+def _fifo_wait(pid: int) -> "str | None":
+    """The path a thread of child `pid` is asleep opening as a FIFO ("" if not shown), or None when
+    no thread is in such an open (libclang parses in a thread of its own)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # gone
+        return None
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                if f.read().strip() not in FIFO_WAITS:
+                    continue
+        except OSError:  # gone, or a wchan the kernel keeps to itself: only the time bound then
+            continue
+        try:
+            with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                words = f.read().split()
+            arg = _OPEN_PATH_ARG.get(os.uname().machine, {}).get(int(words[0]))
+            if arg is None:
+                return ""
+            with open(f"/proc/{pid}/mem", "rb") as mem:
+                mem.seek(int(words[1 + arg], 16))
+                return mem.read(4096).split(b"\0", 1)[0].decode("utf-8", "replace")
+        except (OSError, ValueError, IndexError):  # the path is not shown: the wait is still seen
+            return ""
+    return None
 
 
 class ChildTimedOut(BoundedCallError):
@@ -128,11 +174,18 @@ def call_bounded(fn: Callable[..., Any], *args: Any, memory_bytes: int, seconds:
     try:
         deadline = time.monotonic() + seconds
         open_fds = {out_r, err_r}
+        blocked_since = None  # when the child was first seen asleep opening a FIFO
         while open_fds:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ChildTimedOut(seconds)
-            ready, _, _ = select.select(list(open_fds), [], [], left)
+            ready, _, _ = select.select(list(open_fds), [], [], min(left, POLL_SECONDS))
+            if not ready:
+                fifo = _fifo_wait(pid)
+                now = time.monotonic()
+                blocked_since = None if fifo is None else blocked_since or now
+                if blocked_since is not None and now - blocked_since >= BLOCKED_SECONDS:
+                    raise ChildBlocked(fifo or "")
             for fd in ready:
                 data = os.read(fd, 1 << 16)
                 if not data:
@@ -169,4 +222,5 @@ def call_bounded(fn: Callable[..., Any], *args: Any, memory_bytes: int, seconds:
     return value
 
 
-__all__ = ["BoundedCallError", "ChildCrashed", "ChildOutOfMemory", "ChildTimedOut", "call_bounded"]
+__all__ = ["BoundedCallError", "ChildBlocked", "ChildCrashed", "ChildOutOfMemory", "ChildTimedOut",
+           "call_bounded"]

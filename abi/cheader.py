@@ -41,9 +41,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
 
-from .bounded import ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
+from .bounded import ChildBlocked, ChildCrashed, ChildOutOfMemory, ChildTimedOut, call_bounded
 from .cdecl import PRELUDE
 from .errors import IreeAbiError, LayoutError, UnknownNameError
+from .files import file_kind
 from .layout import Array, CType, Field, FunctionPointer, Pointer, Scalar, Struct, size_align
 from . import pragma_pack
 from .oracles import Measured, OracleError, clang_index, diff, new_clang_index
@@ -148,7 +149,12 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
     t = _get_target(target)
     p = Path(path)
     if not p.is_file():
-        raise HeaderError(f"{p}: no such header file")
+        try:
+            kind = file_kind(p.stat().st_mode)
+        except OSError:
+            raise HeaderError(f"{p}: no such header file") from None
+        # libclang would read /dev/zero to its memory bound and wait on a FIFO for a writer
+        raise HeaderError(f"{p}: not a header file ({kind}, not a regular file)")
     _load_libclang()
     try:
         return call_bounded(_read, p, t, tuple(map(str, include_dirs)), tuple(defines),
@@ -156,6 +162,9 @@ def read_header(path: "str | os.PathLike", target: "Target | str", *, include_di
     except ChildOutOfMemory as e:
         raise HeaderError(f"{p}: libclang exceeded the memory bound of {e.limit_bytes >> 20} MiB "
                           "reading it") from None
+    except ChildBlocked as e:
+        raise HeaderError(f"{p}: libclang blocked opening {e.path or 'an included file'}, a FIFO no process "
+                          "writes to (an include of a named pipe waits for a writer)") from None
     except ChildTimedOut as e:
         raise HeaderError(f"{p}: libclang ran past the time bound of {e.seconds:g} s reading it") from None
     except ChildCrashed as e:

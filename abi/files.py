@@ -85,14 +85,18 @@ def open_output(path: "str | os.PathLike", text: bool = True, append: bool = Fal
     return io.TextIOWrapper(raw, encoding="utf-8") if text else raw
 
 
+def file_kind(mode: int) -> str:
+    """What a file of `st_mode` `mode` is, in words: "a regular file", "a directory", "a FIFO", ..."""
+    return ("a regular file" if stat.S_ISREG(mode) else "a directory" if stat.S_ISDIR(mode) else
+            "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
 def require_regular(f: IO, path: "str | os.PathLike") -> None:
     """OSError unless `f` is open on a regular file."""
     mode = os.fstat(f.fileno()).st_mode
     if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
-            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) \
-            else "not a regular file"
-        raise OSError(errno.EINVAL, f"{kind}, not a regular file", str(path))
+        raise OSError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
 
 
-__all__ = ["open_input", "read_bounded", "open_output", "require_regular", "InputTooLarge"]
+__all__ = ["open_input", "read_bounded", "open_output", "require_regular", "file_kind", "InputTooLarge"]

@@ -13,7 +13,10 @@ within 100 columns), then runs it (iree-compile from PATH, else the
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import shlex
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +77,7 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     if not source.is_file():
         raise CliError(f"compile: {args.source!r} is not a file")
     output = args.output if args.output is not None else source.with_suffix(".vmfb").name
+    held = _hold_fifo(output)
     cmd = [find_compiler(), str(source), *flags, *args.pass_through, "-o", output]
     out.write("".join(f"{line}\n" for line in shell_lines(["iree-compile", *cmd[1:]])))
     out.flush()  # before iree-compile's own diagnostics
@@ -82,11 +86,32 @@ def command(args: argparse.Namespace, out: TextIO) -> int:
     except subprocess.TimeoutExpired:
         raise CliError(f"compile: iree-compile ran past {COMPILE_TIMEOUT_S} s and was stopped") \
             from None
+    finally:
+        if held is not None:
+            os.close(held)
     if proc.returncode != 0:
         report([f"ireeabi: error: compile: iree-compile exited with {proc.returncode} (its "
                 f"errors above)"], sys.stderr)
         return EXIT_COMPILE_FAILED
     return 0
+
+
+def _hold_fifo(output: str) -> "int | None":
+    """When OUT is a FIFO: a descriptor held on it while iree-compile runs (a reader then sees no
+    end of file between our open and iree-compile's), or a CliError if no process reads it:
+    iree-compile opens its output blocking, and would wait there for a reader until the backstop."""
+    try:
+        if not stat.S_ISFIFO(os.stat(output).st_mode):
+            return None
+    except OSError:  # missing (iree-compile creates it) or unreadable (iree-compile says why)
+        return None
+    try:
+        return os.open(output, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise CliError(f"compile: -o {output}: a FIFO with no reader (iree-compile would block "
+                           "opening it until one opens it)") from None
+        raise
 
 
 def shell_lines(argv: list[str], width: int = 100) -> list[str]:

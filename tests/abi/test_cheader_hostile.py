@@ -327,3 +327,31 @@ def test_a_table_of_exponentially_many_rows_is_refused_before_any_is_made(tmp_pa
     run = layout("s12", "--header", str(path), "--json")  # 3 * 2^12 - 2 = 12286 rows: shown
     assert run.rc == 0, run.err
     assert len(json.loads(run.out)["fields"]) == 3 * 2 ** 12 - 2
+
+
+def test_an_include_of_a_fifo_no_process_writes_to_is_refused_at_once(tmp_path):
+    """libclang opening a FIFO waits for a writer for ever (found by tests/support/runaway_campaign.py:
+    `layout --header` of `#include "fifo"` ran to the 300 s time bound): the child asleep in the
+    FIFO's open is ended after BLOCKED_SECONDS, and the error names the FIFO. The time bound given
+    (120 s) is only the old verdict's, which the test would meet without the check."""
+    fifo = tmp_path / "pipe.h"
+    os.mkfifo(fifo)
+    path = header(tmp_path, '#include "pipe.h"\nstruct s { int b; };\n')
+    with pytest.raises(cheader.HeaderError, match=r"libclang blocked opening \S*pipe\.h, a FIFO no process "
+                                                  r"writes to"):
+        cheader.read_header(path, "x86_64", seconds=120)
+    with pytest.raises(bounded.ChildBlocked, match=rf"blocked opening {re.escape(str(fifo))}, a FIFO"):
+        bounded.call_bounded(open, str(fifo), memory_bytes=ROOM, seconds=120)
+
+
+def test_a_header_path_that_is_not_a_regular_file_is_named_for_what_it_is(tmp_path):
+    """`--header /dev/zero`, a FIFO or a directory exist: they were reported as "no such header
+    file" (found by the runaway campaign's file cases); a missing path still is."""
+    fifo = tmp_path / "pipe.h"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "a device"), (str(fifo), "a FIFO"), (str(tmp_path), "a directory")):
+        with pytest.raises(cheader.HeaderError, match=rf"^{re.escape(path)}: not a header file \({kind}, "
+                                                      r"not a regular file\)$"):
+            cheader.read_header(path, "x86_64")
+    with pytest.raises(cheader.HeaderError, match=r"missing\.h: no such header file$"):
+        cheader.read_header(tmp_path / "missing.h", "x86_64")

@@ -11,6 +11,7 @@ model and an execution model.
 from __future__ import annotations
 
 import io
+import os
 import shlex
 from pathlib import Path
 
@@ -88,3 +89,37 @@ def test_bad_options_exit_2_naming_the_value(capsys, argv, message):
     status, _ = _ireeabi("compile", *argv)
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+def test_an_output_fifo_no_process_reads_is_refused_before_iree_compile_runs(tmp_path, capsys, monkeypatch):
+    """iree-compile opens `-o` blocking: a FIFO nobody reads held it (and `ireeabi compile`) until
+    the hour's backstop (found by the runaway campaign; the backstop is 5 s here, so that without
+    the check the test ends with that error instead of this one)."""
+    from ireeabi.cli import cmd_compile
+    monkeypatch.setattr(cmd_compile, "COMPILE_TIMEOUT_S", 5)
+    fifo = tmp_path / "out.vmfb"
+    os.mkfifo(fifo)
+    assert main(["compile", str(ADD16), "-o", str(fifo)]) == 2
+    assert f"compile: -o {fifo}: a FIFO with no reader (iree-compile would block opening it until one " \
+           "opens it)" in " ".join(capsys.readouterr().err.split())
+
+
+def test_an_output_fifo_with_a_reader_gets_the_module(tmp_path):
+    """A FIFO some process reads is written as a file is: the reader (this test, its end opened
+    first and its pipe made 1 MiB, so that iree-compile never waits for it to read) gets the whole
+    module (one ireeabi reads, exporting `add`) and its end."""
+    import fcntl
+    fifo = tmp_path / "out.vmfb"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        status, _ = _ireeabi("compile", str(ADD16), "-o", str(fifo))
+        data = b""
+        while chunk := os.read(fd, 1 << 20):  # every writer closed: the end after the module
+            data += chunk
+    finally:
+        os.close(fd)
+    from ireeabi.vm.bytecode.module_file import read_module
+    assert status == 0, data[:64]
+    assert "add" in {f.name for f in read_module(data).exported_functions}

@@ -1,5 +1,6 @@
 """The pytest plugin's items never run away (issue 41, item 5): a check item whose kernel loops stops
-the session on Ctrl-C, wherever the signal lands, and `ireeabi_max_steps` in the ini bounds every
+the session on Ctrl-C, wherever the signal lands and wherever the kernel runs (natively, in the
+emulated CPU with or without a budget, under wasmtime), and `ireeabi_max_steps` in the ini bounds every
 item (the VM's instructions and, through the budget they imply, its kernels).
 
 The sessions run in a child `python -m pytest` under RLIMIT_CPU (CPU time, not wall time: a
@@ -16,6 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from support import hostile_kernels as hk
 from support import iree_tools as tools
 
@@ -91,27 +95,44 @@ def _session(folder: Path, *args: str) -> subprocess.CompletedProcess:
                           preexec_fn=_limit_cpu)
 
 
-def _looping_check_module(tmp_path: Path) -> Path:
+def _looping_check_module(tmp_path: Path, target: str = "") -> Path:
     src = tmp_path / "two.mlir"
     src.write_text(TWO_DISPATCHES)
-    data = tools.compile_mlir(src, tmp_path, "inline-dynamic").read_bytes()
+    data = tools.compile_mlir(src, tmp_path, "inline-dynamic",
+                              extra_flags=KERNEL_TARGET_FLAGS[target] if target else ()).read_bytes()
     folder = tmp_path / "session"
     folder.mkdir()
     (folder / "two_loop.vmfb").write_bytes(hk.looping(data, "dispatch"))
     return folder
 
 
-def test_ctrl_c_in_a_looping_kernel_stops_the_session(tmp_path):
-    folder = _looping_check_module(tmp_path)
-    (folder / "pytest.ini").write_text("[pytest]\nireeabi_collect = true\n")
+# (data model, ini budget, the file the item's traceback must pass through: where the kernel ran)
+KERNELS = [
+    ("", "", "hal/local/elf_executable.py"),  # the host's native kernel, in a trapped call
+    ("riscv64", "", "hal/local/emulated_cpu.py"),  # Unicorn uncounted: its preemption thread
+    ("armv7", "1000000000000000", "hal/local/emulated_cpu.py"),  # counted: between two chunks
+    ("wasm32", "", "hal/local/wasm_loader.py"),  # wasmtime: an epoch tick from the wakeup fd
+]
+
+
+@pytest.mark.parametrize("target,budget,where", KERNELS, ids=["native", "riscv64", "armv7-budget", "wasm32"])
+def test_ctrl_c_in_a_looping_kernel_stops_the_session(tmp_path, target, budget, where):
+    """Wherever the kernel runs: natively, in the emulated CPU (Unicorn's emu_start) with or
+    without a budget, or under wasmtime; the KeyboardInterrupt's traceback shows the signal was
+    taken in the kernel's call, not in the VM between two calls."""
+    folder = _looping_check_module(tmp_path, target)
+    (folder / "pytest.ini").write_text("[pytest]\nireeabi_collect = true\n"
+                                       + (f"ireeabi_targets = {target}\n" if target else "")
+                                       + (f"ireeabi_max_steps = {budget}\n" if budget else ""))
     (folder / "conftest.py").write_text(CTRL_C_CONFTEST)
-    proc = _session(folder)
+    proc = _session(folder, "--tb=short", "--full-trace")
     # killed at its CPU limit (SIGXCPU, then SIGKILL at the hard limit): it ran on past Ctrl-C
     assert proc.returncode not in (-signal.SIGXCPU, -signal.SIGKILL), proc.stdout[-3000:]
     # pytest's exit status for an interrupted session; the second item never started
     assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "KeyboardInterrupt" in proc.stdout
     assert "two_loop.vmfb::first" in proc.stdout and "two_loop.vmfb::second" not in proc.stdout
+    assert where in proc.stdout, proc.stdout[-3000:]
 
 
 def test_max_steps_in_the_ini_ends_looping_items(tmp_path):
