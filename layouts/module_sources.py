@@ -181,6 +181,9 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
         raise ModuleDeclarationError(f"{p}: not valid {p.suffix[1:].upper()}: {e}") from None
     if not isinstance(data, dict):
         raise ModuleDeclarationError(f"{p}: expected a table with name, version and exports")
+    if "name" not in data:  # an empty file (or a FIFO whose writer closed) reads as an empty table
+        raise ModuleDeclarationError(f"{p}: no module name: a declaration file needs name, version and "
+                                     f"exports{' (the file is empty)' if not raw.strip() else ''}")
     unknown = sorted(set(data) - {"name", "version", "exports"})
     if unknown:
         raise ModuleDeclarationError(f"{p}: unknown key(s) {', '.join(unknown)}; a module has name, "

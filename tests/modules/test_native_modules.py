@@ -246,6 +246,19 @@ def test_run_native_module_errors_are_one_line(own, tmp_path):
     assert rc == 1 and "declares exports only" in " ".join(err.split())
 
 
+def test_a_declaration_file_without_a_name_says_so(own, tmp_path):
+    """An empty declaration file (as a FIFO reads once its writer closes) is named as empty, not
+    taken for a module whose name is None."""
+    for text, detail in (("", "(the file is empty)"), ('version = 1\n', "")):
+        toml = tmp_path / "empty.toml"
+        toml.write_text(text)
+        rc, out, err = cli("run", str(own["inline-static"]), "--function", "scale", "--native-module",
+                           str(toml), "--input=2x3xf32=1")
+        said = " ".join(err.split())
+        assert rc == 1 and out == "" and "no module name: a declaration file needs name, version and exports" in said
+        assert (detail in said) and "None" not in said and "Traceback" not in err
+
+
 def test_inspect_check_imports_native_module(own, tmp_path):
     """--check-imports resolves against a declaration from Python or a file, as IREE's context
     would: the version, each function by name, the cconv byte for byte."""
