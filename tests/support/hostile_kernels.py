@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import struct
 
-__all__ = ["looping", "kernel_segment", "ELF_WHERE", "WASM_WHERE", "LOOPS"]
+__all__ = ["looping", "kernel_segment", "read_uleb128", "ELF_WHERE", "WASM_WHERE", "LOOPS"]
 
 ELF_WHERE = ("initializer", "query", "dispatch")
 WASM_WHERE = ("data-relocs", "query", "dispatch")
@@ -126,7 +126,8 @@ def _relocated_code_pointers(elf, lib: bytearray, text: list) -> set[int]:
 # -- wasm ---------------------------------------------------------------------------------------------
 
 
-def _leb(data: bytes, pos: int) -> tuple[int, int]:
+def read_uleb128(data: bytes, pos: int) -> tuple[int, int]:
+    """The unsigned LEB128 number at `pos` of a wasm module, and the position after it."""
     result = shift = 0
     while True:
         b = data[pos]
@@ -138,7 +139,7 @@ def _leb(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _name(data: bytes, pos: int) -> tuple[str, int]:
-    n, pos = _leb(data, pos)
+    n, pos = read_uleb128(data, pos)
     return data[pos:pos + n].decode(), pos + n
 
 
@@ -147,7 +148,7 @@ def _sections(data: bytes) -> dict[int, tuple[int, int]]:
     out, pos = {}, 8
     while pos < len(data):
         sid = data[pos]
-        size, start = _leb(data, pos + 1)
+        size, start = read_uleb128(data, pos + 1)
         if sid:
             out[sid] = (start, start + size)
         pos = start + size
@@ -155,10 +156,10 @@ def _sections(data: bytes) -> dict[int, tuple[int, int]]:
 
 
 def _skip_limits(data: bytes, pos: int) -> int:
-    flags, pos = _leb(data, pos)
-    _, pos = _leb(data, pos)
+    flags, pos = read_uleb128(data, pos)
+    _, pos = read_uleb128(data, pos)
     if flags & 1:
-        _, pos = _leb(data, pos)
+        _, pos = read_uleb128(data, pos)
     return pos
 
 
@@ -169,14 +170,14 @@ def _wasm_loop(lib: bytearray, where: str) -> None:
     sec = _sections(data)
     imported = 0
     pos, end = sec[2]
-    count, pos = _leb(data, pos)
+    count, pos = read_uleb128(data, pos)
     for _ in range(count):
         _, pos = _name(data, pos)
         _, pos = _name(data, pos)
         kind = data[pos]
         pos += 1
         if kind == 0:  # function: its type index
-            _, pos = _leb(data, pos)
+            _, pos = read_uleb128(data, pos)
             imported += 1
         elif kind == 1:  # table: reftype, limits
             pos = _skip_limits(data, pos + 1)
@@ -186,18 +187,18 @@ def _wasm_loop(lib: bytearray, where: str) -> None:
             pos += 2
     exports: dict[str, int] = {}  # name -> function index
     pos, end = sec[7]
-    count, pos = _leb(data, pos)
+    count, pos = read_uleb128(data, pos)
     for _ in range(count):
         name, pos = _name(data, pos)
         kind = data[pos]
-        index, pos = _leb(data, pos + 1)
+        index, pos = read_uleb128(data, pos + 1)
         if kind == 0:
             exports[name] = index
     bodies = []  # (start, end) of each defined function's body
     pos, end = sec[10]
-    count, pos = _leb(data, pos)
+    count, pos = read_uleb128(data, pos)
     for _ in range(count):
-        size, pos = _leb(data, pos)
+        size, pos = read_uleb128(data, pos)
         bodies.append((pos, pos + size))
         pos += size
 
@@ -215,16 +216,16 @@ def _wasm_loop(lib: bytearray, where: str) -> None:
         spin(exports["iree_hal_executable_library_query"])
     else:
         pos, end = sec[9]
-        count, pos = _leb(data, pos)
+        count, pos = read_uleb128(data, pos)
         funcs = []
         for _ in range(count):
-            flags, pos = _leb(data, pos)
+            flags, pos = read_uleb128(data, pos)
             assert flags == 0, f"element segment flags {flags}"
             while data[pos] != 0x0B:  # the offset expression (global.get or i32.const) to its end
                 pos += 1
-            n, pos = _leb(data, pos + 1)
+            n, pos = read_uleb128(data, pos + 1)
             for _ in range(n):
-                f, pos = _leb(data, pos)
+                f, pos = read_uleb128(data, pos)
                 funcs.append(f)
         assert funcs, "no element segment"
         for f in funcs:

@@ -177,7 +177,7 @@ def library_parts(lib: bytes) -> "list[tuple[str, int, int]]":
     if lib[:4] == b"\0asm":
         out, pos = [("wasm header", 0, 8)], 8
         while pos < len(lib):
-            size, start = _leb(lib, pos + 1)
+            size, start = hk.read_uleb128(lib, pos + 1)
             out.append((f"wasm section {lib[pos]}", pos, start + size))
             pos = start + size
         return out
@@ -189,17 +189,6 @@ def library_parts(lib: bytes) -> "list[tuple[str, int, int]]":
     out.append(("section headers", elf["e_shoff"], elf["e_shoff"] + elf["e_shnum"] * elf["e_shentsize"]))
     out.append(("ELF header", 0, elf["e_ehsize"]))
     return out
-
-
-def _leb(data: bytes, pos: int) -> "tuple[int, int]":
-    result = shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
 
 
 def _run_argv(target: str, steps: int) -> list[str]:

@@ -77,17 +77,21 @@ class Dispatch:
     abort_call: Callable[[list], None]
     compile_function: Callable[[Function], Function]  # a function's handlers, before its first frame
 
-    def begin_call(self, function_name: str, args: tuple) -> "list | Invocation":
-        """iree_vm_bytecode_dispatch_begin: the export's arguments placed in its entry frame
-        (external enter), then the loop; its results, or the Invocation it suspended in."""
+    def _counted_entry(self, function_name: str, args: tuple) -> tuple:
+        """The export's entry (`_entry`, once per export), `args` counted against its arguments."""
         entry = self._entries.get(function_name)
         if entry is None:
             entry = self._entry(function_name)
-        fn, places, enter = entry
-        if len(args) != len(places):
+        if len(args) != len(entry[1]):
             export = self.exported(function_name)
-            raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
+            raise ArgumentError(f"{printable(function_name)} takes {len(entry[1])} argument(s) "
                                 f"({export.cconv}), got {len(args)}")
+        return entry
+
+    def begin_call(self, function_name: str, args: tuple) -> "list | Invocation":
+        """iree_vm_bytecode_dispatch_begin: the export's arguments placed in its entry frame
+        (external enter), then the loop; its results, or the Invocation it suspended in."""
+        fn, places, enter = self._counted_entry(function_name, args)
         if enter is not None:  # the fast path: the loop below, generated for this export
             return self._execute(enter(self, args), function_name)
         frame = Frame(fn)
@@ -147,14 +151,7 @@ class Dispatch:
         end, as invoke does). The caller holds the context across the calls (`run_locked`) and
         keeps the fixed refs alive while it uses `call`. On the reference path each call is
         `begin_call` with the whole argument tuple."""
-        entry = self._entries.get(function_name)
-        if entry is None:
-            entry = self._entry(function_name)
-        fn, places, enter = entry
-        if len(args) != len(places):
-            export = self.exported(function_name)
-            raise ArgumentError(f"{printable(function_name)} takes {len(places)} argument(s) "
-                                f"({export.cconv}), got {len(args)}")
+        fn, places, enter = self._counted_entry(function_name, args)
         varying = tuple(varying)
         layout = self._direct_makers.get((function_name, varying))  # once per export and varying
         if layout is None:
