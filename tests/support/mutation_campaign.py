@@ -698,11 +698,16 @@ def input_cases(mods: list[Module], count: int, seed: int) -> list[CommandCase]:
 
 
 def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: str,
-                peak_limit: int = PEAK_LIMIT) -> tuple[str, str, int]:
+                peak_limit: int = PEAK_LIMIT, forked: bool = False) -> tuple[str, str, int]:
     """(outcome, detail, peak RSS in bytes) of one case: "ok" (exit 0), "refused" (one
     `ireeabi: error:` message, exit 1 or 2; or a header's listing with its errors, exit 2),
     "traceback" (anything else, or any traceback
-    printed), "signal", "hang", "backstop", or "memory" (a peak above `peak_limit`)."""
+    printed), "signal", "hang", "backstop", or "memory" (a peak above `peak_limit`).
+
+    The command is `python -m ireeabi ...` under the peak-RSS launcher, or, `forked`, `main(argv)`
+    in a process forked from this one (`command_in_this_process`: no interpreter start and no
+    imports per case; this process must have no other thread, and its own peak, which a fork
+    inherits, counts in the case's)."""
     from . import peak_rss
     import shutil
     where = os.path.join(workdir, "case")
@@ -710,21 +715,47 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
     os.makedirs(where)
     for name, data in case.files.items():
         Path(where, name).write_bytes(data)
-    argv = [sys.executable, "-m", "ireeabi", *(a.replace("{dir}", where) for a in case.argv)]
-    with open(os.path.join(workdir, "out"), "wb+") as out, open(os.path.join(workdir, "err"), "wb+") as err:
-        proc = subprocess.Popen(peak_rss.launcher_argv(argv), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-        verdict, status = watch(proc.pid, cpu_limit, backstop, cpu=session_cpu_seconds)
-        proc.returncode = 0  # reaped by watch
+    args = [a.replace("{dir}", where) for a in case.argv]
+    if forked:
+        pid = os.fork()
+        if pid == 0:  # the case's own process, leading a process group (a verdict kills its children)
+            code = 1
+            try:
+                os.setpgid(0, 0)
+                code = command_in_this_process(args, workdir)
+            finally:
+                os._exit(code)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child did it first, or is gone
+        verdict, status = watch(pid, cpu_limit, backstop)  # its CPU, reaped children included
         if verdict != "done":
             return verdict, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s", 0
-        err.seek(0)
-        text = err.read().decode("utf-8", "replace")
-        out.seek(0)
-        listing = out.read().decode("utf-8", "replace")
-    if os.WIFSIGNALED(status):
-        return "signal", f"signal {os.WTERMSIG(status)}: {text[-2000:]}", 0
-    text, peak = peak_rss.split_stderr(text)
+        text = Path(workdir, "err").read_bytes().decode("utf-8", "replace")
+        listing = Path(workdir, "out").read_bytes().decode("utf-8", "replace")
+        peak_file = Path(workdir, "peak")
+        peak = int(peak_file.read_text()) * 1024 if peak_file.exists() else 0
+        if peak_file.exists():
+            peak_file.unlink()
+        if os.WIFSIGNALED(status):
+            return "signal", f"signal {os.WTERMSIG(status)}: {text[-2000:]}", 0
+    else:
+        argv = [sys.executable, "-m", "ireeabi", *args]
+        with open(os.path.join(workdir, "out"), "wb+") as out, open(os.path.join(workdir, "err"), "wb+") as err:
+            proc = subprocess.Popen(peak_rss.launcher_argv(argv), stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+            verdict, status = watch(proc.pid, cpu_limit, backstop, cpu=session_cpu_seconds)
+            proc.returncode = 0  # reaped by watch
+            if verdict != "done":
+                return verdict, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s", 0
+            err.seek(0)
+            text = err.read().decode("utf-8", "replace")
+            out.seek(0)
+            listing = out.read().decode("utf-8", "replace")
+        if os.WIFSIGNALED(status):
+            return "signal", f"signal {os.WTERMSIG(status)}: {text[-2000:]}", 0
+        text, peak = peak_rss.split_stderr(text)
     code = os.WEXITSTATUS(status)
     clean = "Traceback" not in text and "Exception ignored" not in text
     if code == 0 and clean:
@@ -740,6 +771,33 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
     if peak > peak_limit:
         return "memory", f"peak RSS {peak >> 20} MiB ({outcome}): {text[:300]}", peak
     return outcome, text[:300], peak
+
+
+def command_in_this_process(argv: list[str], workdir: str) -> int:
+    """In a forked process: the command `ireeabi ARGV`, its output in files; 3 and the traceback for an exception
+    leaving main; its own peak RSS (and its children's) in KiB written to `peak`."""
+    import resource
+    import traceback
+    fd_out = os.open(os.path.join(workdir, "out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    fd_err = os.open(os.path.join(workdir, "err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(fd_out, 1)
+    os.dup2(fd_err, 2)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
+    from ireeabi.cli.main import main
+    try:
+        code = main(argv)
+    except BaseException:  # noqa: BLE001 - what the campaign counts
+        sys.stderr.write(traceback.format_exc()[-4000:])
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    Path(workdir, "peak").write_text(str(peak))
+    return code
+
+
 
 
 def _listed_errors(listing: str) -> bool:
@@ -786,16 +844,17 @@ def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
 def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80, seed: int = 0,
                      inputs: int = 60,
                      cpu_limit: float = CPU_LIMIT, backstop: "float | None" = None,
-                     cases: "list[CommandCase] | None" = None, verbose: bool = False) -> CommandResult:
+                     cases: "list[CommandCase] | None" = None, verbose: bool = False,
+                     forked: bool = False) -> CommandResult:
     """Hostile headers through `layout --header`, DWARF mutants through `layout --dwarf`, module
     mutants through `inspect --disassemble`, hostile `--input` values through `run`: each a whole
-    command in a process of its own."""
+    command in a process of its own (`forked`: see run_command)."""
     backstop = BACKSTOP_FACTOR * cpu_limit if backstop is None else backstop
     cases = cases if cases is not None else command_cases(headers, dwarf, disassembly, seed, inputs=inputs)
     result = CommandResult()
     with tempfile.TemporaryDirectory(prefix="ireeabi-commands-") as workdir:
         for case in cases:
-            outcome, detail, peak = run_command(case, cpu_limit, backstop, workdir)
+            outcome, detail, peak = run_command(case, cpu_limit, backstop, workdir, forked=forked)
             result.counts[case.kind][outcome] += 1
             result.peaks[case.kind] = max(result.peaks[case.kind], peak)
             if outcome in FAILURES:
@@ -803,6 +862,41 @@ def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80,
                 if verbose:
                     print(f"{outcome}: {case.describe()}\n{detail[-1500:]}", flush=True)
     return result
+
+
+def _warm_up_commands() -> None:
+    """Import, before forking, what the commands import (each case would import it anew, most of
+    its cost): the command line, numpy, pyelftools, the header reader, the VM and the HAL."""
+    import importlib
+    import threading
+    from ireeabi.cli.main import COMMAND_MODULES, main
+    for name in COMMAND_MODULES.values():
+        importlib.import_module(name)
+    import elftools.elf.elffile  # noqa: F401
+    from ireeabi.abi import cheader, dwarf  # noqa: F401
+    from ireeabi.tooling import program  # noqa: F401
+    main(["layout", "iree_byte_span_t", "--all-targets"], stdout=io.StringIO(), stderr=io.StringIO())
+    if threading.active_count() != 1:  # a forked child keeps only the forking thread
+        raise RuntimeError(f"the warm-up left threads: {threading.enumerate()}")
+
+
+def command_campaign_in_fresh_process(cases: "list[CommandCase]") -> CommandResult:
+    """`command_campaign(cases=cases, forked=True)` by a fresh interpreter (this module, run from
+    tests/): the cases are forked from a process that has imported ireeabi and has no other thread
+    (a pytest-xdist worker has execnet's, and its resident pages would count in every case's)."""
+    import json
+    import pickle
+    with tempfile.TemporaryDirectory(prefix="ireeabi-commands-json-") as tmp:
+        given, out = os.path.join(tmp, "cases.pickle"), os.path.join(tmp, "result.json")
+        with open(given, "wb") as f:
+            pickle.dump(cases, f)
+        proc = subprocess.run([sys.executable, "-m", "support.mutation_campaign", "--commands-from", given,
+                               "--json-out", out], capture_output=True, text=True, cwd=TESTS)
+        if not os.path.exists(out):
+            raise RuntimeError(f"the command campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
+        with open(out) as f:
+            data = json.load(f)
+    return CommandResult(data["counts"], data["peaks"], [tuple(b) for b in data["bad"]])
 
 
 def main() -> None:
@@ -823,7 +917,21 @@ def main() -> None:
     ap.add_argument("--write-mutant", type=int, metavar="INDEX",
                     help="write mutant INDEX of the seed (with --mutants past it) to -o, run nothing")
     ap.add_argument("-o", "--output", default="mutant.vmfb", help="where --write-mutant writes")
+    ap.add_argument("--commands-from", metavar="FILE",
+                    help="run the command cases pickled in FILE, forked from this process (the "
+                         "result to --json-out), and nothing else")
     args = ap.parse_args()
+    if args.commands_from:
+        import json
+        import pickle
+        with open(args.commands_from, "rb") as f:
+            given = pickle.load(f)
+        _warm_up_commands()
+        commands = command_campaign(cases=given, cpu_limit=args.cpu_limit, backstop=args.backstop,
+                                    verbose=args.verbose, forked=True)
+        with open(args.json_out, "w") as f:
+            json.dump({"counts": commands.counts, "peaks": commands.peaks, "bad": commands.bad}, f)
+        return
     if args.write_mutant is not None:
         mods = modules()
         mutant = mutants(mods, max(args.mutants, args.write_mutant + 1), args.seed)[args.write_mutant]

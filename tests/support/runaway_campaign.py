@@ -320,31 +320,6 @@ def cases(seed: int, mutants: int, mods: "dict[str, bytes] | None" = None) -> li
 # -- running them ------------------------------------------------------------------------------------
 
 
-def _child(argv: list[str], workdir: str) -> int:
-    """In the forked process: the command, its output in files; 3 and the traceback for an exception
-    leaving main; its own peak RSS (and its children's) in KiB written to `peak`."""
-    import resource
-    import traceback
-    fd_out = os.open(os.path.join(workdir, "out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    fd_err = os.open(os.path.join(workdir, "err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.dup2(fd_out, 1)
-    os.dup2(fd_err, 2)
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), write_through=True)
-    from ireeabi.cli.main import main
-    try:
-        code = main(argv)
-    except BaseException:  # noqa: BLE001 - what the campaign counts
-        sys.stderr.write(traceback.format_exc()[-4000:])
-        code = 3
-    sys.stdout.flush()
-    sys.stderr.flush()
-    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    Path(workdir, "peak").write_text(str(peak))
-    return code
-
-
 def _tail(path: str, n: int = 4000) -> str:
     with open(path, "rb") as f:
         f.seek(0, os.SEEK_END)
@@ -377,7 +352,7 @@ def run_case(case: Case, workdir: str, cpu_limit: float = CPU_LIMIT,
         code = 1
         try:
             os.setpgid(0, 0)
-            code = _child(argv, workdir)
+            code = mc.command_in_this_process(argv, workdir)
         finally:
             os._exit(code)
     try:

@@ -8,8 +8,9 @@ Its verdicts do not depend on the machine's load: loops end by the `--max-steps`
 a hang is CPU time past a limit, and the wall clock is only a backstop, reported apart; the tests
 below pin each of these.
 
-Then whole commands on hostile input, each `python -m ireeabi ...` in a process of its own under
-the peak-RSS launcher (tests/support/peak_rss.py), with the same CPU limit and backstop: seeded hostile
+Then whole commands on hostile input, each the command line's `main` in a process of its own,
+forked from a fresh interpreter that has imported ireeabi (its own peak, which a fork inherits,
+counted in each case's), with the same CPU limit and backstop: seeded hostile
 headers (huge macros and arrays, deep nesting, many members, includes of /dev/zero, damaged real
 headers) through `layout --header`, byte mutants of objects gcc builds with -g for five data models
 (and DWARF 4, and compressed debug sections) through `layout --dwarf`, and byte mutants of the
@@ -97,7 +98,7 @@ def command_cases() -> list:
 
 def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
     t0 = time.monotonic()
-    result = mc.command_campaign(cases=command_cases)
+    result = mc.command_campaign_in_fresh_process(command_cases)
     took = time.monotonic() - t0
     with capsys.disabled():
         print(f"\ncommand campaign (seed {SEED}): {result.summary()} in {took:.0f} s (wall, loaded "
@@ -111,6 +112,16 @@ def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, capsys):
         # (a VM test module's tests check their own values: a mutant fails one or more, cleanly)
         assert kind == "vmtest" or counts["ok"] >= sizes[kind] // 20, (kind, counts)
         assert counts["refused"] >= sizes[kind] // 20, (kind, counts)
+
+
+def test_forked_commands_end_as_whole_processes_do(command_cases):
+    """The campaign forks its commands from a warmed interpreter; `python -m ireeabi` started
+    anew under the peak-RSS launcher gives each case the same outcome (three cases of each kind)."""
+    sample = [c for kind in mc.COMMAND_KINDS for c in [c for c in command_cases if c.kind == kind][:3]]
+    forked = mc.command_campaign_in_fresh_process(sample)
+    whole = mc.command_campaign(cases=sample)
+    assert forked.counts == whole.counts and forked.failures == 0
+    assert {o for c in forked.counts.values() for o, n in c.items() if n} >= {"ok", "refused"}
 
 
 def test_the_command_cases_cover_every_hostile_shape_and_object(command_cases):
