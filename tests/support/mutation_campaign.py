@@ -400,9 +400,11 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
 
 # --------------------------------------------------------------------------------------------------
 # Whole commands in processes of their own: `layout --header`, `layout --dwarf`, `inspect
-# --disassemble`. Each case is a real `python -m ireeabi ...` run under the peak-RSS launcher
-# (tests/support/peak_rss.py), in a session of its own watched as above (CPU limit, wall backstop), and its
-# peak resident memory (its own, and any child's such as libclang's) must stay within PEAK_LIMIT.
+# --disassemble`. Each case is the command line's `main` in a process forked from a fresh
+# interpreter (`command_campaign_in_fresh_process`; `run_command(forked=False)` runs a real `python
+# -m ireeabi ...` under the peak-RSS launcher, tests/support/peak_rss.py, instead), watched as above
+# (CPU limit, wall backstop), and its peak resident memory (its own, and any child's such as
+# libclang's) must stay within PEAK_LIMIT.
 
 PEAK_LIMIT = 1 << 30  # the bound: no single command above 1 GB
 COMMAND_KINDS = ("header", "dwarf", "disassemble", "input", "vmtest")
