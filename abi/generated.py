@@ -35,7 +35,7 @@ from typing import Any
 from .errors import IreeAbiError
 
 DUMP_VARIABLE = "IREEABI_DUMP_GENERATED"
-MEMO_BYTES = 8 << 20  # source bytes whose code the memo keeps
+MEMO_BYTES = 4 << 20  # source bytes whose code the memo keeps (one check corpus file's texts, two models: 0.9 MiB)
 
 _numbers = itertools.count(1)  # next() on a count is atomic under the GIL: filenames stay unique
 # The memo and the users' counts (contexts are made on several threads). Reentrant: a collection
