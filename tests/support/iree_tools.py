@@ -567,10 +567,20 @@ def aarch64_iree_run_module() -> list[str]:
     tool = cache / "iree" / "_runtime_libs" / "iree-run-module"
     if not tool.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--platform", "manylinux_2_28_aarch64", "--python-version", "3.11",
-                        "iree-base-runtime==3.13.0", "-d", str(cache)], check=True, timeout=600)
-        (wheel,) = cache.glob("iree_base_runtime-3.13.0-*aarch64*.whl")
-        zipfile.ZipFile(wheel).extract("iree/_runtime_libs/iree-run-module", cache)
-        tool.chmod(0o755)
+        # Under a lock, and put in place whole: the workers of a cold run share the folder, and
+        # one that ran the binary while another was still writing it died by SIGBUS under qemu.
+        with open(cache / "fetch.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not tool.exists():
+                subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                                "--only-binary=:all:", "--platform", "manylinux_2_28_aarch64",
+                                "--python-version", "3.11", "iree-base-runtime==3.13.0", "-d", str(cache)],
+                               check=True, timeout=600)
+                (wheel,) = cache.glob("iree_base_runtime-3.13.0-*aarch64*.whl")
+                part = Path(tempfile.mkdtemp(prefix="extract-", dir=cache))
+                extracted = Path(zipfile.ZipFile(wheel).extract("iree/_runtime_libs/iree-run-module", part))
+                extracted.chmod(0o755)
+                tool.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(extracted, tool)  # atomic: no process sees half a binary
+                shutil.rmtree(part, True)
     return [qemu, "-L", str(sysroot), str(tool)]
