@@ -719,19 +719,7 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
         Path(where, name).write_bytes(data)
     args = [a.replace("{dir}", where) for a in case.argv]
     if forked:
-        pid = os.fork()
-        if pid == 0:  # the case's own process, leading a process group (a verdict kills its children)
-            code = 1
-            try:
-                os.setpgid(0, 0)
-                code = command_in_this_process(args, workdir)
-            finally:
-                os._exit(code)
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
-            pass  # the child did it first, or is gone
-        verdict, status = watch(pid, cpu_limit, backstop)  # its CPU, reaped children included
+        verdict, status = forked_command(args, workdir, cpu_limit, backstop)
         if verdict != "done":
             return verdict, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s", 0
         text = Path(workdir, "err").read_bytes().decode("utf-8", "replace")
@@ -773,6 +761,24 @@ def run_command(case: CommandCase, cpu_limit: float, backstop: float, workdir: s
     if peak > peak_limit:
         return "memory", f"peak RSS {peak >> 20} MiB ({outcome}): {text[:300]}", peak
     return outcome, text[:300], peak
+
+
+def forked_command(argv: list[str], workdir: str, cpu_limit: float, backstop: float) -> "tuple[str, int]":
+    """`command_in_this_process(argv, workdir)` in a forked process leading a process group (a
+    verdict kills its children too), watched as `watch` watches: (verdict, wait status)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setpgid(0, 0)
+            code = command_in_this_process(argv, workdir)
+        finally:
+            os._exit(code)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child did it first, or is gone
+    return watch(pid, cpu_limit, backstop)  # its CPU, reaped children included
 
 
 def command_in_this_process(argv: list[str], workdir: str) -> int:

@@ -347,19 +347,7 @@ def run_case(case: Case, workdir: str, cpu_limit: float = CPU_LIMIT,
     shutil.rmtree(where, ignore_errors=True)
     os.makedirs(where)
     argv = case.set_up(where)
-    pid = os.fork()
-    if pid == 0:  # the case's own process, leading a process group (a verdict kills its children too)
-        code = 1
-        try:
-            os.setpgid(0, 0)
-            code = mc.command_in_this_process(argv, workdir)
-        finally:
-            os._exit(code)
-    try:
-        os.setpgid(pid, pid)
-    except OSError:
-        pass  # the child did it first, or is gone
-    verdict, status = mc.watch(pid, cpu_limit, backstop)  # its CPU, reaped children included
+    verdict, status = mc.forked_command(argv, workdir, cpu_limit, backstop)
     if verdict != "done":
         return verdict, None, "", 0, f"{verdict}: CPU limit {cpu_limit} s, backstop {backstop} s"
     err, out = _tail(os.path.join(workdir, "err")), _tail(os.path.join(workdir, "out"))
