@@ -35,7 +35,8 @@ from typing import Any
 from .errors import IreeAbiError
 
 DUMP_VARIABLE = "IREEABI_DUMP_GENERATED"
-MEMO_BYTES = 4 << 20  # source bytes whose code the memo keeps (one check corpus file's texts, two models: 0.9 MiB)
+# Source bytes whose code the memo keeps (one check corpus file's texts in two models: 0.9 MiB).
+MEMO_BYTES = 4 << 20
 
 _numbers = itertools.count(1)  # next() on a count is atomic under the GIL: filenames stay unique
 # The memo and the users' counts (contexts are made on several threads). Reentrant: a collection
@@ -84,8 +85,9 @@ def compile_source(source: str, kind: str, detail: str) -> CodeType:
 
 
 def _shared_code(source: str, kind: str, detail: str) -> CodeType:
-    """The code of `source`: the memo's when this text was compiled before, else compiled now and remembered, the least recently used texts
-    dropped past MEMO_BYTES. The caller holds the lock and counts itself a user of the code."""
+    """The code of `source`: the memo's when this text was compiled before, else compiled now and
+    remembered, the least recently used texts dropped past MEMO_BYTES. The caller holds the lock
+    and counts itself a user of the code."""
     global _memo_bytes
     key = (source, kind, detail)
     code = _memo.get(key)

@@ -24,6 +24,18 @@ SCALARS = {"i": I32, "I": I64, "f": F32, "F": F64}
 I32_MIN, U32_END, I64_MIN, U64_END = -(1 << 31), 1 << 32, -(1 << 63), 1 << 64
 
 
+def _scalar_store(char: str, at: int, value: str, what: str, pad: str) -> list[str]:
+    """The lines that store scalar argument `value` (cconv character `char`) at register byte `at`:
+    an i32/i64 in range packed at once, anything else through store_value's checks and message."""
+    if char in "Ii":
+        lo, hi, pack, mask = ((I64_MIN, U64_END, "P64", M64) if char == "I"
+                              else (I32_MIN, U32_END, "P32", M32))
+        return [f"{pad}if type({value}) is int and {lo} <= {value} < {hi}: "
+                f"{pack}(regs, {at}, {value} & {mask})",
+                f"{pad}else: store_value(regs, {at}, {char!r}, {value}, {what!r})"]
+    return [f"{pad}store_value(regs, {at}, {char!r}, {value}, {what!r})"]
+
+
 def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
     """`Dispatch.begin_call`'s argument loop for one export, generated: `enter(ctx, args) -> frame`
     with each argument's register or ref slot, fast test and message as literals (the same checks,
@@ -37,13 +49,8 @@ def entry_function(fn: Function, places: tuple, function_name: str) -> Callable:
         lines.append(f"        v = args[{index}]")
         if char == "r":
             lines += ["        if v is not None:", "            ctx.retain(v)", f"        refs[{at}] = v"]
-        elif char in "Ii":
-            lo, hi, pack, mask = ((I64_MIN, U64_END, "P64", M64) if char == "I"
-                                  else (I32_MIN, U32_END, "P32", M32))
-            lines.append(f"        if type(v) is int and {lo} <= v < {hi}: {pack}(regs, {at}, v & {mask})")
-            lines.append(f"        else: store_value(regs, {at}, {char!r}, v, {what!r})")
         else:
-            lines.append(f"        store_value(regs, {at}, {char!r}, v, {what!r})")
+            lines += _scalar_store(char, at, "v", what, "        ")
     if not places:
         lines.append("        pass")
     lines += ["    except BaseException:", "        release_frame(ctx, frame)", "        raise", "    return frame"]
@@ -74,14 +81,7 @@ def direct_entry_maker(fn: Function, places: tuple, function_name: str, varying:
                       f"            refs[{at}] = R{index}"]
         elif index in varying:
             what = f"{function_name} argument {index}"
-            if char in "Ii":
-                lo, hi, pack, mask = ((I64_MIN, U64_END, "P64", M64) if char == "I"
-                                      else (I32_MIN, U32_END, "P32", M32))
-                lines.append(f"            if type(v{index}) is int and {lo} <= v{index} < {hi}: "
-                             f"{pack}(regs, {at}, v{index} & {mask})")
-                lines.append(f"            else: store_value(regs, {at}, {char!r}, v{index}, {what!r})")
-            else:
-                lines.append(f"            store_value(regs, {at}, {char!r}, v{index}, {what!r})")
+            lines += _scalar_store(char, at, f"v{index}", what, "            ")
     lines += ["            pass", "        except BaseException:", "            release_frame(ctx, frame)",
               "            raise", "        return frame", "    return enter"]
     return define("\n".join(lines), "direct entry", repr(function_name), names, "make")
