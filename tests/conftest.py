@@ -99,11 +99,10 @@ def _write_bytecode() -> None:
 # resident until a rare full collection, and a worker would carry one test's 512 MiB heap through
 # the next tests (tests/tooling/test_heap_limit.py: 1.7 GB for minutes). Checked by reading
 # /proc/self/statm (microseconds). After a collection the mark moves to what stayed resident plus
-# COLLECT_STEP_BYTES: a worker whose memos and caches keep it above 512 MiB collected after every
-# test, and a full collection of such a heap costs a few tenths of a second (most of the suite's
-# CPU, in 2026-12's profile: test_vm_buffer's 112 tests took 61.6 s in the suite, 0.5 s alone).
-# The step bounds the garbage a worker carries between collections (256 MiB raised the suite's
-# peak from 2.25 to 2.51 GiB).
+# COLLECT_STEP_BYTES, which bounds the garbage a worker carries between collections. With a fixed
+# mark, a worker whose memos and caches keep it above 512 MiB made a full collection after every
+# test: in the suite's profile of 2026-12-07, test_vm_buffer's 112 tests took 61.6 s of CPU there
+# and 0.5 s alone, and the suite took twice the CPU it takes with the moving mark.
 COLLECT_ABOVE_BYTES = 512 << 20
 COLLECT_STEP_BYTES = 64 << 20
 _collect_mark = [COLLECT_ABOVE_BYTES]
