@@ -102,7 +102,7 @@ def _write_bytecode() -> None:
 # COLLECT_STEP_BYTES, which bounds the garbage a worker carries between collections. With a fixed
 # mark, a worker whose memos and caches keep it above 512 MiB made a full collection after every
 # test: in the suite's profile of 2026-12-07, test_vm_buffer's 112 tests took 61.6 s of CPU there
-# and 0.5 s alone, and the suite took twice the CPU it takes with the moving mark.
+# and 0.5 s alone, and the suite took nearly twice the CPU it takes with the moving mark.
 COLLECT_ABOVE_BYTES = 512 << 20
 COLLECT_STEP_BYTES = 64 << 20
 _collect_mark = [COLLECT_ABOVE_BYTES]
