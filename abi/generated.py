@@ -14,27 +14,54 @@ one Program per test), and Python's `compile()` was most of what each cost. The 
 code of the most recently used texts up to `MEMO_BYTES` of source; namespaces built from one text
 share its code and its filename.
 
+Across processes, the code of a text is kept on disk: `compile()` of the ~180 texts a default-model
+`ireeabi run` generates was a tenth of its whole start-up, paid again by every process. The cache
+folder (`IREEABI_CODE_CACHE=DIR`; unset: `$XDG_CACHE_HOME/ireeabi/code`, else
+`~/.cache/ireeabi/code`; set but empty: no cache) holds one file per text, named by the SHA-256 of
+the text and of what else decides its code (Python's bytecode magic number, the optimization level,
+this format's version): the magic number, that digest, then the code's `marshal` bytes, as a .pyc
+holds a module's. The code read back is given the text's filename of this process (its nested
+functions' too), so the linecache entry, tracebacks and `inspect` are as for a text compiled here.
+A file is written under a temporary name and renamed (another process sees it whole or not at
+all); a folder that cannot be made or written, or a file that cannot be read or is not one this
+Python wrote, only costs the compile. The folder is bounded (`CACHE_BYTES`): past it, the oldest
+files go, checked at a process's first write and every `PRUNE_EVERY` writes after.
+
 With `IREEABI_DUMP_GENERATED=DIR` in the environment, each text is also written to
-`DIR/<kind>-<N>.py` (the same N as its filename), exactly as it was compiled.
+`DIR/<kind>-<N>.py` (the same N as its filename), exactly as it was compiled (always by `compile()`:
+the dump switch bypasses the disk cache).
 
 Nothing here touches process memory: it compiles text.
 """
 from __future__ import annotations
 
+import __future__
+import hashlib
 import itertools
 import linecache
+import marshal
 import os
 import re
+import sys
 import threading
 import weakref
 from collections import OrderedDict
 from pathlib import Path
+from importlib.util import MAGIC_NUMBER
 from types import CodeType
 from typing import Any
 
 from .errors import IreeAbiError
 
 DUMP_VARIABLE = "IREEABI_DUMP_GENERATED"
+CACHE_VARIABLE = "IREEABI_CODE_CACHE"
+# The disk cache's bound (a whole test suite's texts in both paths and every data model: ~60 MiB).
+CACHE_BYTES = 128 << 20
+PRUNE_EVERY = 512  # writes of one process between two checks of the bound
+_CACHE_FORMAT = b"ireeabi generated code 1\0"  # in every key: a new format misses the old files
+# What every text is compiled with, whatever this file's own imports: annotations left unevaluated
+# (PEP 563, as the generators write them). In the cache key too.
+COMPILE_FLAGS = __future__.annotations.compiler_flag
 # Source bytes whose code the memo keeps (one check corpus file's texts in two models: 0.9 MiB).
 MEMO_BYTES = 4 << 20
 
@@ -46,6 +73,8 @@ _memo: "OrderedDict[tuple[str, str, str], CodeType]" = OrderedDict()  # least re
 _memo_bytes = 0
 _memo_files: set[str] = set()  # the filenames of the memo's codes
 _users: dict[str, int] = {}  # filename -> namespaces alive that run its code
+_unwritable: set[str] = set()  # cache folders this process failed to write (not tried again)
+_writes = itertools.count()  # this process's cache writes, for the bound's checks
 
 
 class DumpError(IreeAbiError):
@@ -64,14 +93,133 @@ def dump_directory() -> Path | None:
     return Path(value) if value else None
 
 
+def cache_directory() -> Path | None:
+    """The disk cache's folder: IREEABI_CODE_CACHE, else the user's cache folder's `ireeabi/code`
+    (None when the variable is set but empty: no disk cache)."""
+    value = os.environ.get(CACHE_VARIABLE)
+    if value is not None:
+        return Path(value) if value else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ireeabi" / "code"
+
+
+def cache_key(source: str) -> str:
+    """The hex SHA-256 naming `source`'s file in the disk cache: of the text and of what else
+    decides its code (the bytecode's magic number, the optimization level, the compile flags, this
+    format)."""
+    digest = hashlib.sha256(MAGIC_NUMBER + bytes([sys.flags.optimize & 0xFF]) + _CACHE_FORMAT
+                            + COMPILE_FLAGS.to_bytes(8, "little"))
+    digest.update(source.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _compile(source: str, filename: str) -> CodeType:
+    return compile(source, filename, "exec", flags=COMPILE_FLAGS, dont_inherit=True)
+
+
+def _renamed(code: CodeType, filename: str) -> CodeType:
+    """`code` and the code objects it holds (its functions', classes', comprehensions') under
+    `filename`."""
+    consts = tuple(_renamed(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _cache_read(path: Path, key: str) -> CodeType | None:
+    """The code a cache file holds, or None when it is absent, unreadable or not this Python's."""
+    head = MAGIC_NUMBER + bytes.fromhex(key)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if not data.startswith(head):
+        return None
+    try:
+        code = marshal.loads(memoryview(data)[len(head):])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, CodeType) else None
+
+
+def _cache_write(directory: Path, path: Path, key: str, code: CodeType) -> None:
+    """Write `code` to the cache file `path` whole (a temporary name, then renamed); a folder that
+    cannot be written is remembered and left alone."""
+    if str(directory) in _unwritable:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            f.write(MAGIC_NUMBER + bytes.fromhex(key) + marshal.dumps(code))
+        os.replace(tmp, path)
+    except OSError:
+        _unwritable.add(str(directory))
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return
+    if next(_writes) % PRUNE_EVERY == 0:
+        prune_cache(directory)
+
+
+def prune_cache(directory: Path, limit: int | None = None) -> None:
+    """Bring the disk cache under `limit` bytes (default CACHE_BYTES), to three quarters of it,
+    dropping the oldest files first. Files another process removes meanwhile are skipped."""
+    limit = CACHE_BYTES if limit is None else limit
+    files = []
+    try:
+        for shard in os.scandir(directory):
+            if shard.is_dir(follow_symlinks=False):
+                for entry in os.scandir(shard.path):
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    files.append((st.st_mtime, st.st_size, entry.path))
+    except OSError:
+        return
+    total = sum(size for _, size, _ in files)
+    if total <= limit:
+        return
+    for _, size, name in sorted(files):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            os.unlink(name)
+        except OSError:
+            continue
+        total -= size
+
+
+def _compiled(source: str, filename: str) -> CodeType:
+    """`source`'s code under `filename`: from the disk cache when it holds the text, else compiled
+    (and written there)."""
+    directory = cache_directory()
+    if directory is None:
+        return _compile(source, filename)
+    key = cache_key(source)
+    path = directory / key[:2] / key
+    code = _cache_read(path, key)
+    if code is not None:
+        return _renamed(code, filename)
+    code = _compile(source, filename)  # a syntax error names the generator too
+    _cache_write(directory, path, key, code)
+    return code
+
+
 def compile_source(source: str, kind: str, detail: str) -> CodeType:
-    """`source` compiled under the unique filename `<kind detail #N>`, its text registered with
-    linecache (until `forget` drops it) and, when the dump switch is set, written to a file."""
+    """`source` compiled under the unique filename `<kind detail #N>` (or its code read from the
+    disk cache), its text registered with linecache (until `forget` drops it) and, when the dump
+    switch is set, compiled by `compile()` and written to a file."""
     number = next(_numbers)
     filename = f"<{kind} {detail} #{number}>"
-    code = compile(source, filename, "exec")  # a syntax error names the generator too
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     directory = dump_directory()
+    if directory is None:
+        code = _compiled(source, filename)
+    else:
+        code = _compile(source, filename)  # a syntax error names the generator too
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     if directory is not None:
         path = directory / f"{re.sub(r'[^A-Za-z0-9]+', '-', kind)}-{number:06d}.py"
         try:
@@ -160,5 +308,6 @@ def clear_memo() -> None:
                 forget(filename)
 
 
-__all__ = ["DUMP_VARIABLE", "DumpError", "MEMO_BYTES", "clear_memo", "compile_source", "define",
-           "dump_directory", "forget"]
+__all__ = ["CACHE_BYTES", "CACHE_VARIABLE", "COMPILE_FLAGS", "DUMP_VARIABLE", "DumpError", "MEMO_BYTES",
+           "PRUNE_EVERY", "cache_directory", "cache_key", "clear_memo", "compile_source", "define",
+           "dump_directory", "forget", "prune_cache"]
