@@ -96,11 +96,27 @@ def dump_directory() -> Path | None:
 def cache_directory() -> Path | None:
     """The disk cache's folder: IREEABI_CODE_CACHE, else the user's cache folder's `ireeabi/code`
     (None when the variable is set but empty: no disk cache)."""
-    value = os.environ.get(CACHE_VARIABLE)
-    if value is not None:
-        return Path(value) if value else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ireeabi" / "code"
+    folder = _cache_folder()
+    return Path(folder) if folder else None
+
+
+_folders: dict[tuple, str] = {}  # (the variables it is made of) -> the cache folder ("": none)
+
+
+def _cache_folder() -> str:
+    """`cache_directory` as a string ("" for none), memoized on the variables it is made of."""
+    env = os.environ
+    given, xdg, home = env.get(CACHE_VARIABLE), env.get("XDG_CACHE_HOME"), env.get("HOME")
+    folder = _folders.get((given, xdg, home))
+    if folder is None:
+        if given is not None:
+            folder = given
+        else:
+            folder = os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".cache"), "ireeabi", "code")
+        if len(_folders) > 16:  # the environment changes only in tests
+            _folders.clear()
+        _folders[(given, xdg, home)] = folder
+    return folder
 
 
 def cache_key(source: str) -> str:
@@ -124,7 +140,7 @@ def _renamed(code: CodeType, filename: str) -> CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
-def _cache_read(path: Path, key: str) -> CodeType | None:
+def _cache_read(path: str, key: str) -> CodeType | None:
     """The code a cache file holds, or None when it is absent, unreadable or not this Python's."""
     head = MAGIC_NUMBER + bytes.fromhex(key)
     try:
@@ -141,26 +157,26 @@ def _cache_read(path: Path, key: str) -> CodeType | None:
     return code if isinstance(code, CodeType) else None
 
 
-def _cache_write(directory: Path, path: Path, key: str, code: CodeType) -> None:
+def _cache_write(folder: str, path: str, key: str, code: CodeType) -> None:
     """Write `code` to the cache file `path` whole (a temporary name, then renamed); a folder that
     cannot be written is remembered and left alone."""
-    if str(directory) in _unwritable:
+    if folder in _unwritable:
         return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as f:
             f.write(MAGIC_NUMBER + bytes.fromhex(key) + marshal.dumps(code))
         os.replace(tmp, path)
     except OSError:
-        _unwritable.add(str(directory))
+        _unwritable.add(folder)
         try:
-            tmp.unlink()
+            os.unlink(tmp)
         except OSError:
             pass
         return
     if next(_writes) % PRUNE_EVERY == 0:
-        prune_cache(directory)
+        prune_cache(Path(folder))
 
 
 def prune_cache(directory: Path, limit: int | None = None) -> None:
@@ -195,16 +211,16 @@ def prune_cache(directory: Path, limit: int | None = None) -> None:
 def _compiled(source: str, filename: str) -> CodeType:
     """`source`'s code under `filename`: from the disk cache when it holds the text, else compiled
     (and written there)."""
-    directory = cache_directory()
-    if directory is None:
+    folder = _cache_folder()
+    if not folder:
         return _compile(source, filename)
     key = cache_key(source)
-    path = directory / key[:2] / key
+    path = os.path.join(folder, key[:2], key)
     code = _cache_read(path, key)
     if code is not None:
         return _renamed(code, filename)
     code = _compile(source, filename)  # a syntax error names the generator too
-    _cache_write(directory, path, key, code)
+    _cache_write(folder, path, key, code)
     return code
 
 
