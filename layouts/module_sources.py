@@ -6,7 +6,9 @@
 - `checked_against(module)`: what `inspect --check-imports` resolves a program's imports against
   (with IREE's full `hal` module, `hal_declaration()`, for a program that imports it).
 - `installed()`: the modules of installed packages, through the entry-point group
-  `ireeabi.native_modules` (each entry point names a ModuleDescriptor or a factory of them).
+  `ireeabi.native_modules` (each entry point names a ModuleDescriptor or a factory of them);
+  `installed_names()`: their entry points' names alone, without importing anything, for a run that
+  only needs to know whether an installed package declares a module of a name (kept on disk too).
 - `from_file(path)`: the exports-only file format:
 
       name = "mymod"            # TOML; JSON has the same keys
@@ -20,15 +22,16 @@ that returns one or a sequence of them.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..abi.files import InputTooLarge, read_bounded
+from ..abi.generated import cache_directory
 
 from .modules import ModuleDeclarationError, ModuleDescriptor, ModuleExport, registered
 
@@ -104,18 +107,95 @@ def installed() -> list[ModuleDescriptor]:
 # them thousands of times. An install or removal changes the folder's modification time, and so
 # the key.
 _ENTRY_POINTS: dict[tuple, list] = {}
+_NAMES: dict[tuple, frozenset[str]] = {}  # the same key -> the entry points' names
+
+
+def _path_state() -> tuple:
+    """The import path and the modification time of each of its folders: what the group's entry
+    points are read from, and what an install or removal changes."""
+    return tuple((p, _mtime(p)) for p in sys.path)
 
 
 def _entry_points() -> list:
     """The `ireeabi.native_modules` entry points in name order, read again when the import path or
     the modification time of one of its folders changed."""
-    key = tuple((p, _mtime(p)) for p in sys.path)
+    key = _path_state()
     found = _ENTRY_POINTS.get(key)
     if found is None:
+        from importlib import metadata  # start-up: its import (email, csv, zipfile...) only here
+
         found = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
         _ENTRY_POINTS.clear()  # one path state is current
         _ENTRY_POINTS[key] = found
+        _NAMES.clear()
+        _NAMES[key] = frozenset(e.name for e in found)
+        _write_names(key, _NAMES[key])
     return found
+
+
+def installed_names() -> frozenset[str]:
+    """The names of the `ireeabi.native_modules` entry points, nothing imported: this process's
+    memo, else the file the last process on the same import path state wrote (the start-up cache
+    folder, abi/generated.py's: `names-<SHA-256 of the state>`), else read through
+    importlib.metadata (and written there). A run whose program imports only modules the runtime
+    makes itself asks this instead of `installed()`: only an installed module of such a name
+    changes its outcome."""
+    key = _path_state()
+    names = _NAMES.get(key)
+    if names is None:
+        names = _read_names(key)
+        if names is None:
+            _entry_points()
+            names = _NAMES[key]
+        else:
+            _NAMES.clear()
+            _NAMES[key] = names
+    return names
+
+
+_NAMES_FORMAT = "ireeabi native module entry point names 1"
+
+
+def _names_file(key: tuple) -> Path | None:
+    folder = cache_directory()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(repr((_NAMES_FORMAT, ENTRY_POINT_GROUP, sys.version, key)).encode())
+    return folder / "entry-points" / f"names-{digest.hexdigest()}"
+
+
+def _read_names(key: tuple) -> frozenset[str] | None:
+    """The names a file of `_write_names` holds for `key` (None: no such file, or not one whole)."""
+    path = _names_file(key)
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.split("\n")
+    if lines[0] != _NAMES_FORMAT or lines[-2:] != [".", ""]:  # the last line marks a whole file
+        return None
+    return frozenset(lines[1:-2])
+
+
+def _write_names(key: tuple, names: frozenset[str]) -> None:
+    """Keep the names for later processes (a temporary file renamed: seen whole or not at all); a
+    folder that cannot be written only costs those processes the read."""
+    path = _names_file(key)
+    if path is None:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text("".join(f"{line}\n" for line in (_NAMES_FORMAT, *sorted(names), ".")),
+                       encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def _mtime(path: str) -> int:
@@ -202,4 +282,5 @@ def from_file(path: "str | Path") -> ModuleDescriptor:
                             source=str(p))
 
 
-__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "checked_against", "hal_declaration", "from_file"]
+__all__ = ["ENTRY_POINT_GROUP", "DEFAULT_FACTORY", "load", "installed", "installed_names", "checked_against",
+           "hal_declaration", "from_file"]

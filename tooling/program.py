@@ -58,6 +58,7 @@ import numpy as np
 from ..abi.errors import IreeAbiError
 from ..abi.targets import Target
 from ..modules.hal.runtime import HalRuntime, run_module_type_names
+from ..modules.vmvx.module import VMVX_MODULE_NAME
 from ..layouts import modules as _modules
 from ..layouts.modules import ModuleDescriptor
 from ..vm import ref as _ref
@@ -574,9 +575,11 @@ def _scalar(char: str, value: Any, what: str) -> Any:
 
 def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = ()) -> list[ModuleDescriptor]:
     """The native modules of one's own a program runs with: every one `given` (a name given twice is
-    an error), then, for each module the program imports from that neither they nor the runtime
-    provide, the registered or installed runnable declaration of that name (registered first). Each
-    with the overloads the program's imports ask for."""
+    an error), then, for each module the program imports from that neither they nor hal_inline and
+    hal_loader provide, the registered or installed runnable declaration of that name (registered
+    first). Each with the overloads the program's imports ask for. The installed ones are loaded
+    only when a module is left that the runtime does not make (`vmvx`, the full `hal`) or one
+    installed has the name of one it makes (`module_sources.installed_names`)."""
     wanted: dict[str, dict[str, "str | None"]] = {}
     for dep in module.dependencies:
         wanted.setdefault(dep.name, {})
@@ -595,7 +598,14 @@ def native_modules_for(module: ModuleFile, given: Sequence[ModuleDescriptor] = (
         from ..layouts import module_sources  # start-up: package metadata only when needed
 
         known = [d for d in _modules.registered() if d.name not in _modules.BUILTIN]
-        known += module_sources.installed()
+        # The runtime makes `vmvx`, and the full `hal` unless one's own is given: a program that
+        # imports only those needs the installed modules only if one has such a name (which then
+        # meets the runtime's, as always); their names alone say so, and they are kept on disk.
+        served = {VMVX_MODULE_NAME}
+        if execution_model.needs_full_hal(module, [d.name for d in given]):
+            served.add(execution_model.FULL_HAL_MODULE)
+        if not served.issuperset(missing) or module_sources.installed_names().intersection(missing):
+            known += module_sources.installed()
         for name in missing:
             found = next((d for d in known if d.name == name and d.runnable), None)
             if found is not None:  # else the context reports the module as not registered

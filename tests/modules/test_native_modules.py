@@ -214,6 +214,79 @@ def test_a_broken_entry_point_is_one_line(own, tmp_path, monkeypatch):
     assert rc == 1 and out == "" and err.count("\n") <= 2 and "mymod_pkg:missing" in err
 
 
+# A default-model program imports only modules the runtime makes itself (hal, hal_loader...): its
+# run needs the installed modules only when one has such a name, which their names, kept on disk,
+# say without reading every distribution's metadata.
+HAL_PLUGIN = """
+from ireeabi.layouts.modules import ModuleDescriptor
+from ireeabi.vm.native_module import Export
+def make():
+    return [ModuleDescriptor("hal", 0, (Export("noop", "0v_v", lambda ctx: None),), source="a plugin")]
+"""
+
+RECORD = """
+import json, sys
+from ireeabi.cli.__main__ import run
+try:
+    status = run(sys.argv[2:])
+finally:
+    with open(sys.argv[1], "w") as f:
+        json.dump(sorted(sys.modules), f)
+sys.exit(status)
+"""
+
+
+@pytest.fixture(scope="module")
+def add16_default(tmp_path_factory) -> Path:
+    return tools.compile_mlir(HERE / "programs" / "add16.mlir", tmp_path_factory.mktemp("vmfb"),
+                              model="llvm-cpu")
+
+
+def _run_recorded(tmp_path: Path, vmfb: Path, env: dict) -> tuple[int, str, set[str]]:
+    import subprocess
+
+    record = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", RECORD, str(record), "run", str(vmfb), "--function=add",
+                           "--input=16xf32=1", "--input=16xf32=2"], capture_output=True, text=True,
+                          timeout=600, env=env)
+    return proc.returncode, proc.stdout + proc.stderr, set(json.loads(record.read_text()))
+
+
+def test_a_run_of_a_default_model_program_reads_no_package_metadata_once_the_names_are_kept(
+        tmp_path, add16_default):
+    import os
+
+    env = {**os.environ, "IREEABI_CODE_CACHE": str(tmp_path / "cache")}
+    first = _run_recorded(tmp_path, add16_default, env)
+    second = _run_recorded(tmp_path, add16_default, env)
+    for status, out, _ in (first, second):
+        assert status == 0 and "16xf32=3 3 3" in out, out
+    assert "importlib.metadata" in first[2]  # the names read once, and kept
+    assert "importlib.metadata" not in second[2] and "ireeabi.modules.check" not in second[2]
+    assert len(list((tmp_path / "cache" / "entry-points").iterdir())) == 1
+
+
+def test_an_installed_module_named_as_the_runtimes_meets_it_as_before(tmp_path, add16_default):
+    """An installed package's `hal` module still meets the runtime's own for a default-model
+    program (the names kept on disk say it is there), as when every run read the metadata; an
+    inline program, which imports no `hal`, still runs without it."""
+    import os
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "hal_plugin_pkg.py").write_text(HAL_PLUGIN)
+    info = site / "hal_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hal-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[ireeabi.native_modules]\nhal = hal_plugin_pkg:make\n")
+    env = {**os.environ, "IREEABI_CODE_CACHE": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    for _ in range(2):  # the metadata read, then the names kept
+        status, out, _ = _run_recorded(tmp_path, add16_default, env)
+        assert status == 1 and "native module 'hal' (a plugin): a module named 'hal' is already on the " \
+            "runtime" in out, out
+
+
 def _file(own):
     from ireeabi.vm.bytecode.module_file import read_module
     return read_module(own["inline-static"])
