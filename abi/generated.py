@@ -24,8 +24,9 @@ holds a module's. The code read back is given the text's filename of this proces
 functions' too), so the linecache entry, tracebacks and `inspect` are as for a text compiled here.
 A file is written under a temporary name and renamed (another process sees it whole or not at
 all); a folder that cannot be made or written, or a file that cannot be read or is not one this
-Python wrote, only costs the compile. The folder is bounded (`CACHE_BYTES`): past it, the oldest
-files go, checked at a process's first write and every `PRUNE_EVERY` writes after.
+Python wrote (one past `MAX_ENTRY_BYTES` is not read whole), only costs the compile. The folder is
+bounded (`CACHE_BYTES`): past it, the oldest files go, checked at a process's first write and every
+`PRUNE_EVERY` writes after.
 
 With `IREEABI_DUMP_GENERATED=DIR` in the environment, each text is also written to
 `DIR/<kind>-<N>.py` (the same N as its filename), exactly as it was compiled (always by `compile()`:
@@ -58,6 +59,9 @@ CACHE_VARIABLE = "IREEABI_CODE_CACHE"
 # The disk cache's bound (a whole test suite's texts in both paths and every data model: ~60 MiB).
 CACHE_BYTES = 128 << 20
 PRUNE_EVERY = 512  # writes of one process between two checks of the bound
+# The largest file the cache reads or writes (a generated text's code is kilobytes; a bigger file is
+# not one of its own, and is not read whole).
+MAX_ENTRY_BYTES = 64 << 20
 _CACHE_FORMAT = b"ireeabi generated code 1\0"  # in every key: a new format misses the old files
 # What every text is compiled with, whatever this file's own imports: annotations left unevaluated
 # (PEP 563, as the generators write them). In the cache key too.
@@ -145,10 +149,10 @@ def _cache_read(path: str, key: str) -> CodeType | None:
     head = MAGIC_NUMBER + bytes.fromhex(key)
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_ENTRY_BYTES + 1)
     except OSError:
         return None
-    if not data.startswith(head):
+    if len(data) > MAX_ENTRY_BYTES or not data.startswith(head):
         return None
     try:
         code = marshal.loads(memoryview(data)[len(head):])
@@ -162,11 +166,14 @@ def _cache_write(folder: str, path: str, key: str, code: CodeType) -> None:
     cannot be written is remembered and left alone."""
     if folder in _unwritable:
         return
+    data = MAGIC_NUMBER + bytes.fromhex(key) + marshal.dumps(code)
+    if len(data) > MAX_ENTRY_BYTES:
+        return
     tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "wb") as f:
-            f.write(MAGIC_NUMBER + bytes.fromhex(key) + marshal.dumps(code))
+            f.write(data)
         os.replace(tmp, path)
     except OSError:
         _unwritable.add(folder)
@@ -324,6 +331,6 @@ def clear_memo() -> None:
                 forget(filename)
 
 
-__all__ = ["CACHE_BYTES", "CACHE_VARIABLE", "COMPILE_FLAGS", "DUMP_VARIABLE", "DumpError", "MEMO_BYTES",
-           "PRUNE_EVERY", "cache_directory", "cache_key", "clear_memo", "compile_source", "define",
-           "dump_directory", "forget", "prune_cache"]
+__all__ = ["CACHE_BYTES", "CACHE_VARIABLE", "COMPILE_FLAGS", "DUMP_VARIABLE", "DumpError",
+           "MAX_ENTRY_BYTES", "MEMO_BYTES", "PRUNE_EVERY", "cache_directory", "cache_key", "clear_memo",
+           "compile_source", "define", "dump_directory", "forget", "prune_cache"]

@@ -154,6 +154,7 @@ def installed_names() -> frozenset[str]:
 
 
 _NAMES_FORMAT = "ireeabi native module entry point names 1"
+_MAX_NAMES_BYTES = 1 << 20
 
 
 def _names_file(key: tuple) -> Path | None:
@@ -170,8 +171,12 @@ def _read_names(key: tuple) -> frozenset[str] | None:
     if path is None:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_NAMES_BYTES + 1)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
+        return None
+    if len(raw) > _MAX_NAMES_BYTES:  # not a file of ours: not read whole
         return None
     lines = text.split("\n")
     if lines[0] != _NAMES_FORMAT or lines[-2:] != [".", ""]:  # the last line marks a whole file

@@ -248,3 +248,35 @@ def test_the_dump_switch_bypasses_the_disk_cache(monkeypatch, tmp_path, counted)
     define(SOURCE, "test kind", "dump and disk", {}, "f")
     assert len(counted) == 2 and len(list((tmp_path / "dump").iterdir())) == 2
     assert not (tmp_path / "code").exists()
+
+
+def test_a_file_past_the_entry_bound_is_not_read_whole(monkeypatch, tmp_path, counted):
+    """A cache file bigger than any code the cache writes is not one of its own: only the bound's
+    bytes are read, and the text is compiled."""
+    monkeypatch.setenv(generated.CACHE_VARIABLE, str(tmp_path))
+    define(SOURCE, "test kind", "too big", {}, "f")
+    key = generated.cache_key(SOURCE)
+    path = tmp_path / key[:2] / key
+    whole = path.read_bytes()
+    monkeypatch.setattr(generated, "MAX_ENTRY_BYTES", len(whole) - 1)
+    reads: list[int] = []
+    real_open = open
+
+    class Counted:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def read(self, n=-1):
+            reads.append(n)
+            return self.f.read(n)
+
+    monkeypatch.setattr(generated, "open", lambda p, mode="r": Counted(real_open(p, mode)), raising=False)
+    generated.clear_memo()
+    assert define(SOURCE, "test kind", "too big", {}, "f")(7, 2) == 4
+    assert len(counted) == 2 and reads and all(0 < n <= len(whole) for n in reads)
