@@ -135,8 +135,9 @@ def _entry_points() -> list:
 
 def installed_names() -> frozenset[str]:
     """The names of the `ireeabi.native_modules` entry points, nothing imported: this process's
-    memo, else the file the last process on the same import path state wrote (the start-up cache
-    folder, abi/generated.py's: `names-<SHA-256 of the state>`), else read through
+    memo, else the file the last process on the same import path wrote, when the path's folders are
+    as they were then (the start-up cache folder, abi/generated.py's: `entry-points/names-<SHA-256 of
+    the path>`, one file per import path, rewritten when its state changes), else read through
     importlib.metadata (and written there). A run whose program imports only modules the runtime
     makes itself asks this instead of `installed()`: only an installed module of such a name
     changes its outcome."""
@@ -158,11 +159,19 @@ _MAX_NAMES_BYTES = 1 << 20
 
 
 def _names_file(key: tuple) -> Path | None:
+    """The file of an import path (the folders of `key`, not their times: a run in a folder that
+    changes between runs replaces its file rather than adding one per run)."""
     folder = cache_directory()
     if folder is None:
         return None
-    digest = hashlib.sha256(repr((_NAMES_FORMAT, ENTRY_POINT_GROUP, sys.version, key)).encode())
+    path = [p for p, _ in key]
+    digest = hashlib.sha256(repr((_NAMES_FORMAT, ENTRY_POINT_GROUP, sys.version, path)).encode())
     return folder / "entry-points" / f"names-{digest.hexdigest()}"
+
+
+def _state_line(key: tuple) -> str:
+    """The line that says which state of the import path a file's names were read in."""
+    return hashlib.sha256(repr(key).encode()).hexdigest()
 
 
 def _read_names(key: tuple) -> frozenset[str] | None:
@@ -179,9 +188,9 @@ def _read_names(key: tuple) -> frozenset[str] | None:
     if len(raw) > _MAX_NAMES_BYTES:  # not a file of ours: not read whole
         return None
     lines = text.split("\n")
-    if lines[0] != _NAMES_FORMAT or lines[-2:] != [".", ""]:  # the last line marks a whole file
-        return None
-    return frozenset(lines[1:-2])
+    if lines[:2] != [_NAMES_FORMAT, _state_line(key)] or lines[-2:] != [".", ""]:
+        return None  # another state of the path, or not a whole file (the last line marks one)
+    return frozenset(lines[2:-2])
 
 
 def _write_names(key: tuple, names: frozenset[str]) -> None:
@@ -193,8 +202,8 @@ def _write_names(key: tuple, names: frozenset[str]) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text("".join(f"{line}\n" for line in (_NAMES_FORMAT, *sorted(names), ".")),
-                       encoding="utf-8")
+        tmp.write_text("".join(f"{line}\n" for line in (_NAMES_FORMAT, _state_line(key), *sorted(names),
+                                                          ".")), encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         try:

@@ -242,13 +242,13 @@ def add16_default(tmp_path_factory) -> Path:
                               model="llvm-cpu")
 
 
-def _run_recorded(tmp_path: Path, vmfb: Path, env: dict) -> tuple[int, str, set[str]]:
+def _run_recorded(tmp_path: Path, vmfb: Path, env: dict, cwd: "Path | None" = None) -> tuple[int, str, set[str]]:
     import subprocess
 
     record = tmp_path / "modules.json"
     proc = subprocess.run([sys.executable, "-c", RECORD, str(record), "run", str(vmfb), "--function=add",
                            "--input=16xf32=1", "--input=16xf32=2"], capture_output=True, text=True,
-                          timeout=600, env=env)
+                          timeout=600, env=env, cwd=cwd)
     return proc.returncode, proc.stdout + proc.stderr, set(json.loads(record.read_text()))
 
 
@@ -257,12 +257,17 @@ def test_a_run_of_a_default_model_program_reads_no_package_metadata_once_the_nam
     import os
 
     env = {**os.environ, "IREEABI_CODE_CACHE": str(tmp_path / "cache")}
-    first = _run_recorded(tmp_path, add16_default, env)
-    second = _run_recorded(tmp_path, add16_default, env)
-    for status, out, _ in (first, second):
+    work = tmp_path / "work"  # the first folder of `python -c`'s import path
+    work.mkdir()
+    first = _run_recorded(tmp_path, add16_default, env, work)
+    second = _run_recorded(tmp_path, add16_default, env, work)
+    (work / "an output").write_text("")  # a folder of the path changed: read again, file replaced
+    third = _run_recorded(tmp_path, add16_default, env, work)
+    for status, out, _ in (first, second, third):
         assert status == 0 and "16xf32=3 3 3" in out, out
     assert "importlib.metadata" in first[2]  # the names read once, and kept
     assert "importlib.metadata" not in second[2] and "ireeabi.modules.check" not in second[2]
+    assert "importlib.metadata" in third[2]
     assert len(list((tmp_path / "cache" / "entry-points").iterdir())) == 1
 
 
