@@ -143,6 +143,16 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: "pytest.Item | None"):
         _collect_mark[0] = max(COLLECT_ABOVE_BYTES, _resident_bytes() + COLLECT_STEP_BYTES)
 
 
+@pytest.fixture
+def fresh_module_reads() -> None:
+    """For a test that looks at what a module's first context compiles (its generated code, the
+    instructions it decodes): the process forgets the modules it has read (read_module's memo), so
+    the test's first Program or Context of a module is the module's first, which compiles every
+    function (later ones compile a function at its first frame)."""
+    from ireeabi.vm.bytecode.module_file import clear_read_memo
+    clear_read_memo()
+
+
 # Test files whose module fixtures cost a process a minute and cannot be shared through the
 # compile cache (test_install: a venv with an editable install): under `--dist loadgroup` all of a
 # file's tests run on one worker, so the fixture is made once per run, not once per worker.
