@@ -34,9 +34,13 @@ budget of the work libclang's query does.
 """
 from __future__ import annotations
 
+import atexit
 import bisect
+import hashlib
 import os
 import re
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
@@ -114,15 +118,65 @@ _HEADERS = {
 _include_dir: str | None = None
 
 
+def _freestanding_files() -> dict[str, str]:
+    files = {}
+    for name, text in _HEADERS.items():
+        guard = "IREEABI_" + re.sub(r"\W", "_", name.upper())
+        files[name] = f"#ifndef {guard}\n#define {guard}\n{text}#endif\n"
+    return files
+
+
+def _holds(d: str, files: dict[str, str]) -> bool:
+    """Whether folder d is ours alone (this user's, not a link, no one else may write it) and
+    holds exactly these headers."""
+    try:
+        st = os.lstat(d)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return False
+        if sorted(os.listdir(d)) != sorted(files):
+            return False
+        for name, text in files.items():
+            f = os.path.join(d, name)
+            fs = os.lstat(f)
+            if not stat.S_ISREG(fs.st_mode) or fs.st_uid != os.getuid() or fs.st_mode & 0o022 \
+                    or Path(f).read_text() != text:
+                return False
+        return True
+    except OSError:
+        return False
+
+
 def _freestanding_dir() -> str:
+    """The folder of the small headers: one per user and per text of the headers, shared by every
+    process (a folder per process left one behind in the temporary directory each time), put in
+    place whole by a rename. A folder of that name that is not ours alone or holds other bytes is
+    not used: this process then writes its own and removes it at exit."""
     global _include_dir
-    if _include_dir is None:
-        d = tempfile.mkdtemp(prefix="ireeabi-freestanding-")
-        for name, text in _HEADERS.items():
-            guard = "IREEABI_" + re.sub(r"\W", "_", name.upper())
-            Path(d, name).write_text(f"#ifndef {guard}\n#define {guard}\n{text}#endif\n")
-        _include_dir = d
-    return _include_dir
+    if _include_dir is not None:
+        return _include_dir
+    files = _freestanding_files()
+    digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
+    final = os.path.join(tempfile.gettempdir(), f"ireeabi-freestanding-{os.getuid()}-{digest}")
+    if _holds(final, files):
+        _include_dir = final
+        return final
+    d = tempfile.mkdtemp(prefix="ireeabi-freestanding-")
+    for name, text in files.items():
+        Path(d, name).write_text(text)
+        os.chmod(os.path.join(d, name), 0o644)  # whatever the umask: _holds refuses a writable file
+    try:
+        os.rename(d, final)  # fails when another process put it in place first (or someone else's)
+    except OSError:
+        pass
+    else:
+        d = final
+    if d != final and _holds(final, files):
+        shutil.rmtree(d, ignore_errors=True)
+        d = final
+    elif d != final:
+        atexit.register(shutil.rmtree, d, True)
+    _include_dir = d
+    return d
 
 
 # libclang's canonical scalar kinds -> the engine's C scalar names.

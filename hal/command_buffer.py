@@ -185,8 +185,8 @@ def map_fill(heap: Any, buffers: BufferTypes, buffer: int, offset: int, length: 
         raise StatusError(StatusCode.INVALID_ARGUMENT, f"attempting to fill a range with {pattern_length} byte "
                           f"values that is not aligned (offset={offset}, length={length})")
     if n:
-        heap.write(b.storage + off, (pattern & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_length]
-                   * (n // pattern_length))
+        heap.fill(b.storage + off, (pattern & 0xFFFFFFFF).to_bytes(4, "little")[:pattern_length],
+                  n // pattern_length)
 
 
 def map_write(heap: Any, buffers: BufferTypes, buffer: int, offset: int, data: bytes, mask: int) -> None:

@@ -2,6 +2,7 @@ import gc
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -81,17 +82,38 @@ def _write_bytecode() -> None:
     (pip writes them): the suite starts hundreds of `python -m ireeabi` processes, and where
     PYTHONDONTWRITEBYTECODE is set (this sandbox sets it) each would compile every module it imports
     from source, ~40% of a `run`'s start-up. Reading caches is unaffected by that variable; a tree
-    that cannot be written just goes without."""
+    that cannot be written just goes without. Every top-level folder that is a subpackage of
+    ireeabi is compiled (a fixed list missed `base`, added later: a fresh clone's every process
+    compiled the heap from source)."""
     import compileall
-    import importlib.util
-    spec = importlib.util.find_spec("ireeabi")
-    folders = list(spec.submodule_search_locations or ()) if spec else []
-    for name in ("abi", "layouts", "vm", "hal", "modules", "tooling", "cli"):
-        sub = importlib.util.find_spec(f"ireeabi.{name}")
-        folders += list(sub.submodule_search_locations or ()) if sub else []
-    for folder in dict.fromkeys(folders):
+    for folder in bytecode_folders():
         compileall.compile_dir(folder, quiet=2)
     compileall.compile_dir(str(Path(__file__).parent / "support"), maxlevels=0, quiet=2)
+
+
+def bytecode_folders() -> list[str]:
+    """The folders of ireeabi's packages, as the import system finds them (each compiled whole)."""
+    import importlib.util
+    root = Path(__file__).resolve().parents[1]
+    folders: list[str] = []
+    for d in sorted(root.iterdir()):
+        if (d / "__init__.py").is_file():
+            try:
+                spec = importlib.util.find_spec(f"ireeabi.{d.name}")
+            except ImportError:
+                spec = None
+            folders += list(spec.submodule_search_locations or ()) if spec else []
+    spec = importlib.util.find_spec("ireeabi")
+    folders += list(spec.submodule_search_locations or ()) if spec else []
+    return list(dict.fromkeys(folders))
+
+
+# pytest keeps each test module's assertion-rewritten code in a cache beside it unless the process
+# writes no bytecode: where PYTHONDONTWRITEBYTECODE is set (this sandbox sets it), every process of
+# every run (each xdist worker, each pytest a test starts) rewrote all the test modules it imports,
+# 7.7 s of CPU in a worker's collection of the suite (17.0 s against 9.3 s with the cache). Only
+# the test processes write it, where pytest puts it (tests/**/__pycache__, ignored by git).
+sys.dont_write_bytecode = False
 
 
 # A worker's resident memory past which the end of a test collects garbage: a test's heap or
@@ -119,6 +141,16 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: "pytest.Item | None"):
     if _resident_bytes() > _collect_mark[0]:
         gc.collect()
         _collect_mark[0] = max(COLLECT_ABOVE_BYTES, _resident_bytes() + COLLECT_STEP_BYTES)
+
+
+@pytest.fixture
+def fresh_module_reads() -> None:
+    """For a test that looks at what a module's first context compiles (its generated code, the
+    instructions it decodes): the process forgets the modules it has read (read_module's memo), so
+    the test's first Program or Context of a module is the module's first, which compiles every
+    function (later ones compile a function at its first frame)."""
+    from ireeabi.vm.bytecode.module_file import clear_read_memo
+    clear_read_memo()
 
 
 # Test files whose module fixtures cost a process a minute and cannot be shared through the

@@ -83,3 +83,28 @@ def test_gcc_m32_links_a_program_that_needs_the_asm_headers(tmp_path):
     if not Path("/usr/include/asm").exists():  # no gcc-multilib here: the folder is what makes it build
         assert bare.returncode != 0 and "asm/errno.h" in bare.stderr
     assert subprocess.run([str(tmp_path / "e")], timeout=60).returncode == 0
+
+
+def test_the_bytecode_caches_cover_every_package():
+    """The session writes bytecode caches for every package pyproject installs (conftest's
+    bytecode_folders): a fixed list of folders missed `base`, so in a fresh clone, where
+    PYTHONDONTWRITEBYTECODE is set, every `python -m ireeabi` of the suite compiled it from source."""
+    import importlib.util
+    import tomllib
+    import conftest
+    pyproject = tomllib.loads((README.parent / "pyproject.toml").read_text())
+    folders = [Path(f) for f in conftest.bytecode_folders()]
+    for package in pyproject["tool"]["setuptools"]["packages"]:
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations, package
+        where = Path(list(spec.submodule_search_locations)[0])
+        assert any(where == f or f in where.parents for f in folders), (package, where)
+
+
+def test_test_modules_keep_their_rewritten_code():
+    """pytest's assertion-rewritten code of this module is cached beside it, whatever
+    PYTHONDONTWRITEBYTECODE says (conftest): each process of a run rewrote every test module."""
+    import sys
+    cached = list((Path(__file__).parent / "__pycache__").glob(
+        f"{Path(__file__).stem}.{sys.implementation.cache_tag}-pytest-*.pyc"))
+    assert cached, "no rewritten pyc of this module"

@@ -424,7 +424,7 @@ class BufferType:
             raise BufferOverflowError(
                 f"buffer 0x{buf:x}: {count} elements of {elen} bytes wrap to a {span_length}-byte mapping; "
                 f"buffer.c's fill loop would write {n} bytes", buf)
-        self.heap.write(data, pattern * (n // elen))
+        self.heap.fill(data, pattern, n // elen)
 
     def read_elements(self, buf: int, source_offset: int, element_count: int, element_length: int) -> bytes:
         L = self._L

@@ -155,3 +155,31 @@ def test_a_disagreement_in_any_reached_record_is_an_error(tmp_path, text, line, 
                                                   r"\(x86_64-linux-gnu\) disagree: .*i: engine bit 16, "
                                                   r"oracle bit 32"):
         cheader.parse_header(path, "x86_64")
+
+
+_READ_STDINT = ("import sys; from ireeabi.abi import cheader; "
+                "s = cheader.parse_header(sys.argv[1], 'i386')['t']; "
+                "from ireeabi.abi.targets import get; print(s.layout(get('i386')).size)")
+
+
+def test_the_freestanding_headers_leave_one_folder_behind(tmp_path):
+    """Every process that reads a header shares one folder of the small headers: one made per
+    process stayed in the temporary directory each time (1,875 of them after a day's tests). A
+    folder of that name holding other bytes is not trusted: that process uses its own and removes it."""
+    import os
+    import subprocess
+    import sys
+    header = tmp_path / "t.h"
+    header.write_text("#include <stdint.h>\n#include <stdbool.h>\ntypedef struct t { bool b; int64_t x; } t;\n")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    run = [sys.executable, "-c", _READ_STDINT, str(header)]
+    for _ in range(2):  # i386 aligns an int64_t member to 4 (libclang, for the triple)
+        assert subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout == "12\n"
+    left = sorted(tmp.iterdir())
+    assert len(left) == 1 and sorted(p.name for p in left[0].iterdir()) == \
+        ["limits.h", "stdalign.h", "stdbool.h", "stddef.h", "stdint.h"]  # the module's docstring names them
+    (left[0] / "stdint.h").write_text("typedef char int64_t;\n")  # someone else's bytes
+    assert subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout == "12\n"
+    assert sorted(tmp.iterdir()) == left

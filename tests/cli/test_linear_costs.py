@@ -46,6 +46,7 @@ def many(tmp_path_factory) -> Path:
     return _many_tests(tmp_path_factory.mktemp("many") / "many.vmasm", N)
 
 
+@pytest.mark.usefixtures("fresh_module_reads")  # counts what a module's first context compiles
 @pytest.mark.parametrize("runner", ["vm", "check"])
 def test_a_test_decodes_and_compiles_what_it_runs_not_the_whole_module(many, runner, monkeypatch):
     """Every function is decoded once for the run (N + 1 functions), and the instructions compiled

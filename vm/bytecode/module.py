@@ -208,6 +208,15 @@ class Context(Dispatch, context.Context):
         except BytecodeVerifyError as e:
             raise e.in_function(fn.name) from None
 
+    def compile_all(self) -> list[Function]:
+        """Every function compiled now, as the first context of a module on its terms compiles them
+        at load (a later one compiles a function at its first frame): for what looks at the code a
+        context runs (its generated blocks and regions) without running it all."""
+        for fn in list(self.functions):
+            if not fn.ready:
+                self.compile_function(fn)
+        return list(self.functions)
+
     def compile_function(self, shared: Function) -> Function:
         """The context's own copy of the prepared function `shared` compiled into its handlers (and
         blocks, on the compiled path), in its place in `functions`: at load, or at its first frame

@@ -28,6 +28,8 @@ module is instantiated (vm.bytecode), as IREE verifies it in iree_vm_bytecode_mo
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Collection, NamedTuple, Sequence, Union
 
@@ -45,7 +47,7 @@ from ..releases import bytecode_version_refusal
 from ...base.status import StatusCode
 
 __all__ = ["ModuleFile", "Attr", "Dependency", "FunctionSignature", "ImportedFunction",
-           "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "rodata_bytes",
+           "ExportedFunction", "RodataSegment", "FunctionDescriptor", "read_module", "clear_read_memo", "rodata_bytes",
            "resolves_type", "takes_bytecode_version", "hal_needs", "feature_names", "AVAILABLE_FEATURES", "BUILTIN_TYPE_NAMES",
            "VALUE_TYPE_NAMES", "MAX_I32_REGISTER_COUNT", "MAX_REF_REGISTER_COUNT"]
 
@@ -479,9 +481,47 @@ def read_module(source: Union[str, os.PathLike, bytes, bytearray, memoryview], *
             raise ModuleFileError(f"cannot read module file {os.fspath(source)!r}: {e}", 0) from e
     else:
         raise TypeError(f"read_module takes a path or bytes, not {type(source).__name__}")
+    key = (data, None if ref_types is None else frozenset(ref_types), any_version)
+    with _READ_LOCK:
+        found = _READ.get(key)
+        if found is not None:
+            _READ.move_to_end(key)
+            return found
     try:
-        return _read(data, ref_types, any_version)
+        module = _read(data, ref_types, any_version)
     except ModuleFileError:
         raise
     except Exception as e:  # a read this module failed to guard: still report it as bad input
         raise ModuleFileError(f"unreadable module ({type(e).__name__}: {e})", 0) from e
+    if len(data) <= READ_MEMO_MODULE_BYTES:
+        global _read_bytes
+        with _READ_LOCK:
+            if key not in _READ:
+                _READ[key] = module
+                _read_bytes += len(data)
+            while _read_bytes > READ_MEMO_BYTES or len(_READ) > READ_MEMO_ENTRIES:
+                (old, _, _), _ = _READ.popitem(last=False)
+                _read_bytes -= len(old)
+    return module
+
+
+# The modules read in this process, by their bytes (and the read's terms): a module is the same
+# value whatever reads it, and its memo (functions decoded and verified per data model) then serves
+# every Program made of the same bytes, as IREE shares one loaded module between contexts. Tests
+# and the pytest plugin's items make a Program per test of one module: each read it, verified its
+# FlatBuffer and decoded its functions again (a third of a small `run`). Bounded: modules of at most
+# READ_MEMO_MODULE_BYTES, READ_MEMO_BYTES of them in all, the least recently read dropped first.
+READ_MEMO_MODULE_BYTES = 1 << 20
+READ_MEMO_BYTES = 8 << 20
+READ_MEMO_ENTRIES = 64
+_READ: "OrderedDict[tuple, ModuleFile]" = OrderedDict()
+_READ_LOCK = threading.Lock()
+_read_bytes = 0
+
+
+def clear_read_memo() -> None:
+    """Forget the modules read so far (their memos with them)."""
+    global _read_bytes
+    with _READ_LOCK:
+        _READ.clear()
+        _read_bytes = 0

@@ -16,6 +16,7 @@ import struct
 from typing import Any
 
 from .decoder import Register
+from ...base.checked_access import fill_view
 from ...base.status import StatusCode
 from ..errors import VmStatusError, VmTrapError
 from .state import ExecutionState
@@ -139,7 +140,7 @@ def _make_buffer_fill(ctx, fn, inst):
         buf = buffer_operand(ctx, frame, breg, "buffer")
         count = _host(frame, lreg, mask)
         start = check_elements(buf, _host(frame, oreg, mask), count, size, True, mask)
-        buf.data[start:start + count * size] = bytes(frame.regs[src:src + size]) * count
+        fill_view(buf.data, start, bytes(frame.regs[src:src + size]), count)
     return run, None
 
 

@@ -68,7 +68,7 @@ def test_environment_forces_the_reference_path(monkeypatch):
     monkeypatch.setenv("IREEABI_REFERENCE", "1")
     with Context(host("control.mlir")) as ctx:
         assert not any(entry[0].__code__.co_filename.startswith("<block")
-                       for fn in ctx.functions for entry in fn.code)
+                       for fn in ctx.compile_all() for entry in fn.code)
 
 
 def test_a_reference_program_takes_the_heap_allocator_through_its_pointer(corpus_modules):
@@ -287,7 +287,7 @@ def test_e2e_corpus_agrees_with_heap_events(corpus_modules, model, target, monke
 def _region_functions(ctx) -> dict[str, list]:
     """function name -> the distinct loop-region functions (registers as locals) in its code."""
     out: dict[str, list] = {}
-    for fn in ctx.functions:
+    for fn in ctx.compile_all():
         for entry in fn.code:
             run = entry[0]
             if "locals region" in run.__code__.co_filename and run not in out.setdefault(fn.name, []):

@@ -104,7 +104,7 @@ def test_a_planned_call_on_a_fixed_struct_shows_its_lines(dump, heap):
 
 def test_the_dumped_sources_are_what_runs(dump):
     with Context(host("loops.vm.mlir")) as ctx:
-        runs = {entry[0] for fn in ctx.functions for entry in fn.code if hasattr(entry[0], "is_block")}
+        runs = {entry[0] for fn in ctx.compile_all() for entry in fn.code if hasattr(entry[0], "is_block")}
         assert runs
         for run in runs:
             name = run.__code__.co_filename

@@ -387,3 +387,36 @@ def test_malformed_inputs_name_what_was_read(tmp_path):
         assert isinstance(info.value.offset, int)
     with pytest.raises(ModuleFileError, match="cannot read"):
         read_module(tmp_path / "missing.vmfb")
+
+
+def test_a_module_is_read_once_per_bytes_and_its_functions_verified_once(add16_dynamic, monkeypatch):
+    """read_module's memo: the same bytes give the same ModuleFile (so a second Program of them
+    decodes and verifies no function again, and prints what iree-run-module prints); other bytes,
+    or other ref types, another read; the memo stays within its bounds."""
+    import numpy as np
+    from ireeabi.tooling.program import Program
+    from ireeabi.vm.bytecode import module as context_module
+    from ireeabi.vm.bytecode import module_file as mf
+    data = add16_dynamic.read_bytes()
+    mf.clear_read_memo()
+    first = read_module(data)
+    assert read_module(bytearray(data)) is first
+    from ireeabi.modules.hal.runtime import run_module_type_names
+    typed = read_module(data, ref_types=run_module_type_names())
+    assert typed is not first and read_module(data, ref_types=list(run_module_type_names())) is typed
+    prepared = []
+    real = context_module.Context._prepare
+    monkeypatch.setattr(context_module.Context, "_prepare",
+                        lambda self, *a: prepared.append(a) or real(self, *a))
+    outputs = []
+    for _ in range(3):
+        with Program(data) as prog:
+            outputs.append(prog.call("add", np.ones(16, np.float32), np.arange(16, dtype=np.float32)))
+    functions = len(first.function_descriptors)
+    assert len(prepared) == functions  # the first Program's; none for the next two
+    assert all(np.array_equal(o, np.arange(1, 17, dtype=np.float32)) for o in outputs)
+    assert run_module(add16_dynamic, "add", ["16xf32=1", "16xf32=" + ",".join(map(str, range(16)))]) \
+        .endswith("16xf32=1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n")
+    for i in range(mf.READ_MEMO_ENTRIES + 8):  # distinct bytes (a trailing byte the reader ignores)
+        read_module(data + bytes([i % 256]) * (1 + i // 256))
+    assert len(mf._READ) <= mf.READ_MEMO_ENTRIES and read_module(data) is not first

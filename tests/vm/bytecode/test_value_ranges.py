@@ -80,7 +80,7 @@ def _slot_value(regs: bytearray, first: int, n: int) -> int:
 def _checked_run(ctx: Context, facts: dict, checked: list) -> None:
     """Wrap every handler of `ctx` (reference path: one per instruction) to check, before it runs,
     that each integer slot it reads holds a value in its interval, and after, its result."""
-    for fn in ctx.functions:
+    for fn in ctx.compile_all():
         if fn.name not in facts or not fn.code:
             continue
         ranges = facts[fn.name]
@@ -120,13 +120,13 @@ def test_facts_hold_where_the_reference_path_runs(program, calls):
     for function, args in calls:
         for assume in (False, True):
             with Context(path, reference=True) as ctx:
-                fn = next(f for f in ctx.functions if f.name == function)
+                fn = next(f for f in ctx.compile_all() if f.name == function)
                 if assume:
                     i32_args = [a for a, c in zip(args, [c for c in fn.cconv_args if c in "iIfFr"]) if c == "i"]
                     if any(a < 0 for a in i32_args):
                         continue
                 facts = {}
-                for f in ctx.functions:
+                for f in ctx.compile_all():
                     if f.code:
                         sound, spec, _ = speculated(f, f.code)
                         facts[f.name] = spec if assume else sound
@@ -142,7 +142,7 @@ def test_the_facts_are_tight_enough_to_use():
     store within the buffer (index_reduce's 64x1024x256 generator, inline-static)."""
     path = tools.compile_mlir(KERNELS / "index_reduce.mlir", tools.session_dir(), "inline-static")
     with Program(path.read_bytes(), RunOptions(reference=True)) as prog:
-        fn = next(f for f in prog.context.functions if f.name == "index_reduce")
+        fn = next(f for f in prog.context.compile_all() if f.name == "index_reduce")
         ranges = ValueRanges(fn, fn.code)
         assert not ranges.given_up
         by_op: dict[str, list] = {}
@@ -162,7 +162,7 @@ def test_over_budget_the_analysis_gives_no_facts_and_the_region_still_agrees(mon
     monkeypatch.setattr(value_ranges, "_MIN_BUDGET", 0)
     path = host("index_math.vm.mlir")
     with Context(path, reference=True) as ctx:
-        fn = next(f for f in ctx.functions if f.name == "divs")
+        fn = next(f for f in ctx.compile_all() if f.name == "divs")
         assert ValueRanges(fn, fn.code).given_up
     with Context(path, reference=True) as ref, Context(path) as fast:
         for function, args in CALLS[:8]:
@@ -173,7 +173,7 @@ def test_over_budget_the_analysis_gives_no_facts_and_the_region_still_agrees(mon
 
 def _region_sources(ctx: Context, function: str) -> list[str]:
     out = []
-    for fn in ctx.functions:
+    for fn in ctx.compile_all():
         if fn.name != function:
             continue
         for run, _, _ in fn.code:
@@ -217,7 +217,7 @@ def _count(ctx: Context, prefix: str) -> list:
     """Wrap every name bound with `prefix` in the region functions' namespaces with a counter."""
     calls = [0]
     seen = set()
-    for fn in ctx.functions:
+    for fn in ctx.compile_all():
         for run, _, _ in fn.code:
             if "locals region" not in run.__code__.co_filename or id(run.__globals__) in seen:
                 continue
