@@ -32,7 +32,7 @@ from ...abi.generated import define
 from .handlers import BLOCK_WRITERS
 from ..ops import I32, U64, PURE_NAMES
 from .ops_buffer import buffer_operand, check_elements, element_access
-from .ops_control import BRANCHES, ENDS_BLOCK, branch_condition, branch_edges
+from .ops_control import BRANCHES, ENDS_BLOCK, RETURNS, branch_condition, branch_edges
 from .registers import retain_or_move, write_i32
 from .region_plan import RegionPlan
 from .regions import LocalsEmitter, dispatch_tree
@@ -101,7 +101,7 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
         if end - start > 1:
             # The loop reads a returning handler's payload from the entry (the returned registers).
             last_handler, last_payload, last_inst = code[end - 1]
-            payload = last_payload if last_inst.op.symbol == "Return" else None
+            payload = last_payload if last_inst.op.symbol in RETURNS else None
             code[start] = (_Emitter(ctx, fn, code).block(start, end), payload, code[start][2])
     return code
 

@@ -25,6 +25,8 @@ NO_FALLTHROUGH = BRANCHES | {"BranchTable", "Return", "Fail"}
 # (YIELD), which only the interpreter loop can do.
 ENDS_BLOCK = NO_FALLTHROUGH | {"Call", "CallVariadic", "CallYieldable", "CallVariadicYieldable", "Yield"}
 MARKERS = frozenset({"Block"})  # a block's first instruction: its handler does nothing
+# Ops whose handler answers RETURN: the loop reads the returned registers from its entry's payload.
+RETURNS = frozenset({"Return"})
 
 
 @op(*MARKERS)
