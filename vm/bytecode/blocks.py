@@ -4,10 +4,13 @@ The reference path runs one handler per instruction (dispatch.py's loop: fetch, 
 answer). Here each basic block of a function becomes one generated Python function that runs the
 block's instructions in order, with the loop's per-instruction work gone:
 
-- a pure op (arithmetic, compare, convert: `ops_scalar.pure_parts`) is inlined as the read, the
-  PURE_OPS function and the write its handler would make, with the register offsets as literals;
-- a constant is inlined as the bytes its handler would store;
+- an op that declares a block writer beside its handler (handlers.block_writer: the pure ops,
+  constants, element loads and stores) is inlined as that writer writes it: the reads, the PURE_OPS
+  function and the write its handler would make, the bytes a constant's handler would store, a
+  load's or store's bounds check and bytes, with the register offsets as literals;
 - any other instruction calls its own handler, with its own payload, exactly as the loop would.
+
+This module names no op: which ops end a block and where a branch goes are ops_control.py's.
 
 A block ends at a branch, a return, a call (yieldable ones too), vm.yield or vm.fail, and before
 every branch target. The block

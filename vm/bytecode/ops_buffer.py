@@ -9,6 +9,10 @@ IREE does (handle prefix + length, wrapping), with the allocator's statuses in i
 of these ops carry no ownership: a MOVE bit on them is ignored, as dispatch.c decodes them. Bytes are
 read and written through the memoryview the buffer factory's `deref` gives (real tracked memory for
 VM buffers).
+
+The element loads and stores are written inline by the compiled code: their fast-path writers (the
+register accesses, the loop-region and straight-block text: handlers.py's registry) are at the end,
+beside the handlers whose steps they take.
 """
 from __future__ import annotations
 

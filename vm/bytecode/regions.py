@@ -25,13 +25,15 @@ signed value (`self.signed`, a temporary of kind "sint"), back to its bits where
 bytes need them. The intervals assume the function's i32 arguments nonnegative where that narrows
 them: the region checks the values they rest on where it is entered and runs the region made
 without the assumption otherwise. A loop's adds of its invariants are computed where the loop is
-entered (`#hoist`). The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS'
-functions are made from; the others call their PURE_OPS function as blocks.py does (a C library function through
-`c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
+entered (`#hoist`). What an instruction becomes is its op's region writer, declared beside its
+handler (handlers.region_writer; the pure ops' in ops_scalar.py from vm/ops.py's PURE_EXPRESSIONS,
+a C library function called through `c_call`: the same C function by a cheaper call); this module
+is the machinery they write with (locals and temporaries: `read`, `write`, `raw_target`, `held`;
+the buffer memo: `remember`; `call_handler`) and names no op. Each loop head runs in a `while` of its own, and
 twice when its iterations come back with buffers remembered: a copy for when they are remembered
 at the head, without the memo test at each access, and one for when some is not. A handler call writes the
 locals back and reads them again after; only a handler that may touch more than registers
-(region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
+(ops_scalar.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
 """
 from __future__ import annotations
@@ -635,7 +637,7 @@ class LocalsEmitter:
     def call_handler(self, i: int, lines: list, pad: str) -> None:
         """Instruction i by its handler: the locals and temporaries go to the bytes first and the
         locals come back after; the remembered buffers are forgotten unless the handler touches
-        registers only (region_plan.REGISTER_ONLY)."""
+        registers only (ops_scalar.REGISTER_ONLY)."""
         handler, payload, inst = self.code[i]
         lines.append(f"{pad}k = {i}")
         self.flush_temps(lines, pad)
