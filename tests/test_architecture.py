@@ -13,7 +13,10 @@
 - inside the product, an import of another product module is relative (`from ..ref import Ref`):
   the repository root is the package, which a tool reading the source tree cannot know;
 - docs/architecture.md's table names, for every product module, the IREE file it models or why it
-  is ireeabi's own, and every file it names exists.
+  is ireeabi's own, and every file it names exists;
+- an op is declared in one file: its fast-path writers (handlers.py's registries) in the module of
+  its handler, no op symbol in the fast path's machinery (regions.py, blocks.py, region_plan.py),
+  and the text the fast paths generate reaches no private attribute of another object.
 
 Each rule is a function over what the readers found, run on the tree by one test and on a planted
 violation by another (a rule that silently matches nothing fails there).
