@@ -64,8 +64,8 @@ class CheckedAccess:
     # What the accessors use, all slots of the heap (base.heap.Heap sets them up and keeps them).
     _last: Any  # the Allocation check_range found last
     _known: dict  # the checked-address memo: address -> Allocation
-    _stack_lo: int
-    _stack_hi: int
+    stack_lo: int
+    stack_hi: int
     _stack_block: Any  # the scratch stack's Allocation
     _host_delta: int
     _word_size: int
@@ -137,7 +137,7 @@ class CheckedAccess:
         """A writable byte view of [address, address + n); it keeps the memory alive."""
         if type(address) is int and type(n) is int and n >= 0:
             end = address + n
-            if self._stack_lo <= address and end <= self._stack_hi:  # mostly argument frames
+            if self.stack_lo <= address and end <= self.stack_hi:  # mostly argument frames
                 a = self._stack_block
             else:
                 a = self._last
@@ -162,7 +162,7 @@ class CheckedAccess:
     # objects on the hot path. A word is the target's pointer width.
     def read_word(self, address: int) -> int:
         p = self._word_size
-        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
+        if type(address) is int and self.stack_lo <= address and address + p <= self.stack_hi:
             a = self._stack_block  # a slot in a scratch frame
         else:
             a = self._last
@@ -172,7 +172,7 @@ class CheckedAccess:
 
     def write_word(self, address: int, value: int) -> None:
         p = self._word_size
-        if type(address) is int and self._stack_lo <= address and address + p <= self._stack_hi:
+        if type(address) is int and self.stack_lo <= address and address + p <= self.stack_hi:
             a = self._stack_block  # a slot in a scratch frame
         else:
             a = self._last

@@ -176,7 +176,7 @@ class Heap(CheckedAccess):
                  "_freed", "_quarantine", "_quarantine_max", "_held", "_held_bytes", "_held_max", "_held_large",
                  "_held_guards",
                  "_aligned", "known_types", "_last", "_serial",
-                 "_stack_lo", "_stack_hi", "_stack_block", "_stack_top", "_stack_raw", "_stack_base",
+                 "stack_lo", "stack_hi", "_stack_block", "stack_top", "_stack_raw", "_stack_base",
                  "_scratch_frames", "_guard_pool", "direct_allocator", "reference", "allocator_value", "statuses",
                  "ref_events", "empty_block", "__weakref__")
 
@@ -274,14 +274,16 @@ class Heap(CheckedAccess):
         # The live block check_range found last (never a freed one: _release resets it).
         self._last: Allocation = _NOWHERE
         self._serial = 0
-        self._stack_lo, self._stack_hi = 1, 0  # empty until the scratch block exists
+        self.stack_lo, self.stack_hi = 1, 0  # empty until the scratch block exists
         self._stack_block = self._allocate(scratch_size, True, self.malloc_alignment, "scratch stack",
                                            internal=True, skip=1)
-        self._stack_top = self._stack_block.address
+        self.stack_top = self._stack_block.address
         self._stack_raw = self._stack_block.raw
         self._stack_base = self._stack_block.base
         # The scratch block's bounds, tested before any bisection (most accesses are argument frames).
-        self._stack_lo, self._stack_hi = self._stack_block.address, self._stack_block.end
+        # stack_top (the next free byte) and stack_hi are public: the call sites scratch_source
+        # writes push and pop frames on them.
+        self.stack_lo, self.stack_hi = self._stack_block.address, self._stack_block.end
         self._scratch_frames: list[int] = []
         # Chunk size -> chunks of freed guarded blocks, their guard pages still protected: the next
         # guarded block of that size reuses one without two protection changes each way.
@@ -609,7 +611,7 @@ class Heap(CheckedAccess):
             a = self._last
             if a.address <= address and end <= a.end:
                 return a
-            if self._stack_lo <= address and end <= self._stack_hi:
+            if self.stack_lo <= address and end <= self.stack_hi:
                 return self._stack_block
             a = self._known.get(address)  # a block's start or an address checked before
             if a is not None and end <= a.end:
@@ -660,13 +662,13 @@ class Heap(CheckedAccess):
         """Like `scratch`, for callers that pop explicitly (`scratch_pop`), as an alloca'd frame."""
         if self.closed:
             self._check_open()
-        top = self._stack_top
+        top = self.stack_top
         align = self.malloc_alignment
         start = (top + align - 1) & -align  # align_up (a power of two)
-        if start + n > self._stack_hi:
+        if start + n > self.stack_hi:
             raise HeapError(f"{self.name}: scratch stack overflow ({n} bytes requested)", start)
         self._scratch_frames.append(top)
-        self._stack_top = start + n
+        self.stack_top = start + n
         if n:
             if n <= SMALL_FILL:  # a struct pack into the block: no foreign call
                 (SPANS.get(n) or span(n)).pack_into(self._stack_raw, start - self._stack_base, ZEROS)
@@ -684,7 +686,7 @@ class Heap(CheckedAccess):
         ns: dict[str, Any] = {"_scratch_heap": self, "_scratch_push": self.scratch_push,
                               "_scratch_pop": self.scratch_pop, "_scratch_frames": self._scratch_frames}
         pop = ["if _scratch_frames and frame >= _scratch_frames[-1]:",
-               "    _scratch_heap._stack_top = _scratch_frames.pop()",
+               "    _scratch_heap.stack_top = _scratch_frames.pop()",
                "else:",
                "    _scratch_pop(frame)  # raises"]
         if not 0 < n <= SMALL_FILL:
@@ -692,13 +694,13 @@ class Heap(CheckedAccess):
         align = self.malloc_alignment
         ns.update(_scratch_zero=span(n).pack_into, _scratch_raw=self._stack_raw,
                   _scratch_base=self._stack_base, _SCRATCH_ZEROS=ZEROS)
-        push = ["top = _scratch_heap._stack_top",
+        push = ["top = _scratch_heap.stack_top",
                 f"frame = (top + {align - 1}) & {-align}",
-                f"if _scratch_heap.closed or frame + {n} > _scratch_heap._stack_hi:",
+                f"if _scratch_heap.closed or frame + {n} > _scratch_heap.stack_hi:",
                 f"    frame = _scratch_push({n})  # raises",
                 "else:",
                 "    _scratch_frames.append(top)",
-                f"    _scratch_heap._stack_top = frame + {n}",
+                f"    _scratch_heap.stack_top = frame + {n}",
                 "    _scratch_zero(_scratch_raw, frame - _scratch_base, _SCRATCH_ZEROS)"]
         return push, pop, ns
 
@@ -706,7 +708,7 @@ class Heap(CheckedAccess):
         """Whether `scratch_push(n)` would find room (a fast path that pushes no frame stays where
         the reference path would not overflow)."""
         align = self.malloc_alignment
-        return ((self._stack_top + align - 1) & -align) + n <= self._stack_hi
+        return ((self.stack_top + align - 1) & -align) + n <= self.stack_hi
 
     def force_reference(self) -> None:
         """The reference path from now on for everything on this heap (see `reference`)."""
@@ -726,7 +728,7 @@ class Heap(CheckedAccess):
         frames_ = self._scratch_frames
         if not frames_ or start + 0 < frames_[-1]:
             raise HeapError(f"{self.name}: scratch frame 0x{start:x} popped out of order", start)
-        self._stack_top = frames_.pop()
+        self.stack_top = frames_.pop()
 
     # -- reporting -------------------------------------------------------------------------------
 
@@ -759,7 +761,7 @@ class Heap(CheckedAccess):
         """Forget every block; later use raises HeapError. Views handed out stay valid memory."""
         self.closed = True
         self._last = _NOWHERE
-        self._stack_lo, self._stack_hi = 1, 0  # the fast paths must not find the scratch block
+        self.stack_lo, self.stack_hi = 1, 0  # the fast paths must not find the scratch block
         self._live.clear()
         self._known.clear()
         self._starts.clear()

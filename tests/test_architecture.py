@@ -13,7 +13,10 @@
 - inside the product, an import of another product module is relative (`from ..ref import Ref`):
   the repository root is the package, which a tool reading the source tree cannot know;
 - docs/architecture.md's table names, for every product module, the IREE file it models or why it
-  is ireeabi's own, and every file it names exists.
+  is ireeabi's own, and every file it names exists;
+- an op is declared in one file: its fast-path writers (handlers.py's registries) in the module of
+  its handler, no op symbol in the fast path's machinery (regions.py, blocks.py, region_plan.py),
+  and the text the fast paths generate reaches no private attribute of another object.
 
 Each rule is a function over what the readers found, run on the tree by one test and on a planted
 violation by another (a rule that silently matches nothing fails there).
@@ -24,6 +27,7 @@ import ast
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("abi", "layouts", "base", "vm", "hal", "modules", "tooling", "cli")
@@ -710,3 +714,112 @@ def test_a_planted_table_problem_is_found(tmp_path: Path) -> None:
                         "is ireeabi's own)",
                         "vm/list.py: in the tree, but in no row"]
 
+
+
+# ------------------------------------------------------------------------- the ops and the fast path
+
+# The fast path's op-independent machinery: an op's fast path is declared beside its handler.
+FAST_PATH_MACHINERY = ("vm/bytecode/regions.py", "vm/bytecode/blocks.py", "vm/bytecode/region_plan.py")
+# A generated text's own object, bound under this name by the object that wrote the text (a planned
+# call's `_self`): its private attributes are its own.
+GENERATED_SELF = "_self"
+
+
+def misplaced_writers(tables: dict[str, dict], home: Any) -> list[str]:
+    """Fast-path declarations (per kind: op symbol -> function) written in another module than
+    the op's handler (`home(symbol)`: what makes the handler, None for an op without one)."""
+    out = []
+    for kind, table in tables.items():
+        for symbol, f in sorted(table.items()):
+            maker = home(symbol)
+            where = None if maker is None else maker.__module__
+            if f.__module__ != where:
+                out.append(f"{kind} of {symbol}: in {f.__module__}, its handler in {where}")
+    return out
+
+
+def op_literals(source: str, symbols: set[str]) -> list[str]:
+    """The string constants of `source` that are op symbols of the ISA."""
+    return [node.value for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in symbols]
+
+
+def private_reaches(text: str) -> list[str]:
+    """`x._name` in generated text where x is not the text's own object (GENERATED_SELF)."""
+    return [ast.unparse(node) for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id == GENERATED_SELF)]
+
+
+def _op_symbols() -> set[str]:
+    from ireeabi.vm.bytecode import isa  # noqa: PLC0415
+    return {op.symbol for table in isa.OPCODES.values() for op in table.values()}
+
+
+def test_every_op_declares_its_fast_path_beside_its_handler() -> None:
+    from ireeabi.vm.bytecode.compile import handler_maker  # noqa: PLC0415 - the op modules registered
+    from ireeabi.vm.bytecode.handlers import BLOCK_WRITERS, REGION_ACCESSES, REGION_WRITERS  # noqa: PLC0415
+    tables = {"region accesses": REGION_ACCESSES, "region writer": REGION_WRITERS, "block writer": BLOCK_WRITERS}
+    assert REGION_WRITERS and BLOCK_WRITERS  # the compilers inline something
+    problems = misplaced_writers(tables, handler_maker)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_planted_misplaced_writer_is_found() -> None:
+    from ireeabi.vm.bytecode.compile import handler_maker  # noqa: PLC0415
+    from ireeabi.vm.bytecode.handlers import REGION_WRITERS  # noqa: PLC0415
+
+    def planted(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+        """A writer of vm.add.i32 outside ops_scalar.py."""
+
+    tables = {"region writer": {"AddI32": planted, "BufferLoadI32": REGION_WRITERS["BufferLoadI32"]},
+              "block writer": {"NoSuchOp": planted}}
+    assert misplaced_writers(tables, handler_maker) == [
+        "region writer of AddI32: in test_architecture, its handler in ireeabi.vm.bytecode.ops_scalar",
+        "block writer of NoSuchOp: in test_architecture, its handler in None"]
+
+
+def test_the_fast_path_machinery_names_no_op() -> None:
+    symbols = _op_symbols()
+    found = {path: op_literals(_source(ROOT / path), symbols) for path in FAST_PATH_MACHINERY}
+    assert not any(found.values()), found
+
+
+def test_a_planted_op_literal_is_found() -> None:
+    source = ('"""Names vm.cond_br\'s symbol in a docstring: CondBranch."""\n'
+              'if symbol == "CondBranch" or symbol in {"Block", "Branchy"}:\n'
+              '    text = f"{op}I32"\n')
+    assert op_literals(source, _op_symbols()) == ["CondBranch", "Block"]
+
+
+def test_generated_text_reaches_no_private_attribute() -> None:
+    """The call-site text of the heap's scratch stack (both forms) and the region and block
+    functions of a real module (loops with buffer loads and stores, selects, float ops)."""
+    import linecache  # noqa: PLC0415
+
+    from support import iree_tools  # noqa: PLC0415
+    from ireeabi.base.heap import Heap  # noqa: PLC0415
+    from ireeabi.vm.bytecode import Context  # noqa: PLC0415
+    texts = []
+    heap = Heap()
+    for n in (16, 0):
+        push, pop, _ = heap.scratch_source(n)
+        texts.append("\n".join(push + pop))
+    path = iree_tools.compile_with_flags(ROOT / "tests" / "programs" / "host" / "loops.vm.mlir",
+                                         iree_tools.VM_INPUT_FLAGS)
+    with Context(path) as ctx:
+        files = {entry[0].__code__.co_filename for fn in ctx.functions for entry in fn.code
+                 if entry[0].__code__.co_filename.startswith("<block")}
+        texts += ["".join(linecache.getlines(f)) for f in sorted(files)]
+    assert any(f.startswith("<block") and "locals region" in f for f in files)
+    assert all(texts)
+    found = [reach for text in texts for reach in private_reaches(text)]
+    assert not found, found
+
+
+def test_a_planted_private_reach_is_found() -> None:
+    text = ("def call(flat):\n"
+            "    top = _scratch_heap._stack_top\n"
+            "    ctx = _self._ctx\n"
+            "    return flat.__len__(), _scratch_heap.stack_hi\n")
+    assert private_reaches(text) == ["_scratch_heap._stack_top"]

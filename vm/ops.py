@@ -363,6 +363,9 @@ SIGN_BIT_OPS = {"AbsF32": (32, 0x7FFFFFFF, 0), "NegF32": (32, M32, 0x80000000),
                  "AbsF64": (64, (1 << 63) - 1, 0), "NegF64": (64, M64, 1 << 63)}
 
 
+F32_QUIET_BIT = 0x400000  # an f32 NaN's quiet bit: a quiet NaN's bits survive a Python float, a signaling one's not
+
+
 def is_snan32(bits: int) -> bool:
     """An f32 signaling NaN: all exponent bits set, quiet bit clear, some other mantissa bit set.
     Reading one into a Python float quiets it, so the few ops that can tell need the raw bits."""

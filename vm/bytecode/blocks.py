@@ -4,10 +4,13 @@ The reference path runs one handler per instruction (dispatch.py's loop: fetch, 
 answer). Here each basic block of a function becomes one generated Python function that runs the
 block's instructions in order, with the loop's per-instruction work gone:
 
-- a pure op (arithmetic, compare, convert: `ops_scalar.pure_parts`) is inlined as the read, the
-  PURE_OPS function and the write its handler would make, with the register offsets as literals;
-- a constant is inlined as the bytes its handler would store;
+- an op that declares a block writer beside its handler (handlers.block_writer: the pure ops,
+  constants, element loads and stores) is inlined as that writer writes it: the reads, the PURE_OPS
+  function and the write its handler would make, the bytes a constant's handler would store, a
+  load's or store's bounds check and bytes, with the register offsets as literals;
 - any other instruction calls its own handler, with its own payload, exactly as the loop would.
+
+This module names no op: which ops end a block and where a branch goes are ops_control.py's.
 
 A block ends at a branch, a return, a call (yieldable ones too), vm.yield or vm.fail, and before
 every branch target. The block
@@ -29,12 +32,11 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ...abi.generated import define
-from .handlers import HANDLERS
-from ..ops import I32, U64, PURE_EXPRESSIONS, PURE_NAMES, PURE_OPS, SIGN_BIT_OPS
-from .ops_buffer import (LOAD_OPS, STORE_OPS, buffer_operand, check_elements,
-                                            element_parts)
-from .ops_scalar import pure_parts
-from .registers import SIZES, WRITE, retain_or_move, write_i32
+from .handlers import BLOCK_WRITERS
+from ..ops import I32, U64, PURE_NAMES
+from .ops_buffer import buffer_operand, check_elements, element_access
+from .ops_control import BRANCHES, ENDS_BLOCK, RETURNS, branch_condition, branch_edges
+from .registers import retain_or_move, write_i32
 from .region_plan import RegionPlan
 from .regions import LocalsEmitter, dispatch_tree
 from .value_ranges import speculated
@@ -42,18 +44,6 @@ from .value_ranges import speculated
 if TYPE_CHECKING:
     from .registers import Function
 
-# Instructions after which control may not fall through to the next one in the same block.
-# A yieldable call or vm.yield ends its block too: its handler sets frame.ip (the resume block, the
-# yield's target, or the call itself to run again on resume) and may suspend the stack (YIELD), which
-# only the loop can do.
-_ENDS_BLOCK = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "CallVariadic",
-                         "Fail", "Break", "CondBreak", "CallYieldable", "CallVariadicYieldable",
-                         "Yield"})
-_BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
-_CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
-_ZEROS = {"ConstI32Zero": 4, "ConstI64Zero": 8, "ConstF32Zero": 4, "ConstF64Zero": 8}
-_LOADS = frozenset(LOAD_OPS)
-_STORES = frozenset(STORE_OPS)
 # What one generated function may cover (issue 41: memory per instruction bounded). Python's
 # compiler holds a function's whole tree while it compiles it, about 15 KB per VM instruction: a
 # straight run of 100,000 instructions peaked at 1.5 GB. A longer run is cut into functions of at
@@ -70,7 +60,7 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
     code = list(fn.code)
     starts = {0} | set(fn.block_index.values())
     for i, (_, _, inst) in enumerate(code):
-        if inst.op.symbol in _ENDS_BLOCK:
+        if inst.op.symbol in ENDS_BLOCK:
             starts.add(i + 1)
     ordered = sorted(s for s in starts if s < len(code))
     blocks = [(c, min(c + MAX_RUN, e)) for s, e in
@@ -81,7 +71,7 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
     for n in range(len(blocks) - 1, -1, -1):
         s, e = blocks[n]
         last = code[e - 1][2].op.symbol
-        if last in _BRANCHES or (last not in _ENDS_BLOCK and e in region_starts):
+        if last in BRANCHES or (last not in ENDS_BLOCK and e in region_starts):
             region_starts.add(s)
     region = [b for b in blocks if b[0] in region_starts]
     if sum(e - s for s, e in region) > MAX_REGION:
@@ -109,12 +99,12 @@ def compile_blocks(ctx: Any, fn: "Function") -> list:
             continue
         # Through the blocks it falls into (none of them in the region), to a call, a return, a
         # fail or a branch table: one straight run (of at most MAX_RUN instructions).
-        while end in ends and code[end - 1][2].op.symbol not in _ENDS_BLOCK and ends[end] - start <= MAX_RUN:
+        while end in ends and code[end - 1][2].op.symbol not in ENDS_BLOCK and ends[end] - start <= MAX_RUN:
             end = ends[end]
         if end - start > 1:
             # The loop reads a returning handler's payload from the entry (the returned registers).
             last_handler, last_payload, last_inst = code[end - 1]
-            payload = last_payload if last_inst.op.symbol == "Return" else None
+            payload = last_payload if last_inst.op.symbol in RETURNS else None
             code[start] = (_Emitter(ctx, fn, code).block(start, end), payload, code[start][2])
     return code
 
@@ -198,9 +188,8 @@ class _Emitter:
         frame.ip - 1 (the loop advanced it) from block to block, and returns to the loop (frame.ip
         set) when control reaches a block outside the region."""
         inside = {s for s, _ in blocks}
-        self.memo = tuple(sorted({self.code[i][2].operands["buffer"].ordinal for s, e in blocks
-                                  for i in range(s, e) if self.code[i][2].op.symbol in _LOADS
-                                  or self.code[i][2].op.symbol in _STORES}))
+        accessed = (element_access(self.ctx, self.code[i][2]) for s, e in blocks for i in range(s, e))
+        self.memo = tuple(sorted({access[0] for access in accessed if access is not None}))
         lines = self.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
         lines += [f"    buf{m} = None" for m in self.memo]
         lines += ["    try:", "        while True:"]
@@ -220,15 +209,16 @@ class _Emitter:
         lines.append(f"{pad}k = {end - 1}")
         inst = self.code[end - 1][2]
         symbol = inst.op.symbol
-        if symbol == "CondBranch":
-            o = inst.operands
-            lines.append(f"{pad}if i32(regs, {4 * o['condition'].ordinal})[0]:")
-            self._jump(self.fn.block_index[o["true_dest"]], o["true_operands"], inside, lines, pad + "    ")
+        condition = branch_condition(inst) if symbol in BRANCHES else None
+        if condition is not None:
+            (true_dest, true_pairs), (false_dest, false_pairs) = branch_edges(inst)
+            lines.append(f"{pad}if i32(regs, {4 * condition.ordinal})[0]:")
+            self._jump(self.fn.block_index[true_dest], true_pairs, inside, lines, pad + "    ")
             lines.append(f"{pad}else:")
-            self._jump(self.fn.block_index[o["false_dest"]], o["false_operands"], inside, lines, pad + "    ")
-        elif symbol in _BRANCHES:
-            o = inst.operands
-            self._jump(self.fn.block_index[o["dest"]], o["operands"], inside, lines, pad)
+            self._jump(self.fn.block_index[false_dest], false_pairs, inside, lines, pad + "    ")
+        elif symbol in BRANCHES:
+            (dest, pairs), = branch_edges(inst)
+            self._jump(self.fn.block_index[dest], pairs, inside, lines, pad)
         else:
             self.instruction(end - 1, lines, pad)
             self._jump(end, (), inside, lines, pad)
@@ -257,69 +247,10 @@ class _Emitter:
             self.forget(lines, pad)
 
     def inlined(self, i: int, lines: list, pad: str) -> bool:
-        """Append the inline form of instruction i, if it has one."""
-        inst = self.code[i][2]
-        symbol = inst.op.symbol
-        bind = self.bind
-        if symbol == "Block":  # a block marker: its handler does nothing
-            return True
-        if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
-            f, reads, (writer, woff) = pure_parts(inst)  # as compile_instruction's make_pure
-            args = [f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads]
-            template = PURE_EXPRESSIONS.get(symbol)  # the text f is made from, inline
-            value = template.format(*args) if template else f"{bind(f, 'f')}({', '.join(args)})"
-            lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {value})")
-        elif symbol in _CONSTS and inst.op.fields[1].kind != "f32":  # (an f32 NaN keeps its bits)
-            kind = inst.op.fields[1].kind
-            data = bytearray(SIZES[kind])
-            WRITE[kind](data, 0, inst.operands["value"])
-            off = 4 * inst.operands["result"].ordinal
-            lines.append(f"{pad}regs[{off}:{off + len(data)}] = {bytes(data)!r}")
-        elif symbol in _ZEROS:
-            off = 4 * inst.operands["result"].ordinal
-            lines.append(f"{pad}regs[{off}:{off + _ZEROS[symbol]}] = {bytes(_ZEROS[symbol])!r}")
-        elif symbol in _LOADS or symbol in _STORES:
-            # as ops_buffer's handler: the buffer (its null error from buffer_operand), IREE's bounds check,
-            # the element's bytes
-            b, off, size, elem, val, mask = element_parts(self.ctx, inst)
-            load = symbol in _LOADS
-            what = "source_buffer" if load else "target_buffer"
-            null = f"null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})"
-            if self.memo is not None:
-                lines.append(f"{pad}b = buf{b}")
-                lines.append(f"{pad}if b is None:")
-                lines.append(f"{pad}    b = deref(refs[{b}])")
-                lines.append(f"{pad}    if b is None: {null}")
-                lines.append(f"{pad}    buf{b} = b")
-                lines.append(f"{pad}    lo{b}, hi{b} = span(refs[{b}])")
-            elif b in self.derefs:
-                lines.append(f"{pad}b = buf{b}")
-            else:
-                lines.append(f"{pad}b = buf{b} = deref(refs[{b}])")
-                lines.append(f"{pad}if b is None: {null}")
-                self.derefs.add(b)
-            # check_elements' conditions for one element, inline; it runs (and raises) when one fails
-            lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
-            lines.append(f"{pad}n = b.data.nbytes")
-            lines.append(f"{pad}s = (o * {size}) & {mask}")
-            ok = f"((o + 1) * {size}) & {mask} <= n and s + {size} <= n" + ("" if load else " and b.mutable")
-            lines.append(f"{pad}if not ({ok}): check(b, o, 1, {size}, {not load}, {mask})")
-            if not load:
-                lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
-                self.derefs.clear()  # the store may have written a buffer's header
-                if self.memo:
-                    lines.append(f"{pad}if b.address is not None:")
-                    lines.append(f"{pad}    s += b.address")
-                    for m in self.memo:
-                        lines.append(f"{pad}    if buf{m} is not None and lo{m} < s + {size} and s < hi{m}: "
-                                     f"buf{m} = None")
-            elif elem is None:
-                lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
-            else:
-                lines.append(f"{pad}write_i32(regs, {val}, {bind(elem.unpack_from, 'e')}(b.data, s)[0])")
-        else:
-            return False
-        return True
+        """Append the inline form of instruction i, if its op has one (its block writer, beside its
+        handler: handlers.block_writer)."""
+        writer = BLOCK_WRITERS.get(self.code[i][2].op.symbol)
+        return writer is not None and writer(self, i, lines, pad)
 
 
 __all__ = ["compile_blocks"]

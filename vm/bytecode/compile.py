@@ -1,7 +1,7 @@
 """Turning decoded instructions into handlers, and which ops the interpreter runs."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from . import isa
 from .decoder import Instruction, UnsupportedOpError
@@ -32,9 +32,22 @@ def _unsupported(ctx: "ExecutionState", frame: "Frame", inst: Instruction) -> No
     raise UnsupportedOpError(inst.opcode, inst.pc, inst.prefix, inst.mnemonic)
 
 
+def handler_maker(symbol: str) -> Callable[..., Any] | None:
+    """What makes an op's handler, as compile_instruction picks it (its module is where the op's
+    semantics and its fast-path writers are written): its registered maker, make_sign_bit or
+    make_pure; None for an op the interpreter does not run."""
+    make = HANDLERS.get(symbol)
+    if make is not None:
+        return make
+    if symbol in SIGN_BIT_OPS:
+        return make_sign_bit
+    if symbol in PURE_OPS:
+        return make_pure
+    return None
+
+
 SUPPORTED_OPS: frozenset[str] = frozenset(
-    op.symbol for table in isa.OPCODES.values() for op in table.values()
-    if op.symbol in HANDLERS or op.symbol in PURE_OPS or op.symbol in SIGN_BIT_OPS)
+    op.symbol for table in isa.OPCODES.values() for op in table.values() if handler_maker(op.symbol) is not None)
 UNSUPPORTED_OPS: frozenset[str] = frozenset(
     op.symbol for table in isa.OPCODES.values() for op in table.values()) - SUPPORTED_OPS
 
@@ -44,4 +57,4 @@ def unsupported_in(instructions: Iterable[Instruction]) -> set[str]:
     return {i.mnemonic for i in instructions if i.op.symbol in UNSUPPORTED_OPS}
 
 
-__all__ = ["compile_instruction", "SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"]
+__all__ = ["compile_instruction", "handler_maker", "SUPPORTED_OPS", "UNSUPPORTED_OPS", "unsupported_in"]

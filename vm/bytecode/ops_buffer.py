@@ -9,6 +9,10 @@ IREE does (handle prefix + length, wrapping), with the allocator's statuses in i
 of these ops carry no ownership: a MOVE bit on them is ignored, as dispatch.c decodes them. Bytes are
 read and written through the memoryview the buffer factory's `deref` gives (real tracked memory for
 VM buffers).
+
+The element loads and stores are written inline by the compiled code: their fast-path writers (the
+register accesses, the loop-region and straight-block text: handlers.py's registry) are at the end,
+beside the handlers whose steps they take.
 """
 from __future__ import annotations
 
@@ -20,9 +24,11 @@ from ...base.checked_access import fill_view
 from ...base.status import StatusCode
 from ..errors import VmStatusError, VmTrapError
 from .state import ExecutionState
-from .handlers import op
+from .handlers import block_writer, op, region_accesses, region_writer
 from ..buffer import siphash24
-from ..ops import I32, U64
+from ..ops import F32_QUIET_BIT, I32, M64, U64
+from .ops_scalar import reads_signed
+from .value_ranges import nonnegative
 from .registers import Frame, store_ref, write_i32, write_i64
 from ...layouts.buffer import VmBufferLayout
 
@@ -85,7 +91,7 @@ def _stem(symbol: str, prefix: str) -> str:
     return symbol[len(prefix):]
 
 
-# The element load and store ops (their handlers below; blocks.py inlines them).
+# The element load and store ops (their handlers below; their fast-path writers at the end).
 LOAD_OPS = tuple(f"BufferLoad{s}" for s in ("I8U", "I8S", "I16U", "I16S", "I32", "I64", "F32", "F64"))
 STORE_OPS = tuple(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", "F64"))
 
@@ -93,8 +99,8 @@ STORE_OPS = tuple(f"BufferStore{s}" for s in ("I8", "I16", "I32", "I64", "F32", 
 def element_parts(ctx: "ExecutionState", inst: Any) -> tuple:
     """What a vm.buffer.load/store does, as data: (ref ordinal of the buffer, byte offset of the i64
     element-offset register, element size, struct of a sub-word element or None, byte offset of the
-    value register, iree_host_size_t mask). The handlers below run it; the block compiler
-    (blocks.py) inlines it."""
+    value register, iree_host_size_t mask). The handlers below run it; the fast-path writers at the
+    end write it inline."""
     load = inst.op.symbol.startswith("BufferLoad")
     size, elem, _ = _BUFFER_ELEMENTS[_stem(inst.op.symbol, "BufferLoad" if load else "BufferStore")]
     o = inst.operands
@@ -250,3 +256,199 @@ def _make_buffer_hash(ctx, fn, inst):
                   siphash24(bytes(source.data[start:start + length])))
     return run, None
 
+
+# -- the fast path -------------------------------------------------------------------------------
+
+# (kind of the value a region holds, element bytes) -> typed memoryview format; its struct for the
+# slow path
+_VIEWS = {("int", 4): "I", ("f32", 4): "f", ("int", 8): "Q", ("f64", 8): "d", ("sint", 4): "i", ("sint", 8): "q"}
+_VIEW_STRUCTS = {f: struct.Struct("<" + f) for f in ("B", "H", "I", "f", "i", "Q", "d", "q")}
+
+
+def element_access(ctx: "ExecutionState", inst: Any) -> tuple[int, int, bool] | None:
+    """(ref ordinal of the buffer, element size, whether it stores) of an element load or store;
+    None for any other instruction (the compiled regions remember the buffers these access)."""
+    symbol = inst.op.symbol
+    if symbol not in LOAD_OPS and symbol not in STORE_OPS:
+        return None
+    bo, _, size, _, _, _ = element_parts(ctx, inst)
+    return bo, size, symbol in STORE_OPS
+
+
+def element_offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
+    """The byte offset of element `o` after the handlers' whole check (a loop region's slow path)."""
+    n = buf.data.nbytes
+    s = (o * size) & mask
+    if not (((o + 1) * size) & mask <= n and s + size <= n and (not write or buf.mutable)):
+        check_elements(buf, o, 1, size, write, mask)
+    return s
+
+
+@region_accesses(*LOAD_OPS, *STORE_OPS)
+def _element_accesses(ctx: "ExecutionState", inst: Any) -> list:
+    _, off, size, elem, val, _ = element_parts(ctx, inst)
+    index = ("r", off // 4, 2, "int")
+    if inst.op.symbol in LOAD_OPS:
+        return [index, ("w", val // 4, 1, "int") if elem is not None else ("w", val // 4, size // 4, "raw")]
+    return [index, ("r", val // 4, 1, "int") if size < 4 else ("r", val // 4, size // 4, "raw")]
+
+
+@block_writer(*LOAD_OPS, *STORE_OPS)
+def _block_element(w: Any, i: int, lines: list, pad: str) -> bool:
+    """As the handlers: the buffer (its null error from buffer_operand; in a byte-register region,
+    from the region's memo), IREE's bounds check inline (check_elements runs, and raises, when
+    it fails), the element's bytes."""
+    inst = w.code[i][2]
+    bind = w.bind
+    b, off, size, elem, val, mask = element_parts(w.ctx, inst)
+    load = inst.op.symbol in LOAD_OPS
+    what = "source_buffer" if load else "target_buffer"
+    null = f"null(ctx, frame, {bind(inst.operands['buffer'], 'b')}, {what!r})"
+    if w.memo is not None:
+        lines.append(f"{pad}b = buf{b}")
+        lines.append(f"{pad}if b is None:")
+        lines.append(f"{pad}    b = deref(refs[{b}])")
+        lines.append(f"{pad}    if b is None: {null}")
+        lines.append(f"{pad}    buf{b} = b")
+        lines.append(f"{pad}    lo{b}, hi{b} = span(refs[{b}])")
+    elif b in w.derefs:
+        lines.append(f"{pad}b = buf{b}")
+    else:
+        lines.append(f"{pad}b = buf{b} = deref(refs[{b}])")
+        lines.append(f"{pad}if b is None: {null}")
+        w.derefs.add(b)
+    # check_elements' conditions for one element, inline; it runs (and raises) when one fails
+    lines.append(f"{pad}o = u64(regs, {off})[0] & {mask}")
+    lines.append(f"{pad}n = b.data.nbytes")
+    lines.append(f"{pad}s = (o * {size}) & {mask}")
+    ok = f"((o + 1) * {size}) & {mask} <= n and s + {size} <= n" + ("" if load else " and b.mutable")
+    lines.append(f"{pad}if not ({ok}): check(b, o, 1, {size}, {not load}, {mask})")
+    if not load:
+        lines.append(f"{pad}b.data[s:s + {size}] = regs[{val}:{val + size}]")
+        w.derefs.clear()  # the store may have written a buffer's header
+        if w.memo:
+            lines.append(f"{pad}if b.address is not None:")
+            lines.append(f"{pad}    s += b.address")
+            for m in w.memo:
+                lines.append(f"{pad}    if buf{m} is not None and lo{m} < s + {size} and s < hi{m}: "
+                             f"buf{m} = None")
+    elif elem is None:
+        lines.append(f"{pad}regs[{val}:{val + size}] = b.data[s:s + {size}]")
+    else:
+        lines.append(f"{pad}write_i32(regs, {val}, {bind(elem.unpack_from, 'e')}(b.data, s)[0])")
+    return True
+
+
+@region_writer(*LOAD_OPS, *STORE_OPS)
+def _region_element(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    """A load or store in a loop region: the buffer from the region's memo (remembered with its
+    data, address, typed views and element counts), IREE's bounds check as one comparison where
+    the element lies wholly inside the data (check_elements' whole check and a byte offset
+    otherwise), the element as an item of a typed view, held in a local or temporary. An f32
+    load of a signaling NaN leaves the region through its handler (a float would quiet it); a
+    store that may have written a remembered buffer's header ends the region after it."""
+    handler, payload, inst = w.code[i]
+    b = w.b
+    bo, off, size, elem, val, mask = element_parts(w.ctx, inst)
+    load = inst.op.symbol in LOAD_OPS
+    if bo not in w.valid:
+        w.remember(i, bo, inst, "source_buffer" if load else "target_buffer", lines, pad)
+    index = w.read(off // 4, 2, "b64", lines, pad)
+    fact = w.ranges.read(i, off // 4, 2)
+    if nonnegative(fact, 2) and fact[1] <= mask:  # the bits are the value, and fit in a size_t
+        if not index.isidentifier():
+            lines.append(f"{pad}o = {index}")
+            index = "o"
+    elif not (mask == M64 and index.isidentifier()):  # a local holds unsigned 64-bit values
+        lines.append(f"{pad}o = {index} & {mask}")
+        index = "o"
+    # IREE's bounds check: an element wholly inside the data (no wrap) is one comparison, and the
+    # element is item `index` of a typed view of the data; the rest (out of range, or wrapping
+    # round the data model's size_t) takes the whole check and a byte offset.
+    fast = f"{index} < q{bo}_{size}{'r' if load else 'w'}"
+    slow = f"offset(buf{bo}, {index}, {size}, {not load}, {mask})"
+    d = f"d{bo}"
+    first = val // 4
+    if load:
+        if elem is not None:  # a sign-extended element is held as its signed value
+            fmt = elem.format[-1]
+            name, kind = w.raw_target(first, 1, "sint" if fmt.islower() else "int", lines, pad)
+            if fmt.islower() and (first, 1) in w.local:
+                w.signed.add((first, 1))
+            w.views.add((bo, fmt))
+            lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
+            lines.append(f"{pad}else:")
+            lines.append(f"{pad}    k = {i}")
+            lines.append(f"{pad}    {name} = {b.bind(elem.unpack_from, 'e')}({d}, {slow})[0]")
+            return
+        n = size // 4
+        hint = w.next_kind(i, end, first, n)
+        if hint == "int" and reads_signed(w, i, end, first, n):
+            hint = "sint"  # loaded through the signed view: what the op reads, and small
+        name, kind = w.raw_target(first, n, hint, lines, pad)
+        if hint == "sint" and (first, n) in w.local:
+            w.signed.add((first, n))
+            kind = "sint"
+        fmt = _VIEWS[(kind, size)]
+        w.views.add((bo, fmt))
+        lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
+        lines.append(f"{pad}else:")
+        lines.append(f"{pad}    k = {i}")
+        reader = {"int": f"UI{n}", "sint": f"SI{n}"}.get(kind, f"U{kind}")
+        lines.append(f"{pad}    {name} = {reader}({d}, {slow})[0]")
+        if kind == "f32":  # a signaling NaN's bits would not survive the float: the handler
+            w.views.add((bo, "I"))
+            bits = f"(v{bo}_I[{index}] if {fast} else UI1({d}, {slow})[0])"
+            lines.append(f"{pad}if {name} != {name} and not {bits} & {F32_QUIET_BIT}:")
+            loaded = w.temps.pop((first, n), None)
+            w.flush_temps(lines, pad + "    ", forget=False)
+            w.flush_locals(lines, pad + "    ")
+            lines.append(f"{pad}    frame.ip = {i + 1}")
+            lines.append(f"{pad}    return {b.bind(handler, 'h')}(ctx, frame, {b.bind(payload, 'p')})")
+            if loaded is not None:
+                w.temps[(first, n)] = loaded
+        return
+    # a store: the value's low `size` bytes
+    value, fmt = None, ""
+    if size < 4:
+        value = w.read(first, 1, "b32", lines, pad) + (" & 255" if size == 1 else " & 65535")
+        fmt = "B" if size == 1 else "H"
+    else:
+        n = size // 4
+        if (first, n) in w.local:
+            value, kind = w.held(first, n)
+        elif (first, n) in w.temps and w.temps[(first, n)][2]:  # a dirty temporary holds exact bits
+            value, kind = w.temps[(first, n)][:2]
+        if value is None:
+            w.drop_overlapping(first, n, lines, pad, write=False)
+        else:
+            fmt = _VIEWS[(kind, size)]
+    if value is None:  # the register's bytes, copied
+        lines.append(f"{pad}if {fast}: s = {index} * {size}")
+        lines.append(f"{pad}else:")
+        lines.append(f"{pad}    k = {i}")
+        lines.append(f"{pad}    s = {slow}")
+        lines.append(f"{pad}{d}[s:s + {size}] = regs[{val}:{val + size}]")
+    else:
+        w.views.add((bo, fmt))
+        lines.append(f"{pad}if {fast}: v{bo}_{fmt}[{index}] = {value}")
+        lines.append(f"{pad}else:")
+        lines.append(f"{pad}    k = {i}")
+        lines.append(f"{pad}    {b.bind(_VIEW_STRUCTS[fmt].pack_into, 'w')}({d}, {slow}, {value})")
+    b.derefs.clear()
+    # The store may have written a remembered buffer's header (hit<b>: some remembered header lies
+    # in this buffer's data, see header_hits): then the region ends after it, and the interpreter
+    # loop goes on with the next instruction (the next region entry remembers nothing).
+    lines.append(f"{pad}if hit{bo}:")
+    lines.append(f"{pad}    s = {slow} + a{bo}")
+    tests = " or ".join(f"(buf{m} is not None and lo{m} < s + {size} and s < hi{m})" for m in b.memo)
+    lines.append(f"{pad}    if {tests}:")
+    w.flush_temps(lines, pad + "        ", forget=False)
+    w.flush_locals(lines, pad + "        ")
+    lines.append(f"{pad}        frame.ip = {i + 1}")
+    lines.append(f"{pad}        return None")
+
+
+
+__all__ = ["LOAD_OPS", "STORE_OPS", "buffer_operand", "check_elements", "element_access", "element_offset",
+           "element_parts"]

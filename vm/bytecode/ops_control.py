@@ -1,21 +1,72 @@
 """Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
-calls (internal and import, variadic, yieldable), return, vm.yield, vm.import.resolved and vm.fail."""
+calls (internal and import, variadic, yieldable), return, vm.yield, vm.import.resolved and vm.fail;
+which of them end a compiled block or branch within one (blocks.py and regions.py follow
+`branch_edges`), and the block marker's fast path (nothing)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import isa
 from .decoder import Instruction, Remap
 from ..errors import VmFailError
 from .state import ExecutionState
-from .handlers import RETURN, YIELD, op
+from .handlers import RETURN, YIELD, block_writer, op, region_accesses, region_writer
 from ..ops import I32, U32
 from .registers import Frame, Function, retain_or_move, value_chars, write_i32
 from .verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
 
-@op("Block")
+# The branches to a block of the function (`branch_edges`): compiled regions follow them.
+BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
+# Ops after which control does not go on to the next instruction.
+NO_FALLTHROUGH = BRANCHES | {"BranchTable", "Return", "Fail"}
+# Instructions after which control may not fall through to the next one in the same compiled
+# block. A yieldable call or vm.yield ends its block too: its handler sets frame.ip (the resume
+# block, the yield's target, or the call itself to run again on resume) and may suspend the stack
+# (YIELD), which only the interpreter loop can do.
+ENDS_BLOCK = NO_FALLTHROUGH | {"Call", "CallVariadic", "CallYieldable", "CallVariadicYieldable", "Yield"}
+MARKERS = frozenset({"Block"})  # a block's first instruction: its handler does nothing
+# Ops whose handler answers RETURN: the loop reads the returned registers from its entry's payload.
+RETURNS = frozenset({"Return"})
+
+
+@op(*MARKERS)
 def _make_block(ctx, fn, inst):
     return (lambda ctx, frame, _: None), None
+
+
+@region_accesses(*MARKERS)
+def _block_accesses(ctx: ExecutionState, inst: Instruction) -> list:
+    return []
+
+
+@region_writer(*MARKERS)
+def _region_block(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    """Nothing to write."""
+
+
+@block_writer(*MARKERS)
+def _block_block(w: Any, i: int, lines: list, pad: str) -> bool:
+    return True
+
+
+def branch_condition(inst: Instruction) -> Any:
+    """The condition register of a conditional branch of BRANCHES (vm.cond_br), None for the
+    others (vm.br; vm.break and vm.cond_break, debugger hooks in IREE, branch unconditionally)."""
+    return inst.operands["condition"] if inst.op.symbol == "CondBranch" else None
+
+
+def branch_edges(inst: Instruction) -> list[tuple[Any, Any]]:
+    """(destination block, operand remaps) of a branch of BRANCHES: the true edge first."""
+    o = inst.operands
+    if inst.op.symbol == "CondBranch":
+        return [(o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])]
+    return [(o["dest"], o["operands"])]
+
+
+@region_accesses(*BRANCHES)
+def _branch_accesses(ctx: ExecutionState, inst: Instruction) -> list:
+    cond = branch_condition(inst)
+    return [] if cond is None else [("r", cond.ordinal, 1, "int")]
 
 
 def remap(ctx: "ExecutionState", frame: Frame, pairs: Sequence[Remap]) -> None:

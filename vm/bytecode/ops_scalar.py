@@ -1,17 +1,26 @@
 """Handlers of the scalar ops: arithmetic/compare/convert (`PURE_OPS`), sign-bit float ops, the
 f32 ops that must see raw bits (min/max, pow), constants, selects, switches and value globals
-(`vm.global.load/store.i32...`)."""
+(`vm.global.load/store.i32...`); and the fast-path writers of those the compiled code writes inline
+(handlers.py's registry: each beside its handler).
+
+A pure op's fast path comes from its declaration in vm/ops.py (PURE_EXPRESSIONS' text, or its
+PURE_OPS function called); what a loop region makes of it besides (no mask where the op cannot wrap,
+operators for a division by a positive divisor, loop-invariant ops computed where the loop is
+entered) follows from the op's class below (`_MODULAR`, `_DIVISIONS`, ...)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from . import isa
 from .decoder import Instruction
 from ...base.status import StatusCode
 from ..errors import VmStatusError
-from .handlers import Handler, op
-from ..ops import F32, I32, RAW_BANKS, SIGN_BIT_OPS, U32, U64, PURE_OPS, is_snan32, s32
+from .handlers import Handler, block_writer, op, region_accesses, region_writer
+from ..ops import (EXACT_F32_OPS, F32, I32, PURE_EXPRESSIONS, RAW_BANKS, SIGN_BIT_OPS, U32, U64,
+                   PURE_OPS, is_snan32, s32)
+from .region_plan import BANKS, FLOAT_STRUCTS, INT_STRUCTS, MASKS, SIGN_BITS, Opaque, is_read
 from .registers import READ, SIZES, WRITE, write_f32, write_i64
+from .value_ranges import nonnegative
 from .verifier import global_size
 
 
@@ -217,4 +226,407 @@ def _make_global_indirect(ctx, fn, inst):
     return run, None
 
 
-__all__ = ["make_pure", "make_sign_bit", "pure_parts"]
+# -- the fast path -------------------------------------------------------------------------------
+
+# The f32 ops whose handlers hand back an operand's bits (min/max) or must see a signaling NaN's
+# (powf), and the float sign-bit ops: written inline on values held as floats, else the handler.
+FLOAT_BITS_OPS = frozenset({"MinF32", "MaxF32", "PowF32"}) | frozenset(SIGN_BIT_OPS)
+# The pure ops whose handler is make_pure (PURE_OPS less the ops above, which have their own).
+PURE_SYMBOLS = tuple(s for s in PURE_OPS if s not in FLOAT_BITS_OPS)
+_CONSTS = ("ConstI32", "ConstI64", "ConstF32", "ConstF64")
+_ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
+# vm.select.*: registers per value, and whether the values are integers (floats are selected as held
+# floats, or by the handler, which copies the register and so keeps a signaling NaN)
+_SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
+# Ops whose handlers read and write registers only: a region calling one keeps its remembered buffers.
+REGISTER_ONLY = frozenset(PURE_OPS) | FLOAT_BITS_OPS | frozenset(_SELECTS) | frozenset(_CONSTS) \
+    | frozenset(_ZERO_REGISTERS) | frozenset({"SwitchI32", "SwitchI64", "SwitchF32", "SwitchF64"})
+# Integer ops whose wrapped result is the same for signed and unsigned operand values.
+_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl", "FMA")
+                     for t in ("I32", "I64")) | {"TruncI64I32"}
+_UNSIGNED = {"i32": "b32", "i64": "b64"}
+_SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
+_MIN_MAX = frozenset({"MinI32S", "MinI64S", "MaxI32S", "MaxI64S"})
+# integer division ops -> (Python operator of a nonnegative quotient or remainder, signed)
+_DIVISIONS = {f"{op}I{w}{s}": ("//" if op == "Div" else "%", s == "S")
+              for op in ("Div", "Rem") for w in (32, 64) for s in ("S", "U")}
+_INT_TO_F32 = frozenset({"CastSI32F32", "CastUI32F32", "CastSI64F32", "CastUI64F32"})
+# integer ops of PURE_EXPRESSIONS (they cannot raise) a loop computes once where it is entered
+# when their operands are its invariants
+_HOISTED = frozenset(f"{op}I{w}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor") for w in (32, 64)) \
+    | {"TruncI64I32", "ExtI32I64S", "ExtI32I64U"}
+_ADDS = ("AddI32", "AddI64")  # two of them in a row: an address, (v + a) + b (_hoist)
+
+
+def constant_value(inst: Instruction) -> Any:
+    """A constant op's value as the reference reader would read its register back."""
+    kind = inst.op.fields[1].kind
+    n, vkind = BANKS[kind]
+    data = bytearray(SIZES[kind])
+    WRITE[kind](data, 0, inst.operands["value"])
+    return (INT_STRUCTS[n] if vkind == "int" else FLOAT_STRUCTS[vkind]).unpack_from(data)[0]
+
+
+def reads_signed(w: Any, i: int, end: int, first: int, n: int) -> bool:
+    """Whether the next access of register (first, n) in region w's block is a pure op's or a
+    select's read of it whole that takes its signed value as well as its bits (none of the
+    unsigned ops, bitcasts, or an index)."""
+    j = w.next_read(i, end, first, n)
+    if j is None:
+        return False
+    symbol = w.code[j][2].op.symbol
+    return (symbol in PURE_OPS or symbol in _SELECTS) and symbol not in RAW_BANKS and not symbol.endswith("U")
+
+
+def _wants_value(w: Any, i: int, end: int, first: int, n: int) -> bool:
+    """Whether the next access of register (first, n) in this block is a read of it whole by an
+    op that takes its signed value (a signed division, compare, extension, cast...), not bits
+    any form gives as cheaply."""
+    j = w.next_read(i, end, first, n)
+    if j is None:
+        return False
+    inst = w.code[j][2]
+    symbol = inst.op.symbol
+    return symbol in PURE_OPS and symbol not in _MODULAR and symbol not in RAW_BANKS and not symbol.endswith("U") \
+        and any(fl.kind in SIGN_BITS and is_read(fl) and inst.operands[fl.name].ordinal == first
+                for fl in inst.op.fields)
+
+
+@region_accesses(*PURE_SYMBOLS)
+def _pure_accesses(ctx: Any, inst: Instruction) -> list:
+    banks = RAW_BANKS.get(inst.op.symbol)
+    out = []
+    for f in inst.op.fields:
+        bank = f.kind if banks is None else banks[0 if is_read(f) else 1]
+        if bank not in BANKS:
+            raise Opaque
+        n, kind = BANKS[bank]
+        out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
+    return out
+
+
+@region_writer(*PURE_SYMBOLS)
+def _region_pure(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    """A pure op in a loop region: PURE_EXPRESSIONS' text on the operands as held (their
+    intervals known: no mask where the op cannot wrap, no sign conversion of a nonnegative
+    value), or its PURE_OPS function called (a C function through regions.c_call)."""
+    inst = w.code[i][2]
+    symbol = inst.op.symbol
+    if _hoist(w, i, end, inst, lines, pad):
+        return
+    f, _reads, _write = pure_parts(inst)
+    banks = RAW_BANKS.get(symbol)
+    args, facts, result = [], [], None
+    exact = True  # every operand's expression is its value (not the bits of a negative one)
+    for fld in inst.op.fields:
+        reg = inst.operands[fld.name]
+        bank = fld.kind if banks is None else banks[0 if is_read(fld) else 1]
+        n = BANKS[bank][0]
+        if is_read(fld):
+            fact = w.ranges.read(i, reg.ordinal, n) if BANKS[bank][1] == "int" else None
+            nonneg = banks is None and nonnegative(fact, n)  # its bits are its value
+            if symbol in _MODULAR and not nonneg:
+                # the result is wrapped: bits or a signed value, whichever is held, are the same
+                held = w.held(reg.ordinal, n)
+                bank = bank if held is not None and held[1] == "sint" else _UNSIGNED.get(bank, bank)
+            if bank in ("b32", "b64") and not nonneg:
+                exact = False
+            args.append(w.read(reg.ordinal, n, bank, lines, pad, nonneg))
+            facts.append(fact)
+        else:
+            result = (reg.ordinal, n, bank)
+    assert result is not None  # a pure op writes its one result
+    if symbol in _SIGNED_COMPARES and all(a in w.biased for a in args):
+        args = [w.biased[a][0] for a in args]  # (x ^ sign) orders unsigned bits as signed values
+    if symbol in _MIN_MAX and all(a in w.biased for a in args):
+        # both held as bits: compared as above, the chosen operand's bits are the result's
+        (fa, a), (fb, b) = (w.biased[x] for x in args)
+        test = f"{fb} < {fa}" if symbol.startswith("Min") else f"{fa} < {fb}"
+        name, _ = w.raw_target(result[0], result[1], "int", lines, pad)
+        lines.append(f"{pad}{name} = {b} if {test} else {a}")
+        return
+    # the result's interval when the expression is the result itself (it cannot wrap: ValueRanges)
+    value = w.ranges.result.get(i) if exact and banks is None else None
+    template = PURE_EXPRESSIONS.get(symbol)
+    low = 0 if symbol.startswith("CastU") else -(1 << 24)  # an unsigned cast reads the bits
+    if symbol in _INT_TO_F32 and all(x is not None and low <= x[0] and x[1] <= 1 << 24 for x in facts):
+        name, _ = w.raw_target(result[0], result[1], "f32", lines, pad)
+        lines.append(f"{pad}{name} = float({args[0]})")  # |x| <= 2^24: exact in an f32, no rounding
+        return
+    division = _division(symbol, args, facts, lines, pad) if symbol in _DIVISIONS else None
+    if division is not None:
+        expr = division
+    elif symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
+        lines.append(f"{pad}F32A[0] = {args[0]} * {args[1]}")
+        expr = f"F32A[0] + {args[2]}"
+    elif template is not None:
+        expr = template.format(*args)
+    else:
+        lines.append(f"{pad}k = {i}")
+        expr = f"{w.c_function(f)}({', '.join(args)})"
+    if symbol in EXACT_F32_OPS:  # an f32 already: no rounding to write
+        name, _ = w.raw_target(result[0], result[1], "f32", lines, pad)
+        lines.append(f"{pad}{name} = {expr}")
+        return
+    w.write(*result[:2], result[2], expr, lines, pad, value,
+            value is None and BANKS[result[2]][1] == "int" and _wants_value(w, i, end, *result[:2]))
+
+
+def _hoist(w: Any, i: int, end: int, inst: Instruction, lines: list, pad: str) -> bool:
+    """An integer op of the loop's invariants (its locals nothing in it writes) computed where the
+    loop is entered; and the two adds of an address, (v + a) + b with a and b invariant, as one
+    add of v and (a + b) computed there. Whether instruction i was written so."""
+    loop = w.plan.loop_of.get(w.start)
+    invariant = w.invariant.get(loop, set()) if loop is not None else set()
+    symbol = inst.op.symbol
+    if not invariant or symbol not in _HOISTED:
+        return False
+    o = inst.operands
+    fields = inst.op.fields
+    n = BANKS[fields[-1].kind][0]
+    result = o[fields[-1].name].ordinal
+    regs = [(o[f.name].ordinal, BANKS[f.kind][0], f.kind) for f in fields if is_read(f)]
+    if all((r, m) in invariant for r, m, _ in regs):
+        facts = [w.ranges.read(i, r, m) for r, m, _ in regs]
+        args = [w.read(r, m, kind, lines, pad, nonnegative(x, m)) for (r, m, kind), x in zip(regs, facts)]
+        exact = all(nonnegative(x, m) or kind in SIGN_BITS for (_, m, kind), x in zip(regs, facts))
+        value = w.ranges.result.get(i) if exact else None
+        expr = PURE_EXPRESSIONS[symbol].format(*args)
+        name = w.hoisted_name(loop, expr if value is not None else f"({expr}) & {MASKS[n]}")
+        # the value itself, or its bits (nonnegative: nothing to wrap)
+        w.write(result, n, fields[-1].kind, name, lines, pad, value if value is not None else (0, MASKS[n]))
+        return True
+    if symbol not in _ADDS or i + 1 >= end - 1:
+        return False
+    nxt = w.code[i + 1][2]
+    if nxt.op.symbol != symbol or nxt.operands["result"].ordinal != result:
+        return False
+    pair = [nxt.operands["lhs"].ordinal, nxt.operands["rhs"].ordinal]
+    if result not in pair:
+        return False
+    pair.remove(result)
+    b = pair[0]
+    ops = [o["lhs"].ordinal, o["rhs"].ordinal]
+    inv = [r for r in ops if (r, n) in invariant]
+    if (b, n) not in invariant or len(inv) != 1:
+        return False
+    a = inv[0]
+    ops.remove(a)
+    v = ops[0]
+    fa, fb, fv = w.ranges.read(i, a, n), w.ranges.read(i + 1, b, n), w.ranges.read(i, v, n)
+    la, lb = w.lname(a, n), w.lname(b, n)
+    if nonnegative(fa, n) and nonnegative(fb, n) and fa[1] + fb[1] <= MASKS[n] >> 1:
+        h, exact = w.hoisted_name(loop, f"{la} + {lb}"), True  # the sum's bits are it
+    else:
+        h, exact = w.hoisted_name(loop, f"({la} + {lb}) & {MASKS[n]}"), False
+    held = w.held(v, n)
+    nonneg = nonnegative(fv, n)
+    signed = not nonneg and held is not None and held[1] == "sint"
+    bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
+    x = w.read(v, n, bank, lines, pad, nonneg)
+    value = w.ranges.result.get(i + 1) if exact and (nonneg or signed) else None
+    w.write(result, n, bank, f"{x} + {h}", lines, pad, value)
+    w.skip = i + 1
+    return True
+
+
+def _division(symbol: str, args: list, facts: list, lines: list, pad: str) -> str | None:
+    """An integer division or remainder by a divisor known positive (ValueRanges) as Python's
+    operators: C's truncating quotient and remainder of a dividend known nonnegative, or of any
+    signed one (its magnitude's, signed). None: the op's function, which traps on a zero
+    divisor and on INT_MIN / -1 as IREE's runtime does (SIGFPE)."""
+    operator, signed = _DIVISIONS[symbol]
+    x, y = facts
+    if y is None or y[0] < 1:
+        return None
+    if x is not None and x[0] >= 0:  # both read as their values
+        return f"{args[0]} {operator} {args[1]}"
+    if not signed:
+        return None
+    dv = args[0]
+    if not dv.isidentifier():
+        lines.append(f"{pad}dv = {dv}")
+        dv = "dv"
+    return f"({dv} {operator} {args[1]} if {dv} >= 0 else -(-{dv} {operator} {args[1]}))"
+
+
+@block_writer(*PURE_SYMBOLS)
+def _block_pure(w: Any, i: int, lines: list, pad: str) -> bool:
+    """As make_pure's handler: the reads, PURE_EXPRESSIONS' text (or the PURE_OPS function), the write."""
+    f, reads, (writer, woff) = pure_parts(w.code[i][2])
+    bind = w.bind
+    args = [f"{bind(r, 'r')}(regs, {o})[0]" for r, o in reads]
+    template = PURE_EXPRESSIONS.get(w.code[i][2].op.symbol)  # the text f is made from, inline
+    value = template.format(*args) if template else f"{bind(f, 'f')}({', '.join(args)})"
+    lines.append(f"{pad}{bind(writer, 'w')}(regs, {woff}, {value})")
+    return True
+
+
+@region_accesses(*FLOAT_BITS_OPS)
+def _float_bits_accesses(ctx: Any, inst: Instruction) -> list:
+    kind = "f64" if inst.op.symbol.endswith("F64") else "f32"
+    n = 2 if kind == "f64" else 1
+    return [("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind) for f in inst.op.fields]
+
+
+@region_writer(*FLOAT_BITS_OPS)
+def _region_float_bits(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    """min/max.f32, pow.f32 and the float sign-bit ops (FLOAT_BITS_OPS). A float local or
+    temporary never holds an f32 signaling NaN (a load or entry of one leaves the region), so on
+    held f32 values: min/max hand back the chosen operand's value (its bits, as the handler's
+    register copy), abs/neg clear or flip the float's sign bit (as the handler does to the bits;
+    on bits held as an integer, the handler's masks), and powf's signaling-NaN check can only
+    hold for an operand read from the bytes (its bits are read there). An f32 min/max or sign op
+    on an operand not held runs the handler. f64 values keep every bit in a Python float."""
+    inst = w.code[i][2]
+    symbol = inst.op.symbol
+    o = inst.operands
+    if symbol in SIGN_BIT_OPS:
+        src, r = o["operand"].ordinal, o["result"].ordinal
+        f64 = symbol.endswith("F64")
+        held = w.held(src, 1)
+        # (an int's bits or its signed value: the masks take the same low 32 bits of either)
+        if not f64 and held is not None and held[1] in ("int", "sint") and (r, 1) not in w.local:
+            _, and_mask, xor_mask = SIGN_BIT_OPS[symbol]  # bits held (a bitcast's): as the handler
+            name, _ = w.raw_target(r, 1, "int", lines, pad)
+            lines.append(f"{pad}{name} = ({held[0]} & {and_mask}) ^ {xor_mask}")
+            return
+        if not f64 and (held is None or held[1] != "f32"):
+            w.call_handler(i, lines, pad)
+            return
+        x = w.read(src, 2, "f64", lines, pad) if f64 else held[0]
+        expr = f"-{x}" if symbol.startswith("Neg") else f"abs({x})"
+        if f64:
+            w.write(r, 2, "f64", expr, lines, pad)
+        else:
+            name, _ = w.raw_target(r, 1, "f32", lines, pad)
+            lines.append(f"{pad}{name} = {expr}")
+        return
+    lhs, rhs, r = o["lhs"].ordinal, o["rhs"].ordinal, o["result"].ordinal
+    hl, hr = w.held(lhs, 1), w.held(rhs, 1)
+    if symbol == "PowF32":
+        tests = []
+        for reg, h in ((lhs, hl), (rhs, hr)):
+            if h is None or h[1] != "f32":
+                tests.append(f"is_snan32(UI1(regs, {4 * reg})[0])")
+        x, y = w.read(lhs, 1, "f32", lines, pad), w.read(rhs, 1, "f32", lines, pad)
+        lines.append(f"{pad}k = {i}")
+        lines.append(f"{pad}xp = {x}")
+        lines.append(f"{pad}yp = {y}")
+        lines.append(f"{pad}rp = {w.c_function(PURE_OPS['PowF32'])}(xp, yp)")
+        if tests:
+            lines.append(f"{pad}if rp == 1.0 and ({' or '.join(tests)}): rp = xp + yp")
+        w.write(r, 1, "f32", "rp", lines, pad)
+        return
+    if hl is None or hr is None or hl[1] != "f32" or hr[1] != "f32":
+        w.call_handler(i, lines, pad)
+        return
+    a, c = (hr[0], hl[0]) if symbol == "MinF32" else (hl[0], hr[0])  # min: rhs < lhs; max: lhs < rhs
+    name, _ = w.raw_target(r, 1, "f32", lines, pad)
+    lines.append(f"{pad}{name} = {hr[0]} if {a} < {c} else {hl[0]}")
+
+
+@region_accesses(*_CONSTS)
+def _const_accesses(ctx: Any, inst: Instruction) -> list:
+    n, kind = BANKS[inst.op.fields[1].kind]
+    if kind == "f32" and constant_value(inst) != constant_value(inst):
+        raise Opaque  # a NaN constant's bits would not survive a float local
+    return [("w", inst.operands["result"].ordinal, n, kind)]
+
+
+@region_writer(*_CONSTS)
+def _region_const(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    inst = w.code[i][2]
+    first = inst.operands["result"].ordinal
+    value = constant_value(inst)
+    # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
+    text = repr(value) if type(value) is int else w.b.bind(value, "c")
+    n = BANKS[inst.op.fields[1].kind][0]
+    known = (value, value) if type(value) is int and value < 1 << (32 * n - 1) else None  # its own bits
+    w.write(first, n, inst.op.fields[1].kind, text, lines, pad, known)
+
+
+@block_writer(*_CONSTS)
+def _block_const(w: Any, i: int, lines: list, pad: str) -> bool:
+    """The bytes the handler stores, as a literal (not an f32: a NaN keeps its bits there)."""
+    inst = w.code[i][2]
+    kind = inst.op.fields[1].kind
+    if kind == "f32":
+        return False
+    data = bytearray(SIZES[kind])
+    WRITE[kind](data, 0, inst.operands["value"])
+    off = 4 * inst.operands["result"].ordinal
+    lines.append(f"{pad}regs[{off}:{off + len(data)}] = {bytes(data)!r}")
+    return True
+
+
+@region_accesses(*_ZERO_REGISTERS)
+def _zero_accesses(ctx: Any, inst: Instruction) -> list:
+    return [("w", inst.operands["result"].ordinal, _ZERO_REGISTERS[inst.op.symbol], "raw")]
+
+
+@region_writer(*_ZERO_REGISTERS)
+def _region_zero(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    inst = w.code[i][2]
+    first = inst.operands["result"].ordinal
+    n = _ZERO_REGISTERS[inst.op.symbol]
+    name, kind = w.raw_target(first, n, w.next_kind(i, end, first, n), lines, pad)
+    lines.append(f"{pad}{name} = {0 if kind == 'int' else 0.0!r}")
+
+
+@block_writer(*_ZERO_REGISTERS)
+def _block_zero(w: Any, i: int, lines: list, pad: str) -> bool:
+    inst = w.code[i][2]
+    off = 4 * inst.operands["result"].ordinal
+    width = 4 * _ZERO_REGISTERS[inst.op.symbol]
+    lines.append(f"{pad}regs[{off}:{off + width}] = {bytes(width)!r}")
+    return True
+
+
+@region_accesses(*_SELECTS)
+def _select_accesses(ctx: Any, inst: Instruction) -> list:
+    n, ints = _SELECTS[inst.op.symbol]
+    o = inst.operands
+    # floats as floats: registers a float select reads or writes become float locals (selected
+    # inline when held, else the handler)
+    kind = "int" if ints else ("f32" if n == 1 else "f64")
+    return [("r", o["condition"].ordinal, 1, "int"), ("r", o["true_value"].ordinal, n, kind),
+            ("r", o["false_value"].ordinal, n, kind), ("w", o["result"].ordinal, n, kind)]
+
+
+@region_writer(*_SELECTS)
+def _region_select(w: Any, i: int, end: int, lines: list, pad: str) -> None:
+    """vm.select.*: the chosen operand's value. Integers are read as their bits; floats are
+    chosen as they are held, which is exact (a float local or temporary never holds bits its
+    write-back would change: a loaded NaN runs the load's handler), when both operands and the
+    result are held as one kind; otherwise the handler copies the register bytes (nothing but
+    registers: remembered buffers stay valid)."""
+    inst = w.code[i][2]
+    o = inst.operands
+    n, ints = _SELECTS[inst.op.symbol]
+    t, f, r = o["true_value"].ordinal, o["false_value"].ordinal, o["result"].ordinal
+    cond = w.condition(o["condition"].ordinal, lines, pad)
+    if ints:
+        # as values where one is held as its signed value (the interval of the result known),
+        # else as bits (values too where both are known nonnegative)
+        tf, ff = w.ranges.read(i, t, n), w.ranges.read(i, f, n)
+        signed = any((w.held(x, n) or ("", ""))[1] == "sint" for x in (t, f)) and \
+            w.ranges.result.get(i) is not None
+        bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
+        tv = w.read(t, n, bank, lines, pad, nonnegative(tf, n))
+        fv = w.read(f, n, bank, lines, pad, nonnegative(ff, n))
+        exact = signed or nonnegative(tf, n) and nonnegative(ff, n)
+        w.write(r, n, bank, f"{tv} if {cond} else {fv}", lines, pad,
+                w.ranges.result.get(i) if exact else None)
+        return
+    ht, hf = w.held(t, n), w.held(f, n)
+    want = w.local.get((r, n))
+    if ht is not None and hf is not None and ht[1] == hf[1] and want in (None, ht[1]):
+        name, kind = w.raw_target(r, n, ht[1], lines, pad)
+        lines.append(f"{pad}{name} = {ht[0]} if {cond} else {hf[0]}")
+        return
+    w.call_handler(i, lines, pad)
+
+
+__all__ = ["make_pure", "make_sign_bit", "pure_parts", "constant_value", "reads_signed", "FLOAT_BITS_OPS",
+           "PURE_SYMBOLS", "REGISTER_ONLY"]

@@ -18,38 +18,26 @@ levels of a loop nest plan their locals apart). In a loop:
 Copies on an edge that leaves a loop are made on the bytes after its locals are written back, so
 they do not constrain the loop's locals.
 
-An instruction regions.py writes inline has its register accesses listed by `accesses`; any other
-is `Opaque` (a handler call, which may read and write any register).
+An instruction regions.py writes inline has its register accesses listed by `accesses`, as its op
+declares them beside its handler (handlers.region_accesses); any other is `Opaque` (a handler call,
+which may read and write any register).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .handlers import HANDLERS
-from ..ops import F32, F64, U32, U64, PURE_OPS, RAW_BANKS, SIGN_BIT_OPS
-from .ops_buffer import LOAD_OPS, STORE_OPS, element_parts
-from .registers import SIZES, WRITE
+from .handlers import REGION_ACCESSES
+from ..ops import F32, F64, M32, M64, U32, U64
+from .ops_control import BRANCHES, branch_edges
 from . import isa
 
-BRANCHES = frozenset({"Branch", "CondBranch", "Break", "CondBreak"})
-CONSTS = frozenset({"ConstI32", "ConstI64", "ConstF32", "ConstF64"})
-ZERO_REGISTERS = {"ConstI32Zero": 1, "ConstI64Zero": 2, "ConstF32Zero": 1, "ConstF64Zero": 2}
-# vm.select.*: registers per value, and whether the values are integers (floats are selected as held
-# floats, or by the handler, which copies the register and so keeps a signaling NaN)
-SELECTS = {"SelectI32": (1, True), "SelectI64": (2, True), "SelectF32": (1, False), "SelectF64": (2, False)}
-# f32 ops whose handlers hand back an operand's bits (min/max) or must see a signaling NaN's (powf),
-# and the float sign-bit ops: written inline on values held as floats (regions.py), else the handler
-FLOAT_BITS_OPS = frozenset({"MinF32", "MaxF32", "PowF32"}) | frozenset(SIGN_BIT_OPS)
-# Ops whose handlers read and write registers only: a region calling one keeps its remembered buffers.
-REGISTER_ONLY = frozenset(PURE_OPS) | FLOAT_BITS_OPS | frozenset(SELECTS) | CONSTS | frozenset(ZERO_REGISTERS) \
-    | frozenset({"SwitchI32", "SwitchI64", "SwitchF32", "SwitchF64"})
-LOADS = frozenset(LOAD_OPS)
-STORES = frozenset(STORE_OPS)
 # register bank -> (registers, kind of value a local holds)
 BANKS = {"i32": (1, "int"), "b32": (1, "int"), "i64": (2, "int"), "b64": (2, "int"),
          "f32": (1, "f32"), "f64": (2, "f64")}
 INT_STRUCTS = {1: U32, 2: U64}  # registers -> the struct of an int local's unsigned bits
 FLOAT_STRUCTS = {"f32": F32, "f64": F64}
+SIGN_BITS = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
+MASKS = {1: M32, 2: M64}  # registers -> the mask of an int local's bits
 
 
 class Opaque(Exception):
@@ -58,63 +46,16 @@ class Opaque(Exception):
 
 def accesses(ctx: Any, inst: Any) -> list[tuple[str, int, int, str]]:
     """The register accesses of an instruction the region writes inline, in order: (r/w, first
-    register, registers, kind: int, f32, f64 or raw = bits copied). Raises Opaque for the others."""
-    symbol = inst.op.symbol
-    if symbol == "Block":
-        return []
-    if symbol not in HANDLERS and symbol in PURE_OPS and symbol not in SIGN_BIT_OPS:
-        banks = RAW_BANKS.get(symbol)
-        out = []
-        for f in inst.op.fields:
-            bank = f.kind if banks is None else banks[0 if is_read(f) else 1]
-            if bank not in BANKS:
-                raise Opaque
-            n, kind = BANKS[bank]
-            out.append(("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind))
-        return out
-    if symbol in FLOAT_BITS_OPS:
-        kind = "f64" if symbol.endswith("F64") else "f32"
-        n = 2 if kind == "f64" else 1
-        return [("r" if is_read(f) else "w", inst.operands[f.name].ordinal, n, kind) for f in inst.op.fields]
-    if symbol in SELECTS:
-        n, ints = SELECTS[symbol]
-        o = inst.operands
-        # floats as floats: registers a float select reads or writes become float locals (regions.py
-        # selects held floats inline, and leaves others to the handler)
-        kind = "int" if ints else ("f32" if n == 1 else "f64")
-        return [("r", o["condition"].ordinal, 1, "int"), ("r", o["true_value"].ordinal, n, kind),
-                ("r", o["false_value"].ordinal, n, kind), ("w", o["result"].ordinal, n, kind)]
-    if symbol in CONSTS:
-        n, kind = BANKS[inst.op.fields[1].kind]
-        if kind == "f32" and constant_value(inst) != constant_value(inst):
-            raise Opaque  # a NaN constant's bits would not survive a float local
-        return [("w", inst.operands["result"].ordinal, n, kind)]
-    if symbol in ZERO_REGISTERS:
-        return [("w", inst.operands["result"].ordinal, ZERO_REGISTERS[symbol], "raw")]
-    if symbol in LOADS or symbol in STORES:
-        _, off, size, elem, val, _ = element_parts(ctx, inst)
-        index = ("r", off // 4, 2, "int")
-        if symbol in LOADS:
-            return [index, ("w", val // 4, 1, "int") if elem is not None else ("w", val // 4, size // 4, "raw")]
-        return [index, ("r", val // 4, 1, "int") if size < 4 else ("r", val // 4, size // 4, "raw")]
-    if symbol == "CondBranch":
-        return [("r", inst.operands["condition"].ordinal, 1, "int")]
-    if symbol in BRANCHES:
-        return []
-    raise Opaque
+    register, registers, kind: int, f32, f64 or raw = bits copied), as its op declares them
+    (handlers.region_accesses, beside its handler). Raises Opaque for the others."""
+    declared = REGION_ACCESSES.get(inst.op.symbol)
+    if declared is None:
+        raise Opaque
+    return declared(ctx, inst)
 
 
 def is_read(field: Any) -> bool:
     return field.access == isa.READ
-
-
-def constant_value(inst: Any) -> Any:
-    """A constant op's value as the reference reader would read its register back."""
-    kind = inst.op.fields[1].kind
-    n, vkind = BANKS[kind]
-    data = bytearray(SIZES[kind])
-    WRITE[kind](data, 0, inst.operands["value"])
-    return (INT_STRUCTS[n] if vkind == "int" else FLOAT_STRUCTS[vkind]).unpack_from(data)[0]
 
 
 def moves(pairs: Any) -> list[tuple]:
@@ -159,15 +100,10 @@ class RegionPlan:
                     self.acc[i] = None
             inst = code[e - 1][2]
             symbol = inst.op.symbol
-            targets = []
-            if symbol == "CondBranch":
-                o = inst.operands
-                for dest, ops in ((o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])):
-                    targets.append((fn.block_index[dest], ops))
-            elif symbol in BRANCHES:
-                targets.append((fn.block_index[inst.operands["dest"]], inst.operands["operands"]))
+            if symbol in BRANCHES:
+                targets = [(fn.block_index[dest], ops) for dest, ops in branch_edges(inst)]
             else:
-                targets.append((e, ()))
+                targets = [(e, ())]
             edge_moves[s] = [(t, [m for m in moves(ops) if m[0] == "i32"]) for t, ops in targets]
             self.succ[s] = [t if t in inside else None for t, _ in targets]
         # The loops: strongly connected sets of blocks. Each has its own region locals, read from the
@@ -265,10 +201,7 @@ class RegionPlan:
             else:
                 inst = code[e - 1][2]
                 if inst.op.symbol in BRANCHES:  # the copies read their sources
-                    o = inst.operands
-                    lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" \
-                        else [o["operands"]]
-                    for ops in lists:
+                    for _, ops in branch_edges(inst):
                         for src, _dst in ops:
                             if not src.is_ref and src.ordinal not in d:
                                 u.add(src.ordinal)
@@ -311,9 +244,7 @@ class RegionPlan:
                 return False
         inst = code[end - 1][2]
         if inst.op.symbol in BRANCHES:
-            o = inst.operands
-            lists = [o["true_operands"], o["false_operands"]] if inst.op.symbol == "CondBranch" else [o["operands"]]
-            if any(not src.is_ref and src.ordinal in regs for ops in lists for src, _ in ops):
+            if any(not src.is_ref and src.ordinal in regs for _, ops in branch_edges(inst) for src, _ in ops):
                 return True
         return bool(regs & self.live_out(start))
 
@@ -444,7 +375,5 @@ def _cycles(succ: dict[int, list[int | None]]) -> list[tuple[set[int], int]]:
     return out
 
 
-__all__ = ["RegionPlan", "Opaque", "accesses", "named_registers", "outside_reads", "constant_value", "moves",
-           "is_read", "BRANCHES", "CONSTS",
-           "FLOAT_BITS_OPS", "REGISTER_ONLY",
-           "ZERO_REGISTERS", "LOADS", "STORES", "BANKS", "INT_STRUCTS", "FLOAT_STRUCTS"]
+__all__ = ["RegionPlan", "Opaque", "accesses", "named_registers", "outside_reads", "moves", "is_read", "BANKS",
+           "INT_STRUCTS", "FLOAT_STRUCTS", "SIGN_BITS", "MASKS"]

@@ -25,13 +25,15 @@ signed value (`self.signed`, a temporary of kind "sint"), back to its bits where
 bytes need them. The intervals assume the function's i32 arguments nonnegative where that narrows
 them: the region checks the values they rest on where it is entered and runs the region made
 without the assumption otherwise. A loop's adds of its invariants are computed where the loop is
-entered (`#hoist`). The pure ops written inline are numerics.PURE_EXPRESSIONS, the same text PURE_OPS'
-functions are made from; the others call their PURE_OPS function as blocks.py does (a C library function through
-`c_call`: the same C function by a cheaper call). Each loop head runs in a `while` of its own, and
+entered (`#hoist`). What an instruction becomes is its op's region writer, declared beside its
+handler (handlers.region_writer; the pure ops' in ops_scalar.py from vm/ops.py's PURE_EXPRESSIONS,
+a C library function called through `c_call`: the same C function by a cheaper call); this module
+is the machinery they write with (locals and temporaries: `read`, `write`, `raw_target`, `held`;
+the buffer memo: `remember`; `call_handler`) and names no op. Each loop head runs in a `while` of its own, and
 twice when its iterations come back with buffers remembered: a copy for when they are remembered
 at the head, without the memo test at each access, and one for when some is not. A handler call writes the
 locals back and reads them again after; only a handler that may touch more than registers
-(region_plan.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
+(ops_scalar.REGISTER_ONLY) makes the region forget its remembered buffers. Errors leave frame.ip one past
 the instruction that raised, as blocks.py's do (a frame's register bytes are not read after an error).
 """
 from __future__ import annotations
@@ -42,33 +44,13 @@ from array import array
 from typing import Any
 
 
-from ..ops import (EXACT_F32_OPS, F32, F64, I32, I64, U32, U64, M32, M64, PURE_EXPRESSIONS,
-                            PURE_OPS, RAW_BANKS, SIGN_BIT_OPS, is_snan32)
-from .ops_buffer import check_elements, element_parts
-from .ops_scalar import pure_parts
-from .value_ranges import ValueRanges, block_writes, nonnegative
-from .region_plan import (BANKS, BRANCHES, CONSTS, FLOAT_BITS_OPS, INT_STRUCTS, LOADS,
-                                             REGISTER_ONLY, SELECTS, STORES, ZERO_REGISTERS, RegionPlan,
-                                             constant_value, is_read, moves)
-
-_SIGNED = {"i32": 1 << 31, "i64": 1 << 63}  # banks read as signed: the sign bit to fold
-_MASK = {1: M32, 2: M64}
-# Integer ops whose wrapped result is the same for signed and unsigned operand values.
-_MODULAR = frozenset(f"{op}{t}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor", "Not", "Shl", "FMA")
-                     for t in ("I32", "I64")) | {"TruncI64I32"}
-_UNSIGNED = {"i32": "b32", "i64": "b64"}
-_SIGNED_COMPARES = frozenset({"CmpLTI32S", "CmpLTI64S"})
-_MIN_MAX = frozenset({"MinI32S", "MinI64S", "MaxI32S", "MaxI64S"})
-# integer division ops -> (Python operator of a nonnegative quotient or remainder, signed)
-_DIVISIONS = {f"{op}I{w}{s}": ("//" if op == "Div" else "%", s == "S")
-              for op in ("Div", "Rem") for w in (32, 64) for s in ("S", "U")}
-_INT_TO_F32 = frozenset({"CastSI32F32", "CastUI32F32", "CastSI64F32", "CastUI64F32"})
-# integer ops of PURE_EXPRESSIONS (they cannot raise) a loop computes once where it is entered
-# when their operands are its invariants
-_HOISTED = frozenset(f"{op}I{w}" for op in ("Add", "Sub", "Mul", "And", "Or", "Xor") for w in (32, 64)) \
-    | {"TruncI64I32", "ExtI32I64S", "ExtI32I64U"}
-_QUIET = 0x400000  # an f32 NaN's quiet bit: a quiet NaN's bits survive a Python float, a signaling one's not
-_NO_FALLTHROUGH = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Fail", "Break", "CondBreak"})
+from .handlers import REGION_WRITERS
+from .ops_buffer import element_access, element_offset
+from .ops_control import BRANCHES, MARKERS, NO_FALLTHROUGH, branch_condition, branch_edges
+from .ops_scalar import REGISTER_ONLY
+from ..ops import F32, F64, F32_QUIET_BIT, I32, I64, U32, U64, is_snan32
+from .value_ranges import ValueRanges, block_writes
+from .region_plan import BANKS, INT_STRUCTS, MASKS, SIGN_BITS, RegionPlan, moves
 
 
 def dispatch_tree(blocks: list, lines: list, pad: str, body: Any) -> None:
@@ -103,15 +85,6 @@ def _balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
-
-
-def _offset(buf: Any, o: int, size: int, write: bool, mask: int) -> int:
-    """The byte offset of element `o` after ops_buffer's whole check (the region's slow path)."""
-    n = buf.data.nbytes
-    s = (o * size) & mask
-    if not (((o + 1) * size) & mask <= n and s + size <= n and (not write or buf.mutable)):
-        check_elements(buf, o, 1, size, write, mask)
-    return s
 
 
 _C_TYPES = {ctypes.c_float: "float", ctypes.c_double: "double"}
@@ -166,7 +139,7 @@ class LocalsEmitter:
         self.views: set[tuple[int, str]] = set()  # (buffer ordinal, format) of the typed views indexed
         self.last_compare: tuple | None = None  # (line, temporary, comparison, register) just written
         self.cur: tuple[int, int] | None = None  # (instruction, its block's end) being written
-        self._biased: dict[str, tuple[str, str]] = {}  # signed read of bits -> (its sign-flipped bits, the bits)
+        self.biased: dict[str, tuple[str, str]] = {}  # signed read of bits -> (its sign-flipped bits, the bits)
         self.local: dict[tuple[int, int], str] = {}  # the current block's loop's locals
         self.written: list[tuple[int, int]] = []
         # int locals holding their signed value (not their bits) in the block being written: a value
@@ -212,7 +185,7 @@ class LocalsEmitter:
             if (first, n) in self.signed:
                 kind = "sint"
             elif kind == "int":
-                name = f"{name} & {_MASK[n]}"
+                name = f"{name} & {MASKS[n]}"
             lines.append(pad + self.store_stmt(name, first, n, kind))
 
     def flush_temps(self, lines: list, pad: str, live: set | None = None, forget: bool = True) -> None:
@@ -237,7 +210,7 @@ class LocalsEmitter:
         if loop is not None:
             lines.append(f"{pad}#hoist {loop}")  # the loop's invariant expressions (region() fills it in)
         if nan:
-            test = " or ".join(f"({x} != {x} and not UI1(regs, {o})[0] & {_QUIET})" for x, o in nan)
+            test = " or ".join(f"({x} != {x} and not UI1(regs, {o})[0] & {F32_QUIET_BIT})" for x, o in nan)
             if resume is None:
                 lines.append(f"{pad}if {test}: return {self.b.bind(self.fallback, 'fb')}(ctx, frame, _)")
             else:
@@ -277,16 +250,16 @@ class LocalsEmitter:
             assert held[1] == kind or kind == "int" == self.local[(first, n)], (first, n, held, kind)
         if held is not None and held[1] == "sint" and kind == "int":
             name = held[0]
-            return name if bank in _SIGNED or nonneg else f"({name} & {_MASK[n]})"
+            return name if bank in SIGN_BITS or nonneg else f"({name} & {MASKS[n]})"
         if held is not None and held[1] == kind:
             name, have = held
         if name is not None and have == kind:
             if nonneg:
                 return name
-            if bank in _SIGNED:
-                sign = _SIGNED[bank]
+            if bank in SIGN_BITS:
+                sign = SIGN_BITS[bank]
                 expr = f"(({name} ^ {sign}) - {sign})"
-                self._biased[expr] = (f"({name} ^ {sign})", name)
+                self.biased[expr] = (f"({name} ^ {sign})", name)
                 return expr
             return name
         self.drop_overlapping(first, n, lines, pad, write=False)
@@ -321,9 +294,9 @@ class LocalsEmitter:
             lines.append(f"{pad}{name} = {expr}")
         elif kind == "int" and signed:
             sign = 1 << (32 * n - 1)
-            lines.append(f"{pad}{name} = (({expr}) + {sign} & {_MASK[n]}) - {sign}")
+            lines.append(f"{pad}{name} = (({expr}) + {sign} & {MASKS[n]}) - {sign}")
         elif kind == "int":
-            lines.append(f"{pad}{name} = ({expr}) & {_MASK[n]}")
+            lines.append(f"{pad}{name} = ({expr}) & {MASKS[n]}")
         elif kind == "f32":
             lines.append(f"{pad}F32A[0] = {expr}")
             lines.append(f"{pad}{name} = F32A[0]")
@@ -356,37 +329,18 @@ class LocalsEmitter:
                     return "int"
         return "int"
 
-    def wants_signed(self, i: int, end: int, first: int, n: int) -> bool:
-        """Whether the next access of register (first, n) in this block is a pure op's or a
-        select's read of it whole that takes its signed value as well as its bits (none of the
-        unsigned ops, bitcasts, or an index)."""
+    def next_read(self, i: int, end: int, first: int, n: int) -> int | None:
+        """The instruction after i in this block whose access of register (first, n) is the next
+        one, if it reads the register whole (None: a handler call, a write or another shape first,
+        or no access)."""
         for j in range(i + 1, end):
             acc = self.plan.acc[j]
             if acc is None:
-                return False
+                return None
             for rw, f, m, _ in acc:
                 if f < first + n and first < f + m:
-                    symbol = self.code[j][2].op.symbol
-                    return rw == "r" and (f, m) == (first, n) and (symbol in PURE_OPS or symbol in SELECTS) \
-                        and symbol not in RAW_BANKS and not symbol.endswith("U")
-        return False
-
-    def wants_value(self, i: int, end: int, first: int, n: int) -> bool:
-        """Whether the next access of register (first, n) in this block is a read of it whole by an
-        op that takes its signed value (a signed division, compare, extension, cast...), not bits
-        any form gives as cheaply."""
-        for j in range(i + 1, end):
-            acc = self.plan.acc[j]
-            if acc is None:
-                return False
-            for rw, f, m, _ in acc:
-                if f < first + n and first < f + m:
-                    symbol = self.code[j][2].op.symbol
-                    return rw == "r" and (f, m) == (first, n) and symbol in PURE_OPS and symbol not in _MODULAR \
-                        and symbol not in RAW_BANKS and not symbol.endswith("U") \
-                        and any(fl.kind in _SIGNED and is_read(fl) and self.code[j][2].operands[fl.name].ordinal == first
-                                for fl in self.code[j][2].op.fields)
-        return False
+                    return j if rw == "r" and (f, m) == (first, n) else None
+        return None
 
     # -- the region ----------------------------------------------------------------------------------
 
@@ -398,8 +352,8 @@ class LocalsEmitter:
         # taken (no return to the dispatch), besides its own entry for the interpreter loop.
         self.preds: dict[int, int] = {}
         for s, e in blocks:
-            if e - s == 1 and self.code[s][2].op.symbol == "Block" and s > 0 and \
-                    self.code[s - 1][2].op.symbol in _NO_FALLTHROUGH:
+            if e - s == 1 and self.code[s][2].op.symbol in MARKERS and s > 0 and \
+                    self.code[s - 1][2].op.symbol in NO_FALLTHROUGH:
                 continue  # a lone block marker after a branch: nothing reaches it (targets are past it)
             for t in self.plan.succ[s]:
                 if t is not None:
@@ -408,10 +362,10 @@ class LocalsEmitter:
         self.sizes: dict[int, set] = {}  # buffer ordinal -> {(element size, store)}
         for s, e in blocks:
             for i in range(s, e):
-                inst = self.code[i][2]
-                if inst.op.symbol in LOADS or inst.op.symbol in STORES:
-                    bo, _, size, _, _, _ = element_parts(self.ctx, inst)
-                    self.sizes.setdefault(bo, set()).add((size, inst.op.symbol in STORES))
+                access = element_access(self.ctx, self.code[i][2])
+                if access is not None:
+                    bo, size, store = access
+                    self.sizes.setdefault(bo, set()).add((size, store))
         self.stored = sorted(bo for bo, sz in self.sizes.items() if any(w for _, w in sz))
         # each loop's locals that nothing in it writes (its invariants)
         variant: dict[int, set | None] = {}
@@ -424,7 +378,7 @@ class LocalsEmitter:
         self.invariant = {loop: ({k for k in self.plan.locals_of[loop] if not w.intersection(range(k[0], k[0] + k[1]))}
                                  if w is not None else set()) for loop, w in variant.items()}
         b.memo = tuple(sorted(self.sizes))
-        b.names["offset"] = _offset
+        b.names["offset"] = element_offset
         lines = b.prologue() + ["    ip = frame.ip - 1", "    k = ip", "    span = ctx.buffers.header_span"]
         lines += [f"    buf{m} = None" for m in b.memo]
         lines += [f"    hit{m} = False" for m in self.stored]
@@ -534,11 +488,12 @@ class LocalsEmitter:
         inst = self.code[end - 1][2]
         symbol = inst.op.symbol
         first = len(lines)
-        if symbol == "CondBranch":
-            o = inst.operands
-            if any(src.is_ref for src, _ in list(o["true_operands"]) + list(o["false_operands"])):
+        condition = branch_condition(inst) if symbol in BRANCHES else None
+        if condition is not None:
+            edges = branch_edges(inst)
+            if any(src.is_ref for _, pairs in edges for src, _ in pairs):
                 lines.append(f"{pad}k = {end - 1}")
-            cond = self.condition(o["condition"].ordinal, lines, pad)
+            cond = self.condition(condition.ordinal, lines, pad)
             fused = self.last_compare
             if fused is not None and fused[0] == len(lines) - 1 and fused[1] == cond:
                 # `if <comparison>:` instead of storing 0/1 and testing it: in each arm the
@@ -549,8 +504,7 @@ class LocalsEmitter:
             else:
                 fused = None
             lines.append(f"{pad}if {cond}:")
-            for arm, (dest, pairs) in enumerate(((o["true_dest"], o["true_operands"]),
-                                                 (o["false_dest"], o["false_operands"]))):
+            for arm, (dest, pairs) in enumerate(edges):
                 if arm:
                     lines.append(f"{pad}else:")
                 target = self.fn.block_index[dest]
@@ -566,10 +520,10 @@ class LocalsEmitter:
                     self.temps[fused[3]] = (str(1 - arm), "int", True)
                 self._jump(target, pairs, inside, lines, pad + "    ")
         elif symbol in BRANCHES:
-            o = inst.operands
-            if any(src.is_ref for src, _ in o["operands"]):
+            (dest, pairs), = branch_edges(inst)
+            if any(src.is_ref for src, _ in pairs):
                 lines.append(f"{pad}k = {end - 1}")
-            self._jump(self.fn.block_index[o["dest"]], o["operands"], inside, lines, pad)
+            self._jump(self.fn.block_index[dest], pairs, inside, lines, pad)
         else:
             self.instruction(end - 1, end, lines, pad)
             self._jump(end, (), inside, lines, pad)
@@ -620,7 +574,7 @@ class LocalsEmitter:
                 for first, n in sorted(self.signed):
                     if any(r in self.plan.live_in[target] for r in range(first, first + n)):
                         name = self.lname(first, n)
-                        lines.append(f"{pad}{name} = {name} & {_MASK[n]}")
+                        lines.append(f"{pad}{name} = {name} & {MASKS[n]}")
                 self.signed = set()
             if self.preds.get(target) == 1 and target not in chain and len(chain) < 8:
                 self._block(target, self.ends[target], inside, lines, pad, chain)
@@ -651,144 +605,10 @@ class LocalsEmitter:
         tag(lines, first, i, self.code[i][2].op.symbol)
 
     def _instruction(self, i: int, end: int, lines: list, pad: str) -> None:
-        handler, payload, inst = self.code[i]
-        symbol = inst.op.symbol
-        b = self.b
-        acc = self.plan.acc[i]
-        if acc is None:
+        if self.plan.acc[i] is None:
             self.call_handler(i, lines, pad)
             return
-        if symbol == "Block":
-            return
-        if symbol in CONSTS or symbol in ZERO_REGISTERS:
-            self.constant(i, end, inst, lines, pad)
-            return
-        if symbol in LOADS or symbol in STORES:
-            self.memory(i, end, inst, handler, payload, lines, pad)
-            return
-        if symbol in SELECTS:
-            self.select(i, inst, handler, payload, lines, pad)
-            return
-        if symbol in FLOAT_BITS_OPS:
-            self.float_bits(i, inst, lines, pad)
-            return
-        if self.hoist(i, end, inst, lines, pad):
-            return
-        # a pure op
-        f, _reads, _write = pure_parts(inst)
-        banks = RAW_BANKS.get(symbol)
-        args, facts, result = [], [], None
-        exact = True  # every operand's expression is its value (not the bits of a negative one)
-        for fld in inst.op.fields:
-            reg = inst.operands[fld.name]
-            bank = fld.kind if banks is None else banks[0 if is_read(fld) else 1]
-            n = BANKS[bank][0]
-            if is_read(fld):
-                fact = self.ranges.read(i, reg.ordinal, n) if BANKS[bank][1] == "int" else None
-                nonneg = banks is None and nonnegative(fact, n)  # its bits are its value
-                if symbol in _MODULAR and not nonneg:
-                    # the result is wrapped: bits or a signed value, whichever is held, are the same
-                    held = self.held(reg.ordinal, n)
-                    bank = bank if held is not None and held[1] == "sint" else _UNSIGNED.get(bank, bank)
-                if bank in ("b32", "b64") and not nonneg:
-                    exact = False
-                args.append(self.read(reg.ordinal, n, bank, lines, pad, nonneg))
-                facts.append(fact)
-            else:
-                result = (reg.ordinal, n, bank)
-        if symbol in _SIGNED_COMPARES and all(a in self._biased for a in args):
-            args = [self._biased[a][0] for a in args]  # (x ^ sign) orders unsigned bits as signed values
-        if symbol in _MIN_MAX and all(a in self._biased for a in args):
-            # both held as bits: compared as above, the chosen operand's bits are the result's
-            (fa, a), (fb, b) = (self._biased[x] for x in args)
-            test = f"{fb} < {fa}" if symbol.startswith("Min") else f"{fa} < {fb}"
-            name, _ = self.raw_target(result[0], result[1], "int", lines, pad)
-            lines.append(f"{pad}{name} = {b} if {test} else {a}")
-            return
-        # the result's interval when the expression is the result itself (it cannot wrap: ValueRanges)
-        value = self.ranges.result.get(i) if exact and banks is None else None
-        template = PURE_EXPRESSIONS.get(symbol)
-        low = 0 if symbol.startswith("CastU") else -(1 << 24)  # an unsigned cast reads the bits
-        if symbol in _INT_TO_F32 and all(x is not None and low <= x[0] and x[1] <= 1 << 24 for x in facts):
-            name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
-            lines.append(f"{pad}{name} = float({args[0]})")  # |x| <= 2^24: exact in an f32, no rounding
-            return
-        division = self.division(symbol, args, facts, lines, pad) if symbol in _DIVISIONS else None
-        if division is not None:
-            expr = division
-        elif symbol == "FMAF32":  # PURE_EXPRESSIONS' text with F32A's rounding instead of f32r's call
-            lines.append(f"{pad}F32A[0] = {args[0]} * {args[1]}")
-            expr = f"F32A[0] + {args[2]}"
-        elif template is not None:
-            expr = template.format(*args)
-        else:
-            lines.append(f"{pad}k = {i}")
-            expr = f"{b.bind(c_call(f), 'f')}({', '.join(args)})"
-        if symbol in EXACT_F32_OPS:  # an f32 already: no rounding to write
-            name, _ = self.raw_target(result[0], result[1], "f32", lines, pad)
-            lines.append(f"{pad}{name} = {expr}")
-            return
-        self.write(*result[:2], result[2], expr, lines, pad, value,
-                   value is None and BANKS[result[2]][1] == "int" and self.wants_value(i, end, *result[:2]))
-
-    # -- loop invariants ------------------------------------------------------------------------------
-
-    def hoist(self, i: int, end: int, inst: Any, lines: list, pad: str) -> bool:
-        """An integer op of the loop's invariants (its locals nothing in it writes) computed where the
-        loop is entered; and the two adds of an address, (v + a) + b with a and b invariant, as one
-        add of v and (a + b) computed there. Whether instruction i was written so."""
-        loop = self.plan.loop_of.get(self.start)
-        invariant = self.invariant.get(loop, set()) if loop is not None else set()
-        symbol = inst.op.symbol
-        if not invariant or symbol not in _HOISTED:
-            return False
-        o = inst.operands
-        fields = inst.op.fields
-        n = BANKS[fields[-1].kind][0]
-        result = o[fields[-1].name].ordinal
-        regs = [(o[f.name].ordinal, BANKS[f.kind][0], f.kind) for f in fields if is_read(f)]
-        if all((r, m) in invariant for r, m, _ in regs):
-            facts = [self.ranges.read(i, r, m) for r, m, _ in regs]
-            args = [self.read(r, m, kind, lines, pad, nonnegative(x, m)) for (r, m, kind), x in zip(regs, facts)]
-            exact = all(nonnegative(x, m) or kind in _SIGNED for (_, m, kind), x in zip(regs, facts))
-            value = self.ranges.result.get(i) if exact else None
-            expr = PURE_EXPRESSIONS[symbol].format(*args)
-            name = self.hoisted_name(loop, expr if value is not None else f"({expr}) & {_MASK[n]}")
-            # the value itself, or its bits (nonnegative: nothing to wrap)
-            self.write(result, n, fields[-1].kind, name, lines, pad, value if value is not None else (0, _MASK[n]))
-            return True
-        if symbol not in ("AddI32", "AddI64") or i + 1 >= end - 1:
-            return False
-        nxt = self.code[i + 1][2]
-        if nxt.op.symbol != symbol or nxt.operands["result"].ordinal != result:
-            return False
-        pair = [nxt.operands["lhs"].ordinal, nxt.operands["rhs"].ordinal]
-        if result not in pair:
-            return False
-        pair.remove(result)
-        b = pair[0]
-        ops = [o["lhs"].ordinal, o["rhs"].ordinal]
-        inv = [r for r in ops if (r, n) in invariant]
-        if (b, n) not in invariant or len(inv) != 1:
-            return False
-        a = inv[0]
-        ops.remove(a)
-        v = ops[0]
-        fa, fb, fv = self.ranges.read(i, a, n), self.ranges.read(i + 1, b, n), self.ranges.read(i, v, n)
-        la, lb = self.lname(a, n), self.lname(b, n)
-        if nonnegative(fa, n) and nonnegative(fb, n) and fa[1] + fb[1] <= _MASK[n] >> 1:
-            h, exact = self.hoisted_name(loop, f"{la} + {lb}"), True  # the sum's bits are it
-        else:
-            h, exact = self.hoisted_name(loop, f"({la} + {lb}) & {_MASK[n]}"), False
-        held = self.held(v, n)
-        nonneg = nonnegative(fv, n)
-        signed = not nonneg and held is not None and held[1] == "sint"
-        bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
-        x = self.read(v, n, bank, lines, pad, nonneg)
-        value = self.ranges.result.get(i + 1) if exact and (nonneg or signed) else None
-        self.write(result, n, bank, f"{x} + {h}", lines, pad, value)
-        self.skip = i + 1
-        return True
+        REGION_WRITERS[self.code[i][2].op.symbol](self, i, end, lines, pad)  # its op's writer
 
     def hoisted_name(self, loop: int, expr: str) -> str:
         """The name of `expr` computed where `loop` is entered (one name per expression)."""
@@ -799,26 +619,6 @@ class LocalsEmitter:
         name = f"H{loop}_{len(entries)}"
         entries.append((name, expr))
         return name
-
-    @staticmethod
-    def division(symbol: str, args: list, facts: list, lines: list, pad: str) -> str | None:
-        """An integer division or remainder by a divisor known positive (ValueRanges) as Python's
-        operators: C's truncating quotient and remainder of a dividend known nonnegative, or of any
-        signed one (its magnitude's, signed). None: the op's function, which traps on a zero
-        divisor and on INT_MIN / -1 as IREE's runtime does (SIGFPE)."""
-        operator, signed = _DIVISIONS[symbol]
-        x, y = facts
-        if y is None or y[0] < 1:
-            return None
-        if x is not None and x[0] >= 0:  # both read as their values
-            return f"{args[0]} {operator} {args[1]}"
-        if not signed:
-            return None
-        dv = args[0]
-        if not dv.isidentifier():
-            lines.append(f"{pad}dv = {dv}")
-            dv = "dv"
-        return f"({dv} {operator} {args[1]} if {dv} >= 0 else -(-{dv} {operator} {args[1]}))"
 
     def condition(self, reg: int, lines: list, pad: str) -> str:
         """A branch's or select's condition: its value, whose truth is its bits' (a signed value
@@ -834,41 +634,10 @@ class LocalsEmitter:
             return self.temps[(first, n)][:2]
         return None
 
-    def select(self, i: int, inst: Any, handler: Any, payload: Any, lines: list, pad: str) -> None:
-        """vm.select.*: the chosen operand's value. Integers are read as their bits; floats are
-        chosen as they are held, which is exact (a float local or temporary never holds bits its
-        write-back would change: a loaded NaN runs the load's handler), when both operands and the
-        result are held as one kind; otherwise the handler copies the register bytes (nothing but
-        registers: remembered buffers stay valid)."""
-        o = inst.operands
-        n, ints = SELECTS[inst.op.symbol]
-        t, f, r = o["true_value"].ordinal, o["false_value"].ordinal, o["result"].ordinal
-        cond = self.condition(o["condition"].ordinal, lines, pad)
-        if ints:
-            # as values where one is held as its signed value (the interval of the result known),
-            # else as bits (values too where both are known nonnegative)
-            tf, ff = self.ranges.read(i, t, n), self.ranges.read(i, f, n)
-            signed = any((self.held(x, n) or ("", ""))[1] == "sint" for x in (t, f)) and \
-                self.ranges.result.get(i) is not None
-            bank = ("i32" if n == 1 else "i64") if signed else ("b32" if n == 1 else "b64")
-            tv = self.read(t, n, bank, lines, pad, nonnegative(tf, n))
-            fv = self.read(f, n, bank, lines, pad, nonnegative(ff, n))
-            exact = signed or nonnegative(tf, n) and nonnegative(ff, n)
-            self.write(r, n, bank, f"{tv} if {cond} else {fv}", lines, pad,
-                       self.ranges.result.get(i) if exact else None)
-            return
-        ht, hf = self.held(t, n), self.held(f, n)
-        want = self.local.get((r, n))
-        if ht is not None and hf is not None and ht[1] == hf[1] and want in (None, ht[1]):
-            name, kind = self.raw_target(r, n, ht[1], lines, pad)
-            lines.append(f"{pad}{name} = {ht[0]} if {cond} else {hf[0]}")
-            return
-        self.call_handler(i, lines, pad)
-
     def call_handler(self, i: int, lines: list, pad: str) -> None:
         """Instruction i by its handler: the locals and temporaries go to the bytes first and the
         locals come back after; the remembered buffers are forgotten unless the handler touches
-        registers only (region_plan.REGISTER_ONLY)."""
+        registers only (ops_scalar.REGISTER_ONLY)."""
         handler, payload, inst = self.code[i]
         lines.append(f"{pad}k = {i}")
         self.flush_temps(lines, pad)
@@ -879,75 +648,9 @@ class LocalsEmitter:
             self.valid.clear()
         self.reload_locals(lines, pad, i + 1)
 
-    def float_bits(self, i: int, inst: Any, lines: list, pad: str) -> None:
-        """min/max.f32, pow.f32 and the float sign-bit ops (region_plan.FLOAT_BITS_OPS). A float
-        local or temporary never holds an f32 signaling NaN (a load or entry of one leaves the
-        region), so on held f32 values: min/max hand back the chosen operand's value (its bits, as
-        the handler's register copy), abs/neg clear or flip the float's sign bit (as the handler
-        does to the bits; on bits held as an integer, the handler's masks), and powf's signaling-NaN
-        check can only hold for an operand read from the bytes (its bits are read there). An f32
-        min/max or sign op on an operand not held runs the handler. f64 values keep every bit in a
-        Python float."""
-        symbol = inst.op.symbol
-        o = inst.operands
-        if symbol in SIGN_BIT_OPS:
-            src, r = o["operand"].ordinal, o["result"].ordinal
-            f64 = symbol.endswith("F64")
-            held = self.held(src, 1)
-            # (an int's bits or its signed value: the masks take the same low 32 bits of either)
-            if not f64 and held is not None and held[1] in ("int", "sint") and (r, 1) not in self.local:
-                _, and_mask, xor_mask = SIGN_BIT_OPS[symbol]  # bits held (a bitcast's): as the handler
-                name, _ = self.raw_target(r, 1, "int", lines, pad)
-                lines.append(f"{pad}{name} = ({held[0]} & {and_mask}) ^ {xor_mask}")
-                return
-            if not f64 and (held is None or held[1] != "f32"):
-                self.call_handler(i, lines, pad)
-                return
-            x = self.read(src, 2, "f64", lines, pad) if f64 else held[0]
-            expr = f"-{x}" if symbol.startswith("Neg") else f"abs({x})"
-            if f64:
-                self.write(r, 2, "f64", expr, lines, pad)
-            else:
-                name, _ = self.raw_target(r, 1, "f32", lines, pad)
-                lines.append(f"{pad}{name} = {expr}")
-            return
-        lhs, rhs, r = o["lhs"].ordinal, o["rhs"].ordinal, o["result"].ordinal
-        hl, hr = self.held(lhs, 1), self.held(rhs, 1)
-        if symbol == "PowF32":
-            tests = []
-            for reg, h in ((lhs, hl), (rhs, hr)):
-                if h is None or h[1] != "f32":
-                    tests.append(f"is_snan32(UI1(regs, {4 * reg})[0])")
-            x, y = self.read(lhs, 1, "f32", lines, pad), self.read(rhs, 1, "f32", lines, pad)
-            lines.append(f"{pad}k = {i}")
-            lines.append(f"{pad}xp = {x}")
-            lines.append(f"{pad}yp = {y}")
-            lines.append(f"{pad}rp = {self.b.bind(c_call(PURE_OPS['PowF32']), 'f')}(xp, yp)")
-            if tests:
-                lines.append(f"{pad}if rp == 1.0 and ({' or '.join(tests)}): rp = xp + yp")
-            self.write(r, 1, "f32", "rp", lines, pad)
-            return
-        if hl is None or hr is None or hl[1] != "f32" or hr[1] != "f32":
-            self.call_handler(i, lines, pad)
-            return
-        a, c = (hr[0], hl[0]) if symbol == "MinF32" else (hl[0], hr[0])  # min: rhs < lhs; max: lhs < rhs
-        name, _ = self.raw_target(r, 1, "f32", lines, pad)
-        lines.append(f"{pad}{name} = {hr[0]} if {a} < {c} else {hl[0]}")
-
-    def constant(self, i: int, end: int, inst: Any, lines: list, pad: str) -> None:
-        symbol = inst.op.symbol
-        first = inst.operands["result"].ordinal
-        if symbol in ZERO_REGISTERS:
-            n = ZERO_REGISTERS[symbol]
-            name, kind = self.raw_target(first, n, self.next_kind(i, end, first, n), lines, pad)
-            lines.append(f"{pad}{name} = {0 if kind == 'int' else 0.0!r}")
-            return
-        value = constant_value(inst)
-        # an int is its own literal; a float is bound (inf and nan have no literal, and its bits stay)
-        text = repr(value) if type(value) is int else self.b.bind(value, "c")
-        n = BANKS[inst.op.fields[1].kind][0]
-        known = (value, value) if type(value) is int and value < 1 << (32 * n - 1) else None  # its own bits
-        self.write(first, n, inst.op.fields[1].kind, text, lines, pad, known)
+    def c_function(self, f: Any) -> str:
+        """The name bound to a PURE_OPS function (a C one through `c_call`)."""
+        return self.b.bind(c_call(f), "f")
 
     def header_hits(self, bo: int, lines: list, pad: str) -> None:
         """After buffer `bo` is remembered: hit<x> is true for every stored-to buffer x whose data
@@ -962,108 +665,6 @@ class LocalsEmitter:
             if x != bo:
                 lines.append(f"{pad}if buf{x} is not None and a{x} is not None and lo{bo} < a{x} + d{x}.nbytes "
                              f"and a{x} < hi{bo}: hit{x} = True")
-
-    def memory(self, i: int, end: int, inst: Any, handler: Any, payload: Any, lines: list, pad: str) -> None:
-        b = self.b
-        symbol = inst.op.symbol
-        bo, off, size, elem, val, mask = element_parts(self.ctx, inst)
-        load = symbol in LOADS
-        if bo not in self.valid:
-            self.remember(i, bo, inst, "source_buffer" if load else "target_buffer", lines, pad)
-        index = self.read(off // 4, 2, "b64", lines, pad)
-        fact = self.ranges.read(i, off // 4, 2)
-        if nonnegative(fact, 2) and fact[1] <= mask:  # the bits are the value, and fit in a size_t
-            if not index.isidentifier():
-                lines.append(f"{pad}o = {index}")
-                index = "o"
-        elif not (mask == M64 and index.isidentifier()):  # a local holds unsigned 64-bit values
-            lines.append(f"{pad}o = {index} & {mask}")
-            index = "o"
-        # IREE's bounds check: an element wholly inside the data (no wrap) is one comparison, and the
-        # element is item `index` of a typed view of the data; the rest (out of range, or wrapping
-        # round the data model's size_t) takes the whole check and a byte offset.
-        fast = f"{index} < q{bo}_{size}{'r' if load else 'w'}"
-        slow = f"offset(buf{bo}, {index}, {size}, {not load}, {mask})"
-        d = f"d{bo}"
-        first = val // 4
-        if load:
-            if elem is not None:  # a sign-extended element is held as its signed value
-                fmt = elem.format[-1]
-                name, kind = self.raw_target(first, 1, "sint" if fmt.islower() else "int", lines, pad)
-                if fmt.islower() and (first, 1) in self.local:
-                    self.signed.add((first, 1))
-                self.views.add((bo, fmt))
-                lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
-                lines.append(f"{pad}else:")
-                lines.append(f"{pad}    k = {i}")
-                lines.append(f"{pad}    {name} = {b.bind(elem.unpack_from, 'e')}({d}, {slow})[0]")
-                return
-            n = size // 4
-            hint = self.next_kind(i, end, first, n)
-            if hint == "int" and self.wants_signed(i, end, first, n):
-                hint = "sint"  # loaded through the signed view: what the op reads, and small
-            name, kind = self.raw_target(first, n, hint, lines, pad)
-            if hint == "sint" and (first, n) in self.local:
-                self.signed.add((first, n))
-                kind = "sint"
-            fmt = _VIEW[(kind, size)]
-            self.views.add((bo, fmt))
-            lines.append(f"{pad}if {fast}: {name} = v{bo}_{fmt}[{index}]")
-            lines.append(f"{pad}else:")
-            lines.append(f"{pad}    k = {i}")
-            reader = {"int": f"UI{n}", "sint": f"SI{n}"}.get(kind, f"U{kind}")
-            lines.append(f"{pad}    {name} = {reader}({d}, {slow})[0]")
-            if kind == "f32":  # a signaling NaN's bits would not survive the float: the handler
-                self.views.add((bo, "I"))
-                bits = f"(v{bo}_I[{index}] if {fast} else UI1({d}, {slow})[0])"
-                lines.append(f"{pad}if {name} != {name} and not {bits} & {_QUIET}:")
-                loaded = self.temps.pop((first, n), None)
-                self.flush_temps(lines, pad + "    ", forget=False)
-                self.flush_locals(lines, pad + "    ")
-                lines.append(f"{pad}    frame.ip = {i + 1}")
-                lines.append(f"{pad}    return {b.bind(handler, 'h')}(ctx, frame, {b.bind(payload, 'p')})")
-                if loaded is not None:
-                    self.temps[(first, n)] = loaded
-            return
-        # a store: the value's low `size` bytes
-        value, fmt = None, ""
-        if size < 4:
-            value = self.read(first, 1, "b32", lines, pad) + (" & 255" if size == 1 else " & 65535")
-            fmt = "B" if size == 1 else "H"
-        else:
-            n = size // 4
-            if (first, n) in self.local:
-                value, kind = self.held(first, n)
-            elif (first, n) in self.temps and self.temps[(first, n)][2]:  # a dirty temporary holds exact bits
-                value, kind = self.temps[(first, n)][:2]
-            if value is None:
-                self.drop_overlapping(first, n, lines, pad, write=False)
-            else:
-                fmt = _VIEW[(kind, size)]
-        if value is None:  # the register's bytes, copied
-            lines.append(f"{pad}if {fast}: s = {index} * {size}")
-            lines.append(f"{pad}else:")
-            lines.append(f"{pad}    k = {i}")
-            lines.append(f"{pad}    s = {slow}")
-            lines.append(f"{pad}{d}[s:s + {size}] = regs[{val}:{val + size}]")
-        else:
-            self.views.add((bo, fmt))
-            lines.append(f"{pad}if {fast}: v{bo}_{fmt}[{index}] = {value}")
-            lines.append(f"{pad}else:")
-            lines.append(f"{pad}    k = {i}")
-            lines.append(f"{pad}    {b.bind(_VIEW_STRUCT[fmt].pack_into, 'w')}({d}, {slow}, {value})")
-        b.derefs.clear()
-        # The store may have written a remembered buffer's header (hit<b>: some remembered header lies
-        # in this buffer's data, see header_hits): then the region ends after it, and the interpreter
-        # loop goes on with the next instruction (the next region entry remembers nothing).
-        lines.append(f"{pad}if hit{bo}:")
-        lines.append(f"{pad}    s = {slow} + a{bo}")
-        tests = " or ".join(f"(buf{m} is not None and lo{m} < s + {size} and s < hi{m})" for m in b.memo)
-        lines.append(f"{pad}    if {tests}:")
-        self.flush_temps(lines, pad + "        ", forget=False)
-        self.flush_locals(lines, pad + "        ")
-        lines.append(f"{pad}        frame.ip = {i + 1}")
-        lines.append(f"{pad}        return None")
 
     def remember(self, i: int, bo: int, inst: Any, what: str, lines: list, pad: str) -> None:
         """Buffer `bo` as deref gives it, kept with its data, address, typed views and element counts
@@ -1089,10 +690,8 @@ class LocalsEmitter:
         self.valid.add(bo)
 
 
-# (kind of the local, element bytes) -> typed memoryview format; its struct for the slow path
-_VIEW = {("int", 4): "I", ("f32", 4): "f", ("int", 8): "Q", ("f64", 8): "d", ("sint", 4): "i", ("sint", 8): "q"}
+# element bytes -> the typed memoryview formats of a remembered buffer's data (those a region indexes)
 _FORMATS = {1: ("B", "b"), 2: ("H", "h"), 4: ("I", "f", "i"), 8: ("Q", "d", "q")}
-_VIEW_STRUCT = {f: __import__("struct").Struct("<" + f) for fs in _FORMATS.values() for f in fs}
 
 
 __all__ = ["LocalsEmitter", "c_call", "dispatch_tree", "tag"]

@@ -24,6 +24,7 @@ import bisect
 from typing import Any, Iterable
 
 from . import isa
+from .ops_control import ENDS_BLOCK
 from .region_plan import moves, named_registers
 
 Interval = tuple[int, int]
@@ -33,8 +34,6 @@ State = dict  # Slot -> Interval; absent: any value
 _MIN = {1: -(1 << 31), 2: -(1 << 63)}
 _MAX = {1: (1 << 31) - 1, 2: (1 << 63) - 1}
 _WIDTH = {"i32": 1, "i64": 2}
-_ENDS = frozenset({"Branch", "CondBranch", "BranchTable", "Return", "Call", "CallVariadic", "Fail", "Break",
-                   "CondBreak", "CallYieldable", "CallVariadicYieldable", "Yield"})
 _JUMPS = frozenset({"Branch", "Break", "CondBreak", "Yield"})
 _LOADED = {"BufferLoadI8U": (0, 255), "BufferLoadI8S": (-128, 127), "BufferLoadI16U": (0, 65535),
            "BufferLoadI16S": (-32768, 32767)}
@@ -362,7 +361,7 @@ def _blocks(fn: Any, insts: list) -> list[tuple[int, int]]:
     instruction that ends a block."""
     starts = {0} | set(fn.block_index.values())
     for i, inst in enumerate(insts):
-        if inst.op.symbol in _ENDS:
+        if inst.op.symbol in ENDS_BLOCK:
             starts.add(i + 1)
     ordered = sorted(x for x in starts if x < len(insts))
     return [(x, ordered[k + 1] if k + 1 < len(ordered) else len(insts)) for k, x in enumerate(ordered)]
