@@ -12,7 +12,7 @@ moment), the pytest summary line and `uptime` before and after: a machine shared
 gives loaded numbers, to be labelled as such. The compile cache is $IREEABI_VMFB_CACHE if set,
 else pytest's (kept between runs).
 
-`--cold` is a fresh machine's first run, as `.ci/run` makes it: empty compile, answer and oracle
+`--cold` is a fresh machine's first run, as `.ci/run` makes it: empty compile, answer, oracle and code
 caches (new folders under the system's temporary folder, removed afterwards), IREE's runtime built
 for every oracle target first (`python -m support.iree_oracle build`, timed on its own and within
 the total), then the suite. `--profile DIR` writes each test's peak memory, wall and CPU time
@@ -68,6 +68,7 @@ def main() -> None:
         env["IREEABI_VMFB_CACHE"] = str(scratch / "vmfb")
         env["IREEABI_ORACLE_CACHE"] = str(scratch / "oracles")
         env["IREEABI_TEST_CACHE"] = str(scratch / "test-cache")
+        env["IREEABI_CODE_CACHE"] = str(scratch / "code")
         argv += ["-o", f"cache_dir={scratch / 'pytest-cache'}"]
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)

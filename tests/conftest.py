@@ -45,9 +45,14 @@ def pytest_configure(config: pytest.Config) -> None:
         _wheel_bin = folder, os.environ.get("PATH", "")
         if iree_tools.link_wheel_binaries(folder):
             os.environ["PATH"] = f"{folder}{os.pathsep}{_wheel_bin[1]}"
+    # The generated code's disk cache (abi/generated.py) in pytest's cache folder too, not the
+    # user's: `--cache-clear` and a fresh cache_dir empty it with the compiles (unless given).
+    from ireeabi.abi.generated import CACHE_VARIABLE
+    cache = getattr(config, "cache", None)
+    if not _is_xdist_worker(config) and CACHE_VARIABLE not in os.environ and cache is not None:
+        os.environ[CACHE_VARIABLE] = str(cache.mkdir("ireeabi-code"))
     if _is_xdist_worker(config) or iree_tools.CACHE_ENV in os.environ:
         return
-    cache = getattr(config, "cache", None)
     if cache is not None:
         os.environ[iree_tools.CACHE_ENV] = str(cache.mkdir("ireeabi-vmfb"))
         iree_tools.prune_cache()
