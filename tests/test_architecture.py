@@ -285,7 +285,11 @@ def _all_imports() -> list[Import]:
     return [i for m in MODULES.values() for i in read_imports(m, _source(m.path))]
 
 
-IMPORTS = _all_imports()
+@lru_cache(maxsize=None)
+def imports() -> list[Import]:
+    """Every import of the product (read once per process, when a test first asks: collecting the
+    suite, which every xdist worker does, read none of it; it cost each worker 2.5 s of CPU)."""
+    return _all_imports()
 
 
 class Attribute:
@@ -331,7 +335,10 @@ def read_private_attributes(module: Module, source: str) -> list[Attribute]:
     return out
 
 
-ATTRIBUTES = [a for m in MODULES.values() for a in read_private_attributes(m, _source(m.path))]
+@lru_cache(maxsize=None)
+def attributes() -> list[Attribute]:
+    """Every private attribute read across modules (read once per process, as `imports`)."""
+    return [a for m in MODULES.values() for a in read_private_attributes(m, _source(m.path))]
 
 
 # --------------------------------------------------------------------------------------------- rules
@@ -450,32 +457,32 @@ def package_graph(imports: list[Import]) -> dict[str, set[str]]:
 
 
 def test_every_import_resolves_to_a_product_module() -> None:
-    missing = unresolved(IMPORTS)
+    missing = unresolved(imports())
     assert not missing, "\n".join(map(repr, missing))
 
 
 def test_imports_follow_the_layering() -> None:
-    found = upward(IMPORTS)
+    found = upward(imports())
     assert not found, "\n".join(map(repr, found))
 
 
 def test_product_imports_are_relative() -> None:
-    found = absolute_imports(IMPORTS)
+    found = absolute_imports(imports())
     assert not found, "\n".join(map(repr, found))
 
 
 def test_sublayers_are_kept() -> None:
-    found = across_sublayers(IMPORTS)
+    found = across_sublayers(imports())
     assert not found, "\n".join(map(repr, found))
 
 
 def test_no_module_imports_another_modules_private_name() -> None:
-    found = private_names(IMPORTS)
+    found = private_names(imports())
     assert not found, "\n".join(map(repr, found))
 
 
 def test_no_module_reads_another_modules_private_attribute() -> None:
-    found = private_attributes(ATTRIBUTES)
+    found = private_attributes(attributes())
     assert not found, "\n".join(map(repr, found))
     # the library names listed are other libraries': no product module defines them
     ours = {a for m in MODULES.values() for a in _defined(_source(m.path), str(m.path))
@@ -484,25 +491,25 @@ def test_no_module_reads_another_modules_private_attribute() -> None:
 
 
 def test_the_import_graph_has_no_cycle() -> None:
-    found = cycles(module_graph(IMPORTS))
+    found = cycles(module_graph(imports()))
     assert not found, found
 
 
 def test_the_package_graph_has_no_cycle() -> None:
-    found = cycles(package_graph(IMPORTS))
+    found = cycles(package_graph(imports()))
     assert not found, found
 
 
 def test_the_readers_see_faces_and_importlib() -> None:
     """The tree's own lazy faces and importlib strings are read (a reader that finds none of them
     checks nothing)."""
-    hows = {(i.source, i.how) for i in IMPORTS}
+    hows = {(i.source, i.how) for i in imports()}
     for face in ("ireeabi.abi.cconv", "ireeabi.vm.bytecode", "ireeabi.modules", "ireeabi.tooling"):
         assert (face, "lazy face") in hows, face
     assert ("ireeabi.layouts", "importlib") in hows
-    catalog = {i.target for i in IMPORTS if i.source == "ireeabi.layouts" and i.how == "importlib"}
+    catalog = {i.target for i in imports() if i.source == "ireeabi.layouts" and i.how == "importlib"}
     assert {"ireeabi.layouts.base", "ireeabi.layouts.hal_buffer"} <= catalog
-    commands = {i.target for i in IMPORTS if i.source == "ireeabi.cli.main" and i.how == "importlib"}
+    commands = {i.target for i in imports() if i.source == "ireeabi.cli.main" and i.how == "importlib"}
     assert {"ireeabi.cli.cmd_run", "ireeabi.cli.cmd_compare"} <= commands  # a table's entries
 
 
@@ -633,7 +640,7 @@ def test_a_planted_cycle_is_found() -> None:
     # a type-only import back from the runtime to the module API closes a module cycle
     type_only = Import("ireeabi.modules.hal.module_api", "ireeabi.modules.hal.runtime", "HalRuntime", 1)
     assert ["ireeabi.modules.hal.module_api", "ireeabi.modules.hal.runtime"] in \
-        cycles(module_graph(IMPORTS + [type_only]))
+        cycles(module_graph(imports() + [type_only]))
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c"]]
     assert cycles({"a": {"a"}}) == [["a"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
@@ -643,8 +650,8 @@ def test_a_planted_package_cycle_is_found() -> None:
     """vm's core importing the bytecode package (which imports the core) is a package cycle even
     where no module cycle is."""
     back = Import("ireeabi.vm.testing", "ireeabi.vm.bytecode.isa", None, 1)
-    assert not cycles(module_graph(IMPORTS + [back]))
-    assert ["ireeabi.vm", "ireeabi.vm.bytecode"] in cycles(package_graph(IMPORTS + [back]))
+    assert not cycles(module_graph(imports() + [back]))
+    assert ["ireeabi.vm", "ireeabi.vm.bytecode"] in cycles(package_graph(imports() + [back]))
 
 
 # ------------------------------------------------------------------------- IREE's files and ireeabi's
