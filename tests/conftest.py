@@ -87,30 +87,12 @@ def _write_bytecode() -> None:
     (pip writes them): the suite starts hundreds of `python -m ireeabi` processes, and where
     PYTHONDONTWRITEBYTECODE is set (this sandbox sets it) each would compile every module it imports
     from source, ~40% of a `run`'s start-up. Reading caches is unaffected by that variable; a tree
-    that cannot be written just goes without. Every top-level folder that is a subpackage of
-    ireeabi is compiled (a fixed list missed `base`, added later: a fresh clone's every process
-    compiled the heap from source)."""
+    that cannot be written just goes without."""
     import compileall
-    for folder in bytecode_folders():
+    from support.bytecode import package_folders
+    for folder in package_folders():
         compileall.compile_dir(folder, quiet=2)
     compileall.compile_dir(str(Path(__file__).parent / "support"), maxlevels=0, quiet=2)
-
-
-def bytecode_folders() -> list[str]:
-    """The folders of ireeabi's packages, as the import system finds them (each compiled whole)."""
-    import importlib.util
-    root = Path(__file__).resolve().parents[1]
-    folders: list[str] = []
-    for d in sorted(root.iterdir()):
-        if (d / "__init__.py").is_file():
-            try:
-                spec = importlib.util.find_spec(f"ireeabi.{d.name}")
-            except ImportError:
-                spec = None
-            folders += list(spec.submodule_search_locations or ()) if spec else []
-    spec = importlib.util.find_spec("ireeabi")
-    folders += list(spec.submodule_search_locations or ()) if spec else []
-    return list(dict.fromkeys(folders))
 
 
 # pytest keeps each test module's assertion-rewritten code in a cache beside it unless the process

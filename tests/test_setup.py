@@ -86,14 +86,14 @@ def test_gcc_m32_links_a_program_that_needs_the_asm_headers(tmp_path):
 
 
 def test_the_bytecode_caches_cover_every_package():
-    """The session writes bytecode caches for every package pyproject installs (conftest's
-    bytecode_folders): a fixed list of folders missed `base`, so in a fresh clone, where
+    """The session writes bytecode caches for every package pyproject installs (conftest, with
+    support.bytecode's folders): a fixed list of folders missed `base`, so in a fresh clone, where
     PYTHONDONTWRITEBYTECODE is set, every `python -m ireeabi` of the suite compiled it from source."""
     import importlib.util
     import tomllib
-    import conftest
+    from support.bytecode import package_folders
     pyproject = tomllib.loads((README.parent / "pyproject.toml").read_text())
-    folders = [Path(f) for f in conftest.bytecode_folders()]
+    folders = [Path(f) for f in package_folders()]
     for package in pyproject["tool"]["setuptools"]["packages"]:
         spec = importlib.util.find_spec(package)
         assert spec is not None and spec.submodule_search_locations, package

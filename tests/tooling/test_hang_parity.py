@@ -9,6 +9,7 @@ billions of calls; the child's CPU limit (RLIMIT_CPU, generous, CPU seconds rath
 clock) only ends such a run instead of waiting for it."""
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -45,14 +46,17 @@ def _limit_cpu() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S))
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess:
-    proc = subprocess.run(argv, capture_output=True, text=True, preexec_fn=_limit_cpu)
+def _run(argv: list[str], env: "dict[str, str] | None" = None) -> subprocess.CompletedProcess:
+    proc = subprocess.run(argv, capture_output=True, text=True, preexec_fn=_limit_cpu, env=env)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
     return proc
 
 
 def _python_calls(module: Path) -> tuple[int, str]:
-    proc = _run([sys.executable, "-c", _COUNTING, "run", str(module), *INPUTS])
+    # Both runs without the generated code's disk cache: the first run would write what the second
+    # reads, thousands of calls apart that have nothing to do with the workgroups.
+    proc = _run([sys.executable, "-c", _COUNTING, "run", str(module), *INPUTS],
+                env=dict(os.environ, IREEABI_CODE_CACHE=""))
     return int(proc.stderr.rsplit("python-calls ", 1)[1].split()[0]), proc.stdout
 
 
