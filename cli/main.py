@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import threading
 from typing import Callable, Sequence, TextIO
 
 # Start-up: only what parsing the command line needs is imported here (`cconv` is a lazy face: its
@@ -121,7 +122,21 @@ def split_pass_through(argv: list[str]) -> tuple[list[str], list[str] | None]:
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser; given the arguments it is to parse, with only the commands'
     parsers that it may need (`parsers_for`), so that a command starts without importing what
-    another one runs on."""
+    another one runs on. Made once per set of commands in a process (parsing does not change a
+    parser): `main` called in-process, as tests and tools do, built the parser at every call, ~5 ms."""
+    wanted = tuple(COMMAND_MODULES) if argv is None else parsers_for(argv)
+    with _PARSERS_LOCK:
+        parser = _PARSERS.get(wanted)
+        if parser is None:
+            parser = _PARSERS[wanted] = _new_parser(wanted)
+    return parser
+
+
+_PARSERS: dict[tuple[str, ...], argparse.ArgumentParser] = {}
+_PARSERS_LOCK = threading.Lock()
+
+
+def _new_parser(wanted: tuple[str, ...]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ireeabi",
         description="Inspect IREE's runtime native ABI: struct layouts and calling conventions "
@@ -131,7 +146,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = tuple(COMMAND_MODULES) if argv is None else parsers_for(argv)
     for name in COMMAND_MODULES:
         if name in wanted:
             importlib.import_module(COMMAND_MODULES[name]).add_parser(sub)

@@ -122,3 +122,23 @@ def test_check_keeps_the_layouts_of_its_findings_and_pictures_only():
     for inst in res.instances:
         kept = inst.findings or firsts[inst.target.name, inst.side] is inst
         assert (inst.layout is not None) == bool(kept), (inst.target.name, inst.readers)
+
+
+def test_main_in_process_makes_its_parser_once(monkeypatch):
+    """`main` called again in one process (tests, tools) parses with the parser it made the first
+    time for the same commands: no argparse parser is made again, and each call parses its own
+    arguments (a usage error stays that call's)."""
+    import argparse
+    made = []
+    real = argparse.ArgumentParser.__init__
+    monkeypatch.setattr(argparse.ArgumentParser, "__init__",
+                        lambda self, *a, **k: made.append(1) or real(self, *a, **k))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["layout", "iree_byte_span_t", "--target", "i386"], stdout=out, stderr=err) == 0
+    first = len(made)
+    out2, err2 = io.StringIO(), io.StringIO()
+    assert main(["layout", "iree_byte_span_t", "--target", "x86_64"], stdout=out2, stderr=err2) == 0
+    assert len(made) == first and out.getvalue() != out2.getvalue()
+    assert main(["layout", "--no-such-option"], stdout=io.StringIO(), stderr=io.StringIO()) == 2
+    assert main(["layout", "iree_byte_span_t", "--target", "i386"], stdout=(o := io.StringIO()),
+                stderr=io.StringIO()) == 0 and o.getvalue() == out.getvalue()
