@@ -22,6 +22,7 @@
 """
 from __future__ import annotations
 
+import functools
 import io
 import re
 import shutil
@@ -96,6 +97,7 @@ def _expected_items(files: list[Path], models=MODELS, targets=TARGETS) -> dict[s
     return out
 
 
+@functools.cache  # the xdist test asks for the texts the corpus tests of its process asked for
 def _ireeabi_test_failures(cache: Path, model: str, target: str) -> dict[str, str]:
     """function -> the text `ireeabi test` prints between its RUN and FAILED lines, for failing.mlir
     compiled for `model` on `target` (the module the plugin's items run: its cache, its flags)."""
