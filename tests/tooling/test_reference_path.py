@@ -19,7 +19,7 @@ import pytest
 HERE = Path(__file__).resolve().parents[1]
 # Each file, as many of its tests as the fast path runs (at least), in two child pytests that
 # pytest-xdist spreads over its workers (about the same work each): a child's start-up (a new
-# interpreter, the plugins, conftest) is 1.4-1.8 s of CPU, so fewer, larger children.
+# interpreter, the plugins, conftest) is 1.5-1.9 s of CPU, so fewer, larger children.
 PROGRAM_TESTS = {
     "run_io_fidelity": {"tooling/test_run_io_fidelity.py": 290},
     "e2e-interpreter": {"tooling/test_e2e.py": 100, "vm/bytecode/test_interpreter.py": 90,
