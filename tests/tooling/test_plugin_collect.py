@@ -22,6 +22,7 @@
 """
 from __future__ import annotations
 
+import functools
 import io
 import re
 import shutil
@@ -96,6 +97,7 @@ def _expected_items(files: list[Path], models=MODELS, targets=TARGETS) -> dict[s
     return out
 
 
+@functools.cache  # the xdist test asks for the texts the corpus tests of its process asked for
 def _ireeabi_test_failures(cache: Path, model: str, target: str) -> dict[str, str]:
     """function -> the text `ireeabi test` prints between its RUN and FAILED lines, for failing.mlir
     compiled for `model` on `target` (the module the plugin's items run: its cache, its flags)."""
@@ -141,8 +143,8 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
     failing = _expected_items([FAILING], (model,), (target,))
     assert len(passing) == 59 and len(failing) == 7
 
-    serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
-                                           f"--junitxml={pytester.path / 'serial.xml'}")
+    serial = pytester.runpytest_inprocess("-p", "no:randomly", "-rN",
+                                          f"--junitxml={pytester.path / 'serial.xml'}")
     serial.assert_outcomes(passed=len(passing), failed=len(failing))
     cases = _junit(pytester.path / "serial.xml")
     assert set(cases) == set(passing) | set(failing)  # the report lists every item
@@ -155,26 +157,28 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
 
 
 def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
+    """`-n 2` is held to what the serial runs of test_corpus_items_pass_and_fail_as_ireeabi_test
+    are held to, item by item (the same items, these passed, those failed with `ireeabi test`'s
+    text for their function, model and data model): as those runs include every item here
+    (sort_topk.mlir and failing.mlir in inline-static and default, on both data models), both
+    runs give each item the same outcome and text without a serial run of its own here."""
     for path in XDIST_FILES:
         shutil.copy(path, pytester.path / path.name)
     _ini(pytester, cache_dir, models=XDIST_MODELS)
     passing = _expected_items(XDIST_FILES[:1], XDIST_MODELS)
     failing = _expected_items([FAILING], XDIST_MODELS)
     assert len(passing) == 4 * 4 and len(failing) == 7 * 4
+    assert all((m, t) in COMBOS for m in XDIST_MODELS for t in TARGETS)
 
-    serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
-                                           f"--junitxml={pytester.path / 'serial.xml'}")
-    serial.assert_outcomes(passed=len(passing), failed=len(failing))
-    cases = _junit(pytester.path / "serial.xml")
-    assert set(cases) == set(passing) | set(failing)
-    assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
-    _check_failures(cases, failing, cache_dir)
-
-    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
+    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",  # as a user runs it
                                              f"--junitxml={pytester.path / 'parallel.xml'}")
     parallel.assert_outcomes(passed=len(passing), failed=len(failing))
     assert re.search(r"created: 2/2 workers", parallel.stdout.str())
-    assert _junit(pytester.path / "parallel.xml") == cases  # same items, outcomes and texts
+    cases = _junit(pytester.path / "parallel.xml")
+    assert set(cases) == set(passing) | set(failing)
+    assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
+    assert all(cases[k] == ("passed", "") for k in passing)
+    _check_failures(cases, failing, cache_dir)
 
 
 def test_collection_is_opt_in_and_limited(pytester, cache_dir):
@@ -200,7 +204,7 @@ def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
     shutil.copy(cc.CHECK_DIR / "control_flow.mlir", pytester.path / "control_flow.mlir")
     args = ("-p", "no:randomly", "--ireeabi-collect", f"--ireeabi-compile-flags={F64}",
             f"--ireeabi-cache-dir={cache_dir}")
-    result = pytester.runpytest_subprocess(*args, "-v")
+    result = pytester.runpytest_inprocess(*args, "-v")
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "control_flow.mlir").read_text())]
     expected = [f"control_flow.mlir::{f}[{m}-{HOST}]" for f in functions for m in MODELS]
     # tensor check ops: the default model only
@@ -210,8 +214,8 @@ def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
 
     # Asked for an inline model, the tensor op does not compile: one failing item, the compiler's
     # error (the one inline_issues/README records), no traceback.
-    forced = pytester.runpytest_subprocess(*args, "--ireeabi-models=inline-static,default",
-                                           "tensor_check_op.mlir")
+    forced = pytester.runpytest_inprocess(*args, "--ireeabi-models=inline-static,default",
+                                          "tensor_check_op.mlir")
     forced.assert_outcomes(passed=1, failed=1)
     out = forced.stdout.str()
     assert f"FAILED tensor_check_op.mlir::iree-compile[inline-static-{HOST}]" in out
@@ -223,9 +227,9 @@ def test_a_vmfb_runs_in_its_model_on_each_target(pytester):
     vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
                               extra_flags=cc.F64)
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
-                                           "--ireeabi-targets=riscv32,wasm32",
-                                           "--ireeabi-models=default")  # does not apply to a .vmfb
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
+                                          "--ireeabi-targets=riscv32,wasm32",
+                                          "--ireeabi-models=default")  # does not apply to a .vmfb
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "sort_topk.mlir").read_text())]
     expected = [f"sort_topk.vmfb::{f}[inline-static-{t}]" for f in functions
                 for t in ("riscv32", "wasm32")]
@@ -240,8 +244,8 @@ def test_an_i386_item_names_the_layout_hazard(pytester, model):
     `ireeabi run` adds, that inspect predicts the hazard (import_check.hazard_hint)."""
     vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model=model, extra_flags=cc.F64)
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-x", "--ireeabi-collect",
-                                           "--ireeabi-targets=i386")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-x", "--ireeabi-collect",
+                                          "--ireeabi-targets=i386")
     text = result.stdout.str()
     assert "argument/result signature mismatch" in text
     assert re.search(r"^this is the layout hazard `ireeabi inspect MODULE --check-imports --target "
@@ -255,9 +259,9 @@ def test_interpreter_paths_parametrize_check_items(pytester):
     vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
                               extra_flags=cc.F64)
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
-    result = pytester.runpytest_subprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
-                                           "--ireeabi-targets=riscv32",
-                                           "--ireeabi-paths=fast,reference")
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
+                                          "--ireeabi-targets=riscv32",
+                                          "--ireeabi-paths=fast,reference")
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "sort_topk.mlir").read_text())]
     expected = [f"sort_topk.vmfb::{f}[inline-static-{p}-riscv32]" for f in functions
                 for p in ("fast", "reference")]
