@@ -58,7 +58,11 @@ def read_bounded(path: "str | os.PathLike", limit: int, what: str = "the file is
         st = os.fstat(f.fileno())
         if stat.S_ISREG(st.st_mode) and st.st_size > limit:
             raise InputTooLarge(str(path), limit, what)
-        data = f.read(limit + 1)
+        # a regular file's size, not the bound: read(n) allocates n bytes before it reads (one
+        # that grew since is read on, to the bound)
+        data = f.read(min(st.st_size, limit) + 1) if stat.S_ISREG(st.st_mode) else f.read(limit + 1)
+        if stat.S_ISREG(st.st_mode) and len(data) > st.st_size and len(data) <= limit:
+            data += f.read(limit + 1 - len(data))
     if len(data) > limit:
         raise InputTooLarge(str(path), limit, what)
     return data

@@ -149,10 +149,14 @@ def _cache_read(path: str, key: str) -> CodeType | None:
     head = MAGIC_NUMBER + bytes.fromhex(key)
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_ENTRY_BYTES + 1)
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_ENTRY_BYTES:
+                return None
+            # the file's size, not the bound: read(n) allocates n bytes before it reads
+            data = f.read(size)
     except OSError:
         return None
-    if len(data) > MAX_ENTRY_BYTES or not data.startswith(head):
+    if not data.startswith(head):
         return None
     try:
         code = marshal.loads(memoryview(data)[len(head):])

@@ -180,8 +180,8 @@ def _read_names(key: tuple) -> frozenset[str] | None:
     if path is None:
         return None
     try:
-        with open(path, "rb") as f:
-            raw = f.read(_MAX_NAMES_BYTES + 1)
+        with open(path, "rb") as f:  # its size, not the bound: read(n) allocates n bytes first
+            raw = f.read(min(os.fstat(f.fileno()).st_size, _MAX_NAMES_BYTES) + 1)
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
