@@ -726,7 +726,8 @@ def test_a_planted_table_problem_is_found(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------- the ops and the fast path
 
 # The fast path's op-independent machinery: an op's fast path is declared beside its handler.
-FAST_PATH_MACHINERY = ("vm/bytecode/regions.py", "vm/bytecode/blocks.py", "vm/bytecode/region_plan.py")
+FAST_PATH_MACHINERY = ("vm/bytecode/regions.py", "vm/bytecode/blocks.py", "vm/bytecode/region_plan.py",
+                       "vm/bytecode/value_ranges.py")
 # A generated text's own object, bound under this name by the object that wrote the text (a planned
 # call's `_self`): its private attributes are its own.
 GENERATED_SELF = "_self"
@@ -765,9 +766,14 @@ def _op_symbols() -> set[str]:
 
 def test_every_op_declares_its_fast_path_beside_its_handler() -> None:
     from ireeabi.vm.bytecode.compile import handler_maker  # noqa: PLC0415 - the op modules registered
-    from ireeabi.vm.bytecode.handlers import BLOCK_WRITERS, REGION_ACCESSES, REGION_WRITERS  # noqa: PLC0415
-    tables = {"region accesses": REGION_ACCESSES, "region writer": REGION_WRITERS, "block writer": BLOCK_WRITERS}
-    assert REGION_WRITERS and BLOCK_WRITERS  # the compilers inline something
+    from ireeabi.vm.bytecode.handlers import (BLOCK_WRITERS, CONDITION_RULES, CONSTANT_RULES,  # noqa: PLC0415
+                                              INTERVAL_EDGES, INTERVAL_RULES, NONZERO_TESTS, REGION_ACCESSES,
+                                              REGION_WRITERS)
+    tables = {"region accesses": REGION_ACCESSES, "region writer": REGION_WRITERS, "block writer": BLOCK_WRITERS,
+              "interval rule": INTERVAL_RULES, "condition rule": CONDITION_RULES, "interval edges": INTERVAL_EDGES}
+    # the compilers inline something; the value ranges know results, compares and branches
+    assert REGION_WRITERS and BLOCK_WRITERS and INTERVAL_RULES and CONDITION_RULES and INTERVAL_EDGES
+    assert CONSTANT_RULES <= set(INTERVAL_RULES) and NONZERO_TESTS <= set(CONDITION_RULES)  # flags of rules
     problems = misplaced_writers(tables, handler_maker)
     assert not problems, "\n".join(problems)
 

@@ -19,7 +19,23 @@ op: tests/test_architecture.py checks it), with the decorators below:
 - `@block_writer(*symbols)`: `write(emitter, i, lines, pad) -> bool` appends instruction i inline
   with blocks.py's emitter (byte registers), or answers False for its handler call.
 
-regions.py and blocks.py hold the op-independent machinery and look an op's writer up here.
+The interval analysis the loop regions use (value_ranges.py) reads an op's rules from here too:
+
+- `@interval_rule(*symbols, constant=False)`: `rule(operands) -> (lo, hi) | None`, the interval of
+  the signed value of the op's one integer result from its operands' (value_ranges.Operands; None:
+  any value); `constant`: the result depends on no register (folded where it is its slot's one
+  write, a widening step). An op without one forgets what it writes;
+- `@condition_rule(*symbols, nonzero_test=False)`: `narrow(x, y, truth) -> (x, y) | None`, a
+  compare's operand intervals on the edge where its result is `truth` (y (0, 0) for a compare
+  with one operand; None: it says nothing there); `nonzero_test`: of a compare's 0 or 1 it is
+  that compare's condition;
+- `@interval_edges(*symbols)`: `edges(inst) -> [(destination, register copies, test)]`, the ops
+  that end a block without going on to the next instruction (test: (condition register, truth)
+  on a conditional edge, else None); an op without one goes on to the next instruction and to
+  its BRANCH_TARGET fields.
+
+regions.py, blocks.py and value_ranges.py hold the op-independent machinery and look an op's
+declarations up here.
 """
 from __future__ import annotations
 
@@ -40,6 +56,11 @@ HANDLERS: dict[str, Maker] = {}
 REGION_ACCESSES: dict[str, Callable[[ExecutionState, Instruction], list]] = {}
 REGION_WRITERS: dict[str, Callable[..., None]] = {}
 BLOCK_WRITERS: dict[str, Callable[..., bool]] = {}
+INTERVAL_RULES: dict[str, Callable[..., Any]] = {}
+CONSTANT_RULES: set[str] = set()  # the interval rules marked `constant`
+CONDITION_RULES: dict[str, Callable[..., Any]] = {}
+NONZERO_TESTS: set[str] = set()  # the condition rules marked `nonzero_test`
+INTERVAL_EDGES: dict[str, Callable[[Instruction], list]] = {}
 RETURN = object()  # a handler's "leave this frame" answer
 YIELD = object()  # a handler's "suspend the stack" answer (IREE's IREE_STATUS_DEFERRED)
 
@@ -80,5 +101,26 @@ def block_writer(*symbols: str) -> Callable[[_F], _F]:
     return _registrar(BLOCK_WRITERS, symbols)
 
 
+def interval_rule(*symbols: str, constant: bool = False) -> Callable[[_F], _F]:
+    """Register the result interval rule of op symbols (module docstring)."""
+    if constant:
+        CONSTANT_RULES.update(symbols)
+    return _registrar(INTERVAL_RULES, symbols)
+
+
+def condition_rule(*symbols: str, nonzero_test: bool = False) -> Callable[[_F], _F]:
+    """Register how a compare's result narrows its operands on a branch's edges (module docstring)."""
+    if nonzero_test:
+        NONZERO_TESTS.update(symbols)
+    return _registrar(CONDITION_RULES, symbols)
+
+
+def interval_edges(*symbols: str) -> Callable[[_F], _F]:
+    """Register the edges of ops that end a block elsewhere than the next instruction (module docstring)."""
+    return _registrar(INTERVAL_EDGES, symbols)
+
+
 __all__ = ["Handler", "Maker", "HANDLERS", "RETURN", "YIELD", "op", "REGION_ACCESSES", "REGION_WRITERS",
-           "BLOCK_WRITERS", "region_accesses", "region_writer", "block_writer"]
+           "BLOCK_WRITERS", "region_accesses", "region_writer", "block_writer", "INTERVAL_RULES",
+           "CONSTANT_RULES", "CONDITION_RULES", "NONZERO_TESTS", "INTERVAL_EDGES", "interval_rule",
+           "condition_rule", "interval_edges"]

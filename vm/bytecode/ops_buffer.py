@@ -24,7 +24,7 @@ from ...base.checked_access import fill_view
 from ...base.status import StatusCode
 from ..errors import VmStatusError, VmTrapError
 from .state import ExecutionState
-from .handlers import block_writer, op, region_accesses, region_writer
+from .handlers import block_writer, interval_rule, op, region_accesses, region_writer
 from ..buffer import siphash24
 from ..ops import F32_QUIET_BIT, I32, M64, U64
 from .ops_scalar import reads_signed
@@ -121,6 +121,16 @@ def _make_buffer_load(ctx, fn, inst):
         else:
             write_i32(frame.regs, dst, elem.unpack_from(buf.data, start)[0])
     return run, None
+
+
+# The range of a narrow load's element (value_ranges.py); a 32- or 64-bit load may give any value.
+_LOADED = {"BufferLoadI8U": (0, 255), "BufferLoadI8S": (-128, 127), "BufferLoadI16U": (0, 65535),
+           "BufferLoadI16S": (-32768, 32767)}
+
+
+@interval_rule(*_LOADED)
+def _load_interval(v: Any) -> tuple[int, int]:
+    return _LOADED[v.inst.op.symbol]
 
 
 @op(*STORE_OPS)

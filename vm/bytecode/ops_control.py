@@ -1,7 +1,8 @@
 """Handlers of the control ops: blocks and branches (with their register remaps), branch tables,
 calls (internal and import, variadic, yieldable), return, vm.yield, vm.import.resolved and vm.fail;
 which of them end a compiled block or branch within one (blocks.py and regions.py follow
-`branch_edges`), and the block marker's fast path (nothing)."""
+`branch_edges`), the block marker's fast path (nothing), and where each of them sends the value
+ranges (value_ranges.py: `interval_edges`)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -10,7 +11,8 @@ from . import isa
 from .decoder import Instruction, Remap
 from ..errors import VmFailError
 from .state import ExecutionState
-from .handlers import RETURN, YIELD, block_writer, op, region_accesses, region_writer
+from .handlers import (RETURN, YIELD, block_writer, interval_edges, interval_rule, op, region_accesses,
+                       region_writer)
 from ..ops import I32, U32
 from .registers import Frame, Function, retain_or_move, value_chars, write_i32
 from .verifier import BytecodeVerifyError, check_call_lists, check_cconv_regs
@@ -61,6 +63,15 @@ def branch_edges(inst: Instruction) -> list[tuple[Any, Any]]:
     if inst.op.symbol == "CondBranch":
         return [(o["true_dest"], o["true_operands"]), (o["false_dest"], o["false_operands"])]
     return [(o["dest"], o["operands"])]
+
+
+@interval_edges(*BRANCHES)
+def _branch_interval_edges(inst: Instruction) -> list[tuple[Any, Any, Any]]:
+    """A conditional branch's true edge is taken where its condition is nonzero."""
+    cond = branch_condition(inst)
+    if cond is None:
+        return [(dest, pairs, None) for dest, pairs in branch_edges(inst)]
+    return [(dest, pairs, (cond.ordinal, truth)) for (dest, pairs), truth in zip(branch_edges(inst), (True, False))]
 
 
 @region_accesses(*BRANCHES)
@@ -125,6 +136,17 @@ def _make_branch_table(ctx, fn, inst):
             remap(ctx, frame, pairs)
         frame.ip = target
     return run, None
+
+
+@interval_edges("BranchTable")
+def _branch_table_interval_edges(inst: Instruction) -> list[tuple[Any, Any, Any]]:
+    o = inst.operands
+    return [(o["default_dest"], o["default_operands"], None)] + [(c.dest, c.operands, None) for c in o["cases"]]
+
+
+@interval_edges("Return")
+def _return_interval_edges(inst: Instruction) -> list[tuple[Any, Any, Any]]:
+    return []
 
 
 @op("Return")
@@ -208,6 +230,12 @@ def _make_yield(ctx, fn, inst):
     return run, None
 
 
+@interval_edges("Yield")
+def _yield_interval_edges(inst: Instruction) -> list[tuple[Any, Any, Any]]:
+    """The stack resumes at the yield's target."""
+    return [(inst.operands["dest"], inst.operands["operands"], None)]
+
+
 @op("ImportResolved")
 def _make_import_resolved(ctx, fn, inst):
     ordinal = inst.operands["import"] & ~isa.FUNCTION_ORDINAL_IMPORT_BIT
@@ -216,6 +244,11 @@ def _make_import_resolved(ctx, fn, inst):
     def run(ctx, frame, _):
         write_i32(frame.regs, dst, int(ctx.resolved[ordinal]))
     return run, None
+
+
+@interval_rule("ImportResolved")
+def _import_resolved_interval(v: Any) -> tuple[int, int]:
+    return 0, 1
 
 
 @op("Fail")

@@ -19,7 +19,7 @@ from ...base.status import StatusCode
 from .buffer_factory import ByteBuffer
 from ..errors import VmStatusError
 from .state import ExecutionState
-from .handlers import op
+from .handlers import interval_rule, op
 from ..list import VALUE_TYPES, VmList
 from ..ops import I32, U32, s32
 from .registers import retain_or_move, store_ref, write_i32
@@ -224,3 +224,9 @@ def _make_cmp_ref(ctx, fn, inst):
             value = same if symbol == "CmpEQRef" else not same
         write_i32(frame.regs, dst, int(value))
     return run, None
+
+
+@interval_rule("CmpEQRef", "CmpNERef", "CmpNZRef")
+def _cmp_ref_interval(v: Any) -> tuple[int, int]:
+    """The compare's 0 or 1 (value_ranges.py)."""
+    return 0, 1

@@ -6,7 +6,8 @@ f32 ops that must see raw bits (min/max, pow), constants, selects, switches and 
 A pure op's fast path comes from its declaration in vm/ops.py (PURE_EXPRESSIONS' text, or its
 PURE_OPS function called); what a loop region makes of it besides (no mask where the op cannot wrap,
 operators for a division by a positive divisor, loop-invariant ops computed where the loop is
-entered) follows from the op's class below (`_MODULAR`, `_DIVISIONS`, ...)."""
+entered) follows from the op's class below (`_MODULAR`, `_DIVISIONS`, ...). The interval rules of
+the integer ops (value_ranges.py) close the file."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -15,12 +16,12 @@ from . import isa
 from .decoder import Instruction
 from ...base.status import StatusCode
 from ..errors import VmStatusError
-from .handlers import Handler, block_writer, op, region_accesses, region_writer
+from .handlers import Handler, block_writer, condition_rule, interval_rule, op, region_accesses, region_writer
 from ..ops import (EXACT_F32_OPS, F32, I32, PURE_EXPRESSIONS, RAW_BANKS, SIGN_BIT_OPS, U32, U64,
                    PURE_OPS, is_snan32, s32)
 from .region_plan import BANKS, FLOAT_STRUCTS, INT_STRUCTS, MASKS, SIGN_BITS, Opaque, is_read
 from .registers import READ, SIZES, WRITE, write_f32, write_i64
-from .value_ranges import nonnegative
+from .value_ranges import Interval, Operands, nonnegative, top
 from .verifier import global_size
 
 
@@ -626,6 +627,326 @@ def _region_select(w: Any, i: int, end: int, lines: list, pad: str) -> None:
         lines.append(f"{pad}{name} = {ht[0]} if {cond} else {hf[0]}")
         return
     w.call_handler(i, lines, pad)
+
+
+# -- value ranges (value_ranges.py): the interval of an integer result from its operands' ----------
+
+@interval_rule("ConstI32", "ConstI64", constant=True)
+def _const_interval(v: Operands) -> Interval:
+    n = v.width
+    assert n is not None
+    value = v.inst.operands["value"] & ((1 << (32 * n)) - 1)
+    return (value - (1 << 32 * n) if value > top(n)[1] else value,) * 2
+
+
+@interval_rule("ConstI32Zero", "ConstI64Zero", "ConstF32Zero", "ConstF64Zero", constant=True)
+def _zero_interval(v: Operands) -> Interval:
+    return 0, 0  # a float zero's bits too
+
+
+@interval_rule("CmpEQF32O", "CmpEQF32U", "CmpEQF64O", "CmpEQF64U", "CmpNEF32O", "CmpNEF32U", "CmpNEF64O",
+               "CmpNEF64U", "CmpLTF32O", "CmpLTF32U", "CmpLTF64O", "CmpLTF64U", "CmpLTEF32O", "CmpLTEF32U",
+               "CmpLTEF64O", "CmpLTEF64U", "CmpNaNF32", "CmpNaNF64")
+def _float_compare_interval(v: Operands) -> Interval:
+    return 0, 1
+
+
+def _compared(v: Operands) -> tuple[Interval, Interval]:
+    """An integer compare's operands (a test of one against zero: its operand and (0, 0))."""
+    o = v.inst.operands
+    return (v.get("lhs") if "lhs" in o else v.get("operand")), (v.get("rhs") if "rhs" in o else (0, 0))
+
+
+@interval_rule("CmpLTI32S", "CmpLTI64S")
+def _lt_interval(v: Operands) -> Interval:
+    x, y = _compared(v)
+    return (1, 1) if x[1] < y[0] else (0, 0) if x[0] >= y[1] else (0, 1)
+
+
+@interval_rule("CmpLTI32U", "CmpLTI64U")
+def _lt_unsigned_interval(v: Operands) -> Interval:
+    x, y = _compared(v)
+    if x[0] < 0 or y[0] < 0:  # a negative operand's bits compare above every nonnegative one's
+        return 0, 1
+    return _lt_interval(v)
+
+
+@interval_rule("CmpEQI32", "CmpEQI64")
+def _eq_interval(v: Operands) -> Interval:
+    x, y = _compared(v)
+    return (1, 1) if x[0] == x[1] == y[0] == y[1] else (0, 0) if x[1] < y[0] or y[1] < x[0] else (0, 1)
+
+
+@interval_rule("CmpNEI32", "CmpNEI64", "CmpNZI32", "CmpNZI64")
+def _ne_interval(v: Operands) -> Interval:
+    x, y = _compared(v)
+    return (0, 0) if x[0] == x[1] == y[0] == y[1] else (1, 1) if x[1] < y[0] or y[1] < x[0] else (0, 1)
+
+
+# -- value ranges: a compare's operands on the edges of the branch its result decides -------------
+
+@condition_rule("CmpLTI32S", "CmpLTI64S")
+def _lt_narrowed(x: Interval, y: Interval, truth: bool) -> tuple[Interval, Interval] | None:
+    if truth:  # x < y
+        return (x[0], min(x[1], y[1] - 1)), (max(y[0], x[0] + 1), y[1])
+    return (max(x[0], y[0]), x[1]), (y[0], min(y[1], x[1]))  # x >= y
+
+
+@condition_rule("CmpLTI32U", "CmpLTI64U")
+def _lt_unsigned_narrowed(x: Interval, y: Interval, truth: bool) -> tuple[Interval, Interval] | None:
+    if x[0] < 0 or y[0] < 0:  # the signed order is not the unsigned one
+        return None
+    return _lt_narrowed(x, y, truth)
+
+
+def _equal(x: Interval, y: Interval) -> tuple[Interval, Interval]:
+    lo, hi = max(x[0], y[0]), min(x[1], y[1])
+    return (lo, hi), (lo, hi)
+
+
+def _unequal(x: Interval, y: Interval) -> tuple[Interval, Interval]:
+    """Only an end of an interval can go: the other's one value."""
+    if y[0] == y[1]:
+        x = (x[0] + (x[0] == y[0]), x[1] - (x[1] == y[0]))
+    if x[0] == x[1]:
+        y = (y[0] + (y[0] == x[0]), y[1] - (y[1] == x[0]))
+    return x, y
+
+
+@condition_rule("CmpEQI32", "CmpEQI64")
+def _eq_narrowed(x: Interval, y: Interval, truth: bool) -> tuple[Interval, Interval] | None:
+    return _equal(x, y) if truth else _unequal(x, y)
+
+
+# cmp.nz.i32 of a compare's result is that compare's condition; cmp.nz.i64 reads the register
+# pair the result is the low half of, which is not
+@condition_rule("CmpNZI32", nonzero_test=True)
+@condition_rule("CmpNEI32", "CmpNEI64", "CmpNZI64")
+def _ne_narrowed(x: Interval, y: Interval, truth: bool) -> tuple[Interval, Interval] | None:
+    return _unequal(x, y) if truth else _equal(x, y)
+
+
+# -- value ranges: arithmetic ----------------------------------------------------------------------
+
+@interval_rule("AddI32", "AddI64")
+def _add_interval(v: Operands) -> Interval:
+    x, y = v.get("lhs"), v.get("rhs")
+    return x[0] + y[0], x[1] + y[1]
+
+
+@interval_rule("SubI32", "SubI64")
+def _sub_interval(v: Operands) -> Interval:
+    x, y = v.get("lhs"), v.get("rhs")
+    return x[0] - y[1], x[1] - y[0]
+
+
+@interval_rule("MulI32", "MulI64")
+def _mul_interval(v: Operands) -> Interval:
+    x, y = v.get("lhs"), v.get("rhs")
+    p = [u * w for u in x for w in y]
+    return min(p), max(p)
+
+
+@interval_rule("FMAI32", "FMAI64")
+def _fma_interval(v: Operands) -> Interval:
+    a, b, c = v.get("a"), v.get("b"), v.get("c")
+    p = [u * w for u in a for w in b]
+    return min(p) + c[0], max(p) + c[1]
+
+
+@interval_rule("AndI32", "AndI64")
+def _and_interval(v: Operands) -> Interval | None:
+    x, y = v.get("lhs"), v.get("rhs")
+    if x[0] >= 0 and y[0] >= 0:
+        return 0, min(x[1], y[1])
+    if x[0] >= 0 or y[0] >= 0:
+        return 0, (x if x[0] >= 0 else y)[1]
+    return None
+
+
+@interval_rule("OrI32", "OrI64", "XorI32", "XorI64")
+def _or_interval(v: Operands) -> Interval | None:
+    x, y = v.get("lhs"), v.get("rhs")
+    if x[0] >= 0 and y[0] >= 0:
+        return 0, (1 << max(x[1], y[1]).bit_length()) - 1
+    return None
+
+
+@interval_rule("NotI32", "NotI64")
+def _not_interval(v: Operands) -> Interval:
+    x = v.get("operand")
+    return -x[1] - 1, -x[0] - 1
+
+
+def _shift(v: Operands) -> tuple[Interval, int | None, int]:
+    """(the operand's interval, the shift amount where it is one known value, the operand's bits)."""
+    n = v.width
+    assert n is not None
+    amount = v.known("amount")
+    bits = 32 * n
+    return v.get("operand"), (amount[0] & (bits - 1) if amount is not None and amount[0] == amount[1] else None), bits
+
+
+@interval_rule("ShlI32", "ShlI64")
+def _shl_interval(v: Operands) -> Interval | None:
+    x, s, _ = _shift(v)
+    return None if s is None else (x[0] << s, x[1] << s)
+
+
+@interval_rule("ShrI32S", "ShrI64S")
+def _shr_signed_interval(v: Operands) -> Interval | None:
+    x, s, _ = _shift(v)
+    if x[0] >= 0:
+        return (0, x[1]) if s is None else (x[0] >> s, x[1] >> s)
+    return None if s is None else (x[0] >> s, x[1] >> s)
+
+
+@interval_rule("ShrI32U", "ShrI64U")
+def _shr_unsigned_interval(v: Operands) -> Interval | None:
+    x, s, bits = _shift(v)
+    if x[0] >= 0:
+        return (0, x[1]) if s is None else (x[0] >> s, x[1] >> s)
+    return None if not s else (0, (1 << (bits - s)) - 1)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _divisors(y: Interval) -> list[int]:
+    """The divisors whose quotients bound a division's: the ends of y's negative and positive
+    parts (zero traps, so it bounds nothing)."""
+    out = []
+    if y[0] <= -1:
+        out += [y[0], min(y[1], -1)]
+    if y[1] >= 1:
+        out += [max(y[0], 1), y[1]]
+    return out
+
+
+def _division_operands(v: Operands, unsigned: bool) -> tuple[Interval, Interval, list[int]] | None:
+    """(dividend, divisor, _divisors) of a division whose result has bounds here, else None."""
+    x, y = v.get("lhs"), v.get("rhs")
+    ds = _divisors(y)
+    if not ds:
+        return None  # it always traps
+    if unsigned and (x[0] < 0 or y[0] < 0):
+        return None
+    return x, y, ds
+
+
+@interval_rule("DivI32S", "DivI64S", "DivI32U", "DivI64U")
+def _div_interval(v: Operands) -> Interval | None:
+    parts = _division_operands(v, v.inst.op.symbol.endswith("U"))
+    if parts is None:
+        return None
+    x, y, ds = parts
+    n = v.width
+    assert n is not None
+    if x[0] == top(n)[0] and y[0] <= -1 <= y[1]:
+        return None  # INT_MIN / -1 traps; its neighbours' quotients are not bounded here
+    q = [_trunc_div(u, w) for u in x for w in ds]
+    return min(q), max(q)
+
+
+@interval_rule("RemI32S", "RemI64S", "RemI32U", "RemI64U")
+def _rem_interval(v: Operands) -> Interval | None:
+    parts = _division_operands(v, v.inst.op.symbol.endswith("U"))
+    if parts is None:
+        return None
+    x, _, ds = parts
+    m = max(abs(w) for w in ds) - 1
+    if x[0] >= 0:
+        return 0, min(x[1], m)
+    if x[1] <= 0:
+        return max(x[0], -m), 0
+    return max(x[0], -m), min(x[1], m)
+
+
+@interval_rule("MinI32S", "MinI64S", "MinI32U", "MinI64U")
+def _min_interval(v: Operands) -> Interval | None:
+    x, y = v.get("lhs"), v.get("rhs")
+    if v.inst.op.symbol.endswith("U") and (x[0] < 0 or y[0] < 0):
+        return None
+    return min(x[0], y[0]), min(x[1], y[1])
+
+
+@interval_rule("MaxI32S", "MaxI64S", "MaxI32U", "MaxI64U")
+def _max_interval(v: Operands) -> Interval | None:
+    x, y = v.get("lhs"), v.get("rhs")
+    if v.inst.op.symbol.endswith("U") and (x[0] < 0 or y[0] < 0):
+        return None
+    return max(x[0], y[0]), max(x[1], y[1])
+
+
+@interval_rule("AbsI32", "AbsI64")
+def _abs_interval(v: Operands) -> Interval | None:
+    x = v.get("operand")
+    n = v.width
+    assert n is not None
+    if x[0] == top(n)[0]:
+        return None  # abs(INT_MIN) wraps to itself
+    if x[0] >= 0:
+        return x
+    if x[1] <= 0:
+        return -x[1], -x[0]
+    return 0, max(-x[0], x[1])
+
+
+@interval_rule("CtlzI32", "CtlzI64")
+def _ctlz_interval(v: Operands) -> Interval:
+    n = v.width
+    assert n is not None
+    return 0, 32 * n
+
+
+@interval_rule("SelectI32", "SelectI64")
+def _select_interval(v: Operands) -> Interval:
+    cond = v.known("condition")
+    t, f = v.get("true_value"), v.get("false_value")
+    if cond is not None and cond == (0, 0):
+        return f
+    if cond is not None and (cond[0] > 0 or cond[1] < 0):
+        return t
+    return min(t[0], f[0]), max(t[1], f[1])
+
+
+# -- value ranges: truncations and extensions --------------------------------------------------------
+
+@interval_rule("TruncI64I32")
+def _trunc_i64_interval(v: Operands) -> Interval | None:
+    x = v.get("operand")
+    return x if top(1)[0] <= x[0] and x[1] <= top(1)[1] else None
+
+
+@interval_rule("TruncI32I8", "TruncI32I16", "ExtI8I32U", "ExtI16I32U")
+def _zero_extended_interval(v: Operands) -> Interval:
+    hi = 255 if "I8" in v.inst.op.symbol else 65535
+    x = v.get("operand")
+    return x if 0 <= x[0] and x[1] <= hi else (0, hi)
+
+
+@interval_rule("ExtI8I32S", "ExtI16I32S")
+def _sign_extended_interval(v: Operands) -> Interval:
+    lim = 128 if "I8" in v.inst.op.symbol else 32768
+    x = v.get("operand")
+    return x if -lim <= x[0] and x[1] < lim else (-lim, lim - 1)
+
+
+@interval_rule("ExtI32I64S")
+def _ext_i32_i64_signed_interval(v: Operands) -> Interval:
+    return v.get("operand")
+
+
+@interval_rule("ExtI32I64U")
+def _ext_i32_i64_unsigned_interval(v: Operands) -> Interval:
+    x = v.get("operand")
+    if x[0] >= 0:
+        return x
+    if x[1] < 0:
+        return x[0] + (1 << 32), x[1] + (1 << 32)
+    return 0, (1 << 32) - 1
 
 
 __all__ = ["make_pure", "make_sign_bit", "pure_parts", "constant_value", "reads_signed", "FLOAT_BITS_OPS",

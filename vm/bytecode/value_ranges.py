@@ -17,6 +17,10 @@ every slot that overlaps it. An op not modelled here forgets the registers its o
 every register if an operand form is not understood), so the facts hold for any bytecode the
 verifier accepts. The analysis does a bounded amount of work (`_BUDGET` visits of an instruction
 per instruction of the function): past it, it gives no facts.
+
+What an op does to the intervals is declared beside its handler (handlers.py: `interval_rule`,
+`condition_rule`, `interval_edges`, registered when the op modules are, before any function is
+compiled); this module is the op-independent machinery that looks them up.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import bisect
 from typing import Any, Iterable
 
 from . import isa
+from .handlers import CONDITION_RULES, CONSTANT_RULES, INTERVAL_EDGES, INTERVAL_RULES, NONZERO_TESTS
 from .ops_control import ENDS_BLOCK
 from .region_plan import moves, named_registers
 
@@ -34,9 +39,6 @@ State = dict  # Slot -> Interval; absent: any value
 _MIN = {1: -(1 << 31), 2: -(1 << 63)}
 _MAX = {1: (1 << 31) - 1, 2: (1 << 63) - 1}
 _WIDTH = {"i32": 1, "i64": 2}
-_JUMPS = frozenset({"Branch", "Break", "CondBreak", "Yield"})
-_LOADED = {"BufferLoadI8U": (0, 255), "BufferLoadI8S": (-128, 127), "BufferLoadI16U": (0, 65535),
-           "BufferLoadI16S": (-32768, 32767)}
 _WIDEN_AFTER = 2  # visits of a block whose entry state still grows before its bounds are widened
 _BUDGET = 64  # instruction visits per instruction of the function, plus _MIN_BUDGET
 _MIN_BUDGET = 10_000
@@ -251,28 +253,21 @@ class ValueRanges:
         for i in range(s, e - 1):
             self._step(fn, insts[i], i, state, compares, record)
         inst = insts[e - 1]
-        symbol = inst.op.symbol
         o = inst.operands
-        if symbol == "CondBranch":
-            if record:
+        edges = INTERVAL_EDGES.get(inst.op.symbol)
+        if edges is not None:  # it goes elsewhere than on: its edges (a condition's refined)
+            taken = edges(inst)
+            if record and any(test is not None for _, _, test in taken):
                 self._record_reads(e - 1, inst, state)
             out = []
-            for dest, pairs, truth in ((o["true_dest"], o["true_operands"], True),
-                                       (o["false_dest"], o["false_operands"], False)):
-                edge = _refine(dict(state), compares.get(o["condition"].ordinal), truth,
-                               state.get((o["condition"].ordinal, 1)), self.consts)
+            for dest, pairs, test in taken:
+                edge: State | None = state
+                if test is not None:
+                    cond, truth = test
+                    edge = _refine(dict(state), compares.get(cond), truth, state.get((cond, 1)), self.consts)
                 if edge is not None:
                     out.append((fn.block_index.get(dest, -1), _moved(edge, pairs, self._moves)))
             return out
-        if symbol in _JUMPS:
-            return [(fn.block_index.get(o["dest"], -1), _moved(state, o["operands"], self._moves))]
-        if symbol == "BranchTable":
-            out = [(fn.block_index.get(o["default_dest"], -1), _moved(state, o["default_operands"], self._moves))]
-            for case in o["cases"]:
-                out.append((fn.block_index.get(case.dest, -1), _moved(state, case.operands, self._moves)))
-            return out
-        if symbol == "Return":
-            return []
         self._step(fn, inst, e - 1, state, compares, record)
         # a call returns (a yieldable one at its resume block), a failure with status 0 or a block
         # falls through
@@ -293,7 +288,6 @@ class ValueRanges:
 
     def _step(self, fn: Any, inst: Any, i: int, state: State, compares: dict, record: bool) -> None:
         symbol = inst.op.symbol
-        o = inst.operands
         if record:
             self._record_reads(i, inst, state)
         written = self._writes[i]
@@ -305,10 +299,10 @@ class ValueRanges:
             if record:
                 self.result[i] = self.consts[self._const_defs[i]]
             return
-        result = _transfer(symbol, inst, state, self._slots[i], self.consts) if len(written) == 1 else _UNMODELLED
+        result = _transfer(inst, state, self._slots[i], self.consts) if len(written) == 1 else None
         for first, n, _ in written:
             _kill(state, compares, first, n)
-        if not isinstance(result, tuple):  # any value, or not modelled
+        if result is None:  # any value
             return
         first, n, kind = written[0]
         lo, hi = result
@@ -317,15 +311,15 @@ class ValueRanges:
         state[(first, n)] = result
         if record and kind in _WIDTH:
             self.result[i] = result
-        if symbol in _COMPARES:
-            bank = _COMPARES[symbol]
-            operands = [(o[f.name].ordinal, bank) for f in inst.op.fields if f.access == isa.READ]
+        if symbol in CONDITION_RULES:
+            slots = self._slots[i]
+            operands = [slots[f.name] for f in inst.op.fields if f.access == isa.READ and f.name in slots]
             if any(r < first + 1 and first < r + m for r, m in operands):
                 return  # the result overwrote an operand: the compare says nothing of what is left
             fact = (symbol, operands[0], operands[1] if len(operands) > 1 else None)
-            if symbol == "CmpNZI32" and operands[0][0] in compares and \
+            if symbol in NONZERO_TESTS and operands[0][0] in compares and \
                     (state.get(operands[0]) or self.consts.get(operands[0])) == (0, 1):
-                fact = compares[operands[0][0]]  # cmp.nz of a compare's 0 or 1: the same condition
+                fact = compares[operands[0][0]]  # a nonzero test of a compare's 0 or 1: the same condition
             compares[first] = fact
 
 
@@ -351,9 +345,6 @@ class _OverBudget(Exception):
     pass
 
 
-_UNMODELLED = object()
-_COMPARES = {"CmpLTI32S": 1, "CmpLTI64S": 2, "CmpLTI32U": 1, "CmpLTI64U": 2, "CmpEQI32": 1, "CmpEQI64": 2,
-             "CmpNEI32": 1, "CmpNEI64": 2, "CmpNZI32": 1, "CmpNZI64": 2}
 
 
 def _blocks(fn: Any, insts: list) -> list[tuple[int, int]]:
@@ -389,11 +380,11 @@ def _function_constants(fn: Any, insts: list, blocks: list, writes: list) -> tup
     read: set[int] = set()
     for i in range(blocks[0][1] if blocks else 0):
         inst = insts[i]
-        if inst.op.symbol in ("ConstI32", "ConstI64", "ConstI32Zero", "ConstI64Zero"):
+        if inst.op.symbol in CONSTANT_RULES and len(writes[i]) == 1 and writes[i][0][2] in _WIDTH:
             first, n, _ = writes[i][0]
             slot_regs = range(first, first + n)
             if all(writers.get(r) == [i] for r in slot_regs) and not read.intersection(slot_regs):
-                consts[(first, n)] = _transfer(inst.op.symbol, inst, {}, {}, {})
+                consts[(first, n)] = _transfer(inst, {}, {}, {})
                 defs[i] = (first, n)
         named = named_registers(fn, inst)
         if named is None:
@@ -406,15 +397,9 @@ def _successors(fn: Any, insts: list, s: int, e: int) -> list[int]:
     """Every block control may go to from block [s, e) (ValueRanges._block's edges, unrefined)."""
     inst = insts[e - 1]
     o = inst.operands
-    symbol = inst.op.symbol
-    if symbol == "CondBranch":
-        return [fn.block_index.get(o["true_dest"], -1), fn.block_index.get(o["false_dest"], -1)]
-    if symbol in _JUMPS:
-        return [fn.block_index.get(o["dest"], -1)]
-    if symbol == "BranchTable":
-        return [fn.block_index.get(o["default_dest"], -1)] + [fn.block_index.get(c.dest, -1) for c in o["cases"]]
-    if symbol == "Return":
-        return []
+    edges = INTERVAL_EDGES.get(inst.op.symbol)
+    if edges is not None:
+        return [fn.block_index.get(dest, -1) for dest, _, _ in edges(inst)]
     return [e] + [fn.block_index.get(o[f.name], -1) for f in inst.op.fields if f.kind == isa.BRANCH_TARGET]
 
 
@@ -493,8 +478,8 @@ def _steps(insts: list) -> list[int]:
     """The widening steps: every integer constant of the function, one below and one above it."""
     out = {-1, 0, 1}
     for inst in insts:
-        if inst.op.symbol in ("ConstI32", "ConstI64"):
-            v = _transfer(inst.op.symbol, inst, {}, {}, {})[0]
+        if inst.op.symbol in CONSTANT_RULES and any(f.access == isa.WRITE and f.kind in _WIDTH for f in inst.op.fields):
+            v = _transfer(inst, {}, {}, {})[0]
             out.update((v - 1, v, v + 1))
     return sorted(out)
 
@@ -534,22 +519,10 @@ def _refine(state: State, compare: tuple | None, truth: bool, cond: Interval | N
     n = a[1]
     x = state.get(a) or consts.get(a, top(n))
     y = (state.get(b) or consts.get(b, top(n))) if b is not None else (0, 0)
-    if symbol.startswith("CmpLT") and symbol.endswith("U"):
-        if x[0] < 0 or y[0] < 0:
-            return state
-    if symbol.startswith("CmpLT"):
-        if truth:  # x < y
-            x, y = (x[0], min(x[1], y[1] - 1)), (max(y[0], x[0] + 1), y[1])
-        else:  # x >= y
-            x, y = (max(x[0], y[0]), x[1]), (y[0], min(y[1], x[1]))
-    elif (symbol.startswith("CmpEQ")) == truth:  # x == y
-        lo, hi = max(x[0], y[0]), min(x[1], y[1])
-        x = y = (lo, hi)
-    else:  # x != y: only an end of an interval can go
-        if y[0] == y[1]:
-            x = (x[0] + (x[0] == y[0]), x[1] - (x[1] == y[0]))
-        if x[0] == x[1] and b is not None:
-            y = (y[0] + (y[0] == x[0]), y[1] - (y[1] == x[0]))
+    narrowed = CONDITION_RULES[symbol](x, y, truth)
+    if narrowed is None:
+        return state
+    x, y = narrowed
     if x[0] > x[1] or y[0] > y[1]:
         return None
     if x != top(n):
@@ -559,172 +532,43 @@ def _refine(state: State, compare: tuple | None, truth: bool, cond: Interval | N
     return state
 
 
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a < 0) == (b < 0) else -q
+class Operands:
+    """What an interval rule (handlers.interval_rule) reads: its instruction, the width in
+    registers of its integer result (None: not an integer), and its integer operands' intervals
+    where the instruction runs."""
+
+    __slots__ = ("inst", "width", "_state", "_slots", "_consts")
+
+    def __init__(self, inst: Any, width: int | None, state: State, slots: dict, consts: dict) -> None:
+        self.inst = inst
+        self.width = width
+        self._state = state
+        self._slots = slots  # field name -> slot
+        self._consts = consts
+
+    def known(self, name: str) -> Interval | None:
+        """The interval of the integer operand `name`, None where it may hold anything."""
+        slot = self._slots[name]
+        return self._state.get(slot) or self._consts.get(slot)
+
+    def get(self, name: str) -> Interval:
+        """The interval of the integer operand `name` (its type's whole range where not known)."""
+        slot = self._slots[name]
+        return self._state.get(slot) or self._consts.get(slot) or top(slot[1])
 
 
-def _divisors(y: Interval) -> list[int]:
-    """The divisors whose quotients bound a division's: the ends of y's negative and positive
-    parts (zero traps, so it bounds nothing)."""
-    out = []
-    if y[0] <= -1:
-        out += [y[0], min(y[1], -1)]
-    if y[1] >= 1:
-        out += [max(y[0], 1), y[1]]
-    return out
-
-
-def _transfer(symbol: str, inst: Any, state: State, slots: dict, consts: dict) -> Any:
-    """The interval of the op's integer result (None: any value; _UNMODELLED: not an op modelled
-    here, whose writes are the registers its operands name). `slots`: its integer operands' slots
-    by field name."""
-    o = inst.operands
-    fields = inst.op.fields
-
-    def get(name: str) -> Interval:
-        slot = slots[name]
-        return state.get(slot) or consts.get(slot) or top(slot[1])
-
+def _transfer(inst: Any, state: State, slots: dict, consts: dict) -> Interval | None:
+    """The interval of the op's integer result by its rule (None: any value). `slots`: its integer
+    operands' slots by field name."""
+    rule = INTERVAL_RULES.get(inst.op.symbol)
+    if rule is None:
+        return None
     width = None
-    for f in fields:
+    for f in inst.op.fields:
         if f.access == isa.WRITE:
             width = _WIDTH.get(f.kind)
-    if symbol in ("ConstI32", "ConstI64"):
-        v = o["value"]
-        n = _WIDTH[fields[1].kind]
-        v &= (1 << (32 * n)) - 1
-        return (v - (1 << 32 * n) if v > _MAX[n] else v,) * 2
-    if symbol in ("ConstI32Zero", "ConstI64Zero", "ConstF32Zero", "ConstF64Zero"):
-        return 0, 0
-    if symbol in _LOADED:
-        return _LOADED[symbol]
-    if symbol.startswith("BufferLoad") or symbol.startswith("Const"):
-        return None
-    if symbol == "ImportResolved":
-        return 0, 1
-    if symbol.startswith("Cmp"):
-        if symbol not in _COMPARES:
-            return 0, 1  # a float compare
-        x = get("lhs") if "lhs" in o else get("operand")
-        y = get("rhs") if "rhs" in o else (0, 0)
-        if symbol.startswith("CmpLT") and symbol.endswith("U") and (x[0] < 0 or y[0] < 0):
-            return 0, 1
-        if symbol.startswith("CmpLT"):
-            return (1, 1) if x[1] < y[0] else (0, 0) if x[0] >= y[1] else (0, 1)
-        if symbol.startswith("CmpEQ"):
-            return (1, 1) if x[0] == x[1] == y[0] == y[1] else (0, 0) if x[1] < y[0] or y[1] < x[0] else (0, 1)
-        # CmpNE, CmpNZ
-        return (0, 0) if x[0] == x[1] == y[0] == y[1] else (1, 1) if x[1] < y[0] or y[1] < x[0] else (0, 1)
-    if width is None:
-        return _UNMODELLED  # a float or ref result: the generic forgetting
-    n = width
-    stem = symbol[:-3] if symbol[-3:] in ("I32", "I64") else symbol
-    if symbol in ("AddI32", "AddI64", "SubI32", "SubI64", "MulI32", "MulI64", "FMAI32", "FMAI64"):
-        if stem == "FMA":
-            a, b, c = get("a"), get("b"), get("c")
-            p = [u * v for u in a for v in b]
-            return min(p) + c[0], max(p) + c[1]
-        x, y = get("lhs"), get("rhs")
-        if stem == "Add":
-            return x[0] + y[0], x[1] + y[1]
-        if stem == "Sub":
-            return x[0] - y[1], x[1] - y[0]
-        p = [u * v for u in x for v in y]
-        return min(p), max(p)
-    if symbol in ("AndI32", "AndI64", "OrI32", "OrI64", "XorI32", "XorI64"):
-        x, y = get("lhs"), get("rhs")
-        if stem == "And":
-            if x[0] >= 0 and y[0] >= 0:
-                return 0, min(x[1], y[1])
-            if x[0] >= 0 or y[0] >= 0:
-                return 0, (x if x[0] >= 0 else y)[1]
-            return None
-        if x[0] >= 0 and y[0] >= 0:
-            return 0, (1 << max(x[1], y[1]).bit_length()) - 1
-        return None
-    if symbol in ("NotI32", "NotI64"):
-        x = get("operand")
-        return -x[1] - 1, -x[0] - 1
-    if symbol in ("ShlI32", "ShlI64", "ShrI32S", "ShrI64S", "ShrI32U", "ShrI64U"):
-        x = get("operand")
-        amount = state.get((o["amount"].ordinal, 1)) or consts.get((o["amount"].ordinal, 1))
-        bits = 32 * n
-        s = amount[0] & (bits - 1) if amount is not None and amount[0] == amount[1] else None
-        if symbol.startswith("Shl"):
-            return None if s is None else (x[0] << s, x[1] << s)
-        if x[0] >= 0:
-            return (0, x[1]) if s is None else (x[0] >> s, x[1] >> s)
-        if symbol.endswith("S"):
-            return None if s is None else (x[0] >> s, x[1] >> s)
-        return None if not s else (0, (1 << (bits - s)) - 1)
-    if symbol in ("DivI32S", "DivI64S", "RemI32S", "RemI64S", "DivI32U", "DivI64U", "RemI32U", "RemI64U"):
-        x, y = get("lhs"), get("rhs")
-        ds = _divisors(y)
-        if not ds:
-            return None  # it always traps
-        if symbol.endswith("U") and (x[0] < 0 or y[0] < 0):
-            return None
-        if symbol.startswith("Div"):
-            if x[0] == _MIN[n] and y[0] <= -1 <= y[1]:
-                return None  # INT_MIN / -1 traps; its neighbours' quotients are not bounded here
-            q = [_trunc_div(u, v) for u in x for v in ds]
-            return min(q), max(q)
-        m = max(abs(v) for v in ds) - 1
-        if x[0] >= 0:
-            return 0, min(x[1], m)
-        if x[1] <= 0:
-            return max(x[0], -m), 0
-        return max(x[0], -m), min(x[1], m)
-    if symbol in ("MinI32S", "MinI64S", "MaxI32S", "MaxI64S", "MinI32U", "MinI64U", "MaxI32U", "MaxI64U"):
-        x, y = get("lhs"), get("rhs")
-        if symbol.endswith("U") and (x[0] < 0 or y[0] < 0):
-            return None
-        if symbol.startswith("Min"):
-            return min(x[0], y[0]), min(x[1], y[1])
-        return max(x[0], y[0]), max(x[1], y[1])
-    if symbol in ("AbsI32", "AbsI64"):
-        x = get("operand")
-        if x[0] == _MIN[n]:
-            return None
-        if x[0] >= 0:
-            return x
-        if x[1] <= 0:
-            return -x[1], -x[0]
-        return 0, max(-x[0], x[1])
-    if symbol in ("CtlzI32", "CtlzI64"):
-        return 0, 32 * n
-    if symbol in ("SelectI32", "SelectI64"):
-        cond: Interval | None = state.get((o["condition"].ordinal, 1)) or consts.get((o["condition"].ordinal, 1))
-        t, f = get("true_value"), get("false_value")
-        if cond is not None and cond == (0, 0):
-            return f
-        if cond is not None and (cond[0] > 0 or cond[1] < 0):
-            return t
-        return min(t[0], f[0]), max(t[1], f[1])
-    if symbol == "TruncI64I32":
-        x = get("operand")
-        return x if _MIN[1] <= x[0] and x[1] <= _MAX[1] else None
-    if symbol in ("TruncI32I8", "TruncI32I16", "ExtI8I32U", "ExtI16I32U"):
-        hi = 255 if "I8" in symbol else 65535
-        x = get("operand")
-        return x if 0 <= x[0] and x[1] <= hi else (0, hi)
-    if symbol in ("ExtI8I32S", "ExtI16I32S"):
-        lim = 128 if "I8" in symbol else 32768
-        x = get("operand")
-        return x if -lim <= x[0] and x[1] < lim else (-lim, lim - 1)
-    if symbol == "ExtI32I64S":
-        return get("operand")
-    if symbol == "ExtI32I64U":
-        x = get("operand")
-        if x[0] >= 0:
-            return x
-        if x[1] < 0:
-            return x[0] + (1 << 32), x[1] + (1 << 32)
-        return 0, (1 << 32) - 1
-    if symbol in ("SwitchI32", "SwitchI64") or symbol.startswith("Cast") or symbol.startswith("Bitcast"):
-        return None
-    return _UNMODELLED
+    result: Interval | None = rule(Operands(inst, width, state, slots, consts))
+    return result
 
 
-__all__ = ["ValueRanges", "Interval", "block_writes", "nonnegative", "speculated", "top"]
+__all__ = ["ValueRanges", "Interval", "Operands", "block_writes", "nonnegative", "speculated", "top"]
