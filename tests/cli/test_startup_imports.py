@@ -17,22 +17,10 @@ from pathlib import Path
 import pytest
 
 from support import iree_tools
+from support.recorded_imports import RECORD_IMPORTS
 
 PROGRAMS = Path(__file__).parents[1] / "programs"
 ADD_INPUTS = ["--function=add", "--input=16xf32=1.5", "--input=16xf32=2"]
-
-# Run the command as the console script does, then record sys.modules (after the command's own
-# output, whatever its exit status).
-LAUNCHER = """
-import json, sys
-from ireeabi.cli.__main__ import run
-try:
-    status = run(sys.argv[2:])
-finally:
-    with open(sys.argv[1], "w") as f:
-        json.dump(sorted(sys.modules), f)
-sys.exit(status)
-"""
 
 # What a command that does not run a program has no use for.
 RUNTIME = ["ireeabi.vm.bytecode", "ireeabi.base.heap", "ireeabi.hal", "ireeabi.modules", "ireeabi.tooling"]
@@ -43,7 +31,7 @@ FOREIGN = ["numpy", "clang", "unicorn", "wasmtime", "elftools", "construct", "cf
 def imported(tmp_path: Path, *argv: str, status: int = 0) -> set[str]:
     """The modules a fresh `ireeabi ARGV` process has imported when it exits."""
     record = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", LAUNCHER, str(record), *argv], capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", RECORD_IMPORTS, str(record), *argv], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == status, proc.stderr
     return set(json.loads(record.read_text()))

@@ -20,6 +20,7 @@ import pytest
 
 from support import iree_tools as tools
 from support import own_native_module
+from support.recorded_imports import RECORD_IMPORTS
 from ireeabi.cli.main import main
 from ireeabi.modules.hal.runtime import HalRuntime
 from ireeabi.layouts.hal_buffer import ElementType
@@ -224,17 +225,6 @@ def make():
     return [ModuleDescriptor("hal", 0, (Export("noop", "0v_v", lambda ctx: None),), source="a plugin")]
 """
 
-RECORD = """
-import json, sys
-from ireeabi.cli.__main__ import run
-try:
-    status = run(sys.argv[2:])
-finally:
-    with open(sys.argv[1], "w") as f:
-        json.dump(sorted(sys.modules), f)
-sys.exit(status)
-"""
-
 
 @pytest.fixture(scope="module")
 def add16_default(tmp_path_factory) -> Path:
@@ -246,9 +236,9 @@ def _run_recorded(tmp_path: Path, vmfb: Path, env: dict, cwd: "Path | None" = No
     import subprocess
 
     record = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", RECORD, str(record), "run", str(vmfb), "--function=add",
-                           "--input=16xf32=1", "--input=16xf32=2"], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=cwd)
+    proc = subprocess.run([sys.executable, "-c", RECORD_IMPORTS, str(record), "run", str(vmfb),
+                           "--function=add", "--input=16xf32=1", "--input=16xf32=2"], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=cwd)
     return proc.returncode, proc.stdout + proc.stderr, set(json.loads(record.read_text()))
 
 
