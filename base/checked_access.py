@@ -40,15 +40,15 @@ def fill_view(data: Any, start: int, pattern: bytes, count: int) -> None:
     if total <= FILL_PIECE:
         data[start:start + total] = pattern * count
         return
-    data[start:start + FILL_PIECE] = pattern * (FILL_PIECE // len(pattern))
-    done = FILL_PIECE
+    done = FILL_PIECE // len(pattern) * len(pattern)  # whole copies: the doubling keeps their phase
+    data[start:start + done] = pattern * (done // len(pattern))
     while done < total:
         n = min(done, total - done)
         data[start + done:start + done + n] = data[start:start + n]
         done += n
 
 
-FILL_PIECE = 1 << 16  # bytes; a multiple of every pattern length (1, 2, 4, 8)
+FILL_PIECE = 1 << 16  # bytes of the first piece, at most
 _memset = ctypes.memset
 _memmove = ctypes.memmove
 _I32 = struct.Struct("<i")

@@ -458,19 +458,20 @@ def test_scratch_source_is_scratch_push_and_pop(n: int) -> None:
     assert len(reference) == (1 if n > 8000 else 6)
 
 
-@pytest.mark.parametrize("width", [1, 2, 4, 8])
-@pytest.mark.parametrize("count_bytes", [0, 8, 4096, (1 << 16) - 8, 1 << 16, (1 << 16) + 8, 5 * (1 << 16) + 24])
-def test_fill_writes_the_pattern_and_nothing_past_it(heap: Heap, width: int, count_bytes: int) -> None:
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("span", [0, 8, 4096, (1 << 16) - 8, 1 << 16, (1 << 16) + 8, 5 * (1 << 16) + 24])
+def test_fill_writes_the_pattern_and_nothing_past_it(heap: Heap, width: int, span: int) -> None:
     """heap.fill (and fill_view under it): the bytes `pattern * count` gives, the neighbours untouched,
-    across the piece size and its doublings."""
+    across the first piece's size and its doublings, for patterns that divide it and one that does not."""
     pattern = bytes(range(0xA1, 0xA1 + width))
-    count = count_bytes // width
-    a = heap.malloc(count_bytes + 32)
-    heap.memset(a, 0x5C, count_bytes + 32)
+    count = span // width
+    n = count * width
+    a = heap.malloc(n + 32)
+    heap.memset(a, 0x5C, n + 32)
     heap.fill(a + 16, pattern, count)
-    assert heap.read(a, count_bytes + 32) == b"\x5c" * 16 + pattern * count + b"\x5c" * 16
+    assert heap.read(a, n + 32) == b"\x5c" * 16 + pattern * count + b"\x5c" * 16
     with pytest.raises(IreeAbiError):
-        heap.fill(a + 24, pattern, (count_bytes + 16) // width + 1)  # past the block: refused
+        heap.fill(a + 24, pattern, (n + 16) // width + 1)  # past the block: refused
     heap.free(a)
 
 
