@@ -331,8 +331,21 @@ def compile_argv(src: Path, flags: Sequence[str], *out: str) -> tuple[list[str],
     return [find_tool("iree-compile"), src.name, *flags, *out], src.resolve().parent
 
 
+def canonical_flags(flags: Sequence[str]) -> tuple[str, ...]:
+    """`flags` in one order: sorted when each is a `--name=value` or `--name` of its own name (the
+    compiler's options are then independent of their order, and two orders compile the same bytes:
+    tests/test_iree_tools.py compares them), else as given (a repeated list option, or a value in
+    the next argument, where order can matter). Tests that build the same flags in two orders then
+    share one compile."""
+    names = [f.split("=", 1)[0] for f in flags]
+    if all(f.startswith("--") for f in flags) and len(set(names)) == len(names):
+        return tuple(sorted(flags))
+    return tuple(flags)
+
+
 def _compiled(src: Path, flags: tuple[str, ...]) -> Path:
     """The shared cache's module of `src` compiled with `flags` (compiled unless there)."""
+    flags = canonical_flags(flags)
     key = hashlib.sha256()
     # The file name, not the path: the module holds the name (compile_argv), not the folder.
     for part in (src.name.encode(), src.read_bytes(), "\0".join(flags).encode(),
