@@ -63,8 +63,11 @@ def _compile(name: str, model: str, arch: str | None) -> Path:
     return tools.compile_mlir(corpus.E2E / f"{name}.mlir", model=model, extra_flags=flags)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def programs():
+    """The test's Programs, opened once per (program, model, target, options) and closed when the
+    test ends (each holds an emulated CPU and its memory: ~40 MiB a test, no Program is shared
+    between tests)."""
     opened: dict = {}
 
     def get(name: str, model: str, arch: str, **kw) -> Program:
