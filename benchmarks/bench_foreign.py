@@ -25,8 +25,8 @@ Against the peer a user would pick (issue 43), whole processes:
   CPU time (user + sys of the process and its children, from wait4) and wall time, the median of the
   per-pair CPU ratios; the two stdouts must be identical (else it stops). The package's bytecode is
   compiled first, as bench_startup.py does. Programs (`--programs`): matmul (256x256x256 f32, the
-  issue's table), matmul512 (512x512x512), add1m (1M f32 add), add16m (16M), conv (3x3 conv,
-  64x64x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow), add16 (16 f32: a whole run's
+  issue's table), matmul384 and matmul512 (384 and 512 cubed), add1m (1M f32 add), add4m (4M),
+  add16m (16M), conv (3x3 conv, 64x64x16), conv128 (128x128x16), conv256 (256x256x16), chain (262144 f32 exp/tanh/pow), add16 (16 f32: a whole run's
   fixed cost; with it in `--programs`, the table's last column is each program's CPU beyond add16's
   on each side, the part that grows with the kernel); `name:v1,v2` sets the splat
   inputs (default 1 and 2); separate several with `;` when one has values, else with `,`.
@@ -136,11 +136,16 @@ _MATMUL = (_PROGRAMS / "kernels" / "matmul.mlir").read_text()
 _CONV = (_PROGRAMS / "kernels" / "conv2d.mlir").read_text()
 PROGRAMS = {
     "matmul": Kernel("tests/programs/kernels/matmul.mlir", "matmul", ("256x256xf32", "256x256xf32")),
+    "matmul384": Kernel(_MATMUL.replace("256", "384"), "matmul", ("384x384xf32", "384x384xf32")),
     "matmul512": Kernel(_MATMUL.replace("256", "512"), "matmul", ("512x512xf32", "512x512xf32")),
     "add1m": Kernel("tests/programs/add1m.mlir", "add", ("1048576xf32", "1048576xf32")),
+    "add4m": Kernel((_PROGRAMS / "add1m.mlir").read_text().replace("1048576", "4194304"), "add",
+                    ("4194304xf32", "4194304xf32")),
     "add16m": Kernel((_PROGRAMS / "add1m.mlir").read_text().replace("1048576", "16777216"), "add",
                      ("16777216xf32", "16777216xf32")),
     "conv": Kernel("tests/programs/kernels/conv2d.mlir", "conv2d", ("1x64x64x16xf32", "3x3x16x16xf32")),
+    "conv128": Kernel(_CONV.replace("64x64", "128x128").replace("62x62", "126x126"), "conv2d",
+                      ("1x128x128x16xf32", "3x3x16x16xf32")),
     "conv256": Kernel(_CONV.replace("64x64", "256x256").replace("62x62", "254x254"), "conv2d",
                       ("1x256x256x16xf32", "3x3x16x16xf32")),
     "chain": Kernel("tests/programs/kernels/elementwise.mlir", "chain", ("262144xf32", "262144xf32")),

@@ -140,8 +140,12 @@ CHUNK = 1 << 22  # instructions per emu_start of a call with a budget: the laten
 QUANTUM = 0.05  # seconds between preemptions of a call without a budget: the latency of Ctrl-C
 IDLE_QUANTA = 20  # quanta without an uncounted call after which the preemption thread ends
 STACK_SIZE = 256 << 10
-MIN_REGION = 16 << 20  # the window's first regions; later ones double (a protection splits one)
-GRAIN = 4 << 20  # a protection halves the region holding each of its boundaries down to this size
+# A protection inside a region splits it, and Unicorn re-maps a split region whole, flushing its TLB
+# page by page (4 KiB pages: 256 per MiB): what a split costs grows with the region, so the window's
+# first regions (where the heap allocates first: the kernels' images, the stack, small buffers) are
+# small, and every split is made on a piece halved down to GRAIN.
+MIN_REGION = 1 << 20  # the window's first regions; later ones double
+GRAIN = 1 << 20  # a protection halves the region holding each of its boundaries down to this size
 THRASH = 2048  # TLB fills in one call past which the TLB is flushed so that it grows
 _PROT_ALL = uc_mod.UC_PROT_ALL
 _PROT_NONE = uc_mod.UC_PROT_NONE

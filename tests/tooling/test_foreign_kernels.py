@@ -445,3 +445,37 @@ def test_armv7_exp_kernels_as_compiled_fault_cleanly(capsys):
     rv32 = tools.compile_mlir(src, model="inline-dynamic", extra_flags=FOREIGN_FLAGS["riscv32"])
     code, out = _run_cli(["run", str(rv32), "--target", "riscv32", *args], capsys)
     assert code == 0 and out == expected
+
+
+# --------------------------------------------------------------------------------------------------
+# The emulated CPU's memory layout keeps guest stores on Unicorn's fast path.
+
+@pytest.mark.parametrize("arch", ["aarch64", "armv7", "riscv64"])
+def test_no_page_holds_both_kernel_text_and_data_the_kernel_writes(arch, programs):
+    """QEMU (Unicorn 2.1's) takes a store's fast path only on a page whose TLB entry cannot execute:
+    a store to a page that may hold translated code goes through its slow path (notdirty_write, a
+    look for translated code on the page: half of riscv64's emulated time when the heap's window
+    was mapped executable). So the pages a kernel writes (its stack, the dispatch's buffers) are
+    never executable in the emulated CPU, whose TLB fill makes data pages' entries read-write
+    only; its executable pages are the library's text alone. Each store of a dispatch is recorded
+    (a write hook, for this call only) and its page checked against the executable regions."""
+    import unicorn
+
+    p = programs("matmul", "llvm-cpu", arch)  # the corpus's default-model build (no compile of its own)
+    a, b = np.full((4, 8), 1.5, np.float32), np.full((8, 3), 2.0, np.float32)
+    p.call("matmul", a, b)  # the library loaded, its text translated
+    cpu = p.runtime.runners.elf.cpu()
+    assert not cpu.reference and cpu._code_pages is not None  # the TLB fill, not the MMU's
+    assert cpu._code_pages.data_perms & unicorn.UC_PROT_EXEC == 0
+    written: set[int] = set()
+    hook = cpu.uc.hook_add(unicorn.UC_HOOK_MEM_WRITE,
+                           lambda uc, access, address, size, value, data: written.add(address // 4096))
+    try:
+        out = p.call("matmul", a, b)
+    finally:
+        cpu.uc.hook_del(hook)
+    code = [(lo // 4096, -(-hi // 4096)) for lo, hi, perms in cpu.regions() if perms & unicorn.UC_PROT_EXEC]
+    stack = range(cpu._stack // 4096, -(-(cpu._stack + cpu._stack_size) // 4096))
+    assert out.tobytes() == (a @ b).tobytes()  # 8 exact products of 1.5 and 2 per element
+    assert code and any(page in stack for page in written) and any(page not in stack for page in written)
+    assert not [hex(page * 4096) for page in written if any(lo <= page < hi for lo, hi in code)]
