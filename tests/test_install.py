@@ -11,7 +11,11 @@
 
 Each venv is new (`python -m venv --without-pip`: the test environment's pip installs into it with
 `--python`, pip's way of installing into another interpreter), so this takes tens of seconds; it
-never skips: a venv or an install that cannot be made fails the test with pip's output.
+never skips: a venv or an install that cannot be made fails the test with pip's output. Two venvs,
+not three: the editable install's, and one where the install without a compiler is tried and then
+the wheel is installed (over the IREEABI_NO_NATIVE=1 install, whose run the fixture has recorded
+first), so the dependencies are installed into each venv once. pip installs with `--no-compile`:
+the byte-compiling of every dependency's files is nothing these tests look at.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -66,6 +71,12 @@ def _pip(bin_dir: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), *args]
 
 
+def _install(bin_dir: Path, *args: str) -> list[str]:
+    """`pip install ARGS` into the venv, without byte-compiling what it installs (~2 s of CPU an
+    install, for files nothing here imports twice)."""
+    return _pip(bin_dir, "install", "-q", "--no-compile", *args)
+
+
 def _no_compiler_env(bin_dir: Path, tmp: Path) -> dict[str, str]:
     """An environment whose PATH holds the venv's scripts and nothing else: no C compiler."""
     path = str(bin_dir)
@@ -95,7 +106,7 @@ def editable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("editable")
     src = _source_copy(tmp / "src")
     bin_dir = _venv(tmp / "venv")
-    _run(_pip(bin_dir, "install", "-q", "-e", str(src)))
+    _run(_install(bin_dir, "-e", str(src)))
     return bin_dir, src
 
 
@@ -129,8 +140,8 @@ def test_version_and_python_m(editable, tmp_path):
     assert via_m.stdout.startswith("data models")
 
 
-def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_file, expected,
-                                                              tmp_path):
+def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, no_compiler, module_file,
+                                                              expected, tmp_path):
     bin_dir, _ = editable
     src = _source_copy(tmp_path / "src")  # a copy of its own: the wheel's build leaves files
     wheels = tmp_path / "wheels"
@@ -147,8 +158,10 @@ def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_f
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     assert b"\nLicense-Expression: Apache-2.0\n" in meta
 
-    wheel_bin = _venv(tmp_path / "venv")
-    _run(_pip(wheel_bin, "install", "-q", str(wheel)))
+    # Into the venv of the install without a compiler (its outcomes recorded by its fixture), over
+    # the IREEABI_NO_NATIVE=1 install: pip replaces that install; the dependencies are there.
+    wheel_bin = no_compiler.bin_dir
+    _run(_install(wheel_bin, str(wheel)))
     proc = _run_module(wheel_bin, module_file, tmp_path)
     assert (proc.returncode, proc.stderr, proc.stdout) == (0, "", expected)
     assert list((tmp_path / "runtime-build-cache").iterdir()) == []
@@ -157,23 +170,41 @@ def test_wheel_carries_the_helper_and_runs_without_a_compiler(editable, module_f
                 cwd=tmp_path).stdout == "ireeabi 0.1.0\n"
 
 
-def test_install_without_a_compiler_says_so(module_file, tmp_path):
-    src = _source_copy(tmp_path / "src")
-    bin_dir = _venv(tmp_path / "venv")
-    env = _no_compiler_env(bin_dir, tmp_path)
-    pip = _pip(bin_dir, "install", "-q", "-e", str(src))
-    proc = _run(pip, env=env, check=False)
+class NoCompiler(NamedTuple):
+    bin_dir: Path
+    failed: subprocess.CompletedProcess  # the install with no compiler on PATH
+    helper_built: bool  # whether that install left a helper in the source
+    run: subprocess.CompletedProcess  # the module run after the IREEABI_NO_NATIVE=1 install
+
+
+@pytest.fixture(scope="module")
+def no_compiler(tmp_path_factory: pytest.TempPathFactory, module_file: Path) -> NoCompiler:
+    """A new venv, PATH without a compiler: `pip install -e` with IREEABI_NO_NATIVE=1 and a run of
+    the module; then the same install without the variable (it fails: the dependencies are already
+    there, so it is the build alone that is tried, and it leaves the first install in place)."""
+    tmp = tmp_path_factory.mktemp("no-compiler")
+    src = _source_copy(tmp / "src")
+    bin_dir = _venv(tmp / "venv")
+    env = _no_compiler_env(bin_dir, tmp)
+    pip = _install(bin_dir, "-e", str(src))
+    _run(pip, env={**env, "IREEABI_NO_NATIVE": "1"})
+    run = _run_module(bin_dir, module_file, tmp)
+    failed = _run(pip, env=env, check=False)
+    return NoCompiler(bin_dir, failed, bool(list((src / "hal" / "local").glob("_native*.so"))), run)
+
+
+def test_install_without_a_compiler_says_so(no_compiler):
+    proc = no_compiler.failed
     assert proc.returncode != 0
     out = " ".join((proc.stdout + proc.stderr).split())
     assert "ireeabi: building the C helper ireeabi.hal.local._native" in out
     assert "needs a C compiler, and none worked" in out
     assert "IREEABI_NO_NATIVE=1" in out
-    assert not list((src / "hal" / "local").glob("_native*.so"))
+    assert not no_compiler.helper_built
 
     # IREEABI_NO_NATIVE=1 installs without the helper; a run then says in one message what is
     # missing (and that building it needs a compiler), as an error line, not a traceback.
-    _run(pip, env={**env, "IREEABI_NO_NATIVE": "1"})
-    proc = _run_module(bin_dir, module_file, tmp_path)
+    proc = no_compiler.run
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     message = " ".join(proc.stderr.split())

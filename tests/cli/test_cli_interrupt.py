@@ -142,8 +142,17 @@ def _run_blocked_on(add16: Path, fifo: Path) -> list[str]:
     return ["run", str(add16), "--function", "add", "--input", f"16xf32=@{fifo}", "--input", "16xf32=2"]
 
 
-def test_ctrl_c_once_the_command_waits_is_cancelled(add16, fifo):
+def test_ctrl_c_once_the_command_waits_is_cancelled(start_up_imports):
     """The end of start-up, for each entry: the command has its input FIFO open and waits on it."""
+    assert set(start_up_imports) == set(ENTRIES)
+
+
+@pytest.fixture(scope="module")
+def start_up_imports(add16, fifo) -> dict[str, int]:
+    """Each entry's run of the command blocked on the FIFO, SIGINT once it waits there: the
+    verdicts checked, and the import lines seen after MARKER counted (the start-up's length, which
+    the test of every stage spreads its points over)."""
+    seen_by_entry = {}
     for entry in ENTRIES:
         proc = _start(entry, _run_blocked_on(add16, fifo))
         try:
@@ -155,19 +164,15 @@ def test_ctrl_c_once_the_command_waits_is_cancelled(add16, fifo):
                 proc.kill()
                 proc.communicate()
         assert out == b"", entry  # EXEC @add comes after the inputs, which never arrived
+        seen_by_entry[entry] = seen
+    return seen_by_entry
 
 
-def test_ctrl_c_at_every_stage_of_start_up_is_cancelled(add16, fifo):
+def test_ctrl_c_at_every_stage_of_start_up_is_cancelled(add16, fifo, start_up_imports):
     """SIGINT after the k-th import of the command line's start-up, for k from the first to the
-    last, through the three entries in turn."""
-    proc = _start("console script", _run_blocked_on(add16, fifo))
-    try:
-        total, err = _interrupt_after_import(proc, 10**9, fifo)
-        _verdict(proc, err)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    last, through the three entries in turn (the start-up's length: the console script's, counted
+    by the fixture's run to the end of start-up)."""
+    total = start_up_imports["console script"]
     points = sorted({1, 2, 3, 5, 8} | set(range(total // 24, total, max(1, total // 24))))
     names = list(ENTRIES)
     tried = []

@@ -398,6 +398,73 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
     return result
 
 
+def _answer_class(text: str) -> str:
+    """What a mutant's commands answered, numbers, names and paths left out: "ok", or the first
+    `ireeabi: error:` message (or status line) in their output."""
+    m = re.search(r"ireeabi: error: (.*)", text) or re.search(r"^([A-Z_]+: .*)$", text, re.M)
+    if not m:
+        return "ok"
+    msg = re.sub(r"'[^']*'|\"[^\"]*\"", "Q", m.group(1))
+    msg = re.sub(r"/\S+", "PATH", msg)
+    return re.sub(r"0x[0-9a-fA-F]+|-?\d+", "#", msg)[:160]
+
+
+def cut_report(count: int, cuts: "list[int]", seed: int) -> dict:
+    """What the seed's first N mutants reach, for each N of `cuts`, of what its first `count`
+    reach: the answer classes (`_answer_class` of `inspect` and of `run`) and the branch arcs of
+    ireeabi's code (coverage.py, which must be importable). The mutants run in this process one
+    after another, not forked (no mutant of the seeds the campaign runs crashes or hangs; the arcs
+    are those the forked commands run), each stretch between two cuts under a coverage session of
+    its own."""
+    import coverage
+    mods = modules()
+    by_name = {m.name: m for m in mods}
+    from ireeabi.cli.main import main
+    classes: list[tuple[str, str]] = []
+    arcs: list[set] = []
+    bounds = sorted(set(cuts) | {count})
+    everything = mutants(mods, count, seed)
+    with tempfile.TemporaryDirectory(prefix="ireeabi-cut-") as workdir:
+        _warm_up(mods, workdir)
+        path = os.path.join(workdir, "mutant.vmfb")
+        for n, (lo, hi) in enumerate(zip([0, *bounds], bounds)):
+            cov = coverage.Coverage(data_file=os.path.join(workdir, f"cov{n}"), branch=True,
+                                    source_pkgs=["ireeabi"])
+            cov.start()
+            for mutant in everything[lo:hi]:
+                mod = by_name[mutant.module]
+                Path(path).write_bytes(mutant.apply(mod.data))
+                where = ["--target", mod.target] if mod.target else []
+                budget = ["--max-steps", str(FOREIGN_BUDGET if mod.target else HOST_BUDGET)]
+                answers = []
+                for argv in (["inspect", path, "--check-imports", *where],
+                             ["run", path, "--function", mod.function,
+                              *(f"--input={i}" for i in mod.inputs), *where, *budget]):
+                    sink = io.StringIO()
+                    with contextlib.redirect_stderr(sink):
+                        main(argv, stdout=sink, stderr=sink)
+                    answers.append(_answer_class(sink.getvalue()))
+                classes.append((answers[0], answers[1]))
+            cov.stop()
+            data = cov.get_data()
+            arcs.append({(f, a) for f in data.measured_files() for a in (data.arcs(f) or ())})
+    every_class = {c for pair in classes for c in pair}
+    every_arc = set().union(*arcs)
+    report: dict = {"count": count, "seed": seed, "classes": len(every_class), "arcs": len(every_arc),
+                    "cuts": {}}
+    for k, cut in enumerate(bounds[:-1]):
+        have_classes = {c for pair in classes[:cut] for c in pair}
+        have_arcs = set().union(*arcs[:k + 1])
+        past = every_arc - have_arcs
+        report["cuts"][cut] = {
+            "classes": len(have_classes), "arcs": len(have_arcs),
+            "classes_missing": {c: sum(c in pair for pair in classes)
+                                for c in sorted(every_class - have_classes)},
+            "arcs_missing_by_file": {f: n for f, n in sorted(
+                {f: sum(1 for g, _ in past if g == f) for f, _ in past}.items())}}
+    return report
+
+
 # --------------------------------------------------------------------------------------------------
 # Whole commands in processes of their own: `layout --header`, `layout --dwarf`, `inspect
 # --disassemble`. Each case is the command line's `main` in a process forked from a fresh
@@ -822,6 +889,7 @@ class CommandResult:
         default_factory=lambda: {k: {o: 0 for o in OUTCOMES} for k in COMMAND_KINDS})
     peaks: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COMMAND_KINDS})
     bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, case, detail)
+    outcomes: list[str] = field(default_factory=list)  # each case's, in the order given
 
     @property
     def failures(self) -> int:
@@ -864,6 +932,7 @@ def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80,
         for case in cases:
             outcome, detail, peak = run_command(case, cpu_limit, backstop, workdir, forked=forked)
             result.counts[case.kind][outcome] += 1
+            result.outcomes.append(outcome)
             result.peaks[case.kind] = max(result.peaks[case.kind], peak)
             if outcome in FAILURES:
                 result.bad.append((outcome, case.describe(), detail))
@@ -904,7 +973,7 @@ def command_campaign_in_fresh_process(cases: "list[CommandCase]") -> CommandResu
             raise RuntimeError(f"the command campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
         with open(out) as f:
             data = json.load(f)
-    return CommandResult(data["counts"], data["peaks"], [tuple(b) for b in data["bad"]])
+    return CommandResult(data["counts"], data["peaks"], [tuple(b) for b in data["bad"]], data["outcomes"])
 
 
 def main() -> None:
@@ -925,6 +994,9 @@ def main() -> None:
     ap.add_argument("--write-mutant", type=int, metavar="INDEX",
                     help="write mutant INDEX of the seed (with --mutants past it) to -o, run nothing")
     ap.add_argument("-o", "--output", default="mutant.vmfb", help="where --write-mutant writes")
+    ap.add_argument("--cut-report", metavar="N[,N...]",
+                    help="what the first N of the --mutants reach of what all reach (answer classes, "
+                         "branch arcs with coverage.py), as JSON to --json-out; nothing else")
     ap.add_argument("--commands-from", metavar="FILE",
                     help="run the command cases pickled in FILE, forked from this process (the "
                          "result to --json-out), and nothing else")
@@ -938,7 +1010,16 @@ def main() -> None:
         commands = command_campaign(cases=given, cpu_limit=args.cpu_limit, backstop=args.backstop,
                                     verbose=args.verbose, forked=True)
         with open(args.json_out, "w") as f:
-            json.dump({"counts": commands.counts, "peaks": commands.peaks, "bad": commands.bad}, f)
+            json.dump({"counts": commands.counts, "peaks": commands.peaks, "bad": commands.bad,
+                       "outcomes": commands.outcomes}, f)
+        return
+    if args.cut_report is not None:
+        import json
+        report = cut_report(args.mutants, [int(n) for n in args.cut_report.split(",")], args.seed)
+        with open(args.json_out or "cut-report.json", "w") as f:
+            json.dump(report, f, indent=1)
+        print(report["classes"], "classes,", report["arcs"], "arcs;",
+              {cut: (c["classes"], c["arcs"]) for cut, c in report["cuts"].items()})
         return
     if args.write_mutant is not None:
         mods = modules()

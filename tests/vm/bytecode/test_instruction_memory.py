@@ -20,7 +20,7 @@ from ireeabi.vm.bytecode import blocks
 from ireeabi.abi import generated
 from ireeabi.vm.bytecode.module_file import clear_read_memo, read_module
 
-BIG = 20_000  # instructions of the straight function
+BIG = 5_000  # instructions of the straight function: past MAX_REGION (see the test)
 PER_INSTRUCTION = 5_000  # bytes of peak per instruction allowed (15 KB and more before)
 
 
@@ -72,7 +72,16 @@ def test_long_blocks_and_regions_run_alike_on_both_paths(folder):
 
 def test_a_function_costs_bounded_memory_per_instruction(folder, monkeypatch):
     """Compiled, then read back from the generated code's disk cache (which read each file into a
-    buffer the size of its bound, 64 MiB, before it shrank: 5,675 bytes per instruction)."""
+    buffer the size of its bound, 64 MiB, before it shrank: 5,675 bytes per instruction at 20,000).
+
+    Why 5,000 instructions (20,000 before; the test's CPU 12 s -> 2.6 s, tracemalloc slowing the
+    compile): past MAX_REGION, so the function is a region cut into runs as the long one was. Peaks
+    per instruction measured (tracemalloc, fresh code cache) at 5,000 / 20,000: with the cut, 3,250 /
+    2,593 compiled and 1,649 / 1,681 read back (a fixed ~3 MB spread thinner at 5,000); without it
+    (MAX_RUN and MAX_REGION unbounded), 15,224 / 14,800 compiled: both failures stay three times the
+    bound, and the 64 MiB read buffer alone is 13,422 bytes per instruction at 5,000 (3,355 at 20,000,
+    where it broke the bound by only 675 bytes)."""
+    assert BIG > blocks.MAX_REGION
     monkeypatch.setenv(generated.CACHE_VARIABLE, str(folder / "code-cache"))
     module = read_module(_assemble(folder, "big", _straight(BIG)).read_bytes())
     for how in ("compiled", "read back"):
