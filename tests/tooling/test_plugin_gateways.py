@@ -99,7 +99,7 @@ def test_two_socket_gateways_give_the_junit_of_n_2(pytester, gateways):
 
     # the local workers' cache: the suite's (one compile per run); the remote ones keep their own
     local = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
-                                          f"--ireeabi-cache-dir={tools.shared_cache_dir('plugin')}",
+                                          f"--ireeabi-cache-dir={cc.plugin_cache()}",
                                           f"--junitxml={pytester.path / 'local.xml'}", checks)
     remote = pytester.runpytest_subprocess(
         "-p", "no:randomly", "-W", "ignore::DeprecationWarning",  # xdist 3's note on --rsyncdir
