@@ -148,6 +148,10 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
     serial = pytester.runpytest_inprocess("-p", "no:randomly", "-rN",
                                           f"--junitxml={pytester.path / 'serial.xml'}")
     serial.assert_outcomes(passed=len(passing), failed=len(failing))
+    # The modules the run compiled are those check_corpus.compile_check gives the other tests (the
+    # same keys: a run compiles each once), not modules of their own.
+    made = set(cache_dir.glob("*.vmfb"))
+    assert {cc.compile_check(path, model, target) for path in [*corpus, FAILING]} <= made
     cases = _junit(pytester.path / "serial.xml")
     assert set(cases) == set(passing) | set(failing)  # the report lists every item
     assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
