@@ -54,10 +54,11 @@ class Value:
         return self.array.astype(np.float64)
 
 
-def _compile_all(sources: list[tuple[str, Path]]) -> dict[tuple[str, str], Path]:
-    """(name, source) pairs compiled for both models, two compiles at a time."""
+def _compile_all(sources: list[tuple[str, Path]], compile_one) -> dict[tuple[str, str], Path]:
+    """(name, source) pairs compiled for both models by `compile_one(source, model)`, two compiles
+    at a time."""
     jobs = [(name, src, model) for name, src in sources for model in cc.MODELS]
-    built = tools.map_compiles(lambda j: tools.compile_mlir(j[1], tools.session_dir(), j[2], cc.F64), jobs)
+    built = tools.map_compiles(lambda j: compile_one(j[1], j[2]), jobs)
     return {(name, model): vmfb for (name, _, model), vmfb in zip(jobs, built)}
 
 
@@ -69,13 +70,15 @@ def twins() -> dict[tuple[str, str], Path]:
         # at one path for every xdist worker: compiled once per run
         twin = tools.shared_source(f"{path.stem}_twin.mlir", cc.twin_source(path.read_text(), str(path)))
         sources.append((path.stem, twin))
-    return _compile_all(sources)
+    return _compile_all(sources, lambda src, model: tools.compile_mlir(src, tools.session_dir(),
+                                                                      model, cc.F64))
 
 
 @pytest.fixture(scope="session")
 def checks() -> dict[tuple[str, str], Path]:
-    """Each corpus file (and failing.mlir) as written, calling the check module."""
-    return _compile_all([(path.stem, path) for path in [*FILES, FAILING]])
+    """Each corpus file (and failing.mlir) as written, calling the check module: the modules the
+    pytest plugin's items of these files run (tests/tooling/test_plugin_collect.py), from its cache."""
+    return _compile_all([(path.stem, path) for path in [*FILES, FAILING]], cc.compile_check)
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,22 @@ module) can run:
 
 The twin drops the declarations and the calls, returns every call's operands in call order and
 declares them as the function's results. Anything else is a `CorpusFormatError` naming the line.
+
+The check programs as written (calling `check`) compile as the pytest plugin compiles them
+(`compile_check`: its compiler, its flags, its cache in the suite's shared cache), so that a run
+compiles each once, whether a test or a plugin item of a nested pytest run asks first.
 """
 from __future__ import annotations
 
+import functools
+import os
 import re
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
+
+from ireeabi.abi import targets
+from ireeabi.tooling.check_compile import Compiler, compile_flags
 
 from . import iree_tools as tools
 
@@ -28,6 +37,8 @@ CHECK_DIR = TESTS / "programs" / "check"
 MODELS = ("inline-dynamic", "inline-static")
 # f64 stays f64 (the default demotes it to f32), as in the e2e corpus.
 F64 = ("--iree-input-demote-f64-to-f32=false",)
+
+HOST = targets.host().name
 
 # The operands of each check import, without the leading device argument: the inline models have
 # no device. Names and order from IREE's compiler/src/iree/compiler/Modules/Check/check.imports.mlir
@@ -160,6 +171,25 @@ def twin_source(text: str, path: str = "<corpus>") -> str:
 def corpus_files() -> list[Path]:
     """The check-style corpus files (the deliberately failing one is not part of the corpus)."""
     return sorted(p for p in CHECK_DIR.glob("*.mlir") if p.stem != "failing")
+
+
+def plugin_cache() -> Path:
+    """The pytest plugin's module cache for the nested pytest runs of the tests (`ireeabi_cache_dir`
+    handed to them): a folder of the suite's shared compile cache, so that every process of a run,
+    and a later run, finds each module there."""
+    return tools.shared_cache_dir("plugin")
+
+
+@functools.cache
+def _compiler(cache: Path) -> Compiler:
+    return Compiler(cache)  # one `iree-compile --version` per cache folder and process
+
+
+def compile_check(path: "str | os.PathLike", model: str, target: str = HOST) -> Path:
+    """The module the plugin's items of `path` run for `model` on `target` with the corpus's flags
+    (`ireeabi_compile_flags = F64`): its compiler, key and cache (`plugin_cache()`), so that a test
+    asking for it and a plugin run of the same file compile it once between them."""
+    return _compiler(plugin_cache()).compile(path, compile_flags(model, target, HOST) + F64)
 
 
 _RESULT = re.compile(r"^result\[(\d+)\]: (.*)$")

@@ -10,7 +10,9 @@
   (pytest-xdist) runs the same items to the same outcomes and texts (a corpus file and
   failing.mlir, an inline model and the default one, both data models: what the comparison needs
   at a fraction of the cost).
-  Modules compile into the suite's shared cache (tests/support/iree_tools.py), once per run or less.
+  Modules compile into the plugin's cache in the suite's shared one (check_corpus.plugin_cache), once
+  per run or less, whoever asks first: these runs, this file's own tests or test_check_corpus.py
+  (check_corpus.compile_check compiles as the plugin does, under the same keys).
 - Collection is opt-in and limited to the files asked for; a file's default models follow what it
   can compile for (a tensor check op: the default model only, as inline_issues/tensor_check_op.mlir
   pins); a model that does not compile is one failing item with iree-compile's error; a `.vmfb`
@@ -37,7 +39,7 @@ import pytest
 from support import check_corpus as cc
 from support import iree_tools as tools
 from ireeabi.cli.main import main
-from ireeabi.tooling.check_compile import CompileError, Compiler, compile_flags
+from ireeabi.tooling.check_compile import CompileError, Compiler
 
 pytest_plugins = ["pytester"]
 
@@ -52,10 +54,11 @@ TENSOR_CHECK = cc.CHECK_DIR / "inline_issues" / "tensor_check_op.mlir"
 @pytest.fixture(scope="module")
 def cache_dir() -> Path:
     """The plugin's compiled-module cache for every pytest run of this file: a folder of the suite's
-    shared compile cache (tests/support/iree_tools.py), so that each module compiles once per run whatever
-    the worker, and not again in a run that keeps pytest's cache (the plugin's keys hold the
-    source's bytes, the flags and the compiler's version)."""
-    return tools.shared_cache_dir("plugin")
+    shared compile cache (check_corpus.plugin_cache), so that each module compiles once per run
+    whatever the worker, and not again in a run that keeps pytest's cache (the plugin's keys hold
+    the source's bytes, the flags and the compiler's version). tests/modules/test_check_corpus.py
+    compiles the corpus's inline modules into it (check_corpus.compile_check): the same keys."""
+    return cc.plugin_cache()
 
 
 def _ini(pytester, cache: Path, models=MODELS, targets=TARGETS) -> None:
@@ -98,10 +101,10 @@ def _expected_items(files: list[Path], models=MODELS, targets=TARGETS) -> dict[s
 
 
 @functools.cache  # the xdist test asks for the texts the corpus tests of its process asked for
-def _ireeabi_test_failures(cache: Path, model: str, target: str) -> dict[str, str]:
+def _ireeabi_test_failures(model: str, target: str) -> dict[str, str]:
     """function -> the text `ireeabi test` prints between its RUN and FAILED lines, for failing.mlir
     compiled for `model` on `target` (the module the plugin's items run: its cache, its flags)."""
-    vmfb = Compiler(cache).compile(FAILING, compile_flags(model, target, HOST) + (F64,))
+    vmfb = cc.compile_check(FAILING, model, target)
     out = io.StringIO()
     assert main(["test", "--target", target, str(vmfb)], stdout=out) == 1, out.getvalue()
     blocks = re.findall(r"^\[ RUN      \] module\.(\w+)\n(.*?)^\[  FAILED  \] module\.\1, ",
@@ -110,8 +113,7 @@ def _ireeabi_test_failures(cache: Path, model: str, target: str) -> dict[str, st
     return dict(blocks)
 
 
-def _check_failures(cases: dict[str, tuple[str, str]], failing: dict[str, str],
-                    cache: Path) -> None:
+def _check_failures(cases: dict[str, tuple[str, str]], failing: dict[str, str]) -> None:
     """Each failing.mlir item failed with `ireeabi test`'s text for its function, model and data
     model, and no traceback."""
     expected: dict[tuple[str, str], dict[str, str]] = {}
@@ -119,7 +121,7 @@ def _check_failures(cases: dict[str, tuple[str, str]], failing: dict[str, str],
         outcome, text = cases[key]
         model, target = re.search(r"\[(.*)-(\w+)\]$", key).groups()
         if (model, target) not in expected:
-            expected[model, target] = _ireeabi_test_failures(cache, model, target)
+            expected[model, target] = _ireeabi_test_failures(model, target)
         assert outcome == "failed", key
         assert text == expected[model, target][function].rstrip("\n"), key
         assert "Traceback" not in text and ".py:" not in text, key
@@ -146,10 +148,14 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
     serial = pytester.runpytest_inprocess("-p", "no:randomly", "-rN",
                                           f"--junitxml={pytester.path / 'serial.xml'}")
     serial.assert_outcomes(passed=len(passing), failed=len(failing))
+    # The modules the run compiled are those check_corpus.compile_check gives the other tests (the
+    # same keys: a run compiles each once), not modules of their own.
+    made = set(cache_dir.glob("*.vmfb"))
+    assert {cc.compile_check(path, model, target) for path in [*corpus, FAILING]} <= made
     cases = _junit(pytester.path / "serial.xml")
     assert set(cases) == set(passing) | set(failing)  # the report lists every item
     assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
-    _check_failures(cases, failing, cache_dir)
+    _check_failures(cases, failing)
     out = serial.stdout.str()
     assert ("module.cc:369: Failure\nValue of: operand\n  Actual: false\nExpected: true\n"
             "Expected 0 to be nonzero.\n") in out
@@ -178,7 +184,7 @@ def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
     assert set(cases) == set(passing) | set(failing)
     assert {k for k, (o, _) in cases.items() if o == "passed"} == set(passing)
     assert all(cases[k] == ("passed", "") for k in passing)
-    _check_failures(cases, failing, cache_dir)
+    _check_failures(cases, failing)
 
 
 def test_collection_is_opt_in_and_limited(pytester, cache_dir):
@@ -204,28 +210,30 @@ def test_default_models_follow_what_the_file_compiles_for(pytester, cache_dir):
     shutil.copy(cc.CHECK_DIR / "control_flow.mlir", pytester.path / "control_flow.mlir")
     args = ("-p", "no:randomly", "--ireeabi-collect", f"--ireeabi-compile-flags={F64}",
             f"--ireeabi-cache-dir={cache_dir}")
-    result = pytester.runpytest_inprocess(*args, "-v")
+    # The items each file gets (collected only: that control_flow's items pass in each model on the
+    # host is test_corpus_items_pass_and_fail_as_ireeabi_test's, from the same modules; that the
+    # tensor check passes in the default model, the run below).
+    result = pytester.runpytest_inprocess(*args, "--collect-only", "-q")
     functions = [f.name for f in cc.parse((cc.CHECK_DIR / "control_flow.mlir").read_text())]
     expected = [f"control_flow.mlir::{f}[{m}-{HOST}]" for f in functions for m in MODELS]
     # tensor check ops: the default model only
     expected.append(f"tensor_check_op.mlir::tensor_check[default-{HOST}]")
-    assert re.findall(r"^(\S+::\S+) PASSED", result.stdout.str(), re.M) == expected
-    result.assert_outcomes(passed=len(expected))
+    assert [line for line in result.stdout.lines if "::" in line] == expected
 
     # Asked for an inline model, the tensor op does not compile: one failing item, the compiler's
     # error (the one inline_issues/README records), no traceback.
-    forced = pytester.runpytest_inprocess(*args, "--ireeabi-models=inline-static,default",
+    forced = pytester.runpytest_inprocess(*args, "-v", "--ireeabi-models=inline-static,default",
                                           "tensor_check_op.mlir")
     forced.assert_outcomes(passed=1, failed=1)
     out = forced.stdout.str()
+    assert f"\ntensor_check_op.mlir::tensor_check[default-{HOST}] PASSED" in out
     assert f"FAILED tensor_check_op.mlir::iree-compile[inline-static-{HOST}]" in out
     assert "error: failed to legalize unresolved source materialization" in out
     assert "Traceback" not in out
 
 
 def test_a_vmfb_runs_in_its_model_on_each_target(pytester):
-    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
-                              extra_flags=cc.F64)
+    vmfb = cc.compile_check(cc.CHECK_DIR / "sort_topk.mlir", "inline-static")
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
                                           "--ireeabi-targets=riscv32,wasm32",
@@ -242,7 +250,7 @@ def test_an_i386_item_names_the_layout_hazard(pytester, model):
     """On i386 the shims of hal_inline (inline-static) and of the full hal (vmvx kernels, whose
     initializer calls hal.device.query.i64) refuse the VM's packing: the item's failure adds what
     `ireeabi run` adds, that inspect predicts the hazard (import_check.hazard_hint)."""
-    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model=model, extra_flags=cc.F64)
+    vmfb = cc.compile_check(cc.CHECK_DIR / "sort_topk.mlir", model)
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-x", "--ireeabi-collect",
                                           "--ireeabi-targets=i386")
@@ -256,8 +264,7 @@ def test_an_i386_item_names_the_layout_hazard(pytester, model):
 def test_interpreter_paths_parametrize_check_items(pytester):
     """--ireeabi-paths runs each item on the fast path and on the reference path (one handler per
     instruction); the path is then in the id, before the target."""
-    vmfb = tools.compile_mlir(cc.CHECK_DIR / "sort_topk.mlir", model="inline-static",
-                              extra_flags=cc.F64)
+    vmfb = cc.compile_check(cc.CHECK_DIR / "sort_topk.mlir", "inline-static")
     shutil.copy(vmfb, pytester.path / "sort_topk.vmfb")
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-v", "--ireeabi-collect",
                                           "--ireeabi-targets=riscv32",

@@ -145,8 +145,10 @@ def test_corpus_and_wrong_module_items_serial_junit_and_xdist(pytester, cache_di
     passing.update({k: f for k, f in wrong_items.items() if f not in WRONG_FAILING})
     assert len(failing) == 3 * 4 and len(passing) >= (76 + 13 + 2) * 4
 
-    serial = pytester.runpytest_subprocess("-p", "no:randomly", "-rN",
-                                           f"--junitxml={pytester.path / 'serial.xml'}")
+    # in this process (a pytest of its own would start and import everything again to run the
+    # same items); the `-n 2` run below is the one in processes of their own
+    serial = pytester.runpytest_inprocess("-p", "no:randomly", "-rN",
+                                          f"--junitxml={pytester.path / 'serial.xml'}")
     serial.assert_outcomes(passed=len(passing), failed=len(failing))
     cases = _junit(pytester.path / "serial.xml")
     assert set(cases) == set(passing) | set(failing)  # the report lists every item
