@@ -11,7 +11,9 @@ target's triple) and run twice:
 - by `ireeabi run --target T`, in-process.
 
 inline-dynamic runs against both oracle variants: the shipped runtime (pre-#24827) against
-`ireeabi run --legacy-loader`, the fixed one against plain `ireeabi run`. Each pair must agree:
+`ireeabi run --legacy-loader`, the fixed one against plain `ireeabi run` (a module without
+hal_loader dispatches asks both the same question: the shipped binary answers it, answering_variant).
+Each pair must agree:
 both succeed and print the same bytes, or both fail with the same status code at the same import
 (and print the same, the `EXEC @f` line or nothing). Whatever else happens is a difference; each
 one is in EXPLAINED, with its reason (docs/findings.md lists them), and asserted as exactly that
