@@ -16,7 +16,10 @@ Debian's cross compilers, run by qemu-user with Debian's sysroots) is built in t
 
 i386 does not build as shipped: tests/oracle_patches/i386-build.patch (nothing in vm/ or
 modules/hal/) and `-msse2` make it build; riscv64 does not run under Debian 12's qemu-riscv64 as
-shipped (it exits when the riscv_hwprobe system call fails): tests/oracle_patches/riscv64-hwprobe.patch. The runtime is IREE_BUILD_COMPILER=OFF, driver
+shipped (it exits when the riscv_hwprobe system call fails): tests/oracle_patches/riscv64-hwprobe.patch.
+Every target takes tests/oracle_patches/no-unified-runtime-library.patch (CMake only: it drops an
+archive nothing here builds, a third of the configure step's CPU; the binaries stay byte for byte
+the same). The runtime is IREE_BUILD_COMPILER=OFF, driver
 local-sync only (local-task does not build on 32-bit targets), loaders embedded-ELF and
 vmvx-module; a cross build takes iree-flatcc-cli and iree-c-embed-data from the x86_64 build
 (IREE_HOST_BIN_DIR).
@@ -50,6 +53,9 @@ PATCHES = HERE.parent / "oracle_patches"
 FIX_PATCH = PATCHES / "loader-dispatch-fix.patch"
 I386_PATCH = PATCHES / "i386-build.patch"
 RISCV64_PATCH = PATCHES / "riscv64-hwprobe.patch"
+# Every target's: CMake only, it drops a library the runtime-only build never uses, whose generator
+# expressions took a third of the configure step's CPU.
+RUNTIME_ONLY_PATCH = PATCHES / "no-unified-runtime-library.patch"
 
 CACHE_ENV = "IREEABI_ORACLE_CACHE"
 SOURCES_ENV = "IREEABI_ORACLE_SOURCES"
@@ -122,10 +128,10 @@ def _m32_flags() -> tuple[str, ...]:
 def toolchain(target: str) -> Toolchain:
     """The Toolchain of `target` (one of TARGETS)."""
     if target == "x86_64":
-        return Toolchain(target, "gcc", "g++", None)
+        return Toolchain(target, "gcc", "g++", None, patches=(RUNTIME_ONLY_PATCH,))
     if target == "i386":
         return Toolchain(target, "gcc", "g++", "i686", _m32_flags(), loader="/usr/lib32/libc.so",
-                         loader_package="libc6-dev-i386", patches=(I386_PATCH,))
+                         loader_package="libc6-dev-i386", patches=(RUNTIME_ONLY_PATCH, I386_PATCH))
     cross = {"armv7": ("arm-linux-gnueabihf", "armv7", "qemu-arm", "ld-linux-armhf.so.3",
                        "libc6-armhf-cross"),
              "riscv64": ("riscv64-linux-gnu", "riscv64", "qemu-riscv64", "ld-linux-riscv64-lp64d.so.1",
@@ -140,7 +146,7 @@ def toolchain(target: str) -> Toolchain:
     # llvm-cpu ones).
     extra = ("-DIREE_UK_BUILD_RISCV_64_V=OFF",) if target == "riscv64" else ()
     # riscv64 also needs a change to run under Debian 12's qemu-riscv64 (no riscv_hwprobe).
-    patches = (RISCV64_PATCH,) if target == "riscv64" else ()
+    patches = (RUNTIME_ONLY_PATCH, *((RISCV64_PATCH,) if target == "riscv64" else ()))
     return Toolchain(target, f"{triple}-gcc", f"{triple}-g++", processor, sysroot=f"/usr/{triple}",
                      qemu=qemu, loader=f"/usr/{triple}/lib/{loader}", loader_package=package,
                      patches=patches, cmake=extra)
@@ -302,6 +308,18 @@ def _unpacked(tc: Toolchain, log: Path) -> Path:
     return tree
 
 
+def source_tree(target: str) -> Path:
+    """IREE's source folder `target`'s oracle builds from (its patches applied; the loader fix not):
+    unpacked into the cache unless there, under the build lock."""
+    tc = toolchain(target)
+    root = cache_dir() / "src" / _source_key(tc)
+    if (root / "complete").is_file():
+        return root / "iree"
+    with open(cache_dir() / "build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        return _unpacked(tc, cache_dir() / "src" / "unpack.log")
+
+
 def _fix_marker(tree: Path) -> Path:
     return tree.parent / "fix-applied"
 
@@ -372,16 +390,20 @@ def _build_locked(target: str, variants: Sequence[str], say: Callable[[str], Non
     record = {"target": target, "key": key, "recipe": RECIPE, "cc": _version_text(tc.cc).splitlines()[0],
               "patches": [p.name for p in tc.patches], "configure": _configure_args(tc, host_bin)}
     clock = _Clock()
+    configure = (0.0, 0.0)
     if not (build / "build.ninja").is_file():
         _run([cmake, "-S", tree, "-B", build, f"-DCMAKE_MAKE_PROGRAM={ninja}",
               *_configure_args(tc, host_bin)], f"configuring {target}", log=log)
+        configure = clock.read()
     targets = [TOOL, *HOST_TOOLS] if target == "x86_64" else [TOOL]
     _run([ninja, "-C", build, "-j", _jobs(), *targets], f"building {target}", log=log)
     wall, cpu = clock.read()
-    say(f"{target} shipped: {wall:.0f} s wall, {cpu:.0f} s CPU")
+    say(f"{target} shipped: {wall:.0f} s wall, {cpu:.0f} s CPU (configure {configure[0]:.0f} s wall, "
+        f"{configure[1]:.0f} s CPU)")
     if not wanted.get("shipped", binary_path(target, "shipped")).is_file():
         _copy_out(build / "tools" / TOOL, binary_path(target, "shipped"),
-                  {**record, "variant": "shipped", "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)})
+                  {**record, "variant": "shipped", "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                   "configure_wall_s": round(configure[0], 1), "configure_cpu_s": round(configure[1], 1)})
     if "fixed" in wanted and not wanted["fixed"].is_file():
         clock = _Clock()
         _fix_marker(tree).write_text(str(FIX_PATCH))
