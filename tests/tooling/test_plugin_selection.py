@@ -15,7 +15,6 @@ import shutil
 import pytest
 
 from support import check_corpus as cc
-from support import iree_tools as tools
 
 pytest_plugins = ["pytester"]
 
@@ -29,8 +28,7 @@ def checks(pytester):
     """A folder `checks/` with both modules and the plugin turned on for both data models."""
     folder = pytester.mkdir("checks")
     for name in ("sort_topk", "failing"):
-        vmfb = tools.compile_mlir(cc.CHECK_DIR / f"{name}.mlir", model="inline-static",
-                                  extra_flags=cc.F64)
+        vmfb = cc.compile_check(cc.CHECK_DIR / f"{name}.mlir", "inline-static")
         shutil.copy(vmfb, folder / f"{name}.vmfb")
     # addopts: without hypothesis' plugin in the nested runs (pytester's in-process runs import
     # afresh what each run imports, and hypothesis' terminal summary imports its modules, which
