@@ -2,8 +2,7 @@
 "Workers on other machines"): two execnet socket servers on loopback, each in a folder of its own
 and with a user cache of its own (as two machines would be), run two files of the check corpus and failing.mlir
 in an inline model (`--tx socket=127.0.0.1:PORT` twice, the files sent by `--rsyncdir`), and the
-junit XML is the one a local run writes: the same items, outcomes and failure texts (a serial run
-in this process: tests/tooling/test_plugin_collect.py holds `-n 2`'s local workers to it).
+junit XML is the one `-n 2` (local workers) writes: the same items, outcomes and failure texts.
 Each remote worker compiles into the cache of its own machine ($XDG_CACHE_HOME/ireeabi/vmfb
 there), not the controller's: its rsync folder is emptied at each run, and nothing of the
 controller's tree is its (tooling/check_items.py, _remote_worker). The servers' caches are folders
@@ -87,7 +86,7 @@ def gateways(tmp_path: Path):
             server.close()
 
 
-def test_two_socket_gateways_give_the_junit_of_a_local_run(pytester, gateways):
+def test_two_socket_gateways_give_the_junit_of_n_2(pytester, gateways):
     files = [cc.CHECK_DIR / f"{name}.mlir" for name in FILES]
     checks = pytester.path / "checks"
     checks.mkdir()
@@ -98,10 +97,10 @@ def test_two_socket_gateways_give_the_junit_of_a_local_run(pytester, gateways):
         f"ireeabi_models = {', '.join(MODELS)}\nireeabi_compile_flags = {cc.F64[0]}\n")
     expected = sum(len(cc.parse(p.read_text(), str(p))) for p in files) * len(MODELS)
 
-    # the local run's cache: the suite's (one compile per run); the remote workers keep their own
-    local = pytester.runpytest_inprocess("-p", "no:randomly",
-                                         f"--ireeabi-cache-dir={cc.plugin_cache()}",
-                                         f"--junitxml={pytester.path / 'local.xml'}", checks)
+    # the local workers' cache: the suite's (one compile per run); the remote ones keep their own
+    local = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
+                                          f"--ireeabi-cache-dir={cc.plugin_cache()}",
+                                          f"--junitxml={pytester.path / 'local.xml'}", checks)
     remote = pytester.runpytest_subprocess(
         "-p", "no:randomly", "-W", "ignore::DeprecationWarning",  # xdist 3's note on --rsyncdir
         *(f"--tx={g.spec}" for g in gateways), "--dist=load", f"--rsyncdir={checks}",
@@ -109,7 +108,7 @@ def test_two_socket_gateways_give_the_junit_of_a_local_run(pytester, gateways):
     failing = 7 * len(MODELS)
     local.assert_outcomes(passed=expected - failing, failed=failing)
     remote.assert_outcomes(passed=expected - failing, failed=failing)
-    assert re.search(r"created: 2/2 workers", remote.stdout.str())
+    assert re.search(r"created: 2/2 workers", local.stdout.str())
     # Each machine got the files in its own folder and keeps its modules in its own cache, none in
     # the folder the controller fills (the pytest cache there goes at the next run: a worker
     # compiling into it would compile every module again on every run).
