@@ -334,7 +334,7 @@ def compile_argv(src: Path, flags: Sequence[str], *out: str) -> tuple[list[str],
 def canonical_flags(flags: Sequence[str]) -> tuple[str, ...]:
     """`flags` in one order: sorted when each is a `--name=value` or `--name` of its own name (the
     compiler's options are then independent of their order, and two orders compile the same bytes:
-    tests/test_iree_tools.py compares them), else as given (a repeated list option, or a value in
+    tests/test_compile_cache.py compares them), else as given (a repeated list option, or a value in
     the next argument, where order can matter). Tests that build the same flags in two orders then
     share one compile."""
     names = [f.split("=", 1)[0] for f in flags]
