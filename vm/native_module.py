@@ -205,6 +205,9 @@ class NativeModule:
         # Each export's shim on the heap's data model, by ordinal.
         self.shims: tuple[Shim, ...] = tuple(e.shim_on(self.machine) for e in self.exports)
         self._ordinals: dict[str, int] = {}  # lookup's memo
+        # planned's memo: call sites of one export with the same span counts and moved refs share
+        # one plan (a plan keeps nothing of a call between calls: its frame is pushed per call)
+        self._plans: dict[tuple[int, tuple[int, ...], tuple[int, ...]], "PlannedCall"] = {}
         self.state = state
         self.destroyed = False
         self.handle = module_ref.create(heap, self._on_destroy, name=name)
@@ -369,11 +372,16 @@ class NativeModule:
                 moved: tuple[int, ...] = ()) -> "PlannedCall":
         """`call_ordinal` planned once for a call site (fixed span counts), taking its arguments
         flattened in packer order; `moved` lists the flat indices of refs whose references the
-        caller hands over (MOVE-marked registers) instead of having them retained."""
+        caller hands over (MOVE-marked registers) instead of having them retained. One plan per
+        (ordinal, span counts, moved) for the module's life, whichever call sites ask."""
         if not isinstance(ordinal, int) or not 0 <= ordinal < len(self.exports):
             raise StatusError(StatusCode.INVALID_ARGUMENT,
                               f"function ordinal out of bounds: 0 < {ordinal} < {len(self.exports)}")
-        return PlannedCall(self, ordinal, tuple(span_counts), tuple(moved))
+        key = (ordinal, tuple(span_counts), tuple(moved))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = PlannedCall(self, *key)
+        return plan
 
     # -- lifetime -----------------------------------------------------------------------------------
 

@@ -85,13 +85,15 @@ class Context(Dispatch, context.Context):
             self.functions: list[Function] = self._prepared()
             self.resolved = self.resolve_imports()
             # IREE refuses a module at load for what compiling finds (call lists, returns): the
-            # first context on these terms compiles every function; later ones, which would find
-            # the same, compile each function at its first frame (`ready`), so that a context costs
-            # what it runs, not the module's size (one per test of a VM test module).
+            # first context on these terms compiles every function's handlers, where those
+            # refusals are found; later ones, which would find the same, compile each function at
+            # its first frame (`ready`), so that a context costs what it runs, not the module's
+            # size (one per test of a VM test module). Blocks (the fast path's generated code,
+            # which refuses nothing) are made at a function's first frame in every context.
             terms = ("compiled", self.machine.name, self.reference, self.compiled, tuple(self.resolved))
             if self.trace is not None or terms not in m.memo:
                 for fn in self.functions:
-                    self.compile_function(fn)
+                    self.compile_handlers(fn)
                 if self.trace is None:
                     m.memo[terms] = True
             if run_init and "__init" in self._exports():
@@ -217,11 +219,14 @@ class Context(Dispatch, context.Context):
                 self.compile_function(fn)
         return list(self.functions)
 
-    def compile_function(self, shared: Function) -> Function:
-        """The context's own copy of the prepared function `shared` compiled into its handlers (and
-        blocks, on the compiled path), in its place in `functions`: at load, or at its first frame
-        (`Function.ready`)."""
-        fn = dataclasses.replace(shared, code=[], leavers={}, ready=False)
+    def compile_handlers(self, shared: Function) -> Function:
+        """The context's own copy of the prepared function `shared` with its handlers (one per
+        instruction: what IREE refuses at load is found here), in its place in `functions`; not yet
+        `ready` unless it is never entered. A copy that has its handlers already is returned as it
+        is."""
+        if shared.handled:
+            return shared
+        fn = dataclasses.replace(shared, code=[], leavers={}, ready=False, handled=True)
         self.functions[fn.ordinal] = fn
         if fn.too_big:
             fn.ready = True
@@ -235,6 +240,15 @@ class Context(Dispatch, context.Context):
             except BytecodeVerifyError as e:
                 raise e.in_function(fn.name) from None
             fn.code.append((handler, payload, inst))
+        return fn
+
+    def compile_function(self, shared: Function) -> Function:
+        """The function `shared` (prepared, or the context's copy with its handlers) compiled for
+        its first frame: handlers (`compile_handlers`), the trace's wrappers when tracing, and
+        blocks on the compiled path; `ready`, in its place in `functions`."""
+        fn = self.compile_handlers(shared)
+        if fn.ready:
+            return fn
         if self.trace is not None:  # the trace hook (not compiled: the reference path)
             fn.code = [(self.trace.wrap(self, fn, i, h, inst), p, inst) for i, (h, p, inst) in enumerate(fn.code)]
         if self.compiled and not fn.traps:  # the reference path runs the traps

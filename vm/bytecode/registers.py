@@ -75,6 +75,7 @@ class Function:
     # instruction index -> why it traps when it runs (verifier.FrameUse.traps)
     traps: dict[int, str] = field(default_factory=dict)
     ready: bool = False  # `code` is compiled (a context compiles a function at its first frame)
+    handled: bool = False  # `code` holds a context's handlers (blocks follow at its first frame)
 
 
 class Frame:

@@ -59,9 +59,9 @@ def test_compiled_contexts_use_blocks():
     path = host("control.mlir")
     with Context(path) as fast, Context(path, reference=True) as ref:
         assert any(entry[0].__name__ == "run" and entry[0].__code__.co_filename.startswith("<block")
-                   for fn in fast.functions for entry in fn.code)
+                   for fn in fast.compile_all() for entry in fn.code)
         assert not any(entry[0].__code__.co_filename.startswith("<block")
-                       for fn in ref.functions for entry in fn.code)
+                       for fn in ref.compile_all() for entry in fn.code)
 
 
 def test_environment_forces_the_reference_path(monkeypatch):
