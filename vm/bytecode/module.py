@@ -5,7 +5,9 @@ Creating a Context reads the module (path, bytes or `module_file.ModuleFile`), m
 buffers (through the buffer factory), decodes and verifies every function (IREE does when it creates
 the module, before any context sees it: `_prepare`), resolves its imports (as
 iree_vm_context_register_modules does: vm/context.py's `resolve_imports`), compiles every function
-into handlers (ireeabi's own: compile.py, then blocks.py unless on the reference path), allocates the
+into handlers (ireeabi's own: compile.py; the first context of a module on its terms, where the
+load refusals are found) and each function's blocks at its first frame (blocks.py, unless on the
+reference path), allocates the
 module state (a zeroed globals blob of `global_bytes_capacity` bytes plus `global_ref_count` ref
 slots: module_state.py) and runs the `__init` export. `invoke(name, *args) -> list` then calls
 exports (vm/context.py), keeping the state across calls, each run by dispatch.py; `close()` aborts
