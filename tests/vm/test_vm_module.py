@@ -154,6 +154,23 @@ def test_planned_call_agrees_with_call_ordinal(heap: Heap) -> None:
     mod.close()
 
 
+def test_call_sites_of_one_export_share_its_plan(heap: Heap) -> None:
+    """NativeModule.planned: one plan per (ordinal, span counts, moved) for the module's life,
+    whichever call sites ask (a default-model context planned one per call site, ~85 for a check
+    test's few exports), and a plan runs any number of calls alike."""
+    mod = NativeModule(heap, "m", [Export("look", "0rr_v", lambda ctx, a, b: None),
+                                   Export("total", "0iCiD_i", lambda ctx, n, xs: n + sum(xs))])
+    try:
+        plan = mod.planned(1, (2,))
+        assert mod.planned(1, (2,)) is plan and mod.planned(1, [2]) is plan
+        assert plan([1, 2, 3]) == [6] and plan([10, 20, 30]) == [60]
+        three = mod.planned(1, (3,))
+        assert three is not plan and three([0, 1, 2, 3]) == [6]
+        assert mod.planned(0, (), moved=(0,)) is not mod.planned(0) is mod.planned(0, (), ())
+    finally:
+        mod.close()
+
+
 def test_planned_call_keeps_float_bit_patterns(heap: Heap, monkeypatch: pytest.MonkeyPatch) -> None:
     """A float32 signalling NaN reaches the callee's argument buffer bit for bit (a Python float
     would quiet it), and a float result comes back as its bits."""

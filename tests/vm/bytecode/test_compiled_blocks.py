@@ -28,6 +28,7 @@ from ireeabi.base.heap import Heap, tracked_heap
 from ireeabi.vm.bytecode.vm_buffer_factory import VmBufferFactory
 from ireeabi.vm.ref import Ref, TypeRegistry
 from ireeabi.vm.bytecode import Context
+from ireeabi.vm.bytecode.module_file import clear_read_memo
 from ireeabi.vm.bytecode.region_plan import RegionPlan
 from test_interpreter import CASES as HOST_CASES, host
 from ireeabi.layouts.buffer import VmBufferLayout
@@ -62,6 +63,21 @@ def test_compiled_contexts_use_blocks():
                    for fn in fast.compile_all() for entry in fn.code)
         assert not any(entry[0].__code__.co_filename.startswith("<block")
                        for fn in ref.compile_all() for entry in fn.code)
+
+
+def test_a_first_context_compiles_handlers_at_load_and_blocks_at_a_first_frame():
+    """The first context of a module finds what IREE refuses at load by compiling every function's
+    handlers; a function's blocks (the generated fast path, which refuses nothing) are made at its
+    first frame, so a function never run costs no generated code."""
+    clear_read_memo()  # a module no context of this process has made
+    with Context(host("control.mlir")) as ctx:
+        assert all(fn.handled and not fn.ready and fn.code for fn in ctx.functions)
+        assert not any(hasattr(entry[0], "is_block") for fn in ctx.functions for entry in fn.code)
+        assert ctx.invoke("sum_squares", 10) == [sum(i * i for i in range(10))]  # the scf.for's
+        ran = {fn.name for fn in ctx.functions if fn.ready}
+        assert "sum_squares" in ran and "collatz" not in ran
+        assert all(any(hasattr(entry[0], "is_block") for entry in fn.code) == (fn.name in ran)
+                   for fn in ctx.functions)
 
 
 def test_environment_forces_the_reference_path(monkeypatch):
