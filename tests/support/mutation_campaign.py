@@ -137,7 +137,7 @@ class Result:
     counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in OUTCOMES})
     bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, mutant, detail)
     iree_hangs: int = 0  # ireeabi passed the CPU limit, and so did iree-run-module: not counted
-    forks: dict[str, float] = field(default_factory=dict)  # see `fork_costs`
+    forks: dict[str, float] = field(default_factory=dict)  # see `ForkMeter`
 
     @property
     def failures(self) -> int:
@@ -366,17 +366,18 @@ def campaign_in_fresh_process(count: int, seed: int, mods: "list[Module] | None"
 def freeze_heap() -> None:
     """Before the forks: collect, then move every object into the collector's permanent generation
     (`gc.freeze`, Python's documented remedy). A child's collection of the oldest generation would
-    otherwise walk, and write to, every object it inherited (~6,000 pages copied, ~60 ms of CPU);
-    frozen, it walks only what the child made. The child's memory is the same: a collection frees
+    otherwise walk, and write to, every object it inherited (after the warm-up: ~6,000 pages
+    copied, ~60 ms of CPU; RESULTS.md, session 51); frozen, it walks only what the child made. The child's memory is the same: a collection frees
     nothing of what the parent holds."""
     gc.collect()
     gc.freeze()
 
 
 class ForkMeter:
-    """What the forks between `start` and `stop` cost: the CPU time and minor page faults of the
-    children reaped meanwhile (the kernel's counts, summed over their own reaped children), and how
-    many objects were frozen (`freeze_heap`) when they were forked."""
+    """What the forks between the meter's making and `stop` cost: the CPU time and minor page faults
+    of the children reaped meanwhile (the kernel's counts, their own reaped children included), how
+    many objects were frozen (`freeze_heap`) when they were forked, and whether the forking
+    process had loaded the compiler (see campaign_in_fresh_process)."""
 
     def __init__(self) -> None:
         self.start_usage = resource.getrusage(resource.RUSAGE_CHILDREN)

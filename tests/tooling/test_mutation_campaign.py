@@ -3,8 +3,9 @@ real modules of both inline models and of riscv32, aarch64 and wasm32 builds (Fl
 embedded ELF, wasm side module), each through `ireeabi inspect` and `ireeabi run` in a process of
 its own. No traceback, no death by signal, no hang that iree-run-module does not share, no
 backstop. The counts are printed. A seed's first 1,000 mutants are the first half of its 2,000:
-the suite runs the half (its largest cost, ~45 ms of CPU a mutant), the 2,000 and other seeds are
-run by hand (`cd tests && python -m support.mutation_campaign --mutants 2000`, RESULTS.md).
+the suite runs the half (its largest cost, ~40 ms of CPU a mutant, most of it the commands' own work
+and the copies of the parent's pages a forked child writes: RESULTS.md, session 51), the 2,000 and
+other seeds are run by hand (`cd tests && python -m support.mutation_campaign --mutants 2000`, RESULTS.md).
 Why not fewer: what the seed's first N of its 2,000 reach, measured by `python -m
 support.mutation_campaign --mutants 2000 --cut-report 250,500,750,1000 --seed 20261203` (coverage.py
 importable; RESULTS.md, session 50): of the 2,000's 10,137 branch arcs of ireeabi, 9,518 / 9,674 /
