@@ -43,11 +43,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import hashlib
 import io
 import os
+import pickle
 import random
 import re
+import resource
 import select
 import signal
 import subprocess
@@ -134,6 +137,7 @@ class Result:
     counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in OUTCOMES})
     bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, mutant, detail)
     iree_hangs: int = 0  # ireeabi passed the CPU limit, and so did iree-run-module: not counted
+    forks: dict[str, float] = field(default_factory=dict)  # see `ForkMeter`
 
     @property
     def failures(self) -> int:
@@ -142,7 +146,8 @@ class Result:
     def summary(self) -> str:
         n = sum(self.counts.values())
         return (f"{n} mutants: " + ", ".join(f"{self.counts[k]} {k}" for k in OUTCOMES)
-                + f" ({self.iree_hangs} past the CPU limit in iree-run-module too, not counted)")
+                + f" ({self.iree_hangs} past the CPU limit in iree-run-module too, not counted)"
+                + describe_forks(self.forks, n))
 
 
 def modules(out_dir: "Path | None" = None) -> list[Module]:
@@ -211,6 +216,10 @@ def _child(data: bytes, function: str, inputs: list[str], path: str, target: str
     succeeded, 4 if either refused the mutant with an ireeabi error, 3 (with the traceback on fd 2)
     for anything else."""
     from ireeabi.cli.main import main
+    # a new file, not the last mutant's rewritten: ext4 flushes a file truncated and rewritten at
+    # its close (auto_da_alloc), ~3 ms of waiting a mutant
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
     Path(path).write_bytes(data)
     sink = io.StringIO()
     try:
@@ -331,22 +340,61 @@ def _iree_verdict(mod: Module, mutant: Mutant, cpu_limit: float, backstop: float
     return verdict
 
 
-def campaign_in_fresh_process(count: int, seed: int) -> Result:
+def campaign_in_fresh_process(count: int, seed: int, mods: "list[Module] | None" = None) -> Result:
     """`campaign(count, seed)` run by a fresh interpreter (this module, run from tests/), which forks the
     mutants' processes: a process with other threads (a pytest-xdist worker has execnet's) must not
     be the one that forks them, as a forked child keeps only the forking thread (wasm32 mutants
-    died by signals forked from an xdist worker)."""
+    died by signals forked from an xdist worker). The modules (`modules()` here by default) are
+    handed to it pickled: finding them imports iree.compiler, whose libIREECompiler.so would add
+    60 MB to the resident set every fork copies the page tables of and every child's exit unmaps."""
     import json
+    mods = mods if mods is not None else modules()
     with tempfile.TemporaryDirectory(prefix="ireeabi-campaign-") as tmp:
-        out = os.path.join(tmp, "result.json")
+        given, out = os.path.join(tmp, "modules.pickle"), os.path.join(tmp, "result.json")
+        with open(given, "wb") as f:
+            pickle.dump(mods, f)
         proc = subprocess.run([sys.executable, "-m", "support.mutation_campaign", "--mutants", str(count),
-                               "--seed", str(seed), "--modules-only", "--json-out", out],
-                              capture_output=True, text=True, cwd=TESTS)
+                               "--seed", str(seed), "--modules-only", "--modules-from", given,
+                               "--json-out", out], capture_output=True, text=True, cwd=TESTS)
         if not os.path.exists(out):
             raise RuntimeError(f"the campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
         with open(out) as f:
             data = json.load(f)
-    return Result(data["counts"], [tuple(b) for b in data["bad"]], data["iree_hangs"])
+    return Result(data["counts"], [tuple(b) for b in data["bad"]], data["iree_hangs"], data["forks"])
+
+
+def freeze_heap() -> None:
+    """Before the forks: collect, then move every object into the collector's permanent generation
+    (`gc.freeze`, Python's documented remedy). A child's collection of the oldest generation would
+    otherwise walk, and write to, every object it inherited (after the warm-up: ~6,000 pages
+    copied, ~60 ms of CPU; RESULTS.md, session 51); frozen, it walks only what the child made. The child's memory is the same: a collection frees
+    nothing of what the parent holds."""
+    gc.collect()
+    gc.freeze()
+
+
+class ForkMeter:
+    """What the forks between the meter's making and `stop` cost: the CPU time and minor page faults
+    of the children reaped meanwhile (the kernel's counts, their own reaped children included), how
+    many objects were frozen (`freeze_heap`) when they were forked, and whether the forking
+    process had loaded the compiler (see campaign_in_fresh_process)."""
+
+    def __init__(self) -> None:
+        self.start_usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+
+    def stop(self) -> "dict[str, float]":
+        now = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return {"cpu": (now.ru_utime - self.start_usage.ru_utime) + (now.ru_stime - self.start_usage.ru_stime),
+                "faults": now.ru_minflt - self.start_usage.ru_minflt, "frozen": gc.get_freeze_count(),
+                "compiler": "iree.compiler" in sys.modules}
+
+
+def describe_forks(forks: "dict[str, float]", n: int) -> str:
+    """The fork costs of `ForkMeter.stop` per case, as the summaries print them ("" without)."""
+    if not forks or not n:
+        return ""
+    return (f"; children {1000 * forks['cpu'] / n:.1f} ms of CPU and {forks['faults'] / n:.0f} minor "
+            f"faults a case, forked with {forks['frozen']} objects frozen")
 
 
 def _warm_up(mods: list[Module], workdir: str) -> None:
@@ -380,6 +428,8 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
     result = Result()
     with tempfile.TemporaryDirectory(prefix="ireeabi-mutants-") as workdir:
         _warm_up(mods, workdir)
+        freeze_heap()
+        meter = ForkMeter()
         for mutant in mutants(mods, count, seed):
             mod = by_name[mutant.module]
             outcome, detail = _run_one(mod, mutant, cpu_limit, backstop, workdir)
@@ -395,6 +445,7 @@ def campaign(count: int = 2000, seed: int = 0, cpu_limit: float = CPU_LIMIT,
                 result.bad.append((outcome, mutant.describe(), detail))
                 if verbose:
                     print(f"{outcome}: {mutant.describe()}\n{detail[-1500:]}", flush=True)
+        result.forks = meter.stop()
     return result
 
 
@@ -850,11 +901,16 @@ def forked_command(argv: list[str], workdir: str, cpu_limit: float, backstop: fl
 
 def command_in_this_process(argv: list[str], workdir: str) -> int:
     """In a forked process: the command `ireeabi ARGV`, its output in files; 3 and the traceback for an exception
-    leaving main; its own peak RSS (and its children's) in KiB written to `peak`."""
-    import resource
+    leaving main; its own peak RSS (and its children's) in KiB written to `peak`, the modules it
+    imported (what the warm-up left it to import) to `imported`."""
     import traceback
-    fd_out = os.open(os.path.join(workdir, "out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    fd_err = os.open(os.path.join(workdir, "err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    before = set(sys.modules)
+    fds = []
+    for name in ("out", "err"):  # new files (see _child: no flush of a file truncated and rewritten)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(workdir, name))
+        fds.append(os.open(os.path.join(workdir, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC))
+    fd_out, fd_err = fds
     os.dup2(fd_out, 1)
     os.dup2(fd_err, 2)
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), write_through=True)
@@ -870,6 +926,7 @@ def command_in_this_process(argv: list[str], workdir: str) -> int:
     peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     Path(workdir, "peak").write_text(str(peak))
+    Path(workdir, "imported").write_text("\n".join(sorted(set(sys.modules) - before)))
     return code
 
 
@@ -890,6 +947,9 @@ class CommandResult:
     peaks: dict[str, int] = field(default_factory=lambda: {k: 0 for k in COMMAND_KINDS})
     bad: list[tuple[str, str, str]] = field(default_factory=list)  # (outcome, case, detail)
     outcomes: list[str] = field(default_factory=list)  # each case's, in the order given
+    # the modules the forked cases of each kind imported anew: what the warm-up left them to import
+    imported: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in COMMAND_KINDS})
+    forks: dict[str, float] = field(default_factory=dict)  # see `ForkMeter`
 
     @property
     def failures(self) -> int:
@@ -898,7 +958,8 @@ class CommandResult:
     def summary(self) -> str:
         return "; ".join(
             f"{kind}: {sum(c.values())} cases, " + ", ".join(f"{c[k]} {k}" for k in OUTCOMES if c[k])
-            + f", peak RSS {self.peaks[kind] >> 20} MiB" for kind, c in self.counts.items())
+            + f", peak RSS {self.peaks[kind] >> 20} MiB" for kind, c in self.counts.items()
+        ) + describe_forks(self.forks, len(self.outcomes))
 
 
 def command_cases(headers: int, dwarf: int, disassembly: int, seed: int,
@@ -928,9 +989,15 @@ def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80,
     backstop = BACKSTOP_FACTOR * cpu_limit if backstop is None else backstop
     cases = cases if cases is not None else command_cases(headers, dwarf, disassembly, seed, inputs=inputs)
     result = CommandResult()
+    meter = ForkMeter()
     with tempfile.TemporaryDirectory(prefix="ireeabi-commands-") as workdir:
         for case in cases:
             outcome, detail, peak = run_command(case, cpu_limit, backstop, workdir, forked=forked)
+            imported = Path(workdir, "imported")
+            if imported.exists():  # forked: what the case's process imported
+                names = set(result.imported[case.kind]) | set(imported.read_text().split())
+                result.imported[case.kind] = sorted(names)
+                imported.unlink()
             result.counts[case.kind][outcome] += 1
             result.outcomes.append(outcome)
             result.peaks[case.kind] = max(result.peaks[case.kind], peak)
@@ -938,12 +1005,16 @@ def command_campaign(headers: int = 40, dwarf: int = 100, disassembly: int = 80,
                 result.bad.append((outcome, case.describe(), detail))
                 if verbose:
                     print(f"{outcome}: {case.describe()}\n{detail[-1500:]}", flush=True)
+    result.forks = meter.stop()
     return result
 
 
-def _warm_up_commands() -> None:
-    """Import, before forking, what the commands import (each case would import it anew, most of
-    its cost): the command line, numpy, pyelftools, the header reader, the VM and the HAL."""
+def _warm_up_commands(mods: "list[Module]", vm_modules: "dict[str, bytes]", workdir: str) -> None:
+    """Import and load, before forking, what the commands import and load (each case would import
+    it anew, most of its cost): the command line, numpy, pyelftools, the header reader and libclang
+    (a header read here), the VM, the HAL, the loaders of foreign kernels and the C helper (as
+    `_warm_up`), the disassembler (a module listed here) and `ireeabi test`'s (the VM test modules
+    run here)."""
     import importlib
     import threading
     from ireeabi.cli.main import COMMAND_MODULES, main
@@ -952,28 +1023,46 @@ def _warm_up_commands() -> None:
     import elftools.elf.elffile  # noqa: F401
     from ireeabi.abi import cheader, dwarf  # noqa: F401
     from ireeabi.tooling import program  # noqa: F401
-    main(["layout", "iree_byte_span_t", "--all-targets"], stdout=io.StringIO(), stderr=io.StringIO())
+    sink = io.StringIO()
+    _warm_up(mods, workdir)
+    main(["layout", "iree_byte_span_t", "--all-targets"], stdout=sink, stderr=sink)
+    header = os.path.join(workdir, "warm.h")
+    Path(header).write_text("struct s { char c; int a; };\n")
+    main(["layout", "s", "--header", header, "--json"], stdout=sink, stderr=sink)
+    path = os.path.join(workdir, "warm.vmfb")
+    for mod in mods[:1]:
+        Path(path).write_bytes(mod.data)
+        for json_flag in ([], ["--json"]):
+            main(["inspect", path, "--disassemble", *json_flag], stdout=sink, stderr=sink)
+    for data in vm_modules.values():
+        Path(path).write_bytes(data)
+        main(["test", path, "--max-steps", VM_TEST_STEPS], stdout=sink, stderr=sink)
     if threading.active_count() != 1:  # a forked child keeps only the forking thread
         raise RuntimeError(f"the warm-up left threads: {threading.enumerate()}")
 
 
-def command_campaign_in_fresh_process(cases: "list[CommandCase]") -> CommandResult:
+def command_campaign_in_fresh_process(cases: "list[CommandCase]", mods: "list[Module] | None" = None,
+                                      vm_modules: "dict[str, bytes] | None" = None) -> CommandResult:
     """`command_campaign(cases=cases, forked=True)` by a fresh interpreter (this module, run from
     tests/): the cases are forked from a process that has imported ireeabi and has no other thread
-    (a pytest-xdist worker has execnet's, and its resident pages would count in every case's)."""
+    (a pytest-xdist worker has execnet's, and its resident pages would count in every case's),
+    warmed up with the campaign's modules and the VM test modules (found here by default, and
+    handed to it pickled: see campaign_in_fresh_process)."""
     import json
-    import pickle
+    mods = mods if mods is not None else modules()
+    vm_modules = vm_modules if vm_modules is not None else vm_test_modules()
     with tempfile.TemporaryDirectory(prefix="ireeabi-commands-json-") as tmp:
         given, out = os.path.join(tmp, "cases.pickle"), os.path.join(tmp, "result.json")
         with open(given, "wb") as f:
-            pickle.dump(cases, f)
+            pickle.dump({"cases": cases, "modules": mods, "vm_modules": vm_modules}, f)
         proc = subprocess.run([sys.executable, "-m", "support.mutation_campaign", "--commands-from", given,
                                "--json-out", out], capture_output=True, text=True, cwd=TESTS)
         if not os.path.exists(out):
             raise RuntimeError(f"the command campaign process ended with {proc.returncode}: {proc.stderr[-3000:]}")
         with open(out) as f:
             data = json.load(f)
-    return CommandResult(data["counts"], data["peaks"], [tuple(b) for b in data["bad"]], data["outcomes"])
+    return CommandResult(data["counts"], data["peaks"], [tuple(b) for b in data["bad"]], data["outcomes"],
+                         data["imported"], data["forks"])
 
 
 def main() -> None:
@@ -998,20 +1087,24 @@ def main() -> None:
                     help="what the first N of the --mutants reach of what all reach (answer classes, "
                          "branch arcs with coverage.py), as JSON to --json-out; nothing else")
     ap.add_argument("--commands-from", metavar="FILE",
-                    help="run the command cases pickled in FILE, forked from this process (the "
-                         "result to --json-out), and nothing else")
+                    help="run the command cases pickled in FILE (with the modules to warm up with), "
+                         "forked from this process (the result to --json-out), and nothing else")
+    ap.add_argument("--modules-from", metavar="FILE",
+                    help="the campaign's modules, pickled (instead of compiling or finding them here)")
     args = ap.parse_args()
     if args.commands_from:
         import json
-        import pickle
         with open(args.commands_from, "rb") as f:
             given = pickle.load(f)
-        _warm_up_commands()
-        commands = command_campaign(cases=given, cpu_limit=args.cpu_limit, backstop=args.backstop,
-                                    verbose=args.verbose, forked=True)
+        with tempfile.TemporaryDirectory(prefix="ireeabi-commands-warm-") as workdir:
+            _warm_up_commands(given["modules"], given["vm_modules"], workdir)
+            freeze_heap()
+            commands = command_campaign(cases=given["cases"], cpu_limit=args.cpu_limit,
+                                        backstop=args.backstop, verbose=args.verbose, forked=True)
         with open(args.json_out, "w") as f:
             json.dump({"counts": commands.counts, "peaks": commands.peaks, "bad": commands.bad,
-                       "outcomes": commands.outcomes}, f)
+                       "outcomes": commands.outcomes, "imported": commands.imported,
+                       "forks": commands.forks}, f)
         return
     if args.cut_report is not None:
         import json
@@ -1028,14 +1121,20 @@ def main() -> None:
         print(f"{args.output}: {mutant.describe()}")
         return
     t0 = time.monotonic()
-    result = campaign(args.mutants, args.seed, args.cpu_limit, args.backstop, verbose=args.verbose)
+    given_mods = None
+    if args.modules_from:
+        with open(args.modules_from, "rb") as f:
+            given_mods = pickle.load(f)
+    result = campaign(args.mutants, args.seed, args.cpu_limit, args.backstop, mods=given_mods,
+                      verbose=args.verbose)
     print(f"{result.summary()} in {time.monotonic() - t0:.0f} s")
     for outcome, what, _ in result.bad[:50]:
         print(f"  {outcome}: {what}")
     if args.json_out:
         import json
         with open(args.json_out, "w") as f:
-            json.dump({"counts": result.counts, "bad": result.bad, "iree_hangs": result.iree_hangs}, f)
+            json.dump({"counts": result.counts, "bad": result.bad, "iree_hangs": result.iree_hangs,
+                       "forks": result.forks}, f)
     if args.modules_only:
         sys.exit(1 if result.failures else 0)
     t0 = time.monotonic()

@@ -3,8 +3,9 @@ real modules of both inline models and of riscv32, aarch64 and wasm32 builds (Fl
 embedded ELF, wasm side module), each through `ireeabi inspect` and `ireeabi run` in a process of
 its own. No traceback, no death by signal, no hang that iree-run-module does not share, no
 backstop. The counts are printed. A seed's first 1,000 mutants are the first half of its 2,000:
-the suite runs the half (its largest cost, ~45 ms of CPU a mutant), the 2,000 and other seeds are
-run by hand (`cd tests && python -m support.mutation_campaign --mutants 2000`, RESULTS.md).
+the suite runs the half (its largest cost, ~40 ms of CPU a mutant, most of it the commands' own work
+and the copies of the parent's pages a forked child writes: RESULTS.md, session 51), the 2,000 and
+other seeds are run by hand (`cd tests && python -m support.mutation_campaign --mutants 2000`, RESULTS.md).
 Why not fewer: what the seed's first N of its 2,000 reach, measured by `python -m
 support.mutation_campaign --mutants 2000 --cut-report 250,500,750,1000 --seed 20261203` (coverage.py
 importable; RESULTS.md, session 50): of the 2,000's 10,137 branch arcs of ireeabi, 9,518 / 9,674 /
@@ -28,7 +29,9 @@ message (no traceback, no signal, no hang), its peak resident memory (the comman
 libclang child's) at most 1 GB."""
 from __future__ import annotations
 
+import gc
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -36,6 +39,7 @@ import pytest
 
 from support import iree_tools as tools
 from support import mutation_campaign as mc
+from support.forked import run_forked
 
 MUTANTS = 1000
 SEED = 20261203
@@ -55,6 +59,38 @@ def test_no_mutant_ends_in_a_traceback_a_signal_or_a_hang(capsys):
     assert regions == {"flatbuffer", "bytecode", "elf", "wasm"}
     assert {m.target for m in mc.modules()} == {"", "riscv32", "aarch64", "wasm32"}
     assert result.failures == 0, "\n".join(f"{o}: {what}\n{detail[-1500:]}" for o, what, detail in result.bad[:5])
+    # forked from a frozen heap (test_a_frozen_heap_spares_a_forked_child_its_collection), by a
+    # process that never loaded the compiler (its libIREECompiler.so: 60 MB more to fork)
+    assert result.forks["frozen"] > 10_000 and not result.forks["compiler"], result.forks
+
+
+def _faults_of_a_collection_in_a_child() -> int:
+    """The minor page faults of a child forked from this process that runs a full collection."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+    pid = os.fork()
+    if pid == 0:
+        try:
+            gc.collect()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - before
+
+
+def test_a_frozen_heap_spares_a_forked_child_its_collection():
+    """A child's full collection writes to every object it walks, so each page of the parent's
+    heap it walks is copied; after `freeze_heap` in the parent it walks only what the child made.
+    Counted in page faults (the kernel's count, not time), in a child of this test's process (its
+    heap, frozen, stays there)."""
+    def measure() -> "tuple[int, int]":
+        ballast = [[i] for i in range(100_000)]  # ~1,000 pages of objects the collector tracks
+        unfrozen = _faults_of_a_collection_in_a_child()
+        mc.freeze_heap()
+        frozen = _faults_of_a_collection_in_a_child()
+        del ballast
+        return unfrozen, frozen
+    unfrozen, frozen = run_forked(measure)
+    assert unfrozen > 1000 and frozen * 3 < unfrozen, (unfrozen, frozen)
 
 
 def _spawn(code: str) -> int:
@@ -124,10 +160,18 @@ def test_every_command_ends_cleanly_within_a_gigabyte(command_cases, command_res
                      "input": INPUT_CASES, "vmtest": VM_TEST_CASES}
     assert result.failures == 0, "\n".join(f"{o}: {what}\n{detail[-1500:]}" for o, what, detail in result.bad[:5])
     assert max(result.peaks.values()) <= mc.PEAK_LIMIT
+    assert result.forks["frozen"] > 10_000 and not result.forks["compiler"], result.forks
     for kind, counts in result.counts.items():  # both answers are common: listings and refusals
         # (a VM test module's tests check their own values: a mutant fails one or more, cleanly)
         assert kind == "vmtest" or counts["ok"] >= sizes[kind] // 20, (kind, counts)
         assert counts["refused"] >= sizes[kind] // 20, (kind, counts)
+
+
+def test_the_warm_up_leaves_the_cases_nothing_to_import(command_result):
+    """What a forked case imports it imports anew, in every case (libclang's bindings, the
+    loaders of foreign kernels, the disassembler, `ireeabi test`'s modules: each costs more than
+    most cases' own work): the warm-up imports all of it once, before the forks."""
+    assert command_result[0].imported == {k: [] for k in mc.COMMAND_KINDS}
 
 
 def test_forked_commands_end_as_whole_processes_do(command_cases, command_result):
