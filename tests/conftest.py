@@ -12,7 +12,11 @@ import pytest
 
 # The tests' helpers are the package tests/support: this file's folder is on the import path (pytest
 # puts the folder of its rootdir conftest.py there), so every test imports `from support import ...`.
-from support import iree_tools, long_lived_heap, process_memory
+from support import iree_tools, process_memory
+
+# Python's full garbage collections leave out what a test process holds from its collection to its
+# end, and the session's end collects once or twice, not five times (tests/support/long_lived_heap.py).
+pytest_plugins = ["support.long_lived_heap"]
 
 # The compile cache this run made and removes at its end (only without pytest's cache).
 _own_cache: Path | None = None
@@ -138,23 +142,6 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: "pytest.Item | None"):
         _collect_mark[0] = max(COLLECT_ABOVE_BYTES, _resident_bytes() + COLLECT_STEP_BYTES)
     if _malloc_trim is not None and (nextitem is None or nextitem.path != item.path):
         _malloc_trim(0)
-
-
-# A worker's heap once it has collected the suite (test modules, items, the library's modules: 180,000
-# tracked objects, 0.1 s a full collection) is traversed again by every full collection of the run,
-# 20-40 a worker, and pytest makes five more at the session's end. Frozen once collected: what is
-# alive then lives until the session ends (the items are the session's, the modules sys.modules'),
-# so nothing frozen is garbage that a collection would have reclaimed. The session's end collects
-# until clean, then freezes, so pytest's five find the same (nothing) without traversing the heap
-# again. tests/support/long_lived_heap.py; benchmarks/RESULTS.md, session 51.
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    long_lived_heap.freeze_survivors()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    long_lived_heap.collect_then_freeze()
 
 
 @pytest.fixture

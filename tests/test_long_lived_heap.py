@@ -1,4 +1,4 @@
-"""The suite's own heap handling (tests/conftest.py, tests/support/long_lived_heap.py): what a test
+"""The suite's own heap handling (tests/support/long_lived_heap.py, a plugin tests/conftest.py loads): what a test
 process holds once collected is frozen, out of every later full collection's traversal, and the
 session's end collects until clean before freezing, so that pytest's five end-of-session
 collections find what they would have found and traverse nothing."""
@@ -56,7 +56,7 @@ def test_collect_then_freeze_stops_at_pytests_count():
 
 
 def test_this_session_froze_its_items(request: pytest.FixtureRequest):
-    """This process froze its collected items (tests/conftest.py's pytest_collection_finish): none
+    """This process froze its collected items (support.long_lived_heap, loaded by tests/conftest.py): none
     is among the objects a collection traverses."""
     node = request.node
     assert gc.get_freeze_count() >= len(request.session.items)

@@ -22,6 +22,7 @@ import pytest
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from support import hostile_kernels as hk
 from support import iree_tools as tools
+from support import long_lived_heap as llh
 
 pytest_plugins = ["pytester"]
 
@@ -92,9 +93,11 @@ def _limit_cpu() -> None:
 
 
 def _session(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    # with the suite's heap plugin: one or two collections at the session's end, not five
     return subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
-                           "-p", "no:randomly", *args], cwd=folder, capture_output=True, text=True,
-                          preexec_fn=_limit_cpu)
+                           "-p", "no:randomly", *llh.CHILD_ARGS, *args], cwd=folder,
+                          capture_output=True, text=True, preexec_fn=_limit_cpu,
+                          env=llh.child_environment())
 
 
 def _looping_check_module(tmp_path: Path, target: str = "") -> Path:
