@@ -17,10 +17,15 @@ is never reclaimed.
   180,000 tracked objects, 0.1 s of CPU a full collection, and a worker makes 20-40 of those.
 - At the session's end (pytest_sessionfinish): collect until clean, then freeze, so that pytest's
   five collections after it find what they would have found (nothing) without traversing the heap.
+- At the interpreter's exit (atexit): unfrozen, so that its last collection reclaims the heap as
+  it did before: nanobind (iree.runtime's bindings) reports every instance and type it finds
+  unreclaimed at exit as a leak ("nanobind: leaked 40 types!"), and a frozen cycle's finalizers
+  would never run.
 (benchmarks/RESULTS.md, session 51, has the numbers.)
 """
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 from pathlib import Path
@@ -39,11 +44,22 @@ TESTS = Path(__file__).resolve().parents[1]
 END_COLLECTIONS = 5
 
 
+def _freeze() -> None:
+    """gc.freeze(), undone at the interpreter's exit (once per process)."""
+    if not _unfreeze_at_exit:
+        atexit.register(gc.unfreeze)
+        _unfreeze_at_exit.append(True)
+    gc.freeze()
+
+
+_unfreeze_at_exit: list = []  # whether this process has registered it
+
+
 def freeze_survivors() -> int:
     """Collect garbage, then freeze what survives; the number of objects frozen now."""
     gc.collect()
     before = gc.get_freeze_count()
-    gc.freeze()
+    _freeze()
     return gc.get_freeze_count() - before
 
 
@@ -58,7 +74,7 @@ def collect_then_freeze(limit: int = END_COLLECTIONS) -> int:
         made += 1
         if gc.collect() == 0:
             break
-    gc.freeze()
+    _freeze()
     return made
 
 
