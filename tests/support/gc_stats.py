@@ -4,6 +4,7 @@ one JSON line per process (each xdist worker, or the serial session) to FILE at 
 the collections per generation, their CPU time (process time between gc.callbacks' start and stop,
 which a loaded machine does not inflate), the objects the collector tracks, and the most common
 types among them. Run by hand on a subset (benchmarks/RESULTS.md, session 51), not by the suite."""
+import atexit
 import collections
 import gc
 import json
@@ -96,5 +97,18 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
               "tests": session.testscollected, "collections": _stats.summary(),
               "full_collection_at_end": round(full, 4), "heap": census,
               "at_collection": _at_collection}
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+    # What the process's collections cost from here to its exit: pytest's own at its config's
+    # cleanup (five, _pytest/unraisableexception.py) among them.
+    before = _stats.summary()
+    atexit.register(_after_session, path, record["worker"], before)
+
+
+def _after_session(path: str, worker: str, before: dict) -> None:
+    now = _stats.summary()
+    record = {"worker": worker, "pid": os.getpid(), "after_session": {
+        "count": [a - b for a, b in zip(now["count"], before["count"])],
+        "cpu_seconds": [round(a - b, 4) for a, b in zip(now["cpu_seconds"], before["cpu_seconds"])]}}
     with open(path, "a") as f:
         f.write(json.dumps(record) + "\n")
