@@ -2,8 +2,9 @@
 end: `PYTHONPATH=tests python -m pytest -p support.gc_stats ...` with IREEABI_GC_STATS=FILE appends
 one JSON line per process (each xdist worker, or the serial session) to FILE at the session's end:
 the collections per generation, their CPU time (process time between gc.callbacks' start and stop,
-which a loaded machine does not inflate), the objects the collector tracks, and the most common
-types among them. Run by hand on a subset (benchmarks/RESULTS.md, session 51), not by the suite."""
+which a loaded machine does not inflate), the objects the collector tracks before and after one
+full collection, and the most common types among those that survive it. Run by hand on a subset
+(benchmarks/RESULTS.md, session 51), not by the suite."""
 import atexit
 import collections
 import gc
@@ -88,13 +89,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = os.environ.get("IREEABI_GC_STATS")
     if not path:
         return
-    census = heap_census()
+    tracked = len(gc.get_objects())
     # One full collection timed here: what each of pytest's end-of-session collections costs.
     start = time.process_time()
-    gc.collect()
+    found = gc.collect()
     full = time.process_time() - start
+    # after it: what the process holds, not the cyclic garbage awaiting a full collection
+    census = heap_census()
     record = {"worker": os.environ.get("PYTEST_XDIST_WORKER", "-"), "pid": os.getpid(),
               "tests": session.testscollected, "collections": _stats.summary(),
+              "tracked_before_collection": tracked, "garbage_at_end": found,
               "full_collection_at_end": round(full, 4), "heap": census,
               "at_collection": _at_collection}
     with open(path, "a") as f:
