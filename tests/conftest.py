@@ -14,6 +14,10 @@ import pytest
 # puts the folder of its rootdir conftest.py there), so every test imports `from support import ...`.
 from support import iree_tools, process_memory
 
+# Python's full garbage collections leave out what a test process holds from its collection to its
+# end, and the session's end collects once or twice, not five times (tests/support/long_lived_heap.py).
+pytest_plugins = ["support.long_lived_heap"]
+
 # The compile cache this run made and removes at its end (only without pytest's cache).
 _own_cache: Path | None = None
 # The folder of links to the wheels' tool binaries put first on PATH, and PATH before it.

@@ -11,6 +11,9 @@ import path: pytest puts the folder of its rootdir conftest.py there).
 - `hal_session`: the HAL tests' runtime fixtures; `own_native_module`: a native module of one's own;
 - `forked`, `peak_rss`, `process_memory`: running a piece of a test in a child, a command's own
   peak memory, a process tree's memory;
+- `long_lived_heap`: the test processes' long-lived heap kept out of full garbage collections
+  (tests/conftest.py); `gc_stats`: a pytest plugin counting a run's collections and its heap
+  (`PYTHONPATH=tests python -m pytest -p support.gc_stats`, by hand);
 - `mutation_campaign`: the seeded campaign of mutated modules (also a script, run from tests/:
   `python -m support.mutation_campaign`);
 - `vm_fixture_gen`, `vm_fuzz_common`, `vm_fuzz_atheris`: the VM's binary fixtures and fuzzers (the

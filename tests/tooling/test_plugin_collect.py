@@ -38,6 +38,7 @@ import pytest
 
 from support import check_corpus as cc
 from support import iree_tools as tools
+from support import long_lived_heap as llh
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import CompileError, Compiler
 
@@ -162,7 +163,7 @@ def test_corpus_items_pass_and_fail_as_ireeabi_test(pytester, cache_dir, model, 
     assert "Traceback" not in out
 
 
-def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
+def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir, monkeypatch):
     """`-n 2` is held to what the serial runs of test_corpus_items_pass_and_fail_as_ireeabi_test
     are held to, item by item (the same items, these passed, those failed with `ireeabi test`'s
     text for their function, model and data model): as those runs include every item here
@@ -176,7 +177,9 @@ def test_xdist_runs_the_same_items_to_the_same_outcomes(pytester, cache_dir):
     assert len(passing) == 4 * 4 and len(failing) == 7 * 4
     assert all((m, t) in COMBOS for m in XDIST_MODELS for t in TARGETS)
 
-    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",  # as a user runs it
+    # as a user runs it (with the suite's heap plugin: fewer collections at each session's end)
+    monkeypatch.setenv("PYTHONPATH", llh.child_environment()["PYTHONPATH"])
+    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", *llh.CHILD_ARGS,
                                              f"--junitxml={pytester.path / 'parallel.xml'}")
     parallel.assert_outcomes(passed=len(passing), failed=len(failing))
     assert re.search(r"created: 2/2 workers", parallel.stdout.str())

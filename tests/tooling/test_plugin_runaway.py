@@ -3,7 +3,7 @@ the session on Ctrl-C, wherever the signal lands and wherever the kernel runs (n
 emulated CPU with or without a budget, under wasmtime), and `ireeabi_max_steps` in the ini bounds every
 item (the VM's instructions and, through the budget they imply, its kernels).
 
-The sessions run in a child `python -m pytest` under RLIMIT_CPU (CPU time, not wall time: a
+The sessions that run items run in a child `python -m pytest` under RLIMIT_CPU (CPU time, not wall time: a
 runaway dies by SIGXCPU whatever the machine's load). The Ctrl-C is sent by the child's own
 conftest, from a thread, once the running item has used a second of CPU: by then the item is in its
 looping kernel (loading the module takes a fraction of that), which is where the signal used to be
@@ -22,6 +22,9 @@ import pytest
 from ireeabi.tooling.check_compile import KERNEL_TARGET_FLAGS
 from support import hostile_kernels as hk
 from support import iree_tools as tools
+from support import long_lived_heap as llh
+
+pytest_plugins = ["pytester"]
 
 CPU_LIMIT = 60  # seconds of CPU for a session (each needs a few)
 
@@ -90,9 +93,11 @@ def _limit_cpu() -> None:
 
 
 def _session(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    # with the suite's heap plugin: one or two collections at the session's end, not five
     return subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
-                           "-p", "no:randomly", *args], cwd=folder, capture_output=True, text=True,
-                          preexec_fn=_limit_cpu)
+                           "-p", "no:randomly", *llh.CHILD_ARGS, *args], cwd=folder,
+                          capture_output=True, text=True, preexec_fn=_limit_cpu,
+                          env=llh.child_environment())
 
 
 def _looping_check_module(tmp_path: Path, target: str = "") -> Path:
@@ -146,8 +151,10 @@ def test_max_steps_in_the_ini_ends_looping_items(tmp_path):
     assert proc.stdout.count("DEADLINE_EXCEEDED") >= 3, proc.stdout[-3000:]
 
 
-def test_a_bad_max_steps_is_a_usage_error(tmp_path):
-    (tmp_path / "pytest.ini").write_text("[pytest]\nireeabi_collect = true\nireeabi_max_steps = 1e22\n")
-    proc = _session(tmp_path)
-    assert proc.returncode == 4
-    assert "ireeabi_max_steps: '1e22' is not a positive instruction count" in proc.stderr
+def test_a_bad_max_steps_is_a_usage_error(pytester):
+    # In this process (pytester): a usage error ends the session before any item runs, so there is
+    # no runaway to bound, and a child pytest's start-up (~2 s of CPU) buys nothing.
+    (pytester.path / "pytest.ini").write_text("[pytest]\nireeabi_collect = true\nireeabi_max_steps = 1e22\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ireeabi_max_steps: '1e22' is not a positive instruction count" in result.stderr.str()

@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from support import iree_tools as tools
+from support import long_lived_heap as llh
 from ireeabi.cli.main import main
 from ireeabi.tooling.check_compile import Assembler, CompileError
 
@@ -175,7 +176,9 @@ def test_corpus_and_wrong_module_items_serial_junit_and_xdist(pytester, cache_di
                  "yield loop")
     assert "Traceback" not in serial.stdout.str()
 
-    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2",
+    # with the suite's heap plugin: fewer collections at each session's end
+    monkeypatch.setenv("PYTHONPATH", llh.child_environment()["PYTHONPATH"])
+    parallel = pytester.runpytest_subprocess("-p", "no:randomly", "-n", "2", *llh.CHILD_ARGS,
                                              f"--junitxml={pytester.path / 'parallel.xml'}")
     parallel.assert_outcomes(passed=len(passing), failed=len(failing))
     assert re.search(r"created: 2/2 workers", parallel.stdout.str())
