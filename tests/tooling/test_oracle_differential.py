@@ -94,6 +94,13 @@ def cases_for(model: str, target: str) -> list[Case]:
 
 
 def compiled(case: Case, model: str, target: str) -> Path:
+    """`case`'s module for `model` on `target`. A program whose host compile is kernel-target free
+    (e2e_corpus.kernel_target_free: io_types) is that compile on every target: the target's own
+    compile is the same bytes (test_a_target_free_module_is_every_targets_compile), so the oracle
+    is asked the same question about it, without a compile per target."""
+    host = tools.compile_with_flags(case.source, compile_flags(model, HOST, HOST) + case.flags)
+    if target == HOST or e2e_corpus.kernel_target_free(host):
+        return host
     return tools.compile_with_flags(case.source, compile_flags(model, target, HOST) + case.flags)
 
 
@@ -380,6 +387,24 @@ def test_not_compiled(target, program):
     case = next(c for c in CORPUS if c.name == program)
     with pytest.raises(tools.IreeToolError, match=f"undefined symbol: {NOT_COMPILED[target, program]}"):
         compiled(case, "llvm-cpu", target)
+
+
+@pytest.mark.parametrize("model", LLVM_CPU_MODELS)
+def test_a_target_free_module_is_every_targets_compile(model):
+    """compiled()'s premise, on armv7 (32-bit, the most flags of the targets): each corpus program
+    whose host compile is kernel-target free compiles to the same bytes for armv7; the programs
+    with kernels are not target free (their modules differ by target)."""
+    free = {c.source: c for c in cases_for(model, HOST)
+            if e2e_corpus.kernel_target_free(compiled(c, model, HOST))}
+    # async-external's exports take fences: every module of it imports the hal module.
+    expected = [] if model.startswith("async-external") else ["io_types"]
+    assert [s.stem for s in free] == expected, sorted(s.stem for s in free)
+    for case in free.values():
+        armv7 = tools.compile_with_flags(case.source, compile_flags(model, "armv7", HOST) + case.flags)
+        assert armv7.read_bytes() == compiled(case, model, HOST).read_bytes(), (model, case.name)
+    add16 = CORPUS[0]
+    assert add16.name == "add16"
+    assert compiled(add16, model, "armv7").read_bytes() != compiled(add16, model, HOST).read_bytes()
 
 
 def test_armv7_pre_fix_dispatch_dies_by_a_signal():
