@@ -4,7 +4,8 @@ For each target of tests/support/iree_oracle.py (x86_64, the control; i386; armv
 case of the corpus (CORPUS: tests/programs' own programs, the e2e corpus of tests/e2e_corpus.py,
 the small kernels of benchmarks/bench_kernels.py) is compiled for each model of MODELS with the
 flags `tooling.check_compile.compile_flags(model, target, host)` gives (llvm-cpu kernels for that
-target's triple) and run twice:
+target's triple; a program without kernels, io_types, once for every target: compiled()) and run
+twice:
 
 - by IREE's iree-run-module built for the target (qemu-user for the foreign ones; its answers are
   remembered by iree_tools.run_tool, keyed by the binary, the arguments and the module's bytes);
