@@ -58,3 +58,17 @@ def test_an_exit_is_run_once(answers):
 ])
 def test_without_aslr_reads_setarch_options(argv, expected):
     assert tools.without_aslr(argv) is expected
+
+
+def test_the_tool_log_counts_runs_and_answers_read_back(answers, monkeypatch):
+    """IREEABI_TOOL_LOG: a line per call, "run" for the one that ran the program (its CPU seconds),
+    "hit" for the one the cache answered, both under the same key; a run without a key (one with
+    a working folder of its own) logs "-" as its key."""
+    log = answers / "tools.tsv"
+    monkeypatch.setenv(tools.TOOL_LOG_ENV, str(log))
+    argv = ["/bin/sh", "-c", "echo out; exit 3"]
+    tools.run_tool(argv), tools.run_tool(argv), tools.run_tool(argv, cwd=answers)
+    rows = [line.split("\t") for line in log.read_text().splitlines()]
+    assert [(r[0], r[4]) for r in rows] == [("run", "3"), ("hit", "3"), ("run", "3")]
+    assert rows[0][3] == rows[1][3] != "-" and rows[2][3] == "-" and float(rows[1][1]) == 0.0
+    assert rows[0][6] == "sh -c echo out; exit 3"

@@ -12,6 +12,7 @@ import numpy as np
 from . import iree_tools as tools
 from ireeabi.tooling.program import Program
 from ireeabi.tooling.function_io import format_results, parse_input
+from ireeabi.vm.bytecode.module_file import read_module
 
 TESTS = Path(__file__).resolve().parents[1]
 E2E = TESTS / "programs" / "e2e"
@@ -83,6 +84,16 @@ def compile_all() -> dict[tuple[str, str], Path]:
     jobs = [(src, model) for src in sorted(E2E.glob("*.mlir")) for model in MODELS]
     paths = tools.map_compiles(lambda j: tools.compile_mlir(j[0], model=j[1], extra_flags=F64), jobs)
     return {(src.stem, model): path for (src, model), path in zip(jobs, paths)}
+
+
+def kernel_target_free(path: Path) -> bool:
+    """Whether the module at `path` imports nothing and holds no read-only data: no HAL module, no
+    executable, no device target's text (a module with executables keeps its target's triple in
+    its rodata), so nothing a kernel target's flags (triple, CPU features) reach. iree-compile then
+    makes it the same bytes for every kernel target (the premise tests of test_oracle_differential
+    and test_foreign_kernels compare them), and the host's compile serves every target."""
+    module = read_module(path)
+    return not module.imported_functions and not module.rodata_segments
 
 
 @lru_cache(maxsize=None)

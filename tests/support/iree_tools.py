@@ -385,6 +385,23 @@ def _log_compile(name: str, wall: float, cpu: float) -> None:
             f.write(f"{cpu:.3f}\t{wall:.3f}\t{name}\t{test}\n")
 
 
+# IREEABI_TOOL_LOG=FILE: append one line per run_tool call: "run" (the tool ran: its CPU and wall
+# seconds) or "hit" (answered from the cache), the answer's cache key, the exit status, the test
+# that asked and the command (benchmarks/RESULTS.md's counts of a cold run's oracle questions).
+TOOL_LOG_ENV = "IREEABI_TOOL_LOG"
+
+
+def _log_tool_run(how: str, argv: Sequence[str], key: "Path | None", wall: float, cpu: float,
+                  returncode: int) -> None:
+    log = os.environ.get(TOOL_LOG_ENV)
+    if log:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "-").split(" ")[0]
+        command = " ".join(os.path.basename(a) if os.path.isabs(a) else a for a in argv)
+        with open(log, "a") as f:
+            f.write(f"{how}\t{cpu:.3f}\t{wall:.3f}\t{key.stem if key else '-'}\t{returncode}\t{test}"
+                    f"\t{command}\n")
+
+
 # LLVM's name for the temporary file iree-compile links a wasm32 side module into
 # (`add_dispatch_0-3715db.wasm`): random on every compile, and written into the side module's name
 # section (its module name), so the zip's CRC-32 of that file changes too.
@@ -523,17 +540,20 @@ def run_tool(argv: Sequence[str], outputs: Sequence[Path] = (), cwd=None,
             pass
         else:
             os.utime(key)  # in use: prune_cache keeps it
+            _log_tool_run("hit", argv, key, 0.0, 0.0, returncode)
             for path, data in zip(outs, files):
                 if data is not None:
                     Path(path).write_bytes(data)
             return ToolRun(argv, returncode, placeholders(stdout, True),
                            placeholders(stderr, True), files)
+    t0, cpu0 = time.monotonic(), _children_cpu()
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     except FileNotFoundError as e:
         raise IreeToolError(f"cannot run {argv[0]}: {e}") from e
     except subprocess.TimeoutExpired as e:
         raise IreeToolError(f"{' '.join(argv)} timed out after {timeout} s") from e
+    _log_tool_run("run", argv, key, time.monotonic() - t0, _children_cpu() - cpu0, proc.returncode)
     files = [Path(o).read_bytes() if os.path.isfile(o) else None for o in outs]
     if key is not None and (proc.returncode >= 0 or without_aslr(argv)):
         tmp = key.with_name(f"{key.name}.{os.getpid()}.tmp")

@@ -59,8 +59,28 @@ def _cases():
 
 
 def _compile(name: str, model: str, arch: str | None) -> Path:
-    flags = corpus.F64 + (FOREIGN_FLAGS[arch] if arch else ())
-    return tools.compile_mlir(corpus.E2E / f"{name}.mlir", model=model, extra_flags=flags)
+    """The program's build for `arch` (None: the host's). A program whose host build is kernel-target
+    free (corpus.kernel_target_free: io_types) is that build for every arch: each arch's own is the
+    same bytes (test_a_target_free_build_is_every_archs, and test_oracle_differential's premise test)."""
+    host = tools.compile_mlir(corpus.E2E / f"{name}.mlir", model=model, extra_flags=corpus.F64)
+    if arch is None or corpus.kernel_target_free(host):
+        return host
+    return tools.compile_mlir(corpus.E2E / f"{name}.mlir", model=model, extra_flags=corpus.F64 + FOREIGN_FLAGS[arch])
+
+
+@pytest.mark.parametrize("model", ["inline-dynamic", "llvm-cpu"])
+def test_a_target_free_build_is_every_archs(model):
+    """_compile's premise on wasm32 (no ELF at all) and riscv32: the corpus's kernel-target-free
+    programs (io_types) build to the same bytes for them as for the host; a program with kernels
+    does not."""
+    names = sorted({name for name, _, _ in corpus.CASES})
+    free = [n for n in names if corpus.kernel_target_free(_compile(n, model, None))]
+    assert free == ["io_types"], free
+    src = corpus.E2E / "io_types.mlir"
+    for arch in ("wasm32", "riscv32"):
+        own = tools.compile_mlir(src, model=model, extra_flags=corpus.F64 + FOREIGN_FLAGS[arch])
+        assert own.read_bytes() == _compile("io_types", model, None).read_bytes(), (model, arch)
+    assert _compile("elementwise", model, "wasm32").read_bytes() != _compile("elementwise", model, None).read_bytes()
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import e2e_corpus
 from support import iree_tools as tools
 from ireeabi.vm.bytecode import decoder
 from ireeabi.vm.bytecode.module_file import read_module
 
-HERE = Path(__file__).parents[1]
 INPUTS = ["--function=affine", "--input=5xf32=1,2,3,4,5", "--input=2.5", "--input=-1"]
 
 
@@ -61,7 +61,8 @@ def _python_calls(module: Path) -> tuple[int, str]:
 
 
 def test_four_billion_workgroups_return_as_in_iree(tmp_path):
-    path = tools.compile_mlir(HERE / "programs" / "e2e" / "push_constants.mlir", None, "inline-dynamic")
+    # The corpus's own build of the program (its flags: one compile with the e2e and foreign-kernel tests').
+    path = tools.compile_mlir(e2e_corpus.E2E / "push_constants.mlir", None, "inline-dynamic", e2e_corpus.F64)
     data = bytearray(path.read_bytes())
     m = read_module(bytes(data))
     code = decoder.decode_module(m)

@@ -4,7 +4,8 @@ For each target of tests/support/iree_oracle.py (x86_64, the control; i386; armv
 case of the corpus (CORPUS: tests/programs' own programs, the e2e corpus of tests/e2e_corpus.py,
 the small kernels of benchmarks/bench_kernels.py) is compiled for each model of MODELS with the
 flags `tooling.check_compile.compile_flags(model, target, host)` gives (llvm-cpu kernels for that
-target's triple) and run twice:
+target's triple; a program without kernels, io_types, once for every target: compiled()) and run
+twice:
 
 - by IREE's iree-run-module built for the target (qemu-user for the foreign ones; its answers are
   remembered by iree_tools.run_tool, keyed by the binary, the arguments and the module's bytes);
@@ -94,6 +95,13 @@ def cases_for(model: str, target: str) -> list[Case]:
 
 
 def compiled(case: Case, model: str, target: str) -> Path:
+    """`case`'s module for `model` on `target`. A program whose host compile is kernel-target free
+    (e2e_corpus.kernel_target_free: io_types) is that compile on every target: the target's own
+    compile is the same bytes (test_a_target_free_module_is_every_targets_compile), so the oracle
+    is asked the same question about it, without a compile per target."""
+    host = tools.compile_with_flags(case.source, compile_flags(model, HOST, HOST) + case.flags)
+    if target == HOST or e2e_corpus.kernel_target_free(host):
+        return host
     return tools.compile_with_flags(case.source, compile_flags(model, target, HOST) + case.flags)
 
 
@@ -382,6 +390,24 @@ def test_not_compiled(target, program):
         compiled(case, "llvm-cpu", target)
 
 
+@pytest.mark.parametrize("model", LLVM_CPU_MODELS)
+def test_a_target_free_module_is_every_targets_compile(model):
+    """compiled()'s premise, on armv7 (32-bit, the most flags of the targets): each corpus program
+    whose host compile is kernel-target free compiles to the same bytes for armv7; the programs
+    with kernels are not target free (their modules differ by target)."""
+    free = {c.source: c for c in cases_for(model, HOST)
+            if e2e_corpus.kernel_target_free(compiled(c, model, HOST))}
+    # async-external's exports take fences: every module of it imports the hal module.
+    expected = [] if model.startswith("async-external") else ["io_types"]
+    assert [s.stem for s in free] == expected, sorted(s.stem for s in free)
+    for case in free.values():
+        armv7 = tools.compile_with_flags(case.source, compile_flags(model, "armv7", HOST) + case.flags)
+        assert armv7.read_bytes() == compiled(case, model, HOST).read_bytes(), (model, case.name)
+    add16 = CORPUS[0]
+    assert add16.name == "add16"
+    assert compiled(add16, model, "armv7").read_bytes() != compiled(add16, model, HOST).read_bytes()
+
+
 def test_armv7_pre_fix_dispatch_dies_by_a_signal():
     """The issue's acceptance case: add16's inline-dynamic dispatch on armv7. IREE's shipped
     runtime dies by a signal (the kernel reads binding pointers from the empty array the misread
@@ -404,15 +430,19 @@ def test_armv7_pre_fix_dispatch_dies_by_a_signal():
     assert fixed.stdout.endswith("16xf32=3 3 3 3 3 3 3 3 3 3 3 3 3 3 3 3\n")
 
 
+# The e2e programs' extra cases below are compiled as the corpus compiles them (e2e_corpus.F64: f64
+# stays f64): the same modules the corpus's cases run, no compile of their own.
+F64 = e2e_corpus.F64
+
 # Integer inputs IREE parses with strtol / strtoul, whose `long` is the target's: texts past 32 bits
 # wrap on LP64 and are out of range on ILP32 (i386, armv7). The scalar path and both tensor paths
 # (numpy's slices, the C library's tokens) of ireeabi's parser, against each target's runtime.
 LONG_CASES = [
-    Case(e2e_corpus.E2E / "io_types.mlir", "i32s", ("0xffffffff",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "i32s", ("-2147483649",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "ti8", ("2xi8=4294967295 1",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "ti16", ("3xi16=-4294967295 7 0x10",)),
-    Case(e2e_corpus.E2E / "int_ops.mlir", "mix", ("8xi32=4294967295", "8xi32=2147483647")),
+    Case(e2e_corpus.E2E / "io_types.mlir", "i32s", ("0xffffffff",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "i32s", ("-2147483649",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "ti8", ("2xi8=4294967295 1",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "ti16", ("3xi16=-4294967295 7 0x10",), F64),
+    Case(e2e_corpus.E2E / "int_ops.mlir", "mix", ("8xi32=4294967295", "8xi32=2147483647"), F64),
 ]
 
 
@@ -420,7 +450,7 @@ LONG_CASES = [
 def test_count_flag_reads_with_the_targets_long(target):
     """--output_max_element_count=4294967296: atoi (strtol) wraps it to 0 on LP64 (no element
     printed) and saturates it at LONG_MAX on ILP32 (all printed): ireeabi prints as each does."""
-    case = Case(e2e_corpus.E2E / "io_types.mlir", "tf32", ("3xf32=1 2 3",))
+    case = Case(e2e_corpus.E2E / "io_types.mlir", "tf32", ("3xf32=1 2 3",), F64)
     path = compiled(case, "inline-static", target)
     flag = "--output_max_element_count=4294967296"
     run = tools.run_tool([*iree_oracle.oracle_argv(target, "shipped"), "--device=local-sync",
@@ -437,10 +467,10 @@ def test_count_flag_reads_with_the_targets_long(target):
 # double promotion, which on RISC-V (fcvt.d.s) makes every NaN the positive canonical one; x86 and
 # ARM keep the sign; an f64 is printed as it is everywhere.
 NAN_CASES = [
-    Case(e2e_corpus.E2E / "io_types.mlir", "f32s", ("-nan",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "f64s", ("-nan",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "tf16", ("3xf16=-nan nan -inf",)),
-    Case(e2e_corpus.E2E / "io_types.mlir", "tf32", ("2xf32=-nan 1",)),
+    Case(e2e_corpus.E2E / "io_types.mlir", "f32s", ("-nan",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "f64s", ("-nan",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "tf16", ("3xf16=-nan nan -inf",), F64),
+    Case(e2e_corpus.E2E / "io_types.mlir", "tf32", ("2xf32=-nan 1",), F64),
 ]
 
 
@@ -448,7 +478,7 @@ NAN_CASES = [
 def test_nan_signs_print_as_the_target_prints_them(target):
     """Each NAN_CASES case (inline-static) prints what the target's own runtime prints (or fails
     as it does: i386's tensor functions stop at hal_inline.buffer_view.assert); the f32 -nan keeps
-    its sign except on riscv64."""
+    its sign except on riscv64, the f64 one everywhere (an f64 as f64: the corpus's compile)."""
     for case in NAN_CASES:
         path = compiled(case, "inline-static", target)
         theirs = iree_outcome(target, "shipped", path, case)
@@ -456,6 +486,8 @@ def test_nan_signs_print_as_the_target_prints_them(target):
         assert ours == theirs, (target, case.function, case.inputs, str(theirs), str(ours), err)
         if case.function == "f32s":
             assert theirs.stdout.endswith("f32=nan\n" if target == "riscv64" else "f32=-nan\n"), theirs.stdout
+        if case.function == "f64s":
+            assert theirs.stdout.endswith("f64=-nan\n"), theirs.stdout
 
 
 def test_pre_fix_bounds_check_that_wraps_says_so():
