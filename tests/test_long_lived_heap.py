@@ -2,7 +2,8 @@
 what a test process holds once collected is frozen, out of every later full collection's traversal;
 the session's end collects until clean before freezing, so that pytest's five end-of-session
 collections find what they would have found and traverse nothing; the interpreter's exit unfreezes,
-so that its last collection reclaims the heap as before."""
+so that its last collection reclaims the heap as before; the session collects at the suite's
+thresholds."""
 from __future__ import annotations
 
 import gc
@@ -89,3 +90,10 @@ def test_this_session_froze_its_items(request: pytest.FixtureRequest):
     node = request.node
     assert gc.get_freeze_count() >= len(request.session.items)
     assert not any(o is node for o in gc.get_objects())
+
+
+def test_this_session_collects_at_the_suites_thresholds():
+    """Young collections every 10,000 allocations, not 700 (support.long_lived_heap.THRESHOLDS):
+    what a test builds for itself mostly dies before a collection promotes it."""
+    from support.long_lived_heap import THRESHOLDS
+    assert gc.get_threshold() == THRESHOLDS == (10_000, 20, 20)

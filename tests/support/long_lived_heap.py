@@ -21,6 +21,14 @@ is never reclaimed.
   it did before: nanobind (iree.runtime's bindings) reports every instance and type it finds
   unreclaimed at exit as a leak ("nanobind: leaked 40 types!"), and a frozen cycle's finalizers
   would never run.
+- The collection thresholds (gc.set_threshold, at the plugin's configure): 10,000 allocations a
+  young collection, not CPython's 700; 20 of those a middle one, 20 of those (and a quarter more
+  long-lived objects) a full one. A test builds programs of thousands of objects that live for the
+  test: at 700, most of them were promoted before they died, and the full collections that the
+  promotions set off were most of the collector's cost (the differential and the plugin
+  collection in one process, idle machine: 56 full collections, 13.9 of the collector's 18.9 s;
+  at 10,000: 6 full, 10.3 s in all, the process's CPU 75.2 -> 66.7 s). Garbage in reference cycles
+  lives a little longer; the suite's peak is bench_suite's to watch.
 (benchmarks/RESULTS.md, session 51, has the numbers.)
 """
 from __future__ import annotations
@@ -32,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["CHILD_ARGS", "END_COLLECTIONS", "child_environment", "collect_then_freeze",
+__all__ = ["CHILD_ARGS", "END_COLLECTIONS", "THRESHOLDS", "child_environment", "collect_then_freeze",
            "freeze_survivors"]
 
 # What a child pytest a test starts needs to load this plugin (with child_environment()).
@@ -42,6 +50,9 @@ TESTS = Path(__file__).resolve().parents[1]
 # The collections pytest makes at a session's end ("a single collection doesn't necessarily
 # collect everything": finalizers can make new garbage).
 END_COLLECTIONS = 5
+
+# gc.set_threshold's (young, middle, full) for a test process (the docstring says why).
+THRESHOLDS = (10_000, 20, 20)
 
 
 def _freeze() -> None:
@@ -83,6 +94,10 @@ def child_environment(env: "dict[str, str] | None" = None) -> dict[str, str]:
     out = dict(os.environ if env is None else env)
     out["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), out.get("PYTHONPATH", "")]))
     return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    gc.set_threshold(*THRESHOLDS)
 
 
 @pytest.hookimpl(trylast=True)
