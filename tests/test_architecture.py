@@ -821,7 +821,7 @@ def test_generated_text_reaches_no_private_attribute() -> None:
     path = iree_tools.compile_with_flags(ROOT / "tests" / "programs" / "host" / "loops.vm.mlir",
                                          iree_tools.VM_INPUT_FLAGS)
     with Context(path) as ctx:
-        files = {entry[0].__code__.co_filename for fn in ctx.functions for entry in fn.code
+        files = {entry[0].__code__.co_filename for fn in ctx.compile_all() for entry in fn.code
                  if entry[0].__code__.co_filename.startswith("<block")}
         texts += ["".join(linecache.getlines(f)) for f in sorted(files)]
     assert any(f.startswith("<block") and "locals region" in f for f in files)
