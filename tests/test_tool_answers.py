@@ -2,7 +2,8 @@
 per key and its answer read back after, including a run a signal ended when it ran under
 `setarch -R` (IREE's runtime built from source crashes there, deterministically without address
 randomization: tests/tooling/test_oracle_differential.py's pre-fix runs); a crash with address
-randomization on is run again every time, since its outcome can change from run to run."""
+randomization on is run again every time, since its outcome can change from run to run. And the
+compiler's binary is found without loading the compiler's library into the test process."""
 from __future__ import annotations
 
 import shutil
@@ -72,3 +73,20 @@ def test_the_tool_log_counts_runs_and_answers_read_back(answers, monkeypatch):
     assert [(r[0], r[4]) for r in rows] == [("run", "3"), ("hit", "3"), ("run", "3")]
     assert rows[0][3] == rows[1][3] != "-" and rows[2][3] == "-" and float(rows[1][1]) == 0.0
     assert rows[0][6] == "sh -c echo out; exit 3"
+
+
+def test_the_compilers_binary_is_found_without_loading_the_compiler():
+    """find_tool("iree-compile") gives the binary iree-base-compiler's own lookup gives, without
+    importing the `iree.compiler` package, whose libIREECompiler.so took 56 MB of every xdist
+    worker's resident set (a fresh interpreter, tests/ on its path)."""
+    import subprocess
+    import sys
+    script = ("import os, sys\n"
+              "from support import iree_tools\n"
+              "found = iree_tools.find_tool('iree-compile')\n"
+              "loaded = 'iree.compiler' in sys.modules or any('libIREECompiler' in line for line in open('/proc/self/maps'))\n"
+              "from iree.compiler.tools.binaries import find_tool\n"
+              "print(found == os.path.normpath(find_tool('iree-compile')), loaded)\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parent,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "False"], out

@@ -19,6 +19,7 @@ import atexit
 import fcntl
 import hashlib
 import itertools
+import importlib.util
 import os
 import pickle
 import re
@@ -79,8 +80,7 @@ def wheel_binary(name: str) -> "str | None":
     None when the wheel is not importable here or has no such binary."""
     try:
         if name == "iree-compile":
-            from iree.compiler.tools.binaries import find_tool as find_compiler_tool
-            path = find_compiler_tool(name)
+            path = _compiler_package_binary(name)
         else:
             from iree._runtime import libs
             path = os.path.join(libs.library_path, name)
@@ -89,6 +89,17 @@ def wheel_binary(name: str) -> "str | None":
     if not path or not os.path.isfile(path) or not os.access(path, os.X_OK):
         return None
     return os.path.normpath(path)
+
+
+def _compiler_package_binary(name: str) -> "str | None":
+    """Where iree-base-compiler keeps its built-in tool `name` (iree.compiler.tools.binaries'
+    `_get_builtin_tool`: the package's `_mlir_libs` folder), found without importing the package:
+    its __init__ loads libIREECompiler.so, 56 MB resident in every test process that asked (each
+    xdist worker, RESULTS.md session 51) and its CPU to map. None when the package is not there."""
+    spec = importlib.util.find_spec("iree.compiler")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.join(list(spec.submodule_search_locations)[0], "_mlir_libs", name)
 
 
 # The wheels' tools the suite runs by name, itself or through ireeabi and its pytest plugin.
