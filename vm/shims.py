@@ -43,6 +43,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..abi import cconv
 from ..abi.cconv import Fragment, FragmentLayout, Value
 from ..abi.errors import IreeAbiError
+from ..abi.generated import dump_directory
 from ..abi.layout import StructLayout, layout_of
 from ..abi.targets import Target
 from . import ref as _ref
@@ -365,6 +366,9 @@ class Shim:
     _rsize: int = field(init=False, repr=False, compare=False)
     _rzeros: bytes = field(init=False, repr=False, compare=False)
     _write: Any = field(init=False, repr=False, compare=False)
+    # on_frame's functions by the layouts' shape (a shim of a signature serves every module
+    # instance and context on its data model: `shim_for`)
+    _on_frames: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         m = _machine(self.target)
@@ -380,6 +384,7 @@ class Shim:
         set_(self, "_rsize", rets.size)
         set_(self, "_rzeros", bytes(rets.size))
         set_(self, "_write", rets._pack if rets.reader is not None else None)
+        set_(self, "_on_frames", {})
 
     @property
     def kind(self) -> str:
@@ -467,9 +472,19 @@ class Shim:
         checks), function call and results write, without re-checking spans the caller made. A
         fixed struct that is exactly the packed layout is read without its length check, which
         passes by construction. None for a subclass (its own rules) and for results the
-        writer's struct would refuse (the checked call says so)."""
+        writer's struct would refuse (the checked call says so). Made once per shape of the
+        arguments' layout (the function keeps nothing of a call)."""
         if type(self) is not Shim or (self._write is not None and results.size != self._rsize):
             return None
+        if dump_directory() is not None:  # the dump switch writes every text each run makes
+            return self._on_frame(arguments)
+        key = (_machine(arguments.target).name, arguments.fragment.text, arguments.spans, arguments.size)
+        made = self._on_frames.get(key)
+        if made is None:
+            made = self._on_frames[key] = self._on_frame(arguments)
+        return made
+
+    def _on_frame(self, arguments: FragmentLayout) -> "Callable[..., None]":
         decoder = self._args
         void = self._write is None
         if isinstance(decoder, _Fixed) and _agrees(arguments, decoder):  # the struct's values, inline

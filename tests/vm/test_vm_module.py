@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import random
 import struct
+from pathlib import Path
 
 import pytest
 
 from ireeabi.abi.errors import IreeAbiError
+from ireeabi.abi.generated import DUMP_VARIABLE
 from ireeabi.abi.printable import printable
 
 from ireeabi.abi.cconv.codec import CodecError
@@ -169,6 +171,33 @@ def test_call_sites_of_one_export_share_its_plan(heap: Heap) -> None:
         assert mod.planned(0, (), moved=(0,)) is not mod.planned(0) is mod.planned(0, (), ())
     finally:
         mod.close()
+
+
+def test_a_shims_call_on_a_frame_serves_every_module_of_its_signature(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    """Shim.on_frame: one function per shape of the arguments' layout, for every module instance
+    and heap whose export has that signature (a Program's modules planned them anew each time);
+    with the dump switch set, a new one each time (every text a run makes is written)."""
+    def add(ctx: CallContext, a: int, b: int) -> int:
+        return a + b
+
+    heaps = [Heap(), Heap()]
+    mods = [NativeModule(h, "m", [Export("add", "0ii_i", add)]) for h in heaps]
+    try:
+        first, second = (m.planned(0) for m in mods)
+        assert first is not second and first.on_frame is second.on_frame is not None
+        assert first([2, 3]) == second([2, 3]) == [5]
+        monkeypatch.setenv(DUMP_VARIABLE, str(tmp_path))
+        third = NativeModule(heaps[0], "n", [Export("add", "0ii_i", add)])
+        try:
+            assert third.planned(0).on_frame is not first.on_frame and third.planned(0)([4, 5]) == [9]
+        finally:
+            third.close()
+    finally:
+        for m in mods:
+            m.close()
+        for h in heaps:
+            h.close()
 
 
 def test_planned_call_keeps_float_bit_patterns(heap: Heap, monkeypatch: pytest.MonkeyPatch) -> None:
