@@ -347,6 +347,11 @@ def _normalize_results(result: Any, n: int, where: str) -> list[Any]:
 # -- the shim ------------------------------------------------------------------------------------------
 
 
+# The shapes whose on-frame function a shim keeps (a module choosing a new span count at each call
+# site would otherwise grow the memo without bound; past it, the memo starts again).
+ON_FRAME_MEMO = 256
+
+
 @dataclass(frozen=True)
 class Shim:
     """A native shim for one signature on one data model (`target`: a name, Target or Machine; the
@@ -481,6 +486,8 @@ class Shim:
         key = (_machine(arguments.target).name, arguments.fragment.text, arguments.spans, arguments.size)
         made = self._on_frames.get(key)
         if made is None:
+            if len(self._on_frames) >= ON_FRAME_MEMO:  # span counts are a module's to choose
+                self._on_frames.clear()
             made = self._on_frames[key] = self._on_frame(arguments)
         return made
 
@@ -520,4 +527,4 @@ def describe(fragment: "Fragment | str") -> str:
 
 
 __all__ = ["ByteSpan", "CallContext", "MarshalError", "Shim", "StructReader", "shim_for", "struct_reader",
-           "signature_mismatch", "CALL_BEGIN", "CALL_RESUME", "SIGNATURE_MISMATCH", "describe"]
+           "signature_mismatch", "CALL_BEGIN", "CALL_RESUME", "SIGNATURE_MISMATCH", "describe", "ON_FRAME_MEMO"]

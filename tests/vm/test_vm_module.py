@@ -18,7 +18,7 @@ from ireeabi.vm.buffer import BufferAccess, BufferType
 from ireeabi.base.heap import Heap
 from ireeabi.vm.native_module import Export, NativeModule, string_view_compare
 from ireeabi.vm.ref import Ref
-from ireeabi.vm.shims import CallContext, MarshalError, Shim
+from ireeabi.vm.shims import ON_FRAME_MEMO, CallContext, MarshalError, Shim
 from ireeabi.base.status import StatusCode, StatusError
 from ireeabi.layouts.ref import RefLayout
 
@@ -198,6 +198,30 @@ def test_a_shims_call_on_a_frame_serves_every_module_of_its_signature(monkeypatc
             m.close()
         for h in heaps:
             h.close()
+
+
+def test_a_shims_frame_functions_are_bounded_by_shape_count(heap: Heap) -> None:
+    """A module may call a span export with a new element count at every call site: the shim keeps
+    the functions of at most ON_FRAME_MEMO shapes, then starts again (the first shape's is made
+    anew), and every plan still calls right."""
+    def total(ctx: CallContext, n: int, xs: list) -> int:
+        return n + sum(xs)
+
+    mods = [NativeModule(heap, name, [Export("total", "0iCiD_i", total)]) for name in ("a", "b")]
+    try:
+        first = mods[0].planned(0, (1,)).on_frame
+        assert first is not None and mods[1].planned(0, (1,)).on_frame is first  # one shape, one function
+        for count in range(2, ON_FRAME_MEMO + 3):
+            assert mods[0].planned(0, (count,))([1, *range(count)]) == [1 + sum(range(count))]
+        assert mods[1].planned(0, (1,)).on_frame is first  # mods[1]'s own plan, made before
+        third = NativeModule(heap, "c", [Export("total", "0iCiD_i", total)])
+        try:
+            assert third.planned(0, (1,)).on_frame is not first
+        finally:
+            third.close()
+    finally:
+        for m in mods:
+            m.close()
 
 
 def test_planned_call_keeps_float_bit_patterns(heap: Heap, monkeypatch: pytest.MonkeyPatch) -> None:
