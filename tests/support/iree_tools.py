@@ -93,9 +93,14 @@ def wheel_binary(name: str) -> "str | None":
 
 def _compiler_package_binary(name: str) -> "str | None":
     """Where iree-base-compiler keeps its built-in tool `name` (iree.compiler.tools.binaries'
-    `_get_builtin_tool`: the package's `_mlir_libs` folder), found without importing the package:
+    `_get_builtin_tool`: the package's `_mlir_libs` folder, after IREE_TOOL_PATH's folders), found
+    without importing the package:
     its __init__ loads libIREECompiler.so, 56 MB resident in every test process that asked (each
     xdist worker, RESULTS.md session 51) and its CPU to map. None when the package is not there."""
+    for folder in filter(None, os.environ.get("IREE_TOOL_PATH", "").split(os.pathsep)):
+        candidate = os.path.join(folder, name)  # the lookup's first place, as it takes it
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
     spec = importlib.util.find_spec("iree.compiler")
     if spec is None or not spec.submodule_search_locations:
         return None
