@@ -92,8 +92,16 @@ def kernel_target_free(path: Path) -> bool:
     its rodata), so nothing a kernel target's flags (triple, CPU features) reach. iree-compile then
     makes it the same bytes for every kernel target (the premise tests of test_oracle_differential
     and test_foreign_kernels compare them), and the host's compile serves every target."""
-    module = read_module(path)
-    return not module.imported_functions and not module.rodata_segments
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)  # a compile cache's file is written once
+    free = _TARGET_FREE.get(key)
+    if free is None:
+        module = read_module(path)
+        free = _TARGET_FREE[key] = not module.imported_functions and not module.rodata_segments
+    return free
+
+
+_TARGET_FREE: dict[tuple[str, int, int], bool] = {}  # kernel_target_free's memo (asked per question)
 
 
 @lru_cache(maxsize=None)
